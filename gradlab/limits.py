@@ -1,0 +1,55 @@
+"""Every bound a user can hit, stated in one place.
+
+A deployed GradLab link is public, so every computation a visitor can trigger
+is bounded. Modules import these numbers instead of writing their own, and
+over a bound they raise :class:`gradlab.errors.LimitError` naming it.
+
+>>> LIMITS.expression_chars
+300
+>>> check_limit("sweep points", 61, LIMITS.sweep_points)
+61
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gradlab.errors import LimitError
+
+
+@dataclass(frozen=True)
+class Limits:
+    # expression language: parse and build stay in milliseconds
+    expression_chars: int = 300
+    expression_nodes: int = 120
+    expression_depth: int = 24
+    literal_magnitude: float = 1e100  # largest |number| typed literally
+    constant_magnitude: float = 1e300  # largest |value| of a constant sub-expression
+    exponent_magnitude: float = 100  # largest |p| in a numeric exponent x**p
+    # error-vs-eps sweep
+    sweep_points: int = 401
+    eps_smallest: float = 1e-300
+    eps_largest: float = 1e6
+    # tensor gradient checks
+    tensor_elements: int = 1_048_576
+    sampled_elements: int = 1_000
+    full_check_elements: int = 65_536  # perturbations in one full check (each is 2+ forward passes)
+    directional_checks: int = 64
+    chunk_bytes: int = 256 * 2**20  # memory for one batch of perturbed inputs
+    # teaching pages
+    roundoff_samples: int = 100_000
+    network_width: int = 512
+    network_depth: int = 6
+
+
+LIMITS = Limits()
+
+
+def check_limit(what: str, value: int | float, bound: int | float) -> int | float:
+    """Return ``value`` when it is within ``bound``, else raise a LimitError naming it."""
+    if value > bound:
+        raise LimitError(
+            f"Too many {what}: {value:g} asked for, GradLab allows at most {bound:g} "
+            f"so that one request cannot slow the server for everyone."
+        )
+    return value

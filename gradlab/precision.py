@@ -1,0 +1,138 @@
+"""One table of per-dtype facts; every other module takes its constants from here.
+
+Machine epsilon, unit round-off, smallest normal, largest finite value, the
+complex partner used by the complex-step scheme, and default gradient-check
+tolerances (kept as a table, like JAX's ``check_grads``, with a small resolver
+that takes overrides).
+
+>>> facts("float32").eps
+1.1920928955078125e-07
+>>> facts(torch.float64).unit_roundoff == facts("float64").eps / 2
+True
+>>> resolve_tolerances("float32", rtol=1e-1)
+(0.1, 1e-05)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from gradlab.errors import GradLabError
+
+__all__ = [
+    "DtypeFacts",
+    "DTYPES",
+    "DTYPE_NAMES",
+    "facts",
+    "resolve_tolerances",
+    "round_to_dtype",
+]
+
+
+@dataclass(frozen=True)
+class DtypeFacts:
+    """What GradLab needs to know about one floating-point dtype."""
+
+    name: str
+    torch_dtype: torch.dtype
+    eps: float  # machine epsilon: gap between 1 and the next representable number
+    tiny: float  # smallest positive normal number
+    max: float  # largest finite number
+    mantissa_bits: int  # stored fraction bits (eps == 2**-mantissa_bits)
+    complex_partner: torch.dtype | None  # dtype for the complex step, if torch computes in it
+    rtol: float  # default relative tolerance of a gradient check
+    atol: float  # default absolute tolerance of a gradient check
+
+    @property
+    def unit_roundoff(self) -> float:
+        """u = eps/2: the largest relative error of one correctly rounded operation."""
+        return self.eps / 2
+
+    @property
+    def sqrt_eps(self) -> float:
+        return self.eps ** 0.5
+
+    @property
+    def cbrt_eps(self) -> float:
+        return self.eps ** (1 / 3)
+
+
+def _facts(name: str, complex_partner: torch.dtype | None, rtol: float, atol: float) -> DtypeFacts:
+    dtype = getattr(torch, name)
+    info = torch.finfo(dtype)
+    return DtypeFacts(
+        name=name,
+        torch_dtype=dtype,
+        eps=float(info.eps),
+        tiny=float(info.tiny),
+        max=float(info.max),
+        mantissa_bits=int(round(-torch.log2(torch.tensor(info.eps, dtype=torch.float64)).item())),
+        complex_partner=complex_partner,
+        rtol=rtol,
+        atol=atol,
+    )
+
+
+# Tolerances: a central difference at its best step is good to about eps**(2/3)
+# and a forward one to about sqrt(eps), times |f/f'''| or |f/f''|; the table
+# leaves room for those factors (JAX uses the same orders of magnitude).
+# torch.complex32 exists but has no elementary functions on the CPU, and
+# bfloat16 has no complex type at all: neither can take a complex step.
+DTYPES: dict[str, DtypeFacts] = {
+    f.name: f
+    for f in (
+        _facts("float16", None, rtol=5e-2, atol=1e-3),
+        _facts("bfloat16", None, rtol=1e-1, atol=1e-2),
+        _facts("float32", torch.complex64, rtol=2e-3, atol=1e-5),
+        _facts("float64", torch.complex128, rtol=1e-5, atol=1e-8),
+    )
+}
+
+DTYPE_NAMES: tuple[str, ...] = tuple(DTYPES)
+
+_ALIASES = {"half": "float16", "float": "float32", "double": "float64", "f16": "float16",
+            "bf16": "bfloat16", "f32": "float32", "f64": "float64"}
+
+
+def facts(dtype: str | torch.dtype) -> DtypeFacts:
+    """Return the facts for a dtype given by name ("float32", "f32") or torch dtype.
+
+    >>> facts("bf16").name
+    'bfloat16'
+    """
+    if isinstance(dtype, torch.dtype):
+        name = str(dtype).removeprefix("torch.")
+    else:
+        name = str(dtype).strip().lower().removeprefix("torch.")
+        name = _ALIASES.get(name, name)
+    if name not in DTYPES:
+        known = ", ".join(DTYPE_NAMES)
+        raise GradLabError(f"Unknown dtype {str(dtype)!r}; GradLab knows: {known}.")
+    return DTYPES[name]
+
+
+def resolve_tolerances(
+    dtype: str | torch.dtype, rtol: float | None = None, atol: float | None = None
+) -> tuple[float, float]:
+    """The dtype's default (rtol, atol), with any given override taking its place.
+
+    >>> resolve_tolerances("float64")
+    (1e-05, 1e-08)
+    """
+    info = facts(dtype)
+    for label, value in (("rtol", rtol), ("atol", atol)):
+        if value is not None and not (value >= 0 and value < float("inf")):
+            raise GradLabError(f"The tolerance {label} must be a finite number >= 0; got {value!r}.")
+    return (info.rtol if rtol is None else float(rtol), info.atol if atol is None else float(atol))
+
+
+def round_to_dtype(value: float, dtype: str | torch.dtype) -> float:
+    """The float64 value of ``value`` after rounding it to ``dtype``.
+
+    >>> round_to_dtype(0.1, "float16")
+    0.0999755859375
+    """
+    info = facts(dtype)
+    return float(torch.tensor(float(value), dtype=torch.float64).to(info.torch_dtype).to(torch.float64))
