@@ -1,0 +1,180 @@
+"""Units in the last place: spacing, distance and bit patterns of floats in any GradLab dtype.
+
+Two floats of one dtype are ``n`` ulps apart when ``n - 1`` representable
+numbers lie strictly between them. We count them exactly by viewing the bit
+pattern as a signed integer of the same width and mapping negative floats so
+that integer order equals float order (sign-magnitude -> two's complement).
+
+>>> ulp(1.0, "float32") == facts("float32").eps
+True
+>>> ulp_distance(1.0, 1.0 + facts("float32").eps, "float32")
+1
+>>> float_hex(1.0, "float32"), float_hex(-2.0, "bfloat16")
+('0x3f800000', '0xc000')
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from gradlab.errors import GradLabError
+from gradlab.precision import facts
+
+__all__ = [
+    "bit_width",
+    "ordered_keys",
+    "ulp",
+    "ulp_distance",
+    "ulp_distances",
+    "float_hex",
+    "float_bits",
+    "hex_strings",
+]
+
+# Integer dtype with the same width as each float dtype: ``Tensor.view`` needs it.
+# bfloat16 is 16 bits wide like float16, so it views as int16 too.
+_INT_VIEW = {
+    torch.float16: torch.int16,
+    torch.bfloat16: torch.int16,
+    torch.float32: torch.int32,
+    torch.float64: torch.int64,
+}
+
+
+def bit_width(dtype: str | torch.dtype) -> int:
+    """Number of bits in one value of ``dtype``.
+
+    >>> bit_width("bfloat16"), bit_width("float64")
+    (16, 64)
+    """
+    return torch.finfo(facts(dtype).torch_dtype).bits
+
+
+def _as_tensor(values, dtype: str | torch.dtype) -> torch.Tensor:
+    """Values rounded to the dtype (a tensor already of that dtype is used as it is)."""
+    target = facts(dtype).torch_dtype
+    if isinstance(values, torch.Tensor):
+        return values.detach().to(target)
+    return torch.as_tensor(np.asarray(values, dtype=np.float64)).to(target)
+
+
+def _raw_bits(t: torch.Tensor) -> torch.Tensor:
+    """The bit pattern of each value as a signed int64 (sign-extended from the dtype's width)."""
+    return t.contiguous().view(_INT_VIEW[t.dtype]).to(torch.int64)
+
+
+def ordered_keys(t: torch.Tensor) -> torch.Tensor:
+    """Integers whose order and differences are those of the floats in ``t`` (int64).
+
+    A negative float has its sign bit set, so its signed view is ``INT_MIN + m``
+    with ``m`` the magnitude bits; ``INT_MIN - view = -m`` puts it below zero in
+    the right order, and -0.0 lands on 0 like +0.0.
+
+    >>> ordered_keys(torch.tensor([-1.0, -0.0, 0.0, 1.0])).tolist()
+    [-1065353216, 0, 0, 1065353216]
+    """
+    if t.dtype not in _INT_VIEW:
+        raise GradLabError(f"Ulp arithmetic needs a float16, bfloat16, float32 or float64 tensor; got {t.dtype}.")
+    raw = _raw_bits(t)
+    int_min = -(2 ** (torch.finfo(t.dtype).bits - 1))
+    return torch.where(raw < 0, int_min - raw, raw)
+
+
+def ulp(value, dtype: str | torch.dtype):
+    """Spacing of ``dtype``'s floats at the real number ``value`` (float or numpy array).
+
+    For |value| in the binade [2**e, 2**(e+1)) this is ``eps * 2**e``; below the
+    smallest normal number the spacing stays that of the subnormals. Values past
+    the largest finite number get the top binade's spacing.
+
+    >>> ulp(3.0, "float16")
+    0.001953125
+    >>> ulp(0.0, "float32") == facts("float32").tiny * facts("float32").eps
+    True
+    """
+    info = facts(dtype)
+    magnitude = np.minimum(np.abs(np.asarray(value, dtype=np.float64)), info.max)
+    # frexp gives |v| = m * 2**k with m in [0.5, 1): the binade exponent is k - 1.
+    _, k = np.frexp(np.maximum(magnitude, info.tiny))
+    spacing = np.ldexp(info.eps, k - 1)
+    return float(spacing) if np.ndim(spacing) == 0 else spacing
+
+
+def ulp_distances(a: torch.Tensor, b: torch.Tensor) -> np.ndarray:
+    """Element-wise count of ulps between two tensors of one dtype (numpy int64).
+
+    Positions where either value is NaN get -1. Infinity counts as the number
+    after the largest finite one. Distances too big for int64 (only float64
+    values of opposite sign near the overflow threshold) saturate at its maximum.
+
+    >>> x = torch.tensor([1.0, 1.0, -0.0], dtype=torch.float16)
+    >>> y = torch.tensor([1.0, 1.0009765625, 0.0], dtype=torch.float16)
+    >>> ulp_distances(x, y).tolist()
+    [0, 1, 0]
+    """
+    if a.dtype != b.dtype or a.shape != b.shape:
+        raise GradLabError(
+            f"Ulp distances need two tensors of the same dtype and shape; got {a.dtype} {tuple(a.shape)} "
+            f"and {b.dtype} {tuple(b.shape)}."
+        )
+    ka, kb = ordered_keys(a).numpy(), ordered_keys(b).numpy()
+    # |ka - kb| can exceed int64 for float64; unsigned wrap-around arithmetic is exact mod 2**64.
+    hi, lo = np.maximum(ka, kb), np.minimum(ka, kb)
+    distance = hi.astype(np.uint64) - lo.astype(np.uint64)
+    distance = np.minimum(distance, np.uint64(np.iinfo(np.int64).max)).astype(np.int64)
+    nan = (torch.isnan(a) | torch.isnan(b)).numpy()
+    return np.where(nan, -1, distance)
+
+
+def ulp_distance(a: float, b: float, dtype: str | torch.dtype) -> int:
+    """How many ulps of ``dtype`` separate ``a`` and ``b`` (each first rounded to the dtype).
+
+    0 exactly when the two are the same float (+0.0 and -0.0 count as equal).
+
+    >>> ulp_distance(-0.0, 0.0, "float64")
+    0
+    >>> ulp_distance(-facts("float16").tiny, facts("float16").tiny, "float16") == 2 * 2**10
+    True
+    """
+    ta, tb = _as_tensor([a], dtype), _as_tensor([b], dtype)
+    if torch.isnan(ta).any() or torch.isnan(tb).any():
+        raise GradLabError("The ulp distance is not defined for NaN; give two numbers.")
+    # Python ints: exact even where int64 would overflow.
+    return abs(int(ordered_keys(ta)[0]) - int(ordered_keys(tb)[0]))
+
+
+def hex_strings(t: torch.Tensor) -> list[str]:
+    """The bit pattern of every value of a float tensor, as ``0x``-prefixed hex.
+
+    >>> hex_strings(torch.tensor([1.0, -0.5], dtype=torch.float16))
+    ['0x3c00', '0xb800']
+    """
+    width = torch.finfo(t.dtype).bits
+    mask = (1 << width) - 1
+    digits = width // 4
+    return [f"0x{bits & mask:0{digits}x}" for bits in _raw_bits(t.reshape(-1)).tolist()]
+
+
+def float_hex(value: float, dtype: str | torch.dtype) -> str:
+    """The bit pattern of ``value`` rounded to ``dtype``, in hex.
+
+    >>> float_hex(0.1, "float64")
+    '0x3fb999999999999a'
+    """
+    return hex_strings(_as_tensor([value], dtype))[0]
+
+
+def float_bits(value: float, dtype: str | torch.dtype) -> str:
+    """Sign, exponent and fraction bits of ``value`` rounded to ``dtype``, space-separated.
+
+    >>> float_bits(1.0, "bfloat16")
+    '0 01111111 0000000'
+    >>> float_bits(-2.0, "float16")
+    '1 10000 0000000000'
+    """
+    info = facts(dtype)
+    width = bit_width(dtype)
+    pattern = f"{int(float_hex(value, dtype), 16):0{width}b}"
+    exponent_end = width - info.mantissa_bits
+    return f"{pattern[0]} {pattern[1:exponent_end]} {pattern[exponent_end:]}"
