@@ -1,0 +1,285 @@
+"""The exact derivative, at the point as the dtype rounds it, to 50 digits.
+
+Finite differences and autograd are both measured against this value, never
+against float64 autograd. The derivative is sympy's exact one; it is evaluated
+with mpmath by walking the sympy tree (our own walker, so nothing is compiled
+from text). Cancellation can eat digits (``exp(x) - 1`` at tiny x), so f and f'
+are evaluated at two working precisions and, when those disagree, by sympy's
+adaptive ``evalf``.
+
+>>> r = exact_derivatives(parse("1/x"), 4.0)
+>>> r.defined, float(r.d1)
+(True, -0.0625)
+>>> exact_derivatives(parse("log(x)"), -1.0).reason
+'f(x) = log(x) has no real value at x = -1.'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import mpmath
+import sympy
+
+from gradlab.expr import X, Expression, cbrt, parse
+from gradlab.precision import round_to_dtype
+
+__all__ = ["Reference", "exact_derivatives", "reference_at", "DIGITS", "mp_evaluate"]
+
+DIGITS = 50  # significant digits the reference is computed to
+_GUARD_DIGITS = (DIGITS + 15, 2 * DIGITS + 15)  # two precisions: agreement means no digits were lost
+_AGREEMENT = mpmath.mpf(10) ** -(DIGITS - 15)  # f and f' must agree to 35 digits
+_ORDERS = (0, 1, 2, 3, 5)  # f, f', and the derivatives the truncation terms need
+_ROUGH_DIGITS = (30, 60, 120)  # higher derivatives only feed the theory lines
+_ROUGH_AGREEMENT = mpmath.mpf(10) ** -6
+
+
+class _Undefined(Exception):
+    """An evaluation left the reals or hit a singularity."""
+
+
+# ---------------------------------------------------------------- mpmath walker
+
+
+def _sign(v):
+    return mpmath.sign(v)
+
+
+def _heaviside(v, *rest):
+    if v == 0:
+        raise _Undefined("a step function is evaluated at its jump")
+    return mpmath.mpf(1) if v > 0 else mpmath.mpf(0)
+
+
+def _dirac(v, *rest):
+    if v == 0:
+        raise _Undefined("a delta function is evaluated at its spike")
+    return mpmath.mpf(0)
+
+
+def _real_cbrt(v):
+    return mpmath.cbrt(v) if v >= 0 else -mpmath.cbrt(-v)
+
+
+_MP_FUNCTIONS = {
+    sympy.sin: mpmath.sin, sympy.cos: mpmath.cos, sympy.tan: mpmath.tan,
+    sympy.asin: mpmath.asin, sympy.acos: mpmath.acos, sympy.atan: mpmath.atan,
+    sympy.sinh: mpmath.sinh, sympy.cosh: mpmath.cosh, sympy.tanh: mpmath.tanh,
+    sympy.asinh: mpmath.asinh, sympy.acosh: mpmath.acosh, sympy.atanh: mpmath.atanh,
+    sympy.exp: mpmath.exp, sympy.log: mpmath.log, sympy.erf: mpmath.erf,
+    sympy.Abs: abs, sympy.sign: _sign, sympy.Heaviside: _heaviside,
+    sympy.DiracDelta: _dirac, cbrt: _real_cbrt,
+    sympy.sec: mpmath.sec, sympy.csc: mpmath.csc, sympy.cot: mpmath.cot,
+}
+
+
+def _mp_walk(expr: sympy.Expr, x, memo: dict):
+    """Evaluate a sympy expression of X at x with mpmath at the current precision.
+
+    High derivatives repeat the same sub-expressions many times; ``memo`` makes
+    each one cost once.
+    """
+    if expr is X:
+        return x
+    if expr.is_Number or expr.is_NumberSymbol:
+        return _number(expr)
+    if expr in memo:
+        return memo[expr]
+    memo[expr] = value = _mp_node(expr, [_mp_walk(a, x, memo) for a in expr.args])
+    return value
+
+
+def _mp_node(expr: sympy.Expr, args: list):
+    if any(isinstance(a, mpmath.mpc) for a in args):
+        raise _Undefined("an intermediate value is not real")
+    if expr.is_Add:
+        return mpmath.fsum(args)
+    if expr.is_Mul:
+        return mpmath.fprod(args)
+    if expr.is_Pow:
+        return _power(*args)
+    if isinstance(expr, (sympy.Max, sympy.Min)):
+        return max(args) if isinstance(expr, sympy.Max) else min(args)
+    fn = _MP_FUNCTIONS.get(expr.func)
+    if fn is None:
+        raise NotImplementedError(f"no mpmath rule for {expr.func}")
+    return fn(*args)
+
+
+def _number(expr):
+    if expr.is_Rational:
+        return mpmath.mpf(expr.p) / expr.q
+    if expr.is_finite is False or expr is sympy.nan:
+        raise _Undefined("a value is infinite")
+    return mpmath.mpf(expr.evalf(mpmath.mp.dps))
+
+
+def _power(base, exponent):
+    if base == 0 and exponent < 0:
+        raise _Undefined("division by zero")
+    return mpmath.power(base, exponent)
+
+
+def mp_evaluate(expr: sympy.Expr, x, dps: int = DIGITS):
+    """Evaluate a sympy expression of x at ``x`` to ``dps`` digits; a real mpf.
+
+    Raises ``ValueError`` when the value is not a finite real number.
+
+    >>> mpmath.nstr(mp_evaluate(sympy.sin(X) ** 2 + sympy.cos(X) ** 2, 0.7), 20)
+    '1.0'
+    """
+    with mpmath.workdps(dps):
+        try:
+            value = _mp_walk(expr, mpmath.mpf(x), {})
+        except NotImplementedError:
+            value = _evalf(expr, x, dps)
+        except (_Undefined, ZeroDivisionError, ValueError, OverflowError) as err:
+            raise ValueError(str(err)) from None
+        if isinstance(value, mpmath.mpc) or not mpmath.isfinite(value):
+            raise ValueError("the value is not a finite real number")
+        return +value
+
+
+def _evalf(expr: sympy.Expr, x, dps: int):
+    value = expr.evalf(dps, subs={X: sympy.Rational(float(x))})
+    real, imag = value.as_real_imag()
+    if imag != 0 or not real.is_finite:
+        raise _Undefined("the value is not a finite real number")
+    return mpmath.mpf(real)
+
+
+def _accurate(expr: sympy.Expr, x):
+    """Evaluate at two precisions; if cancellation cost digits, let sympy adapt."""
+    low, high = (mp_evaluate(expr, x, dps) for dps in _GUARD_DIGITS)
+    if abs(low - high) <= _AGREEMENT * abs(high):
+        return high
+    with mpmath.workdps(_GUARD_DIGITS[1]):
+        return _evalf(expr, x, DIGITS + 10)
+
+
+def _rough(expr: sympy.Expr, x):
+    """A value good to a few digits (for the theory lines), or None if none can be had.
+
+    Higher derivatives can cancel badly (a 5th derivative of (1-cos x)/x**2 at
+    tiny x); two precisions that agree to 1e-6 are trusted, else a third is tried.
+    """
+    previous = None
+    for dps in _ROUGH_DIGITS:
+        try:
+            value = mp_evaluate(expr, x, dps)
+        except ValueError:
+            return None
+        if previous is not None and abs(value - previous) <= _ROUGH_AGREEMENT * abs(value):
+            return value
+        previous = value
+    return None
+
+
+# ---------------------------------------------------------------- the reference
+
+
+@dataclass(frozen=True)
+class Reference:
+    """f and its derivatives at one point, exact to ``DIGITS`` digits, or why not.
+
+    ``values`` maps derivative order to an mpmath number (orders 0, 1, 2, 3, 5);
+    a higher derivative that does not exist at x is simply missing.
+    """
+
+    expression: str
+    x: float
+    defined: bool
+    reason: str | None = None
+    values: tuple[tuple[int, mpmath.mpf], ...] = ()
+
+    def _get(self, order: int):
+        return dict(self.values).get(order)
+
+    @property
+    def f(self):
+        return self._get(0)
+
+    @property
+    def d1(self):
+        return self._get(1)
+
+    @property
+    def d2(self):
+        return self._get(2)
+
+    @property
+    def d3(self):
+        return self._get(3)
+
+    @property
+    def d5(self):
+        return self._get(5)
+
+    def floats(self) -> dict[int, float]:
+        """The values as float64, for the theory model and the tables."""
+        return {order: float(v) for order, v in self.values}
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.17g}" if x != int(x) or abs(x) >= 1e16 else f"{int(x)}"
+
+
+def exact_derivatives(expression: Expression | str, x: float) -> Reference:
+    """f, f', f'', f''' and f^(5) of ``expression`` at exactly the float ``x``.
+
+    Undefined points (outside the domain, a pole, a kink) give ``defined=False``
+    and a ``reason`` in words, never an exception.
+
+    >>> exact_derivatives("abs(x)", 0.0).reason
+    'abs(x) has a kink at x = 0: it has no derivative there.'
+    """
+    expr = parse(expression) if isinstance(expression, str) else expression
+    return _exact_cached(expr.text, float(x))
+
+
+@lru_cache(maxsize=1024)
+def _exact_cached(text: str, x: float) -> Reference:
+    expr = parse(text)
+    where = _fmt(x)
+    kink = _kink_at(expr, x)
+    if kink is not None:
+        return Reference(text, x, False, f"{kink} has a kink at x = {where}: it has no derivative there.")
+    try:
+        f = _accurate(expr.sympy, x)
+    except ValueError:
+        return Reference(text, x, False, f"f(x) = {text} has no real value at x = {where}.")
+    try:
+        d1 = _accurate(expr.derivative(1), x)
+    except ValueError:
+        return Reference(text, x, False, f"f(x) = {text} has no finite derivative at x = {where}.")
+    values = [(0, f), (1, d1)] + _higher_derivatives(expr, x)
+    return Reference(text, x, True, None, tuple(values))
+
+
+def _higher_derivatives(expr: Expression, x: float) -> list[tuple[int, mpmath.mpf]]:
+    found = []
+    for order in _ORDERS[2:]:
+        value = _rough(expr.derivative(order), x)
+        if value is not None:  # else the theory line that needs it is simply not drawn
+            found.append((order, value))
+    return found
+
+
+def _kink_at(expr: Expression, x: float) -> str | None:
+    for argument in expr.kink_arguments():
+        try:
+            if mp_evaluate(argument, x) == 0:
+                return f"abs({argument})" if expr.sympy.has(sympy.Abs(argument)) else f"relu({argument})"
+        except ValueError:
+            continue
+    return None
+
+
+def reference_at(expression: Expression | str, x: float, dtype) -> Reference:
+    """The exact reference at x as rounded to ``dtype`` (what the dtype actually evaluates).
+
+    >>> reference_at("x**2", 0.1, "float16").x
+    0.0999755859375
+    """
+    return exact_derivatives(expression, round_to_dtype(x, dtype))

@@ -1,0 +1,268 @@
+"""The error-vs-eps sweep: every estimate over a log-spaced range of steps, per dtype and scheme.
+
+Estimates are vectorised over eps (one torch call per dtype and scheme, all
+stencil points and steps at once), measured against the exact derivative at the
+dtype-rounded point, and returned as tidy tables together with autograd's own
+error and the theory's predicted best step.
+
+>>> result = run_sweep(SweepSettings("1/x", 0.3, dtypes=("float64",), schemes=("central",), points=17))
+>>> sorted(result.table.columns)[:4]
+['abs_error', 'dtype', 'eps', 'estimate']
+>>> bool(result.best.loc[0, "rel_error"] < 1e-9)
+True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import torch
+
+from gradlab.errors import GradLabError
+from gradlab.expr import Expression, parse
+from gradlab.limits import LIMITS, check_limit
+from gradlab.precision import DTYPE_NAMES, facts
+from gradlab.reference import Reference, exact_derivatives, reference_at
+from gradlab.schemes import (
+    SCHEME_NAMES,
+    get_scheme,
+    not_applicable_reason,
+    predicted_best_step,
+    predicted_error,
+    predicted_terms,
+    estimates_by_scheme,
+    step_taken,
+)
+
+__all__ = ["SweepSettings", "SweepResult", "run_sweep", "autograd_derivative", "TABLE_COLUMNS"]
+
+TABLE_COLUMNS = (
+    "dtype", "scheme", "eps", "step", "estimate", "reference", "abs_error", "rel_error",
+    "finite", "truncation", "roundoff", "predicted",
+)
+
+
+@dataclass(frozen=True)
+class SweepSettings:
+    """Everything a sweep depends on, as plain values (so it can key a cache or a URL)."""
+
+    expression: str
+    x: float
+    dtypes: tuple[str, ...] = DTYPE_NAMES
+    schemes: tuple[str, ...] = SCHEME_NAMES
+    eps_min: float = 1e-16
+    eps_max: float = 1.0
+    points: int = 61
+
+    def validated(self) -> "SweepSettings":
+        """Normalised names, or a GradLabError that says what to fix."""
+        if not isinstance(self.x, (int, float)) or not math.isfinite(self.x):
+            raise GradLabError(f"The point x must be a finite number; got {self.x!r}.")
+        for label, value in (("eps-min", self.eps_min), ("eps-max", self.eps_max)):
+            if not math.isfinite(value) or value <= 0:
+                raise GradLabError(f"{label} must be a positive finite number; got {value!r}.")
+        if self.eps_min >= self.eps_max:
+            raise GradLabError(
+                f"eps-min ({self.eps_min:g}) must be smaller than eps-max ({self.eps_max:g})."
+            )
+        if self.eps_min < LIMITS.eps_smallest or self.eps_max > LIMITS.eps_largest:
+            raise GradLabError(
+                f"The eps range must lie within [{LIMITS.eps_smallest:g}, {LIMITS.eps_largest:g}]."
+            )
+        if int(self.points) != self.points or self.points < 2:
+            raise GradLabError(f"The number of points must be a whole number of at least 2; got {self.points!r}.")
+        check_limit("sweep points", int(self.points), LIMITS.sweep_points)
+        if not self.dtypes:
+            raise GradLabError("Choose at least one dtype.")
+        if not self.schemes:
+            raise GradLabError("Choose at least one scheme.")
+        dtypes = tuple(dict.fromkeys(facts(d).name for d in self.dtypes))
+        schemes = tuple(dict.fromkeys(get_scheme(s).name for s in self.schemes))
+        return SweepSettings(parse(self.expression).text, float(self.x), dtypes, schemes,
+                             float(self.eps_min), float(self.eps_max), int(self.points))
+
+    def eps_values(self) -> np.ndarray:
+        return np.logspace(math.log10(self.eps_min), math.log10(self.eps_max), int(self.points))
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """The sweep's tidy tables and what is needed to explain them."""
+
+    settings: SweepSettings
+    table: pd.DataFrame  # one row per (dtype, scheme, eps): TABLE_COLUMNS
+    autograd: pd.DataFrame  # one row per dtype: dtype value reference abs_error rel_error
+    best: pd.DataFrame  # one row per (dtype, scheme): observed and predicted best step
+    references: dict[str, Reference]  # per dtype, at x rounded to that dtype
+    rounded_x: dict[str, float]
+    derivative_text: str
+    reference: Reference  # at x as typed (float64)
+    notes: tuple[str, ...] = field(default=())
+
+
+def autograd_derivative(expression: Expression, x: float, dtype) -> float:
+    """What ``torch.autograd`` gives for f'(x) in the dtype, as a float64 number.
+
+    >>> autograd_derivative(parse("x**3"), 2.0, "float32")
+    12.0
+    """
+    xd = torch.tensor(float(x), dtype=facts(dtype).torch_dtype, requires_grad=True)
+    (grad,) = torch.autograd.grad(expression(xd), xd)
+    return float(grad.to(torch.float64))
+
+
+def run_sweep(settings: SweepSettings) -> SweepResult:
+    """Run the sweep; bad settings raise GradLabError, odd numbers become NaN/inf rows."""
+    settings = settings.validated()
+    expr = parse(settings.expression)
+    eps = settings.eps_values()
+    notes: list[str] = []
+    tables, autograd_rows, best_rows = [], [], []
+    references, rounded = {}, {}
+    for dtype in settings.dtypes:
+        ref, xr = _dtype_reference(expr, settings.x, dtype, notes)
+        if ref is None:
+            continue
+        references[dtype], rounded[dtype] = ref, xr
+        autograd_rows.append(_autograd_row(expr, xr, dtype, ref))
+        usable = []
+        for scheme in settings.schemes:
+            reason = not_applicable_reason(scheme, dtype, expr)
+            if reason:
+                notes.append(f"{get_scheme(scheme).label} in {dtype}: not applicable. {reason}")
+            else:
+                usable.append(scheme)
+        with np.errstate(all="ignore"):
+            estimates = estimates_by_scheme(expr, xr, eps, usable, dtype)
+        for scheme in usable:
+            columns = _scheme_columns(estimates[scheme], xr, dtype, scheme, eps, ref)
+            tables.append(columns)
+            best_rows.append(_best_row(columns, dtype, scheme, xr, ref))
+    reference = exact_derivatives(expr, settings.x)
+    if not reference.defined:
+        notes.insert(0, f"No exact reference: {reference.reason} Errors are shown as gaps.")
+    notes.extend(_gap_notes(tables))
+    return SweepResult(
+        settings=settings,
+        table=_concat(tables, TABLE_COLUMNS),
+        autograd=pd.DataFrame(autograd_rows, columns=["dtype", "x", "value", "reference", "abs_error", "rel_error"]),
+        best=pd.DataFrame(best_rows, columns=[
+            "dtype", "scheme", "eps", "abs_error", "rel_error", "predicted_eps", "predicted_rel_error"]),
+        references=references,
+        rounded_x=rounded,
+        derivative_text=str(expr.derivative()),
+        reference=reference,
+        notes=tuple(notes),
+    )
+
+
+def _dtype_reference(expr: Expression, x: float, dtype: str, notes: list[str]):
+    info = facts(dtype)
+    if abs(x) > info.max:
+        notes.append(f"{dtype}: x = {x:g} is beyond the largest {dtype} ({info.max:g}); skipped.")
+        return None, None
+    ref = reference_at(expr, x, dtype)
+    if not ref.defined and ref.x != x:
+        notes.append(f"{dtype}: x rounds to {ref.x:.17g}, where {ref.reason[0].lower()}{ref.reason[1:]}")
+    if ref.defined and abs(float(ref.f)) > info.max:
+        notes.append(f"{dtype}: f(x) = {float(ref.f):.3g} overflows {dtype} (largest {info.max:g}); "
+                     "its estimates are inf or NaN.")
+    return ref, ref.x
+
+
+def _autograd_row(expr: Expression, xr: float, dtype: str, ref: Reference) -> tuple:
+    value = autograd_derivative(expr, xr, dtype)
+    exact = float(ref.d1) if ref.defined else math.nan
+    abs_error, rel_error = _errors(np.array([value]), exact)
+    return (dtype, xr, value, exact, float(abs_error[0]), float(rel_error[0]))
+
+
+def _errors(estimates: np.ndarray, exact: float) -> tuple[np.ndarray, np.ndarray]:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        abs_error = np.abs(estimates - exact)
+        rel_error = abs_error / abs(exact) if exact != 0 else np.full_like(abs_error, math.nan)
+    return abs_error, rel_error
+
+
+def _scheme_columns(estimates: np.ndarray, xr, dtype, scheme, eps, ref: Reference) -> dict:
+    """One (dtype, scheme) block of the tidy table, as columns of equal length."""
+    exact = float(ref.d1) if ref.defined else math.nan
+    abs_error, rel_error = _errors(estimates, exact)
+    truncation, roundoff = _theory(scheme, dtype, eps, ref, xr)
+    steps = _as_cast(eps, dtype) if get_scheme(scheme).complex_step else step_taken(xr, eps, dtype)
+    n = len(eps)
+    return {  # dtype and scheme hold one label for the whole block
+        "dtype": (dtype,), "scheme": (get_scheme(scheme).name,), "eps": eps, "step": steps,
+        "estimate": estimates, "reference": np.full(n, exact), "abs_error": abs_error,
+        "rel_error": rel_error, "finite": np.isfinite(estimates), "truncation": truncation,
+        "roundoff": roundoff, "predicted": truncation + roundoff,
+    }
+
+
+def _as_cast(eps: np.ndarray, dtype: str) -> np.ndarray:
+    return torch.as_tensor(eps).to(facts(dtype).torch_dtype).to(torch.float64).numpy()
+
+
+def _theory(scheme, dtype, eps, ref: Reference, xr: float) -> tuple[np.ndarray, np.ndarray]:
+    derivatives = ref.floats()
+    needed = get_scheme(scheme).truncation_derivative
+    if not ref.defined or needed not in derivatives:
+        nan = np.full_like(eps, math.nan)
+        return nan, nan
+    with np.errstate(all="ignore"):
+        return predicted_terms(scheme, dtype, eps, derivatives, xr)
+
+
+def _best_row(columns: dict, dtype: str, scheme: str, xr: float, ref: Reference) -> tuple:
+    errors = np.where(np.isfinite(columns["abs_error"]), columns["abs_error"], np.inf)
+    if not np.isfinite(errors).any():
+        observed = (math.nan, math.nan, math.nan)
+    else:
+        i = int(np.argmin(errors))  # the first (smallest eps) of equally good steps
+        observed = (float(columns["eps"][i]), float(errors[i]), float(columns["rel_error"][i]))
+    predicted_eps, predicted_rel = _predicted_best(scheme, dtype, xr, ref)
+    return (dtype, get_scheme(scheme).name, *observed, predicted_eps, predicted_rel)
+
+
+def _predicted_best(scheme, dtype, xr: float, ref: Reference) -> tuple[float, float]:
+    derivatives = ref.floats()
+    if not ref.defined or get_scheme(scheme).truncation_derivative not in derivatives:
+        return math.nan, math.nan
+    with np.errstate(all="ignore"):
+        h = predicted_best_step(scheme, dtype, derivatives, xr)
+        if h is None or not math.isfinite(h) or derivatives[1] == 0:
+            return (math.nan if h is None else h), math.nan
+        error = float(predicted_error(scheme, dtype, np.array([h]), derivatives, xr)[0])
+    return h, error / abs(derivatives[1])
+
+
+def _gap_notes(tables: list[dict]) -> list[str]:
+    notes = []
+    zero = sum(int((t["abs_error"] == 0).sum()) for t in tables)
+    bad = sum(int((~t["finite"]).sum()) for t in tables)
+    if zero:
+        notes.append(f"{zero} estimates equal the exact value to the last bit (error exactly 0); "
+                     "a log axis cannot show 0, so they appear as gaps.")
+    if bad:
+        notes.append(f"{bad} estimates are inf or NaN (overflow, or f undefined at a stencil point); "
+                     "they appear as gaps.")
+    return notes
+
+
+def _concat(tables: list[dict], columns) -> pd.DataFrame:
+    if not tables:
+        return pd.DataFrame({c: pd.Series(dtype=float) for c in columns})
+    return pd.DataFrame({c: _column(tables, c) for c in columns})
+
+
+def _column(tables: list[dict], name: str):
+    if name in ("dtype", "scheme"):
+        # Categoricals: pandas builds them from codes in microseconds, strings in milliseconds.
+        labels = [t[name][0] for t in tables]
+        categories = list(dict.fromkeys(labels))
+        codes = np.concatenate([np.full(len(t["eps"]), categories.index(l)) for t, l in zip(tables, labels)])
+        return pd.Categorical.from_codes(codes, categories=categories)
+    return np.concatenate([np.asarray(t[name]) for t in tables])
