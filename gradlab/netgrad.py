@@ -1,0 +1,383 @@
+"""A network's input gradient: autograd against a central difference, and why the latter is quantised.
+
+Seed 002 compares ``torch.autograd.grad`` of a network's scalar output with
+respect to its input against ``scipy.misc.derivative(fun, x0, dx=1e-6)`` in
+float32 and gets -0.00952 against -0.0149. The finite difference divides the
+difference of two float32 outputs by ``2*dx``. Floats are integer multiples of
+their ulp, so that difference is ``k`` times the smaller ulp of the two outputs
+and the estimate can only be ``k * q`` with ``q = ulp(y) / (2*dx)``. Near
+y ~ 0.3, ``q = 2**-25 / 2e-6 = 0.0149``: the seed's value is ``k = -1``, the
+closest multiple the float32 outputs allow. Autograd was right.
+
+>>> s = NetgradSettings()
+>>> fd = finite_difference(s)
+>>> fd.k * fd.quantum == fd.estimate
+True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import torch
+import torch.nn.functional as F
+
+from gradlab.errors import GradLabError
+from gradlab.limits import LIMITS, check_limit
+from gradlab.precision import facts
+from gradlab.schemes import default_step, predicted_best_step
+from gradlab.ulp import ulp
+
+__all__ = [
+    "ActivationSpec",
+    "ACTIVATIONS",
+    "NetgradSettings",
+    "Network",
+    "build_network",
+    "network_input",
+    "autograd_gradient",
+    "FiniteDifference",
+    "finite_difference",
+    "StepSweep",
+    "step_sweep",
+    "SCIPY_NOTE",
+]
+
+#: Shown on the page for readers of the seed, who used scipy.
+SCIPY_NOTE = (
+    "scipy.misc.derivative, used in the question, was deprecated in SciPy 1.10 and removed in "
+    "SciPy 1.12. Its successor is scipy.differentiate.derivative (SciPy 1.15+), which chooses "
+    "the step adaptively and reports an error estimate. With dx=1e-6 scipy.misc.derivative "
+    "computed (f(x0+dx) - f(x0-dx)) / (2*dx), which is what GradLab reproduces here; GradLab "
+    "itself does not need SciPy."
+)
+
+
+# ---------------------------------------------------------------- the network
+
+
+@dataclass(frozen=True)
+class ActivationSpec:
+    """A hidden-layer activation: its torch function and whether it is smooth."""
+
+    name: str
+    fn: Callable[[torch.Tensor], torch.Tensor]
+    smooth: bool
+    note: str
+
+
+ACTIVATIONS: dict[str, ActivationSpec] = {
+    a.name: a
+    for a in (
+        ActivationSpec("tanh", torch.tanh, True, "smooth and bounded"),
+        ActivationSpec("relu", torch.relu, False,
+                       "piecewise linear: f''' is zero between kinks, so a central difference "
+                       "has no truncation error unless the step crosses a kink"),
+        ActivationSpec("sigmoid", torch.sigmoid, True, "smooth and bounded"),
+        ActivationSpec("softplus", F.softplus, True, "a smooth relu"),
+        ActivationSpec("gelu", F.gelu, True, "smooth, relu-like"),
+    )
+}
+
+
+@dataclass(frozen=True)
+class NetgradSettings:
+    """Everything that defines one experiment, as plain values (cache-friendly).
+
+    The defaults reproduce the seed: float32, input index 3, dx = 1e-6.
+    """
+
+    input_size: int = 10
+    hidden: tuple[int, ...] = (32, 32)
+    activation: str = "tanh"
+    dtype: str = "float32"
+    seed: int = 0
+    index: int = 3
+    step: float = 1e-6
+    step_min: float = 1e-9
+    step_max: float = 1e-1
+    points: int = 81
+
+    def validated(self) -> "NetgradSettings":
+        """The same settings, normalised; raise GradLabError (or LimitError) for misuse."""
+        name = facts(self.dtype).name
+        hidden = tuple(int(h) for h in self.hidden)
+        if self.activation not in ACTIVATIONS:
+            raise GradLabError(f"Unknown activation {self.activation!r}; choose one of {', '.join(ACTIVATIONS)}.")
+        for width in (int(self.input_size), *hidden):
+            if width < 1:
+                raise GradLabError(f"Every layer needs at least one unit; got {width}.")
+            check_limit("units in one layer", width, LIMITS.network_width)
+        check_limit("hidden layers", len(hidden), LIMITS.network_depth)
+        if not 0 <= int(self.index) < int(self.input_size):
+            raise GradLabError(
+                f"The input index must be between 0 and {int(self.input_size) - 1} (the input has "
+                f"{int(self.input_size)} entries); got {self.index}."
+            )
+        for label, h in (("step", self.step), ("smallest step", self.step_min), ("largest step", self.step_max)):
+            if not (math.isfinite(h) and h > 0):
+                raise GradLabError(f"The {label} must be a positive number; got {h!r}.")
+        if self.step_min >= self.step_max:
+            raise GradLabError(
+                f"The step range needs smallest < largest; got [{self.step_min:g}, {self.step_max:g}]."
+            )
+        if int(self.points) < 2:
+            raise GradLabError(f"A sweep needs at least 2 steps; got {self.points}.")
+        check_limit("sweep points", int(self.points), LIMITS.sweep_points)
+        if int(self.seed) < 0:
+            raise GradLabError(f"The seed must be a whole number >= 0; got {self.seed}.")
+        return replace(self, dtype=name, hidden=hidden, input_size=int(self.input_size),
+                       index=int(self.index), points=int(self.points), seed=int(self.seed))
+
+
+@dataclass(frozen=True, eq=False)
+class Network:
+    """A small MLP with one scalar output; callable on a batch ``(..., input_size) -> (...)``."""
+
+    weights: tuple[torch.Tensor, ...]
+    biases: tuple[torch.Tensor, ...]
+    activation: str
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.weights[0].dtype
+
+    def to(self, dtype: torch.dtype) -> "Network":
+        return Network(tuple(w.to(dtype) for w in self.weights), tuple(b.to(dtype) for b in self.biases),
+                       self.activation)
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        act = ACTIVATIONS[self.activation].fn
+        for i, (w, b) in enumerate(zip(self.weights, self.biases)):
+            x = x @ w.T + b
+            if i < len(self.weights) - 1:  # no activation on the scalar output
+                x = act(x)
+        return x.squeeze(-1)
+
+
+def _generator(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def network_input(settings: NetgradSettings) -> torch.Tensor:
+    """The seeded random input (the seed's ``torch.randn(D_in)``), rounded to the dtype.
+
+    >>> network_input(NetgradSettings(input_size=3, index=0)).shape
+    torch.Size([3])
+    """
+    s = settings.validated()
+    # Its own stream, drawn before any weight: changing the layers does not move x.
+    x = torch.randn(s.input_size, generator=_generator(s.seed), dtype=torch.float64)
+    return x.to(facts(s.dtype).torch_dtype)
+
+
+def build_network(settings: NetgradSettings) -> Network:
+    """The seeded MLP in the settings' dtype (weights drawn in float64, then rounded once).
+
+    Initialised like ``torch.nn.Linear``: uniform in +-1/sqrt(fan_in).
+
+    >>> net = build_network(NetgradSettings(input_size=4, hidden=(5,)))
+    >>> [tuple(w.shape) for w in net.weights]
+    [(5, 4), (1, 5)]
+    """
+    s = settings.validated()
+    gen = _generator(s.seed + 1)  # a different stream from the input's
+    sizes = (s.input_size, *s.hidden, 1)
+    weights, biases = [], []
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+        bound = 1 / math.sqrt(fan_in)
+        weights.append((torch.rand(fan_out, fan_in, generator=gen, dtype=torch.float64) * 2 - 1) * bound)
+        biases.append((torch.rand(fan_out, generator=gen, dtype=torch.float64) * 2 - 1) * bound)
+    return Network(tuple(weights), tuple(biases), s.activation).to(facts(s.dtype).torch_dtype)
+
+
+def autograd_gradient(net: Network, x: torch.Tensor) -> torch.Tensor:
+    """d output / d input by ``torch.autograd.grad``, in the network's dtype.
+
+    >>> s = NetgradSettings(input_size=2, hidden=(3,), index=0)
+    >>> autograd_gradient(build_network(s), network_input(s)).shape
+    torch.Size([2])
+    """
+    with torch.enable_grad():
+        leaf = x.detach().clone().requires_grad_(True)
+        (grad,) = torch.autograd.grad(net(leaf), leaf)
+    return grad.detach()
+
+
+# ---------------------------------------------------------------- central differences
+
+
+def _perturbed_outputs(net: Network, x: torch.Tensor, index: int, steps: np.ndarray):
+    """f at x with x[index] replaced by fl(x[index] + h) and fl(x[index] - h), for every h.
+
+    One batched forward pass. Like the seed (x0 + dx in float64, assigned into a
+    float32 tensor), the shifted inputs are computed in float64 and rounded to the dtype.
+    """
+    x0 = float(x[index])
+    h = torch.as_tensor(steps, dtype=torch.float64)
+    shifted = torch.cat([x0 + h, x0 - h]).to(x.dtype)
+    batch = x.detach().repeat(shifted.numel(), 1)
+    batch[:, index] = shifted
+    with torch.no_grad():
+        y = net(batch).to(torch.float64).numpy()
+    n = len(steps)
+    taken = (shifted[:n].to(torch.float64) - shifted[n:].to(torch.float64)).numpy() / 2
+    return y[:n], y[n:], taken
+
+
+def _quantum(y_plus: np.ndarray, y_minus: np.ndarray, steps: np.ndarray, dtype: str):
+    """(spacing, q, k): spacing = min(ulp(y+), ulp(y-)), q = spacing / (2h), estimate = k q.
+
+    A float is an integer multiple of its own ulp, and the larger of two ulps is a
+    multiple of the smaller, so y+ - y- is an exact multiple of the smaller ulp.
+    """
+    spacing = np.minimum(ulp(y_plus, dtype), ulp(y_minus, dtype))
+    k = np.rint((y_plus - y_minus) / spacing).astype(np.int64)
+    return spacing, spacing / (2 * steps), k
+
+
+@dataclass(frozen=True)
+class FiniteDifference:
+    """One central difference, taken apart."""
+
+    dtype: str
+    index: int
+    x0: float  # x[index] in the dtype
+    step: float  # dx, as asked for
+    step_taken: float  # (fl(x0+dx) - fl(x0-dx)) / 2: what the dtype could actually do
+    y: float  # f(x) in the dtype
+    y_plus: float
+    y_minus: float
+    estimate: float  # (y+ - y-) / (2 dx), as scipy.misc.derivative computed it
+    ulp_y: float  # the smaller ulp of y+ and y-
+    quantum: float  # ulp_y / (2 dx): the estimate is a multiple of this
+    k: int
+    autograd: float  # autograd's partial derivative, in the dtype
+    reference: float  # autograd of the same (dtype-rounded) network in float64
+
+    @property
+    def same_binade(self) -> bool:
+        """y+ and y- share an exponent, so the quantum is exactly ulp(y)/(2 dx)."""
+        return math.frexp(self.y_plus)[1] == math.frexp(self.y_minus)[1]
+
+    @property
+    def nearest_multiple_of_reference(self) -> int:
+        """The integer k that would land closest to the true derivative."""
+        return round(self.reference / self.quantum)
+
+
+def _reference_gradient(net: Network, x: torch.Tensor) -> torch.Tensor:
+    # The dtype-rounded weights and input are exact in float64, and a float64
+    # forward/backward pass is ~1e-16 relative: far finer than float32's 6e-8.
+    return autograd_gradient(net.to(torch.float64), x.to(torch.float64))
+
+
+def finite_difference(settings: NetgradSettings) -> FiniteDifference:
+    """The seed's experiment: autograd and a central difference with step ``settings.step``.
+
+    >>> fd = finite_difference(NetgradSettings(dtype="float64", step=6e-6))
+    >>> abs(fd.estimate - fd.autograd) < 1e-8 * abs(fd.autograd)
+    True
+    """
+    s = settings.validated()
+    net, x = build_network(s), network_input(s)
+    steps = np.array([s.step])
+    y_plus, y_minus, taken = _perturbed_outputs(net, x, s.index, steps)
+    spacing, quantum, k = _quantum(y_plus, y_minus, steps, s.dtype)
+    with torch.no_grad():
+        y = float(net(x))
+    return FiniteDifference(
+        dtype=s.dtype, index=s.index, x0=float(x[s.index]), step=s.step, step_taken=float(taken[0]),
+        y=y, y_plus=float(y_plus[0]), y_minus=float(y_minus[0]),
+        estimate=float((y_plus[0] - y_minus[0]) / (2 * s.step)),
+        ulp_y=float(spacing[0]), quantum=float(quantum[0]), k=int(k[0]),
+        autograd=float(autograd_gradient(net, x)[s.index]),
+        reference=float(_reference_gradient(net, x)[s.index]),
+    )
+
+
+# ---------------------------------------------------------------- the sweep over steps
+
+
+@dataclass(frozen=True, eq=False)
+class StepSweep:
+    """Central differences over log-spaced steps.
+
+    ``table`` columns: step, step_taken, estimate, autograd, reference, abs_error
+    (|estimate - autograd|), ref_error (|estimate - reference|), quantum, k, y_plus, y_minus.
+    """
+
+    dtype: str
+    table: pd.DataFrame
+    autograd: float
+    reference: float
+    predicted_step: float  # theory optimum for a central difference in this dtype
+    default_step: float  # the same assuming |f/f'''| ~ 1
+    third_derivative: float  # estimated in float64; 0 means no truncation error
+    notes: tuple[str, ...]
+
+    def best_row(self) -> pd.Series:
+        """The sweep's row closest to the float64 reference."""
+        return self.table.loc[self.table["ref_error"].idxmin()]
+
+
+def _third_derivative(net: Network, x: torch.Tensor, index: int) -> tuple[float, float, float]:
+    """(f, f', f''') along x[index], in float64 on the dtype-rounded network.
+
+    A relu network is piecewise linear: f''' is 0 between kinks (and a stencil
+    that straddles a kink would report a meaningless spike), so it is 0 here.
+    Otherwise f''' comes from the 4-point stencil (f(x+2h) - 2f(x+h) + 2f(x-h) - f(x-2h)) / (2h**3),
+    whose error balance in float64 is best near h ~ u**(1/5).
+    """
+    net64, x64 = net.to(torch.float64), x.to(torch.float64)
+    h = facts("float64").unit_roundoff ** (1 / 5) * max(1.0, abs(float(x64[index])))
+    offsets = torch.tensor([2.0, 1.0, -1.0, -2.0], dtype=torch.float64) * h
+    batch = x64.repeat(4, 1)
+    batch[:, index] += offsets
+    with torch.no_grad():
+        f2, f1, m1, m2 = net64(batch).tolist()
+        f0 = float(net64(x64))
+    d1 = float(_reference_gradient(net, x)[index])
+    if not ACTIVATIONS[net.activation].smooth:
+        return f0, d1, 0.0
+    return f0, d1, (f2 - 2 * f1 + 2 * m1 - m2) / (2 * h**3)
+
+
+def step_sweep(settings: NetgradSettings) -> StepSweep:
+    """Estimates for log-spaced steps from ``step_min`` to ``step_max`` (one batched forward pass).
+
+    >>> sw = step_sweep(NetgradSettings(points=5))
+    >>> list(sw.table.columns)[:4]
+    ['step', 'step_taken', 'estimate', 'autograd']
+    """
+    s = settings.validated()
+    net, x = build_network(s), network_input(s)
+    steps = np.logspace(math.log10(s.step_min), math.log10(s.step_max), s.points)
+    y_plus, y_minus, taken = _perturbed_outputs(net, x, s.index, steps)
+    _, quantum, k = _quantum(y_plus, y_minus, steps, s.dtype)
+    estimate = (y_plus - y_minus) / (2 * steps)
+    grad = float(autograd_gradient(net, x)[s.index])
+    f0, d1, d3 = _third_derivative(net, x, s.index)
+    reference = d1
+    table = pd.DataFrame({
+        "step": steps, "step_taken": taken, "estimate": estimate, "autograd": grad, "reference": reference,
+        "abs_error": np.abs(estimate - grad), "ref_error": np.abs(estimate - reference),
+        "quantum": quantum, "k": k, "y_plus": y_plus, "y_minus": y_minus,
+    })
+    x0 = float(x[s.index])
+    predicted = predicted_best_step("central", s.dtype, {0: f0, 1: d1, 3: d3}, x0)
+    notes = []
+    if predicted is None:
+        notes.append(
+            "The estimated third derivative is zero, so a central difference has no truncation error "
+            "here: any step above the round-off region works (until it crosses a relu kink)."
+        )
+    return StepSweep(
+        dtype=s.dtype, table=table, autograd=grad, reference=reference,
+        predicted_step=predicted if predicted is not None else float("nan"),
+        default_step=default_step("central", s.dtype, x0), third_derivative=d3, notes=tuple(notes),
+    )

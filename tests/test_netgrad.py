@@ -1,0 +1,143 @@
+"""Network input gradients (seed 002): quantised finite differences, checked against arithmetic."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from gradlab.errors import GradLabError, LimitError
+from gradlab.limits import LIMITS
+from gradlab.netgrad import (
+    ACTIVATIONS,
+    SCIPY_NOTE,
+    NetgradSettings,
+    autograd_gradient,
+    build_network,
+    finite_difference,
+    network_input,
+    step_sweep,
+)
+from gradlab.precision import DTYPE_NAMES, facts
+from gradlab.ulp import ulp
+
+SMALL = dict(input_size=6, hidden=(12, 12), index=2)
+
+
+def test_seed_value_is_one_quantum():
+    # The seed's scipy value -0.014901161193847656 is -1 * ulp(y)/(2 dx) for a float32
+    # output y in [0.25, 0.5): ulp = 2**-25, dx = 1e-6.
+    assert 2.0**-25 / (2 * 1e-6) == 0.014901161193847656
+    assert ulp(0.3, "float32") == 2.0**-25
+
+
+@pytest.mark.parametrize("activation", list(ACTIVATIONS))
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_estimate_is_an_integer_multiple_of_the_quantum(activation, seed):
+    fd = finite_difference(NetgradSettings(activation=activation, seed=seed, **SMALL))
+    # Floats are integer multiples of their ulp: y+ - y- = k * min(ulp(y+), ulp(y-)).
+    assert (fd.y_plus - fd.y_minus) == fd.k * fd.ulp_y
+    assert fd.estimate == pytest.approx(fd.k * fd.quantum, rel=1e-15)
+    assert fd.quantum == fd.ulp_y / (2 * fd.step)
+    if fd.same_binade:
+        assert fd.ulp_y == ulp(fd.y_plus, "float32") == ulp(fd.y_minus, "float32")
+
+
+def test_float32_at_1e_6_is_coarse_but_autograd_is_right():
+    fd = finite_difference(NetgradSettings())
+    # The quantum is far bigger than float32 autograd's error against the float64 reference.
+    assert abs(fd.autograd - fd.reference) <= 1e-5 * abs(fd.reference)
+    assert fd.quantum > 100 * abs(fd.autograd - fd.reference)
+    # The best a 1e-6 step can do is the multiple of q nearest the true derivative.
+    assert abs(fd.estimate - fd.reference) >= abs(fd.nearest_multiple_of_reference * fd.quantum - fd.reference)
+
+
+def test_step_taken_is_what_the_dtype_can_represent():
+    # In float16 ulp(x0)/2 > 1e-6 for |x0| > 2**-13, so x0 +- 1e-6 rounds back to x0.
+    fd = finite_difference(NetgradSettings(dtype="float16", **SMALL))
+    assert abs(fd.x0) > 2.0**-13
+    assert fd.step_taken == 0.0 and fd.estimate == 0.0 and fd.k == 0
+    # In float32 the step taken is a multiple of ulp(x0) (half-multiple after the /2).
+    fd32 = finite_difference(NetgradSettings(**SMALL))
+    spacing = ulp(fd32.x0, "float32")
+    assert (2 * fd32.step_taken / spacing) == round(2 * fd32.step_taken / spacing)
+
+
+@pytest.mark.parametrize("activation", ["tanh", "sigmoid", "softplus", "gelu"])
+def test_float64_near_the_optimal_step_agrees_with_autograd(activation):
+    settings = NetgradSettings(activation=activation, dtype="float64", **SMALL)
+    sweep = step_sweep(settings)
+    fd = finite_difference(NetgradSettings(activation=activation, dtype="float64", step=sweep.predicted_step, **SMALL))
+    assert abs(fd.estimate - fd.autograd) <= 1e-9 * abs(fd.autograd)
+
+
+def test_float32_sweep_best_step_is_near_the_prediction_and_beats_1e_6():
+    sweep = step_sweep(NetgradSettings(points=81))
+    best = sweep.best_row()
+    # The theory's optimum (3u|f/f'''|)^(1/3) is within a decade of the measured one.
+    assert 0.1 < best["step"] / sweep.predicted_step < 10
+    fd = finite_difference(NetgradSettings())
+    assert best["ref_error"] < abs(fd.estimate - fd.reference) / 100
+    # And at the optimum, float32 gets about eps**(2/3) relative accuracy.
+    assert best["ref_error"] < 10 * facts("float32").eps ** (2 / 3) * max(abs(sweep.reference), 1)
+
+
+def test_sweep_table_is_tidy_and_consistent():
+    sweep = step_sweep(NetgradSettings(points=41))
+    t = sweep.table
+    assert list(t.columns) == ["step", "step_taken", "estimate", "autograd", "reference", "abs_error",
+                               "ref_error", "quantum", "k", "y_plus", "y_minus"]
+    assert len(t) == 41 and np.all(np.diff(t["step"]) > 0)
+    assert np.allclose(t["estimate"], t["k"] * t["quantum"], rtol=1e-15, atol=0)
+    # Batched and single evaluations use the same arithmetic: the seed's step matches its own row.
+    single = step_sweep(NetgradSettings(step_min=1e-6, step_max=1e-5, points=2)).table.iloc[0]
+    assert single["step"] == pytest.approx(1e-6)
+
+
+def test_relu_has_no_third_derivative():
+    sweep = step_sweep(NetgradSettings(activation="relu", **SMALL))
+    assert sweep.third_derivative == 0.0 and math.isnan(sweep.predicted_step)
+    assert sweep.notes
+
+
+def test_network_is_deterministic_and_rounded_once():
+    s = NetgradSettings(**SMALL)
+    a, b = build_network(s), build_network(s)
+    assert all(torch.equal(x, y) for x, y in zip(a.weights, b.weights))
+    assert torch.equal(network_input(s), network_input(s))
+    other = build_network(NetgradSettings(seed=1, **SMALL))
+    assert not torch.equal(a.weights[0], other.weights[0])
+    wide = build_network(NetgradSettings(dtype="float64", **SMALL))
+    assert all(torch.equal(w64.to(torch.float32), w32) for w64, w32 in zip(wide.weights, a.weights))
+    # Init like torch.nn.Linear: |w| <= 1/sqrt(fan_in).
+    assert float(a.weights[0].abs().max()) <= 1 / math.sqrt(SMALL["input_size"])
+
+
+@pytest.mark.parametrize("dtype", DTYPE_NAMES)
+def test_autograd_runs_in_every_dtype(dtype):
+    s = NetgradSettings(dtype=dtype, **SMALL)
+    g = autograd_gradient(build_network(s), network_input(s))
+    assert g.dtype == facts(dtype).torch_dtype and g.shape == (SMALL["input_size"],)
+
+
+@pytest.mark.parametrize(
+    "kwargs,error,match",
+    [
+        ({"hidden": (LIMITS.network_width + 1,)}, LimitError, "units"),
+        ({"hidden": (4,) * (LIMITS.network_depth + 1)}, LimitError, "hidden layers"),
+        ({"index": 10}, GradLabError, "between 0 and 9"),
+        ({"activation": "swish"}, GradLabError, "Unknown activation"),
+        ({"step": 0.0}, GradLabError, "positive"),
+        ({"step_min": 1.0, "step_max": 1e-3}, GradLabError, "smallest < largest"),
+        ({"hidden": (0,)}, GradLabError, "at least one unit"),
+    ],
+)
+def test_misuse_gives_a_sentence(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        NetgradSettings(**kwargs).validated()
+
+
+def test_scipy_note_names_the_removal_and_the_successor():
+    assert "1.12" in SCIPY_NOTE and "scipy.differentiate.derivative" in SCIPY_NOTE
