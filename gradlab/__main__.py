@@ -1,0 +1,8 @@
+"""Entry point for ``python -m gradlab``."""
+
+import sys
+
+from gradlab.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,180 @@
+"""``python -m gradlab``: the engine from a terminal, a notebook or CI.
+
+Every page's numbers come from the same engine calls, so what the browser
+shows can be reproduced here. Bad input exits 2 with one line ``error: ...``
+on stderr and no traceback.
+
+>>> main(["sweep", "x**2", "--at", "3", "--dtype", "float64", "--scheme", "central",
+...       "--points", "5", "--format", "csv"]) == 0  # doctest: +ELLIPSIS
+dtype,scheme,eps,step,...
+True
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+import sys
+from typing import Sequence
+
+from gradlab.errors import GradLabError
+from gradlab.precision import DTYPE_NAMES
+from gradlab.schemes import SCHEME_NAMES
+
+__all__ = ["main", "OneLineParser", "finite_float", "to_json"]
+
+# Sub-commands that live in their own modules: each has register(subparsers) and run(args).
+_COMMAND_MODULES = ("gradlab.check_cli",)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr and exit status 2."""
+
+    def error(self, message: str):  # noqa: D102 - argparse's hook
+        self.exit(2, f"error: {message}\n")
+
+
+def finite_float(text: str) -> float:
+    """An argparse type: a finite float, with a message naming what was given."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def to_json(value):
+    """Make a value JSON-safe: non-finite floats become null, numpy scalars plain numbers."""
+    if isinstance(value, dict):
+        return {str(k): to_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_json(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+# ---------------------------------------------------------------- sweep
+
+
+def _add_sweep(subparsers) -> None:
+    p = subparsers.add_parser(
+        "sweep", help="error of finite differences against eps, per dtype and scheme",
+        description="Sweep the step eps for f'(x) and compare every estimate with the exact derivative.",
+    )
+    p.add_argument("expression", help="a function of x, e.g. 'exp(x)/sqrt(sin(x)**3 + cos(x)**3)'")
+    p.add_argument("--at", dest="x", type=finite_float, required=True, help="the point x")
+    p.add_argument("--dtype", action="append", choices=DTYPE_NAMES, help="repeatable; default: all four")
+    p.add_argument("--scheme", action="append", choices=SCHEME_NAMES, help="repeatable; default: all six")
+    p.add_argument("--eps-min", type=finite_float, default=1e-16)
+    p.add_argument("--eps-max", type=finite_float, default=1.0)
+    p.add_argument("--points", type=int, default=61)
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    p.set_defaults(run=_run_sweep)
+
+
+def _run_sweep(args) -> int:
+    from gradlab.sweep import SweepSettings, run_sweep
+
+    settings = SweepSettings(
+        args.expression, args.x,
+        tuple(args.dtype or DTYPE_NAMES), tuple(args.scheme or SCHEME_NAMES),
+        args.eps_min, args.eps_max, args.points,
+    )
+    result = run_sweep(settings)
+    if args.format == "csv":
+        sys.stdout.write(result.table.to_csv(index=False))
+    elif args.format == "json":
+        json.dump(_sweep_json(result), sys.stdout, indent=1, allow_nan=False)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(_sweep_text(result))
+    return 0
+
+
+def _records(frame) -> list[dict]:
+    return [to_json(row) for row in frame.astype(object).to_dict(orient="records")]
+
+
+def _sweep_json(result) -> dict:
+    ref = result.reference
+    return to_json({
+        "expression": result.settings.expression,
+        "derivative": result.derivative_text,
+        "x": result.settings.x,
+        "reference": float(ref.d1) if ref.defined else None,
+        "reference_text": _digits(ref.d1) if ref.defined else None,
+        "undefined_reason": ref.reason,
+        "rows": _records(result.table),
+        "autograd": _records(result.autograd[["dtype", "value", "abs_error", "rel_error"]]),
+        "best": _records(result.best[["dtype", "scheme", "eps", "rel_error", "predicted_eps",
+                                      "predicted_rel_error"]]),
+        "notes": list(result.notes),
+    })
+
+
+def _digits(value, digits: int = 30) -> str:
+    import mpmath
+
+    return mpmath.nstr(value, digits)
+
+
+def _sweep_text(result) -> str:
+    ref = result.reference
+    lines = [
+        f"f(x)  = {result.settings.expression}",
+        f"f'(x) = {result.derivative_text}",
+        f"x     = {result.settings.x!r}",
+        "exact f'(x) = " + (_digits(ref.d1) if ref.defined else f"undefined: {ref.reason}"),
+        "",
+        "autograd (error against the exact value at x rounded to the dtype):",
+        _frame_text(result.autograd[["dtype", "x", "value", "abs_error", "rel_error"]]),
+        "",
+        "best step per dtype and scheme (observed on the sweep; predicted by the theory):",
+        _frame_text(result.best),
+    ]
+    if result.notes:
+        lines += ["", "notes:"] + [f"  - {n}" for n in result.notes]
+    return "\n".join(lines) + "\n"
+
+
+def _frame_text(frame) -> str:
+    return frame.to_string(index=False, float_format=lambda v: f"{v:.3g}")
+
+
+# ---------------------------------------------------------------- entry point
+
+
+def build_parser() -> OneLineParser:
+    parser = OneLineParser(prog="python -m gradlab", description=__doc__.split("\n")[0])
+    subparsers = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+    _add_sweep(subparsers)
+    for name in _COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as err:
+            if err.name != name:
+                raise
+            continue
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; return the process exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except GradLabError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
