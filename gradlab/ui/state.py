@@ -1,0 +1,317 @@
+"""URL-bound widgets, presets and error display for GradLab's pages.
+
+Every control on a page goes through one of the ``bound_*`` wrappers: they always
+pass ``key=`` and ``bind="query-params"``, so the URL is a shareable link to the
+exact view (Streamlit uses the key as the query-parameter name and drops the
+parameter while the widget shows its default).
+
+Invalid values arriving from the URL (Streamlit 1.67): for selectbox, radio,
+multiselect, select_slider, number_input, slider, toggle and checkbox, Streamlit
+itself validates the query parameter when the widget is registered. A value that
+does not parse or is not one of the options (or, for numbers, lies outside
+``[min_value, max_value]`` or is nan/inf) is ignored, the widget shows its
+default and the parameter is removed from the URL; a multiselect keeps the
+valid entries and drops the rest. There is no exception and no message. Text
+inputs accept any string (cut to ``max_chars``), so a page must validate the
+text itself and report a problem with :func:`show_error`.
+
+What Streamlit does *not* check is a value written to ``st.session_state`` by
+code (a preset): :func:`apply_preset` and the wrappers below drop such values
+when they are not valid options, so a stale preset cannot raise.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import streamlit as st
+
+from gradlab.errors import GradLabError
+
+T = TypeVar("T")
+
+_LOG = logging.getLogger("gradlab.ui")
+
+GENERIC_ERROR = (
+    "Something went wrong while computing this view. Try other settings, or reload "
+    "the page; if it keeps happening, report it with this page's URL."
+)
+
+_RESERVED = ("key", "bind")
+
+
+def _check_kwargs(kwargs: Mapping[str, Any]) -> None:
+    for name in _RESERVED:
+        if name in kwargs:
+            raise TypeError(f"Pass the widget key positionally; {name}= is set by the wrapper.")
+
+
+def _drop_invalid_state(key: str, is_valid: Callable[[Any], bool]) -> None:
+    """Forget a session-state value for ``key`` that the widget would reject."""
+    if key in st.session_state:
+        try:
+            ok = is_valid(st.session_state[key])
+        except Exception:  # noqa: BLE001 - any failure means "not valid"
+            ok = False
+        if not ok:
+            del st.session_state[key]
+
+
+# ------------------------------------------------------------------------ router
+
+
+def ensure_router() -> None:
+    """Make sure this page runs under ``app.py``'s ``st.navigation``; call it first in every page.
+
+    Streamlit 1.67 quirk: while no session has run ``st.navigation`` yet, a
+    server whose entry point sits next to a ``pages/`` directory treats the app
+    as an old-style multipage app. If the first visit after a (re)start is a
+    shared deep link such as ``/explorer?...``, Streamlit runs
+    ``pages/explorer.py`` directly: no ``st.set_page_config``, a sidebar listing
+    "app", and the mode sticks for every session until someone opens ``/``.
+    This switches the server to ``st.navigation`` mode and reruns, so the same
+    URL (and its query parameters) is served through ``app.py``.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if getattr(PagesManager, "uses_pages_directory", False):
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+# ---------------------------------------------------------------- bound widgets
+
+
+def bound_selectbox(
+    label: str,
+    key: str,
+    options: Sequence[T],
+    *,
+    index: int = 0,
+    format_func: Callable[[T], str] = str,
+    **kwargs: Any,
+) -> T:
+    """``st.selectbox`` bound to the query parameter ``key``.
+
+    With ``format_func`` the URL carries the *formatted* label, not the option.
+    """
+    _check_kwargs(kwargs)
+    options = tuple(options)
+    _drop_invalid_state(key, lambda v: v in options)
+    return st.selectbox(
+        label, options, index=index, format_func=format_func,
+        key=key, bind="query-params", **kwargs,
+    )
+
+
+def bound_radio(
+    label: str,
+    key: str,
+    options: Sequence[T],
+    *,
+    index: int = 0,
+    format_func: Callable[[T], str] = str,
+    **kwargs: Any,
+) -> T:
+    """``st.radio`` bound to the query parameter ``key``."""
+    _check_kwargs(kwargs)
+    options = tuple(options)
+    _drop_invalid_state(key, lambda v: v in options)
+    return st.radio(
+        label, options, index=index, format_func=format_func,
+        key=key, bind="query-params", **kwargs,
+    )
+
+
+def bound_multiselect(
+    label: str,
+    key: str,
+    options: Sequence[T],
+    *,
+    default: Sequence[T] = (),
+    format_func: Callable[[T], str] = str,
+    **kwargs: Any,
+) -> tuple[T, ...]:
+    """``st.multiselect`` bound to ``key``; returns the selection as a tuple (maybe empty).
+
+    The URL repeats the key once per selected option (``?dtypes=float32&dtypes=float64``).
+    """
+    _check_kwargs(kwargs)
+    options = tuple(options)
+    if key in st.session_state:
+        current = st.session_state[key]
+        if isinstance(current, str) or not isinstance(current, Sequence):
+            current = [current]
+        kept = [v for v in current if v in options]
+        if list(current) != kept:
+            st.session_state[key] = kept
+    chosen = st.multiselect(
+        label, options, default=[v for v in default if v in options],
+        format_func=format_func, key=key, bind="query-params", **kwargs,
+    )
+    return tuple(chosen)
+
+
+def bound_number(
+    label: str,
+    key: str,
+    *,
+    value: float | int,
+    min_value: float | int | None = None,
+    max_value: float | int | None = None,
+    **kwargs: Any,
+) -> float | int:
+    """``st.number_input`` bound to ``key``. Give bounds: out-of-range URL values fall back to ``value``."""
+    _check_kwargs(kwargs)
+
+    def ok(v: Any) -> bool:
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            return False
+        return (min_value is None or v >= min_value) and (max_value is None or v <= max_value)
+
+    _drop_invalid_state(key, ok)
+    return st.number_input(
+        label, min_value=min_value, max_value=max_value, value=value,
+        key=key, bind="query-params", **kwargs,
+    )
+
+
+def bound_slider(
+    label: str,
+    key: str,
+    *,
+    min_value: Any,
+    max_value: Any,
+    value: Any,
+    **kwargs: Any,
+) -> Any:
+    """``st.slider`` bound to ``key`` (a single value or a ``(low, high)`` range)."""
+    _check_kwargs(kwargs)
+
+    def inside(v: Any) -> bool:
+        return min_value <= v <= max_value
+
+    def ok(v: Any) -> bool:
+        if isinstance(value, tuple | list):
+            return len(v) == 2 and inside(v[0]) and inside(v[1]) and v[0] <= v[1]
+        return inside(v)
+
+    _drop_invalid_state(key, ok)
+    return st.slider(
+        label, min_value=min_value, max_value=max_value, value=value,
+        key=key, bind="query-params", **kwargs,
+    )
+
+
+def bound_select_slider(
+    label: str,
+    key: str,
+    options: Sequence[T],
+    *,
+    value: T | tuple[T, T],
+    format_func: Callable[[T], str] = str,
+    **kwargs: Any,
+) -> Any:
+    """``st.select_slider`` bound to ``key``; the URL carries the formatted option(s)."""
+    _check_kwargs(kwargs)
+    options = tuple(options)
+
+    def ok(v: Any) -> bool:
+        if isinstance(value, tuple):
+            return len(v) == 2 and v[0] in options and v[1] in options
+        return v in options
+
+    _drop_invalid_state(key, ok)
+    if isinstance(value, tuple) and key in st.session_state:
+        st.session_state[key] = tuple(st.session_state[key])  # a range must stay a pair
+    return st.select_slider(
+        label, options=options, value=value, format_func=format_func,
+        key=key, bind="query-params", **kwargs,
+    )
+
+
+def bound_text(
+    label: str,
+    key: str,
+    *,
+    value: str = "",
+    max_chars: int | None = None,
+    **kwargs: Any,
+) -> str:
+    """``st.text_input`` bound to ``key``. Any text can arrive from the URL: validate it."""
+    _check_kwargs(kwargs)
+    _drop_invalid_state(key, lambda v: isinstance(v, str))
+    return st.text_input(
+        label, value=value, max_chars=max_chars, key=key, bind="query-params", **kwargs,
+    )
+
+
+def bound_toggle(label: str, key: str, *, value: bool = False, **kwargs: Any) -> bool:
+    """``st.toggle`` bound to ``key`` (``?key=true`` / ``?key=false``)."""
+    _check_kwargs(kwargs)
+    _drop_invalid_state(key, lambda v: isinstance(v, bool))
+    return st.toggle(label, value=value, key=key, bind="query-params", **kwargs)
+
+
+def bound_checkbox(label: str, key: str, *, value: bool = False, **kwargs: Any) -> bool:
+    """``st.checkbox`` bound to ``key``."""
+    _check_kwargs(kwargs)
+    _drop_invalid_state(key, lambda v: isinstance(v, bool))
+    return st.checkbox(label, value=value, key=key, bind="query-params", **kwargs)
+
+
+# ---------------------------------------------------------------------- presets
+
+
+def apply_preset(values: Mapping[str, Any]) -> None:
+    """Write ``values`` (widget key -> value) to ``st.session_state``.
+
+    Use as a callback, so it runs before the widgets are drawn::
+
+        st.button("1/x at 0.3", on_click=apply_preset, args=({"expr": "1/x", "x": 0.3},))
+
+    Bound widgets then push the new values to the URL (verified in Chromium with
+    Streamlit 1.67). Values a widget would not accept are dropped by the
+    ``bound_*`` wrappers, which fall back to defaults.
+
+    For a *link* to a preset (e.g. from the home page), don't invent a
+    ``?preset=`` parameter: put the widget values themselves in the link's query
+    parameters (see :data:`gradlab.ui.pages.PRESET_LINKS`). Streamlit seeds
+    bound widgets from the URL on load, and the URL stays the shareable view.
+    Values written to ``st.session_state`` *before* a widget's first run are
+    not copied to the URL by Streamlit 1.67, which is why there is no
+    "read ?preset= and set state" helper.
+    """
+    for key, value in values.items():
+        st.session_state[key] = value
+
+
+# ----------------------------------------------------------------------- errors
+
+
+def show_error(err: BaseException) -> None:
+    """Show ``err`` to the user: a GradLabError's own sentence, anything else generically.
+
+    Never shows a traceback; unexpected errors are logged on the server.
+    """
+    if isinstance(err, GradLabError):
+        st.error(str(err), icon=":material/error:")
+        return
+    _LOG.error("Unexpected error in a GradLab page", exc_info=err)
+    st.error(GENERIC_ERROR, icon=":material/error:")
+
+
+@contextmanager
+def reported_errors() -> Iterator[None]:
+    """``with reported_errors(): ...`` shows any exception from the block with :func:`show_error`.
+
+    Streamlit's own rerun/stop signals are BaseExceptions and pass through.
+    """
+    try:
+        yield
+    except Exception as err:  # noqa: BLE001 - every failure becomes a message
+        show_error(err)
