@@ -1,0 +1,68 @@
+"""Helpers for browser tests: wait for a Streamlit run to finish, save screenshots."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import urlencode
+
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+
+#: Streamlit 1.67 marks the app root with the state of the script run:
+#: "initial" before the first run, "running" during one, "notRunning" after.
+SCRIPT_FINISHED = "[data-testid='stApp'][data-test-script-state='notRunning']"
+CHROMIUM_ARGS = (
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+)
+
+
+def wait_for_app(page, timeout: float = 30_000) -> None:
+    """Wait until the app is connected and its script run has finished."""
+    page.wait_for_selector("[data-testid='stApp'][data-test-connection-state='CONNECTED']",
+                           timeout=timeout)
+    page.wait_for_selector(SCRIPT_FINISHED, timeout=timeout)
+    # Let a rerun triggered by the first render (e.g. URL corrections) settle too.
+    page.wait_for_timeout(300)
+    page.wait_for_selector(SCRIPT_FINISHED, timeout=timeout)
+
+
+def open_page(page, base_url: str, url_path: str = "", query: dict | None = None,
+              timeout: float = 30_000) -> None:
+    """Go to ``base_url/url_path?query`` and wait for the script to finish."""
+    url = f"{base_url}/{url_path}"
+    if query:
+        url += "?" + urlencode(query, doseq=True)
+    page.goto(url)
+    wait_for_app(page, timeout=timeout)
+
+
+def screenshot(page, name: str, full_page: bool = True) -> Path:
+    """Save a PNG of the page to tests/artifacts/<name>.png and return its path.
+
+    Streamlit scrolls inside its main container, not the document, so for a
+    full-page shot the viewport is stretched to the content's height meanwhile.
+    """
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "screenshot"
+    path = ARTIFACTS / f"{stem}.png"
+    viewport = page.viewport_size
+    if full_page and viewport:
+        height = page.evaluate(
+            "() => Math.max(...[...document.querySelectorAll("
+            "'[data-testid=stMain], [data-testid=stAppScrollToBottomContainer]')]"
+            ".map(e => e.scrollHeight), document.body.scrollHeight)"
+        )
+        if height > viewport["height"]:
+            page.set_viewport_size({"width": viewport["width"], "height": min(int(height), 8000)})
+            page.wait_for_timeout(300)
+    try:
+        page.screenshot(path=str(path), full_page=full_page)
+    finally:
+        if viewport:
+            page.set_viewport_size(viewport)
+    return path

@@ -1,0 +1,24 @@
+"""A shared link to a page, opened first after a server start, still goes through app.py.
+
+Streamlit 1.67 serves such a link from pages/ directly unless the page calls
+gradlab.ui.state.ensure_router() (see its docstring).
+"""
+
+import pytest
+from browser_helpers import open_page, screenshot
+
+from gradlab.ui.pages import available_pages
+
+pytestmark = pytest.mark.browser
+
+
+def test_first_visit_by_deep_link_uses_the_router(fresh_streamlit_server, browser_page):
+    pages = available_pages()
+    target = next((spec for spec in pages if not spec.default), pages[0])
+    open_page(browser_page, fresh_streamlit_server, target.url_path, {"unbound": "1"})
+
+    assert browser_page.title() == "GradLab"  # st.set_page_config in app.py ran
+    nav = browser_page.locator("[data-testid='stSidebarNav']")
+    assert nav.get_by_text("app", exact=True).count() == 0  # no old-style page list
+    assert browser_page.locator("[data-testid='stException']").count() == 0
+    screenshot(browser_page, f"deep-link-{target.url_path}")

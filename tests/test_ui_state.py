@@ -1,0 +1,132 @@
+"""The shared UI helpers: URL-bound widgets, presets, error display, figure config."""
+
+import importlib.util
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from gradlab.ui import widgets
+from gradlab.ui.figures import figure_config
+from gradlab.ui.state import GENERIC_ERROR
+
+
+def _controls_script():
+    import streamlit as st
+
+    from gradlab.ui.state import apply_preset, bound_number, bound_text
+    from gradlab.ui.widgets import dtype_multiselect, eps_input, scheme_multiselect
+
+    st.button("preset", key="go", on_click=apply_preset,
+              args=({"dtypes": ("float16", "float99"), "eps": 1e-3, "x": 2.5},))
+    values = (
+        dtype_multiselect(),
+        scheme_multiselect(),
+        eps_input(),
+        bound_number("x", "x", value=0.5, min_value=-10.0, max_value=10.0),
+        bound_text("f", "expr", value="sin(x)", max_chars=20),
+    )
+    st.session_state["_values"] = values
+
+
+def _run(query=None) -> AppTest:
+    at = AppTest.from_function(_controls_script, default_timeout=30)
+    at.query_params.update(query or {})
+    return at.run()
+
+
+def test_defaults_without_query_parameters():
+    at = _run()
+    assert not at.exception
+    assert at.session_state["_values"] == (
+        ("float32", "float64"), ("forward", "central"), 1e-6, 0.5, "sin(x)",
+    )
+
+
+def test_valid_url_values_seed_the_widgets():
+    at = _run({"dtypes": ["float16", "float64"], "schemes": ["Complex step", "5-point"],
+               "eps": "1e-03", "x": "-2", "expr": "1/x"})
+    assert at.session_state["_values"] == (
+        ("float16", "float64"), ("complex_step", "five_point"), 1e-3, -2.0, "1/x",
+    )
+
+
+@pytest.mark.parametrize(
+    ("query", "position", "expected"),
+    [
+        ({"dtypes": ["float8"]}, 0, ("float32", "float64")),          # not an option
+        ({"dtypes": ["float8", "float16"]}, 0, ("float16",)),          # invalid entry dropped
+        ({"schemes": ["central"]}, 1, ("forward", "central")),         # URL holds labels
+        ({"eps": "3e-07"}, 2, 1e-6),                                    # not on the grid
+        ({"x": "1e9"}, 3, 0.5),                                         # out of range
+        ({"x": "nan"}, 3, 0.5),
+        ({"x": "abc"}, 3, 0.5),
+        ({"expr": "x" * 100}, 4, "x" * 20),                             # cut to max_chars
+    ],
+)
+def test_invalid_url_values_fall_back_quietly(query, position, expected):
+    at = _run(query)
+    assert not at.exception and not at.error
+    assert at.session_state["_values"][position] == expected
+
+
+def test_preset_callback_sets_values_and_drops_invalid_ones():
+    at = _run()
+    at.button(key="go").click().run()
+    assert not at.exception
+    dtypes, _, eps, x, _ = at.session_state["_values"]
+    assert dtypes == ("float16",)
+    assert eps == 1e-3
+    assert x == 2.5
+
+
+def _error_script():
+    import streamlit as st
+
+    from gradlab.errors import GradLabError
+    from gradlab.ui.state import reported_errors
+
+    with reported_errors():
+        raise GradLabError("The step must be positive; got -1.")
+    with reported_errors():
+        raise RuntimeError("internal detail that must not be shown")
+    st.write("after")
+
+
+def test_errors_are_messages_not_tracebacks():
+    at = AppTest.from_function(_error_script).run()
+    assert not at.exception
+    assert [e.value for e in at.error] == ["The step must be positive; got -1.", GENERIC_ERROR]
+    assert at.markdown[0].value == "after"
+
+
+def test_wrappers_refuse_a_second_key():
+    from gradlab.ui.state import bound_toggle
+
+    with pytest.raises(TypeError):
+        bound_toggle("t", "t", key="other")
+
+
+def test_figure_config():
+    config = figure_config("error vs eps / sin(x)")
+    assert config["displaylogo"] is False
+    assert config["toImageButtonOptions"] == {
+        "format": "png", "filename": "error-vs-eps-sin-x", "scale": 2,
+    }
+
+
+def test_eps_grid_is_exact_decimals():
+    grid = widgets.eps_options(1e-8, 1e-6, mantissas=(1, 2, 5))
+    assert grid == (1e-8, 2e-8, 5e-8, 1e-7, 2e-7, 5e-7, 1e-6)
+    assert widgets.format_eps(1e-6) == "1e-06"
+
+
+def test_option_names_match_the_engine():
+    from gradlab.precision import DTYPE_NAMES
+
+    assert widgets.DTYPE_OPTIONS == DTYPE_NAMES
+    if importlib.util.find_spec("gradlab.schemes") is not None:
+        from gradlab.schemes import SCHEME_NAMES
+    else:  # the contract in docs/ENGINE_API.md, until schemes.py lands
+        SCHEME_NAMES = ("forward", "backward", "central", "five_point",
+                        "complex_step", "richardson")
+    assert widgets.SCHEME_OPTIONS == SCHEME_NAMES
