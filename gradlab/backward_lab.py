@@ -1,0 +1,404 @@
+"""What ``y.backward(gradient=v)`` computes: vector-Jacobian products, accumulation, retain_graph.
+
+Seed 003 asks what the ``gradient`` argument of ``backward()`` means, with
+``y = 3a + 2b**2 + log(c)`` and ``v = [0.1, 1.0, 0.0001]``. For a vector output
+``y`` autograd does not form the Jacobian J; it computes ``v^T J`` directly, the
+gradient of the scalar ``sum(v * y)``. Here J is diagonal in each input
+(3, 4b, 1/c), so ``a.grad = 3v``, ``b.grad = 4 b v`` and ``c.grad = v / c``.
+
+>>> r = vector_jacobian(VJPSettings())
+>>> [round(g, 6) for g in r.grads["a"]]  # 3v, as the seed printed
+[0.3, 3.0, 0.0003]
+>>> r.backward_equals_weighted_sum
+True
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pandas as pd
+import torch
+
+from gradlab.errors import GradLabError
+from gradlab.limits import LIMITS
+from gradlab.precision import facts
+
+__all__ = [
+    "parse_vector",
+    "VJPSettings",
+    "VJPResult",
+    "vector_jacobian",
+    "STEP_CODES",
+    "StepRecord",
+    "BackwardSession",
+    "MatrixExample",
+    "MATRIX_EXAMPLES",
+    "MatrixVJP",
+    "matrix_vjp",
+    "EmptyDemo",
+    "empty_demo",
+    "EMPTY_NOTE",
+    "SEED_FUNCTION",
+]
+
+SEED_FUNCTION = "y = 3*a + 2*b*b + torch.log(c)"
+INPUT_NAMES = ("a", "b", "c")
+
+
+# ---------------------------------------------------------------- vectors typed by a person
+
+
+def parse_vector(text: str, name: str = "vector") -> tuple[float, ...]:
+    """Numbers separated by commas or spaces, optionally in brackets: ``"[1, 2, 3]"``.
+
+    >>> parse_vector("[0.1, 1.0, 1e-4]")
+    (0.1, 1.0, 0.0001)
+    """
+    if not isinstance(text, str):
+        raise GradLabError(f"The {name} must be text such as '1, 2, 3'.")
+    # Typed text, bounded like any other typed text.
+    if len(text) > LIMITS.expression_chars:
+        raise GradLabError(f"The {name} is {len(text)} characters long; at most {LIMITS.expression_chars} are allowed.")
+    parts = [p for p in re.split(r"[,\s]+", text.strip().strip("[]()").strip()) if p]
+    if not parts:
+        raise GradLabError(f"The {name} is empty; type numbers separated by commas, such as '1, 2, 3'.")
+    values = []
+    for part in parts:
+        try:
+            value = float(part)
+        except ValueError:
+            raise GradLabError(f"'{part}' in the {name} is not a number; type numbers such as '1, 2.5, -3'.") from None
+        if not math.isfinite(value):
+            raise GradLabError(f"The {name} must hold finite numbers; got '{part}'.")
+        values.append(value)
+    return tuple(values)
+
+
+# ---------------------------------------------------------------- the seed's function
+
+
+@dataclass(frozen=True)
+class VJPSettings:
+    """The seed's inputs (defaults) and the gradient vector v; plain values."""
+
+    a: tuple[float, ...] = (1.0, 2.0, 3.0)
+    b: tuple[float, ...] = (3.0, 4.0, 5.0)
+    c: tuple[float, ...] = (6.0, 7.0, 8.0)
+    v: tuple[float, ...] = (0.1, 1.0, 0.0001)
+    dtype: str = "float32"
+
+    def validated(self) -> "VJPSettings":
+        """Same settings, normalised; GradLabError with the fix for misuse."""
+        name = facts(self.dtype).name
+        n = len(self.a)
+        if n == 0:
+            raise GradLabError("The inputs need at least one entry each.")
+        for label in ("b", "c", "v"):
+            if len(getattr(self, label)) != n:
+                raise GradLabError(
+                    f"a, b, c and v must have the same length (y has one entry per entry of a); "
+                    f"a has {n} but {label} has {len(getattr(self, label))}."
+                )
+        for i, value in enumerate(self.c):
+            if value <= 0:
+                raise GradLabError(f"log(c) needs every c > 0, but c[{i}] = {value:g}. Use a positive number.")
+        return replace(self, dtype=name, **{k: tuple(float(x) for x in getattr(self, k)) for k in ("a", "b", "c", "v")})
+
+
+def _leaves(s: VJPSettings) -> dict[str, torch.Tensor]:
+    dt = facts(s.dtype).torch_dtype
+    return {k: torch.tensor(getattr(s, k), dtype=dt, requires_grad=True) for k in INPUT_NAMES}
+
+
+def _seed_function(t: dict[str, torch.Tensor]) -> torch.Tensor:
+    # Written exactly as in the seed so that autograd records the same operations.
+    return 3 * t["a"] + 2 * t["b"] * t["b"] + torch.log(t["c"])
+
+
+def _as_tuple(t: torch.Tensor | None) -> tuple[float, ...] | None:
+    return None if t is None else tuple(float(x) for x in t.detach().to(torch.float64).tolist())
+
+
+@dataclass(frozen=True, eq=False)
+class VJPResult:
+    """The Jacobian, v^T J, and what backward() actually put in .grad.
+
+    ``table`` columns: input, i, value, jacobian (the diagonal entry dy_i/dinput_i),
+    v, vjp (v_i times it, from the Jacobian), grad (from y.backward(v)).
+    """
+
+    settings: VJPSettings
+    y: tuple[float, ...]
+    jacobians: dict[str, np.ndarray]  # full J blocks dy/da, dy/db, dy/dc (diagonal)
+    vjp: dict[str, tuple[float, ...]]  # v^T J from the Jacobian blocks, in the dtype
+    grads: dict[str, tuple[float, ...]]  # from y.backward(v)
+    backward_equals_weighted_sum: bool  # y.backward(v) == (v * y).sum().backward(), bit for bit
+    table: pd.DataFrame
+
+
+def vector_jacobian(settings: VJPSettings) -> VJPResult:
+    """Run the seed's example: Jacobian blocks, v^T J, and ``y.backward(v)``.
+
+    >>> r = vector_jacobian(VJPSettings(a=(1.0,), b=(2.0,), c=(4.0,), v=(1.0,)))
+    >>> r.grads["b"], r.grads["c"]
+    ((8.0,), (0.25,))
+    """
+    s = settings.validated()
+    dt = facts(s.dtype).torch_dtype
+    v = torch.tensor(s.v, dtype=dt)
+    t = _leaves(s)
+    y = _seed_function(t)
+    y.backward(v)
+    grads = {k: _as_tuple(t[k].grad) for k in INPUT_NAMES}
+    t2 = _leaves(s)
+    (v * _seed_function(t2)).sum().backward()
+    same = all(torch.equal(t[k].grad, t2[k].grad) for k in INPUT_NAMES)
+    values = tuple(t[k].detach() for k in INPUT_NAMES)
+    blocks = torch.autograd.functional.jacobian(lambda a, b, c: _seed_function({"a": a, "b": b, "c": c}), values)
+    jacobians = {k: blocks[i].to(torch.float64).numpy() for i, k in enumerate(INPUT_NAMES)}
+    vjp = {k: _as_tuple(v @ blocks[i]) for i, k in enumerate(INPUT_NAMES)}
+    rows = [
+        {"input": k, "i": i, "value": getattr(s, k)[i], "jacobian": float(jacobians[k][i, i]),
+         "v": s.v[i], "vjp": vjp[k][i], "grad": grads[k][i]}
+        for k in INPUT_NAMES for i in range(len(s.a))
+    ]
+    return VJPResult(s, _as_tuple(y), jacobians, vjp, grads, same, pd.DataFrame(rows))
+
+
+# ---------------------------------------------------------------- accumulation, step by step
+
+
+#: What each step code does, and the line of PyTorch it stands for.
+STEP_CODES: dict[str, tuple[str, str]] = {
+    "b": ("backward", "y.backward(v)"),
+    "br": ("backward, keep the graph", "y.backward(v, retain_graph=True)"),
+    "bn": ("backward without a gradient", "y.backward()"),
+    "z": ("zero the gradients", "a.grad = b.grad = c.grad = None  # optimizer.zero_grad()"),
+    "f": ("forward again (a new graph)", SEED_FUNCTION),
+}
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One replayed step: its code, the PyTorch line, the outcome and the .grad values after it."""
+
+    step: str
+    code: str
+    ok: bool
+    message: str  # PyTorch's own error message when the step failed, else a short description
+    grads: dict[str, tuple[float, ...] | None] = field(default_factory=dict)
+
+
+def _run_step(step: str, t: dict[str, torch.Tensor], state: dict, v: torch.Tensor) -> str:
+    """Do one step on live tensors; return a description. PyTorch errors propagate."""
+    if step == "b":
+        state["y"].backward(v)
+    elif step == "br":
+        state["y"].backward(v, retain_graph=True)
+    elif step == "bn":
+        state["y"].backward()
+    elif step == "z":
+        for k in INPUT_NAMES:
+            t[k].grad = None
+    elif step == "f":
+        state["y"] = _seed_function(t)
+    return STEP_CODES[step][0]
+
+
+@dataclass(frozen=True)
+class BackwardSession:
+    """An immutable list of steps on the seed's function, replayed from scratch on fresh tensors.
+
+    The state is plain values, so a page can keep it in ``st.session_state`` or the
+    URL (``"br,b,b"``). Replaying is deterministic, and a step PyTorch refuses is
+    recorded with PyTorch's real error message instead of raising.
+
+    >>> records = BackwardSession().backward(retain_graph=True).backward().backward().replay()
+    >>> [r.ok for r in records]
+    [True, True, False]
+    >>> [round(g, 6) for g in records[1].grads["a"]]  # accumulated: 3v + 3v
+    [0.6, 6.0, 0.0006]
+    >>> "second time" in records[2].message
+    True
+    """
+
+    settings: VJPSettings = VJPSettings()
+    steps: tuple[str, ...] = ()
+
+    @classmethod
+    def from_text(cls, text: str, settings: VJPSettings = VJPSettings()) -> "BackwardSession":
+        """Read ``"b,br,z"`` (commas or spaces); refuse unknown steps with the list of known ones.
+
+        >>> BackwardSession.from_text("br, b").steps
+        ('br', 'b')
+        """
+        if len(text) > LIMITS.expression_chars:
+            raise GradLabError(f"The list of steps is longer than {LIMITS.expression_chars} characters; start afresh.")
+        steps = tuple(p for p in re.split(r"[,\s]+", text.strip().lower()) if p)
+        for step in steps:
+            if step not in STEP_CODES:
+                known = ", ".join(f"{k} ({v[0]})" for k, v in STEP_CODES.items())
+                raise GradLabError(f"Unknown step {step!r}; the steps are {known}.")
+        return cls(settings, steps)
+
+    def to_text(self) -> str:
+        return ",".join(self.steps)
+
+    def _then(self, step: str) -> "BackwardSession":
+        if len(self.to_text()) + len(step) + 1 > LIMITS.expression_chars:
+            raise GradLabError("That is as many steps as one session keeps; zero the gradients and start afresh.")
+        return replace(self, steps=self.steps + (step,))
+
+    def backward(self, retain_graph: bool = False) -> "BackwardSession":
+        return self._then("br" if retain_graph else "b")
+
+    def backward_without_gradient(self) -> "BackwardSession":
+        return self._then("bn")
+
+    def zero_grad(self) -> "BackwardSession":
+        return self._then("z")
+
+    def forward(self) -> "BackwardSession":
+        return self._then("f")
+
+    def reset(self) -> "BackwardSession":
+        return replace(self, steps=())
+
+    def replay(self) -> tuple[StepRecord, ...]:
+        """Run every step from scratch on fresh leaves; one record per step."""
+        s = self.settings.validated()
+        t = _leaves(s)
+        v = torch.tensor(s.v, dtype=facts(s.dtype).torch_dtype)
+        state = {"y": _seed_function(t)}
+        records = []
+        for step in self.steps:
+            try:
+                message, ok = _run_step(step, t, state, v), True
+            except RuntimeError as err:  # PyTorch's refusal is the lesson: keep its words
+                message, ok = str(err), False
+            grads = {k: _as_tuple(t[k].grad) for k in INPUT_NAMES}
+            records.append(StepRecord(step, STEP_CODES[step][1], ok, message, grads))
+        return tuple(records)
+
+    def grads(self) -> dict[str, tuple[float, ...] | None]:
+        """The .grad values after the last step (None where never computed or zeroed)."""
+        records = self.replay()
+        return records[-1].grads if records else {k: None for k in INPUT_NAMES}
+
+
+# ---------------------------------------------------------------- a Jacobian that is not diagonal
+
+
+@dataclass(frozen=True)
+class MatrixExample:
+    name: str
+    title: str
+    w: tuple[tuple[float, ...], ...]
+    x: tuple[float, ...]
+    v: tuple[float, ...]
+
+
+MATRIX_EXAMPLES: dict[str, MatrixExample] = {
+    e.name: e
+    for e in (
+        MatrixExample("wx", "z = W x with a 2x3 matrix", ((1.0, 2.0, 3.0), (4.0, 5.0, 6.0)), (1.0, 1.0, 1.0), (1.0, 0.5)),
+        # The seed's second answer: z = 2x, one-hot v picks one row of J = 2I.
+        MatrixExample("twice", "z = 2x (the seed's second answer)",
+                      tuple(tuple(2.0 if i == j else 0.0 for j in range(4)) for i in range(4)),
+                      (1.0, 2.0, 3.0, 4.0), (1.0, 0.0, 0.0, 0.0)),
+    )
+}
+
+
+@dataclass(frozen=True, eq=False)
+class MatrixVJP:
+    """v^T J for z = W x (J = W): the weighted sum of J's rows, and what backward() gives.
+
+    ``table`` (long format) columns: row, column, jacobian, v, weighted (= v[row] * jacobian).
+    """
+
+    jacobian: np.ndarray
+    vjp: tuple[float, ...]  # sum over rows of v[row] * J[row, :]
+    grad: tuple[float, ...]  # x.grad after z.backward(v)
+    table: pd.DataFrame
+
+
+def matrix_vjp(w, x, v, dtype: str = "float32") -> MatrixVJP:
+    """z = W x, then z.backward(v); compare x.grad with the weighted sum of the rows of W.
+
+    >>> r = matrix_vjp(((1.0, 2.0), (3.0, 4.0)), (1.0, 1.0), (1.0, 10.0))
+    >>> r.vjp, r.grad
+    ((31.0, 42.0), (31.0, 42.0))
+    """
+    dt = facts(dtype).torch_dtype
+    rows = [tuple(float(e) for e in r) for r in w]
+    if not rows or any(len(r) != len(rows[0]) for r in rows) or len(rows[0]) == 0:
+        raise GradLabError("W must be a non-empty matrix with rows of equal length.")
+    if len(x) != len(rows[0]) or len(v) != len(rows):
+        raise GradLabError(
+            f"W is {len(rows)}x{len(rows[0])}, so x needs {len(rows[0])} entries and v needs {len(rows)}; "
+            f"got {len(x)} and {len(v)}."
+        )
+    wt = torch.tensor(rows, dtype=dt)
+    xt = torch.tensor([float(e) for e in x], dtype=dt, requires_grad=True)
+    vt = torch.tensor([float(e) for e in v], dtype=dt)
+    (wt @ xt).backward(vt)
+    jac = torch.autograd.functional.jacobian(lambda u: wt @ u, xt.detach())
+    weighted = vt[:, None] * jac
+    table = pd.DataFrame([
+        {"row": i, "column": j, "jacobian": float(jac[i, j]), "v": float(vt[i]), "weighted": float(weighted[i, j])}
+        for i in range(jac.shape[0]) for j in range(jac.shape[1])
+    ])
+    return MatrixVJP(jac.to(torch.float64).numpy(), _as_tuple(weighted.sum(0)), _as_tuple(xt.grad), table)
+
+
+# ---------------------------------------------------------------- the torch.empty pitfall
+
+EMPTY_NOTE = (
+    "torch.empty allocates memory and does not write to it: the values are whatever bytes were "
+    "there before, often zeros from a fresh page, sometimes leftovers of an earlier tensor, and "
+    "they can differ from run to run. pin_memory=True changes none of that; it only page-locks "
+    "CPU memory so that copies to a GPU are faster. In the question, a, b and c evidently came "
+    "out as 0: then b.grad = 4*b*v = 0 and c.grad = v/c = inf, as printed. The fix is to say "
+    "what you mean: torch.zeros, torch.ones or torch.tensor([...])."
+)
+
+
+@dataclass(frozen=True)
+class EmptyDemo:
+    """Values torch.empty happened to return (display only), and the fixed, deterministic version."""
+
+    empty_calls: tuple[tuple[float, ...], ...]
+    zeros: tuple[float, ...]
+    explicit: tuple[float, ...]
+    grads_if_zero: dict[str, tuple[float, ...]]  # the seed's function at a = b = c = 0
+
+
+def empty_demo(size: int = 3, calls: int = 2, v: tuple[float, ...] = (0.1, 1.0, 0.0001)) -> EmptyDemo:
+    """A few torch.empty results (arbitrary; may even coincide) next to torch.zeros / torch.tensor.
+
+    >>> demo = empty_demo()
+    >>> demo.zeros, demo.explicit, len(demo.empty_calls), demo.grads_if_zero["c"][0]
+    ((0.0, 0.0, 0.0), (1.0, 2.0, 3.0), 2, inf)
+    """
+    most = len(VJPSettings().a)
+    if not (1 <= size <= most and 1 <= calls <= most):
+        raise GradLabError(f"Show between 1 and {most} values from between 1 and {most} calls of torch.empty.")
+    seen = []
+    for _ in range(calls):
+        # Uninitialised on purpose: whatever the allocator hands back. Never used in a computation.
+        seen.append(tuple(float(x) for x in torch.empty(size).tolist()))
+    # The seed's function at a = b = c = 0 (what its torch.empty evidently returned).
+    # VJPSettings refuses c = 0 (log 0 = -inf), so run the function directly.
+    t = {k: torch.zeros(len(v), requires_grad=True) for k in INPUT_NAMES}
+    _seed_function(t).backward(torch.tensor(v, dtype=torch.float32))
+    return EmptyDemo(
+        empty_calls=tuple(seen),
+        zeros=_as_tuple(torch.zeros(size)),
+        explicit=_as_tuple(torch.tensor(VJPSettings().a[:size])),
+        grads_if_zero={k: _as_tuple(t[k].grad) for k in INPUT_NAMES},
+    )
