@@ -1,0 +1,547 @@
+"""Load test: a class of students against ``streamlit run app.py``, over Streamlit's own protocol.
+
+Starts GradLab on 127.0.0.1 (a free port unless ``--port``), then:
+
+1. warm-up: one tab opens the page, so imports and first-time caches are paid;
+   server RSS is read (``VmRSS`` in ``/proc/<pid>/status``) as *before*;
+2. class: ``--sessions`` tabs open the page from a shared link (the page's
+   preset links and its default view) and interact every 0.5–3 s until
+   ``--duration`` seconds have passed: mostly changing one widget to another
+   valid value, as a click does (the rerun carries every widget's state and the
+   page's query string), sometimes reopening the page from another link;
+3. burst: ``--burst`` fresh tabs open the page, then all change a widget at the
+   same instant;
+4. all tabs close; after ``--settle`` seconds RSS is read again as *after*.
+
+Optionally ``--browsers N`` Chromium contexts (Playwright, Debian's
+``/usr/bin/chromium``) open the page repeatedly during the class phase and check
+the real UI: connected, script finished, a Plotly chart drawn (when the page
+draws one), no exception element.
+
+Reported: p50/p95/max seconds from rerun request to the run's terminal
+``script_finished``, per phase; protocol errors (connection, closed socket,
+undecodable frame, unknown cache ref, no ``script_finished`` in time);
+exception elements; ``st.error`` alerts (GradLab's generic "something went
+wrong" message counted apart); server RSS and CPU. Targets for a 2-core machine
+are printed next to the numbers. The exit status is 1 only on protocol errors:
+this is a benchmark, not a timed test. Load is loopback only, bounded in
+sessions and time, and stops by itself.
+
+    python benchmarks/load_test.py                       # 30 tabs, 60 s, burst 20
+    python benchmarks/load_test.py --quick               # smoke test, ~15 s
+    python benchmarks/load_test.py --page home --sessions 10 --duration 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlencode
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from benchmarks.st_client import ProtocolError, RunResult, StreamlitSession  # noqa: E402
+
+CHROMIUM = os.environ.get("GRADLAB_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+#: Limits that keep the load bounded whatever the options say.
+MAX_SESSIONS = 200
+MAX_DURATION = 600.0
+MAX_BURST = 100
+
+TARGET_CLASS_P95 = 1.0
+TARGET_BURST_P95 = 3.0
+TARGET_MEMORY = 0.10
+
+
+# ------------------------------------------------------------------ what to send
+
+
+def _page_links(page: str) -> list[str]:
+    """Query strings a student may arrive with: the page's preset links, and none."""
+    links = [""]
+    try:
+        from gradlab.ui.pages import presets_for
+
+        for preset in presets_for(page):
+            links.append(urlencode(preset.as_query_params(), doseq=True))
+    except Exception:  # noqa: BLE001 - the registry is optional for the benchmark
+        pass
+    return links
+
+
+def _text_choices() -> dict[str, list[str]]:
+    """Values for text inputs, by query-parameter key (a student types a known function)."""
+    try:
+        from gradlab.catalogue import CATALOGUE
+
+        expressions = sorted({e.expression for e in CATALOGUE.values()})
+    except Exception:  # noqa: BLE001
+        expressions = ["sin(x)", "exp(x)", "1/x", "x**3"]
+    return {key: expressions for key in ("expression", "expr", "f", "function")}
+
+
+def _generic_error_text() -> str:
+    try:
+        from gradlab.ui.state import GENERIC_ERROR
+
+        return GENERIC_ERROR
+    except Exception:  # noqa: BLE001
+        return "Something went wrong"
+
+
+# ------------------------------------------------------------------- the server
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def threads(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Threads:"):
+            return int(line.split()[1])
+    return 0
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def health(base_url: str, timeout: float = 2.0) -> str:
+    with urllib.request.urlopen(f"{base_url}/_stcore/health", timeout=timeout) as r:
+        return r.read().decode()
+
+
+class Server:
+    """``streamlit run app.py`` on 127.0.0.1, stopped (by its pid) on exit."""
+
+    def __init__(self, port: int, app: str = "app.py", cwd: Path = REPO_ROOT,
+                 extra_env: dict[str, str] | None = None, log: Path | None = None) -> None:
+        self.port = port
+        self.base_url = f"http://127.0.0.1:{port}"
+        self.cmd = [
+            sys.executable, "-m", "streamlit", "run", app,
+            "--server.headless", "true", "--server.address", "127.0.0.1",
+            "--server.port", str(port), "--browser.gatherUsageStats", "false",
+        ]
+        self.cwd = cwd
+        self.env = {**os.environ, **(extra_env or {})}
+        self.log_path = log
+        self.proc: subprocess.Popen | None = None
+
+    def __enter__(self) -> Server:
+        out = open(self.log_path, "wb") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
+        self.proc = subprocess.Popen(self.cmd, cwd=self.cwd, env=self.env,
+                                     stdout=out, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited with {self.proc.returncode} before it was healthy")
+            try:
+                if health(self.base_url) == "ok":
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.25)
+        self.__exit__()
+        raise RuntimeError("streamlit did not answer /_stcore/health within 60 s")
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+
+# ----------------------------------------------------------------------- records
+
+
+@dataclass
+class Record:
+    phase: str
+    kind: str  # open | widget | link
+    result: RunResult
+
+
+@dataclass
+class Stats:
+    records: list[Record] = field(default_factory=list)
+    browser: list[dict] = field(default_factory=list)
+    samples: list[tuple[float, int, float]] = field(default_factory=list)  # t, rss KiB, cpu s
+    connect_errors: list[str] = field(default_factory=list)
+
+    def add(self, phase: str, kind: str, result: RunResult | None) -> None:
+        if result is not None:
+            self.records.append(Record(phase, kind, result))
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
+
+
+# ---------------------------------------------------------------------- students
+
+
+async def student(idx: int, base_url: str, page: str, links: list[str], stop_at: float,
+                  stats: Stats, rng: random.Random, think: tuple[float, float],
+                  text: dict[str, list[str]]) -> None:
+    """One tab: open a link, then interact every ``think`` seconds until ``stop_at``."""
+    await asyncio.sleep(rng.uniform(0, min(3.0, max(0.0, stop_at - time.monotonic()) / 4)))
+    tab = StreamlitSession(base_url)
+    try:
+        await tab.connect()
+        stats.add("class", "open", await tab.open(page, rng.choice(links)))
+        while True:
+            await asyncio.sleep(rng.uniform(*think))
+            if time.monotonic() >= stop_at:
+                break
+            if rng.random() < 0.1:
+                # reload from another shared link: a new tab, as the browser does
+                await tab.close()
+                tab = StreamlitSession(base_url)
+                await tab.connect()
+                stats.add("class", "link", await tab.open(page, rng.choice(links)))
+                continue
+            result = await tab.change_widget(rng, text)
+            if result is None:  # a page without widgets: just rerun it
+                result = await tab.rerun()
+            stats.add("class", "widget", result)
+            if result.protocol_error:
+                break
+    except ProtocolError as exc:
+        stats.connect_errors.append(f"student {idx}: {exc}")
+    finally:
+        await tab.close()
+
+
+async def burst(base_url: str, page: str, links: list[str], n: int, stats: Stats,
+                rng: random.Random, text: dict[str, list[str]]) -> None:
+    """``n`` tabs open the page, then all rerun at once (one widget change each)."""
+    tabs = [StreamlitSession(base_url) for _ in range(n)]
+    try:
+        for tab in tabs:
+            await tab.connect()
+        opened = await asyncio.gather(*(t.open(page, rng.choice(links)) for t in tabs))
+        for r in opened:
+            stats.add("burst", "open", r)
+        await asyncio.sleep(1.0)
+
+        async def one(tab: StreamlitSession) -> RunResult:
+            r = await tab.change_widget(rng, text)
+            return r if r is not None else await tab.rerun()
+
+        for r in await asyncio.gather(*(one(t) for t in tabs)):
+            stats.add("burst", "widget", r)
+    except ProtocolError as exc:
+        stats.connect_errors.append(f"burst: {exc}")
+    finally:
+        await asyncio.gather(*(t.close() for t in tabs), return_exceptions=True)
+
+
+async def sampler(pid: int, stats: Stats, stop: asyncio.Event) -> None:
+    while not stop.is_set():
+        with contextlib.suppress(OSError, ValueError):
+            stats.samples.append((time.monotonic(), rss_kib(pid), cpu_seconds(pid)))
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(stop.wait(), 0.5)
+
+
+async def browsers(base_url: str, page: str, links: list[str], n: int, stop_at: float,
+                   stats: Stats, expect_chart: bool) -> None:
+    """``n`` Chromium contexts open the page again and again; each load is checked."""
+    try:
+        from playwright.async_api import async_playwright
+    except ImportError:
+        stats.browser.append({"error": "playwright is not installed"})
+        return
+    if not Path(CHROMIUM).is_file():
+        stats.browser.append({"error": f"no Chromium at {CHROMIUM}"})
+        return
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            async def context_loop(i: int) -> None:
+                ctx = await browser.new_context(viewport={"width": 1280, "height": 900})
+                tab = await ctx.new_page()
+                k = i
+                while time.monotonic() < stop_at - 5:
+                    link = links[k % len(links)]
+                    k += 1
+                    url = f"{base_url}/{page}" + (f"?{link}" if link else "")
+                    t0 = time.perf_counter()
+                    check: dict = {"url": url[len(base_url):]}
+                    try:
+                        await tab.goto(url)
+                        await tab.wait_for_selector(
+                            "[data-testid='stApp'][data-test-connection-state='CONNECTED']",
+                            timeout=30_000)
+                        await tab.wait_for_selector(
+                            "[data-testid='stApp'][data-test-script-state='notRunning']",
+                            timeout=30_000)
+                        if expect_chart:
+                            await tab.wait_for_selector(
+                                "[data-testid='stPlotlyChart'] .main-svg", timeout=30_000)
+                        await tab.wait_for_timeout(300)
+                        await tab.wait_for_selector(
+                            "[data-testid='stApp'][data-test-script-state='notRunning']",
+                            timeout=30_000)
+                        check["seconds"] = time.perf_counter() - t0
+                        check["charts"] = await tab.locator("[data-testid='stPlotlyChart']").count()
+                        check["exceptions"] = await tab.locator("[data-testid='stException']").count()
+                        check["ok"] = check["exceptions"] == 0 and (check["charts"] > 0 or not expect_chart)
+                    except Exception as exc:  # noqa: BLE001 - a failed check is a result
+                        check["ok"] = False
+                        check["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+                    stats.browser.append(check)
+                    await asyncio.sleep(1.0)
+                await ctx.close()
+
+            await asyncio.gather(*(context_loop(i) for i in range(n)))
+        finally:
+            await browser.close()
+
+
+# ----------------------------------------------------------------------- the run
+
+
+async def run(args: argparse.Namespace) -> tuple[Stats, dict]:
+    rng = random.Random(args.seed)
+    page = args.page
+    links = _page_links(page or "home")
+    text = _text_choices()
+    port = args.port or free_port()
+    env = {}
+    if args.omp_threads:
+        env["OMP_NUM_THREADS"] = str(args.omp_threads)
+    info: dict = {"page": page, "links": len(links), "port": port, "env": env}
+    stats = Stats()
+    log = Path(args.server_log) if args.server_log else None
+    with Server(port, extra_env=env, log=log) as server:
+        info["rss_start"] = rss_kib(server.pid)
+        # warm-up: imports, first runs of caches, the page's chart
+        warm = StreamlitSession(server.base_url)
+        await warm.connect()
+        for link in links[:3]:
+            stats.add("warm-up", "open", await warm.open(page, link))
+            stats.add("warm-up", "widget", await warm.change_widget(rng, text))
+        info["widgets"] = sorted(f"{w.kind}:{w.key or w.label}" for w in warm.widgets.values())
+        await warm.close()
+        await asyncio.sleep(2.0)
+        info["rss_before"] = rss_kib(server.pid)
+        info["threads_before"] = threads(server.pid)
+
+        stop = asyncio.Event()
+        sampling = asyncio.create_task(sampler(server.pid, stats, stop))
+        t_class = time.monotonic()
+        stop_at = t_class + args.duration
+        cpu0 = cpu_seconds(server.pid)
+        jobs = [student(i, server.base_url, page, links, stop_at, stats,
+                        random.Random(rng.random()), (args.think_min, args.think_max), text)
+                for i in range(args.sessions)]
+        if args.browsers:
+            expect_chart = args.expect_chart if args.expect_chart is not None else bool(page)
+            jobs.append(browsers(server.base_url, page, links, args.browsers, stop_at,
+                                 stats, expect_chart))
+        await asyncio.gather(*jobs)
+        info["class_seconds"] = time.monotonic() - t_class
+        info["class_cpu"] = (cpu_seconds(server.pid) - cpu0) / info["class_seconds"]
+
+        if args.burst:
+            await asyncio.sleep(1.0)
+            await burst(server.base_url, page, links, args.burst, stats, rng, text)
+        info["rss_peak"] = max([s[1] for s in stats.samples] + [info["rss_before"]])
+        stop.set()
+        await sampling
+
+        await asyncio.sleep(args.settle)
+        info["rss_after"] = rss_kib(server.pid)
+        info["threads_after"] = threads(server.pid)
+        info["health_after"] = health(server.base_url)
+    return stats, info
+
+
+# ---------------------------------------------------------------------- reporting
+
+
+def summarise(stats: Stats, info: dict) -> tuple[list[list[str]], dict]:
+    generic = _generic_error_text()
+    rows = []
+    summary: dict = {"phases": {}}
+    for phase in ("warm-up", "class", "burst"):
+        for kinds, label in ((("open", "link"), "open"), (("widget",), "rerun"), (None, "all")):
+            recs = [r for r in stats.records if r.phase == phase and (kinds is None or r.kind in kinds)]
+            if not recs:
+                continue
+            times = [r.result.seconds for r in recs if r.result.ok]
+            perr = sum(1 for r in recs if r.result.protocol_error)
+            other = sum(1 for r in recs if not r.result.ok and not r.result.protocol_error)
+            exc = sum(len(r.result.exceptions) for r in recs)
+            alerts = [a for r in recs for a in r.result.error_alerts]
+            gen = sum(1 for a in alerts if generic in a)
+            row = dict(n=len(recs), p50=pct(times, 50), p95=pct(times, 95),
+                       max=max(times) if times else float("nan"),
+                       protocol_errors=perr, failed_runs=other, exceptions=exc,
+                       error_alerts=len(alerts) - gen, generic_errors=gen)
+            summary["phases"][f"{phase}/{label}"] = row
+            rows.append([phase, label, str(row["n"]), f"{row['p50']:.3f}", f"{row['p95']:.3f}",
+                         f"{row['max']:.3f}", str(perr), str(other), str(exc),
+                         str(row["error_alerts"]), str(gen)])
+    summary["protocol_errors"] = (sum(1 for r in stats.records if r.result.protocol_error)
+                                  + len(stats.connect_errors))
+    summary["exceptions"] = sum(len(r.result.exceptions) for r in stats.records)
+    summary["page_not_found"] = sum(1 for r in stats.records if r.result.page_not_found)
+    summary["browser"] = stats.browser
+    return rows, summary
+
+
+def print_report(stats: Stats, info: dict, args: argparse.Namespace) -> dict:
+    rows, summary = summarise(stats, info)
+    head = ["phase", "requests", "n", "p50 s", "p95 s", "max s", "proto err", "failed",
+            "exceptions", "st.error", "generic err"]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)] if rows else []
+    print()
+    print(f"GradLab load test: page '{info['page']}', {args.sessions} sessions x "
+          f"{args.duration:.0f} s (think {args.think_min}-{args.think_max} s), burst {args.burst}, "
+          f"port {info['port']}, env {info['env'] or '-'}")
+    print("Widgets on the page: " + (", ".join(info.get("widgets", [])) or "none"))
+    print("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)))
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
+    mib = 1024
+    before, after, peak = info["rss_before"], info["rss_after"], info["rss_peak"]
+    growth = (after - before) / before if before else float("nan")
+    print(f"\nServer RSS: start {info['rss_start'] / mib:.0f} MiB, before {before / mib:.0f} MiB "
+          f"(after warm-up), peak {peak / mib:.0f} MiB, after {after / mib:.0f} MiB "
+          f"({growth:+.1%}, {args.settle:.0f} s after the last tab closed); threads "
+          f"{info['threads_before']} -> {info['threads_after']}")
+    print(f"Server CPU during the class phase: {info['class_cpu']:.2f} cores on average "
+          f"(of {os.cpu_count()}); health after: {info['health_after']}")
+    cls = summary["phases"].get("class/all", {})
+    bst = summary["phases"].get("burst/rerun", {})
+    errors = summary["protocol_errors"] + sum(v["failed_runs"] for v in summary["phases"].values())
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "MISSED"
+
+    print("\nTargets (2 cores):")
+    if cls:
+        print(f"  class p95 < {TARGET_CLASS_P95:.0f} s: {cls['p95']:.3f} s  "
+              f"{verdict(cls['p95'] < TARGET_CLASS_P95)}")
+    if bst:
+        print(f"  burst p95 < {TARGET_BURST_P95:.0f} s: {bst['p95']:.3f} s  "
+              f"{verdict(bst['p95'] < TARGET_BURST_P95)}")
+    print(f"  zero errors: {errors} errors, {summary['exceptions']} exception elements, "
+          f"{summary['page_not_found']} page-not-found  "
+          f"{verdict(errors == 0 and summary['exceptions'] == 0 and not summary['page_not_found'])}")
+    print(f"  memory back within {TARGET_MEMORY:.0%}: {growth:+.1%}  "
+          f"{verdict(abs(growth) <= TARGET_MEMORY)}")
+    if stats.browser:
+        ok = sum(1 for b in stats.browser if b.get("ok"))
+        secs = [b["seconds"] for b in stats.browser if "seconds" in b]
+        print(f"\nBrowser check: {ok}/{len(stats.browser)} page loads correct under load"
+              + (f", load-to-finished p50 {pct(secs, 50):.2f} s, max {max(secs):.2f} s" if secs else ""))
+        for b in stats.browser:
+            if not b.get("ok"):
+                print(f"  FAILED {b}")
+    for e in stats.connect_errors[:10]:
+        print(f"  protocol error: {e}")
+    shown = 0
+    for r in stats.records:
+        if (r.result.protocol_error or r.result.exceptions) and shown < 10:
+            shown += 1
+            first = r.result.exceptions[0] if r.result.exceptions else None
+            print(f"  {r.phase}/{r.kind}: {r.result.status} {r.result.protocol_error}"
+                  + (f" exception {first.type}: {first.message[:120]}" if first else ""))
+    summary.update(info=info, rss_growth=growth)
+    return summary
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--sessions", type=int, default=30, help="tabs in the class (default 30)")
+    p.add_argument("--duration", type=float, default=60.0, help="class phase, seconds (default 60)")
+    p.add_argument("--burst", type=int, default=20, help="simultaneous reruns after the class (default 20; 0: none)")
+    p.add_argument("--page", default=None, help="url path of the page (default: explorer if it exists, else home)")
+    p.add_argument("--port", type=int, default=0, help="port for the server (default: a free one)")
+    p.add_argument("--quick", action="store_true", help="smoke test: 3 tabs, 5 s, burst 3, short settle")
+    p.add_argument("--think-min", type=float, default=0.5)
+    p.add_argument("--think-max", type=float, default=3.0)
+    p.add_argument("--browsers", type=int, default=None,
+                   help="Chromium contexts checking the UI during the class (default 2; 0 with --quick)")
+    p.add_argument("--expect-chart", type=lambda s: s.lower() in ("1", "true", "yes"), default=None,
+                   help="whether the browser check requires a Plotly chart (default: not on home)")
+    p.add_argument("--settle", type=float, default=None, help="seconds to wait before the 'after' RSS (default 10)")
+    p.add_argument("--omp-threads", type=int, default=0, help="set OMP_NUM_THREADS for the server")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--server-log", default="", help="write the server's output to this file")
+    p.add_argument("--json", default="", help="also write the summary as JSON to this file")
+    args = p.parse_args(argv)
+    if args.quick:
+        args.sessions, args.duration, args.burst = min(args.sessions, 3), min(args.duration, 5.0), min(args.burst, 3)
+        args.browsers = 0 if args.browsers is None else args.browsers
+        args.settle = 2.0 if args.settle is None else args.settle
+    args.browsers = 2 if args.browsers is None else min(args.browsers, 3)
+    args.settle = 10.0 if args.settle is None else args.settle
+    args.sessions = max(1, min(args.sessions, MAX_SESSIONS))
+    args.duration = max(1.0, min(args.duration, MAX_DURATION))
+    args.burst = max(0, min(args.burst, MAX_BURST))
+    args.settle = max(0.0, min(args.settle, 300.0))
+    if args.page is None:
+        args.page = "explorer" if (REPO_ROOT / "pages" / "explorer.py").is_file() else "home"
+    args.page = "" if args.page in ("home", "/") else args.page.strip("/")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    stats, info = asyncio.run(run(args))
+    info["page"] = args.page or "home"
+    summary = print_report(stats, info, args)
+    if args.json:
+        Path(args.json).write_text(json.dumps(summary, indent=2, default=str))
+    return 1 if summary["protocol_errors"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,521 @@
+"""A headless Streamlit client: drives a server over its own websocket protocol.
+
+It behaves like one browser tab, minus the rendering, so a load test measures the
+server and not a browser. Written against Streamlit 1.67 (starlette server); the
+messages are the protobufs that ship inside the ``streamlit`` package.
+
+The protocol, as the frontend speaks it:
+
+* Connect to ``ws://host:port/_stcore/stream`` with the subprotocol ``streamlit``
+  (the server also reads an XSRF token and a session id to resume from the 2nd
+  and 3rd subprotocol entries; a fresh tab sends neither). Frames are binary:
+  ``BackMsg`` from client to server, ``ForwardMsg`` from server to client.
+* The first message a tab sends is ``BackMsg.rerun_script`` (a ``ClientState``)
+  with ``query_string`` (the URL's, without ``?``), ``page_name`` set to the URL
+  path (``"explorer"``; ``""`` for the default page), ``page_script_hash`` empty,
+  no widget states, and ``context_info`` (timezone, locale, url, colour scheme).
+* The server answers with ``new_session`` (the run has started; it carries the
+  page's ``page_script_hash`` and config such as ``max_cached_message_age``),
+  ``session_status_changed``, ``navigation``, ``page_info_changed`` (the query
+  string the URL should now show), ``delta`` messages (elements and blocks), and
+  finally ``script_finished``. A run that calls ``st.rerun()`` ends with
+  ``FINISHED_EARLY_FOR_RERUN`` and is followed by another ``new_session``: the
+  run a user waits for ends with ``FINISHED_SUCCESSFULLY``,
+  ``FINISHED_FRAGMENT_RUN_SUCCESSFULLY`` or ``FINISHED_WITH_COMPILE_ERROR``.
+* Each later interaction is another ``rerun_script`` with the page's
+  ``page_script_hash`` (``page_name`` empty), the query string the server last
+  reported, and the state of *every* widget on the page (``WidgetStates``), the
+  changed one included; a widget inside an ``st.fragment`` also sets
+  ``fragment_id`` so only the fragment reruns.
+* Message cache: a ``ForwardMsg`` with ``metadata.cacheable`` is kept by the
+  client under its ``hash``; the client lists the hashes it holds in
+  ``ClientState.cached_message_hashes`` and the server then sends a small
+  ``ref_hash`` message instead of the full one. Entries unused for more than
+  ``max_cached_message_age`` runs are dropped (as the frontend does). Nothing
+  has to be acknowledged; ``app_heartbeat`` is only sent when an embedding host
+  asks for it, and websocket pings are answered by the ``websockets`` library.
+
+Only the standard library, ``websockets`` and the Streamlit protobufs are used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import websockets
+from websockets.asyncio.client import connect
+
+from streamlit.proto.Alert_pb2 import Alert
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.NumberInput_pb2 import NumberInput
+from streamlit.proto.Slider_pb2 import Slider
+from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates
+
+STREAM_PATH = "/_stcore/stream"
+SUBPROTOCOL = "streamlit"
+
+#: ``script_finished`` statuses that end what the user waits for.
+_TERMINAL = {
+    ForwardMsg.FINISHED_SUCCESSFULLY: "ok",
+    ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY: "ok-fragment",
+    ForwardMsg.FINISHED_WITH_COMPILE_ERROR: "compile-error",
+}
+
+#: Element types this client knows how to hold and change, like the frontend's widgets.
+WIDGET_TYPES = frozenset(
+    {"selectbox", "radio", "multiselect", "slider", "number_input", "checkbox",
+     "text_input", "text_area"}
+)
+
+
+class ProtocolError(RuntimeError):
+    """The server did not speak the protocol as expected (closed, bad frame, unknown ref, timeout)."""
+
+
+@dataclass
+class Widget:
+    """A widget as the last run drew it: its element proto and where it lives."""
+
+    id: str
+    kind: str  # the Element oneof name; "select_slider" for a slider with options
+    proto: Any
+    fragment_id: str = ""
+
+    @property
+    def key(self) -> str:
+        """The query-parameter key of a ``bind="query-params"`` widget, else ''."""
+        return getattr(self.proto, "query_param_key", "")
+
+    @property
+    def label(self) -> str:
+        return getattr(self.proto, "label", "")
+
+
+@dataclass
+class RunResult:
+    """What one rerun request produced, from the client's side."""
+
+    status: str  # ok | ok-fragment | compile-error | timeout | closed | ...
+    seconds: float
+    messages: int = 0
+    deltas: int = 0
+    elements: Counter = field(default_factory=Counter)
+    exceptions: list = field(default_factory=list)  # Exception protos
+    error_alerts: list = field(default_factory=list)  # bodies of st.error
+    page_not_found: bool = False
+    protocol_error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("ok", "ok-fragment") and not self.protocol_error
+
+
+def _context_info(msg: BackMsg, url: str) -> None:
+    ci = msg.rerun_script.context_info
+    ci.timezone = "Europe/London"
+    ci.timezone_offset = 0
+    ci.locale = "en-GB"
+    ci.url = url
+    ci.is_embedded = False
+    ci.color_scheme = "light"
+
+
+# ------------------------------------------------------------------ widget values
+
+
+def initial_state(w: Widget) -> WidgetState | None:
+    """The value the frontend reports for a widget it has just drawn (None: no value yet)."""
+    p = w.proto
+    s = WidgetState(id=w.id)
+    if w.kind in ("selectbox", "radio"):
+        if p.HasField("raw_value"):
+            s.string_value = p.raw_value
+        elif p.HasField("default") and 0 <= p.default < len(p.options):
+            s.string_value = p.options[p.default]
+        else:
+            return None
+    elif w.kind == "multiselect":
+        values = list(p.raw_values) if p.set_value else [p.options[i] for i in p.default]
+        s.string_array_value.data.extend(values)
+    elif w.kind == "select_slider":
+        if p.set_value and p.raw_value:
+            labels = list(p.raw_value)
+        else:
+            labels = [p.options[int(i)] for i in p.default]
+        s.string_array_value.data.extend(labels)
+    elif w.kind == "slider":
+        s.double_array_value.data.extend(list(p.value) if p.set_value else list(p.default))
+    elif w.kind == "number_input":
+        if p.HasField("value"):
+            v = p.value
+        elif p.HasField("default"):
+            v = p.default
+        else:
+            return None
+        if p.data_type == NumberInput.INT:
+            s.int_value = int(v)
+        else:
+            s.double_value = v
+    elif w.kind == "checkbox":
+        s.bool_value = p.value if p.set_value else p.default
+    elif w.kind in ("text_input", "text_area"):
+        if p.HasField("value"):
+            s.string_value = p.value
+        elif p.HasField("default"):
+            s.string_value = p.default
+        else:
+            return None
+    else:
+        return None
+    return s
+
+
+def changed_state(
+    w: Widget,
+    current: WidgetState | None,
+    rng: random.Random,
+    text_choices: dict[str, list[str]] | None = None,
+) -> WidgetState | None:
+    """A different valid value for the widget, as a user would pick it (None: can't change it)."""
+    p = w.proto
+    s = WidgetState(id=w.id)
+    if getattr(p, "disabled", False):
+        return None
+    if w.kind in ("selectbox", "radio"):
+        cur = current.string_value if current is not None else None
+        choices = [o for o in p.options if o != cur]
+        if not choices:
+            return None
+        s.string_value = rng.choice(choices)
+    elif w.kind == "multiselect":
+        if not p.options:
+            return None
+        limit = p.max_selections or len(p.options)
+        k = rng.randint(1, max(1, min(3, limit, len(p.options))))
+        s.string_array_value.data.extend(rng.sample(list(p.options), k))
+    elif w.kind == "select_slider":
+        n = len(p.options)
+        if n < 2:
+            return None
+        if len(p.default) >= 2:
+            lo, hi = sorted(rng.sample(range(n), 2))
+            s.string_array_value.data.extend([p.options[lo], p.options[hi]])
+        else:
+            s.string_array_value.data.append(p.options[rng.randrange(n)])
+    elif w.kind == "slider":
+        if p.data_type not in (Slider.INT, Slider.FLOAT) or p.max <= p.min:
+            return None
+        step = p.step or (1 if p.data_type == Slider.INT else (p.max - p.min) / 100)
+        stops = int((p.max - p.min) / step)
+        pick = sorted(p.min + step * rng.randint(0, stops) for _ in range(max(1, len(p.default))))
+        s.double_array_value.data.extend(pick)
+    elif w.kind == "number_input":
+        is_int = p.data_type == NumberInput.INT
+        if p.has_min and p.has_max:
+            v = rng.uniform(p.min, p.max)
+        else:
+            base = (current.int_value if is_int else current.double_value) if current else 1.0
+            v = (base or 1.0) * rng.choice((0.5, 0.8, 1.25, 2.0, -1.0))
+            if p.has_min:
+                v = max(v, p.min)
+            if p.has_max:
+                v = min(v, p.max)
+        if is_int:
+            s.int_value = int(round(v))
+        else:
+            s.double_value = float(f"{v:.6g}")
+    elif w.kind == "checkbox":
+        s.bool_value = not (current.bool_value if current is not None else p.default)
+    elif w.kind in ("text_input", "text_area"):
+        choices = (text_choices or {}).get(w.key) or []
+        cur = current.string_value if current is not None else None
+        choices = [c for c in choices if c != cur]
+        if not choices:
+            return None
+        s.string_value = rng.choice(choices)
+    else:
+        return None
+    return s
+
+
+# ------------------------------------------------------------------------ session
+
+
+class StreamlitSession:
+    """One browser tab's conversation with a Streamlit server.
+
+    >>> async with StreamlitSession("http://127.0.0.1:8501") as tab:   # doctest: +SKIP
+    ...     first = await tab.open("explorer", "dtypes=float32")
+    ...     second = await tab.change_widget(random.Random(0))
+    """
+
+    def __init__(self, base_url: str, *, use_message_cache: bool = True,
+                 run_timeout: float = 60.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.ws_url = self.base_url.replace("http", "ws", 1) + STREAM_PATH
+        self.use_message_cache = use_message_cache
+        self.run_timeout = run_timeout
+        self._ws: Any = None
+        self._inbox: asyncio.Queue = asyncio.Queue()
+        self._reader: asyncio.Task | None = None
+        # state the frontend keeps
+        self.session_id = ""
+        self.page_name = ""
+        self.page_script_hash = ""
+        self.query_string = ""
+        self.widgets: dict[str, Widget] = {}
+        self.widget_states: dict[str, WidgetState] = {}
+        self._seen_this_run: set[str] = set()
+        self._cache: dict[str, list] = {}  # hash -> [ForwardMsg, last run it was used]
+        self._run_count = 0
+        self._max_message_age = 2
+        self.ref_hits = 0
+
+    # -- connection
+    async def __aenter__(self) -> StreamlitSession:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def connect(self, timeout: float = 10.0) -> None:
+        try:
+            self._ws = await connect(
+                self.ws_url, subprotocols=[SUBPROTOCOL], max_size=None,
+                open_timeout=timeout, compression=None, proxy=None,
+                origin=self.base_url,
+            )
+        except (OSError, websockets.WebSocketException, asyncio.TimeoutError) as exc:
+            raise ProtocolError(f"cannot connect to {self.ws_url}: {exc!r}") from exc
+        self._reader = asyncio.create_task(self._read_loop())
+
+    async def close(self) -> None:
+        if self._ws is not None:
+            await self._ws.close()
+        if self._reader is not None:
+            self._reader.cancel()
+            try:
+                await self._reader
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001
+                pass
+        self._ws = self._reader = None
+
+    async def _read_loop(self) -> None:
+        try:
+            async for frame in self._ws:
+                if isinstance(frame, str):
+                    await self._inbox.put(ProtocolError("text frame from server"))
+                    return
+                msg = ForwardMsg()
+                try:
+                    msg.ParseFromString(frame)
+                except Exception as exc:  # noqa: BLE001
+                    await self._inbox.put(ProtocolError(f"undecodable ForwardMsg: {exc!r}"))
+                    return
+                await self._inbox.put(msg)
+            await self._inbox.put(ProtocolError("server closed the websocket"))
+        except websockets.ConnectionClosed as exc:
+            await self._inbox.put(ProtocolError(f"websocket closed: {exc!r}"))
+
+    # -- message cache
+    def _resolve(self, msg: ForwardMsg) -> ForwardMsg:
+        if msg.WhichOneof("type") == "ref_hash":
+            entry = self._cache.get(msg.ref_hash)
+            if entry is None:
+                raise ProtocolError(f"ref_hash {msg.ref_hash} is not in the client cache")
+            full = ForwardMsg()
+            full.CopyFrom(entry[0])
+            full.metadata.CopyFrom(msg.metadata)  # delta_path etc. of *this* run
+            entry[1] = self._run_count
+            self.ref_hits += 1
+            return full
+        if self.use_message_cache and msg.metadata.cacheable and msg.hash:
+            self._cache[msg.hash] = [msg, self._run_count]
+        return msg
+
+    def _age_cache(self) -> None:
+        self._run_count += 1
+        limit = self._max_message_age
+        for h in [h for h, (_, used) in self._cache.items() if self._run_count - used > limit]:
+            del self._cache[h]
+
+    # -- one message
+    def _apply(self, msg: ForwardMsg, result: RunResult | None) -> None:
+        kind = msg.WhichOneof("type")
+        if kind == "new_session":
+            ns = msg.new_session
+            if ns.initialize.session_id:
+                self.session_id = ns.initialize.session_id
+            if ns.page_script_hash:
+                self.page_script_hash = ns.page_script_hash
+            if ns.config.max_cached_message_age:
+                self._max_message_age = ns.config.max_cached_message_age
+        elif kind == "page_info_changed":
+            self.query_string = msg.page_info_changed.query_string
+        elif kind == "navigation" and msg.navigation.page_script_hash:
+            self.page_script_hash = msg.navigation.page_script_hash
+        elif kind == "page_not_found" and result is not None:
+            result.page_not_found = True
+        elif kind == "session_event" and result is not None:
+            ev = msg.session_event
+            if ev.WhichOneof("type") == "script_compilation_exception":
+                result.exceptions.append(ev.script_compilation_exception)
+        elif kind == "delta":
+            if result is not None:
+                result.deltas += 1
+            delta = msg.delta
+            if delta.WhichOneof("type") != "new_element":
+                return
+            el = delta.new_element
+            etype = el.WhichOneof("type")
+            if result is not None:
+                result.elements[etype] += 1
+                if etype == "exception":
+                    result.exceptions.append(el.exception)
+                elif etype == "alert" and el.alert.format == Alert.ERROR:
+                    result.error_alerts.append(el.alert.body)
+            if etype in WIDGET_TYPES:
+                proto = getattr(el, etype)
+                wkind = etype
+                if etype == "slider" and (proto.type == Slider.SELECT_SLIDER or proto.options):
+                    wkind = "select_slider"
+                w = Widget(proto.id, wkind, proto, delta.fragment_id)
+                self.widgets[w.id] = w
+                self._seen_this_run.add(w.id)
+                state = initial_state(w)
+                if w.id not in self.widget_states and state is not None:
+                    self.widget_states[w.id] = state
+                elif getattr(proto, "set_value", False):
+                    # the server set a value (URL seed, session_state): the frontend takes it
+                    if state is not None:
+                        self.widget_states[w.id] = state
+
+    def _finish_run(self, fragment: bool) -> None:
+        if not fragment:
+            # widgets not drawn by a full run are gone (the frontend drops their state)
+            for wid in [w for w in self.widgets if w not in self._seen_this_run]:
+                self.widgets.pop(wid, None)
+                self.widget_states.pop(wid, None)
+            self._age_cache()
+
+    def _drain(self) -> None:
+        while not self._inbox.empty():
+            item = self._inbox.get_nowait()
+            if isinstance(item, ProtocolError):
+                raise item
+            self._apply(self._resolve(item), None)
+
+    # -- requests
+    async def rerun(
+        self,
+        *,
+        page_name: str | None = None,
+        query_string: str | None = None,
+        widget_states: list[WidgetState] | None = None,
+        fragment_id: str = "",
+        first: bool = False,
+    ) -> RunResult:
+        """Send one ``rerun_script`` and wait for the run the user waits for to end."""
+        t0 = time.perf_counter()
+        result = RunResult(status="pending", seconds=0.0)
+        try:
+            self._drain()
+            back = BackMsg()
+            cs = back.rerun_script
+            if query_string is not None:
+                self.query_string = query_string
+            cs.query_string = self.query_string
+            if first:
+                self.page_name = page_name or ""
+                cs.page_name = self.page_name
+            else:
+                cs.page_script_hash = self.page_script_hash
+                if page_name is not None:
+                    cs.page_name = page_name
+            states = widget_states if widget_states is not None else list(self.widget_states.values())
+            cs.widget_states.CopyFrom(WidgetStates(widgets=states))
+            if fragment_id:
+                cs.fragment_id = fragment_id
+            if self.use_message_cache:
+                cs.cached_message_hashes.extend(self._cache)
+            url = f"{self.base_url}/{self.page_name}" + (f"?{self.query_string}" if self.query_string else "")
+            _context_info(back, url)
+            if not fragment_id:
+                self._seen_this_run = set()
+            await self._ws.send(back.SerializeToString())
+            started = False
+            deadline = t0 + self.run_timeout
+            while True:
+                remaining = deadline - time.perf_counter()
+                if remaining <= 0:
+                    raise asyncio.TimeoutError
+                item = await asyncio.wait_for(self._inbox.get(), remaining)
+                if isinstance(item, ProtocolError):
+                    raise item
+                msg = self._resolve(item)
+                result.messages += 1
+                kind = msg.WhichOneof("type")
+                if kind == "new_session":
+                    started = True
+                self._apply(msg, result)
+                if kind == "script_finished" and started:
+                    status = _TERMINAL.get(msg.script_finished)
+                    if status is not None:
+                        result.status = status
+                        self._finish_run(fragment=msg.script_finished
+                                         == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
+                        break
+        except asyncio.TimeoutError:
+            result.status = "timeout"
+            result.protocol_error = f"no script_finished within {self.run_timeout:.0f} s"
+        except ProtocolError as exc:
+            result.status = "protocol-error"
+            result.protocol_error = str(exc)
+        except websockets.ConnectionClosed as exc:
+            result.status = "protocol-error"
+            result.protocol_error = f"websocket closed: {exc!r}"
+        result.seconds = time.perf_counter() - t0
+        return result
+
+    async def open(self, page_name: str = "", query_string: str = "") -> RunResult:
+        """What a tab does when it loads ``/<page_name>?<query_string>``."""
+        return await self.rerun(page_name=page_name, query_string=query_string, first=True)
+
+    def changeable_widgets(self, text_choices: dict[str, list[str]] | None = None) -> list[Widget]:
+        out = []
+        for w in self.widgets.values():
+            if getattr(w.proto, "disabled", False):
+                continue
+            if w.kind in ("text_input", "text_area") and not (text_choices or {}).get(w.key):
+                continue
+            out.append(w)
+        return out
+
+    async def change_widget(
+        self,
+        rng: random.Random,
+        text_choices: dict[str, list[str]] | None = None,
+        widget: Widget | None = None,
+    ) -> RunResult | None:
+        """Change one widget to another valid value and rerun, as a click would (None: nothing to change)."""
+        candidates = [widget] if widget else self.changeable_widgets(text_choices)
+        rng.shuffle(candidates)
+        for w in candidates:
+            new = changed_state(w, self.widget_states.get(w.id), rng, text_choices)
+            if new is None:
+                continue
+            self.widget_states[w.id] = new
+            return await self.rerun(fragment_id=w.fragment_id)
+        return None
+
+
+def exception_text(exc: Any) -> str:
+    """Everything an Exception element would show: type, message and stack trace."""
+    return "\n".join([exc.type, exc.message, *exc.stack_trace])
