@@ -41,11 +41,13 @@ Only the standard library, ``websockets`` and the Streamlit protobufs are used.
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qsl, urlencode
 
 import websockets
 from websockets.asyncio.client import connect
@@ -129,30 +131,34 @@ def _context_info(msg: BackMsg, url: str) -> None:
 # ------------------------------------------------------------------ widget values
 
 
-def initial_state(w: Widget) -> WidgetState | None:
-    """The value the frontend reports for a widget it has just drawn (None: no value yet)."""
+def initial_state(w: Widget, *, default_only: bool = False) -> WidgetState | None:
+    """The value the frontend reports for a widget it has just drawn (None: no value yet).
+
+    ``default_only``: the widget's default, ignoring a value the server set.
+    """
     p = w.proto
     s = WidgetState(id=w.id)
+    use_set = bool(getattr(p, "set_value", False)) and not default_only
     if w.kind in ("selectbox", "radio"):
-        if p.HasField("raw_value"):
+        if use_set and p.HasField("raw_value"):
             s.string_value = p.raw_value
         elif p.HasField("default") and 0 <= p.default < len(p.options):
             s.string_value = p.options[p.default]
         else:
             return None
     elif w.kind == "multiselect":
-        values = list(p.raw_values) if p.set_value else [p.options[i] for i in p.default]
+        values = list(p.raw_values) if use_set else [p.options[i] for i in p.default]
         s.string_array_value.data.extend(values)
     elif w.kind == "select_slider":
-        if p.set_value and p.raw_value:
+        if use_set and p.raw_value:
             labels = list(p.raw_value)
         else:
             labels = [p.options[int(i)] for i in p.default]
         s.string_array_value.data.extend(labels)
     elif w.kind == "slider":
-        s.double_array_value.data.extend(list(p.value) if p.set_value else list(p.default))
+        s.double_array_value.data.extend(list(p.value) if use_set else list(p.default))
     elif w.kind == "number_input":
-        if p.HasField("value"):
+        if use_set and p.HasField("value"):
             v = p.value
         elif p.HasField("default"):
             v = p.default
@@ -163,9 +169,9 @@ def initial_state(w: Widget) -> WidgetState | None:
         else:
             s.double_value = v
     elif w.kind == "checkbox":
-        s.bool_value = p.value if p.set_value else p.default
+        s.bool_value = p.value if use_set else p.default
     elif w.kind in ("text_input", "text_area"):
-        if p.HasField("value"):
+        if use_set and p.HasField("value"):
             s.string_value = p.value
         elif p.HasField("default"):
             s.string_value = p.default
@@ -174,6 +180,46 @@ def initial_state(w: Widget) -> WidgetState | None:
     else:
         return None
     return s
+
+
+def _number_for_url(v: float) -> str:
+    if math.isfinite(v) and v == int(v):
+        return str(int(v))
+    return str(v)
+
+
+def url_values(state: WidgetState) -> list[str]:
+    """How a bound widget's value appears in the URL (one entry per repeated parameter)."""
+    kind = state.WhichOneof("value")
+    if kind == "string_value":
+        return [state.string_value]
+    if kind == "string_array_value":
+        return list(state.string_array_value.data)
+    if kind == "double_array_value":
+        return [_number_for_url(v) for v in state.double_array_value.data]
+    if kind == "double_value":
+        return [_number_for_url(state.double_value)]
+    if kind == "int_value":
+        return [str(state.int_value)]
+    if kind == "bool_value":
+        return ["true" if state.bool_value else "false"]
+    return []
+
+
+def with_param(query_string: str, key: str, values: list[str] | None) -> str:
+    """``query_string`` with ``key`` set to ``values`` (None: removed), other keys kept in order."""
+    pairs = parse_qsl(query_string, keep_blank_values=True)
+    out: list[tuple[str, str]] = []
+    placed = False
+    for k, v in pairs:
+        if k != key:
+            out.append((k, v))
+        elif not placed and values is not None:
+            out.extend((key, x) for x in values)
+            placed = True
+    if not placed and values is not None:
+        out.extend((key, x) for x in values)
+    return urlencode(out)
 
 
 def changed_state(
@@ -512,6 +558,12 @@ class StreamlitSession:
             if new is None:
                 continue
             self.widget_states[w.id] = new
+            if w.key:
+                # the frontend writes a bound widget's value into the URL itself,
+                # and drops the parameter when the value is the widget's default
+                default = initial_state(w, default_only=True)
+                values = None if default == new else url_values(new)
+                self.query_string = with_param(self.query_string, w.key, values)
             return await self.rerun(fragment_id=w.fragment_id)
         return None
 
