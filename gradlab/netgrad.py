@@ -45,6 +45,7 @@ __all__ = [
     "StepSweep",
     "step_sweep",
     "SCIPY_NOTE",
+    "parse_hidden",
 ]
 
 #: Shown on the page for readers of the seed, who used scipy.
@@ -381,3 +382,20 @@ def step_sweep(settings: NetgradSettings) -> StepSweep:
         predicted_step=predicted if predicted is not None else float("nan"),
         default_step=default_step("central", s.dtype, x0), third_derivative=d3, notes=tuple(notes),
     )
+
+
+def parse_hidden(text: str) -> tuple[int, ...]:
+    """Hidden layer widths typed as ``"32, 32"`` (empty text: no hidden layer).
+
+    >>> parse_hidden("64, 32")
+    (64, 32)
+    """
+    if not isinstance(text, str) or len(text) > LIMITS.expression_chars:
+        raise GradLabError("Type the hidden widths as whole numbers separated by commas, such as '32, 32'.")
+    parts = [p for p in text.replace(",", " ").split() if p]
+    widths = []
+    for part in parts:
+        if not part.isdigit():
+            raise GradLabError(f"'{part}' is not a layer width; type whole numbers such as '32, 32'.")
+        widths.append(int(part))
+    return tuple(widths)

@@ -1,0 +1,201 @@
+"""Figures for the three teaching pages: pure functions, tidy DataFrame -> plotly Figure.
+
+No streamlit here; the pages show the figures with :func:`gradlab.ui.figures.show_figure`.
+
+>>> import pandas as pd
+>>> fig = ulp_distance_bars(pd.DataFrame({"ulps": [0, 1], "count": [6, 4], "fraction": [0.6, 0.4]}), "A", "B")
+>>> fig.data[0].type
+'bar'
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+__all__ = [
+    "ulp_distance_bars",
+    "error_histogram",
+    "error_scatter",
+    "staircase_figure",
+    "step_error_figure",
+    "jacobian_heatmap",
+    "weighted_rows_figure",
+]
+
+# The app theme's categorical colours (.streamlit/config.toml), named by role.
+COLOR_A = "#1f5fbf"
+COLOR_B = "#d1495b"
+COLOR_TRUTH = "#2a9d5c"
+COLOR_GUIDE = "#8a94a6"
+COLOR_MARK = "#e07b00"
+#: Curves k*q drawn on the staircase: the multiples nearest the truth, each side.
+STAIR_MULTIPLES = 4
+#: Bins of the ulp-error histograms: a twentieth of an ulp resolves the 0.5-ulp line.
+ERROR_BIN_ULP = 0.05
+#: Above this many ulps an error axis becomes logarithmic (cancellation gives millions).
+LINEAR_ULP_AXIS_MAX = 4.0
+
+_LOG_AXIS = dict(type="log", exponentformat="power", showexponent="all")
+
+
+def _layout(fig: go.Figure, title: str, x_title: str, y_title: str) -> go.Figure:
+    fig.update_layout(
+        title=dict(text=title, x=0, xanchor="left"),
+        xaxis_title=x_title, yaxis_title=y_title,
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1),
+        margin=dict(l=10, r=10, t=70, b=10), hovermode="closest",
+    )
+    return fig
+
+
+# ---------------------------------------------------------------- round-off lab
+
+
+def ulp_distance_bars(hist: pd.DataFrame, label_a: str, label_b: str) -> go.Figure:
+    """Bars: how often the two formulas are 0, 1, 2, ... ulps apart (from ``ulp_histogram``)."""
+    fig = go.Figure(go.Bar(
+        x=hist["ulps"].astype(str), y=hist["fraction"], marker_color=COLOR_A,
+        text=[f"{f:.1%}" for f in hist["fraction"]], textposition="outside",
+        customdata=hist["count"], hovertemplate="%{x} ulp apart: %{customdata:,} points (%{y:.1%})<extra></extra>",
+    ))
+    fig.update_yaxes(tickformat=".0%", rangemode="tozero")
+    fig.update_xaxes(type="category")
+    return _layout(fig, f"How far apart are {label_a} and {label_b}?", "distance in ulps (0 = bit for bit equal)",
+                   "fraction of points")
+
+
+def error_histogram(table: pd.DataFrame, label_a: str, label_b: str) -> go.Figure:
+    """Overlaid histograms of each formula's distance from the exact value, in ulps; 0.5 ulp marked."""
+    used = table.dropna(subset=["ulps_a_exact", "ulps_b_exact"])
+    top = float(max(used["ulps_a_exact"].max(), used["ulps_b_exact"].max())) if len(used) else 1.0
+    fig = go.Figure()
+    for column, label, color in (("ulps_a_exact", label_a, COLOR_A), ("ulps_b_exact", label_b, COLOR_B)):
+        values = used[column]
+        if top > LINEAR_ULP_AXIS_MAX:
+            values = np.log10(values.clip(lower=ERROR_BIN_ULP))
+        fig.add_trace(go.Histogram(
+            x=values, name=label, marker_color=color, opacity=0.6, histnorm="probability",
+            xbins=None if top > LINEAR_ULP_AXIS_MAX else dict(start=0, end=top + ERROR_BIN_ULP, size=ERROR_BIN_ULP),
+        ))
+    fig.update_layout(barmode="overlay")
+    fig.update_yaxes(tickformat=".0%")
+    if top > LINEAR_ULP_AXIS_MAX:
+        x_title = "log10 of the error in ulps (values below 0.05 ulp counted at 0.05)"
+        fig.add_vline(x=np.log10(0.5), line_dash="dot", line_color=COLOR_TRUTH,
+                      annotation_text="0.5 ulp: correctly rounded", annotation_position="top right")
+    else:
+        x_title = "distance from the exact value, in ulps"
+        fig.add_vline(x=0.5, line_dash="dot", line_color=COLOR_TRUTH,
+                      annotation_text="0.5 ulp: correctly rounded", annotation_position="top right")
+    return _layout(fig, "How far is each from the exact value?", x_title, "fraction of points")
+
+
+def error_scatter(table: pd.DataFrame, label_a: str, label_b: str) -> go.Figure:
+    """Each point's error in ulps against x, both formulas; log x when every x is positive."""
+    used = table.dropna(subset=["ulps_a_exact", "ulps_b_exact"])
+    top = float(max(used["ulps_a_exact"].max(), used["ulps_b_exact"].max())) if len(used) else 1.0
+    fig = go.Figure()
+    for column, label, color, hexcol in (("ulps_a_exact", label_a, COLOR_A, "hex_a"),
+                                         ("ulps_b_exact", label_b, COLOR_B, "hex_b")):
+        fig.add_trace(go.Scattergl(
+            x=used["x"], y=used[column], mode="markers", name=label,
+            marker=dict(color=color, size=4, opacity=0.5), customdata=used[[hexcol]].to_numpy(),
+            hovertemplate="x = %{x:.9g}<br>%{y:.3f} ulp from exact<br>bits %{customdata[0]}<extra>" + label + "</extra>",
+        ))
+    if len(used) and (used["x"] > 0).all():
+        fig.update_xaxes(**_LOG_AXIS)
+    if top > LINEAR_ULP_AXIS_MAX:
+        fig.update_yaxes(**_LOG_AXIS)
+    return _layout(fig, "Error at each x", "x", "distance from the exact value (ulps)"
+                   + (" — exact zeros are not drawn" if top > LINEAR_ULP_AXIS_MAX else ""))
+
+
+# ---------------------------------------------------------------- network page
+
+
+def staircase_figure(table: pd.DataFrame, autograd: float, reference: float, mark_step: float,
+                     mark_quantum: float, dtype: str) -> go.Figure:
+    """Central-difference estimates against the step, with the curves k*q(h) they must sit on.
+
+    At small steps the outputs y+ and y- differ by a few ulps, so each estimate is
+    an integer multiple of q(h) = ulp(y)/(2h): the points jump between the curves.
+    """
+    fig = go.Figure()
+    spacing = float(np.median(table["quantum"] * 2 * table["step"]))
+    steps = np.geomspace(table["step"].min(), table["step"].max(), 200)
+    base = int(round(reference / mark_quantum)) if mark_quantum > 0 else 0
+    for k in range(base - STAIR_MULTIPLES, base + STAIR_MULTIPLES + 1):
+        fig.add_trace(go.Scatter(
+            x=steps, y=k * spacing / (2 * steps), mode="lines", line=dict(color=COLOR_GUIDE, width=1, dash="dot"),
+            name="k · ulp(y)/(2h)", legendgroup="k", showlegend=k == base, hoverinfo="skip",
+        ))
+    fig.add_trace(go.Scatter(
+        x=table["step"], y=table["estimate"], mode="markers+lines", name=f"central difference ({dtype})",
+        line=dict(color=COLOR_B, width=1), marker=dict(color=COLOR_B, size=6),
+        customdata=np.stack([table["k"], table["quantum"], table["step_taken"]], axis=1),
+        hovertemplate=("h = %{x:.3g}<br>estimate %{y:.6g}<br>= k·q with k = %{customdata[0]}, "
+                       "q = %{customdata[1]:.3g}<br>step taken %{customdata[2]:.4g}<extra></extra>"),
+    ))
+    fig.add_hline(y=autograd, line_color=COLOR_A, line_width=2,
+                  annotation_text=f"autograd ({dtype}) {autograd:.6g}", annotation_position="bottom left")
+    fig.add_vline(x=mark_step, line_dash="dash", line_color=COLOR_MARK,
+                  annotation_text=f"h = {mark_step:g}", annotation_position="top left")
+    half_range = max(STAIR_MULTIPLES * mark_quantum, 0.5 * abs(autograd))
+    fig.update_yaxes(range=[reference - half_range, reference + half_range])
+    fig.update_xaxes(**_LOG_AXIS)
+    return _layout(fig, "Estimates are quantised: multiples of q = ulp(y)/(2h)", "step h", "estimate of ∂y/∂x")
+
+
+def step_error_figure(table: pd.DataFrame, predicted_step: float, mark_step: float, dtype: str) -> go.Figure:
+    """|estimate - reference| against the step, log-log, with the theory's best step marked."""
+    errors = table["ref_error"].where(table["ref_error"] > 0)  # exact zeros become gaps on a log axis
+    fig = go.Figure(go.Scatter(
+        x=table["step"], y=errors, mode="markers+lines", name=f"central difference ({dtype})",
+        line=dict(color=COLOR_B), marker=dict(size=5), connectgaps=False,
+        hovertemplate="h = %{x:.3g}<br>error %{y:.3g}<extra></extra>",
+    ))
+    if np.isfinite(predicted_step):
+        fig.add_vline(x=predicted_step, line_dash="dot", line_color=COLOR_TRUTH,
+                      annotation_text=f"predicted best h ≈ {predicted_step:.2g}", annotation_position="top right")
+    fig.add_vline(x=mark_step, line_dash="dash", line_color=COLOR_MARK,
+                  annotation_text=f"h = {mark_step:g}", annotation_position="bottom left")
+    fig.update_xaxes(**_LOG_AXIS)
+    fig.update_yaxes(**_LOG_AXIS)
+    return _layout(fig, "Error against the step: round-off on the left, truncation on the right",
+                   "step h", "|estimate − exact derivative|")
+
+
+# ---------------------------------------------------------------- backward page
+
+
+def jacobian_heatmap(matrix: np.ndarray, title: str, row_label: str = "y", col_label: str = "x") -> go.Figure:
+    """A small Jacobian with every entry written in its cell."""
+    rows, cols = matrix.shape
+    text = [[f"{v:.4g}" for v in row] for row in matrix]
+    fig = go.Figure(go.Heatmap(
+        z=matrix, x=[f"{col_label}{j}" for j in range(cols)], y=[f"{row_label}{i}" for i in range(rows)],
+        text=text, texttemplate="%{text}", colorscale="Blues", showscale=False,
+        hovertemplate="∂%{y}/∂%{x} = %{z:.6g}<extra></extra>",
+    ))
+    fig.update_yaxes(autorange="reversed")
+    fig.update_layout(height=max(180, 60 * rows + 90))
+    return _layout(fig, title, "", "")
+
+
+def weighted_rows_figure(table: pd.DataFrame, grad: tuple[float, ...]) -> go.Figure:
+    """Stacked bars: v_i times row i of J, per column; their sum is x.grad (diamonds)."""
+    fig = go.Figure()
+    for row, part in table.groupby("row"):
+        v = float(part["v"].iloc[0])
+        fig.add_trace(go.Bar(
+            x=[f"x{j}" for j in part["column"]], y=part["weighted"], name=f"v{row} · row {row} (v{row} = {v:g})",
+            hovertemplate="%{y:.6g}<extra></extra>",
+        ))
+    fig.add_trace(go.Scatter(
+        x=[f"x{j}" for j in range(len(grad))], y=list(grad), mode="markers", name="x.grad from backward(v)",
+        marker=dict(symbol="diamond", size=14, color="#111418", line=dict(color="white", width=1)),
+    ))
+    fig.update_layout(barmode="relative")
+    return _layout(fig, "vᵀJ is a weighted sum of the rows of J", "input entry", "contribution to x.grad")

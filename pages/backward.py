@@ -1,0 +1,211 @@
+"""Backward's gradient argument (seed 003): vector-Jacobian products, accumulation, retain_graph."""
+
+import streamlit as st
+
+from gradlab.ui.state import ensure_router
+
+ensure_router()
+
+from gradlab import plots_teaching as plots  # noqa: E402
+from gradlab.backward_lab import (  # noqa: E402
+    EMPTY_NOTE,
+    MATRIX_EXAMPLES,
+    SEED_FUNCTION,
+    STEP_CODES,
+    BackwardSession,
+    VJPSettings,
+    empty_demo,
+    matrix_vjp,
+    parse_vector,
+    vector_jacobian,
+)
+from gradlab.errors import GradLabError  # noqa: E402
+from gradlab.limits import LIMITS  # noqa: E402
+from gradlab.ui.examples import apply_example_from_url, detach_example, example_picker, load_example  # noqa: E402
+from gradlab.ui.figures import show_figure  # noqa: E402
+from gradlab.ui.state import bound_radio, bound_selectbox, bound_text, show_error  # noqa: E402
+from gradlab.ui.widgets import dtype_selectbox  # noqa: E402
+
+
+def _text(values) -> str:
+    return ", ".join(f"{v:g}" for v in values)
+
+
+SEED = VJPSettings()
+PRESETS = {
+    "vjp": {"a": _text(SEED.a), "b": _text(SEED.b), "c": _text(SEED.c), "v": _text(SEED.v), "steps": ""},
+    "accumulate": {"steps": "br,b,b"},
+    "ones": {"v": "1, 1, 1"},
+}
+CHANGED = {"on_change": detach_example}
+
+
+@st.cache_data(max_entries=32)
+def run_vjp(a: tuple, b: tuple, c: tuple, v: tuple, dtype: str):
+    return vector_jacobian(VJPSettings(a, b, c, v, dtype))
+
+
+@st.cache_data(max_entries=32)
+def run_session(steps: str, a: tuple, b: tuple, c: tuple, v: tuple, dtype: str):
+    return BackwardSession.from_text(steps, VJPSettings(a, b, c, v, dtype)).replay()
+
+
+@st.cache_data(max_entries=32)
+def run_matrix(name: str, v: tuple):
+    e = MATRIX_EXAMPLES[name]
+    return matrix_vjp(e.w, e.x, v)
+
+
+def add_step(code: str) -> None:
+    current = st.session_state.get("steps", "")
+    session = BackwardSession.from_text(current) if current else BackwardSession()
+    try:
+        st.session_state["steps"] = session._then(code).to_text()
+    except GradLabError as err:
+        st.session_state["_step_error"] = str(err)
+    detach_example()
+
+
+def clear_steps() -> None:
+    st.session_state["steps"] = ""
+    detach_example()
+
+
+apply_example_from_url(PRESETS)
+
+st.title("Backward's gradient argument")
+st.markdown(
+    "**The question (seed 003):** what does `gradients` mean in `y.backward(gradients)`? "
+    "With `y = 3a + 2b² + log(c)` and `gradients = [0.1, 1.0, 0.0001]` the seed printed "
+    "`a.grad = [0.3, 3, 3e-4]`, `b.grad = [1.2, 16, 2e-3]`, `c.grad = [0.016667, 0.14286, 1.25e-5]`."
+)
+
+left, right = st.columns([3, 1], vertical_alignment="bottom")
+with left:
+    example_picker(PRESETS)
+with right:
+    st.button("Reproduce seed 003", type="primary", icon=":material/replay:", on_click=load_example,
+              args=(PRESETS, "vjp"), help="a=[1,2,3], b=[3,4,5], c=[6,7,8], v=[0.1, 1.0, 0.0001]")
+
+with st.container(border=True):
+    cols = st.columns(5)
+    fields = {}
+    for col, (key, default, label) in zip(cols, (("a", SEED.a, "a"), ("b", SEED.b, "b"), ("c", SEED.c, "c (> 0)"),
+                                                  ("v", SEED.v, "gradient v"))):
+        with col:
+            fields[key] = bound_text(label, key, value=_text(default), max_chars=LIMITS.expression_chars, **CHANGED)
+    with cols[4]:
+        dtype = dtype_selectbox("dtype", "dtype", default=SEED.dtype, **CHANGED)
+
+try:
+    vectors = {k: parse_vector(t, k) for k, t in fields.items()}
+    r = run_vjp(vectors["a"], vectors["b"], vectors["c"], vectors["v"], dtype)
+except Exception as err:  # noqa: BLE001 - shown as a sentence, never a traceback
+    show_error(err)
+    st.stop()
+
+st.subheader("1 · backward(v) computes vᵀJ")
+st.code(f"{SEED_FUNCTION}\ny.backward(v)   # v = torch.tensor([{fields['v']}])", language="python")
+st.markdown(
+    r"Each $y_i$ depends only on $a_i, b_i, c_i$, so each Jacobian block is diagonal: "
+    r"$\partial y/\partial a = 3I$, $\partial y/\partial b = \mathrm{diag}(4b)$, "
+    r"$\partial y/\partial c = \mathrm{diag}(1/c)$. backward(v) never builds them; it returns "
+    r"$v^\top J$ directly: **a.grad = 3v, b.grad = 4bv, c.grad = v/c**."
+)
+h = st.columns(3)
+for col, name in zip(h, ("a", "b", "c")):
+    with col:
+        show_figure(plots.jacobian_heatmap(r.jacobians[name], f"∂y/∂{name}", "y", name), f"jacobian-{name}",
+                    key=f"jac-{name}")
+st.dataframe(r.table, hide_index=True, column_config={
+    "jacobian": st.column_config.NumberColumn("∂yᵢ/∂inputᵢ", format="%.6g"),
+    "vjp": st.column_config.NumberColumn("vᵢ · ∂yᵢ/∂inputᵢ", format="%.6g"),
+    "grad": st.column_config.NumberColumn(".grad after y.backward(v)", format="%.6g"),
+})
+if r.backward_equals_weighted_sum:
+    st.success("`y.backward(v)` and `(v * y).sum().backward()` give the same .grad, bit for bit: "
+               "v weights each output, as if y were part of a larger scalar loss with ∂loss/∂y = v.")
+
+st.subheader("2 · .grad accumulates; the graph is freed")
+steps_text = bound_text("steps so far", "steps", value="", max_chars=LIMITS.expression_chars,
+                        help="Codes: " + "; ".join(f"{k} = {v[1]}" for k, v in STEP_CODES.items()), **CHANGED)
+buttons = st.columns(6)
+for col, code in zip(buttons, ("br", "b", "bn", "z", "f")):
+    col.button(STEP_CODES[code][1].split("  #")[0], key=f"step-{code}", on_click=add_step, args=(code,),
+               width="stretch")
+buttons[5].button("start afresh", key="step-reset", on_click=clear_steps, width="stretch")
+if "_step_error" in st.session_state:
+    st.warning(st.session_state.pop("_step_error"))
+try:
+    records = run_session(steps_text, vectors["a"], vectors["b"], vectors["c"], vectors["v"], dtype)
+except Exception as err:  # noqa: BLE001
+    show_error(err)
+    records = ()
+if not records:
+    st.caption("Press the buttons above: each press replays every step from scratch on fresh tensors.")
+for n, rec in enumerate(records, start=1):
+    with st.container(border=True):
+        st.markdown(f"**{n}.** `{rec.code}`")
+        if rec.ok:
+            st.markdown(" · ".join(
+                f"`{k}.grad` = {('None' if g is None else '[' + _text(g) + ']')}" for k, g in rec.grads.items()
+            ))
+        else:
+            st.warning(f"PyTorch refuses: {rec.message}", icon=":material/block:")
+
+st.subheader("3 · A Jacobian that is not diagonal")
+mx = bound_selectbox("example", "mx", tuple(MATRIX_EXAMPLES), format_func=lambda k: MATRIX_EXAMPLES[k].title,
+                     **CHANGED)
+e = MATRIX_EXAMPLES[mx]
+mv_text = bound_text(f"v for z = W x ({len(e.w)} entries)", "mv", value=_text(e.v), max_chars=LIMITS.expression_chars,
+                     **CHANGED)
+try:
+    mres = run_matrix(mx, parse_vector(mv_text, "v"))
+    g1, g2 = st.columns([2, 3])
+    with g1:
+        show_figure(plots.jacobian_heatmap(mres.jacobian, "J = ∂z/∂x = W", "z", "x"), "jacobian-w", key="jac-w")
+    with g2:
+        show_figure(plots.weighted_rows_figure(mres.table, mres.grad), "weighted-rows")
+    st.markdown(f"x.grad = [{_text(mres.grad)}] = Σᵢ vᵢ · (row i of J) = [{_text(mres.vjp)}]. "
+                "A one-hot v picks out one row: the gradient of one output.")
+except Exception as err:  # noqa: BLE001
+    show_error(err)
+
+st.subheader("4 · torch.empty is not zeros")
+st.markdown(EMPTY_NOTE)
+if st.button("Call torch.empty(3) twice", key="empty"):
+    demo = empty_demo()
+    for n, values in enumerate(demo.empty_calls, start=1):
+        st.code(f"torch.empty(3)  # call {n}: [{_text(values)}]   (arbitrary)", language="python")
+    st.code(f"torch.zeros(3)            # [{_text(demo.zeros)}]\n"
+            f"torch.tensor([1., 2., 3.]) # [{_text(demo.explicit)}]", language="python")
+    st.caption("With a = b = c = 0 the seed's function gives b.grad = "
+               f"[{_text(demo.grads_if_zero['b'])}] and c.grad = [{_text(demo.grads_if_zero['c'])}], as it printed.")
+
+with st.expander("Lesson: what backward(v) multiplies", icon=":material/school:"):
+    guess = bound_radio(
+        "First, a guess: after `y.backward(v, retain_graph=True)` and then `y.backward(v)`, what is a.grad?",
+        "guess", ("3v", "6v", "an error"), index=None, horizontal=True,
+    )
+    if guess is None:
+        st.caption("Pick an answer to see the explanation.")
+    else:
+        (st.success if guess == "6v" else st.info)(
+            ("Right: " if guess == "6v" else "Not quite: ") + "6v. .grad adds every backward's result to what "
+            "is there; the first call kept the graph, so the second may run. A third would fail."
+        )
+        st.markdown(
+            r"""
+For $y = f(x)$ with a vector output, the Jacobian $J_{ij} = \partial y_i/\partial x_j$ can be
+huge. Reverse mode never forms it: given $v$ (the `gradient` argument), it computes
+
+$$x.\mathrm{grad} \mathrel{+}= v^\top J = \sum_i v_i\, \frac{\partial y_i}{\partial x},$$
+
+which is the gradient of the scalar $L = \sum_i v_i y_i$. If $y$ feeds a loss, the right
+$v$ is $\partial L/\partial y$ — the chain rule, one step at a time. A scalar output uses
+$v = 1$ by default; a vector output has no default, hence *"grad can be implicitly created
+only for scalar outputs"*. Calls **add** into `.grad` (zero it between optimisation
+steps), and a graph's saved tensors are freed after one backward unless
+`retain_graph=True`.
+"""
+        )

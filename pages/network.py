@@ -1,0 +1,158 @@
+"""Network input gradients (seed 002): autograd against scipy-style central differences."""
+
+import streamlit as st
+
+from gradlab.ui.state import ensure_router
+
+ensure_router()
+
+from gradlab import plots_teaching as plots  # noqa: E402
+from gradlab.limits import LIMITS  # noqa: E402
+from gradlab.netgrad import (  # noqa: E402
+    ACTIVATIONS,
+    SCIPY_NOTE,
+    NetgradSettings,
+    finite_difference,
+    parse_hidden,
+    step_sweep,
+)
+from gradlab.ui.examples import apply_example_from_url, detach_example, example_picker, load_example  # noqa: E402
+from gradlab.ui.figures import show_figure  # noqa: E402
+from gradlab.ui.state import bound_number, bound_radio, bound_selectbox, bound_text, show_error  # noqa: E402
+from gradlab.ui.widgets import dtype_selectbox, eps_input, eps_range_input  # noqa: E402
+
+DEFAULTS = NetgradSettings()
+PRESETS = {
+    "scipy_dx_1e-6": {"dtype": "float32", "dx": 1e-6, "act": "tanh", "idx": DEFAULTS.index},
+    "float64": {"dtype": "float64", "dx": 1e-6},
+    "relu": {"act": "relu", "dtype": "float32", "dx": 1e-6},
+    "float16": {"dtype": "float16", "dx": 1e-3, "range": (1e-6, 1.0)},
+}
+CHANGED = {"on_change": detach_example}
+
+
+@st.cache_data(max_entries=32, show_spinner="Differentiating the network…")
+def run(inputs: int, hidden: tuple, act: str, dtype: str, seed: int, idx: int, dx: float, lo: float, hi: float):
+    s = NetgradSettings(inputs, hidden, act, dtype, seed, idx, dx, lo, hi)
+    return finite_difference(s), step_sweep(s)
+
+
+apply_example_from_url(PRESETS)
+
+st.title("Network input gradients")
+st.markdown(
+    "**The question (seed 002):** for a network's scalar output, `torch.autograd.grad` gives "
+    "`-0.009522666` for ∂y/∂x₃ but `scipy.misc.derivative(dx=1e-6)` gives `-0.014901161193847656`. "
+    "Which one is wrong? Look at the finite difference's last digits: it can only take a few values."
+)
+
+left, right = st.columns([3, 1], vertical_alignment="bottom")
+with left:
+    example_picker(PRESETS)
+with right:
+    st.button("Reproduce seed 002", type="primary", icon=":material/replay:", on_click=load_example,
+              args=(PRESETS, "scipy_dx_1e-6"), help="float32, dx = 1e-6, input index 3")
+
+with st.container(border=True):
+    c1, c2, c3, c4, c5 = st.columns(5)
+    with c1:
+        dtype = dtype_selectbox("dtype", "dtype", default=DEFAULTS.dtype, **CHANGED)
+    with c2:
+        act = bound_selectbox("activation", "act", tuple(ACTIVATIONS), **CHANGED)
+    with c3:
+        hidden_text = bound_text("hidden widths", "hidden", value="32, 32", max_chars=60,
+                                 help=f"Up to {LIMITS.network_depth} layers of at most {LIMITS.network_width} units.",
+                                 **CHANGED)
+    with c4:
+        inputs = bound_number("inputs", "inputs", value=DEFAULTS.input_size, min_value=1,
+                              max_value=LIMITS.network_width, step=1, **CHANGED)
+    with c5:
+        idx = bound_number("input index i", "idx", value=DEFAULTS.index, min_value=0,
+                           max_value=LIMITS.network_width - 1, step=1, **CHANGED)
+    c6, c7, c8 = st.columns([2, 3, 1])
+    with c6:
+        dx = eps_input("step dx", "dx", default=DEFAULTS.step, smallest=1e-12, largest=1e-1,
+                       mantissas=(1, 2, 5), **CHANGED)
+    with c7:
+        lo, hi = eps_range_input("sweep of steps", "range", default=(DEFAULTS.step_min, DEFAULTS.step_max),
+                                 smallest=1e-14, largest=1.0, **CHANGED)
+    with c8:
+        seed = bound_number("seed", "seed", value=DEFAULTS.seed, min_value=0, max_value=2**31 - 1, step=1, **CHANGED)
+
+try:
+    hidden = parse_hidden(hidden_text)
+    fd, sweep = run(int(inputs), hidden, act, dtype, int(seed), int(idx), float(dx), float(lo), float(hi))
+except Exception as err:  # noqa: BLE001 - shown as a sentence, never a traceback
+    show_error(err)
+    st.stop()
+
+m = st.columns(4)
+m[0].metric(f"autograd ({dtype})", f"{fd.autograd:.9g}")
+m[1].metric(f"central difference, dx = {fd.step:g}", f"{fd.estimate:.9g}",
+            delta=f"{fd.estimate - fd.reference:+.2e} off", delta_color="off")
+m[2].metric("exact (float64 on the same weights)", f"{fd.reference:.9g}")
+m[3].metric("quantum q = ulp(y)/(2·dx)", f"{fd.quantum:.4g}")
+
+st.markdown(
+    f"The output is $y = {fd.y:.9g}$, and $y(x_i \\pm dx)$ are floats of {dtype}: integer multiples of "
+    f"$\\mathrm{{ulp}}(y) = {fd.ulp_y:.4g}$. Their difference is $k\\,\\mathrm{{ulp}}(y)$ with "
+    f"$k = {fd.k}$, so the estimate is $k \\cdot q = {fd.k} \\times {fd.quantum:.6g} = {fd.estimate:.9g}$. "
+    f"The nearest multiple of $q$ to the exact value would be $k = {fd.nearest_multiple_of_reference}$: "
+    f"no step of this size can do better. The step actually taken was "
+    f"$\\tfrac12(\\mathrm{{fl}}(x_i+dx)-\\mathrm{{fl}}(x_i-dx)) = {fd.step_taken:.4g}$, not {fd.step:g}."
+)
+if fd.step_taken == 0:
+    st.warning(f"In {dtype}, x_i ± {fd.step:g} rounds back to x_i itself: the difference is exactly 0. "
+               "Try a larger step.")
+
+g1, g2 = st.columns(2)
+with g1:
+    show_figure(plots.staircase_figure(sweep.table, sweep.autograd, sweep.reference, fd.step, fd.quantum, dtype),
+                "network-staircase")
+with g2:
+    show_figure(plots.step_error_figure(sweep.table, sweep.predicted_step, fd.step, dtype), "network-step-error")
+
+best = sweep.best_row()
+st.markdown(
+    f"Best step in this sweep: **h = {best['step']:.2g}**, error {best['ref_error']:.2g}; the theory's "
+    f"$(3u\\,|f/f'''|)^{{1/3}}$ predicts **{sweep.predicted_step:.2g}** "
+    f"(with $|f/f'''| \\approx 1$: {sweep.default_step:.2g})."
+)
+for note in sweep.notes:
+    st.caption(note)
+st.info(SCIPY_NOTE, icon=":material/info:")
+
+with st.expander("The sweep, step by step"):
+    st.dataframe(sweep.table, hide_index=True,
+                 column_config={c: st.column_config.NumberColumn(format="%.6g")
+                                for c in ("step", "step_taken", "estimate", "abs_error", "ref_error", "quantum")})
+
+with st.expander("Lesson: a finite difference can only take a few values", icon=":material/school:"):
+    guess = bound_radio(
+        "First, a guess: in float32 with dx = 1e-6 and y ≈ 0.3, how finely can the estimate resolve ∂y/∂x?",
+        "guess", ("to about 1e-9", "to about 1e-4", "to about 0.015"), index=None,
+    )
+    if guess is None:
+        st.caption("Pick an answer to see the explanation.")
+    else:
+        right = guess == "to about 0.015"
+        (st.success if right else st.info)(
+            ("Right. " if right else "Not quite: about 0.015. ")
+            + "Near 0.3 float32's ulp is 2⁻²⁵ ≈ 3e-8; divided by 2·dx = 2e-6 that is 0.0149 — "
+            "exactly the seed's scipy value, k = −1."
+        )
+        st.markdown(
+            r"""
+A central difference computes $\dfrac{f(x+h)-f(x-h)}{2h}$. Both values are floats
+near $y$, multiples of $\mathrm{ulp}(y)$, so the numerator is $k\,\mathrm{ulp}(y)$ and
+
+$$\text{estimate} = k\,q,\qquad q = \frac{\mathrm{ulp}(y)}{2h}.$$
+
+Rounding $f$ costs up to $u|f|/h$ (round-off, grows as $h$ shrinks); the Taylor
+remainder costs $|f'''|h^2/6$ (truncation, grows with $h$). They balance at
+$h^\ast \approx (3u\,|f/f'''|)^{1/3}$: about $5\times10^{-3}$ in float32, $7\times10^{-6}$
+in float64. The seed's `dx=1e-6` is a float64 habit; in float32 it sits deep in the
+round-off region. Autograd has no step at all: it applies the chain rule to the
+operations actually run, so its error is a few roundings — it was right.
+"""
+        )
