@@ -59,7 +59,7 @@ ErrorKind = Literal["relative", "absolute"]
 DTYPE_COLOURS: dict[str, str] = {
     "float16": "#e07b00",  # orange
     "bfloat16": "#8e44ad",  # purple
-    "float32": "#1f5fbf",  # blue
+    "float32": "#2c6fd6",  # blue
     "float64": "#d1495b",  # red
 }
 #: One dash per scheme (autograd's horizontal lines are always dotted).
@@ -91,7 +91,7 @@ _THEORY_OPACITY = 0.45
 _SHADE_OPACITY = 0.08
 _ROUNDOFF_SHADE = "#d1495b"
 _TRUNCATION_SHADE = "#1f5fbf"
-_Y_PAD_DECADES = 0.5  # room above and below the data on the error axis
+_Y_PAD_TOP, _Y_PAD_BOTTOM = 0.5, 2.0  # decades around the data (labels sit at the bottom)
 _SIG_DIGITS = 3
 _EXACT_DIGITS = 20
 
@@ -161,11 +161,23 @@ def _reference_scale(result: SweepResult, dtype: str) -> float:
     return abs(float(ref.d1))
 
 
-def _blocks(result: SweepResult):
-    """(dtype, scheme, rows) per swept curve, in the settings' order."""
+_BLOCK_COLUMNS = ("eps", "step", "estimate", "abs_error", "rel_error", "truncation", "roundoff")
+
+
+def _blocks(result: SweepResult) -> list[tuple[str, str, dict[str, np.ndarray]]]:
+    """(dtype, scheme, columns) per swept curve, in the table's order.
+
+    The engine writes each curve as one contiguous run of rows; numpy slices of
+    those runs are much cheaper than a pandas groupby on every rerun.
+    """
     table = result.table
-    for (dtype, scheme), rows in table.groupby(["dtype", "scheme"], observed=True, sort=False):
-        yield str(dtype), str(scheme), rows
+    if table.empty:
+        return []
+    labels = list(zip(table["dtype"].astype(str), table["scheme"].astype(str), strict=True))
+    columns = {c: table[c].to_numpy(dtype=float) for c in _BLOCK_COLUMNS}
+    starts = [i for i in range(len(labels)) if i == 0 or labels[i] != labels[i - 1]]
+    ends = [*starts[1:], len(labels)]
+    return [(*labels[a], {c: v[a:b] for c, v in columns.items()}) for a, b in zip(starts, ends, strict=True)]
 
 
 def has_drawable_errors(result: SweepResult, error: ErrorKind = "relative") -> bool:
@@ -181,6 +193,48 @@ def _focus(result: SweepResult, focus_dtype: str | None) -> str | None:
     return present[0] if present else None
 
 
+class _Spec:
+    """A figure as plain dicts, turned into a ``go.Figure`` once at the end.
+
+    Plotly validates every property on every ``add_*`` call (about 0.1 s for this
+    chart); building dicts and constructing the figure once without validation
+    takes a few ms. ``tests/test_plots.py`` re-validates every figure, so a typo
+    in a property name still fails a test.
+    """
+
+    def __init__(self) -> None:
+        self.data: list[dict] = []
+        self.layout: dict = {"shapes": [], "annotations": [], "xaxis": {}, "yaxis": {}}
+
+    def add_trace(self, trace: dict) -> None:
+        self.data.append(trace)
+
+    def add_traces(self, traces: Sequence[dict]) -> None:
+        self.data.extend(traces)
+
+    def add_shape(self, **shape) -> None:
+        self.layout["shapes"].append(shape)
+
+    def add_annotation(self, **annotation) -> None:
+        self.layout["annotations"].append(annotation)
+
+    def update_xaxes(self, **axis) -> None:
+        self.layout["xaxis"].update(axis)
+
+    def update_yaxes(self, **axis) -> None:
+        self.layout["yaxis"].update(axis)
+
+    def update_layout(self, **layout) -> None:
+        self.layout.update(layout)
+
+    def figure(self) -> go.Figure:
+        return go.Figure(data=self.data, layout=self.layout, _validate=False)
+
+
+def _scatter(**trace) -> dict:
+    return {"type": "scatter", **trace}
+
+
 # ------------------------------------------------------------------ traces
 
 
@@ -193,11 +247,11 @@ _HOVER = (
 )
 
 
-def _sweep_trace(dtype: str, scheme: str, rows: pd.DataFrame, error: ErrorKind) -> go.Scatter:
-    y = drawable_errors(rows[_ERROR_COLUMN[error]].to_numpy())
-    customdata = np.column_stack([rows["step"].to_numpy(), rows["estimate"].to_numpy()])
-    return go.Scatter(
-        x=rows["eps"].to_numpy(), y=y, customdata=customdata, hovertemplate=_HOVER,
+def _sweep_trace(dtype: str, scheme: str, rows: dict[str, np.ndarray], error: ErrorKind) -> dict:
+    y = drawable_errors(rows[_ERROR_COLUMN[error]])
+    customdata = np.column_stack([rows["step"], rows["estimate"]])
+    return _scatter(
+        x=rows["eps"], y=y, customdata=customdata, hovertemplate=_HOVER,
         name=f"{dtype} · {_scheme_label(scheme)}", mode="lines+markers", connectgaps=False,
         line={"color": _colour(dtype), "dash": SCHEME_DASHES.get(scheme, "solid"),
               "width": _LINE_WIDTH},
@@ -217,7 +271,7 @@ def _autograd_traces(result: SweepResult, error: ErrorKind, x_range: tuple[float
         if value == 0:
             exact.append(row.dtype)
             continue
-        traces.append(go.Scatter(
+        traces.append(_scatter(
             x=list(x_range), y=[value, value], mode="lines", name=f"{row.dtype} · autograd",
             line={"color": _colour(row.dtype), "dash": "dot", "width": 2},
             legendgroup=row.dtype, legendgrouptitle={"text": row.dtype},
@@ -228,33 +282,41 @@ def _autograd_traces(result: SweepResult, error: ErrorKind, x_range: tuple[float
     return traces, exact
 
 
-def _theory_traces(result: SweepResult, focus: str, error: ErrorKind) -> list[go.Scatter]:
+def _theory_traces(result: SweepResult, blocks, focus: str, error: ErrorKind) -> list[dict]:
+    """Thin, faded truncation and round-off lines for the focus dtype.
+
+    One legend entry per term (clicking it hides that term for every scheme);
+    hover names the scheme.
+    """
     scale = _reference_scale(result, focus) if error == "relative" else 1.0
-    traces = []
-    for dtype, scheme, rows in _blocks(result):
+    traces, shown = [], set()
+    for dtype, scheme, rows in blocks:
         if dtype != focus:
             continue
         order = get_scheme(scheme).order
-        for column, label in (("truncation", f"truncation ∝ h^{order}"),
-                              ("roundoff", "round-off")):
-            values = rows[column].to_numpy(dtype=float) / scale
+        for column, label in (("truncation", "truncation ∝ hᵖ"), ("roundoff", "round-off ∝ 1/h")):
+            values = rows[column] / scale
             if not np.any(np.isfinite(values) & (values > 0)):
                 continue
-            traces.append(go.Scatter(
-                x=rows["eps"].to_numpy(), y=drawable_errors(values), mode="lines",
-                name=f"theory · {_scheme_label(scheme)} · {label}",
+            traces.append(_scatter(
+                x=rows["eps"], y=drawable_errors(values), mode="lines",
+                name=f"theory: {label}", showlegend=column not in shown,
                 line={"color": _colour(dtype), "dash": SCHEME_DASHES.get(scheme, "solid"),
                       "width": 1},
-                opacity=_THEORY_OPACITY, legendgroup="theory",
-                legendgrouptitle={"text": f"theory ({focus})"},
-                hovertemplate=f"<b>theory: {label}</b><br>h = %{{x:.3e}}<br>"
-                              "error = %{y:.3e}<extra></extra>",
+                opacity=_THEORY_OPACITY, legendgroup=f"theory-{column}",
+                legendgrouptitle={"text": f"theory ({focus})"} if not shown else None,
+                hovertemplate=f"<b>theory, {_scheme_label(scheme)}: {column} (p = {order})"
+                              "</b><br>h = %{x:.3e}<br>error = %{y:.3e}<extra></extra>",
                 meta={"kind": "theory", "dtype": dtype, "scheme": scheme, "term": column},
             ))
+            shown.add(column)
+    for trace in traces:  # plotly rejects a None group title
+        if trace["legendgrouptitle"] is None:
+            del trace["legendgrouptitle"]
     return traces
 
 
-def _best_step_trace(result: SweepResult, focus: str, error: ErrorKind) -> go.Scatter | None:
+def _best_step_trace(result: SweepResult, focus: str, error: ErrorKind) -> dict | None:
     rows = result.best[(result.best["dtype"] == focus)
                        & np.isfinite(result.best["predicted_eps"].astype(float))]
     if rows.empty:
@@ -262,12 +324,12 @@ def _best_step_trace(result: SweepResult, focus: str, error: ErrorKind) -> go.Sc
     scale = 1.0 if error == "relative" else _reference_scale(result, focus)
     y = drawable_errors(rows["predicted_rel_error"].to_numpy(dtype=float) * scale)
     labels = [_scheme_label(s) for s in rows["scheme"]]
-    return go.Scatter(
+    return _scatter(
         x=rows["predicted_eps"].to_numpy(), y=y, mode="markers",
         name=f"predicted best h* ({focus})", text=labels,
         marker={"symbol": "star", "size": 16, "color": _colour(focus),
                 "line": {"width": 1.5, "color": "#ffffff"}},
-        legendgroup="theory", legendgrouptitle={"text": f"theory ({focus})"},
+        legendgroup="theory-best",
         hovertemplate="<b>predicted best step, %{text}</b><br>h* = %{x:.3e}<br>"
                       "error = %{y:.3e}<extra></extra>",
         meta={"kind": "best", "dtype": focus},
@@ -277,31 +339,45 @@ def _best_step_trace(result: SweepResult, focus: str, error: ErrorKind) -> go.Sc
 # ------------------------------------------------------- shapes and labels
 
 
-def _shading(fig: go.Figure, result: SweepResult, focus: str, x_range) -> None:
-    """Shade round-off (h < h*) and truncation (h > h*) for the focus dtype's first real scheme."""
+def _regime_scheme(result: SweepResult, focus: str, x_range) -> tuple[str, float] | None:
+    """The (scheme, h*) whose regimes are shaded: central if swept, else the first real difference."""
     lo, hi = x_range
-    for row in result.best[result.best["dtype"] == focus].itertuples(index=False):
-        h_star = float(row.predicted_eps)
-        if get_scheme(row.scheme).complex_step or not (np.isfinite(h_star) and lo < h_star < hi):
-            continue
-        where = f"{focus}, {_scheme_label(row.scheme)}"
-        for x0, x1, colour, text, anchor in (
-            (lo, h_star, _ROUNDOFF_SHADE, f"← round-off dominates ({where})", "right"),
-            (h_star, hi, _TRUNCATION_SHADE, "truncation dominates →", "left"),
-        ):
-            fig.add_shape(type="rect", x0=x0, x1=x1, y0=0, y1=1, xref="x", yref="y domain",
-                          fillcolor=colour, opacity=_SHADE_OPACITY, line_width=0, layer="below",
-                          name="regime")
-            fig.add_annotation(x=_log10(h_star), y=1, xref="x", yref="y domain",
-                               xanchor=anchor, yanchor="top", showarrow=False, text=text,
-                               xshift=-6 if anchor == "right" else 6,
-                               font={"size": _FONT_SIZE - 2}, name="regime")
-        fig.add_shape(type="line", x0=h_star, x1=h_star, y0=0, y1=1, xref="x", yref="y domain",
-                      line={"color": _colour(focus), "width": 1, "dash": "dash"}, name="h*")
+    rows = result.best[result.best["dtype"] == focus]
+    candidates = [
+        (str(scheme), float(h)) for scheme, h in zip(rows["scheme"], rows["predicted_eps"], strict=True)
+        if not get_scheme(scheme).complex_step and np.isfinite(h) and lo < h < hi
+    ]
+    candidates.sort(key=lambda c: c[0] != "central")
+    return candidates[0] if candidates else None
+
+
+def _shading(fig: _Spec, result: SweepResult, focus: str, x_range) -> None:
+    """Shade round-off (h < h*) and truncation (h > h*) regimes, labelled above the plot."""
+    chosen = _regime_scheme(result, focus, x_range)
+    if chosen is None:
         return
+    scheme, h_star = chosen
+    lo, hi = x_range
+    for x0, x1, colour, text, anchor in (
+        (lo, h_star, _ROUNDOFF_SHADE, "← round-off dominates", "right"),
+        (h_star, hi, _TRUNCATION_SHADE, "truncation dominates →", "left"),
+    ):
+        fig.add_shape(type="rect", x0=x0, x1=x1, y0=0, y1=1, xref="x", yref="y domain",
+                      fillcolor=colour, opacity=_SHADE_OPACITY, line_width=0, layer="below",
+                      name="regime")
+        fig.add_annotation(x=_log10(h_star), y=1, xref="x", yref="y domain", xanchor=anchor,
+                           yanchor="bottom", showarrow=False, text=text,
+                           xshift=-6 if anchor == "right" else 6,
+                           font={"size": _FONT_SIZE - 1}, name="regime")
+    fig.add_annotation(x=_log10(h_star), y=1, xref="x", yref="y domain", yanchor="bottom",
+                       yshift=22, showarrow=False, name="regime",
+                       text=f"h* for {focus}, {_scheme_label(scheme)}",
+                       font={"size": _FONT_SIZE - 2, "color": _colour(focus)})
+    fig.add_shape(type="line", x0=h_star, x1=h_star, y0=0, y1=1, xref="x", yref="y domain",
+                  line={"color": _colour(focus), "width": 1.5, "dash": "dash"}, name="h*")
 
 
-def _machine_eps_marks(fig: go.Figure, dtypes: Sequence[str], x_range) -> None:
+def _machine_eps_marks(fig: _Spec, dtypes: Sequence[str], x_range) -> None:
     lo, hi = x_range
     for i, dtype in enumerate(dtypes):
         eps = facts(dtype).eps
@@ -320,10 +396,10 @@ def _y_range(values: np.ndarray) -> list[float] | None:
     finite = values[np.isfinite(values) & (values > 0)]
     if finite.size == 0:
         return None
-    return [math.log10(finite.min()) - _Y_PAD_DECADES, math.log10(finite.max()) + _Y_PAD_DECADES]
+    return [math.log10(finite.min()) - _Y_PAD_BOTTOM, math.log10(finite.max()) + _Y_PAD_TOP]
 
 
-def _layout(fig: go.Figure, error: ErrorKind, x_range, y_range) -> None:
+def _layout(fig: _Spec, error: ErrorKind, x_range, y_range) -> None:
     axis = {"type": "log", "exponentformat": "power", "showexponent": "all",
             "tickfont": {"size": _FONT_SIZE}, "showgrid": True}
     fig.update_xaxes(title={"text": "step h (eps)", "font": {"size": _AXIS_TITLE_SIZE}},
@@ -332,20 +408,20 @@ def _layout(fig: go.Figure, error: ErrorKind, x_range, y_range) -> None:
                      range=y_range, **axis)
     fig.update_layout(
         font={"size": _FONT_SIZE}, height=560, hovermode="closest",
-        margin={"l": 80, "r": 20, "t": 40, "b": 70},
+        margin={"l": 80, "r": 20, "t": 70, "b": 110},
         legend={"groupclick": "toggleitem", "font": {"size": _FONT_SIZE - 2},
                 "tracegroupgap": 12, "itemwidth": 40},
     )
 
 
-def _message(fig: go.Figure, text: str) -> None:
+def _message(fig: _Spec, text: str) -> None:
     fig.add_annotation(x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False, text=text,
                        font={"size": _FONT_SIZE + 2}, name="message")
 
 
-def _gap_count(fig: go.Figure) -> int:
-    return sum(sum(v is None for v in t.y) for t in fig.data
-               if t.meta and t.meta.get("kind") == "sweep")
+def _gap_count(fig: _Spec) -> int:
+    return sum(sum(v is None for v in t["y"]) for t in fig.data
+               if t.get("meta", {}).get("kind") == "sweep")
 
 
 # ------------------------------------------------------------------ figures
@@ -375,22 +451,23 @@ def error_vs_eps_figure(
         raise ValueError(f"error must be 'relative' or 'absolute', not {error!r}.")
     settings = result.settings
     x_range = (settings.eps_min, settings.eps_max)
-    fig = go.Figure()
-    for dtype, scheme, rows in _blocks(result):
+    fig = _Spec()
+    blocks = _blocks(result)
+    for dtype, scheme, rows in blocks:
         fig.add_trace(_sweep_trace(dtype, scheme, rows, error))
     observed = result.table[_ERROR_COLUMN[error]].to_numpy(dtype=float)
     exact_autograd: list[str] = []
     if show_autograd:
         traces, exact_autograd = _autograd_traces(result, error, x_range)
         fig.add_traces(traces)
-        observed = np.concatenate([observed, [t.y[0] for t in traces]])
+        observed = np.concatenate([observed, [t["y"][0] for t in traces]])
     y_range = _y_range(observed)
     focus = _focus(result, focus_dtype)
     if y_range is None:
         _message(fig, _nothing_to_draw(result))
     elif focus is not None:
         if show_theory:
-            fig.add_traces(_theory_traces(result, focus, error))
+            fig.add_traces(_theory_traces(result, blocks, focus, error))
             best = _best_step_trace(result, focus, error)
             if best is not None:
                 fig.add_trace(best)
@@ -398,7 +475,7 @@ def error_vs_eps_figure(
     _machine_eps_marks(fig, list(settings.dtypes), x_range)
     _layout(fig, error, x_range, y_range)
     _footnote(fig, _gap_count(fig), exact_autograd)
-    return fig
+    return fig.figure()
 
 
 def _nothing_to_draw(result: SweepResult) -> str:
@@ -407,14 +484,14 @@ def _nothing_to_draw(result: SweepResult) -> str:
     return "No errors to draw: every estimate is exact (error 0), inf or NaN."
 
 
-def _footnote(fig: go.Figure, gaps: int, exact_autograd: list[str]) -> None:
+def _footnote(fig: _Spec, gaps: int, exact_autograd: list[str]) -> None:
     parts = []
     if gaps:
         parts.append(f"{gaps} points are gaps (error exactly 0, inf or NaN: a log axis cannot show them)")
     if exact_autograd:
         parts.append(f"autograd is exact (error 0) in {', '.join(exact_autograd)}")
     if parts:
-        fig.add_annotation(x=0, y=-0.13, xref="paper", yref="paper", xanchor="left",
+        fig.add_annotation(x=0, y=0, yshift=-78, xref="paper", yref="paper", xanchor="left",
                            yanchor="top", showarrow=False, text="; ".join(parts) + ".",
                            font={"size": _FONT_SIZE - 3}, name="gaps")
 
@@ -432,12 +509,12 @@ def estimate_vs_eps_figure(result: SweepResult) -> go.Figure:
     """
     settings = result.settings
     x_range = (settings.eps_min, settings.eps_max)
-    fig = go.Figure()
+    fig = _Spec()
     for dtype, scheme, rows in _blocks(result):
-        values = rows["estimate"].to_numpy(dtype=float)
-        fig.add_trace(go.Scatter(
-            x=rows["eps"].to_numpy(), y=[float(v) if np.isfinite(v) else None for v in values],
-            customdata=rows["step"].to_numpy(), name=f"{dtype} · {_scheme_label(scheme)}",
+        values = rows["estimate"]
+        fig.add_trace(_scatter(
+            x=rows["eps"], y=[float(v) if np.isfinite(v) else None for v in values],
+            customdata=rows["step"], name=f"{dtype} · {_scheme_label(scheme)}",
             mode="lines+markers", line={"color": _colour(dtype), "width": _LINE_WIDTH,
                                         "dash": SCHEME_DASHES.get(scheme, "solid")},
             marker={"symbol": SCHEME_SYMBOLS.get(scheme, "circle"), "size": _MARKER_SIZE},
@@ -447,17 +524,17 @@ def estimate_vs_eps_figure(result: SweepResult) -> go.Figure:
             meta={"kind": "sweep", "dtype": dtype, "scheme": scheme},
         ))
     for row in result.autograd.itertuples(index=False):
-        fig.add_trace(go.Scatter(
+        fig.add_trace(_scatter(
             x=list(x_range), y=[row.value, row.value], mode="lines",
             name=f"{row.dtype} · autograd", line={"color": _colour(row.dtype), "dash": "dot"},
             legendgroup=row.dtype, meta={"kind": "autograd", "dtype": row.dtype},
             hovertemplate=f"<b>{row.dtype} autograd</b><br>value = {row.value:.12g}<extra></extra>",
         ))
     _layout(fig, "absolute", x_range, None)
-    fig.update_yaxes(type="linear", title={"text": "estimate of f′(x)"})
+    fig.update_yaxes(type="linear", title={"text": "estimate of f′(x)"}, exponentformat="none")
     if not fig.data:
         _message(fig, "Nothing to draw for these settings.")
-    return fig
+    return fig.figure()
 
 
 # ------------------------------------------------------------------- tables
@@ -525,7 +602,7 @@ def rounding_table(result: SweepResult) -> pd.DataFrame:
         ref = result.references.get(dtype)
         rows.append({
             "dtype": dtype,
-            "x in dtype": f"{xr:.17g}",
+            "x in dtype": repr(float(xr)),  # shortest digits that give back the value
             "x in dtype − x": format_sig(xr - x) if xr != x else "0 (exact)",
             "exact f′(x in dtype)": exact_digits(ref.d1) if ref is not None and ref.defined else "—",
         })
