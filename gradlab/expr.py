@@ -58,7 +58,8 @@ class cbrt(sympy.Function):
         if not value.is_real:
             return None
         with mpmath.workprec(prec):
-            return sympy.Float(mpmath.cbrt(mpmath.mpf(value)), precision=prec)
+            v = mpmath.mpf(value)  # mpmath.cbrt is the principal (complex) root for v < 0
+            return sympy.Float(mpmath.cbrt(v) if v >= 0 else -mpmath.cbrt(-v), precision=prec)
 
     def _latex(self, printer):
         return r"\sqrt[3]{%s}" % printer._print(self.args[0])
