@@ -1,0 +1,225 @@
+"""gradlab.plots: the error-vs-eps figure and the display tables.
+
+Expected values come from the mathematics (Taylor remainders, IEEE formats),
+not from the code's own output.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from gradlab.plots import (
+    DTYPE_COLOURS,
+    SCHEME_DASHES,
+    autograd_table,
+    best_step_table,
+    drawable_errors,
+    error_vs_eps_figure,
+    estimate_vs_eps_figure,
+    format_sig,
+    rounding_table,
+)
+from gradlab.precision import facts
+from gradlab.schemes import SCHEME_NAMES
+from gradlab.sweep import SweepSettings, run_sweep
+
+DTYPES = ("float32", "float64")
+SCHEMES = ("forward", "central", "complex_step")
+
+
+@pytest.fixture(scope="module")
+def classic():
+    return run_sweep(SweepSettings("exp(x)/sqrt(sin(x)**3 + cos(x)**3)", 1.5, DTYPES, SCHEMES,
+                                   eps_min=1e-20, eps_max=1.0, points=41))
+
+
+@pytest.fixture(scope="module")
+def exp0():
+    # exp at 0: f = f' = f'' = f''' = 1, so the theory's terms are known in closed form.
+    return run_sweep(SweepSettings("exp(x)", 0.0, ("float64",), ("central",),
+                                   eps_min=1e-8, eps_max=1e-1, points=8))
+
+
+@pytest.fixture(scope="module")
+def sqrt_near_zero():
+    # Steps larger than x leave the domain of sqrt for backward/central: NaN estimates.
+    return run_sweep(SweepSettings("sqrt(x)", 1e-4, ("float64",), ("backward", "central"),
+                                   eps_min=1e-10, eps_max=1e-1, points=19))
+
+
+def _kind(fig, kind):
+    return [t for t in fig.data if t.meta and t.meta.get("kind") == kind]
+
+
+def test_one_trace_per_dtype_and_scheme_with_its_colour_and_dash(classic):
+    fig = error_vs_eps_figure(classic)
+    sweep = _kind(fig, "sweep")
+    assert {(t.meta["dtype"], t.meta["scheme"]) for t in sweep} == {
+        (d, s) for d in DTYPES for s in SCHEMES
+    }
+    for trace in sweep:
+        assert trace.line.color == DTYPE_COLOURS[trace.meta["dtype"]]
+        assert trace.line.dash == SCHEME_DASHES[trace.meta["scheme"]]
+        assert trace.meta["dtype"] in trace.name
+    assert len({SCHEME_DASHES[s] for s in SCHEME_NAMES}) == len(SCHEME_NAMES)
+    assert len(set(DTYPE_COLOURS.values())) == len(DTYPE_COLOURS)
+
+
+def test_axes_are_log_with_power_of_ten_labels(classic):
+    for error in ("relative", "absolute"):
+        layout = error_vs_eps_figure(classic, error=error).layout
+        for axis in (layout.xaxis, layout.yaxis):
+            assert axis.type == "log"
+            assert axis.exponentformat == "power"
+        assert error in layout.yaxis.title.text
+        assert layout.xaxis.range == (-20, 0)  # log10 of eps_min, eps_max
+
+
+def test_hover_shows_eps_step_estimate_and_error(classic):
+    for trace in _kind(error_vs_eps_figure(classic), "sweep"):
+        for word in ("eps", "step", "estimate", "error"):
+            assert word in trace.hovertemplate
+        assert np.asarray(trace.customdata).shape == (len(trace.x), 2)
+
+
+def test_zero_and_non_finite_errors_are_gaps(sqrt_near_zero):
+    fig = error_vs_eps_figure(sqrt_near_zero)
+    gaps = 0
+    for trace in _kind(fig, "sweep"):
+        rows = sqrt_near_zero.table[sqrt_near_zero.table["scheme"] == trace.meta["scheme"]]
+        for value, y in zip(rows["rel_error"], trace.y, strict=True):
+            drawable = math.isfinite(value) and value > 0
+            assert (y is None) == (not drawable)
+            gaps += y is None
+        assert trace.connectgaps is False
+    # x - h < 0 once h > x = 1e-4: sqrt is NaN there, for backward and central alike.
+    assert gaps >= 2 * int(np.sum(rows["eps"] > 1e-4))
+    notes = [a.text for a in fig.layout.annotations if a.name == "gaps"]
+    assert notes and f"{gaps} points are gaps" in notes[0]
+
+
+def test_drawable_errors_spec():
+    assert drawable_errors([2.0, 0.0, -1.0, math.inf, math.nan]) == [2.0, None, None, None, None]
+
+
+def test_theory_lines_follow_the_taylor_remainder(exp0):
+    # Central difference of exp at 0: truncation |f'''| h²/6 = h²/6, and |f'| = 1.
+    fig = error_vs_eps_figure(exp0, error="relative")
+    truncation = next(t for t in _kind(fig, "theory") if t.meta["term"] == "truncation")
+    for h, y in zip(truncation.x, truncation.y, strict=True):
+        assert y == pytest.approx(h**2 / 6, rel=1e-9)
+    roundoff = next(t for t in _kind(fig, "theory") if t.meta["term"] == "roundoff")
+    # Round-off ~ u|f|/h where it dominates (small h): slope -1 on log-log axes.
+    slope = math.log10(roundoff.y[1] / roundoff.y[0]) / math.log10(roundoff.x[1] / roundoff.x[0])
+    assert slope == pytest.approx(-1, abs=0.01)
+
+
+def test_theory_and_autograd_lines_can_be_switched_off(classic):
+    fig = error_vs_eps_figure(classic, show_theory=False, show_autograd=False)
+    assert not _kind(fig, "theory") and not _kind(fig, "best") and not _kind(fig, "autograd")
+
+
+def test_autograd_lines_sit_at_autograd_error(classic):
+    fig = error_vs_eps_figure(classic, error="absolute")
+    lines = {t.meta["dtype"]: t for t in _kind(fig, "autograd")}
+    for row in classic.autograd.itertuples():
+        if row.abs_error > 0:
+            assert lines[row.dtype].y == (row.abs_error, row.abs_error)
+            assert lines[row.dtype].line.dash == "dot"
+
+
+def test_best_step_stars_and_regimes_for_the_focus_dtype(classic):
+    fig = error_vs_eps_figure(classic, focus_dtype="float64")
+    (stars,) = _kind(fig, "best")
+    assert stars.meta["dtype"] == "float64"
+    best64 = classic.best[classic.best["dtype"] == "float64"]
+    assert sorted(stars.x) == sorted(best64["predicted_eps"])
+    regimes = [s for s in fig.layout.shapes if s.name == "regime"]
+    assert len(regimes) == 2 and all(s.type == "rect" for s in regimes)
+    # Central is shaded; its h* splits round-off (left) from truncation (right).
+    h_star = float(best64.loc[best64["scheme"] == "central", "predicted_eps"].iloc[0])
+    assert regimes[0].x1 == regimes[1].x0 == pytest.approx(h_star)
+    # Plotly puts annotations on a log axis in log10 units (shapes in data units).
+    labels = [a for a in fig.layout.annotations if a.name == "regime"]
+    assert labels and all(a.x == pytest.approx(math.log10(h_star)) for a in labels)
+    assert any("round-off" in a.text for a in labels)
+    assert any("truncation" in a.text for a in labels)
+
+
+def test_machine_epsilon_of_each_dtype_is_marked(classic):
+    fig = error_vs_eps_figure(classic)
+    lines = [s for s in fig.layout.shapes if s.name == "machine-eps"]
+    assert sorted(s.x0 for s in lines) == sorted(facts(d).eps for d in DTYPES)
+    labels = [a for a in fig.layout.annotations if a.name == "machine-eps"]
+    assert sorted(a.x for a in labels) == pytest.approx(sorted(math.log10(facts(d).eps) for d in DTYPES))
+
+
+def test_a_figure_with_nothing_to_draw_still_renders_with_a_message():
+    result = run_sweep(SweepSettings("abs(x)", 0.0, ("float32",), ("central",), points=5))
+    fig = error_vs_eps_figure(result)
+    messages = [a.text for a in fig.layout.annotations if a.name == "message"]
+    assert messages and "kink" in messages[0]
+    go.Figure(fig.to_plotly_json())  # valid for plotly
+
+
+def test_estimates_at_a_kink_are_plus_minus_one_and_zero():
+    result = run_sweep(SweepSettings("abs(x)", 0.0, ("float64",), ("forward", "backward", "central"),
+                                     eps_min=1e-8, eps_max=1e-2, points=7))
+    fig = estimate_vs_eps_figure(result)
+    by_scheme = {t.meta["scheme"]: t.y for t in _kind(fig, "sweep")}
+    assert by_scheme["forward"] == pytest.approx([1.0] * 7)
+    assert by_scheme["backward"] == pytest.approx([-1.0] * 7)
+    assert by_scheme["central"] == pytest.approx([0.0] * 7)
+
+
+@pytest.mark.parametrize("error", ["relative", "absolute"])
+@pytest.mark.parametrize("focus", [None, "float32", "float64", "float16"])
+def test_every_figure_is_valid_plotly(classic, error, focus):
+    # Figures are assembled without plotly's per-call validation; validate here.
+    fig = error_vs_eps_figure(classic, error=error, focus_dtype=focus)
+    go.Figure(fig.to_plotly_json())
+
+
+SIG3 = re.compile(r"^(—|0|-?\d\.\d\de[+-]\d\d)$")
+
+
+def test_best_step_table_has_the_numbers_to_copy(classic, exp0):
+    table = best_step_table(classic)
+    assert list(table.columns) == [
+        "dtype", "scheme", "best h (observed)", "rel. error at best h", "h* (theory)",
+        "rel. error at h* (theory)", "autograd rel. error",
+    ]
+    assert len(table) == len(DTYPES) * len(SCHEMES)
+    for column in table.columns[2:]:
+        assert all(SIG3.match(v) for v in table[column]), column
+    # Central difference in float64 at a point where |f/f'''| = 1: h* = (3u)^(1/3).
+    u = facts("float64").unit_roundoff
+    assert best_step_table(exp0).loc[0, "h* (theory)"] == f"{(3 * u) ** (1 / 3):.2e}"
+
+
+def test_format_sig():
+    assert [format_sig(v) for v in (123456.0, -0.000999949, math.nan, 0.0, math.inf)] == [
+        "1.23e+05", "-1.00e-03", "—", "0", "∞",
+    ]
+
+
+def test_autograd_table_values(classic):
+    table = autograd_table(classic)
+    assert list(table["dtype"]) == list(DTYPES)
+    assert float(table.loc[1, "rel. error"]) < 10 * facts("float64").eps
+
+
+def test_rounding_table_shows_how_x_is_rounded():
+    result = run_sweep(SweepSettings("x**2", 0.1, ("float16", "float64"), ("central",), points=5))
+    table = rounding_table(result).set_index("dtype")
+    # 0.1 in IEEE half precision: 1638 * 2**-14 = 0.0999755859375.
+    assert table.loc["float16", "x in dtype"] == "0.0999755859375"
+    assert table.loc["float16", "x in dtype − x"] == format_sig(0.0999755859375 - 0.1)
+    assert table.loc["float64", "x in dtype − x"] == "0 (exact)"
+    # f'(x) = 2x exactly at the rounded point.
+    assert table.loc["float16", "exact f′(x in dtype)"] == "0.199951171875"
