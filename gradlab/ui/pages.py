@@ -170,6 +170,30 @@ PRESET_LINKS: tuple[PresetLink, ...] = (
         "The same central difference in four dtypes: the best step moves with "
         "the cube root of machine epsilon.",
     ),
+    # Explorer presets (same values as its buttons: gradlab.ui.explorer.PRESETS;
+    # tests/test_page_explorer.py checks they agree).
+    PresetLink(
+        "explorer", "1/x in float32 (seed 000)",
+        "How close does float32 get to the derivative of 1/x?",
+        {"fn": "1/x", "x": "0.3", "dtypes": ("float32",),
+         "schemes": ("Forward", "Central", "5-point"), "eps_range": ("1e-12", "1e+00")},
+        "Autograd is within an ulp or two of the exact value; the best finite "
+        "difference is thousands of times worse.",
+    ),
+    PresetLink(
+        "explorer", "sqrt(x) near 0",
+        "What happens to the best step near a branch point?",
+        {"fn": "sqrt(x) near 0", "x": "0.0001", "eps_range": ("1e-16", "1e+00")},
+        "Higher derivatives blow up: the best step shrinks, and steps larger "
+        "than x leave the domain.",
+    ),
+    PresetLink(
+        "explorer", "abs(x) at the kink",
+        "What does a finite difference return where there is no derivative?",
+        {"fn": "abs(x) at a kink", "x": "0.0",
+         "schemes": ("Forward", "Backward", "Central"), "eps_range": ("1e-16", "1e+00")},
+        "One-sided differences give ±1, central 0, autograd 0: none of them is 'the' derivative.",
+    ),
 )
 
 

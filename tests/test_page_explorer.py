@@ -1,0 +1,187 @@
+"""The Explorer page under app.py's navigation (AppTest): controls, presets, URL, bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from gradlab.ui import widgets
+from gradlab.ui.explorer import _SCHEME_LABELS, DEFAULTS, PRESETS, query_params
+from gradlab.ui.pages import presets_for
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+APP = REPO_ROOT / "app.py"
+PAGE = "pages/explorer.py"
+TIMEOUT_S = 90  # the first run imports torch and sympy and computes the default sweep
+
+
+def _open(query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT_S)
+    at.run()
+    if query:
+        at.query_params.update(query)
+    at.switch_page(PAGE).run()
+    return at
+
+
+@pytest.fixture(scope="module")
+def page() -> AppTest:
+    """One warm page shared by the control tests (each test leaves a valid state)."""
+    return _open()
+
+
+def _exceptions(at: AppTest) -> list[str]:
+    return [e.message for e in at.exception]
+
+
+def _charts(at: AppTest) -> int:
+    return len(at.get("plotly_chart"))
+
+
+def _state(at: AppTest, key: str):
+    value = at.session_state[key]
+    return tuple(value) if isinstance(value, list | tuple) else value
+
+
+def test_opens_with_the_complex_step_classic():
+    at = _open()
+    assert not _exceptions(at) and not at.error
+    assert _charts(at) == 1
+    assert at.session_state["fn"] == DEFAULTS["fn"] == "complex_step_classic"
+    assert _state(at, "dtypes") == DEFAULTS["dtypes"]
+    assert len(at.latex) >= 2  # f(x) and f'(x)
+    assert at.get_by_key("download_csv") is not None
+
+
+# (widget key, new value): every control on the page.
+CONTROL_CHANGES = [
+    ("fn", "reciprocal"),
+    ("fn", "custom"),
+    ("fn", "complex_step_classic"),
+    ("x", 1e-10),
+    ("x", -2.5),
+    ("x", 1.5),
+    ("dtypes", ["float16", "bfloat16"]),
+    ("dtypes", ["float32", "float64"]),
+    ("schemes", ["five_point", "richardson"]),
+    ("schemes", ["forward", "central", "complex_step"]),
+    ("eps_range", (1e-12, 1e-2)),
+    ("points", 201),
+    ("error", "absolute"),
+    ("theory", False),
+    ("autograd", False),
+    ("focus", "float64"),
+    ("guess", "cbrt"),
+]
+
+
+@pytest.mark.parametrize(("key", "value"), CONTROL_CHANGES, ids=lambda v: str(v))
+def test_changing_a_control_reruns_cleanly(page, key, value):
+    page.get_by_key(key).set_value(value).run()
+    assert not _exceptions(page), _exceptions(page)
+    assert not page.error, [e.value for e in page.error]
+    assert _state(page, key) == (tuple(value) if isinstance(value, list) else value)
+    assert _charts(page) == 1
+
+
+def test_picking_a_catalogue_function_moves_x_to_its_point():
+    at = _open()
+    at.get_by_key("fn").set_value("sqrt_near_zero").run()
+    assert at.session_state["x"] == 1e-4
+
+
+@pytest.mark.parametrize("preset", PRESETS, ids=lambda p: p.key)
+def test_each_preset_button_sets_its_values(preset):
+    at = _open({"x": "2.5", "points": "101"})
+    at.button(key=f"preset_{preset.key}").click().run()
+    assert not _exceptions(at) and not at.error
+    for key, value in preset.values.items():
+        assert _state(at, key) == value, key
+    assert _charts(at) == 1
+
+
+@pytest.mark.parametrize("preset", PRESETS, ids=lambda p: p.key)
+def test_each_preset_url_restores_the_same_view(preset):
+    at = _open(query_params(preset.values))
+    assert not _exceptions(at) and not at.error
+    for key, value in preset.values.items():
+        assert _state(at, key) == value, key
+
+
+def test_home_gallery_links_match_the_presets():
+    # The cards in gradlab.ui.pages.PRESET_LINKS carry the URL of a preset view.
+    links = [dict(link.query_params) for link in presets_for("explorer")]
+    for preset in PRESETS:
+        params = query_params(preset.values)
+        if params:  # an empty one is the page's default view: any plain link
+            assert params in links, preset.key
+
+
+def test_a_url_with_parameters_restores_every_control():
+    at = _open({
+        "fn": "custom (type it)", "expr": "1/x", "x": "0.3",
+        "dtypes": ["float32", "float64"], "schemes": ["Central", "Forward"],
+        "eps_range": ["1e-12", "1e+00"], "points": "101", "error": "absolute",
+        "theory": "false", "autograd": "false", "focus": "float64",
+    })
+    assert not _exceptions(at) and not at.error
+    assert at.session_state["fn"] == "custom"
+    assert at.session_state["expr"] == "1/x"
+    assert at.session_state["x"] == 0.3
+    assert _state(at, "dtypes") == ("float32", "float64")
+    assert _state(at, "schemes") == ("central", "forward")
+    assert _state(at, "eps_range") == (1e-12, 1.0)
+    assert at.session_state["points"] == 101
+    assert at.session_state["error"] == "absolute"
+    assert at.session_state["theory"] is False and at.session_state["autograd"] is False
+    assert at.session_state["focus"] == "float64"
+    assert _charts(at) == 1
+
+
+def test_scheme_labels_match_the_shared_widget():
+    assert _SCHEME_LABELS == widgets.SCHEME_LABELS
+
+
+def test_a_hostile_expression_is_refused_with_a_message(tmp_path):
+    marker = tmp_path / "pwned"
+    at = _open({"fn": "custom (type it)"})
+    at.get_by_key("expr").set_value(f"__import__('os').system('touch {marker}')").run()
+    assert not _exceptions(at)
+    assert at.error and _charts(at) == 0
+    assert not marker.exists()
+
+
+def test_an_unknown_function_is_named_in_the_error():
+    at = _open({"fn": "custom (type it)", "expr": "frobnicate(x)"})
+    assert not _exceptions(at) and _charts(at) == 0
+    assert any("frobnicate" in e.value for e in at.error)
+
+
+def test_eps_min_not_below_eps_max_is_an_error():
+    at = _open()
+    at.get_by_key("eps_range").set_value((1e-5, 1e-5)).run()
+    assert not _exceptions(at) and _charts(at) == 0
+    assert any("eps-min" in e.value for e in at.error)
+
+
+def test_x_outside_the_domain_warns_and_still_shows_the_page():
+    at = _open({"fn": "custom (type it)", "expr": "log(x)", "x": "-1.0"})
+    assert not _exceptions(at) and not at.error
+    assert any("No exact reference" in w.value for w in at.warning)
+    assert _charts(at) == 1  # a chart with a message, not a blank page
+
+
+def test_a_dtype_that_overflows_is_reported():
+    at = _open({"fn": "exp at large x", "x": "20.0", "dtypes": ["float16", "float32"]})
+    assert not _exceptions(at) and not at.error
+    assert any("overflows float16" in w.value for w in at.warning)
+    assert _charts(at) == 1
+
+
+def test_no_dtype_selected_asks_for_one():
+    at = _open()
+    at.get_by_key("dtypes").set_value([]).run()
+    assert not _exceptions(at) and _charts(at) == 0
+    assert any("dtype" in w.value for w in at.warning)
