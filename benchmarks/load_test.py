@@ -84,7 +84,17 @@ def _page_links(page: str) -> list[str]:
             links.append(urlencode(preset.as_query_params(), doseq=True))
     except Exception:  # noqa: BLE001 - the registry is optional for the benchmark
         pass
-    return links
+    if page == "explorer":
+        try:
+            from gradlab.catalogue import CATALOGUE
+            from gradlab.ui.explorer import PRESETS, query_params
+
+            links += [urlencode(query_params(dict(p.values)), doseq=True) for p in PRESETS]
+            links += [urlencode(query_params({"fn": k, "x": e.x}), doseq=True)
+                      for k, e in CATALOGUE.items()]
+        except Exception:  # noqa: BLE001
+            pass
+    return list(dict.fromkeys(links))
 
 
 def _text_choices() -> dict[str, list[str]]:
@@ -144,7 +154,8 @@ class Server:
     """``streamlit run app.py`` on 127.0.0.1, stopped (by its pid) on exit."""
 
     def __init__(self, port: int, app: str = "app.py", cwd: Path = REPO_ROOT,
-                 extra_env: dict[str, str] | None = None, log: Path | None = None) -> None:
+                 extra_env: dict[str, str] | None = None, log: Path | None = None,
+                 options: dict[str, str] | None = None) -> None:
         self.port = port
         self.base_url = f"http://127.0.0.1:{port}"
         self.cmd = [
@@ -152,6 +163,8 @@ class Server:
             "--server.headless", "true", "--server.address", "127.0.0.1",
             "--server.port", str(port), "--browser.gatherUsageStats", "false",
         ]
+        for key, value in (options or {}).items():
+            self.cmd += [f"--{key}", value]
         self.cwd = cwd
         self.env = {**os.environ, **(extra_env or {})}
         self.log_path = log
@@ -314,17 +327,17 @@ async def browsers(base_url: str, page: str, links: list[str], n: int, stop_at: 
                         await tab.goto(url)
                         await tab.wait_for_selector(
                             "[data-testid='stApp'][data-test-connection-state='CONNECTED']",
-                            timeout=30_000)
+                            timeout=60_000)
                         await tab.wait_for_selector(
                             "[data-testid='stApp'][data-test-script-state='notRunning']",
-                            timeout=30_000)
+                            timeout=60_000)
                         if expect_chart:
                             await tab.wait_for_selector(
-                                "[data-testid='stPlotlyChart'] .main-svg", timeout=30_000)
+                                "[data-testid='stPlotlyChart'] .main-svg", timeout=60_000)
                         await tab.wait_for_timeout(300)
                         await tab.wait_for_selector(
                             "[data-testid='stApp'][data-test-script-state='notRunning']",
-                            timeout=30_000)
+                            timeout=60_000)
                         check["seconds"] = time.perf_counter() - t0
                         check["charts"] = await tab.locator("[data-testid='stPlotlyChart']").count()
                         check["exceptions"] = await tab.locator("[data-testid='stException']").count()
@@ -353,10 +366,11 @@ async def run(args: argparse.Namespace) -> tuple[Stats, dict]:
     env = {}
     if args.omp_threads:
         env["OMP_NUM_THREADS"] = str(args.omp_threads)
-    info: dict = {"page": page, "links": len(links), "port": port, "env": env}
+    options = dict(kv.split("=", 1) for kv in args.config)
+    info: dict = {"page": page, "links": len(links), "port": port, "env": env, "options": options}
     stats = Stats()
     log = Path(args.server_log) if args.server_log else None
-    with Server(port, extra_env=env, log=log) as server:
+    with Server(port, extra_env=env, log=log, options=options) as server:
         info["rss_start"] = rss_kib(server.pid)
         # warm-up: imports, first runs of caches, the page's chart
         warm = StreamlitSession(server.base_url)
@@ -442,7 +456,7 @@ def print_report(stats: Stats, info: dict, args: argparse.Namespace) -> dict:
     print()
     print(f"GradLab load test: page '{info['page']}', {args.sessions} sessions x "
           f"{args.duration:.0f} s (think {args.think_min}-{args.think_max} s), burst {args.burst}, "
-          f"port {info['port']}, env {info['env'] or '-'}")
+          f"port {info['port']}, env {info['env'] or '-'}, options {info['options'] or '-'}")
     print("Widgets on the page: " + (", ".join(info.get("widgets", [])) or "none"))
     print("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)))
     for r in rows:
@@ -513,10 +527,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="whether the browser check requires a Plotly chart (default: not on home)")
     p.add_argument("--settle", type=float, default=None, help="seconds to wait before the 'after' RSS (default 10)")
     p.add_argument("--omp-threads", type=int, default=0, help="set OMP_NUM_THREADS for the server")
+    p.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
+                   help="extra streamlit option for the server, e.g. runner.postScriptGC=false (repeatable)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--server-log", default="", help="write the server's output to this file")
     p.add_argument("--json", default="", help="also write the summary as JSON to this file")
     args = p.parse_args(argv)
+    for kv in args.config:
+        if "=" not in kv:
+            p.error(f"--config takes KEY=VALUE, e.g. runner.postScriptGC=false; got {kv!r}")
     if args.quick:
         args.sessions, args.duration, args.burst = min(args.sessions, 3), min(args.duration, 5.0), min(args.burst, 3)
         args.browsers = 0 if args.browsers is None else args.browsers

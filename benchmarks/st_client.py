@@ -72,7 +72,7 @@ _TERMINAL = {
 #: Element types this client knows how to hold and change, like the frontend's widgets.
 WIDGET_TYPES = frozenset(
     {"selectbox", "radio", "multiselect", "slider", "number_input", "checkbox",
-     "text_input", "text_area"}
+     "text_input", "text_area", "button"}
 )
 
 
@@ -112,6 +112,7 @@ class RunResult:
     error_alerts: list = field(default_factory=list)  # bodies of st.error
     page_not_found: bool = False
     protocol_error: str = ""
+    forward_msgs: list = field(default_factory=list)  # only with keep_messages=True
 
     @property
     def ok(self) -> bool:
@@ -170,6 +171,8 @@ def initial_state(w: Widget, *, default_only: bool = False) -> WidgetState | Non
             s.double_value = v
     elif w.kind == "checkbox":
         s.bool_value = p.value if use_set else p.default
+    elif w.kind == "button":
+        return None  # a trigger: only sent in the rerun its click causes
     elif w.kind in ("text_input", "text_area"):
         if use_set and p.HasField("value"):
             s.string_value = p.value
@@ -261,9 +264,13 @@ def changed_state(
         stops = int((p.max - p.min) / step)
         pick = sorted(p.min + step * rng.randint(0, stops) for _ in range(max(1, len(p.default))))
         s.double_array_value.data.extend(pick)
+    elif w.kind == "button":
+        if p.is_form_submitter:
+            return None
+        s.trigger_value = True
     elif w.kind == "number_input":
         is_int = p.data_type == NumberInput.INT
-        if p.has_min and p.has_max:
+        if p.has_min and p.has_max and p.max - p.min <= 1e6:
             v = rng.uniform(p.min, p.max)
         else:
             base = (current.int_value if is_int else current.double_value) if current else 1.0
@@ -302,11 +309,12 @@ class StreamlitSession:
     """
 
     def __init__(self, base_url: str, *, use_message_cache: bool = True,
-                 run_timeout: float = 60.0) -> None:
+                 run_timeout: float = 60.0, keep_messages: bool = False) -> None:
         self.base_url = base_url.rstrip("/")
         self.ws_url = self.base_url.replace("http", "ws", 1) + STREAM_PATH
         self.use_message_cache = use_message_cache
         self.run_timeout = run_timeout
+        self.keep_messages = keep_messages
         self._ws: Any = None
         self._inbox: asyncio.Queue = asyncio.Queue()
         self._reader: asyncio.Task | None = None
@@ -507,6 +515,8 @@ class StreamlitSession:
                     raise item
                 msg = self._resolve(item)
                 result.messages += 1
+                if self.keep_messages:
+                    result.forward_msgs.append(msg)
                 kind = msg.WhichOneof("type")
                 if kind == "new_session":
                     started = True
@@ -517,6 +527,9 @@ class StreamlitSession:
                         result.status = status
                         self._finish_run(fragment=msg.script_finished
                                          == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
+                        if status == "compile-error":
+                            # the compile exception follows script_finished
+                            await self._read_compile_exception(result)
                         break
         except asyncio.TimeoutError:
             result.status = "timeout"
@@ -529,6 +542,23 @@ class StreamlitSession:
             result.protocol_error = f"websocket closed: {exc!r}"
         result.seconds = time.perf_counter() - t0
         return result
+
+    async def _read_compile_exception(self, result: RunResult, timeout: float = 2.0) -> None:
+        deadline = time.perf_counter() + timeout
+        while (remaining := deadline - time.perf_counter()) > 0:
+            try:
+                item = await asyncio.wait_for(self._inbox.get(), remaining)
+            except asyncio.TimeoutError:
+                return
+            if isinstance(item, ProtocolError):
+                raise item
+            msg = self._resolve(item)
+            result.messages += 1
+            if self.keep_messages:
+                result.forward_msgs.append(msg)
+            self._apply(msg, result)
+            if msg.WhichOneof("type") == "session_event":
+                return
 
     async def open(self, page_name: str = "", query_string: str = "") -> RunResult:
         """What a tab does when it loads ``/<page_name>?<query_string>``."""
@@ -564,7 +594,12 @@ class StreamlitSession:
                 default = initial_state(w, default_only=True)
                 values = None if default == new else url_values(new)
                 self.query_string = with_param(self.query_string, w.key, values)
-            return await self.rerun(fragment_id=w.fragment_id)
+            try:
+                return await self.rerun(fragment_id=w.fragment_id)
+            finally:
+                if new.WhichOneof("value") == "trigger_value":
+                    # a click is sent once; the frontend then forgets the trigger
+                    self.widget_states.pop(w.id, None)
         return None
 
 
