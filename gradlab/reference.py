@@ -35,8 +35,13 @@ _ROUGH_DIGITS = (30, 60, 120)  # higher derivatives only feed the theory lines
 _ROUGH_AGREEMENT = mpmath.mpf(10) ** -6
 
 
-class _Undefined(Exception):
-    """An evaluation left the reals or hit a singularity."""
+class _Undefined(ValueError):
+    """An evaluation left the reals or hit a singularity.
+
+    A ValueError, so that the sympy fallback (raised from inside an ``except``
+    clause of :func:`mp_evaluate`) is caught by the callers like every other
+    undefined value.
+    """
 
 
 # ---------------------------------------------------------------- mpmath walker
