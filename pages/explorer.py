@@ -58,6 +58,12 @@ def _sweep(expression: str, x: float, dtypes: tuple, schemes: tuple,
     return run_sweep(SweepSettings(expression, x, dtypes, schemes, eps_min, eps_max, points))
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def _latex(text: str) -> tuple[str, str]:
+    expression = parse(text)
+    return expression.latex(), expression.derivative_latex()
+
+
 def _on_function_change() -> None:
     """Picking a catalogue function moves x to its interesting point."""
     key = st.session_state.get("fn")
@@ -130,9 +136,9 @@ def _presets() -> None:
 
 
 def _formulas(text: str, result: SweepResult) -> None:
-    expression = parse(text)
-    st.latex(rf"f(x) = {expression.latex()}")
-    st.latex(rf"f'(x) = {expression.derivative_latex()}")
+    f_latex, d_latex = _latex(text)
+    st.latex(rf"f(x) = {f_latex}")
+    st.latex(rf"f'(x) = {d_latex}")
     left, right = st.columns([2, 3], gap="large")
     with left:
         x = result.settings.x
@@ -234,7 +240,8 @@ def _quiz(result: SweepResult) -> None:
         row = rows.iloc[0]
         text += (f"; for this function it predicts h* = {format_sig(row['predicted_eps'])}, "
                  f"and the sweep's best step was {format_sig(row['eps'])}")
-    st.success(text + ".", icon=":material/lightbulb:")
+    show = st.success if guess == answer else st.info
+    show(text + ".", icon=":material/lightbulb:")
 
 
 # ------------------------------------------------------------------- page
