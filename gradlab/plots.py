@@ -399,6 +399,19 @@ def _y_range(values: np.ndarray) -> list[float] | None:
     return [math.log10(finite.min()) - _Y_PAD_BOTTOM, math.log10(finite.max()) + _Y_PAD_TOP]
 
 
+_MIN_HEIGHT = 560
+_LEGEND_ITEM_PX, _LEGEND_GROUP_PX = 22, 40  # one entry; one group title plus its gap
+_MARGINS_PX = 200  # top + bottom margins and a little air
+
+
+def _height(fig: _Spec) -> int:
+    """Tall enough that the legend never needs a scrollbar (four dtypes and theory lines)."""
+    shown = [t for t in fig.data if t.get("showlegend", True)]
+    groups = {t.get("legendgroup") for t in shown}
+    legend = _LEGEND_ITEM_PX * len(shown) + _LEGEND_GROUP_PX * len(groups)
+    return max(_MIN_HEIGHT, legend + _MARGINS_PX)
+
+
 def _layout(fig: _Spec, error: ErrorKind, x_range, y_range) -> None:
     axis = {"type": "log", "exponentformat": "power", "showexponent": "all",
             "tickfont": {"size": _FONT_SIZE}, "showgrid": True}
@@ -407,7 +420,7 @@ def _layout(fig: _Spec, error: ErrorKind, x_range, y_range) -> None:
     fig.update_yaxes(title={"text": _Y_TITLES[error], "font": {"size": _AXIS_TITLE_SIZE}},
                      range=y_range, **axis)
     fig.update_layout(
-        font={"size": _FONT_SIZE}, height=560, hovermode="closest",
+        font={"size": _FONT_SIZE}, height=_height(fig), hovermode="closest",
         margin={"l": 80, "r": 20, "t": 70, "b": 110},
         legend={"groupclick": "toggleitem", "font": {"size": _FONT_SIZE - 2},
                 "tracegroupgap": 12, "itemwidth": 40},
