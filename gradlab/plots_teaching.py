@@ -36,8 +36,18 @@ STAIR_MULTIPLES = 4
 ERROR_BIN_ULP = 0.05
 #: Above this many ulps an error axis becomes logarithmic (cancellation gives millions).
 LINEAR_ULP_AXIS_MAX = 4.0
+#: More distinct ulp distances than this are grouped by decade, from FIRST_GROUPED up.
+MAX_BARS = 12
+FIRST_GROUPED = 3
+#: Points drawn in the per-x scatter: SVG stays light in any browser, even without a GPU.
+SCATTER_POINTS = 3000
 
 _LOG_AXIS = dict(type="log", exponentformat="power", showexponent="all")
+
+
+def _log_range(values: pd.Series) -> list[float]:
+    """An explicit log-axis range over the data (annotations must not stretch it)."""
+    return [float(np.log10(values.min())), float(np.log10(values.max()))]
 
 
 def _layout(fig: go.Figure, title: str, x_title: str, y_title: str) -> go.Figure:
@@ -53,8 +63,27 @@ def _layout(fig: go.Figure, title: str, x_title: str, y_title: str) -> go.Figure
 # ---------------------------------------------------------------- round-off lab
 
 
+def _decade_bins(hist: pd.DataFrame) -> pd.DataFrame:
+    """0, 1, 2 ulps as they are, larger distances grouped by decade (3–9, 10–99, ...)."""
+    ulps = hist["ulps"].to_numpy()
+    decade = np.floor(np.log10(np.maximum(ulps, 1))).astype(int)
+    labels = np.where(ulps < FIRST_GROUPED, ulps.astype(str),
+                      np.where(decade == 0, f"{FIRST_GROUPED}–9",
+                               [f"1e{d}–1e{d + 1}" for d in decade]))
+    order = np.where(ulps < FIRST_GROUPED, ulps, FIRST_GROUPED + decade)
+    grouped = pd.DataFrame({"label": labels, "order": order, "count": hist["count"], "fraction": hist["fraction"]})
+    grouped = grouped.groupby(["order", "label"], as_index=False)[["count", "fraction"]].sum()
+    return grouped.sort_values("order").rename(columns={"label": "ulps"})
+
+
 def ulp_distance_bars(hist: pd.DataFrame, label_a: str, label_b: str) -> go.Figure:
-    """Bars: how often the two formulas are 0, 1, 2, ... ulps apart (from ``ulp_histogram``)."""
+    """Bars: how often the two formulas are 0, 1, 2, ... ulps apart (from ``ulp_histogram``).
+
+    Many distinct distances (a cancellation gives millions) are grouped by decade,
+    so the chart never has more than a few dozen bars.
+    """
+    if len(hist) > MAX_BARS:
+        hist = _decade_bins(hist)
     fig = go.Figure(go.Bar(
         x=hist["ulps"].astype(str), y=hist["fraction"], marker_color=COLOR_A,
         text=[f"{f:.1%}" for f in hist["fraction"]], textposition="outside",
@@ -96,19 +125,21 @@ def error_scatter(table: pd.DataFrame, label_a: str, label_b: str) -> go.Figure:
     """Each point's error in ulps against x, both formulas; log x when every x is positive."""
     used = table.dropna(subset=["ulps_a_exact", "ulps_b_exact"])
     top = float(max(used["ulps_a_exact"].max(), used["ulps_b_exact"].max())) if len(used) else 1.0
+    shown = used.head(SCATTER_POINTS)  # the inputs are random already: the first ones are a fair sample
     fig = go.Figure()
     for column, label, color, hexcol in (("ulps_a_exact", label_a, COLOR_A, "hex_a"),
                                          ("ulps_b_exact", label_b, COLOR_B, "hex_b")):
-        fig.add_trace(go.Scattergl(
-            x=used["x"], y=used[column], mode="markers", name=label,
-            marker=dict(color=color, size=4, opacity=0.5), customdata=used[[hexcol]].to_numpy(),
+        fig.add_trace(go.Scatter(
+            x=shown["x"], y=shown[column], mode="markers", name=label,
+            marker=dict(color=color, size=4, opacity=0.5), customdata=shown[[hexcol]].to_numpy(),
             hovertemplate="x = %{x:.9g}<br>%{y:.3f} ulp from exact<br>bits %{customdata[0]}<extra>" + label + "</extra>",
         ))
     if len(used) and (used["x"] > 0).all():
         fig.update_xaxes(**_LOG_AXIS)
     if top > LINEAR_ULP_AXIS_MAX:
         fig.update_yaxes(**_LOG_AXIS)
-    return _layout(fig, "Error at each x", "x", "distance from the exact value (ulps)"
+    title = "Error at each x" + (f" (first {len(shown):,} of {len(used):,} points)" if len(shown) < len(used) else "")
+    return _layout(fig, title, "x", "distance from the exact value (ulps)"
                    + (" — exact zeros are not drawn" if top > LINEAR_ULP_AXIS_MAX else ""))
 
 
@@ -145,7 +176,8 @@ def staircase_figure(table: pd.DataFrame, autograd: float, reference: float, mar
     half_range = max(STAIR_MULTIPLES * mark_quantum, 0.5 * abs(autograd))
     fig.update_yaxes(range=[reference - half_range, reference + half_range])
     fig.update_xaxes(**_LOG_AXIS)
-    return _layout(fig, "Estimates are quantised: multiples of q = ulp(y)/(2h)", "step h", "estimate of ∂y/∂x")
+    fig.update_xaxes(range=_log_range(table["step"]))
+    return _layout(fig, "Estimates are multiples of q = ulp(y)/(2h)", "step h", "estimate of ∂y/∂x")
 
 
 def step_error_figure(table: pd.DataFrame, predicted_step: float, mark_step: float, dtype: str) -> go.Figure:
@@ -161,9 +193,9 @@ def step_error_figure(table: pd.DataFrame, predicted_step: float, mark_step: flo
                       annotation_text=f"predicted best h ≈ {predicted_step:.2g}", annotation_position="top right")
     fig.add_vline(x=mark_step, line_dash="dash", line_color=COLOR_MARK,
                   annotation_text=f"h = {mark_step:g}", annotation_position="bottom left")
-    fig.update_xaxes(**_LOG_AXIS)
+    fig.update_xaxes(**_LOG_AXIS, range=_log_range(table["step"]))
     fig.update_yaxes(**_LOG_AXIS)
-    return _layout(fig, "Error against the step: round-off on the left, truncation on the right",
+    return _layout(fig, "Error: round-off left, truncation right",
                    "step h", "|estimate − exact derivative|")
 
 

@@ -130,9 +130,10 @@ st.subheader("2 · .grad accumulates; the graph is freed")
 steps_text = bound_text("steps so far", "steps", value="", max_chars=LIMITS.expression_chars,
                         help="Codes: " + "; ".join(f"{k} = {v[1]}" for k, v in STEP_CODES.items()), **CHANGED)
 buttons = st.columns(6)
-for col, code in zip(buttons, ("br", "b", "bn", "z", "f")):
-    col.button(STEP_CODES[code][1].split("  #")[0], key=f"step-{code}", on_click=add_step, args=(code,),
-               width="stretch")
+SHORT = {"br": "backward(v, retain)", "b": "backward(v)", "bn": "backward()", "z": "zero grads", "f": "forward again"}
+for col, code in zip(buttons, SHORT):
+    col.button(SHORT[code], key=f"step-{code}", on_click=add_step, args=(code,), width="stretch",
+               help=f"`{STEP_CODES[code][1]}`")
 buttons[5].button("start afresh", key="step-reset", on_click=clear_steps, width="stretch")
 if "_step_error" in st.session_state:
     st.warning(st.session_state.pop("_step_error"))
@@ -172,7 +173,7 @@ except Exception as err:  # noqa: BLE001
     show_error(err)
 
 st.subheader("4 · torch.empty is not zeros")
-st.markdown(EMPTY_NOTE)
+st.markdown(EMPTY_NOTE.replace("*", r"\*"))
 if st.button("Call torch.empty(3) twice", key="empty"):
     demo = empty_demo()
     for n, values in enumerate(demo.empty_calls, start=1):

@@ -1,5 +1,6 @@
 """Network input gradients (seed 002): autograd against scipy-style central differences."""
 
+import pandas as pd
 import streamlit as st
 
 from gradlab.ui.state import ensure_router
@@ -86,12 +87,12 @@ except Exception as err:  # noqa: BLE001 - shown as a sentence, never a tracebac
     show_error(err)
     st.stop()
 
-m = st.columns(4)
-m[0].metric(f"autograd ({dtype})", f"{fd.autograd:.9g}")
-m[1].metric(f"central difference, dx = {fd.step:g}", f"{fd.estimate:.9g}",
-            delta=f"{fd.estimate - fd.reference:+.2e} off", delta_color="off")
-m[2].metric("exact (float64 on the same weights)", f"{fd.reference:.9g}")
-m[3].metric("quantum q = ulp(y)/(2·dx)", f"{fd.quantum:.4g}")
+st.table(pd.DataFrame({
+    "": [f"autograd ({dtype})", f"central difference, dx = {fd.step:g} ({dtype})",
+         "exact: float64 autograd on the same rounded weights", "quantum q = ulp(y)/(2·dx)"],
+    "value": [f"{fd.autograd:.9g}", f"{fd.estimate:.9g}", f"{fd.reference:.9g}", f"{fd.quantum:.6g}"],
+    "off from exact": [f"{fd.autograd - fd.reference:+.2e}", f"{fd.estimate - fd.reference:+.2e}", "", ""],
+}).set_index(""))
 
 st.markdown(
     f"The output is $y = {fd.y:.9g}$, and $y(x_i \\pm dx)$ are floats of {dtype}: integer multiples of "

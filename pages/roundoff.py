@@ -80,12 +80,12 @@ except Exception as err:  # noqa: BLE001 - shown as a sentence, never a tracebac
     st.stop()
 
 s = result.summary
-st.markdown(f"#### {result.verdict()}")
+st.info(result.verdict(), icon=":material/balance:")
 m = st.columns(4)
 m[0].metric("bit for bit equal", f"{s.bitwise_equal:.1%}")
 m[1].metric(f"A closer: {result.label_a}", f"{s.a_closer:.1%}")
 m[2].metric(f"B closer: {result.label_b}", f"{s.b_closer:.1%}")
-m[3].metric("largest A–B distance", f"{s.max_ulps_a_b} ulp")
+m[3].metric("largest A–B distance", f"{s.max_ulps_a_b:,} ulp" if s.max_ulps_a_b < 10**6 else f"{s.max_ulps_a_b:.2e} ulp")
 
 g1, g2 = st.columns(2)
 with g1:
@@ -97,7 +97,7 @@ show_figure(plots.error_scatter(result.table, result.label_a, result.label_b), "
 
 for label, note in ((result.label_a, result.note_a), (result.label_b, result.note_b)):
     if note:
-        st.markdown(f"- **{label}**: {note}")
+        st.markdown(f"- **`{label}`**: " + note.replace("*", r"\*"))
 for note in result.notes:
     st.caption(note)
 
