@@ -431,5 +431,7 @@ def test_vectorised_estimates_equal_a_scalar_loop(name, dtype):
     h = np.logspace(-9, -0.5, 12)
     got = stencil_estimates(torch.exp, 0.7, h, name, dtype)
     expected, scale = _naive(torch.exp, 0.7, h, name, dtype)
-    # the engine subtracts f(x + c_0 h) first; that reorders float64 sums: 4 eps64 of the terms
-    assert np.all(np.abs(got - expected) <= 4 * facts("float64").eps * scale + 0.0)
+    # The engine subtracts f(x + c_0 h) first (a reordered float64 sum: eps64 of the terms), and
+    # torch's batched kernels may round a value differently from its 0-d ones in the last bit
+    # (eps of the dtype): together, under 2 eps of the dtype relative to the sum of |w_k f_k| / h.
+    assert np.all(np.abs(got - expected) <= 2 * facts(dtype).eps * scale)
