@@ -46,7 +46,6 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlencode
