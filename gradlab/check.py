@@ -1,0 +1,594 @@
+"""Tensor gradient checks: autograd against finite differences, with a diagnosis.
+
+``gradcheck(fn, x)`` compares autograd's gradient of a PyTorch function of
+tensors with finite differences, in three modes:
+
+- ``sampled``: k random elements (seeded);
+- ``full``: every element, batched (many perturbed copies per call, see
+  :mod:`gradlab.batched`), with a ``progress(done, total)`` callback;
+- ``directional``: random directions v, comparing the finite-difference
+  directional derivative with autograd's ``∇L·v`` (gradcheck's fast mode).
+
+A tensor output is reduced by ``sum``, ``mean`` or ``none``; with ``none`` the
+check is of the vector–Jacobian product ``vᵀJ`` with explicit
+``grad_outputs`` v, and every difference is taken per output element (then
+contracted with v in float64), so no summed loss hides the perturbation.
+
+Finite differences use the input's dtype (or float64 with
+``numeric_float64=True``); the stencil is combined in float64, as in
+:func:`gradlab.schemes.stencil_estimates`. An element passes when
+``|autograd - numeric| <= atol + rtol·|numeric|``.
+
+>>> r = gradcheck(lambda x: (x ** 3).sum(), torch.linspace(-1, 1, 7, dtype=torch.float64),
+...               mode="full", taylor=False)
+>>> r.verdict, len(r.table)
+('pass', 7)
+"""
+
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+
+from gradlab.batched import BatchedFn, FlatInputs, chunk_rows, dense_rows, onehot_rows
+from gradlab.diagnosis import Diagnosis, Evidence, diagnose
+from gradlab.errors import GradLabError, LimitError
+from gradlab.limits import LIMITS, check_limit
+from gradlab.precision import facts, resolve_tolerances
+from gradlab.schemes import Scheme, default_step, get_scheme, not_applicable_reason
+from gradlab.taylor import TaylorResult, fit_taylor, taylor_steps
+
+__all__ = [
+    "MODES", "REDUCTIONS", "GRAD_OUTPUTS", "GradcheckError", "Element", "CheckSummary",
+    "CheckResult", "gradcheck", "full_check_work",
+]
+
+MODES = ("sampled", "full", "directional")
+REDUCTIONS = ("sum", "mean", "none")
+GRAD_OUTPUTS = ("ones", "random")
+Progress = Callable[[int, int], None]
+
+# How many of the worst failing values are re-estimated at h/2 to tell
+# truncation from a wrong gradient.
+PROBE_ROWS = 8
+
+
+class GradcheckError(GradLabError):
+    """A gradient check failed with ``raise_on_fail=True``; the message names the element."""
+
+
+@dataclass(frozen=True)
+class Element:
+    """One checked value: where, both gradients, and how far apart."""
+
+    label: str
+    autograd: float
+    numeric: float
+    abs_error: float
+    rel_error: float
+    tolerance: float
+
+
+@dataclass(frozen=True)
+class CheckSummary:
+    """The verdict of a check, its worst value, and the diagnosis in words."""
+
+    verdict: str  # "pass" or "fail"
+    mode: str
+    scheme: str
+    step: float
+    dtype: str  # autograd's dtype (the inputs')
+    numeric_dtype: str  # the finite differences'
+    reduction: str
+    rtol: float
+    atol: float
+    checked: int
+    failed: int
+    loss: float  # L(x) in the numeric dtype (for "none": the weighted sum, in float64)
+    relative_perturbation: float
+    machine_eps: float  # of the numeric dtype
+    vacuous: bool
+    worst: Element | None
+    located: Element | None  # directional mode: the element a failing direction points at
+    diagnosis: Diagnosis
+    message: str  # one paragraph naming the failing element and the hint
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "pass"
+
+
+@dataclass(frozen=True, eq=False)
+class CheckResult:
+    """Per-value table, summary, optional heatmap array and Taylor test."""
+
+    table: pd.DataFrame  # one row per checked element (or direction)
+    summary: CheckSummary
+    error_map: np.ndarray | None  # full mode on a 1-D/2-D input: rel_error in its shape
+    taylor: TaylorResult | None
+
+    @property
+    def verdict(self) -> str:
+        return self.summary.verdict
+
+    @property
+    def passed(self) -> bool:
+        return self.summary.passed
+
+
+# ------------------------------------------------------------------ problem set-up
+
+
+@dataclass(frozen=True, eq=False)
+class _Problem:
+    """Everything the numeric side needs, in the numeric dtype."""
+
+    flat: FlatInputs
+    batched: BatchedFn
+    reduction: str
+    weights: torch.Tensor | None  # float64 grad_outputs, flattened ("none" only)
+    scheme: Scheme
+    step: float
+    base_rows: torch.Tensor  # (1, out) reduced value(s) at x, numeric dtype
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.flat.values.dtype
+
+
+def _as_inputs(x) -> list[torch.Tensor]:
+    xs = [x] if isinstance(x, torch.Tensor) else list(x)
+    if not xs or not all(isinstance(t, torch.Tensor) for t in xs):
+        raise GradLabError("The inputs must be a tensor or a sequence of tensors.")
+    dtypes = {t.dtype for t in xs}
+    if len(dtypes) != 1 or not next(iter(dtypes)).is_floating_point:
+        raise GradLabError("All inputs must be real floating-point tensors of one dtype; got "
+                           f"{sorted(str(d) for d in dtypes)}.")
+    facts(next(iter(dtypes)))  # a dtype GradLab knows
+    check_limit("input elements", sum(t.numel() for t in xs), LIMITS.tensor_elements)
+    return [t.detach() for t in xs]
+
+
+def _choose(name: str, value: str, options: Sequence[str]) -> str:
+    if value not in options:
+        raise GradLabError(f"Unknown {name} {value!r}; choose one of: {', '.join(options)}.")
+    return value
+
+
+def _reduce(y: torch.Tensor, reduction: str) -> torch.Tensor:
+    """(m, *out) -> (m,) for sum/mean in y's dtype, (m, out) for none."""
+    flat = y.reshape(y.shape[0], -1)
+    if reduction == "sum":
+        return flat.sum(dim=1, keepdim=True)
+    if reduction == "mean":
+        return flat.mean(dim=1, keepdim=True)
+    return flat
+
+
+def _grad_outputs(spec, out_shape: torch.Size, dtype: torch.dtype, seed: int) -> torch.Tensor:
+    if isinstance(spec, torch.Tensor):
+        if spec.shape != out_shape:
+            raise GradLabError(f"grad_outputs has shape {tuple(spec.shape)} but the output has "
+                               f"shape {tuple(out_shape)}; they must match.")
+        return spec.detach().to(dtype)
+    _choose("grad_outputs", spec, GRAD_OUTPUTS)
+    if spec == "ones":
+        return torch.ones(out_shape, dtype=dtype)
+    gen = torch.Generator().manual_seed(seed + 1)
+    return torch.randn(out_shape, generator=gen, dtype=torch.float64).to(dtype)
+
+
+# ------------------------------------------------------------------ autograd side
+
+
+def _autograd(fn, xs, reduction, grad_outputs, seed):
+    """Autograd gradient (flat, float64), the output, and the grad_outputs used."""
+    leaves = [t.clone().requires_grad_(True) for t in xs]
+    with torch.enable_grad():
+        y = fn(*leaves)
+        if not isinstance(y, torch.Tensor) or not y.is_floating_point():
+            raise GradLabError("The function must return a real floating-point tensor.")
+        if not y.requires_grad:
+            raise GradLabError("The function's output does not depend on its inputs through "
+                               "autograd (was something detached or computed under no_grad?).")
+        v = None
+        if reduction == "none":
+            v = _grad_outputs(grad_outputs, y.shape, y.dtype, seed)
+            target, seed_grad = y, v
+        else:
+            target = y.sum() if reduction == "sum" else y.mean()
+            seed_grad = None
+        grads = torch.autograd.grad(target, leaves, grad_outputs=seed_grad, allow_unused=True)
+    flat = torch.cat([(g if g is not None else torch.zeros_like(t)).reshape(-1)
+                      for g, t in zip(grads, leaves)])
+    return flat.detach().to(torch.float64), y.detach(), v
+
+
+# ------------------------------------------------------------------ numeric side
+
+
+def _problem(fn, xs, reduction, v, scheme, step, numeric_dtype) -> _Problem:
+    flat = FlatInputs.of([t.to(numeric_dtype) for t in xs])
+    batched = BatchedFn(fn, flat)
+    base = _reduce(batched(flat.values[None, :]), reduction)
+    weights = None if v is None else v.to(numeric_dtype).to(torch.float64).reshape(-1)
+    return _Problem(flat, batched, reduction, weights, scheme, step, base)
+
+
+def _estimates(p: _Problem, make_rows, h: torch.Tensor):
+    """Finite-difference estimates for a batch of perturbations, and round-off scales.
+
+    ``make_rows(shifts)`` builds the (K·m, N) perturbed inputs for (K, m)
+    shifts: every stencil point of every perturbation goes through fn in one
+    call. Returns (estimate (m,), scale (m,)): scale is what the rounded values
+    are proportional to (|L| for sum/mean, Σ|v_j y_j| over the changed outputs
+    for none).
+    """
+    s, m = p.scheme, h.shape[0]
+    if s.complex_step:
+        values = _reduce(p.batched(make_rows((h * 1j)[None])), p.reduction).imag.to(torch.float64)
+        return _contract(p, values) / h, _scale(p, None, m)
+    moving = [(c, w) for c, w in zip(s.offsets, s.weights) if c != 0]
+    shifts = torch.tensor([c for c, _ in moving], dtype=torch.float64)[:, None] * h
+    values = _reduce(p.batched(make_rows(shifts)), p.reduction).reshape(len(moving), m, -1)
+    weights = torch.tensor([w for _, w in moving], dtype=torch.float64)
+    combined = torch.einsum("k,kmo->mo", weights, values.to(torch.float64))
+    centre = sum(w for c, w in zip(s.offsets, s.weights) if c == 0)
+    if centre:
+        combined = combined + centre * p.base_rows.to(torch.float64)
+    changed = (values != p.base_rows).any(dim=0) if p.reduction == "none" else None
+    return _contract(p, combined) / h, _scale(p, changed, m)
+
+
+def _contract(p: _Problem, values: torch.Tensor) -> torch.Tensor:
+    if p.reduction == "none":
+        return values @ p.weights
+    return values[:, 0]
+
+
+def _scale(p: _Problem, changed, m: int) -> torch.Tensor:
+    base = p.base_rows.to(torch.float64)
+    if p.reduction != "none":
+        return base.abs()[:, 0].expand(m)
+    size = (p.weights * base[0]).abs()
+    return (size * changed).sum(dim=1) if changed is not None else size.sum().expand(m)
+
+
+def _numeric_base(p: _Problem, shifts: torch.Tensor) -> torch.Tensor:
+    if shifts.is_complex():
+        return p.flat.values.to(facts(p.dtype).complex_partner)
+    return p.flat.values
+
+
+def _onehot_maker(p: _Problem, index: torch.Tensor):
+    def make(shifts: torch.Tensor) -> torch.Tensor:
+        return onehot_rows(_numeric_base(p, shifts), index.repeat(shifts.shape[0]), shifts.reshape(-1))
+
+    return make
+
+
+def _dense_maker(p: _Problem, directions: torch.Tensor):
+    def make(shifts: torch.Tensor) -> torch.Tensor:
+        return dense_rows(_numeric_base(p, shifts), directions.repeat(shifts.shape[0], 1),
+                          shifts.reshape(-1))
+
+    return make
+
+
+def _run_chunks(p: _Problem, total: int, maker_for, progress: Progress | None):
+    """Estimates and scales for ``total`` perturbations, a chunk at a time.
+
+    Torch's intra-op threads are off meanwhile: the chunks are small, and
+    splitting each small op across cores costs more in synchronisation than it
+    gains (measured 10x slower on a busy 2-core machine, where every op waits
+    for the slowest core).
+    """
+    points = max(1, sum(c != 0 for c in p.scheme.offsets))
+    chunk = max(1, chunk_rows(p.flat.numel, p.flat.values.element_size(), total) // points)
+    est, scale = torch.empty(total, dtype=torch.float64), torch.empty(total, dtype=torch.float64)
+    with _single_threaded_ops():
+        for a in range(0, total, chunk):
+            b = min(total, a + chunk)
+            h = torch.full((b - a,), p.step, dtype=torch.float64)
+            est[a:b], scale[a:b] = _estimates(p, maker_for(a, b), h)
+            if progress is not None:
+                progress(b, total)
+    return est, scale
+
+
+@contextmanager
+def _single_threaded_ops():
+    """Run torch ops on one thread inside the block, restoring the setting after."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+# ------------------------------------------------------------------ the check
+
+
+def full_check_work(numel: int, output_numel: int, scheme: str | Scheme = "central") -> str:
+    """The work a full check of ``numel`` elements costs, in words (for limit messages).
+
+    >>> full_check_work(100, 100)
+    '200 evaluations of the function on all 100 elements (2e+04 element-operations)'
+    """
+    points = max(1, len([c for c in get_scheme(scheme).offsets if c != 0]))
+    evals = numel * points
+    return (f"{evals:,} evaluations of the function on all {numel:,} elements "
+            f"({evals * max(numel, output_numel):.0e} element-operations)")
+
+
+def _check_full_limit(numel: int, out_numel: int, scheme: Scheme) -> None:
+    if numel > LIMITS.full_check_elements:
+        raise LimitError(
+            f"A full check of {numel:,} elements needs {full_check_work(numel, out_numel, scheme)}; "
+            f"GradLab allows full checks of at most {LIMITS.full_check_elements:,} elements "
+            "(LIMITS.full_check_elements). Use mode 'sampled' or 'directional', or a smaller shape.")
+
+
+def _perturbations(mode, numel, samples, seed):
+    gen = torch.Generator().manual_seed(seed)
+    if mode == "full":
+        return torch.arange(numel), None
+    if mode == "sampled":
+        check_limit("sampled elements", samples, LIMITS.sampled_elements)
+        k = min(samples, numel)
+        return torch.randperm(numel, generator=gen)[:k].sort().values, None
+    check_limit("directional checks", samples, LIMITS.directional_checks)
+    v = torch.randn(samples, numel, generator=gen, dtype=torch.float64)
+    return None, v / v.norm(dim=1, keepdim=True)
+
+
+def gradcheck(
+    fn: Callable[..., torch.Tensor],
+    x: torch.Tensor | Sequence[torch.Tensor],
+    *,
+    mode: str = "sampled",
+    samples: int = 5,
+    seed: int = 0,
+    scheme: str = "central",
+    eps: float | None = None,
+    rtol: float | None = None,
+    atol: float | None = None,
+    reduction: str = "sum",
+    grad_outputs: str | torch.Tensor = "ones",
+    numeric_float64: bool = False,
+    numeric_fn: Callable[..., torch.Tensor] | None = None,
+    taylor: bool = True,
+    progress: Progress | None = None,
+    raise_on_fail: bool = False,
+) -> CheckResult:
+    """Check autograd's gradient of ``fn`` at ``x`` against finite differences.
+
+    ``fn`` takes the input tensor(s) and returns a tensor (a loss, or any
+    output, reduced by ``reduction``). ``samples`` is the number of elements
+    (sampled) or directions (directional). ``eps`` defaults to
+    :func:`gradlab.schemes.default_step` and the tolerances to the dtype's row
+    of :mod:`gradlab.precision`. ``numeric_fn`` is a float64 twin of ``fn``
+    for ``numeric_float64=True`` when ``fn`` holds tensors of its own dtype.
+
+    >>> x = torch.tensor([1.0, -2.0, 3.0], dtype=torch.float64)
+    >>> gradcheck(lambda t: (t ** 2).sum(), x, mode="full", taylor=False).passed
+    True
+    """
+    _choose("mode", mode, MODES)
+    _choose("reduction", reduction, REDUCTIONS)
+    xs = _as_inputs(x)
+    user_dtype = xs[0].dtype
+    numeric_dtype = torch.float64 if numeric_float64 else user_dtype
+    s = get_scheme(scheme)
+    reason = not_applicable_reason(s, numeric_dtype)
+    if reason:
+        raise GradLabError(reason)
+    rtol, atol = resolve_tolerances(user_dtype, rtol, atol)
+    flat_user = FlatInputs.of(xs)
+    h = _step(eps, s, numeric_dtype, flat_user.values)
+    g, y, v = _autograd(fn, xs, reduction, grad_outputs, seed)
+    if mode == "full":
+        _check_full_limit(flat_user.numel, y.numel(), s)
+    p = _problem(numeric_fn or fn, xs, reduction, v, s, h, numeric_dtype)
+    index, directions = _perturbations(mode, flat_user.numel, samples, seed)
+    total = index.numel() if index is not None else directions.shape[0]
+    if index is not None:
+        maker_for = lambda a, b: _onehot_maker(p, index[a:b])  # noqa: E731
+        autograd_values = g[index]
+    else:
+        maker_for = lambda a, b: _dense_maker(p, directions[a:b])  # noqa: E731
+        autograd_values = directions @ g
+    numeric, scale = _run_chunks(p, total, maker_for, progress)
+    table = _table(flat_user, index, autograd_values, numeric, scale, h, rtol, atol)
+    share = _truncation_share(p, table, maker_for, numeric, autograd_values)
+    located = None
+    if directions is not None and not bool(table["ok"].all()):
+        located = _locate(p, g, directions, table, rtol, atol, flat_user)
+    summary = _summary(p, table, located, mode, user_dtype, rtol, atol, y, share, scale)
+    taylor_result = _taylor(p, g, seed) if taylor else None
+    result = CheckResult(table, summary, _error_map(flat_user, mode, table), taylor_result)
+    if raise_on_fail and not result.passed:
+        raise GradcheckError(summary.message)
+    return result
+
+
+def _step(eps, s: Scheme, dtype, values: torch.Tensor) -> float:
+    if eps is not None:
+        if not (isinstance(eps, (int, float)) and math.isfinite(eps) and eps > 0):
+            raise GradLabError(f"The step eps must be a positive finite number; got {eps!r}.")
+        return float(eps)
+    typical = float(values.to(torch.float64).pow(2).mean().sqrt()) if values.numel() else 1.0
+    return default_step(s, dtype, typical)
+
+
+# ------------------------------------------------------------------ results
+
+
+def _labels(flat: FlatInputs, index: torch.Tensor | None, count: int):
+    if index is None:
+        return [f"direction {k}" for k in range(count)], [(k,) for k in range(count)], [-1] * count
+    many = len(flat.shapes) > 1
+    located = [flat.locate(int(i)) for i in index]
+    names = [f"x{k}" if many else "x" for k, _ in located]
+    labels = [f"{n}[{', '.join(map(str, idx))}]" for n, (_, idx) in zip(names, located)]
+    return labels, [idx for _, idx in located], [k for k, _ in located]
+
+
+def _table(flat, index, autograd, numeric, scale, h, rtol, atol) -> pd.DataFrame:
+    a, n = autograd.numpy(), numeric.numpy()
+    labels, idx, inputs = _labels(flat, index, len(a))
+    abs_err = np.abs(a - n)
+    tol = atol + rtol * np.abs(n)
+    big = np.maximum(np.abs(a), np.abs(n))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(big > 0, abs_err / big, 0.0)
+        ratio = np.where(a != 0, n / a, np.nan)
+        rho = np.where(scale.numpy() > 0, h * np.abs(a) / scale.numpy(), np.nan)
+    ok = abs_err <= tol
+    return pd.DataFrame({
+        "element": labels, "input": inputs, "index": idx,
+        "autograd": a, "numeric": n, "ratio": ratio, "abs_error": abs_err,
+        "rel_error": rel, "tolerance": tol, "ok": ok,
+        "relative_perturbation": rho, "below_atol": big <= atol,
+    })
+
+
+def _error_map(flat: FlatInputs, mode: str, table: pd.DataFrame) -> np.ndarray | None:
+    if mode != "full" or len(flat.shapes) != 1 or len(flat.shapes[0]) not in (1, 2):
+        return None
+    shape = tuple(flat.shapes[0])
+    return table["rel_error"].to_numpy().reshape(shape if len(shape) == 2 else (1, shape[0]))
+
+
+def _worst_position(table: pd.DataFrame) -> int:
+    excess = (table["abs_error"] / table["tolerance"].where(table["tolerance"] > 0, np.inf))
+    excess = excess.fillna(np.inf) if not table["ok"].all() else excess.fillna(0)
+    return int(np.argmax(excess.to_numpy()))
+
+
+def _element(table: pd.DataFrame, pos: int) -> Element:
+    row = table.iloc[pos]
+    return Element(str(row["element"]), float(row["autograd"]), float(row["numeric"]),
+                   float(row["abs_error"]), float(row["rel_error"]), float(row["tolerance"]))
+
+
+def _truncation_share(p: _Problem, table, maker_for, numeric, autograd) -> float | None:
+    """Median of |D(h) - D(h/2)| / ((1 - 2^-p)|D(h) - a|) over the worst failing values."""
+    failing = np.flatnonzero(~table["ok"].to_numpy())
+    if failing.size == 0 or p.scheme.complex_step:
+        return None
+    worst = failing[np.argsort(-table["abs_error"].to_numpy()[failing])][:PROBE_ROWS]
+    halves = [_estimates(p, maker_for(int(i), int(i) + 1),
+                         torch.tensor([p.step / 2], dtype=torch.float64))[0] for i in worst]
+    moved = np.abs(numeric.numpy()[worst] - torch.cat(halves).numpy())
+    error = np.abs(numeric.numpy()[worst] - autograd.numpy()[worst])
+    predicted = (1 - 2.0 ** -p.scheme.order) * error
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(predicted > 0, moved / predicted, np.nan)
+    share = share[np.isfinite(share)]
+    return float(np.median(share)) if share.size else None
+
+
+def _locate(p: _Problem, g, directions, table, rtol, atol, flat) -> Element:
+    """Bisect the worst failing direction down to the element it points at."""
+    worst = directions[_worst_position(table)]
+    active = torch.arange(flat.numel)
+    while active.numel() > 1:
+        halves = torch.tensor_split(active, 2)
+        masks = torch.zeros(2, flat.numel, dtype=torch.float64)
+        for k, part in enumerate(halves):
+            masks[k, part] = worst[part]
+        est, _ = _estimates(p, _dense_maker(p, masks), torch.full((2,), p.step, dtype=torch.float64))
+        auto = masks @ g
+        excess = (est - auto).abs() / (atol + rtol * est.abs())
+        active = halves[int(torch.argmax(torch.nan_to_num(excess, nan=math.inf)))]
+    i = active[:1]
+    est, scale = _estimates(p, _onehot_maker(p, i), torch.full((1,), p.step, dtype=torch.float64))
+    row = _table(flat, i, g[i], est, scale, p.step, rtol, atol)
+    return _element(row, 0)
+
+
+def _summary(p, table, located, mode, user_dtype, rtol, atol, y, share, scale) -> CheckSummary:
+    passed = bool(table["ok"].all())
+    worst = _element(table, _worst_position(table)) if len(table) else None
+    loss = float(_contract_loss(p))
+    nd = facts(p.dtype)
+    rho = table["relative_perturbation"].to_numpy()
+    rho_med = float(np.nanmedian(rho)) if np.isfinite(rho).any() else 0.0
+    named = located if located is not None else worst
+    evidence = Evidence(
+        passed=passed, dtype=nd.name, scheme=p.scheme.name, step=p.step, reduction=p.reduction,
+        rtol=rtol, atol=atol, relative_perturbation=rho_med,
+        loss=float(scale.median()),
+        summed_elements=int(y.numel()), grad_scale=float(table["autograd"].abs().median()),
+        checked=len(table), failed=int((~table["ok"]).sum()),
+        below_atol=int(table["below_atol"].sum()), autograd_dtype=facts(user_dtype).name,
+        worst_label=named.label if named else "", worst_autograd=named.autograd if named else math.nan,
+        worst_numeric=named.numeric if named else math.nan,
+        worst_rel_error=named.rel_error if named else math.nan,
+        truncation_share=share, quantum=_quantum(p, loss),
+    )
+    diagnosis = diagnose(evidence)
+    vacuous = diagnosis.kind == "vacuous"
+    return CheckSummary(
+        verdict="pass" if passed else "fail", mode=mode, scheme=p.scheme.name, step=p.step,
+        dtype=facts(user_dtype).name, numeric_dtype=nd.name, reduction=p.reduction,
+        rtol=rtol, atol=atol, checked=len(table), failed=evidence.failed, loss=loss,
+        relative_perturbation=rho_med, machine_eps=nd.eps, vacuous=vacuous, worst=worst,
+        located=located, diagnosis=diagnosis,
+        message=_message(passed, table, worst, located, p, rtol, atol, diagnosis),
+    )
+
+
+def _contract_loss(p: _Problem) -> float:
+    base = p.base_rows.to(torch.float64)
+    return float(base[0] @ p.weights) if p.reduction == "none" else float(base[0, 0])
+
+
+def _quantum(p: _Problem, loss: float) -> float | None:
+    """ulp(L)/h: the spacing of the values a finite difference of L can take."""
+    if p.reduction == "none" or p.scheme.complex_step or not math.isfinite(loss):
+        return None
+    value = torch.tensor(abs(loss), dtype=p.dtype)
+    ulp = float(torch.nextafter(value, torch.tensor(math.inf, dtype=p.dtype)) - value)
+    return ulp * max(abs(w) for w in p.scheme.weights) / p.step
+
+
+def _message(passed, table, worst, located, p, rtol, atol, diagnosis) -> str:
+    if passed:
+        return f"{diagnosis.headline} ({len(table)} values, {p.scheme.name} differences, h = {p.step:.3g})."
+    failed = int((~table["ok"]).sum())
+    text = (f"Gradient check failed at {worst.label}: autograd {worst.autograd:.6g}, "
+            f"finite difference {worst.numeric:.6g} ({p.scheme.name}, h = {p.step:.3g}); "
+            f"difference {worst.abs_error:.3g} > tolerance {worst.tolerance:.3g} "
+            f"(atol {atol:g} + rtol {rtol:g}·|numeric|). {failed} of {len(table)} checked values fail.")
+    if located is not None:
+        text += (f" Bisecting that direction points at {located.label}: autograd "
+                 f"{located.autograd:.6g}, finite difference {located.numeric:.6g}.")
+    return text + f" Hint: {diagnosis.headline} {diagnosis.fixes[0] if diagnosis.fixes else ''}".rstrip()
+
+
+# ------------------------------------------------------------------ Taylor test
+
+
+def _taylor(p: _Problem, g: torch.Tensor, seed: int) -> TaylorResult:
+    """Remainders |L(x+hv) - L(x) - h ∇L·v| along a seeded direction with rms entry 1."""
+    gen = torch.Generator().manual_seed(seed + 2)
+    v = torch.randn(p.flat.numel, generator=gen, dtype=torch.float64)
+    v = v / v.pow(2).mean().sqrt()
+    nd = facts(p.dtype)
+    hs = taylor_steps(nd.eps)
+    rows = dense_rows(p.flat.values, v.expand(len(hs), -1), torch.as_tensor(hs))
+    values = _contract(p, _reduce(p.batched(rows), p.reduction).to(torch.float64))
+    loss0 = _contract_loss(p)
+    slope = float(g @ v)
+    remainder = (values - loss0 - torch.as_tensor(hs) * slope).abs().numpy()
+    floor = 2 * nd.unit_roundoff * float(_scale(p, None, 1)[0])  # two rounded values of size S
+    return fit_taylor(hs, remainder, floor)
