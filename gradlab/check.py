@@ -46,7 +46,7 @@ from gradlab.taylor import TaylorResult, fit_taylor, taylor_steps
 
 __all__ = [
     "MODES", "REDUCTIONS", "GRAD_OUTPUTS", "GradcheckError", "Element", "CheckSummary",
-    "CheckResult", "gradcheck", "full_check_work",
+    "CheckResult", "gradcheck", "full_check_work", "element_estimates", "sample_indices",
 ]
 
 MODES = ("sampled", "full", "directional")
@@ -336,15 +336,24 @@ def _check_full_limit(numel: int, out_numel: int, scheme: Scheme) -> None:
             "(LIMITS.full_check_elements). Use mode 'sampled' or 'directional', or a smaller shape.")
 
 
-def _perturbations(mode, numel, samples, seed):
+def sample_indices(numel: int, samples: int, seed: int) -> torch.Tensor:
+    """The flat indices the sampled mode checks: ``samples`` distinct ones, seeded, sorted.
+
+    >>> sample_indices(10, 3, 0).tolist() == sample_indices(10, 3, 0).tolist()
+    True
+    """
+    check_limit("sampled elements", samples, LIMITS.sampled_elements)
     gen = torch.Generator().manual_seed(seed)
+    return torch.randperm(numel, generator=gen)[:min(samples, numel)].sort().values
+
+
+def _perturbations(mode, numel, samples, seed):
     if mode == "full":
         return torch.arange(numel), None
     if mode == "sampled":
-        check_limit("sampled elements", samples, LIMITS.sampled_elements)
-        k = min(samples, numel)
-        return torch.randperm(numel, generator=gen)[:k].sort().values, None
+        return sample_indices(numel, samples, seed), None
     check_limit("directional checks", samples, LIMITS.directional_checks)
+    gen = torch.Generator().manual_seed(seed)
     v = torch.randn(samples, numel, generator=gen, dtype=torch.float64)
     return None, v / v.norm(dim=1, keepdim=True)
 
@@ -396,7 +405,8 @@ def gradcheck(
     g, y, v = _autograd(fn, xs, reduction, grad_outputs, seed)
     if mode == "full":
         _check_full_limit(flat_user.numel, y.numel(), s)
-    p = _problem(numeric_fn or fn, xs, reduction, v, s, h, numeric_dtype)
+    numeric_callable = (numeric_fn or fn) if numeric_float64 else fn
+    p = _problem(numeric_callable, xs, reduction, v, s, h, numeric_dtype)
     index, directions = _perturbations(mode, flat_user.numel, samples, seed)
     total = index.numel() if index is not None else directions.shape[0]
     if index is not None:
@@ -406,7 +416,7 @@ def gradcheck(
         maker_for = lambda a, b: _dense_maker(p, directions[a:b])  # noqa: E731
         autograd_values = directions @ g
     numeric, scale = _run_chunks(p, total, maker_for, progress)
-    table = _table(flat_user, index, autograd_values, numeric, scale, h, rtol, atol)
+    table = _table(flat_user, index, autograd_values, numeric, scale, h, rtol, atol, _roundoff(p, scale))
     share = _truncation_share(p, table, maker_for, numeric, autograd_values)
     located = None
     if directions is not None and not bool(table["ok"].all()):
@@ -417,6 +427,50 @@ def gradcheck(
     if raise_on_fail and not result.passed:
         raise GradcheckError(summary.message)
     return result
+
+
+def element_estimates(
+    fn: Callable[..., torch.Tensor],
+    x: torch.Tensor | Sequence[torch.Tensor],
+    index: torch.Tensor,
+    steps: torch.Tensor,
+    *,
+    reduction: str = "sum",
+    scheme: str = "central",
+    grad_outputs: str | torch.Tensor = "ones",
+    seed: int = 0,
+    numeric_float64: bool = False,
+    numeric_fn: Callable[..., torch.Tensor] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(autograd, finite difference) at flat element ``index[r]`` with step ``steps[r]``.
+
+    The building block of error-vs-eps sweeps: every (element, step) pair is
+    one perturbed row, and rows are evaluated a chunk at a time.
+
+    >>> a, n = element_estimates(lambda t: t ** 2, torch.tensor([3.0], dtype=torch.float64),
+    ...                          torch.tensor([0, 0]), torch.tensor([1e-1, 1e-3]), scheme="forward")
+    >>> a.tolist(), n.round(6).tolist()  # forward error = h exactly for x**2
+    ([6.0, 6.0], [6.1, 6.001])
+    """
+    _choose("reduction", reduction, REDUCTIONS)
+    xs = _as_inputs(x)
+    s = get_scheme(scheme)
+    numeric_dtype = torch.float64 if numeric_float64 else xs[0].dtype
+    reason = not_applicable_reason(s, numeric_dtype)
+    if reason:
+        raise GradLabError(reason)
+    g, _, v = _autograd(fn, xs, reduction, grad_outputs, seed)
+    callable_ = (numeric_fn or fn) if numeric_float64 else fn
+    p = _problem(callable_, xs, reduction, v, s, 1.0, numeric_dtype)
+    steps = steps.to(torch.float64)
+    points = max(1, sum(c != 0 for c in s.offsets))
+    chunk = max(1, chunk_rows(p.flat.numel, p.flat.values.element_size(), len(index)) // points)
+    out = torch.empty(len(index), dtype=torch.float64)
+    with _single_threaded_ops():
+        for a in range(0, len(index), chunk):
+            b = min(len(index), a + chunk)
+            out[a:b] = _estimates(p, _onehot_maker(p, index[a:b]), steps[a:b])[0]
+    return g[index].numpy(), out.numpy()
 
 
 def _step(eps, s: Scheme, dtype, values: torch.Tensor) -> float:
@@ -441,7 +495,13 @@ def _labels(flat: FlatInputs, index: torch.Tensor | None, count: int):
     return labels, [idx for _, idx in located], [k for k, _ in located]
 
 
-def _table(flat, index, autograd, numeric, scale, h, rtol, atol) -> pd.DataFrame:
+def _roundoff(p: _Problem, scale: torch.Tensor) -> np.ndarray:
+    """Predicted absolute round-off error of each estimate: sum|w_k|·u·scale/h."""
+    u = facts(p.dtype).unit_roundoff
+    return (p.scheme.roundoff_constant * u * scale / p.step).numpy()
+
+
+def _table(flat, index, autograd, numeric, scale, h, rtol, atol, roundoff) -> pd.DataFrame:
     a, n = autograd.numpy(), numeric.numpy()
     labels, idx, inputs = _labels(flat, index, len(a))
     abs_err = np.abs(a - n)
@@ -456,7 +516,7 @@ def _table(flat, index, autograd, numeric, scale, h, rtol, atol) -> pd.DataFrame
         "element": labels, "input": inputs, "index": idx,
         "autograd": a, "numeric": n, "ratio": ratio, "abs_error": abs_err,
         "rel_error": rel, "tolerance": tol, "ok": ok,
-        "relative_perturbation": rho, "below_atol": big <= atol,
+        "relative_perturbation": rho, "roundoff": roundoff, "below_atol": big <= atol,
     })
 
 
@@ -511,7 +571,7 @@ def _locate(p: _Problem, g, directions, table, rtol, atol, flat) -> Element:
         active = halves[int(torch.argmax(torch.nan_to_num(excess, nan=math.inf)))]
     i = active[:1]
     est, scale = _estimates(p, _onehot_maker(p, i), torch.full((1,), p.step, dtype=torch.float64))
-    row = _table(flat, i, g[i], est, scale, p.step, rtol, atol)
+    row = _table(flat, i, g[i], est, scale, p.step, rtol, atol, _roundoff(p, scale))
     return _element(row, 0)
 
 
@@ -520,14 +580,19 @@ def _summary(p, table, located, mode, user_dtype, rtol, atol, y, share, scale) -
     worst = _element(table, _worst_position(table)) if len(table) else None
     loss = float(_contract_loss(p))
     nd = facts(p.dtype)
-    rho = table["relative_perturbation"].to_numpy()
+    failing = ~table["ok"].to_numpy()
+    focus = table[failing] if failing.any() else table  # explain the failures, if any
+    rho = focus["relative_perturbation"].to_numpy()
     rho_med = float(np.nanmedian(rho)) if np.isfinite(rho).any() else 0.0
+    explained = float((focus["roundoff"] >= focus["tolerance"]).mean()) if failing.any() else 0.0
+    finite = np.isfinite(table[["autograd", "numeric"]].to_numpy()).all(axis=1)
     named = located if located is not None else worst
     evidence = Evidence(
         passed=passed, dtype=nd.name, scheme=p.scheme.name, step=p.step, reduction=p.reduction,
         rtol=rtol, atol=atol, relative_perturbation=rho_med,
         loss=float(scale.median()),
-        summed_elements=int(y.numel()), grad_scale=float(table["autograd"].abs().median()),
+        summed_elements=int(y.numel()), grad_scale=float(focus["autograd"].abs().median()),
+        roundoff_explained=explained, nonfinite=int((~finite).sum()) + (not math.isfinite(loss)),
         checked=len(table), failed=int((~table["ok"]).sum()),
         below_atol=int(table["below_atol"].sum()), autograd_dtype=facts(user_dtype).name,
         worst_label=named.label if named else "", worst_autograd=named.autograd if named else math.nan,

@@ -37,6 +37,8 @@ MARGINAL_FACTOR = 10.0
 # Halving h moves a truncation-dominated estimate by (1 - 2^-p) of its error;
 # accept this band around that ratio as "truncation".
 TRUNCATION_BAND = (0.5, 2.0)
+# Round-off is the diagnosis when it explains at least this share of the failures.
+ROUNDOFF_MAJORITY = 0.5
 # Suggested smaller steps (truncation) aim this far inside the tolerance.
 STEP_SAFETY = 10.0
 
@@ -64,6 +66,8 @@ class Evidence:
     worst_autograd: float = math.nan
     worst_numeric: float = math.nan
     worst_rel_error: float = math.nan
+    roundoff_explained: float = 0.0  # share of failing values whose predicted round-off > tolerance
+    nonfinite: int = 0  # values (or the loss) that are nan or inf
     truncation_share: float | None = None  # measured / predicted change on halving h
     quantum: float | None = None  # ulp(L)/h: the resolution of the finite difference
 
@@ -72,7 +76,7 @@ class Evidence:
 class Diagnosis:
     """The verdict explained: a kind, a display level, words, and fixes."""
 
-    kind: str  # ok | marginal | vacuous | roundoff | truncation | gradient
+    kind: str  # ok | marginal | vacuous | nonfinite | roundoff | truncation | gradient
     level: str  # success | warning | error
     headline: str
     details: str
@@ -101,13 +105,15 @@ def predicted_roundoff(e: Evidence) -> float:
 def diagnose(e: Evidence) -> Diagnosis:
     """Classify the check and explain it; see the module docstring."""
     pred = predicted_roundoff(e)
+    if e.nonfinite:
+        return _nonfinite(e, pred)
     if e.passed:
         if e.checked and e.below_atol == e.checked:
             return _vacuous(e, pred)
-        if pred * MARGINAL_FACTOR >= e.rtol:
+        if pred * MARGINAL_FACTOR >= e.rtol and not get_scheme(e.scheme).complex_step:
             return _marginal(e, pred)
         return _ok(e, pred)
-    if pred >= e.rtol:
+    if pred >= e.rtol or e.roundoff_explained >= ROUNDOFF_MAJORITY:
         return _roundoff(e, pred)
     share = e.truncation_share
     if share is not None and TRUNCATION_BAND[0] <= share <= TRUNCATION_BAND[1]:
@@ -164,6 +170,18 @@ def _vacuous(e: Evidence, pred: float) -> Diagnosis:
              "Use the Taylor test: it needs no tolerance.")
     return _make(e, pred, "vacuous", "warning",
                  "Vacuous pass: the gradient is below the absolute tolerance.", details, fixes)
+
+
+def _nonfinite(e: Evidence, pred: float) -> Diagnosis:
+    details = (f"{e.nonfinite} value(s) — the loss, autograd's gradient or the finite difference — "
+               "are nan or inf, so nothing can be compared there. The function is probably "
+               "undefined at (or near) some inputs: a log or sqrt of a negative number, a division "
+               "by zero, an overflow.")
+    fixes = ("Pick a function defined on all inputs (e.g. sqrt(abs(x)) or log(1 + x**2)), or "
+             "inputs inside its domain.",
+             "With reduction 'sum' or 'mean' one bad element spoils the whole loss: try 'none'.")
+    return _make(e, pred, "nonfinite", "error",
+                 "Fail: the function is not finite at some of the inputs.", details, fixes)
 
 
 def _roundoff(e: Evidence, pred: float) -> Diagnosis:

@@ -1,0 +1,90 @@
+"""Error against step for the sampled elements, under the three reductions side by side.
+
+The chart that answers seed 001: with ``sum`` or ``mean`` the finite
+difference of the summed loss is swamped by round-off for every reasonable
+step in float32 (mean scales L and dL/dx_i alike, so its curve is the sum's,
+shifted), while ``none`` — each difference taken per output element — shows
+the usual V with a wide band of good steps.
+
+>>> from gradlab.models import CheckSettings
+>>> df = reduction_sweep(CheckSettings(shape=(6, 5), samples=2, dtype="float64"), points_per_decade=1)
+>>> sorted(df["reduction"].unique())
+['mean', 'none', 'sum']
+>>> list(df.columns)[:6]
+['reduction', 'element', 'eps', 'autograd', 'estimate', 'abs_error']
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import torch
+
+from gradlab.check import REDUCTIONS, element_estimates, sample_indices
+from gradlab.batched import FlatInputs
+from gradlab.limits import LIMITS, check_limit
+from gradlab.models import CheckSettings, _complex_step_reason, build_problem
+from gradlab.errors import GradLabError
+from gradlab.precision import resolve_tolerances
+
+__all__ = ["EPS_RANGE", "eps_grid", "reduction_sweep"]
+
+# Steps from 1e-10 (below float64's best central step) to 1 (the size of the data).
+EPS_RANGE = (1e-10, 1.0)
+POINTS_PER_DECADE = 3
+
+
+def eps_grid(points_per_decade: int = POINTS_PER_DECADE) -> np.ndarray:
+    """Log-spaced steps over EPS_RANGE.
+
+    >>> eps_grid(1)[[0, -1]].tolist()
+    [1e-10, 1.0]
+    """
+    lo, hi = np.log10(EPS_RANGE[0]), np.log10(EPS_RANGE[1])
+    count = int(round((hi - lo) * points_per_decade)) + 1
+    check_limit("sweep points", count, LIMITS.sweep_points)
+    return np.logspace(lo, hi, count)
+
+
+def reduction_sweep(settings: CheckSettings, points_per_decade: int = POINTS_PER_DECADE) -> pd.DataFrame:
+    """Tidy table: reduction, element, eps, autograd, estimate, abs_error, rel_error, ok.
+
+    Uses the same elements as the sampled check with these settings, the
+    settings' scheme and dtype, and the reductions sum, mean and none (with
+    the settings' grad_outputs).
+    """
+    reason = _complex_step_reason(settings)
+    if reason:
+        raise GradLabError(reason)
+    problem = build_problem(settings)
+    numel = FlatInputs.of([problem.x]).numel
+    elements = sample_indices(numel, settings.samples, settings.seed)
+    eps = eps_grid(points_per_decade)
+    index = elements.repeat_interleave(len(eps))
+    steps = torch.as_tensor(np.tile(eps, len(elements)))
+    rtol, atol = resolve_tolerances(settings.dtype, settings.rtol, settings.atol)
+    labels = [_label(problem.x.shape, int(i)) for i in elements]
+    frames = []
+    for reduction in REDUCTIONS:
+        autograd, estimate = element_estimates(
+            problem.fn, problem.x, index, steps, reduction=reduction, scheme=settings.scheme,
+            grad_outputs=settings.grad_outputs, seed=settings.seed,
+            numeric_float64=settings.numeric_float64, numeric_fn=problem.fn64)
+        frames.append(_frame(reduction, np.repeat(labels, len(eps)), steps.numpy(),
+                             autograd, estimate, rtol, atol))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _label(shape: torch.Size, flat: int) -> str:
+    return "x[" + ", ".join(str(int(i)) for i in np.unravel_index(flat, tuple(shape))) + "]"
+
+
+def _frame(reduction, labels, eps, autograd, estimate, rtol, atol) -> pd.DataFrame:
+    abs_error = np.abs(estimate - autograd)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel_error = np.where(autograd != 0, abs_error / np.abs(autograd), np.nan)
+    return pd.DataFrame({
+        "reduction": reduction, "element": labels, "eps": eps, "autograd": autograd,
+        "estimate": estimate, "abs_error": abs_error, "rel_error": rel_error,
+        "ok": abs_error <= atol + rtol * np.abs(estimate),
+    })
