@@ -1,0 +1,177 @@
+"""``python -m gradlab check``: the grad-check page's engine call from a terminal.
+
+``register(subparsers)`` adds the ``check`` sub-command (``args.run`` is set to
+:func:`run`); ``run(args)`` returns the exit status: 0 when the check ran
+(whatever its verdict), 2 with one ``error: ...`` line on stderr for bad input.
+
+>>> import argparse
+>>> parser = argparse.ArgumentParser()
+>>> register(parser.add_subparsers(dest="command"))
+>>> args = parser.parse_args(["check", "--shape", "4x3", "--dtype", "float64", "--format", "json"])
+>>> run(args)  # doctest: +ELLIPSIS
+{...
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+from gradlab.check import GRAD_OUTPUTS, MODES, REDUCTIONS
+from gradlab.errors import GradLabError
+from gradlab.precision import DTYPE_NAMES
+from gradlab.schemes import SCHEME_NAMES
+
+__all__ = ["register", "run", "result_json"]
+
+_MODELS = ("affine", "expression", "mlp")  # gradlab.models.MODELS, without importing torch here
+_LOSSES = ("mse", "l1")
+
+
+def _step(text: str) -> float | None:
+    if text.strip().lower() in ("default", "auto", "none"):
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number (or 'default')") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive finite number")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return value
+
+
+def _tolerance(text: str) -> float:
+    value = _step(text) if text.strip() not in ("0", "0.0") else 0.0
+    if value is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number")
+    return value
+
+
+def register(subparsers) -> None:
+    """Add the ``check`` sub-command to an argparse subparsers object."""
+    p = subparsers.add_parser(
+        "check", help="finite-difference gradient check of a built-in model and loss",
+        description="Check autograd's gradient of a loss against finite differences and "
+                    "explain the verdict (same engine as the Grad check page).")
+    p.add_argument("--model", choices=_MODELS, default="affine")
+    p.add_argument("--expression", default="sin(x)", help="for --model expression: f(x), elementwise")
+    p.add_argument("--shape", default="140x120", help="e.g. 140x120")
+    p.add_argument("--loss", choices=_LOSSES, default="mse")
+    p.add_argument("--reduction", choices=REDUCTIONS, default="sum")
+    p.add_argument("--grad-outputs", choices=GRAD_OUTPUTS, default="ones",
+                   help="weights v of the vector-Jacobian product for --reduction none")
+    p.add_argument("--dtype", choices=DTYPE_NAMES, default="float32")
+    p.add_argument("--scheme", choices=SCHEME_NAMES, default="central")
+    p.add_argument("--eps", type=_step, default=None, help="step h, or 'default' (from the dtype)")
+    p.add_argument("--mode", choices=MODES, default="sampled")
+    p.add_argument("--samples", type=_count, default=5, help="elements (sampled) or directions")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--numeric-float64", action="store_true",
+                   help="finite differences in float64, autograd in --dtype")
+    p.add_argument("--rtol", type=_tolerance, default=None)
+    p.add_argument("--atol", type=_tolerance, default=None)
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.set_defaults(run=run)
+
+
+def _settings(args):
+    from gradlab.models import CheckSettings, parse_shape
+
+    return CheckSettings(
+        model=args.model, shape=parse_shape(args.shape), loss=args.loss, reduction=args.reduction,
+        dtype=args.dtype, scheme=args.scheme, eps=args.eps, mode=args.mode, samples=args.samples,
+        seed=args.seed, numeric_float64=args.numeric_float64, expression=args.expression,
+        grad_outputs=args.grad_outputs, rtol=args.rtol, atol=args.atol)
+
+
+def run(args) -> int:
+    """Run the check described by parsed ``args``; print it as a table or JSON."""
+    try:
+        from gradlab.models import run_check
+
+        result = run_check(_settings(args))
+    except GradLabError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if args.format == "json":
+        json.dump(result_json(result), sys.stdout, indent=1, allow_nan=False)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(_text(result))
+    return 0
+
+
+def _clean(value):
+    """JSON-safe: non-finite floats -> None, numpy scalars -> Python, tuples -> lists."""
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+_ROW_KEYS = ("element", "index", "autograd", "numeric", "ratio", "abs_error", "rel_error",
+             "tolerance", "ok", "relative_perturbation")
+
+
+def result_json(result) -> dict:
+    """The check as plain JSON values (see the module docstring for the keys)."""
+    s, d = result.summary, result.summary.diagnosis
+    rows = [{k: row[k] for k in _ROW_KEYS} for row in result.table.to_dict(orient="records")]
+    out = {
+        "verdict": s.verdict, "diagnosis": d.text, "diagnosis_kind": d.kind, "level": d.level,
+        "headline": d.headline, "fixes": list(d.fixes), "message": s.message,
+        "relative_perturbation": s.relative_perturbation, "machine_eps": s.machine_eps,
+        "predicted_roundoff": d.predicted_roundoff, "suggested_step": d.suggested_step,
+        "mode": s.mode, "scheme": s.scheme, "step": s.step, "dtype": s.dtype,
+        "numeric_dtype": s.numeric_dtype, "reduction": s.reduction, "rtol": s.rtol,
+        "atol": s.atol, "loss": s.loss, "checked": s.checked, "failed": s.failed,
+        "vacuous": s.vacuous, "worst": vars(s.worst) if s.worst else None,
+        "located": vars(s.located) if s.located else None, "rows": rows,
+    }
+    if result.taylor is not None:
+        t = result.taylor
+        out["taylor"] = {"slope": t.slope, "verdict": t.verdict, "h_min": t.h_min,
+                         "h_max": t.h_max, "floor": t.floor, "text": t.text,
+                         "curve": t.table[["h", "remainder"]].to_dict(orient="list")}
+    return _clean(out)
+
+
+def _text(result) -> str:
+    s, d = result.summary, result.summary.diagnosis
+    table = result.table[["element", "autograd", "numeric", "ratio", "abs_error", "rel_error", "ok"]]
+    lines = [
+        f"{s.mode} check, {s.scheme} differences, h = {s.step:.3g}, dtype {s.dtype} "
+        f"(finite differences in {s.numeric_dtype}), reduction {s.reduction}, "
+        f"rtol {s.rtol:g}, atol {s.atol:g}",
+        "",
+        table.to_string(index=False, float_format=lambda v: f"{v:.6g}"),
+        "",
+        f"verdict: {s.verdict.upper()}",
+        f"relative perturbation h·|dL/dx_i|/|L| = {s.relative_perturbation:.3g} "
+        f"(machine eps {s.machine_eps:.3g})",
+        "",
+        d.text,
+    ]
+    if not s.passed:
+        lines += ["", s.message]
+    if result.taylor is not None:
+        lines += ["", "Taylor test: " + result.taylor.text]
+    return "\n".join(lines) + "\n"
