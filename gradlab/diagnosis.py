@@ -187,7 +187,10 @@ def _nonfinite(e: Evidence, pred: float) -> Diagnosis:
 def _roundoff(e: Evidence, pred: float) -> Diagnosis:
     details = _rho_sentence(e) + (
         f" The difference of two rounded losses is then mostly rounding: round-off alone "
-        f"predicts a relative error of about {pred:.2g} ({pred:.0%}), against rtol = {e.rtol:g}.")
+        f"predicts a relative error of about {pred:.2g}{_percent(pred)}, against rtol = {e.rtol:g}.")
+    if 0 < e.failed < e.checked:
+        details += (f" Only {e.failed} of {e.checked} values fail: those with the smallest "
+                    "|dL/dx_i|, where the same rounding is a larger fraction of the gradient.")
     if e.quantum:
         details += (f" The finite difference can only take values in steps of about "
                     f"ulp(L)/h = {e.quantum:.3g}.")
@@ -201,6 +204,10 @@ def _roundoff(e: Evidence, pred: float) -> Diagnosis:
     return _make(e, pred, "roundoff", "error",
                  "Fail, because round-off swamps the finite difference.",
                  details, _roundoff_fixes(e, pred), _step_for_roundoff(e))
+
+
+def _percent(value: float) -> str:
+    return f" ({value:.0%})" if value >= 0.01 and math.isfinite(value) else ""
 
 
 def _step_for_roundoff(e: Evidence) -> float | None:

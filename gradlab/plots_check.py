@@ -54,8 +54,8 @@ def eps_sweep_figure(df: pd.DataFrame, rtol: float | None = None) -> go.Figure:
                                "<extra>" + reduction + "</extra>"),
             ), row=1, col=col)
         if rtol is not None:
-            fig.add_hline(y=rtol, line=dict(dash="dot", color="grey"), row=1, col=col,
-                          annotation_text="rtol" if col == 1 else None)
+            label = dict(annotation_text=f"rtol = {rtol:g}", annotation_position="bottom left") if col == 1 else {}
+            fig.add_hline(y=rtol, line=dict(dash="dot", color="grey"), row=1, col=col, **label)
     fig.update_xaxes(title_text="step eps", **_LOG)
     fig.update_yaxes(**_LOG)
     fig.update_yaxes(title_text="|finite difference − autograd| / |autograd|", row=1, col=1)

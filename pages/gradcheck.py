@@ -1,0 +1,236 @@
+"""Grad check (seed 001): a finite-difference gradient check on a real tensor, explained. Layout only."""
+
+import dataclasses
+
+import streamlit as st
+
+from gradlab.ui.state import ensure_router
+
+ensure_router()
+
+from gradlab.check import GRAD_OUTPUTS, MODES, REDUCTIONS, full_check_work  # noqa: E402
+from gradlab.check_sweep import reduction_sweep  # noqa: E402
+from gradlab.errors import GradLabError, LimitError  # noqa: E402
+from gradlab.limits import LIMITS  # noqa: E402
+from gradlab.models import LOSSES, MODELS, CheckSettings, parse_shape, run_check  # noqa: E402
+from gradlab.plots_check import error_heatmap, eps_sweep_figure, taylor_figure  # noqa: E402
+from gradlab.precision import resolve_tolerances  # noqa: E402
+from gradlab.ui.examples import apply_example_from_url, detach_example, example_picker, load_example  # noqa: E402
+from gradlab.ui.figures import show_figure  # noqa: E402
+from gradlab.ui.state import (  # noqa: E402
+    bound_number, bound_radio, bound_selectbox, bound_text, bound_toggle, show_error,
+)
+from gradlab.ui.widgets import SCHEME_OPTIONS, dtype_selectbox, eps_options, format_eps, scheme_label  # noqa: E402
+
+DEFAULT_STEP = "default"
+STEP_OPTIONS = (DEFAULT_STEP, *(format_eps(v) for v in eps_options(1e-12, 1.0)))
+SEED_001 = {"model": "affine", "shape": "140x120", "loss": "mse", "reduction": "sum",
+            "dtype": "float32", "scheme": "forward", "eps": "1e-03", "mode": "sampled",
+            "samples": 5, "seed": 0, "numeric64": False}
+PRESETS = {
+    "seed001": SEED_001,
+    "seed001_float64": {**SEED_001, "dtype": "float64"},
+    "seed001_numeric64": {**SEED_001, "numeric64": True},
+    "seed001_none": {**SEED_001, "reduction": "none"},
+}
+PRESET_BUTTONS = (
+    ("seed001", "Seed 001: float32 grad check fails", "The forum post's check: (x+1)/2, MSELoss sum, "
+     "140×120, float32, forward difference, eps 1e-3, 5 samples."),
+    ("seed001_float64", "Same in float64", "The same check in float64: round-off is gone."),
+    ("seed001_none", "Same, per element (reduction none)", "float32 again, but each difference "
+     "is taken of one output element instead of the summed loss."),
+)
+CHANGED = {"on_change": detach_example}
+PROGRESS_STEPS = 50  # redraws of the progress bar per full check
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def cached_check(settings: CheckSettings, _progress=None):
+    return run_check(settings, progress=_progress)
+
+
+@st.cache_data(max_entries=16, show_spinner="Sweeping eps for sum, mean and none…")
+def cached_sweep(settings: CheckSettings):
+    return reduction_sweep(settings)
+
+
+apply_example_from_url(PRESETS)
+
+st.title("Grad check")
+st.markdown(
+    "**The question (seed 001):** a hand-written finite-difference check of `(x+1)/2` with "
+    "`MSELoss(reduction=\"sum\")` on a 140×120 input fails in float32 and passes in float64. "
+    "Is the gradient wrong? Check any built-in model here, see every checked element, and read "
+    "why the check passes or fails."
+)
+
+with st.container(horizontal=True):
+    for name, label, help_text in PRESET_BUTTONS:
+        st.button(label, key=f"btn_{name}", on_click=load_example, args=(PRESETS, name),
+                  help=help_text, type="primary" if name == "seed001" else "secondary")
+
+
+def _controls() -> dict:
+    """The control panel; returns the raw widget values."""
+    v = {}
+    with st.container(border=True):
+        c = st.columns(5)
+        with c[0]:
+            v["model"] = bound_selectbox("model", "model", MODELS, **CHANGED,
+                                         help="affine: (x+1)/2 (seed 001); expression: any f(x) "
+                                              "elementwise; mlp: a small tanh MLP, seeded weights.")
+        with c[1]:
+            v["shape"] = bound_text("input shape", "shape", value="140x120", max_chars=40, **CHANGED,
+                                    help=f"e.g. 140x120; at most {LIMITS.tensor_elements:,} elements.")
+        with c[2]:
+            v["loss"] = bound_selectbox("loss against randn targets", "loss", LOSSES, **CHANGED)
+        with c[3]:
+            v["reduction"] = bound_selectbox("reduction", "reduction", REDUCTIONS, **CHANGED,
+                                             help="none: check the vector–Jacobian product with "
+                                                  "grad_outputs, one output element at a time.")
+        with c[4]:
+            v["dtype"] = dtype_selectbox("dtype", "dtype", default="float32", **CHANGED)
+        c = st.columns(5)
+        with c[0]:
+            v["scheme"] = bound_selectbox("scheme", "scheme", SCHEME_OPTIONS, format_func=scheme_label,
+                                          index=SCHEME_OPTIONS.index("central"), **CHANGED)
+        with c[1]:
+            v["eps"] = bound_selectbox("step eps", "eps", STEP_OPTIONS, **CHANGED,
+                                       help="'default' takes the scheme's best step for the dtype.")
+        with c[2]:
+            v["mode"] = bound_selectbox("mode", "mode", MODES, **CHANGED,
+                                        help="sampled: k random elements; full: every element "
+                                             f"(up to {LIMITS.full_check_elements:,}); directional: "
+                                             "k random directions.")
+        with c[3]:
+            v["samples"] = bound_number("samples / directions", "samples", value=5, min_value=1,
+                                        max_value=LIMITS.sampled_elements, step=1, **CHANGED)
+        with c[4]:
+            v["seed"] = bound_number("seed", "seed", value=0, min_value=0, max_value=2**31 - 1,
+                                     step=1, **CHANGED)
+        c = st.columns(3, vertical_alignment="center")
+        with c[0]:
+            v["numeric64"] = bound_toggle("finite differences in float64", "numeric64", **CHANGED,
+                                          help="autograd stays in the chosen dtype.")
+        with c[1]:
+            if v["reduction"] == "none":
+                v["grad_outputs"] = bound_radio("grad_outputs", "grad_outputs", GRAD_OUTPUTS,
+                                                horizontal=True, **CHANGED)
+            if v["model"] == "expression":
+                v["expression"] = bound_text("f(x) =", "expression", value="sin(x)",
+                                             max_chars=LIMITS.expression_chars, **CHANGED)
+        with c[2]:
+            example_picker(PRESETS, label="example (kept in the URL)")
+    return v
+
+
+def _settings(v: dict) -> CheckSettings:
+    return CheckSettings(
+        model=v["model"], shape=parse_shape(v["shape"]), loss=v["loss"], reduction=v["reduction"],
+        dtype=v["dtype"], scheme=v["scheme"],
+        eps=None if v["eps"] == DEFAULT_STEP else float(v["eps"]),
+        mode=v["mode"], samples=int(v["samples"]), seed=int(v["seed"]),
+        numeric_float64=bool(v["numeric64"]), expression=v.get("expression", "sin(x)"),
+        grad_outputs=v.get("grad_outputs", "ones"),
+    )
+
+
+def _check_full_size(settings: CheckSettings) -> None:
+    if settings.mode == "full" and settings.numel > LIMITS.full_check_elements:
+        raise LimitError(
+            f"A full check of {settings.numel:,} elements needs {full_check_work(settings.numel, settings.numel, settings.scheme)}; "
+            f"the limit is {LIMITS.full_check_elements:,} elements. Pick mode 'sampled' or "
+            "'directional', or a smaller shape such as 200x300.")
+
+
+def _run(settings: CheckSettings):
+    if settings.mode != "full":
+        return cached_check(settings)
+    bar = st.progress(0.0, text="Full check: perturbing every element…")
+    last = {"shown": -1}
+
+    def progress(done: int, total: int) -> None:
+        step = int(PROGRESS_STEPS * done / max(total, 1))
+        if step != last["shown"]:
+            last["shown"] = step
+            bar.progress(done / max(total, 1), text=f"Full check: {done:,} of {total:,} elements")
+
+    result = cached_check(settings, _progress=progress)
+    bar.empty()
+    return result
+
+
+def _verdict(result) -> None:
+    s, d = result.summary, result.summary.diagnosis
+    box = {"success": st.success, "warning": st.warning, "error": st.error}[d.level]
+    icon = {"success": ":material/check_circle:", "warning": ":material/warning:",
+            "error": ":material/error:"}[d.level]
+    fixes = "".join(f"\n- {f}" for f in d.fixes)
+    box(f"**{d.headline}**\n\n{d.details}" + (f"\n\n**What helps:**{fixes}" if fixes else ""), icon=icon)
+    c = st.columns(4)
+    c[0].metric(f"verdict ({s.failed} of {s.checked} fail)", s.verdict.upper())
+    c[1].metric("h·|dL/dxᵢ| / |L|", f"{s.relative_perturbation:.2e}",
+                help="How much of the loss one step changes (median over the checked elements).")
+    c[2].metric(f"machine eps ({s.numeric_dtype})", f"{s.machine_eps:.2e}")
+    c[3].metric(f"step h ({s.scheme})", f"{s.step:.3g}",
+                help=f"Tolerances: rtol {s.rtol:g}, atol {s.atol:g} (the {s.dtype} defaults).")
+    if not s.passed:
+        st.caption(s.message.split(" Hint:")[0])
+
+
+def _table(result) -> None:
+    cols = ["element", "autograd", "numeric", "ratio", "abs_error", "rel_error", "tolerance", "ok",
+            "relative_perturbation"]
+    st.dataframe(result.table[cols], hide_index=True, width="stretch", height=240,
+                 column_config={c: st.column_config.NumberColumn(format="%.6g") for c in cols[1:7]}
+                 | {"relative_perturbation": st.column_config.NumberColumn(format="%.2e")})
+
+
+@st.fragment
+def _views(settings: CheckSettings) -> None:
+    try:
+        _check_full_size(settings)
+        result = _run(settings)
+    except Exception as err:  # noqa: BLE001 - every failure becomes a message
+        show_error(err)
+        return
+    _verdict(result)
+    _table(result)
+    tabs = ["Error vs eps: sum, mean, none", "Taylor test"] + (
+        ["Heatmap"] if result.error_map is not None else [])
+    shown = st.tabs(tabs)
+    with shown[0]:
+        _sweep_view(settings)
+    with shown[1]:
+        if result.taylor is not None:
+            show_figure(taylor_figure(result.taylor), "gradlab-gradcheck-taylor")
+            st.markdown(result.taylor.text + " This test needs no step and no tolerance.")
+    if result.error_map is not None:
+        with shown[2]:
+            show_figure(error_heatmap(result.error_map), "gradlab-gradcheck-heatmap")
+
+
+def _sweep_view(settings: CheckSettings) -> None:
+    base = dataclasses.replace(settings, mode="sampled", eps=None, reduction="sum",
+                               samples=min(settings.samples, LIMITS.directional_checks // 8))
+    try:
+        df = cached_sweep(base)
+    except GradLabError as err:
+        show_error(err)
+        return
+    rtol, _ = resolve_tolerances(settings.dtype)
+    show_figure(eps_sweep_figure(df, rtol=rtol), "gradlab-gradcheck-eps-sweep")
+    st.caption("Each line is one sampled element. With sum and mean the difference is of the "
+               "summed loss, so round-off is relative to |L|; with none it is per output element. "
+               "Mean has the same curve as sum: it scales L and dL/dxᵢ alike.")
+
+
+values = _controls()
+try:
+    settings = _settings(values)
+except GradLabError as err:
+    show_error(err)
+    st.stop()
+_views(settings)
+st.caption("Every control is kept in the URL: copy the address bar to share this exact check. "
+           "The same check from a terminal: `python -m gradlab check --help`.")
