@@ -1,0 +1,257 @@
+"""Tensor gradient checks: expected values come from calculus, not from the code's output."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import gradlab
+from gradlab.batched import BatchedFn, FlatInputs
+from gradlab.check import GradcheckError, gradcheck
+from gradlab.check_sweep import reduction_sweep
+from gradlab.errors import GradLabError, LimitError
+from gradlab.limits import LIMITS
+from gradlab.models import CheckSettings, build_problem, parse_shape, run_check
+from gradlab.precision import facts
+
+SEED_001 = dict(model="affine", shape=(140, 120), loss="mse", scheme="forward", eps=1e-3,
+                mode="sampled", samples=5, seed=0)
+
+
+def seed_001(dtype: str, reduction: str, **kw) -> CheckSettings:
+    return CheckSettings(**{**SEED_001, "dtype": dtype, "reduction": reduction, **kw})
+
+
+# ------------------------------------------------------------------ seed 001
+
+
+@pytest.mark.parametrize("reduction", ["sum", "mean"])
+def test_seed_001_float32_fails_because_of_roundoff(reduction):
+    r = run_check(seed_001("float32", reduction))
+    assert r.verdict == "fail"
+    d = r.summary.diagnosis
+    assert d.kind == "roundoff" and d.level == "error"
+    # The relative perturbation sits at float32's machine epsilon (within a factor 10).
+    assert 0.1 < r.summary.relative_perturbation / facts("float32").eps < 10
+    assert "round-off" in d.headline and "float64" in d.text
+    assert "mean" in d.details  # says why mean does not help
+    assert r.summary.worst.label in r.summary.message
+
+
+def test_seed_001_sum_and_mean_have_the_same_relative_perturbation():
+    # mean divides L and dL/dx_i by the same n.
+    rho = [run_check(seed_001("float32", red)).table["relative_perturbation"].to_numpy()
+           for red in ("sum", "mean")]
+    np.testing.assert_allclose(rho[0], rho[1], rtol=1e-5)
+
+
+@pytest.mark.parametrize("reduction", ["sum", "mean"])
+def test_seed_001_float64_passes_with_central(reduction):
+    r = run_check(seed_001("float64", reduction, scheme="central"))
+    assert r.verdict == "pass" and r.summary.diagnosis.kind == "ok"
+
+
+@pytest.mark.parametrize("reduction, n", [("sum", 1), ("mean", 140 * 120)])
+def test_seed_001_float64_forward_error_is_the_truncation_h_over_4(reduction, n):
+    # L = sum((x+1)/2 - t)^2: d2L/dx_i^2 = 1/2, so the forward difference is off by h/4 exactly.
+    r = run_check(seed_001("float64", reduction))
+    roundoff = 4 * facts("float64").unit_roundoff * r.summary.loss / 1e-3  # a few ulp(L)/h
+    np.testing.assert_allclose(r.table["numeric"] - r.table["autograd"], 1e-3 / 4 / n,
+                               rtol=0, atol=roundoff)
+    assert r.summary.diagnosis.kind == "truncation"
+
+
+def test_seed_001_gradient_and_relative_perturbation_from_the_formula():
+    p = build_problem(seed_001("float64", "sum"))
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(140, 120, generator=gen, dtype=torch.float64)
+    t = torch.randn(140, 120, generator=gen, dtype=torch.float64)
+    assert torch.equal(p.x, x)
+    r = run_check(seed_001("float64", "sum"))
+    grad = ((x + 1) / 2 - t).reshape(-1)  # dL/dx_i = (x_i + 1)/2 - t_i
+    loss = float((((x + 1) / 2 - t) ** 2).sum())
+    flat = [i * 120 + j for i, j in r.table["index"]]
+    np.testing.assert_allclose(r.table["autograd"], grad[flat].numpy(), rtol=1e-12)
+    np.testing.assert_allclose(r.table["relative_perturbation"],
+                               1e-3 * grad[flat].abs().numpy() / loss, rtol=1e-9)
+
+
+def test_numeric_float64_rescues_the_float32_check():
+    r = run_check(seed_001("float32", "sum", numeric_float64=True, scheme="central"))
+    assert r.verdict == "pass" and r.summary.numeric_dtype == "float64"
+
+
+def test_reduction_none_rescues_the_float32_check():
+    r = run_check(seed_001("float32", "none"))
+    assert r.verdict == "pass"
+
+
+def test_sweep_shows_sum_swamped_and_none_clean_at_eps_1e_3():
+    df = reduction_sweep(seed_001("float32", "sum", samples=3), points_per_decade=1)
+    at = df[np.isclose(df["eps"], 1e-3)].groupby("reduction")["rel_error"].median()
+    assert at["sum"] > 0.1 and at["mean"] > 0.1 and at["none"] < 2e-3
+
+
+# ------------------------------------------------------------------ wrong backward
+
+
+class WrongSquare(torch.autograd.Function):
+    """x**2 whose backward is 3x too large on rows 0-1, columns 0-1."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x**2
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        factor = torch.ones_like(x)
+        factor[:2, :2] = 3.0
+        return 2 * x * grad * factor
+
+
+def wrong(x):
+    return WrongSquare.apply(x)
+
+
+X8 = torch.linspace(0.5, 2.0, 64, dtype=torch.float64).reshape(8, 8)
+IN_REGION = {f"x[{i}, {j}]" for i in range(2) for j in range(2)}
+
+
+@pytest.mark.parametrize("mode, samples", [("sampled", 64), ("full", 5), ("directional", 4)])
+def test_wrong_backward_is_caught_and_named(mode, samples):
+    r = gradcheck(wrong, X8, mode=mode, samples=samples, seed=1)
+    assert r.verdict == "fail"
+    named = r.summary.located if mode == "directional" else r.summary.worst
+    assert named.label in IN_REGION
+    assert named.label in r.summary.message
+    assert r.summary.diagnosis.kind == "gradient"
+
+
+def test_raise_on_fail_names_the_element():
+    with pytest.raises(GradcheckError, match=r"x\[[01], [01]\]"):
+        gradlab.gradcheck(wrong, X8, mode="full", raise_on_fail=True)
+
+
+@pytest.mark.parametrize("mode", ["sampled", "full", "directional"])
+def test_correct_function_passes(mode):
+    r = gradcheck(lambda x: x**2, X8, mode=mode, samples=8)
+    assert r.verdict == "pass"
+
+
+# ------------------------------------------------------------------ against torch
+
+
+def _matmul(x):
+    return x @ x.T
+
+
+def _softmax(x):
+    return torch.softmax(x, dim=-1) * torch.arange(x.shape[-1], dtype=x.dtype)
+
+
+SPECS = [
+    ("sin", torch.sin),
+    ("cube", lambda x: x**3),
+    ("exp_mean", lambda x: torch.exp(x).mean()),
+    ("matmul", _matmul),
+    ("softmax", _softmax),
+    ("log1p_sq", lambda x: torch.log1p(x**2)),
+    ("wrong", wrong),
+]
+
+
+@pytest.mark.parametrize("name, fn", SPECS, ids=[s[0] for s in SPECS])
+def test_full_mode_agrees_with_torch_gradcheck(name, fn):
+    x = X8[:3, :4].clone() - 1.0 if name != "wrong" else X8[:4, :4].clone()
+    ours = gradcheck(fn, x, mode="full", eps=1e-6, rtol=1e-3, atol=1e-5, taylor=False)
+    theirs = torch.autograd.gradcheck(lambda t: fn(t).sum(), (x.clone().requires_grad_(),),
+                                      eps=1e-6, atol=1e-5, rtol=1e-3, fast_mode=False,
+                                      raise_exception=False)
+    assert ours.passed == theirs
+
+
+def test_several_inputs_and_vector_jacobian_product():
+    a = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+    b = torch.tensor([[0.5, -1.0, 2.0]], dtype=torch.float64)
+    v = torch.tensor([[1.0, -2.0, 0.5]], dtype=torch.float64)
+    r = gradcheck(lambda p, q: p * q, (a, b), mode="full", reduction="none", grad_outputs=v)
+    assert r.verdict == "pass"
+    # d/da_i sum_j v_j a_j b_j = v_i b_i ; d/db_i = v_i a_i
+    expected = np.concatenate([(v * b).reshape(-1).numpy(), (v * a).reshape(-1).numpy()])
+    np.testing.assert_allclose(r.table["numeric"], expected, rtol=1e-8)
+    assert list(r.table["element"])[-1] == "x1[0, 2]"
+
+
+# ------------------------------------------------------------------ Taylor, vacuous, misc
+
+
+def test_taylor_slope_two_for_right_and_one_for_wrong_gradient():
+    right = gradcheck(lambda x: x**2, X8, samples=1).taylor
+    bad = gradcheck(wrong, X8, samples=1).taylor
+    assert right.verdict == "right" and abs(right.slope - 2) < 0.1
+    assert bad.verdict == "wrong" and abs(bad.slope - 1) < 0.1
+    assert {"h", "remainder"} <= set(right.table.columns)
+
+
+def test_vacuous_pass_is_detected():
+    # A wrong backward (3x on a region) that passes only because |grad| < atol.
+    r = gradcheck(lambda x: 1e-12 * wrong(x), X8, mode="full")
+    assert r.verdict == "pass" and r.summary.vacuous
+    assert r.summary.diagnosis.kind == "vacuous" and r.summary.diagnosis.level == "warning"
+    assert "atol" in r.summary.diagnosis.text
+
+
+def test_full_mode_error_map_and_progress():
+    calls = []
+    r = gradcheck(lambda x: x**2, X8[:4, :6], mode="full", progress=lambda d, t: calls.append((d, t)))
+    assert r.error_map.shape == (4, 6)
+    assert calls[-1] == (24, 24) and all(d <= t for d, t in calls)
+
+
+def test_complex_step_where_applicable_and_refused_elsewhere():
+    assert gradcheck(torch.sin, X8, scheme="complex_step").passed
+    with pytest.raises(GradLabError, match="complex"):
+        gradcheck(torch.sin, X8.to(torch.bfloat16), scheme="complex_step")
+    with pytest.raises(GradLabError, match="holomorphic"):
+        run_check(CheckSettings(shape=(3, 3), loss="l1", scheme="complex_step", dtype="float64"))
+
+
+def test_full_mode_refuses_too_many_elements_naming_the_bound():
+    side = int(math.isqrt(LIMITS.full_check_elements)) + 1
+    with pytest.raises(LimitError, match="at most 65,536"):
+        run_check(CheckSettings(shape=(side, side), mode="full"))
+
+
+@pytest.mark.parametrize("bad", ["0x3", "axb", "1x2x3x4x5"])
+def test_bad_shapes_are_refused(bad):
+    with pytest.raises(GradLabError):
+        parse_shape(bad)
+
+
+def test_nonfinite_function_is_diagnosed():
+    r = gradcheck(torch.log, torch.tensor([-1.0, 2.0], dtype=torch.float64), mode="full")
+    assert r.verdict == "fail" and r.summary.diagnosis.kind == "nonfinite"
+
+
+def test_batching_strategy_is_chosen_by_probing():
+    flat = FlatInputs.of([X8])
+    rows = flat.values.expand(3, -1).clone()
+    strategies = {}
+    for name, fn in (("elementwise", lambda x: x**2), ("scalar", lambda x: (x**2).sum()),
+                     ("custom", lambda x: wrong(x).sum())):
+        batched = BatchedFn(fn, flat)
+        batched(rows)
+        strategies[name] = batched.strategy[torch.float64]
+    assert strategies == {"elementwise": "direct", "scalar": "vmap", "custom": "loop"}
+
+
+@pytest.mark.parametrize("model", ["affine", "expression", "mlp"])
+def test_models_pass_in_float64(model):
+    s = CheckSettings(model=model, shape=(6, 5), dtype="float64", expression="tanh(x)*x",
+                      mode="full", eps=1e-4)
+    assert run_check(s).verdict == "pass"
