@@ -1,0 +1,69 @@
+"""The check CLI: JSON with the documented keys, one-line errors with exit status 2."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+
+import pytest
+
+from gradlab.check_cli import register, run
+
+ROW_KEYS = {"index", "autograd", "numeric", "ratio", "abs_error", "rel_error", "ok"}
+TOP_KEYS = {"rows", "verdict", "diagnosis", "relative_perturbation", "machine_eps"}
+
+
+def _parse(argv):
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers(dest="command"))
+    return parser.parse_args(["check", *argv])
+
+
+def _run_json(argv, capsys) -> dict:
+    assert run(_parse([*argv, "--format", "json"])) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_seed_001_json_has_the_keys_and_fails_in_float32(capsys):
+    out = _run_json(["--model", "affine", "--shape", "140x120", "--loss", "mse", "--reduction", "sum",
+                     "--dtype", "float32", "--eps", "1e-3", "--samples", "5", "--seed", "0",
+                     "--scheme", "forward"], capsys)
+    assert TOP_KEYS <= set(out)
+    assert len(out["rows"]) == 5 and all(ROW_KEYS <= set(r) for r in out["rows"])
+    assert out["verdict"] == "fail" and "round-off" in out["diagnosis"]
+    assert out["machine_eps"] == pytest.approx(2.0**-23)
+    assert 0.1 < out["relative_perturbation"] / out["machine_eps"] < 10
+
+
+def test_json_is_strict_even_with_nan(capsys):
+    # log at negative inputs gives nan: JSON must still parse, with null for non-finite values.
+    out = _run_json(["--model", "expression", "--expression", "log(x)", "--shape", "3x2",
+                     "--dtype", "float64", "--reduction", "none"], capsys)
+    json.dumps(out, allow_nan=False)
+    assert out["verdict"] == "fail" and out["diagnosis_kind"] == "nonfinite"
+
+
+def test_table_output_passes_in_float64(capsys):
+    assert run(_parse(["--shape", "6x5", "--dtype", "float64", "--mode", "full"])) == 0
+    assert "verdict: PASS" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv", [["--shape", "0x3"], ["--mode", "full", "--shape", "300x300"],
+                                  ["--scheme", "complex_step", "--dtype", "bfloat16"],
+                                  ["--model", "expression", "--expression", "foo(x)"]])
+def test_bad_values_give_one_error_line_and_status_2(argv, capsys):
+    assert run(_parse(argv)) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith("error: ")
+    assert captured.err.count("\n") == 1
+
+
+@pytest.mark.parametrize("argv", [["--scheme", "bogus"], ["--eps", "-1"], ["--samples", "0"]])
+def test_bad_options_exit_2_with_one_line_from_python_m_gradlab(argv):
+    proc = subprocess.run([sys.executable, "-m", "gradlab", "check", *argv],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1
+    assert "Traceback" not in proc.stderr

@@ -1,0 +1,64 @@
+"""The Grad check page opens, its presets set the controls, and the URL restores them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "gradcheck.py")
+TIMEOUT_S = 120
+
+
+def _open(query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT_S)
+    if query:
+        at.query_params.update(query)
+    return at.run()
+
+
+def _problems(at: AppTest) -> list[str]:
+    return [e.message for e in at.exception]
+
+
+def test_page_opens_with_a_verdict():
+    at = _open()
+    assert not _problems(at)
+    assert at.title[0].value == "Grad check"
+    assert len(at.error) + len(at.success) + len(at.warning) >= 1  # the diagnosis box
+    assert len(at.dataframe) >= 1
+
+
+def test_seed_001_preset_sets_the_controls_and_fails_with_roundoff():
+    at = _open()
+    at.button(key="btn_seed001").click().run()
+    assert not _problems(at)
+    assert at.selectbox(key="model").value == "affine"
+    assert at.text_input(key="shape").value == "140x120"
+    assert at.selectbox(key="loss").value == "mse"
+    assert at.selectbox(key="reduction").value == "sum"
+    assert at.selectbox(key="dtype").value == "float32"
+    assert at.selectbox(key="scheme").value == "forward"
+    assert at.selectbox(key="eps").value == "1e-03"
+    assert at.selectbox(key="mode").value == "sampled"
+    assert at.number_input(key="samples").value == 5
+    assert at.number_input(key="seed").value == 0
+    assert any("round-off" in e.value for e in at.error)
+
+
+def test_url_query_params_restore_the_controls():
+    at = _open({"dtype": "float64", "shape": "12x10", "reduction": "mean", "scheme": "Central",
+                "eps": "1e-03", "mode": "full"})
+    assert not _problems(at)
+    assert at.selectbox(key="dtype").value == "float64"
+    assert at.text_input(key="shape").value == "12x10"
+    assert at.selectbox(key="reduction").value == "mean"
+    assert at.selectbox(key="scheme").value == "central"
+    assert at.selectbox(key="mode").value == "full"
+    assert any("Pass" in e.value for e in at.success)
+
+
+def test_bad_shape_shows_an_error_not_a_traceback():
+    at = _open({"shape": "banana"})
+    assert not _problems(at)
+    assert any("140x120" in e.value for e in at.error)
