@@ -16,8 +16,8 @@ estimate stays put while autograd disagrees).
 ...              rtol=2e-3, atol=1e-5, relative_perturbation=3.9e-8, loss=25200.0,
 ...              summed_elements=16800, grad_scale=1.0, checked=5, failed=4, below_atol=0)
 >>> d = diagnose(e)
->>> d.kind, d.level
-('roundoff', 'error')
+>>> d.kind, d.level  # a warning: the check is meaningless, the gradient not shown wrong
+('roundoff', 'warning')
 >>> round(d.predicted_roundoff, 1)  # 2·u / rho with u = 6e-8
 3.1
 """
@@ -77,7 +77,7 @@ class Diagnosis:
     """The verdict explained: a kind, a display level, words, and fixes."""
 
     kind: str  # ok | marginal | vacuous | nonfinite | roundoff | truncation | gradient
-    level: str  # success | warning | error
+    level: str  # success | warning (check inconclusive or set up badly) | error (gradient wrong)
     headline: str
     details: str
     fixes: tuple[str, ...]
@@ -201,7 +201,8 @@ def _roundoff(e: Evidence, pred: float) -> Diagnosis:
         details += " Reduction 'mean' would not help: it scales L and dL/dx_i alike."
     details += (" The check is meaningless here; this is not evidence that the gradient is wrong "
                 "(autograd does not use finite differences).")
-    return _make(e, pred, "roundoff", "error",
+    # A warning, not an error: the check failed, but that says nothing about the gradient.
+    return _make(e, pred, "roundoff", "warning",
                  "Fail, because round-off swamps the finite difference.",
                  details, _roundoff_fixes(e, pred), _step_for_roundoff(e))
 
@@ -255,7 +256,7 @@ def _truncation(e: Evidence, pred: float) -> Diagnosis:
                      "takes over).")
     if s.order < 4:
         fixes.append("Use a higher-order scheme: central (h²) or five_point (h⁴).")
-    return _make(e, pred, "truncation", "error",
+    return _make(e, pred, "truncation", "warning",
                  "Fail, because the step is too large: truncation error, not a wrong gradient.",
                  details, fixes, step)
 

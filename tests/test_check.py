@@ -33,7 +33,7 @@ def test_seed_001_float32_fails_because_of_roundoff(reduction):
     r = run_check(seed_001("float32", reduction))
     assert r.verdict == "fail"
     d = r.summary.diagnosis
-    assert d.kind == "roundoff" and d.level == "error"
+    assert d.kind == "roundoff" and d.level == "warning"  # not evidence of a wrong gradient
     # The relative perturbation sits at float32's machine epsilon (within a factor 10).
     assert 0.1 < r.summary.relative_perturbation / facts("float32").eps < 10
     assert "round-off" in d.headline and "float64" in d.text

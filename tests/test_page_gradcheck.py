@@ -43,7 +43,8 @@ def test_seed_001_preset_sets_the_controls_and_fails_with_roundoff():
     assert at.selectbox(key="mode").value == "sampled"
     assert at.number_input(key="samples").value == 5
     assert at.number_input(key="seed").value == 0
-    assert any("round-off" in e.value for e in at.error)
+    assert any("round-off" in e.value for e in at.warning)
+    assert not at.error  # a meaningless check is a warning, not a wrong gradient
 
 
 def test_url_query_params_restore_the_controls():
