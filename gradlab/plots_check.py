@@ -54,8 +54,9 @@ def eps_sweep_figure(df: pd.DataFrame, rtol: float | None = None) -> go.Figure:
                                "<extra>" + reduction + "</extra>"),
             ), row=1, col=col)
         if rtol is not None:
-            label = dict(annotation_text=f"rtol = {rtol:g}", annotation_position="bottom left") if col == 1 else {}
-            fig.add_hline(y=rtol, line=dict(dash="dot", color="grey"), row=1, col=col, **label)
+            fig.add_hline(y=rtol, line=dict(dash="dot", color="grey"), row=1, col=col)
+    if rtol is not None:
+        _log_label(fig, rtol, f"rtol = {rtol:g}", xref="x domain", yref="y")
     fig.update_xaxes(title_text="step eps", **_LOG)
     fig.update_yaxes(**_LOG)
     fig.update_yaxes(title_text="|finite difference − autograd| / |autograd|", row=1, col=1)
@@ -83,13 +84,20 @@ def taylor_figure(taylor: TaylorResult) -> go.Figure:
                                  hoverinfo="skip"))
         _guides(fig, fitted)
     if taylor.floor > 0:
-        fig.add_hline(y=taylor.floor, line=dict(dash="dot", color="grey"),
-                      annotation_text="round-off floor ≈ 2u·|L|")
+        fig.add_hline(y=taylor.floor, line=dict(dash="dot", color="grey"))
+        _log_label(fig, taylor.floor, "round-off floor ≈ 2u·|L|")
     fig.update_xaxes(title_text="h (step along a random direction)", **_LOG)
     fig.update_yaxes(title_text="|L(x+hv) − L(x) − h ∇L·v|", **_LOG)
     fig.update_layout(title="Taylor test: slope 2 = right gradient, slope 1 = wrong",
                       height=_HEIGHT, legend=dict(orientation="h", y=-0.25))
     return fig
+
+
+def _log_label(fig: go.Figure, y: float, text: str, xref: str = "paper", yref: str = "y") -> None:
+    """A label just above a horizontal line on a log y axis (annotations there take log10(y))."""
+    fig.add_annotation(x=1, xref=xref, y=float(np.log10(y)), yref=yref, text=text,
+                       showarrow=False, xanchor="right", yanchor="bottom",
+                       font=dict(size=11, color="grey"))
 
 
 def _guides(fig: go.Figure, fitted: pd.DataFrame) -> None:
