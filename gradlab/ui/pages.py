@@ -132,22 +132,22 @@ PRESET_LINKS: tuple[PresetLink, ...] = (
     PresetLink(
         "roundoff", "1/x: autograd vs −1/x²",
         "Why does autograd's 1/x gradient differ from −1/x²?",
-        {},
+        {"preset": "reciprocal"},
     ),
     PresetLink(
         "gradcheck", "A float32 grad check that fails",
         "Why does my float32 grad check fail?",
-        {},
+        {"preset": "seed001"},
     ),
     PresetLink(
         "network", "scipy's derivative vs autograd",
         "Why does scipy's derivative disagree with autograd?",
-        {},
+        {"preset": "scipy_dx_1e-6"},
     ),
     PresetLink(
         "backward", "backward(gradient=v)",
         "What is the gradient argument of backward()?",
-        {},
+        {"preset": "vjp"},
     ),
     PresetLink(
         "explorer", "The V-shaped error curve",
