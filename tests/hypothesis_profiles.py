@@ -7,7 +7,7 @@ run before a release, or after touching ``gradlab/expr.py``:
     HYPOTHESIS_PROFILE=long python -m pytest tests/test_expr.py -q
 
 ("long": ten times the examples, at least 1000 per property, no deadline;
-a few minutes per file.)
+about 35 s for test_expr.py's three properties on an idle 2-core machine.)
 
 The profiles are applied per test with ``@engine_settings(...)`` rather than
 ``settings.load_profile`` so that this module never changes the settings of
