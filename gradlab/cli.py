@@ -16,6 +16,7 @@ import argparse
 import importlib
 import json
 import math
+import re
 import sys
 from typing import Sequence
 
@@ -166,10 +167,33 @@ def build_parser() -> OneLineParser:
     return parser
 
 
+def _join_negative_numbers(argv: Sequence[str]) -> list[str]:
+    """Write ``--opt -1e-3`` as ``--opt=-1e-3``.
+
+    argparse takes a token like ``-1e-3`` for an option (its negative-number
+    pattern has no exponent), so ``--at -1e-3`` would fail with "expected one
+    argument"; joined with ``=``, it is unambiguous.
+
+    >>> _join_negative_numbers(["sweep", "x", "--at", "-1e-3", "--points", "5"])
+    ['sweep', 'x', '--at=-1e-3', '--points', '5']
+    """
+    out: list[str] = []
+    for token in argv:
+        if out and out[-1].startswith("--") and "=" not in out[-1] and _NEGATIVE_NUMBER.match(token):
+            out[-1] = f"{out[-1]}={token}"
+        else:
+            out.append(token)
+    return out
+
+
+_NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|nan|infinity)$", re.IGNORECASE)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return the process exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = parser.parse_args(_join_negative_numbers(list(argv)))
     try:
         return int(args.run(args) or 0)
     except GradLabError as err:

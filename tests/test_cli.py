@@ -221,12 +221,7 @@ def test_negative_point_with_equals_sign(capsys):
     assert json.loads(out, parse_constant=_no_nan)["x"] == -1e-3
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="CLI bug: argparse (Python 3.11) takes '-1e-3' for an option flag, because its "
-    "negative-number pattern has no exponent; '--at -1e-3' fails with 'expected one argument' "
-    "(works: --at=-1e-3 and --at -0.001)",
-)
+# argparse (Python 3.11) alone takes '-1e-3' for an option flag; the CLI joins it to its option.
 @pytest.mark.parametrize("value", ["-1e-3", "-2E5"])
 def test_negative_point_in_scientific_notation(value, capsys):
     code, out, err = _run(["sweep", "sin(x)", "--at", value, "--dtype", "float64", "--scheme", "central",
