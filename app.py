@@ -3,6 +3,9 @@
 import streamlit as st
 
 from gradlab.ui.pages import available_pages
+from gradlab.ui.runtime import configure_runtime
+
+configure_runtime()  # torch on one thread per op: one heavy request cannot take every core
 
 st.set_page_config(page_title="GradLab", page_icon=":material/functions:", layout="wide")
 

@@ -24,7 +24,7 @@ import pandas as pd
 import torch
 
 from gradlab.errors import GradLabError
-from gradlab.limits import LIMITS
+from gradlab.limits import LIMITS, check_limit
 from gradlab.precision import facts
 
 __all__ = [
@@ -75,6 +75,7 @@ def parse_vector(text: str, name: str = "vector") -> tuple[float, ...]:
         if not math.isfinite(value):
             raise GradLabError(f"The {name} must hold finite numbers; got '{part}'.")
         values.append(value)
+    check_limit(f"entries in the {name}", len(values), LIMITS.backward_vector_entries)
     return tuple(values)
 
 
@@ -97,6 +98,7 @@ class VJPSettings:
         n = len(self.a)
         if n == 0:
             raise GradLabError("The inputs need at least one entry each.")
+        check_limit("entries in a, b, c and v", n, LIMITS.backward_vector_entries)
         for label in ("b", "c", "v"):
             if len(getattr(self, label)) != n:
                 raise GradLabError(
@@ -239,6 +241,7 @@ class BackwardSession:
         if len(text) > LIMITS.expression_chars:
             raise GradLabError(f"The list of steps is longer than {LIMITS.expression_chars} characters; start afresh.")
         steps = tuple(p for p in re.split(r"[,\s]+", text.strip().lower()) if p)
+        check_limit("backward steps", len(steps), LIMITS.backward_steps)
         for step in steps:
             if step not in STEP_CODES:
                 known = ", ".join(f"{k} ({v[0]})" for k, v in STEP_CODES.items())
@@ -249,6 +252,7 @@ class BackwardSession:
         return ",".join(self.steps)
 
     def _then(self, step: str) -> "BackwardSession":
+        check_limit("backward steps", len(self.steps) + 1, LIMITS.backward_steps)
         if len(self.to_text()) + len(step) + 1 > LIMITS.expression_chars:
             raise GradLabError("That is as many steps as one session keeps; zero the gradients and start afresh.")
         return replace(self, steps=self.steps + (step,))
@@ -343,6 +347,8 @@ def matrix_vjp(w, x, v, dtype: str = "float32") -> MatrixVJP:
             f"W is {len(rows)}x{len(rows[0])}, so x needs {len(rows[0])} entries and v needs {len(rows)}; "
             f"got {len(x)} and {len(v)}."
         )
+    for label, size in (("columns of W", len(rows[0])), ("rows of W", len(rows))):
+        check_limit(label, size, LIMITS.backward_vector_entries)
     wt = torch.tensor(rows, dtype=dt)
     xt = torch.tensor([float(e) for e in x], dtype=dt, requires_grad=True)
     vt = torch.tensor([float(e) for e in v], dtype=dt)

@@ -34,6 +34,9 @@ class OneLineParser(argparse.ArgumentParser):
     """argparse, but a usage error is one line on stderr and exit status 2."""
 
     def error(self, message: str):  # noqa: D102 - argparse's hook
+        if "required: expression" in message:
+            # argparse reads '-x**2' as an option, so the expression looks missing.
+            message += " (an expression starting with '-' goes after '--', as in: sweep --at 1 -- '-x**2')"
         self.exit(2, f"error: {message}\n")
 
 

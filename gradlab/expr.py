@@ -412,7 +412,11 @@ class Expression:
 
 @lru_cache(maxsize=512)
 def _derivative(expr: sympy.Expr, order: int) -> sympy.Expr:
-    return sympy.diff(expr, X, order)
+    # One order at a time from the cached lower order: the third derivative reuses the
+    # second instead of differentiating f three times over (high orders can be huge).
+    if order <= 0:
+        return expr
+    return sympy.diff(_derivative(expr, order - 1), X)
 
 
 def parse(text: str) -> Expression:

@@ -36,10 +36,21 @@ class Limits:
     full_check_elements: int = 65_536  # perturbations in one full check (each is 2+ forward passes)
     directional_checks: int = 64
     chunk_bytes: int = 256 * 2**20  # memory for one batch of perturbed inputs
+    # evaluation time: symbolic work whose cost size alone does not bound
+    # (the 5th derivative of tan(tan(...(x))) grows ~6x per order: minutes for 12 levels)
+    evaluation_seconds: float = 2.0  # exact derivatives of one expression (sympy + mpmath)
     # teaching pages
     roundoff_samples: int = 100_000
+    roundoff_exact_samples: int = 20_000  # points needing an mpmath reference (~4.7 s per 100k)
+    roundoff_seconds: float = 5.0  # one comparison; tiny |x| in float64 needs ~1000-digit references
     network_width: int = 512
     network_depth: int = 6
+    backward_vector_entries: int = 32  # entries of a, b, c, v (the Jacobian is n x n)
+    backward_steps: int = 20  # replayed backward()/zero/forward steps in one session
+    # caches: entries kept per cached function, and for how long
+    cache_entries: int = 32
+    cache_entries_large: int = 8  # results holding one row per sample (megabytes each)
+    cache_seconds: int = 3600
 
 
 LIMITS = Limits()

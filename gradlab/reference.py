@@ -22,7 +22,10 @@ from functools import lru_cache
 import mpmath
 import sympy
 
+from gradlab.deadline import run_within
+from gradlab.errors import LimitError
 from gradlab.expr import X, Expression, cbrt, parse
+from gradlab.limits import LIMITS
 from gradlab.precision import round_to_dtype
 
 __all__ = ["Reference", "exact_derivatives", "reference_at", "DIGITS", "mp_evaluate"]
@@ -250,24 +253,64 @@ def _exact_cached(text: str, x: float) -> Reference:
     kink = _kink_at(expr, x)
     if kink is not None:
         return Reference(text, x, False, f"{kink} has a kink at x = {where}: it has no derivative there.")
-    try:
-        f = _accurate(expr.sympy, x)
-    except ValueError:
-        return Reference(text, x, False, f"f(x) = {text} has no real value at x = {where}.")
-    try:
-        d1 = _accurate(expr.derivative(1), x)
-    except ValueError:
-        return Reference(text, x, False, f"f(x) = {text} has no finite derivative at x = {where}.")
-    values = [(0, f), (1, d1)] + _higher_derivatives(expr, x)
+    # f and f' are the reference itself: over the time bound, a LimitError says so.
+    first = run_within(LIMITS.evaluation_seconds, f"the exact derivative of {text}", _first_two, expr, x)
+    if isinstance(first, str):
+        return Reference(text, x, False, first.format(text=text, where=where))
+    values = list(first) + _higher_derivatives(expr, x)
     return Reference(text, x, True, None, tuple(values))
 
 
+def _first_two(expr: Expression, x: float):
+    """((0, f), (1, f')) at x, or a reason template when either has no finite real value."""
+    try:
+        f = _accurate(expr.sympy, x)
+    except ValueError:
+        return "f(x) = {text} has no real value at x = {where}."
+    try:
+        d1 = _accurate(expr.derivative(1), x)
+    except ValueError:
+        return "f(x) = {text} has no finite derivative at x = {where}."
+    return ((0, f), (1, d1))
+
+
+@lru_cache(maxsize=256)
+def _higher_forms(text: str) -> tuple[tuple[int, sympy.Expr], ...]:
+    """f'', f''' and f^(5) as sympy expressions, as many as fit in the time bound.
+
+    Each order of a nested expression can be several times larger than the last
+    (tan(tan(...)) with 12 levels: f^(5) has 236,000 operations and takes minutes),
+    so the orders are built under ``LIMITS.evaluation_seconds``; those not reached
+    are left out, once per expression (the result is cached, the time spent once).
+    """
+    expr = parse(text)
+    forms: list[tuple[int, sympy.Expr]] = []
+
+    def build() -> None:
+        for order in _ORDERS[2:]:
+            forms.append((order, expr.derivative(order)))
+
+    try:
+        run_within(LIMITS.evaluation_seconds, f"the higher derivatives of {text}", build)
+    except LimitError:
+        pass  # the theory lines that need the missing orders are not drawn
+    return tuple(forms)
+
+
 def _higher_derivatives(expr: Expression, x: float) -> list[tuple[int, mpmath.mpf]]:
-    found = []
-    for order in _ORDERS[2:]:
-        value = _rough(expr.derivative(order), x)
-        if value is not None:  # else the theory line that needs it is simply not drawn
-            found.append((order, value))
+    """The higher derivatives at x that can be had within the time bound (for the theory lines)."""
+    found: list[tuple[int, mpmath.mpf]] = []
+
+    def evaluate() -> None:
+        for order, form in _higher_forms(expr.text):
+            value = _rough(form, x)
+            if value is not None:  # else the theory line that needs it is simply not drawn
+                found.append((order, value))
+
+    try:
+        run_within(LIMITS.evaluation_seconds, f"the higher derivatives of {expr.text}", evaluate)
+    except LimitError:
+        pass
     return found
 
 

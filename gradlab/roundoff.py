@@ -29,6 +29,7 @@ import pandas as pd
 import sympy
 import torch
 
+from gradlab.deadline import run_within
 from gradlab.errors import GradLabError
 from gradlab.expr import X, Expression, parse
 from gradlab.limits import LIMITS, check_limit
@@ -482,7 +483,14 @@ def _summary(table: pd.DataFrame, ok: np.ndarray) -> RoundoffSummary:
     )
 
 
+def _needs_mpmath(expr: sympy.Expr, dtype: str) -> bool:
+    """True when :func:`_exact` computes the reference point by point with mpmath."""
+    return dtype == "float64" or not _is_monomial(expr)
+
+
 def _compare_on(x: torch.Tensor, fa: Formula, fb: Formula, dtype: str) -> RoundoffResult:
+    if _needs_mpmath(fa.sympy, dtype):
+        check_limit("points with an exact (mpmath) reference", x.numel(), LIMITS.roundoff_exact_samples)
     a, b = fa.evaluate(x), fb.evaluate(x)
     xs = x.to(torch.float64).numpy()
     exact = _exact(fa.sympy, xs, dtype)
@@ -519,7 +527,16 @@ def compare(settings: RoundoffSettings) -> RoundoffResult:
     True
     """
     s = settings.validated()
-    return _compare_on(sample_inputs(s), formula(s.formula_a), formula(s.formula_b), s.dtype)
+    return _bounded_compare(sample_inputs(s), formula(s.formula_a), formula(s.formula_b), s.dtype)
+
+
+def _bounded_compare(x: torch.Tensor, fa: Formula, fb: Formula, dtype: str) -> RoundoffResult:
+    """:func:`_compare_on` within ``LIMITS.roundoff_seconds`` (a LimitError past it)."""
+    return run_within(
+        LIMITS.roundoff_seconds, f"the comparison at {x.numel():,} points", _compare_on, x, fa, fb, dtype,
+        bound_name="LIMITS.roundoff_seconds",
+        advice="Use fewer points, or a range closer to 1 (tiny |x| needs many more exact digits).",
+    )
 
 
 def compare_at(formula_a: str, formula_b: str, xs, dtype: str = "float64") -> RoundoffResult:
@@ -535,7 +552,7 @@ def compare_at(formula_a: str, formula_b: str, xs, dtype: str = "float64") -> Ro
         raise GradLabError("Give at least one point x to compare the formulas at.")
     check_limit("samples", values.size, LIMITS.roundoff_samples)
     x = torch.as_tensor(values).to(info.torch_dtype)
-    return _compare_on(x, formula(formula_a), formula(formula_b), info.name)
+    return _bounded_compare(x, formula(formula_a), formula(formula_b), info.name)
 
 
 def ulp_histogram(table: pd.DataFrame, column: str = "ulps_a_b") -> pd.DataFrame:

@@ -40,17 +40,17 @@ PRESETS = {
 CHANGED = {"on_change": detach_example}
 
 
-@st.cache_data(max_entries=32)
+@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds)
 def run_vjp(a: tuple, b: tuple, c: tuple, v: tuple, dtype: str):
     return vector_jacobian(VJPSettings(a, b, c, v, dtype))
 
 
-@st.cache_data(max_entries=32)
+@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds)
 def run_session(steps: str, a: tuple, b: tuple, c: tuple, v: tuple, dtype: str):
     return BackwardSession.from_text(steps, VJPSettings(a, b, c, v, dtype)).replay()
 
 
-@st.cache_data(max_entries=32)
+@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds)
 def run_matrix(name: str, v: tuple):
     e = MATRIX_EXAMPLES[name]
     return matrix_vjp(e.w, e.x, v)

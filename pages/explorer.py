@@ -52,13 +52,15 @@ ensure_router()
 # ------------------------------------------------------------------ engine
 
 
-@st.cache_data(max_entries=64, show_spinner="Computing the sweep…")
+@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds,
+               show_spinner="Computing the sweep…")
 def _sweep(expression: str, x: float, dtypes: tuple, schemes: tuple,
            eps_min: float, eps_max: float, points: int) -> SweepResult:
     return run_sweep(SweepSettings(expression, x, dtypes, schemes, eps_min, eps_max, points))
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds,
+               show_spinner=False)
 def _latex(text: str) -> tuple[str, str]:
     expression = parse(text)
     return expression.latex(), expression.derivative_latex()

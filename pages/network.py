@@ -32,7 +32,8 @@ PRESETS = {
 CHANGED = {"on_change": detach_example}
 
 
-@st.cache_data(max_entries=32, show_spinner="Differentiating the network…")
+@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds,
+               show_spinner="Differentiating the network…")
 def run(inputs: int, hidden: tuple, act: str, dtype: str, seed: int, idx: int, dx: float, lo: float, hi: float):
     s = NetgradSettings(inputs, hidden, act, dtype, seed, idx, dx, lo, hi)
     return finite_difference(s), step_sweep(s)

@@ -23,7 +23,8 @@ PRESETS = {
 CHANGED = {"on_change": detach_example}
 
 
-@st.cache_data(max_entries=32, show_spinner="Comparing the formulas against the exact value…")
+@st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds,
+               show_spinner="Comparing the formulas against the exact value…")
 def run(a: str, b: str, dtype: str, dist: str, low: float, high: float, n: int, seed: int):
     return compare(RoundoffSettings(a, b, dtype, dist, low, high, n, seed))
 

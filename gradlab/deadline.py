@@ -1,0 +1,101 @@
+"""A wall-clock bound for work that cannot watch the clock itself (sympy, mpmath).
+
+Size limits keep most work small, but symbolic differentiation can still blow
+up: each order of ``tan(tan(tan(x)))`` is several times larger than the last.
+:func:`run_within` bounds such a call: after ``seconds`` a watchdog timer raises
+an exception *in the working thread* (``PyThreadState_SetAsyncExc``), which
+Python delivers at the next bytecode, and the block ends with a
+:class:`~gradlab.errors.LimitError` naming the bound. Nothing is checked while
+the block runs, so there is no overhead; the thread is only interrupted between
+Python bytecodes (a single long C call finishes first).
+
+Only the thread that entered the block is interrupted: other Streamlit sessions
+run on. Do not nest two bounds in one thread (the inner one may withdraw the
+outer one's pending expiry).
+
+>>> run_within(1.0, "a quick sum", sum, range(1000))
+499500
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from typing import Callable, TypeVar
+
+from gradlab.errors import LimitError
+
+__all__ = ["run_within", "time_limit_message"]
+
+T = TypeVar("T")
+
+
+class _Expired(BaseException):
+    """Raised asynchronously in the guarded thread; a BaseException so no ``except Exception``
+    inside sympy swallows it. Converted to LimitError before it leaves :func:`run_within`."""
+
+
+def _set_async(thread_id: int, exc: type[BaseException] | None) -> None:
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(thread_id), ctypes.py_object(exc) if exc is not None else None
+    )
+
+
+class _Watchdog:
+    """A timer that raises :class:`_Expired` in the thread that created it, unless stopped first."""
+
+    def __init__(self, seconds: float):
+        self._lock = threading.Lock()
+        self._done = self.fired = False
+        self._thread = threading.get_ident()
+        self._timer = threading.Timer(seconds, self._fire)
+        self._timer.daemon = True
+
+    def start(self) -> None:
+        self._timer.start()
+
+    def _fire(self) -> None:
+        with self._lock:
+            if not self._done:
+                self.fired = True
+                _set_async(self._thread, _Expired)
+
+    def stop(self) -> None:
+        """After this returns no expiry can reach the thread (a pending one is withdrawn)."""
+        with self._lock:
+            self._done = True
+            self._timer.cancel()
+            if self.fired:
+                _set_async(self._thread, None)
+
+
+SIMPLIFY = "Simplify the expression (fewer nested functions or factors)."
+
+
+def time_limit_message(what: str, seconds: float, bound_name: str = "LIMITS.evaluation_seconds",
+                       advice: str = SIMPLIFY) -> str:
+    """The sentence shown when ``what`` ran over its time bound."""
+    return (
+        f"Computing {what} took longer than {seconds:g} s, GradLab's bound on evaluation "
+        f"time ({bound_name}), so it was stopped: one request cannot slow the server for "
+        f"everyone. {advice}"
+    )
+
+
+def run_within(seconds: float, what: str, fn: Callable[..., T], *args,
+               bound_name: str = "LIMITS.evaluation_seconds", advice: str = SIMPLIFY, **kwargs) -> T:
+    """``fn(*args, **kwargs)``, or a LimitError naming ``what`` once it runs over ``seconds``.
+
+    A function rather than a ``with`` block: the expiry can arrive at any bytecode,
+    including the first one of a context manager's ``__exit__``, and only an
+    enclosing ``try`` in this frame is sure to catch it.
+    """
+    watchdog = _Watchdog(seconds)
+    try:
+        watchdog.start()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            watchdog.stop()
+    except _Expired:
+        raise LimitError(time_limit_message(what, seconds, bound_name, advice)) from None

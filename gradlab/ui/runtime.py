@@ -1,0 +1,37 @@
+"""Process-wide settings for the server, applied once from ``app.py``.
+
+One Streamlit process serves every visitor, each session in its own thread.
+Torch's default thread pools would let one visitor's tensor work claim every
+core (and two visitors' work fight over them), so the server runs torch ops on
+one thread each: a heavy request then slows its own session, not everyone's.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import torch
+
+__all__ = ["configure_runtime", "TORCH_THREADS", "TORCH_INTEROP_THREADS"]
+
+#: Intra-op threads per torch op; the server's parallelism comes from sessions, not ops.
+TORCH_THREADS = 1
+#: Inter-op threads (torch allows setting this once per process, before any parallel work).
+TORCH_INTEROP_THREADS = 1
+
+_lock = threading.Lock()
+_configured = False
+
+
+def configure_runtime() -> None:
+    """Limit torch to one intra-op and one inter-op thread; safe to call on every rerun."""
+    global _configured
+    with _lock:
+        if _configured:
+            return
+        torch.set_num_threads(TORCH_THREADS)
+        try:
+            torch.set_num_interop_threads(TORCH_INTEROP_THREADS)
+        except RuntimeError:
+            pass  # already set, or parallel work already started: it can only be set once
+        _configured = True

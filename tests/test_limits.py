@@ -1,0 +1,292 @@
+"""Every bound in gradlab/limits.py, enforced at its boundary: one under is fine, one over is
+refused with a message naming the bound. On the engine and, through URLs, on the pages (AppTest).
+
+Time bounds are tested with the bound lowered (``monkeypatch`` of the module's ``LIMITS``), so
+they run in a fraction of a second; the real values are what a deployment uses.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+from gradlab import expr as expr_module, reference, roundoff
+from gradlab.backward_lab import BackwardSession, VJPSettings, matrix_vjp, parse_vector
+from gradlab.deadline import run_within
+from gradlab.errors import GradLabError, LimitError
+from gradlab.limits import LIMITS, Limits, check_limit
+from gradlab.netgrad import NetgradSettings
+from gradlab.roundoff import RoundoffSettings, compare_at
+from gradlab.sweep import SweepSettings
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+APP = str(REPO_ROOT / "app.py")
+PAGE_TIMEOUT_S = 90
+SLACK_S = 1.5  # scheduling slack on a busy 2-core machine, on top of a time bound
+
+
+def _vector(n: int) -> tuple[float, ...]:
+    return tuple(float(k + 1) for k in range(n))
+
+
+def _text(values) -> str:
+    return ", ".join(f"{v:g}" for v in values)
+
+
+def _nested(fn: str, depth: int) -> str:
+    return f"{fn}(" * depth + "x" + ")" * depth
+
+
+# ---------------------------------------------------------------- check_limit itself
+
+
+def test_check_limit_passes_the_bound_and_names_what_is_over():
+    assert check_limit("widgets", 10, 10) == 10
+    with pytest.raises(LimitError, match=r"Too many widgets: 11 asked for.*at most 10"):
+        check_limit("widgets", 11, 10)
+
+
+def test_limits_are_one_frozen_table():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        LIMITS.sweep_points = 10**9  # type: ignore[misc]
+    for field in dataclasses.fields(Limits):
+        assert getattr(LIMITS, field.name) > 0, field.name
+
+
+# ---------------------------------------------------------------- engine: sizes
+
+# (name, call with the bound, call with bound + 1, words the refusal must contain)
+SIZE_BOUNDS = [
+    ("sweep_points",
+     lambda: SweepSettings("x**2", 1.0, ("float64",), ("central",), points=LIMITS.sweep_points).validated(),
+     lambda: SweepSettings("x**2", 1.0, ("float64",), ("central",), points=LIMITS.sweep_points + 1).validated(),
+     "sweep points"),
+    ("roundoff_samples",
+     lambda: RoundoffSettings(samples=LIMITS.roundoff_samples).validated(),
+     lambda: RoundoffSettings(samples=LIMITS.roundoff_samples + 1).validated(),
+     "samples"),
+    ("network_width",
+     lambda: NetgradSettings(hidden=(LIMITS.network_width,)).validated(),
+     lambda: NetgradSettings(hidden=(LIMITS.network_width + 1,)).validated(),
+     "units in one layer"),
+    ("network_width (inputs)",
+     lambda: NetgradSettings(input_size=LIMITS.network_width).validated(),
+     lambda: NetgradSettings(input_size=LIMITS.network_width + 1).validated(),
+     "units in one layer"),
+    ("network_depth",
+     lambda: NetgradSettings(hidden=(2,) * LIMITS.network_depth).validated(),
+     lambda: NetgradSettings(hidden=(2,) * (LIMITS.network_depth + 1)).validated(),
+     "hidden layers"),
+    ("backward_vector_entries (text)",
+     lambda: parse_vector(_text(_vector(LIMITS.backward_vector_entries)), "v"),
+     lambda: parse_vector(_text(_vector(LIMITS.backward_vector_entries + 1)), "v"),
+     "entries in the v"),
+    ("backward_vector_entries (settings)",
+     lambda: VJPSettings(*(_vector(LIMITS.backward_vector_entries),) * 4).validated(),
+     lambda: VJPSettings(*(_vector(LIMITS.backward_vector_entries + 1),) * 4).validated(),
+     "entries in a, b, c and v"),
+    ("backward_vector_entries (matrix)",
+     lambda: matrix_vjp((_vector(LIMITS.backward_vector_entries),), _vector(LIMITS.backward_vector_entries), (1.0,)),
+     lambda: matrix_vjp((_vector(LIMITS.backward_vector_entries + 1),),
+                        _vector(LIMITS.backward_vector_entries + 1), (1.0,)),
+     "columns of W"),
+    ("backward_steps (text)",
+     lambda: BackwardSession.from_text(",".join(["z"] * LIMITS.backward_steps)),
+     lambda: BackwardSession.from_text(",".join(["z"] * (LIMITS.backward_steps + 1))),
+     "backward steps"),
+    ("backward_steps (one more)",
+     lambda: BackwardSession.from_text(",".join(["z"] * (LIMITS.backward_steps - 1))).zero_grad(),
+     lambda: BackwardSession.from_text(",".join(["z"] * LIMITS.backward_steps)).zero_grad(),
+     "backward steps"),
+    ("expression_chars",
+     lambda: expr_module.parse("x" + " " * (LIMITS.expression_chars - 3) + "+1"),
+     lambda: expr_module.parse("x" + " " * (LIMITS.expression_chars - 2) + "+1"),
+     f"at most {LIMITS.expression_chars}"),
+    ("expression_depth",
+     lambda: expr_module.parse(_nested("sin", LIMITS.expression_depth - 1)),
+     lambda: expr_module.parse(_nested("sin", LIMITS.expression_depth)),
+     f"{LIMITS.expression_depth} levels"),
+    ("exponent_magnitude",
+     lambda: expr_module.parse(f"x**{LIMITS.exponent_magnitude:g}"),
+     lambda: expr_module.parse(f"x**{LIMITS.exponent_magnitude + 1:g}"),
+     "exponent"),
+    ("eps_smallest",
+     lambda: SweepSettings("x", 1.0, ("float64",), ("central",), eps_min=LIMITS.eps_smallest).validated(),
+     lambda: SweepSettings("x", 1.0, ("float64",), ("central",), eps_min=LIMITS.eps_smallest / 10).validated(),
+     "eps range"),
+]
+
+
+@pytest.mark.parametrize("name,at_bound,over,words", SIZE_BOUNDS, ids=[b[0] for b in SIZE_BOUNDS])
+def test_size_bound_at_the_boundary(name, at_bound, over, words):
+    at_bound()
+    with pytest.raises(GradLabError) as info:
+        over()
+    assert words in str(info.value), str(info.value)
+
+
+def test_roundoff_exact_samples_bound_only_where_mpmath_is_needed():
+    n = LIMITS.roundoff_exact_samples
+    xs = torch.linspace(1e-3, 1.0, n + 1, dtype=torch.float64).tolist()
+    with pytest.raises(LimitError, match="points with an exact \\(mpmath\\) reference"):
+        compare_at("log(1+x)", "log1p(x)", xs, "float32")
+    # c*x**k needs no mpmath in float32: the larger roundoff_samples bound applies
+    assert compare_at("-1/x**2", "-(1/x)*(1/x)", xs, "float32").summary.samples == n + 1
+
+
+def test_roundoff_exact_samples_at_the_bound_is_computed():
+    xs = torch.linspace(1e-3, 1.0, LIMITS.roundoff_exact_samples, dtype=torch.float64).tolist()
+    assert compare_at("log(1+x)", "log1p(x)", xs, "float32").summary.samples == len(xs)
+
+
+# ---------------------------------------------------------------- engine: time
+
+
+def _lowered(monkeypatch, module, **bounds) -> None:
+    monkeypatch.setattr(module, "LIMITS", dataclasses.replace(LIMITS, **bounds))
+
+
+def test_run_within_stops_a_runaway_loop_and_names_the_bound():
+    def spin():
+        while True:
+            pass
+
+    start = time.perf_counter()
+    with pytest.raises(LimitError, match=r"0.2 s.*LIMITS.evaluation_seconds"):
+        run_within(0.2, "a runaway loop", spin)
+    assert time.perf_counter() - start < 0.2 + SLACK_S
+    assert run_within(5.0, "a sum", sum, range(10)) == 45  # no stray interruption afterwards
+    time.sleep(0.05)
+
+
+def test_roundoff_seconds_bound(monkeypatch):
+    _lowered(monkeypatch, roundoff, roundoff_seconds=0.2)
+    settings = RoundoffSettings("log(1+x)", "log1p(x)", "float64", "log-uniform", 1e-300, 1e30,
+                                samples=LIMITS.roundoff_exact_samples)
+    start = time.perf_counter()
+    with pytest.raises(LimitError, match="LIMITS.roundoff_seconds"):
+        roundoff.compare(settings)
+    assert time.perf_counter() - start < 0.2 + SLACK_S
+
+
+def test_evaluation_seconds_bounds_higher_derivatives_but_keeps_the_reference(monkeypatch):
+    """tan nested 12 deep: f^(5) takes minutes in sympy; the reference must not."""
+    _lowered(monkeypatch, reference, evaluation_seconds=0.3)
+    text = _nested("tan", 12)
+    reference._higher_forms.cache_clear()
+    reference._exact_cached.cache_clear()
+    start = time.perf_counter()
+    ref = reference.exact_derivatives(text, 0.1)
+    elapsed = time.perf_counter() - start
+    assert ref.defined and ref.d1 is not None
+    assert ref.d5 is None  # beyond the bound: its theory line is simply not drawn
+    assert elapsed < 3 * 0.3 + SLACK_S
+
+
+def test_evaluation_seconds_bound_on_the_first_derivative_is_a_message(monkeypatch):
+    _lowered(monkeypatch, reference, evaluation_seconds=1e-4)
+    reference._exact_cached.cache_clear()
+    with pytest.raises(LimitError, match="LIMITS.evaluation_seconds"):
+        reference.exact_derivatives(_nested("sinh", 20), 0.123456789)
+
+
+# ---------------------------------------------------------------- caches and threads
+
+
+def _cache_decorators(path: Path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ("cache_data", "cache_resource"):
+            yield node
+
+
+def test_every_streamlit_cache_is_bounded():
+    files = sorted((REPO_ROOT / "pages").glob("*.py")) + sorted((REPO_ROOT / "gradlab").rglob("*.py"))
+    found = 0
+    for path in files:
+        for call in _cache_decorators(path):
+            found += 1
+            keywords = {k.arg for k in call.keywords}
+            assert "max_entries" in keywords, f"{path.name}:{call.lineno} has no max_entries"
+    assert found >= 5
+
+
+def test_configure_runtime_limits_torch_threads_and_is_idempotent():
+    from gradlab.ui.runtime import TORCH_THREADS, configure_runtime
+
+    before = torch.get_num_threads()
+    try:
+        configure_runtime()
+        configure_runtime()  # a second call (every rerun) is harmless
+        assert torch.get_num_threads() == TORCH_THREADS
+        assert torch.get_num_interop_threads() >= 1
+    finally:
+        torch.set_num_threads(before)
+    assert "configure_runtime()" in (REPO_ROOT / "app.py").read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------- pages: a URL asking for too much
+
+
+def _open(page: str, query: dict) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=PAGE_TIMEOUT_S)
+    at.run()
+    at.query_params.update(query)
+    return at.switch_page(page).run()
+
+
+def _messages(at: AppTest) -> str:
+    return " ".join(e.value for e in at.error) + " ".join(w.value for w in at.warning)
+
+
+PAGE_LIMITS = [
+    ("explorer depth", "pages/explorer.py",
+     {"fn": "custom (type it)", "expr": "-" * LIMITS.expression_depth + "x"},
+     f"{LIMITS.expression_depth} levels"),
+    ("roundoff mpmath samples", "pages/roundoff.py",
+     {"a": "log(1+x)", "b": "log1p(x)", "n": str(LIMITS.roundoff_exact_samples + 1)},
+     "points with an exact (mpmath) reference"),
+    ("network width", "pages/network.py", {"hidden": str(LIMITS.network_width + 1)}, "units in one layer"),
+    ("network depth", "pages/network.py", {"hidden": ",".join(["2"] * (LIMITS.network_depth + 1))},
+     "hidden layers"),
+    ("backward entries", "pages/backward.py",
+     {k: _text(_vector(LIMITS.backward_vector_entries + 1)) for k in ("a", "b", "c", "v")},
+     "entries in the a"),
+    ("backward steps", "pages/backward.py", {"steps": ",".join(["z"] * (LIMITS.backward_steps + 1))},
+     "backward steps"),
+]
+
+
+@pytest.mark.parametrize("name,page,query,words", PAGE_LIMITS, ids=[p[0] for p in PAGE_LIMITS])
+def test_page_url_over_a_bound_shows_the_bound(name, page, query, words):
+    at = _open(page, query)
+    assert not at.exception, [e.message for e in at.exception]
+    assert words in _messages(at), _messages(at)
+
+
+def test_roundoff_page_over_the_time_bound_shows_it(monkeypatch):
+    _lowered(monkeypatch, roundoff, roundoff_seconds=0.2)
+    at = _open("pages/roundoff.py", {"a": "log(1+x)", "b": "log1p(x)", "dtype": "float64",
+                                     "dist": "log-uniform", "low": "1e-300", "high": "1e+30",
+                                     "n": str(LIMITS.roundoff_exact_samples)})
+    assert not at.exception
+    assert "LIMITS.roundoff_seconds" in _messages(at)
+
+
+def test_explorer_with_a_huge_fifth_derivative_answers_within_the_time_bound(monkeypatch):
+    _lowered(monkeypatch, reference, evaluation_seconds=0.3)
+    reference._higher_forms.cache_clear()
+    reference._exact_cached.cache_clear()
+    start = time.perf_counter()
+    at = _open("pages/explorer.py", {"fn": "custom (type it)", "expr": _nested("tan", 14),
+                                     "dtypes": "float64", "schemes": "Central"})
+    assert not at.exception and not at.error, _messages(at)
+    assert len(at.get("plotly_chart")) == 1
+    assert time.perf_counter() - start < 60
