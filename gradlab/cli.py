@@ -182,7 +182,8 @@ def _join_negative_numbers(argv: Sequence[str]) -> list[str]:
     """
     out: list[str] = []
     for token in argv:
-        if out and out[-1].startswith("--") and "=" not in out[-1] and _NEGATIVE_NUMBER.match(token):
+        if out and out[-1].startswith("--") and out[-1] != "--" and "=" not in out[-1] \
+                and _NEGATIVE_NUMBER.match(token):
             out[-1] = f"{out[-1]}={token}"
         else:
             out.append(token)
@@ -200,8 +201,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.run(args) or 0)
     except GradLabError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {_one_line(str(err))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+    except (ValueError, TypeError, ArithmeticError, RuntimeError, MemoryError, RecursionError) as err:
+        # A bug, not the user's fault; still one line and no traceback (tests look for this text).
+        print(f"error: {UNEXPECTED} ({type(err).__name__}: {_one_line(str(err))})", file=sys.stderr)
+        return 2
+
+
+#: Start of the message for an error GradLab did not anticipate (a bug to report).
+UNEXPECTED = "GradLab failed unexpectedly; please report the command line"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

@@ -174,10 +174,50 @@ def bound_number(
         return (min_value is None or v >= min_value) and (max_value is None or v <= max_value)
 
     _drop_invalid_state(key, ok)
+    _drop_non_finite_query_param(key)
     return st.number_input(
         label, min_value=min_value, max_value=max_value, value=value,
         key=key, bind="query-params", **kwargs,
     )
+
+
+def _drop_non_finite_query_param(key: str) -> None:
+    """Remove ``?key=inf`` (or 1e999, -inf, nan) before a number input reads it.
+
+    Streamlit 1.67 ignores most bad number parameters, but for an *integer*
+    number input it converts the parsed float with ``int()``, and
+    ``int(float("inf"))`` raises OverflowError out of widget registration: the
+    page would crash on a URL such as ``/network?inputs=inf``.
+    """
+    raw = st.query_params.get(key)
+    if raw is None:
+        return
+    try:
+        finite = math.isfinite(float(raw))
+    except (TypeError, ValueError):
+        return  # not a number at all: Streamlit ignores it and shows the default
+    if not finite:
+        _forget_url_value(key)
+
+
+def _forget_url_value(key: str) -> None:
+    """Drop ``key`` from the URL *and* from the copy Streamlit seeds widgets from.
+
+    Streamlit 1.67 seeds a bound widget from the query parameters captured when
+    the page loaded (``QueryParams._initial_query_params``, internal), not from
+    ``st.query_params``; removing the parameter from the latter alone does not
+    stop the seeding. ``tests/test_fuzz.py`` checks this against the real thing.
+    """
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    try:
+        params = ctx.session_state._state.query_params  # noqa: SLF001 - see the docstring
+        params._initial_query_params.pop(key, None)  # noqa: SLF001
+    except AttributeError:
+        _LOG.warning("Streamlit's query-parameter internals changed; ?%s may not be dropped", key)
+    if key in st.query_params:
+        del st.query_params[key]
 
 
 def bound_slider(
