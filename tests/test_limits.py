@@ -290,3 +290,69 @@ def test_explorer_with_a_huge_fifth_derivative_answers_within_the_time_bound(mon
     assert not at.exception and not at.error, _messages(at)
     assert len(at.get("plotly_chart")) == 1
     assert time.perf_counter() - start < 60
+
+
+# ---------------------------------------------------------------- tensor gradient checks
+
+
+def _square_sum(t: torch.Tensor) -> torch.Tensor:
+    return (t * t).sum()
+
+
+def _x(n: int) -> torch.Tensor:
+    return torch.linspace(-1.0, 1.0, n, dtype=torch.float64)
+
+
+CHECK_BOUNDS = [
+    ("tensor_elements", dict(x=LIMITS.tensor_elements, mode="sampled", samples=1),
+     dict(x=LIMITS.tensor_elements + 1, mode="sampled", samples=1), "input elements"),
+    ("sampled_elements", dict(x=2 * LIMITS.sampled_elements, mode="sampled", samples=LIMITS.sampled_elements),
+     dict(x=2 * LIMITS.sampled_elements, mode="sampled", samples=LIMITS.sampled_elements + 1),
+     "sampled elements"),
+    ("directional_checks", dict(x=16, mode="directional", samples=LIMITS.directional_checks),
+     dict(x=16, mode="directional", samples=LIMITS.directional_checks + 1), "directional checks"),
+]
+
+
+@pytest.mark.parametrize("name,ok,over,words", CHECK_BOUNDS, ids=[b[0] for b in CHECK_BOUNDS])
+def test_gradcheck_bound_at_the_boundary(name, ok, over, words):
+    from gradlab.check import gradcheck
+
+    def run(x, **kw):
+        return gradcheck(_square_sum, _x(x), taylor=False, **kw)
+
+    assert run(**ok).summary.checked >= 1
+    with pytest.raises(LimitError, match=words):
+        run(**over)
+
+
+def test_full_check_bound_at_the_boundary():
+    from gradlab import check
+    from gradlab.schemes import get_scheme
+
+    central = get_scheme("central")
+    check._check_full_limit(LIMITS.full_check_elements, 1, central)  # noqa: SLF001 - the bound itself
+    with pytest.raises(LimitError, match="full_check_elements"):
+        check._check_full_limit(LIMITS.full_check_elements + 1, 1, central)  # noqa: SLF001
+    with pytest.raises(LimitError, match="full_check_elements"):
+        check.gradcheck(_square_sum, _x(LIMITS.full_check_elements + 1), mode="full", taylor=False)
+
+
+GRADCHECK_PAGE_LIMITS = [
+    ("tensor elements", {"shape": f"{LIMITS.tensor_elements // 1024 + 1}x1024"}, "tensor elements"),
+    ("full check", {"mode": "full", "shape": f"{LIMITS.full_check_elements // 256 + 1}x256"},
+     f"{LIMITS.full_check_elements:,}"),
+]
+
+
+@pytest.mark.parametrize("name,query,words", GRADCHECK_PAGE_LIMITS, ids=[g[0] for g in GRADCHECK_PAGE_LIMITS])
+def test_gradcheck_page_url_over_a_bound_shows_the_bound(name, query, words):
+    at = _open("pages/gradcheck.py", query)
+    assert not at.exception, [e.message for e in at.exception]
+    assert words in _messages(at), _messages(at)
+
+
+def test_gradcheck_full_mode_within_the_bound_runs_in_the_fragment():
+    at = _open("pages/gradcheck.py", {"mode": "full", "shape": "20x10", "dtype": "float64"})
+    assert not at.exception, [e.message for e in at.exception]
+    assert not [e for e in at.error if "element" in e.value and "limit" in e.value]
