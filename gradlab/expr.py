@@ -33,6 +33,7 @@ import torch.nn.functional as F
 
 from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS
+from gradlab.mpcontext import working_precision
 
 __all__ = ["ExpressionError", "Expression", "FunctionSpec", "FUNCTIONS", "CONSTANTS", "X", "parse"]
 
@@ -57,7 +58,7 @@ class cbrt(sympy.Function):
         value = self.args[0].evalf(prec)
         if not value.is_real:
             return None
-        with mpmath.workprec(prec):
+        with working_precision(prec):
             v = mpmath.mpf(value)  # mpmath.cbrt is the principal (complex) root for v < 0
             return sympy.Float(mpmath.cbrt(v) if v >= 0 else -mpmath.cbrt(-v), precision=prec)
 

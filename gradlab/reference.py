@@ -26,6 +26,7 @@ from gradlab.deadline import run_within
 from gradlab.errors import LimitError
 from gradlab.expr import X, Expression, cbrt, parse
 from gradlab.limits import LIMITS
+from gradlab.mpcontext import working_digits
 from gradlab.precision import round_to_dtype
 
 __all__ = ["Reference", "exact_derivatives", "reference_at", "DIGITS", "mp_evaluate"]
@@ -137,7 +138,7 @@ def mp_evaluate(expr: sympy.Expr, x, dps: int = DIGITS):
     >>> mpmath.nstr(mp_evaluate(sympy.sin(X) ** 2 + sympy.cos(X) ** 2, 0.7), 20)
     '1.0'
     """
-    with mpmath.workdps(dps):
+    with working_digits(dps):
         try:
             value = _mp_walk(expr, mpmath.mpf(x), {})
         except NotImplementedError:
@@ -162,7 +163,7 @@ def _accurate(expr: sympy.Expr, x):
     low, high = (mp_evaluate(expr, x, dps) for dps in _GUARD_DIGITS)
     if abs(low - high) <= _AGREEMENT * abs(high):
         return high
-    with mpmath.workdps(_GUARD_DIGITS[1]):
+    with working_digits(_GUARD_DIGITS[1]):
         return _evalf(expr, x, DIGITS + 10)
 
 

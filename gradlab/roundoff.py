@@ -33,6 +33,7 @@ from gradlab.deadline import run_within
 from gradlab.errors import GradLabError
 from gradlab.expr import X, Expression, parse
 from gradlab.limits import LIMITS, check_limit
+from gradlab.mpcontext import working_digits
 from gradlab.precision import facts
 from gradlab.ulp import hex_strings, ulp, ulp_distances
 
@@ -306,7 +307,7 @@ def _digits_for(xs: np.ndarray) -> int:
 
 def _exact_mp(expr: sympy.Expr, xs: np.ndarray, digits: int) -> list:
     fn = _mp_function(expr)
-    with mpmath.workdps(digits):
+    with working_digits(digits):
         return [_mp_value(fn, float(x)) for x in xs]
 
 
@@ -350,7 +351,7 @@ def _error_in_ulps(computed: np.ndarray, exact: _Exact, dtype: str) -> np.ndarra
         with np.errstate(all="ignore"):
             return np.abs(computed - exact.values) / spacing
     out = np.full(computed.shape, np.nan)
-    with mpmath.workdps(EXACT_DIGITS):
+    with working_digits(EXACT_DIGITS):
         for i, (c, e) in enumerate(zip(computed.tolist(), exact.mp)):
             if e is not None and math.isfinite(c):
                 out[i] = float(abs(mpmath.mpf(c) - e)) / spacing[i]
@@ -374,7 +375,7 @@ def _check_same_maths(fa: Formula, fb: Formula, xs: np.ndarray, exact: _Exact, d
         return
     a_mp = _exact_mp(fa.sympy, xs[spots], digits)
     b_mp = _exact_mp(fb.sympy, xs[spots], digits)
-    with mpmath.workdps(digits):
+    with working_digits(digits):
         for i, a, b in zip(spots, a_mp, b_mp):
             if a is None or b is None:
                 continue
