@@ -28,7 +28,7 @@ CORPUS_FILE = Path(__file__).with_name("hostile_expressions.txt")
 PWNED = (Path("/tmp/gradlab-pwned"), Path("/tmp/pwned"))
 BUDGET_S = 0.050  # refused, or accepted and evaluated, within 50 ms
 TRIES = 3
-EVAL_ELEMENTS = 10_000
+EVAL_ELEMENTS = 1_000
 MEGABYTE = 2**20
 MATHS_PACKAGES = frozenset({"sympy", "mpmath", "torch"})
 

@@ -24,12 +24,18 @@ _configured = False
 
 
 def configure_runtime() -> None:
-    """Limit torch to one intra-op and one inter-op thread; safe to call on every rerun."""
+    """Limit torch to one intra-op and one inter-op thread; call it on every rerun.
+
+    The intra-op setting is re-applied each time (cheap), so code that changed it
+    meanwhile cannot leave the server on every core; the inter-op pool can only
+    be sized once per process, before any parallel work, so that is done once.
+    """
     global _configured
     with _lock:
+        if torch.get_num_threads() != TORCH_THREADS:
+            torch.set_num_threads(TORCH_THREADS)
         if _configured:
             return
-        torch.set_num_threads(TORCH_THREADS)
         try:
             torch.set_num_interop_threads(TORCH_INTEROP_THREADS)
         except RuntimeError:
