@@ -28,6 +28,8 @@ Finite differences use the input's dtype (or float64 with
 from __future__ import annotations
 
 import math
+import queue
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -36,7 +38,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from gradlab.batched import BatchedFn, FlatInputs, chunk_rows, dense_rows, onehot_rows
+from gradlab.batched import BatchedFn, FlatInputs, OnehotBuffer, chunk_rows, dense_rows, onehot_rows
 from gradlab.diagnosis import Diagnosis, Evidence, diagnose
 from gradlab.errors import GradLabError, LimitError
 from gradlab.limits import LIMITS, check_limit
@@ -216,7 +218,8 @@ def _autograd(fn, xs, reduction, grad_outputs, seed):
 def _problem(fn, xs, reduction, v, scheme, step, numeric_dtype) -> _Problem:
     flat = FlatInputs.of([t.to(numeric_dtype) for t in xs])
     batched = BatchedFn(fn, flat)
-    base = _reduce(batched(flat.values[None, :]), reduction)
+    with _single_threaded_ops():  # the strategy probe: small ops (see _run_chunks)
+        base = _reduce(batched(flat.values[None, :]), reduction)
     weights = None if v is None else v.to(numeric_dtype).to(torch.float64).reshape(-1)
     return _Problem(flat, batched, reduction, weights, scheme, step, base)
 
@@ -230,13 +233,26 @@ def _estimates(p: _Problem, make_rows, h: torch.Tensor):
     are proportional to (|L| for sum/mean, Σ|v_j y_j| over the changed outputs
     for none).
     """
+    shifts = _shifts(p, h)
+    return _combine(p, p.batched(make_rows(shifts)), h)
+
+
+def _shifts(p: _Problem, h: torch.Tensor) -> torch.Tensor:
+    """(K, m) shifts c_k·h of the stencil's moving points (K = 1: i·h for the complex step)."""
+    if p.scheme.complex_step:
+        return (h * 1j)[None]
+    offsets = torch.tensor([c for c in p.scheme.offsets if c != 0], dtype=torch.float64)
+    return offsets[:, None] * h
+
+
+def _combine(p: _Problem, outputs: torch.Tensor, h: torch.Tensor):
+    """fn's outputs at the (K·m) stencil rows -> (estimate (m,), scale (m,)); see _estimates."""
     s, m = p.scheme, h.shape[0]
     if s.complex_step:
-        values = _reduce(p.batched(make_rows((h * 1j)[None])), p.reduction).imag.to(torch.float64)
+        values = _reduce(outputs, p.reduction).imag.to(torch.float64)
         return _contract(p, values) / h, _scale(p, None, m)
     moving = [(c, w) for c, w in zip(s.offsets, s.weights) if c != 0]
-    shifts = torch.tensor([c for c, _ in moving], dtype=torch.float64)[:, None] * h
-    values = _reduce(p.batched(make_rows(shifts)), p.reduction).reshape(len(moving), m, -1)
+    values = _reduce(outputs, p.reduction).reshape(len(moving), m, -1)
     weights = torch.tensor([w for _, w in moving], dtype=torch.float64)
     combined = torch.einsum("k,kmo->mo", weights, values.to(torch.float64))
     centre = sum(w for c, w in zip(s.offsets, s.weights) if c == 0)
@@ -281,25 +297,215 @@ def _dense_maker(p: _Problem, directions: torch.Tensor):
     return make
 
 
-def _run_chunks(p: _Problem, total: int, maker_for, progress: Progress | None):
+def _onehot_evaluator(p: _Problem, index: torch.Tensor, chunk: int,
+                      h: torch.Tensor | None = None) -> Callable[[], Callable]:
+    """A factory of ``evaluate(a, b)`` for the one-hot perturbations ``index[a:b]``.
+
+    Each worker thread calls the factory once and gets an evaluator with a
+    :class:`OnehotBuffer` of its own: the perturbed rows are written into it,
+    so no copy of the base is made per chunk and the cost per stencil point is
+    fn itself plus the reduction. ``h`` gives one step per perturbation
+    (default: p.step for all). Once every chunk ran, ``factory.finish()``
+    returns the (estimate, scale) arrays.
+    """
+    total = index.shape[0]
+    steps = torch.full((total,), p.step, dtype=torch.float64) if h is None else h
+    if p.scheme.complex_step or p.reduction == "none":
+        return _generic_onehot(p, index, chunk, steps)
+    return _summed_onehot(p, index, chunk, steps)
+
+
+def _summed_onehot(p: _Problem, index, chunk, steps):
+    """sum/mean on real inputs: each chunk only writes its reduced values; combined at the end.
+
+    Row ``j·K + k`` of a chunk is perturbation j at stencil point k, so the
+    reduced values of perturbations a..b-1 fill rows a·K..b·K-1 of a (total·K)
+    array, and the stencil is combined in float64 for all of them at once.
+    """
+    s, total = p.scheme, index.shape[0]
+    moving = [(c, w) for c, w in zip(s.offsets, s.weights) if c != 0]
+    points = len(moving)
+    offsets = torch.tensor([c for c, _ in moving], dtype=torch.float64)
+    raw = torch.empty(total * points, dtype=p.base_rows.dtype)
+    flat_index = index.repeat_interleave(points)
+    shifts = (steps[:, None] * offsets).reshape(-1)
+    rows = points * chunk
+    where, values, original = OnehotBuffer.entries(p.flat.values, rows, flat_index, shifts)
+    reduce = torch.sum if p.reduction == "sum" else torch.mean
+
+    def factory():
+        buffer = OnehotBuffer(p.flat.values, rows)
+        parts = {}
+
+        def evaluate(a: int, b: int) -> None:
+            lo, hi = a * points, b * points
+            m = hi - lo
+            if m not in parts:
+                parts[m] = p.flat.split(buffer.rows[:m])
+            with buffer.perturbed(where[lo:hi], values[lo:hi], original[lo:hi]) as stacked:
+                y = p.batched(stacked, parts[m])
+                y = y.reshape(m, -1)
+                if y.dtype == raw.dtype:
+                    reduce(y, dim=1, out=raw[lo:hi])
+                else:
+                    raw[lo:hi] = reduce(y, dim=1)
+
+        return evaluate
+
+    def finish():
+        weights = torch.tensor([w for _, w in moving], dtype=torch.float64)
+        combined = raw.to(torch.float64).reshape(total, points) @ weights
+        centre = sum(w for c, w in zip(s.offsets, s.weights) if c == 0)
+        if centre:
+            combined = combined + centre * p.base_rows.to(torch.float64)[0, 0]
+        return combined / steps, _scale(p, None, total)
+
+    factory.finish = finish
+    return factory
+
+
+def _generic_onehot(p: _Problem, index, chunk, steps):
+    """Any reduction and scheme: each chunk is combined by _combine as it is evaluated."""
+    total = index.shape[0]
+    points = len(_shifts(p, torch.ones(1, dtype=torch.float64)))
+    est, scale = torch.empty(total, dtype=torch.float64), torch.empty(total, dtype=torch.float64)
+
+    def factory():
+        buffers: dict[bool, OnehotBuffer] = {}
+
+        def evaluate(a: int, b: int) -> None:
+            shifts = _shifts(p, steps[a:b])
+            base = _numeric_base(p, shifts)
+            key = shifts.is_complex()
+            if key not in buffers:
+                buffers[key] = OnehotBuffer(base, points * chunk)
+            buffer = buffers[key]
+            planned = OnehotBuffer.entries(base, points * chunk, index[a:b].repeat(points),
+                                           shifts.reshape(-1))
+            with buffer.perturbed(*planned) as rows:
+                est[a:b], scale[a:b] = _combine(p, p.batched(rows), steps[a:b])
+
+        return evaluate
+
+    factory.finish = lambda: (est, scale)
+    return factory
+
+
+def _dense_evaluator(p: _Problem, directions: torch.Tensor):
+    """Like _onehot_evaluator, for dense directions (directional mode; few of them)."""
+    total = directions.shape[0]
+    step = torch.full((total,), p.step, dtype=torch.float64)
+    est, scale = torch.empty(total, dtype=torch.float64), torch.empty(total, dtype=torch.float64)
+
+    def evaluate(a: int, b: int) -> None:
+        est[a:b], scale[a:b] = _estimates(p, _dense_maker(p, directions[a:b]), step[a:b])
+
+    def factory():
+        return evaluate
+
+    factory.finish = lambda: (est, scale)
+    return factory
+
+
+def _run_chunks(p: _Problem, total: int, evaluator, progress: Progress | None,
+                workers: int = 1, chunk: int | None = None):
     """Estimates and scales for ``total`` perturbations, a chunk at a time.
 
-    Torch's intra-op threads are off meanwhile: the chunks are small, and
-    splitting each small op across cores costs more in synchronisation than it
-    gains (measured 10x slower on a busy 2-core machine, where every op waits
-    for the slowest core).
+    ``evaluator()`` returns an ``evaluate(a, b)`` that computes perturbations
+    a..b-1 and stores them; ``evaluator.finish()`` then returns the (estimate,
+    scale) arrays. With ``workers`` > 1 each worker thread gets its own
+    and pulls chunks from a shared counter (torch releases the GIL inside its
+    ops, so the threads' ops run on different cores). The chunks are the same
+    whatever the number of workers, and each is computed the same way, so the
+    estimates are identical bit for bit. ``progress(done, total)`` is called
+    from the calling thread, after every chunk, with ``done`` increasing to
+    ``total``; an exception from it or from a worker stops every worker (each
+    finishes at most the chunk it is on) and propagates.
+
+    Torch's intra-op threads are off meanwhile (process-wide): the chunks are
+    small, and splitting each small op across cores costs more in
+    synchronisation than it gains (measured 10x slower on a busy 2-core
+    machine, where every op waits for the slowest core).
     """
-    points = max(1, sum(c != 0 for c in p.scheme.offsets))
-    chunk = max(1, chunk_rows(p.flat.numel, p.flat.values.element_size(), total) // points)
-    est, scale = torch.empty(total, dtype=torch.float64), torch.empty(total, dtype=torch.float64)
+    if chunk is None:
+        chunk = _chunk(p, total)
+    starts = list(range(0, total, chunk))
+    workers = max(1, min(workers, len(starts)))
     with _single_threaded_ops():
-        for a in range(0, total, chunk):
-            b = min(total, a + chunk)
-            h = torch.full((b - a,), p.step, dtype=torch.float64)
-            est[a:b], scale[a:b] = _estimates(p, maker_for(a, b), h)
-            if progress is not None:
-                progress(b, total)
-    return est, scale
+        if workers == 1:
+            evaluate = evaluator()
+            for a in starts:
+                b = min(total, a + chunk)
+                evaluate(a, b)
+                if progress is not None:
+                    progress(b, total)
+        else:
+            _in_threads(starts, chunk, total, evaluator, progress, workers)
+        return evaluator.finish()
+
+
+def _chunk(p: _Problem, total: int) -> int:
+    """Perturbations per chunk: sized for LIMITS.check_workers chunks in flight, so the
+    chunks (and the bits of every estimate) do not depend on the number of workers."""
+    points = max(1, sum(c != 0 for c in p.scheme.offsets))
+    rows = chunk_rows(p.flat.numel, p.flat.values.element_size(), total, LIMITS.check_workers,
+                      p.batched.strategy.get(p.dtype, "vmap"))
+    return max(1, rows // points)
+
+
+def _in_threads(starts, chunk, total, evaluator, progress, workers) -> None:
+    """_run_chunks with ``workers`` threads; progress and exceptions go through a queue."""
+    jobs, lock, stop, reports = iter(starts), threading.Lock(), threading.Event(), queue.SimpleQueue()
+
+    def work() -> None:
+        try:
+            torch.set_num_threads(1)  # OpenMP's thread count is per calling thread
+            evaluate = evaluator()
+            while not stop.is_set():
+                with lock:
+                    a = next(jobs, None)
+                if a is None:
+                    break
+                b = min(total, a + chunk)
+                evaluate(a, b)
+                reports.put(b - a)
+        except BaseException as err:  # noqa: BLE001 - handed to the calling thread, re-raised there
+            stop.set()
+            reports.put(err)
+        finally:
+            reports.put(None)
+
+    threads = [threading.Thread(target=work, name=f"gradlab-check-{k}", daemon=True)
+               for k in range(workers)]
+    for t in threads:
+        t.start()
+    done, running = 0, workers
+    try:
+        while running:
+            try:
+                item = reports.get(timeout=0.25)
+            except queue.Empty:
+                continue
+            if item is None:
+                running -= 1
+            elif isinstance(item, BaseException):
+                raise item
+            else:
+                done += item
+                if progress is not None:
+                    progress(done, total)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+
+
+def _resolve_workers(workers: int | None) -> int:
+    if workers is None:
+        return LIMITS.check_workers
+    if not (isinstance(workers, int) and workers >= 1):
+        raise GradLabError(f"workers must be a whole number >= 1; got {workers!r}.")
+    return int(check_limit("check worker threads", workers, LIMITS.check_workers))
 
 
 @contextmanager
@@ -376,6 +582,7 @@ def gradcheck(
     taylor: bool = True,
     progress: Progress | None = None,
     raise_on_fail: bool = False,
+    workers: int | None = None,
 ) -> CheckResult:
     """Check autograd's gradient of ``fn`` at ``x`` against finite differences.
 
@@ -385,6 +592,9 @@ def gradcheck(
     :func:`gradlab.schemes.default_step` and the tolerances to the dtype's row
     of :mod:`gradlab.precision`. ``numeric_fn`` is a float64 twin of ``fn``
     for ``numeric_float64=True`` when ``fn`` holds tensors of its own dtype.
+    ``workers`` threads (default and at most ``LIMITS.check_workers``) share
+    the finite differences; the results do not depend on their number. fn is
+    then called from several threads at once: it must not mutate shared state.
 
     >>> x = torch.tensor([1.0, -2.0, 3.0], dtype=torch.float64)
     >>> gradcheck(lambda t: (t ** 2).sum(), x, mode="full", taylor=False).passed
@@ -392,6 +602,7 @@ def gradcheck(
     """
     _choose("mode", mode, MODES)
     _choose("reduction", reduction, REDUCTIONS)
+    workers = _resolve_workers(workers)
     xs = _as_inputs(x)
     user_dtype = xs[0].dtype
     numeric_dtype = torch.float64 if numeric_float64 else user_dtype
@@ -409,13 +620,16 @@ def gradcheck(
     p = _problem(numeric_callable, xs, reduction, v, s, h, numeric_dtype)
     index, directions = _perturbations(mode, flat_user.numel, samples, seed)
     total = index.numel() if index is not None else directions.shape[0]
+    chunk = _chunk(p, total)
     if index is not None:
         maker_for = lambda a, b: _onehot_maker(p, index[a:b])  # noqa: E731
+        evaluator = _onehot_evaluator(p, index, chunk)
         autograd_values = g[index]
     else:
         maker_for = lambda a, b: _dense_maker(p, directions[a:b])  # noqa: E731
+        evaluator = _dense_evaluator(p, directions)
         autograd_values = directions @ g
-    numeric, scale = _run_chunks(p, total, maker_for, progress)
+    numeric, scale = _run_chunks(p, total, evaluator, progress, workers, chunk)
     table = _table(flat_user, index, autograd_values, numeric, scale, h, rtol, atol, _roundoff(p, scale))
     share = _truncation_share(p, table, maker_for, numeric, autograd_values)
     located = None
@@ -463,13 +677,8 @@ def element_estimates(
     callable_ = (numeric_fn or fn) if numeric_float64 else fn
     p = _problem(callable_, xs, reduction, v, s, 1.0, numeric_dtype)
     steps = steps.to(torch.float64)
-    points = max(1, sum(c != 0 for c in s.offsets))
-    chunk = max(1, chunk_rows(p.flat.numel, p.flat.values.element_size(), len(index)) // points)
-    out = torch.empty(len(index), dtype=torch.float64)
-    with _single_threaded_ops():
-        for a in range(0, len(index), chunk):
-            b = min(len(index), a + chunk)
-            out[a:b] = _estimates(p, _onehot_maker(p, index[a:b]), steps[a:b])[0]
+    chunk = _chunk(p, len(index))
+    out, _ = _run_chunks(p, len(index), _onehot_evaluator(p, index, chunk, steps), None, 1, chunk)
     return g[index].numpy(), out.numpy()
 
 
@@ -489,10 +698,23 @@ def _labels(flat: FlatInputs, index: torch.Tensor | None, count: int):
     if index is None:
         return [f"direction {k}" for k in range(count)], [(k,) for k in range(count)], [-1] * count
     many = len(flat.shapes) > 1
-    located = [flat.locate(int(i)) for i in index]
-    names = [f"x{k}" if many else "x" for k, _ in located]
-    labels = [f"{n}[{', '.join(map(str, idx))}]" for n, (_, idx) in zip(names, located)]
-    return labels, [idx for _, idx in located], [k for k, _ in located]
+    flat_index = index.numpy()
+    sizes = np.array([int(torch.Size(s).numel()) for s in flat.shapes])
+    if flat_index.size and (flat_index.min() < 0 or flat_index.max() >= sizes.sum()):
+        raise IndexError(f"flat index beyond the {int(sizes.sum())} input elements")
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    inputs = np.searchsorted(np.cumsum(sizes), flat_index, side="right")
+    idx: list[tuple[int, ...]] = [()] * len(flat_index)
+    for k, shape in enumerate(flat.shapes):  # vectorised per input: a full check has 10^4+ rows
+        rows = np.flatnonzero(inputs == k)
+        if rows.size:
+            coords = np.unravel_index(flat_index[rows] - starts[k], tuple(shape) or (1,))
+            located = zip(*(c.tolist() for c in coords)) if len(shape) else [()] * rows.size
+            for r, t in zip(rows.tolist(), located):
+                idx[r] = tuple(t)
+    names = [f"x{k}" if many else "x" for k in inputs.tolist()]
+    labels = [f"{n}[{', '.join(map(str, t))}]" for n, t in zip(names, idx)]
+    return labels, idx, inputs.tolist()
 
 
 def _roundoff(p: _Problem, scale: torch.Tensor) -> np.ndarray:

@@ -12,6 +12,7 @@ over a bound they raise :class:`gradlab.errors.LimitError` naming it.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from gradlab.errors import LimitError
@@ -35,7 +36,10 @@ class Limits:
     sampled_elements: int = 1_000
     full_check_elements: int = 65_536  # perturbations in one full check (each is 2+ forward passes)
     directional_checks: int = 64
-    chunk_bytes: int = 256 * 2**20  # memory for one batch of perturbed inputs
+    chunk_bytes: int = 256 * 2**20  # memory for the batches of perturbed inputs in flight
+    # worker threads of a full/sampled check (the default and the most allowed); the
+    # Streamlit server uses one per check (gradlab.ui.runtime.CHECK_WORKERS)
+    check_workers: int = min(2, os.cpu_count() or 1)
     # evaluation time: symbolic work whose cost size alone does not bound
     # (the 5th derivative of tan(tan(...(x))) grows ~6x per order: minutes for 12 levels)
     evaluation_seconds: float = 2.0  # exact derivatives of one expression (sympy + mpmath)

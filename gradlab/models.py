@@ -172,8 +172,14 @@ def _complex_step_reason(settings: CheckSettings) -> str | None:
     return reason
 
 
-def run_check(settings: CheckSettings, progress=None, taylor: bool = True) -> CheckResult:
-    """Build the settings' problem and check it; the page and the CLI both call this."""
+def run_check(settings: CheckSettings, progress=None, taylor: bool = True,
+              workers: int | None = None) -> CheckResult:
+    """Build the settings' problem and check it; the page and the CLI both call this.
+
+    ``workers``: threads for the finite differences (default LIMITS.check_workers;
+    the page passes :data:`gradlab.ui.runtime.CHECK_WORKERS`). The results do not
+    depend on it.
+    """
     reason = _complex_step_reason(settings)
     if reason:
         raise GradLabError(reason)
@@ -183,6 +189,6 @@ def run_check(settings: CheckSettings, progress=None, taylor: bool = True) -> Ch
         scheme=settings.scheme, eps=settings.eps, rtol=settings.rtol, atol=settings.atol,
         reduction=settings.reduction, grad_outputs=settings.grad_outputs,
         numeric_float64=settings.numeric_float64, numeric_fn=p.fn64, taylor=taylor,
-        progress=progress,
+        progress=progress, workers=workers,
     )
 

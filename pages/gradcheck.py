@@ -17,6 +17,7 @@ from gradlab.plots_check import error_heatmap, eps_sweep_figure, taylor_figure  
 from gradlab.precision import resolve_tolerances  # noqa: E402
 from gradlab.ui.examples import apply_example_from_url, detach_example, example_picker, load_example  # noqa: E402
 from gradlab.ui.figures import show_figure  # noqa: E402
+from gradlab.ui.runtime import CHECK_WORKERS  # noqa: E402
 from gradlab.ui.state import (  # noqa: E402
     bound_number, bound_radio, bound_selectbox, bound_text, bound_toggle, show_error,
 )
@@ -46,7 +47,7 @@ PROGRESS_STEPS = 50  # redraws of the progress bar per full check
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def cached_check(settings: CheckSettings, _progress=None):
-    return run_check(settings, progress=_progress)
+    return run_check(settings, progress=_progress, workers=CHECK_WORKERS)
 
 
 @st.cache_data(max_entries=16, show_spinner="Sweeping eps for sum, mean and none…")

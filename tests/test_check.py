@@ -255,3 +255,110 @@ def test_models_pass_in_float64(model):
     s = CheckSettings(model=model, shape=(6, 5), dtype="float64", expression="tanh(x)*x",
                       mode="full", eps=1e-4)
     assert run_check(s).verdict == "pass"
+
+
+# ------------------------------------------------------------------ worker threads
+
+X_THREADS = torch.linspace(-1.5, 2.0, 40 * 50, dtype=torch.float64).reshape(40, 50)  # many chunks
+T_THREADS = torch.cos(torch.arange(40 * 50, dtype=torch.float64)).reshape(40, 50)
+
+
+def _elementwise(x):
+    return ((x + 1) / 2 - T_THREADS) ** 2
+
+
+def _scalar(x):  # through vmap
+    return torch.nn.functional.mse_loss((x + 1) / 2, T_THREADS, reduction="sum")
+
+
+def _gradlab_threads():
+    import threading
+
+    return [t for t in threading.enumerate() if t.name.startswith("gradlab-check")]
+
+
+@pytest.mark.parametrize("fn, kw", [
+    (_elementwise, dict(mode="full")),
+    (_elementwise, dict(mode="full", reduction="mean", scheme="five_point")),
+    (_scalar, dict(mode="full")),
+    (_elementwise, dict(mode="sampled", samples=300)),
+    (torch.sin, dict(mode="full", reduction="none", grad_outputs="random")),
+    (torch.sin, dict(mode="full", scheme="complex_step")),
+    (_elementwise, dict(mode="directional", samples=8)),
+], ids=["sum", "mean-five-point", "vmap", "sampled", "none", "complex-step", "directional"])
+def test_worker_threads_give_bitwise_identical_estimates(fn, kw):
+    x = X_THREADS if kw.get("reduction") != "none" else X_THREADS[:6, :7]
+    one = gradcheck(fn, x, workers=1, taylor=False, **kw)
+    two = gradcheck(fn, x, workers=2, taylor=False, **kw)
+    np.testing.assert_array_equal(one.table["numeric"].to_numpy(), two.table["numeric"].to_numpy())
+    assert one.verdict == two.verdict == "pass"
+    assert list(one.table["element"]) == list(two.table["element"])
+    assert not _gradlab_threads()
+
+
+def test_worker_threads_report_monotone_progress_to_the_total_from_the_calling_thread():
+    import threading
+
+    calls, callers = [], set()
+
+    def progress(done, total):
+        calls.append((done, total))
+        callers.add(threading.current_thread())
+
+    gradcheck(_elementwise, X_THREADS, mode="full", workers=2, taylor=False, progress=progress)
+    done = [d for d, _ in calls]
+    assert len(calls) > 2 and done == sorted(done) and len(set(done)) == len(done)
+    assert calls[-1] == (X_THREADS.numel(), X_THREADS.numel())
+    assert callers == {threading.current_thread()}
+
+
+def test_an_error_in_fn_inside_a_worker_propagates_as_gradlab_error():
+    def fails_on_chunks(x):  # fine for autograd, the base value and the 2-row probe
+        if x.dim() == 3 and x.shape[0] > 2:
+            raise ValueError("boom on a chunk")
+        return _elementwise(x)
+
+    with pytest.raises(GradLabError, match="boom on a chunk"):
+        gradcheck(fails_on_chunks, X_THREADS, mode="full", workers=2, taylor=False)
+    assert not _gradlab_threads()
+
+
+class _Stop(BaseException):
+    """Like Streamlit's StopException: a BaseException raised by the progress callback."""
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_exception_from_progress_stops_the_workers_and_propagates(workers):
+    calls = {"fn": 0, "at_stop": None}
+
+    def counted(x):
+        calls["fn"] += 1
+        return _elementwise(x)
+
+    def progress(done, total):
+        if done >= total // 10:
+            calls["at_stop"] = calls["fn"]
+            raise _Stop()
+
+    with pytest.raises(_Stop):
+        gradcheck(counted, X_THREADS, mode="full", workers=workers, taylor=False, progress=progress)
+    assert not _gradlab_threads()
+    # each worker finishes the chunk it is on, and may have taken one more meanwhile
+    assert calls["fn"] - calls["at_stop"] <= 2 * (workers - 1)
+    assert calls["fn"] < 0.5 * X_THREADS.numel() / 16  # far from the ~125 chunks of a full run
+
+
+def test_workers_beyond_the_bound_are_refused():
+    with pytest.raises(LimitError, match="check worker threads"):
+        gradcheck(_elementwise, X8, mode="full", workers=LIMITS.check_workers + 1)
+    with pytest.raises(GradLabError, match="workers"):
+        gradcheck(_elementwise, X8, mode="full", workers=0)
+
+
+def test_a_function_writing_into_its_input_is_refused():
+    def mutating(x):
+        x.mul_(1.0)  # allowed under no_grad, and would corrupt the reused perturbation buffer
+        return x**2
+
+    with pytest.raises(GradLabError, match="modified its input"):
+        gradcheck(lambda x: x**2, X8, mode="full", numeric_float64=True, numeric_fn=mutating)

@@ -12,10 +12,14 @@ import threading
 
 import torch
 
-__all__ = ["configure_runtime", "TORCH_THREADS", "TORCH_INTEROP_THREADS"]
+__all__ = ["configure_runtime", "TORCH_THREADS", "TORCH_INTEROP_THREADS", "CHECK_WORKERS"]
 
 #: Intra-op threads per torch op; the server's parallelism comes from sessions, not ops.
 TORCH_THREADS = 1
+#: Worker threads of one gradient check on the page (scripts and the CLI default to
+#: LIMITS.check_workers, one per core): one visitor's full check keeps to one core, as
+#: TORCH_THREADS keeps their tensor ops, so a second visitor is not slowed by it.
+CHECK_WORKERS = 1
 #: Inter-op threads (torch allows setting this once per process, before any parallel work).
 TORCH_INTEROP_THREADS = 1
 
