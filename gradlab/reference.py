@@ -251,9 +251,9 @@ def exact_derivatives(expression: Expression | str, x: float) -> Reference:
 def _exact_cached(text: str, x: float) -> Reference:
     expr = parse(text)
     where = _fmt(x)
-    kink = _kink_at(expr, x)
-    if kink is not None:
-        return Reference(text, x, False, f"{kink} has a kink at x = {where}: it has no derivative there.")
+    kinks = _kinks_at(expr, x)
+    if kinks:
+        return _through_kinks(expr, x, kinks, where)
     # f and f' are the reference itself: over the time bound, a LimitError says so.
     first = run_within(LIMITS.evaluation_seconds, f"the exact derivative of {text}", _first_two, expr, x)
     if isinstance(first, str):
@@ -315,14 +315,45 @@ def _higher_derivatives(expr: Expression, x: float) -> list[tuple[int, mpmath.mp
     return found
 
 
-def _kink_at(expr: Expression, x: float) -> str | None:
+def _kinks_at(expr: Expression, x: float) -> list[sympy.Expr]:
+    """The abs/relu arguments that are exactly zero at x (where a kink may be)."""
+    found = []
     for argument in expr.kink_arguments():
         try:
             if mp_evaluate(argument, x) == 0:
-                return f"abs({argument})" if expr.sympy.has(sympy.Abs(argument)) else f"relu({argument})"
+                found.append(argument)
         except ValueError:
             continue
-    return None
+    return found
+
+
+def _one_sided(derivative: sympy.Expr, kinks: list[sympy.Expr], side: int) -> sympy.Expr:
+    """The derivative as seen from one side of the kinks: sign(a) -> ±1, Heaviside(a) -> 1 or 0."""
+    for a in kinks:
+        derivative = derivative.replace(
+            lambda e, a=a: isinstance(e, sympy.sign) and e.args[0] == a, lambda e: sympy.Integer(side))
+        derivative = derivative.replace(
+            lambda e, a=a: isinstance(e, sympy.Heaviside) and e.args[0] == a,
+            lambda e: sympy.Integer(1 if side > 0 else 0))
+    return derivative
+
+
+def _through_kinks(expr: Expression, x: float, kinks: list[sympy.Expr], where: str) -> Reference:
+    """f'(x) where an abs/relu argument is zero: defined only if both one-sided derivatives agree.
+
+    x*abs(x), abs(x)**3 and relu(x)**2 are differentiable at 0 (f' = 0); abs(x) is not.
+    Higher derivatives are not given there, so no theory line is drawn.
+    """
+    named = ", ".join(f"abs({a})" if expr.sympy.has(sympy.Abs(a)) else f"relu({a})" for a in kinks)
+    no_derivative = Reference(expr.text, x, False, f"{named} has a kink at x = {where}: it has no derivative there.")
+    try:
+        f = mp_evaluate(expr.sympy, x)
+        left, right = (mp_evaluate(_one_sided(expr.derivative(1), kinks, side), x) for side in (-1, 1))
+    except ValueError:
+        return no_derivative
+    if left != right:
+        return no_derivative
+    return Reference(expr.text, x, True, None, ((0, f), (1, right)))
 
 
 def reference_at(expression: Expression | str, x: float, dtype) -> Reference:

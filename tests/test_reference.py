@@ -194,12 +194,8 @@ def test_near_a_kink_the_derivative_exists():
     assert float(exact_derivatives("relu(x)", -1e-300).d1) == 0.0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: reference._kink_at declares 'no derivative' wherever an abs/relu argument "
-    "is 0, even when the composition is differentiable there (x*abs(x), abs(x)**3, relu(x)**2 "
-    "all have f'(0) = 0)",
-)
+# At an abs/relu kink the composition may still be differentiable: both one-sided
+# derivatives agree (x*abs(x), abs(x)**3 and relu(x)**2 all have f'(0) = 0).
 @pytest.mark.parametrize("text", ["x*abs(x)", "abs(x)**3", "relu(x)**2"])
 def test_differentiable_through_a_kink(text):
     # f(h) = O(h^2) at 0 from both sides, so f'(0) = 0 exactly
@@ -267,3 +263,17 @@ def test_huge_intermediate_values_do_not_hang_the_reference():
     except GradLabError:
         return
     assert not r.defined
+
+
+@pytest.mark.parametrize("text, x", [("abs(x)", 0.0), ("relu(x)", 0.0), ("abs(x-1)", 1.0),
+                                     ("x + abs(x)", 0.0), ("abs(x)*exp(x)", 0.0)])
+def test_a_true_kink_has_no_derivative(text, x):
+    # one-sided derivatives differ: abs -> -1/+1, relu -> 0/1, x + abs(x) -> 0/2, abs(x) e^x -> -1/+1
+    r = exact_derivatives(text, x)
+    assert not r.defined and "kink" in r.reason
+
+
+def test_differentiable_through_a_kink_away_from_zero_value():
+    # f = cos(x) + x*abs(x) at 0: f' = -sin(0) + 0 = 0 from both sides, f = 1
+    r = exact_derivatives("cos(x) + x*abs(x)", 0.0)
+    assert r.defined and r.f == 1 and r.d1 == 0
