@@ -22,6 +22,8 @@ and float64 runs see the same numbers (up to rounding).
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import Callable
 
@@ -78,7 +80,7 @@ class CheckSettings:
 
     @property
     def numel(self) -> int:
-        return int(torch.Size(self.shape).numel())
+        return math.prod(self.shape)
 
 
 def _one_of(name: str, value: str, options: tuple[str, ...]) -> None:
@@ -105,7 +107,8 @@ def _valid_shape(shape) -> tuple[int, ...]:
     if not dims or len(dims) > _MAX_DIMS or any(d < 1 for d in dims):
         raise GradLabError(f"The shape must have 1 to {_MAX_DIMS} sizes, each at least 1; "
                            f"got {dims}. Write it like 140x120.")
-    check_limit("tensor elements", int(torch.Size(dims).numel()), LIMITS.tensor_elements)
+    # Python ints: torch.Size.numel() overflows int64 and can wrap to 0 past the bound.
+    check_limit("tensor elements", math.prod(dims), LIMITS.tensor_elements)
     return dims
 
 

@@ -252,13 +252,10 @@ def test_cli_exits_0_or_2_with_one_error_line(argv, capsys):
     _assert_cli_outcome(status, out, err)
 
 
-# Sizes whose product overflows int64: gradlab.models._valid_shape checks the element bound on
-# torch.Size(dims).numel(), which raises (20 digits) or wraps around (2**62 x 4 -> 0) and lets the
-# shape through to torch.randn: a traceback from the CLI, GradLab's generic error on the page.
+# Sizes whose product overflows int64: torch.Size(dims).numel() raises (20 digits) or wraps
+# around (2**62 x 4 -> 0); the element bound is checked on Python ints so these are refused.
 OVERFLOWING_SHAPES = ["99999999999999999999x2", "3037000500x3037000500", "4611686018427387904x4"]
-SHAPE_OVERFLOW = pytest.mark.xfail(
-    strict=True, reason="engine bug (gradlab/models.py, _valid_shape): numel via torch.Size overflows "
-    "int64; use math.prod on Python ints so the tensor_elements bound refuses these shapes")
+SHAPE_OVERFLOW = ()
 
 
 @pytest.mark.parametrize("argv", [
