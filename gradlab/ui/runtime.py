@@ -8,11 +8,16 @@ one thread each: a heavy request then slows its own session, not everyone's.
 
 from __future__ import annotations
 
+import ctypes
+import gc
+import importlib
 import threading
+import time
 
 import torch
 
-__all__ = ["configure_runtime", "TORCH_THREADS", "TORCH_INTEROP_THREADS", "CHECK_WORKERS"]
+__all__ = ["configure_runtime", "housekeeping", "TORCH_THREADS", "TORCH_INTEROP_THREADS",
+           "CHECK_WORKERS", "COLLECT_EVERY_SECONDS"]
 
 #: Intra-op threads per torch op; the server's parallelism comes from sessions, not ops.
 TORCH_THREADS = 1
@@ -23,8 +28,18 @@ CHECK_WORKERS = 1
 #: Inter-op threads (torch allows setting this once per process, before any parallel work).
 TORCH_INTEROP_THREADS = 1
 
+#: Streamlit's own full gc.collect() after every rerun is off (.streamlit/config.toml,
+#: runner.postScriptGC): with torch, sympy and plotly loaded it froze every session for up
+#: to a second. Garbage of closed sessions is collected here instead, at most this often.
+COLLECT_EVERY_SECONDS = 30.0
+#: Imported once at start-up, then frozen out of the collector's sight (gc.freeze): the
+#: libraries' millions of long-lived objects are never scanned again.
+_HEAVY_MODULES = ("sympy", "mpmath", "pandas", "plotly.graph_objects", "gradlab.sweep",
+                  "gradlab.plots", "gradlab.check", "gradlab.roundoff", "gradlab.netgrad")
+
 _lock = threading.Lock()
 _configured = False
+_last_collect = time.monotonic()
 
 
 def configure_runtime() -> None:
@@ -44,4 +59,37 @@ def configure_runtime() -> None:
             torch.set_num_interop_threads(TORCH_INTEROP_THREADS)
         except RuntimeError:
             pass  # already set, or parallel work already started: it can only be set once
+        _freeze_startup_heap()
         _configured = True
+
+
+def _freeze_startup_heap() -> None:
+    for name in _HEAVY_MODULES:
+        importlib.import_module(name)
+    gc.collect()
+    gc.freeze()
+
+
+def housekeeping() -> None:
+    """Collect garbage and hand freed memory back to the OS, at most every 30 s.
+
+    Cheap because the start-up heap is frozen; without it, memory freed by closed
+    sessions would stay with the process (glibc keeps freed arenas unless trimmed).
+    """
+    global _last_collect
+    now = time.monotonic()
+    if now - _last_collect < COLLECT_EVERY_SECONDS or not _lock.acquire(blocking=False):
+        return
+    try:
+        _last_collect = now
+        gc.collect()
+        _malloc_trim()
+    finally:
+        _lock.release()
+
+
+def _malloc_trim() -> None:
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass  # not glibc: nothing to trim
