@@ -8,6 +8,7 @@ Each test starts a real ``streamlit run`` on 127.0.0.1 with the repository's
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import shutil
 import urllib.request
@@ -29,7 +30,10 @@ def _open(base_url: str, page: str = "", query: str = ""):
         async with StreamlitSession(base_url, keep_messages=True, run_timeout=60) as tab:
             return await tab.open(page, query)
 
-    return asyncio.run(go())
+    # A thread of its own: Playwright's sync API (the browser tests' session fixture)
+    # keeps an event loop running in the main thread, where asyncio.run() refuses to start.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, go()).result()
 
 
 def test_app_is_healthy_and_serves_home_with_production_settings():
@@ -109,8 +113,9 @@ def test_an_error_shows_visitors_no_details(tmp_path, files, runs_until_error):
 
 def test_quick_load_test_has_no_protocol_errors_or_exceptions(tmp_path, capsys):
     summary_file = tmp_path / "summary.json"
-    status = load_test_main(["--quick", "--page", "explorer", "--browsers", "0",
-                             "--json", str(summary_file)])
+    argv = ["--quick", "--page", "explorer", "--browsers", "0", "--json", str(summary_file)]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:  # see _open
+        status = pool.submit(load_test_main, argv).result()
     out = capsys.readouterr().out
 
     summary = json.loads(summary_file.read_text())
