@@ -21,7 +21,6 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, replace
-from typing import Callable
 
 import mpmath
 import numpy as np
@@ -35,6 +34,7 @@ from gradlab.expr import X, Expression, parse
 from gradlab.limits import LIMITS, check_limit
 from gradlab.mpcontext import working_digits
 from gradlab.precision import facts
+from gradlab.reference import mp_evaluate
 from gradlab.ulp import hex_strings, ulp, ulp_distances
 
 __all__ = [
@@ -278,27 +278,6 @@ def sample_inputs(settings: RoundoffSettings) -> torch.Tensor:
 # ---------------------------------------------------------------- the exact reference
 
 
-def _real_cbrt(v):
-    return mpmath.sign(v) * mpmath.cbrt(abs(v))
-
-
-def _mp_function(expr: sympy.Expr) -> Callable:
-    # lambdify receives the sympy *object* built by gradlab.expr, never user text.
-    return sympy.lambdify(X, expr, modules=[{"cbrt": _real_cbrt}, "mpmath"])
-
-
-def _mp_value(fn: Callable, x: float):
-    """fn(x) as an mpf, or None where the exact value is undefined or not real."""
-    try:
-        value = fn(mpmath.mpf(x))
-    except (ZeroDivisionError, ValueError, OverflowError):
-        return None
-    if isinstance(value, mpmath.mpc):
-        return value.real if value.imag == 0 else None
-    value = mpmath.mpf(value)
-    return value if mpmath.isfinite(value) else None
-
-
 def _digits_for(xs: np.ndarray) -> int:
     finite = np.abs(xs[np.isfinite(xs) & (xs != 0)])
     spread = int(np.ceil(np.max(np.abs(np.log10(finite))))) if finite.size else 0
@@ -306,9 +285,15 @@ def _digits_for(xs: np.ndarray) -> int:
 
 
 def _exact_mp(expr: sympy.Expr, xs: np.ndarray, digits: int) -> list:
-    fn = _mp_function(expr)
-    with working_digits(digits):
-        return [_mp_value(fn, float(x)) for x in xs]
+    """Exact values (mpf, or None where undefined), by the reference's own mpmath walker."""
+    return [_mp_value(expr, float(x), digits) for x in xs]
+
+
+def _mp_value(expr: sympy.Expr, x: float, digits: int):
+    try:
+        return mp_evaluate(expr, x, digits)
+    except ValueError:  # undefined, or not real, at x
+        return None
 
 
 def _is_monomial(expr: sympy.Expr) -> bool:
@@ -333,9 +318,9 @@ def _exact(expr: sympy.Expr, xs: np.ndarray, dtype: str) -> _Exact:
     if dtype != "float64" and _is_monomial(expr):
         # x is exact in float64 and c*x**k needs a few roundings of 2**-53 each: that is
         # at most ~2**-50 relative, below 2**-13 ulp of float32 (2**-24), so float64 suffices.
-        fn = sympy.lambdify(X, expr, modules="numpy")
+        coefficient, power = expr.as_coeff_exponent(X)
         with np.errstate(all="ignore"):
-            values = np.broadcast_to(np.asarray(fn(xs), dtype=np.float64), xs.shape).copy()
+            values = float(coefficient) * np.asarray(xs, dtype=np.float64) ** int(power)
         values[~np.isfinite(values)] = np.nan
         return _Exact(values, None, "float64 (products and quotients of x only: exact to ~2**-50 relative)")
     digits = _digits_for(xs)
