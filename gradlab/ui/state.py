@@ -99,13 +99,7 @@ def bound_selectbox(
 
     With ``format_func`` the URL carries the *formatted* label, not the option.
     """
-    _check_kwargs(kwargs)
-    options = tuple(options)
-    _drop_invalid_state(key, lambda v: v in options)
-    return st.selectbox(
-        label, options, index=index, format_func=format_func,
-        key=key, bind="query-params", **kwargs,
-    )
+    return _bound_choice(st.selectbox, label, key, options, index, format_func, kwargs)
 
 
 def bound_radio(
@@ -118,13 +112,16 @@ def bound_radio(
     **kwargs: Any,
 ) -> T:
     """``st.radio`` bound to the query parameter ``key``."""
+    return _bound_choice(st.radio, label, key, options, index, format_func, kwargs)
+
+
+def _bound_choice(widget, label, key, options, index, format_func, kwargs):
+    """One of several options (selectbox, radio), bound to the query parameter ``key``."""
     _check_kwargs(kwargs)
     options = tuple(options)
     _drop_invalid_state(key, lambda v: v in options)
-    return st.radio(
-        label, options, index=index, format_func=format_func,
-        key=key, bind="query-params", **kwargs,
-    )
+    return widget(label, options, index=index, format_func=format_func,
+                  key=key, bind="query-params", **kwargs)
 
 
 def bound_multiselect(
