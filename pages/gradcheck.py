@@ -45,12 +45,13 @@ CHANGED = {"on_change": detach_example}
 PROGRESS_STEPS = 50  # redraws of the progress bar per full check
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False)
 def cached_check(settings: CheckSettings, _progress=None):
     return run_check(settings, progress=_progress, workers=CHECK_WORKERS)
 
 
-@st.cache_data(max_entries=16, show_spinner="Sweeping eps for sum, mean and none…")
+@st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds,
+               show_spinner="Sweeping eps for sum, mean and none…")
 def cached_sweep(settings: CheckSettings):
     return reduction_sweep(settings)
 
