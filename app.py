@@ -3,10 +3,10 @@
 import streamlit as st
 
 from gradlab.ui.pages import available_pages
-from gradlab.ui.runtime import configure_runtime, housekeeping
+from gradlab.ui.runtime import configure_runtime, release_session_on_disconnect
 
-configure_runtime()  # torch on one thread per op: one heavy request cannot take every core
-housekeeping()  # garbage of closed sessions, collected at most every 30 s (not after every rerun)
+configure_runtime()  # torch on one thread per op; garbage collected in the background every 30 s
+release_session_on_disconnect()  # the view is in the URL: a closed tab's session is freed, not kept
 
 st.set_page_config(page_title="GradLab", page_icon=":material/functions:", layout="wide")
 

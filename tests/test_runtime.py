@@ -1,7 +1,13 @@
 """The server's process-wide settings: torch threads, a frozen start-up heap, housekeeping."""
 
 import gc
+import platform
+import threading
+from pathlib import Path
+from types import SimpleNamespace
+from unittest.mock import MagicMock
 
+import pytest
 import torch
 
 from gradlab.ui import runtime
@@ -22,3 +28,61 @@ def test_housekeeping_collects_garbage_at_most_every_interval(monkeypatch):
     runtime.housekeeping()
     runtime.housekeeping()  # within the interval of the first: nothing
     assert calls == ["collect", "trim"]  # garbage collected, then freed memory back to the OS
+
+
+def test_the_housekeeper_runs_in_the_background_once_configured():
+    runtime.configure_runtime()
+    names = [t.name for t in threading.enumerate()]
+    assert names.count("gradlab-housekeeping") == 1  # started once, however many reruns
+
+
+def test_malloc_arenas_are_capped_on_glibc():
+    if platform.libc_ver()[0] != "glibc":
+        pytest.skip("mallopt is glibc's")
+    assert runtime._limit_malloc_arenas()
+
+
+class _FakeRuntime:
+    def __init__(self):
+        self.marked = []
+
+    def mark_session_nonresumable(self, session_id):
+        self.marked.append(session_id)
+
+
+def test_each_rerun_marks_its_session_to_be_shut_down_when_its_tab_closes(monkeypatch):
+    import streamlit.runtime as st_runtime
+    import streamlit.runtime.scriptrunner as st_scriptrunner
+
+    fake = _FakeRuntime()
+    monkeypatch.setattr(st_runtime.Runtime, "exists", classmethod(lambda cls: True))
+    monkeypatch.setattr(st_runtime.Runtime, "instance", classmethod(lambda cls: fake))
+    monkeypatch.setattr(st_scriptrunner, "get_script_run_ctx",
+                        lambda suppress_warning=False: SimpleNamespace(session_id="tab-1"))
+    assert runtime.release_session_on_disconnect()
+    assert fake.marked == ["tab-1"]
+
+
+def test_outside_a_server_nothing_is_marked():
+    assert runtime.release_session_on_disconnect() is False
+
+
+def test_streamlit_shuts_down_a_nonresumable_session_when_it_disconnects():
+    """The contract the release relies on: shut down (media files freed), not stored for reconnect."""
+    from streamlit.runtime.memory_session_storage import MemorySessionStorage
+    from streamlit.runtime.websocket_session_manager import WebsocketSessionManager
+
+    storage = MemorySessionStorage()
+    manager = WebsocketSessionManager(storage, MagicMock(), MagicMock(), None)
+    session = MagicMock(id="tab-1")
+    session.is_resumable.return_value = True
+    manager._active_session_info_by_id["tab-1"] = MagicMock(session=session, script_run_count=1)
+    manager.mark_session_nonresumable("tab-1")
+    manager.disconnect_session("tab-1")
+    session.shutdown.assert_called_once()
+    assert storage.list() == []
+
+
+def test_app_releases_sessions_on_every_rerun():
+    text = (Path(__file__).resolve().parents[1] / "app.py").read_text(encoding="utf-8")
+    assert "release_session_on_disconnect()" in text
