@@ -26,7 +26,7 @@ from gradlab.deadline import run_within
 from gradlab.errors import LimitError
 from gradlab.expr import X, Expression, cbrt, parse
 from gradlab.limits import LIMITS
-from gradlab.mpcontext import working_digits
+from gradlab.mpcontext import private_digits, to_shared, working_digits
 from gradlab.precision import round_to_dtype
 
 __all__ = ["Reference", "exact_derivatives", "reference_at", "DIGITS", "mp_evaluate"]
@@ -51,40 +51,42 @@ class _Undefined(ValueError):
 # ---------------------------------------------------------------- mpmath walker
 
 
-def _sign(v):
-    return mpmath.sign(v)
-
-
-def _heaviside(v, *rest):
+def _heaviside(ctx, v, *rest):
     if v == 0:
         raise _Undefined("a step function is evaluated at its jump")
-    return mpmath.mpf(1) if v > 0 else mpmath.mpf(0)
+    return ctx.mpf(1) if v > 0 else ctx.mpf(0)
 
 
-def _dirac(v, *rest):
+def _dirac(ctx, v, *rest):
     if v == 0:
         raise _Undefined("a delta function is evaluated at its spike")
-    return mpmath.mpf(0)
+    return ctx.mpf(0)
 
 
-def _real_cbrt(v):
-    return mpmath.cbrt(v) if v >= 0 else -mpmath.cbrt(-v)
+def _real_cbrt(ctx, v):
+    return ctx.cbrt(v) if v >= 0 else -ctx.cbrt(-v)
+
+
+def _method(name: str):
+    """The mpmath function ``name`` of whichever context the walker runs in."""
+    return lambda ctx, *args: getattr(ctx, name)(*args)
 
 
 _MP_FUNCTIONS = {
-    sympy.sin: mpmath.sin, sympy.cos: mpmath.cos, sympy.tan: mpmath.tan,
-    sympy.asin: mpmath.asin, sympy.acos: mpmath.acos, sympy.atan: mpmath.atan,
-    sympy.sinh: mpmath.sinh, sympy.cosh: mpmath.cosh, sympy.tanh: mpmath.tanh,
-    sympy.asinh: mpmath.asinh, sympy.acosh: mpmath.acosh, sympy.atanh: mpmath.atanh,
-    sympy.exp: mpmath.exp, sympy.log: mpmath.log, sympy.erf: mpmath.erf,
-    sympy.Abs: abs, sympy.sign: _sign, sympy.Heaviside: _heaviside,
+    **{getattr(sympy, name): _method(name) for name in (
+        "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+        "asinh", "acosh", "atanh", "exp", "log", "erf", "sec", "csc", "cot", "sign")},
+    sympy.Abs: lambda ctx, v: abs(v), sympy.Heaviside: _heaviside,
     sympy.DiracDelta: _dirac, cbrt: _real_cbrt,
-    sympy.sec: mpmath.sec, sympy.csc: mpmath.csc, sympy.cot: mpmath.cot,
 }
 
 
-def _mp_walk(expr: sympy.Expr, x, memo: dict):
-    """Evaluate a sympy expression of X at x with mpmath at the current precision.
+def _is_complex(value) -> bool:
+    return hasattr(value, "_mpc_")  # an mpc of any context
+
+
+def _mp_walk(expr: sympy.Expr, x, memo: dict, ctx):
+    """Evaluate a sympy expression of X at x with the mpmath context ``ctx``.
 
     High derivatives repeat the same sub-expressions many times; ``memo`` makes
     each one cost once.
@@ -92,70 +94,74 @@ def _mp_walk(expr: sympy.Expr, x, memo: dict):
     if expr is X:
         return x
     if expr.is_Number or expr.is_NumberSymbol:
-        return _number(expr)
+        return _number(expr, ctx)
     if expr in memo:
         return memo[expr]
-    memo[expr] = value = _mp_node(expr, [_mp_walk(a, x, memo) for a in expr.args])
+    memo[expr] = value = _mp_node(expr, [_mp_walk(a, x, memo, ctx) for a in expr.args], ctx)
     return value
 
 
-def _mp_node(expr: sympy.Expr, args: list):
-    if any(isinstance(a, mpmath.mpc) for a in args):
+def _mp_node(expr: sympy.Expr, args: list, ctx):
+    if any(_is_complex(a) for a in args):
         raise _Undefined("an intermediate value is not real")
     if expr.is_Add:
-        return mpmath.fsum(args)
+        return ctx.fsum(args)
     if expr.is_Mul:
-        return mpmath.fprod(args)
+        return ctx.fprod(args)
     if expr.is_Pow:
-        return _power(*args)
+        return _power(ctx, *args)
     if isinstance(expr, (sympy.Max, sympy.Min)):
         return max(args) if isinstance(expr, sympy.Max) else min(args)
     fn = _MP_FUNCTIONS.get(expr.func)
     if fn is None:
         raise NotImplementedError(f"no mpmath rule for {expr.func}")
-    return fn(*args)
+    return fn(ctx, *args)
 
 
-def _number(expr):
+def _number(expr, ctx):
     if expr.is_Rational:
-        return mpmath.mpf(expr.p) / expr.q
+        return ctx.mpf(expr.p) / expr.q
     if expr.is_finite is False or expr is sympy.nan:
         raise _Undefined("a value is infinite")
-    return mpmath.mpf(expr.evalf(mpmath.mp.dps))
+    return ctx.mpf(expr.evalf(ctx.dps))  # a Float or a constant such as pi: no global precision used
 
 
-def _power(base, exponent):
+def _power(ctx, base, exponent):
     if base == 0 and exponent < 0:
         raise _Undefined("division by zero")
-    return mpmath.power(base, exponent)
+    return ctx.power(base, exponent)
 
 
 def mp_evaluate(expr: sympy.Expr, x, dps: int = DIGITS):
     """Evaluate a sympy expression of x at ``x`` to ``dps`` digits; a real mpf.
 
+    Runs in a private mpmath context (:func:`gradlab.mpcontext.private_digits`),
+    so other threads' precision cannot touch it and it waits for none of them.
     Raises ``ValueError`` when the value is not a finite real number.
 
     >>> mpmath.nstr(mp_evaluate(sympy.sin(X) ** 2 + sympy.cos(X) ** 2, 0.7), 20)
     '1.0'
     """
-    with working_digits(dps):
+    with private_digits(dps) as ctx:
         try:
-            value = _mp_walk(expr, mpmath.mpf(x), {})
+            value = _mp_walk(expr, ctx.mpf(x), {}, ctx)
         except NotImplementedError:
-            value = _evalf(expr, x, dps)
+            value = ctx.mpf(_evalf(expr, x, dps))
         except (_Undefined, ZeroDivisionError, ValueError, OverflowError) as err:
             raise ValueError(str(err)) from None
-        if isinstance(value, mpmath.mpc) or not mpmath.isfinite(value):
+        if _is_complex(value) or not ctx.isfinite(value):
             raise ValueError("the value is not a finite real number")
-        return +value
+        return to_shared(+value)  # rounded to dps digits, then every bit kept
 
 
 def _evalf(expr: sympy.Expr, x, dps: int):
-    value = expr.evalf(dps, subs={X: sympy.Rational(float(x))})
-    real, imag = value.as_real_imag()
-    if imag != 0 or not real.is_finite:
-        raise _Undefined("the value is not a finite real number")
-    return mpmath.mpf(real)
+    """sympy's own adaptive evaluation (it uses mpmath's global context: under the lock)."""
+    with working_digits(dps):
+        value = expr.evalf(dps, subs={X: sympy.Rational(float(x))})
+        real, imag = value.as_real_imag()
+        if imag != 0 or not real.is_finite:
+            raise _Undefined("the value is not a finite real number")
+        return mpmath.mpf(real)
 
 
 def _accurate(expr: sympy.Expr, x):
@@ -163,8 +169,7 @@ def _accurate(expr: sympy.Expr, x):
     low, high = (mp_evaluate(expr, x, dps) for dps in _GUARD_DIGITS)
     if abs(low - high) <= _AGREEMENT * abs(high):
         return high
-    with working_digits(_GUARD_DIGITS[1]):
-        return _evalf(expr, x, DIGITS + 10)
+    return _evalf(expr, x, DIGITS + 10)
 
 
 def _rough(expr: sympy.Expr, x):
