@@ -12,6 +12,8 @@ Starts GradLab on 127.0.0.1 (a free port unless ``--port``), then:
 3. burst: ``--burst`` fresh tabs open the page, then all change a widget at the
    same instant;
 4. all tabs close; after ``--settle`` seconds RSS is read again as *after*.
+   ``--rounds N`` repeats 2-4 against the same server and reports RSS after each
+   round: a leak grows round after round, bounded caches level off.
 
 Optionally ``--browsers N`` Chromium contexts (Playwright, Debian's
 ``/usr/bin/chromium``) open the page repeatedly during the class phase and check
@@ -29,6 +31,7 @@ sessions and time, and stops by itself.
 
     python benchmarks/load_test.py                       # 30 tabs, 60 s, burst 20
     python benchmarks/load_test.py --quick               # smoke test, ~15 s
+    python benchmarks/load_test.py --rounds 3 --settle 40 --browsers 0   # memory over three classes
     python benchmarks/load_test.py --page home --sessions 10 --duration 20
 """
 
@@ -64,6 +67,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 MAX_SESSIONS = 200
 MAX_DURATION = 600.0
 MAX_BURST = 100
+MAX_ROUNDS = 5
 
 TARGET_CLASS_P95 = 1.0
 TARGET_BURST_P95 = 3.0
@@ -383,34 +387,43 @@ async def run(args: argparse.Namespace) -> tuple[Stats, dict]:
         info["rss_before"] = rss_kib(server.pid)
         info["threads_before"] = threads(server.pid)
 
-        stop = asyncio.Event()
-        sampling = asyncio.create_task(sampler(server.pid, stats, stop))
-        t_class = time.monotonic()
-        stop_at = t_class + args.duration
-        cpu0 = cpu_seconds(server.pid)
-        jobs = [student(i, server.base_url, page, links, stop_at, stats,
-                        random.Random(rng.random()), (args.think_min, args.think_max), text)
-                for i in range(args.sessions)]
-        if args.browsers:
-            expect_chart = args.expect_chart if args.expect_chart is not None else bool(page)
-            jobs.append(browsers(server.base_url, page, links, args.browsers, stop_at,
-                                 stats, expect_chart))
-        await asyncio.gather(*jobs)
-        info["class_seconds"] = time.monotonic() - t_class
-        info["class_cpu"] = (cpu_seconds(server.pid) - cpu0) / info["class_seconds"]
-
-        if args.burst:
-            await asyncio.sleep(1.0)
-            await burst(server.base_url, page, links, args.burst, stats, rng, text)
-        info["rss_peak"] = max([s[1] for s in stats.samples] + [info["rss_before"]])
-        stop.set()
-        await sampling
-
-        await asyncio.sleep(args.settle)
-        info["rss_after"] = rss_kib(server.pid)
+        info["rss_rounds"] = []
+        for _ in range(args.rounds):
+            await _one_round(args, server, page, links, text, rng, stats, info)
+            info["rss_rounds"].append(rss_kib(server.pid))
+        info["rss_after"] = info["rss_rounds"][-1]
         info["threads_after"] = threads(server.pid)
         info["health_after"] = health(server.base_url)
     return stats, info
+
+
+async def _one_round(args, server: Server, page: str, links: list[str], text: dict,
+                     rng: random.Random, stats: Stats, info: dict) -> None:
+    """The class, the burst, then ``--settle`` seconds with every tab closed."""
+    stop = asyncio.Event()
+    sampling = asyncio.create_task(sampler(server.pid, stats, stop))
+    t_class = time.monotonic()
+    stop_at = t_class + args.duration
+    cpu0 = cpu_seconds(server.pid)
+    jobs = [student(i, server.base_url, page, links, stop_at, stats,
+                    random.Random(rng.random()), (args.think_min, args.think_max), text)
+            for i in range(args.sessions)]
+    if args.browsers:
+        expect_chart = args.expect_chart if args.expect_chart is not None else bool(page)
+        jobs.append(browsers(server.base_url, page, links, args.browsers, stop_at,
+                             stats, expect_chart))
+    await asyncio.gather(*jobs)
+    info["class_seconds"] = time.monotonic() - t_class
+    info["class_cpu"] = (cpu_seconds(server.pid) - cpu0) / info["class_seconds"]  # the last round's
+
+    if args.burst:
+        await asyncio.sleep(1.0)
+        await burst(server.base_url, page, links, args.burst, stats, rng, text)
+    info["rss_peak"] = max([s[1] for s in stats.samples] + [info["rss_before"], info.get("rss_peak", 0)])
+    stop.set()
+    await sampling
+
+    await asyncio.sleep(args.settle)
 
 
 # ---------------------------------------------------------------------- reporting
@@ -467,6 +480,9 @@ def print_report(stats: Stats, info: dict, args: argparse.Namespace) -> dict:
           f"(after warm-up), peak {peak / mib:.0f} MiB, after {after / mib:.0f} MiB "
           f"({growth:+.1%}, {args.settle:.0f} s after the last tab closed); threads "
           f"{info['threads_before']} -> {info['threads_after']}")
+    if len(info["rss_rounds"]) > 1:
+        print("RSS after each round: " + ", ".join(
+            f"{r / mib:.0f} MiB ({(r - before) / before:+.1%})" for r in info["rss_rounds"]))
     print(f"Server CPU during the class phase: {info['class_cpu']:.2f} cores on average "
           f"(of {os.cpu_count()}); health after: {info['health_after']}")
     cls = summary["phases"].get("class/all", {})
@@ -517,6 +533,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--burst", type=int, default=20, help="simultaneous reruns after the class (default 20; 0: none)")
     p.add_argument("--page", default=None, help="url path of the page (default: explorer if it exists, else home)")
     p.add_argument("--port", type=int, default=0, help="port for the server (default: a free one)")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="class + burst + settle, repeated against the same server (default 1, at most "
+                        f"{MAX_ROUNDS}): memory that grows round after round is a leak")
     p.add_argument("--quick", action="store_true", help="smoke test: 3 tabs, 5 s, burst 3, short settle")
     p.add_argument("--think-min", type=float, default=0.5)
     p.add_argument("--think-max", type=float, default=3.0)
@@ -544,6 +563,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.sessions = max(1, min(args.sessions, MAX_SESSIONS))
     args.duration = max(1.0, min(args.duration, MAX_DURATION))
     args.burst = max(0, min(args.burst, MAX_BURST))
+    args.rounds = max(1, min(args.rounds, MAX_ROUNDS))
     args.settle = max(0.0, min(args.settle, 300.0))
     if args.page is None:
         args.page = "explorer" if (REPO_ROOT / "pages" / "explorer.py").is_file() else "home"

@@ -15,17 +15,26 @@ outer one's pending expiry).
 
 >>> run_within(1.0, "a quick sum", sum, range(1000))
 499500
+
+Work that reports its progress (a full gradient check) is bounded differently:
+:func:`paced_progress` projects the total time from the pace so far and stops
+the work at once, not after the bound has been spent, when the projection is
+over it.
 """
 
 from __future__ import annotations
 
 import ctypes
 import threading
+import time
 from typing import Callable, TypeVar
 
 from gradlab.errors import LimitError
 
-__all__ = ["run_within", "time_limit_message"]
+__all__ = ["run_within", "time_limit_message", "paced_progress", "PACE_AFTER_SECONDS"]
+
+#: Time measured before the pace is trusted for a projection (the first chunk includes warm-up).
+PACE_AFTER_SECONDS = 0.5
 
 T = TypeVar("T")
 
@@ -99,3 +108,37 @@ def run_within(seconds: float, what: str, fn: Callable[..., T], *args,
             watchdog.stop()
     except _Expired:
         raise LimitError(time_limit_message(what, seconds, bound_name, advice)) from None
+
+
+def paced_progress(seconds: float, what: str, progress: Callable[[int, int], None] | None = None,
+                   *, bound_name: str, advice: str,
+                   clock: Callable[[], float] = time.monotonic) -> Callable[[int, int], None]:
+    """A ``progress(done, total)`` callback that raises LimitError when the work will overrun.
+
+    Once :data:`PACE_AFTER_SECONDS` have passed, the total time is projected
+    from the pace so far (``elapsed * total / done``); over ``seconds`` the
+    callback raises, which stops the work that called it. ``progress`` is then
+    called as before.
+
+    >>> tick = iter([0.0, 1.0, 2.0])
+    >>> report = paced_progress(10, "a check", bound_name="B", advice="Go smaller.",
+    ...                         clock=lambda: next(tick))
+    >>> report(50, 100)  # half done in 1 s: 2 s projected
+    >>> report(60, 100)  # 60 % in 2 s: 3.3 s projected
+    """
+    start = clock()
+
+    def report(done: int, total: int) -> None:
+        elapsed = clock() - start
+        if done < total and elapsed >= PACE_AFTER_SECONDS:
+            projected = elapsed * total / max(done, 1)
+            if projected > seconds:
+                raise LimitError(
+                    f"{what[:1].upper()}{what[1:]} would take about {projected:.0f} s "
+                    f"({done:,} of {total:,} done in {elapsed:.1f} s), over {seconds:g} s, "
+                    f"GradLab's bound ({bound_name}), so it was stopped: one request cannot slow "
+                    f"the server for everyone. {advice}")
+        if progress is not None:
+            progress(done, total)
+
+    return report

@@ -36,6 +36,7 @@ class Limits:
     sampled_elements: int = 1_000
     full_check_elements: int = 65_536  # perturbations in one full check (each is 2+ forward passes)
     directional_checks: int = 64
+    full_check_seconds: float = 20.0  # one full check on the page, projected from its pace
     chunk_bytes: int = 256 * 2**20  # memory for the batches of perturbed inputs in flight
     # worker threads of a full/sampled check (the default and the most allowed); the
     # Streamlit server uses one per check (gradlab.ui.runtime.CHECK_WORKERS)

@@ -10,6 +10,7 @@ ensure_router()
 
 from gradlab.check import GRAD_OUTPUTS, MODES, REDUCTIONS, full_check_work  # noqa: E402
 from gradlab.check_sweep import reduction_sweep  # noqa: E402
+from gradlab.deadline import paced_progress  # noqa: E402
 from gradlab.errors import GradLabError, LimitError  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
 from gradlab.models import LOSSES, MODELS, CheckSettings, parse_shape, run_check  # noqa: E402
@@ -157,7 +158,12 @@ def _run(settings: CheckSettings):
             last["shown"] = step
             bar.progress(done / max(total, 1), text=f"Full check: {done:,} of {total:,} elements")
 
-    result = cached_check(settings, _progress=progress)
+    paced = paced_progress(
+        LIMITS.full_check_seconds, "this full check", progress,
+        bound_name="LIMITS.full_check_seconds",
+        advice="Pick mode 'sampled' or 'directional', or a smaller shape; on your own machine "
+               "gradlab.gradcheck and python -m gradlab check have no time bound.")
+    result = cached_check(settings, _progress=paced)
     bar.empty()
     return result
 

@@ -356,3 +356,31 @@ def test_gradcheck_full_mode_within_the_bound_runs_in_the_fragment():
     at = _open("pages/gradcheck.py", {"mode": "full", "shape": "20x10", "dtype": "float64"})
     assert not at.exception, [e.message for e in at.exception]
     assert not [e for e in at.error if "element" in e.value and "limit" in e.value]
+
+
+class _Clock:
+    def __init__(self, *times):
+        self.times = iter(times)
+
+    def __call__(self):
+        return next(self.times)
+
+
+def test_paced_progress_stops_work_whose_pace_projects_past_the_bound():
+    from gradlab.deadline import PACE_AFTER_SECONDS, paced_progress
+
+    seen = []
+    report = paced_progress(10.0, "this check", lambda d, t: seen.append(d), bound_name="LIMITS.x",
+                            advice="Go smaller.", clock=_Clock(0.0, PACE_AFTER_SECONDS / 2, 1.0, 8.0))
+    report(1, 100)  # too early to trust the pace (would project 25 s): no verdict yet
+    report(50, 100)  # 1 s for half: 2 s projected, within 10 s
+    with pytest.raises(LimitError, match=r"about 13 s \(60 of 100 done in 8\.0 s\).*LIMITS\.x.*Go smaller"):
+        report(60, 100)  # then it slowed down: 8 s for 60 %, 13.3 s projected
+    assert seen == [1, 50]  # the inner progress is called until the work is stopped
+
+
+def test_paced_progress_never_stops_finished_work():
+    from gradlab.deadline import paced_progress
+
+    report = paced_progress(1.0, "this check", bound_name="B", advice="", clock=_Clock(0.0, 60.0))
+    report(100, 100)  # slow, but done: nothing left to save

@@ -63,3 +63,11 @@ def test_bad_shape_shows_an_error_not_a_traceback():
     at = _open({"shape": "banana"})
     assert not _problems(at)
     assert any("140x120" in e.value for e in at.error)
+
+
+def test_a_full_check_that_would_run_too_long_is_stopped_early_with_the_bound_named():
+    # 65,536 elements of the mlp: ~1 min of finite differences on one core, far over the bound
+    at = _open({"model": "mlp", "shape": "256x256", "dtype": "float64", "mode": "full"})
+    assert not _problems(at)
+    messages = [e.value for e in at.error]
+    assert any("LIMITS.full_check_seconds" in m and "sampled" in m for m in messages), messages
