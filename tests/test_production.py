@@ -127,3 +127,32 @@ def test_quick_load_test_has_no_protocol_errors_or_exceptions(tmp_path, capsys):
     failed = sum(p["failed_runs"] for p in summary["phases"].values())
     assert runs >= 6 and failed == 0, out
     assert "RSS after each round" in out, out
+
+
+def _dockerfile_instructions() -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) of the Dockerfile, continuation lines joined, comments dropped."""
+    text = (REPO_ROOT / "Dockerfile").read_text(encoding="utf-8")
+    lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("#")]
+    joined = "\n".join(lines).replace("\\\n", " ")
+    return [(ln.split(None, 1)[0].upper(), ln.split(None, 1)[1] if " " in ln.strip() else "")
+            for ln in joined.splitlines() if ln.strip()]
+
+
+def test_dockerfile_is_slim_cpu_only_non_root_headless_with_a_healthcheck():
+    steps = _dockerfile_instructions()
+    kinds = [k for k, _ in steps]
+    args = {k: [a for kk, a in steps if kk == k] for k in kinds}
+    assert args["FROM"][0].startswith("python:") and args["FROM"][0].endswith("-slim")
+    torch_install = next(a for a in args["RUN"] if "torch==" in a)
+    assert "download.pytorch.org/whl/cpu" in torch_install and '"torch==2.13.0"' in torch_install
+    assert kinds.index("RUN") < kinds.index("USER")  # installed as root, then dropped
+    assert args["USER"][-1] not in ("root", "0")
+    assert kinds.index("USER") < kinds.index("CMD")
+    assert "/_stcore/health" in args["HEALTHCHECK"][0]
+    env = " ".join(args["ENV"])
+    for setting in ("STREAMLIT_SERVER_HEADLESS=true", "MALLOC_ARENA_MAX=2", "OMP_NUM_THREADS=1"):
+        assert setting in env
+    copied = " ".join(args["COPY"])
+    for needed in ("app.py", "pages/", "gradlab/", ".streamlit/", "requirements.txt"):
+        assert needed in copied  # everything `streamlit run app.py` reads
+    assert "torch==2.13.0" in (REPO_ROOT / "requirements.txt").read_text(encoding="utf-8")
