@@ -156,3 +156,13 @@ def test_dockerfile_is_slim_cpu_only_non_root_headless_with_a_healthcheck():
     for needed in ("app.py", "pages/", "gradlab/", ".streamlit/", "requirements.txt"):
         assert needed in copied  # everything `streamlit run app.py` reads
     assert "torch==2.13.0" in (REPO_ROOT / "requirements.txt").read_text(encoding="utf-8")
+
+
+def test_production_config_bounds_the_cache_and_skips_the_per_rerun_collection():
+    import tomllib
+
+    config = tomllib.loads(CONFIG.read_text(encoding="utf-8"))
+    assert config["runner"]["postScriptGC"] is False  # a full collection per rerun froze every session
+    assert config["client"]["showErrorDetails"] == "none"
+    size = config["server"]["maxCacheDataSize"]
+    assert size.endswith("mb") and 16 <= int(size[:-2]) <= 256  # every st.cache_data entry together
