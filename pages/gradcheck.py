@@ -163,9 +163,10 @@ def _run(settings: CheckSettings):
         bound_name="LIMITS.full_check_seconds",
         advice="Pick mode 'sampled' or 'directional', or a smaller shape; on your own machine "
                "gradlab.gradcheck and python -m gradlab check have no time bound.")
-    result = cached_check(settings, _progress=paced)
-    bar.empty()
-    return result
+    try:
+        return cached_check(settings, _progress=paced)
+    finally:
+        bar.empty()  # also when the check was stopped: the message replaces the bar
 
 
 def _verdict(result) -> None:

@@ -71,3 +71,4 @@ def test_a_full_check_that_would_run_too_long_is_stopped_early_with_the_bound_na
     assert not _problems(at)
     messages = [e.value for e in at.error]
     assert any("LIMITS.full_check_seconds" in m and "sampled" in m for m in messages), messages
+    assert not at.get("progress")  # the bar gives way to the message
