@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from gradlab.figspec import FigureSpec
 from gradlab.precision import DTYPE_NAMES, facts
 from gradlab.schemes import SCHEME_NAMES, get_scheme
 from gradlab.sweep import SweepResult
@@ -193,44 +194,6 @@ def _focus(result: SweepResult, focus_dtype: str | None) -> str | None:
     return present[0] if present else None
 
 
-class _Spec:
-    """A figure as plain dicts, turned into a ``go.Figure`` once at the end.
-
-    Plotly validates every property on every ``add_*`` call (about 0.1 s for this
-    chart); building dicts and constructing the figure once without validation
-    takes a few ms. ``tests/test_plots.py`` re-validates every figure, so a typo
-    in a property name still fails a test.
-    """
-
-    def __init__(self) -> None:
-        self.data: list[dict] = []
-        self.layout: dict = {"shapes": [], "annotations": [], "xaxis": {}, "yaxis": {}}
-
-    def add_trace(self, trace: dict) -> None:
-        self.data.append(trace)
-
-    def add_traces(self, traces: Sequence[dict]) -> None:
-        self.data.extend(traces)
-
-    def add_shape(self, **shape) -> None:
-        self.layout["shapes"].append(shape)
-
-    def add_annotation(self, **annotation) -> None:
-        self.layout["annotations"].append(annotation)
-
-    def update_xaxes(self, **axis) -> None:
-        self.layout["xaxis"].update(axis)
-
-    def update_yaxes(self, **axis) -> None:
-        self.layout["yaxis"].update(axis)
-
-    def update_layout(self, **layout) -> None:
-        self.layout.update(layout)
-
-    def figure(self) -> go.Figure:
-        return go.Figure(data=self.data, layout=self.layout, _validate=False)
-
-
 def _scatter(**trace) -> dict:
     return {"type": "scatter", **trace}
 
@@ -351,7 +314,7 @@ def _regime_scheme(result: SweepResult, focus: str, x_range) -> tuple[str, float
     return candidates[0] if candidates else None
 
 
-def _shading(fig: _Spec, result: SweepResult, focus: str, x_range) -> None:
+def _shading(fig: FigureSpec, result: SweepResult, focus: str, x_range) -> None:
     """Shade round-off (h < h*) and truncation (h > h*) regimes, labelled above the plot."""
     chosen = _regime_scheme(result, focus, x_range)
     if chosen is None:
@@ -377,7 +340,7 @@ def _shading(fig: _Spec, result: SweepResult, focus: str, x_range) -> None:
                   line={"color": _colour(focus), "width": 1.5, "dash": "dash"}, name="h*")
 
 
-def _machine_eps_marks(fig: _Spec, dtypes: Sequence[str], x_range) -> None:
+def _machine_eps_marks(fig: FigureSpec, dtypes: Sequence[str], x_range) -> None:
     lo, hi = x_range
     for i, dtype in enumerate(dtypes):
         eps = facts(dtype).eps
@@ -404,7 +367,7 @@ _LEGEND_ITEM_PX, _LEGEND_GROUP_PX = 22, 40  # one entry; one group title plus it
 _MARGINS_PX = 200  # top + bottom margins and a little air
 
 
-def _height(fig: _Spec) -> int:
+def _height(fig: FigureSpec) -> int:
     """Tall enough that the legend never needs a scrollbar (four dtypes and theory lines)."""
     shown = [t for t in fig.data if t.get("showlegend", True)]
     groups = {t.get("legendgroup") for t in shown}
@@ -412,7 +375,7 @@ def _height(fig: _Spec) -> int:
     return max(_MIN_HEIGHT, legend + _MARGINS_PX)
 
 
-def _layout(fig: _Spec, error: ErrorKind, x_range, y_range) -> None:
+def _layout(fig: FigureSpec, error: ErrorKind, x_range, y_range) -> None:
     axis = {"type": "log", "exponentformat": "power", "showexponent": "all",
             "tickfont": {"size": _FONT_SIZE}, "showgrid": True}
     fig.update_xaxes(title={"text": "step h (eps)", "font": {"size": _AXIS_TITLE_SIZE}},
@@ -427,12 +390,12 @@ def _layout(fig: _Spec, error: ErrorKind, x_range, y_range) -> None:
     )
 
 
-def _message(fig: _Spec, text: str) -> None:
+def _message(fig: FigureSpec, text: str) -> None:
     fig.add_annotation(x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False, text=text,
                        font={"size": _FONT_SIZE + 2}, name="message")
 
 
-def _gap_count(fig: _Spec) -> int:
+def _gap_count(fig: FigureSpec) -> int:
     return sum(sum(v is None for v in t["y"]) for t in fig.data
                if t.get("meta", {}).get("kind") == "sweep")
 
@@ -464,7 +427,7 @@ def error_vs_eps_figure(
         raise ValueError(f"error must be 'relative' or 'absolute', not {error!r}.")
     settings = result.settings
     x_range = (settings.eps_min, settings.eps_max)
-    fig = _Spec()
+    fig = FigureSpec()
     blocks = _blocks(result)
     for dtype, scheme, rows in blocks:
         fig.add_trace(_sweep_trace(dtype, scheme, rows, error))
@@ -497,7 +460,7 @@ def _nothing_to_draw(result: SweepResult) -> str:
     return "No errors to draw: every estimate is exact (error 0), inf or NaN."
 
 
-def _footnote(fig: _Spec, gaps: int, exact_autograd: list[str]) -> None:
+def _footnote(fig: FigureSpec, gaps: int, exact_autograd: list[str]) -> None:
     parts = []
     if gaps:
         parts.append(f"{gaps} points are gaps (error exactly 0, inf or NaN: a log axis cannot show them)")
@@ -522,7 +485,7 @@ def estimate_vs_eps_figure(result: SweepResult) -> go.Figure:
     """
     settings = result.settings
     x_range = (settings.eps_min, settings.eps_max)
-    fig = _Spec()
+    fig = FigureSpec()
     for dtype, scheme, rows in _blocks(result):
         values = rows["estimate"]
         fig.add_trace(_scatter(

@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from gradlab.figspec import FigureSpec
+
 __all__ = [
     "ulp_distance_bars",
     "error_histogram",
@@ -50,14 +52,20 @@ def _log_range(values: pd.Series) -> list[float]:
     return [float(np.log10(values.min())), float(np.log10(values.max()))]
 
 
-def _layout(fig: go.Figure, title: str, x_title: str, y_title: str) -> go.Figure:
+def _array(values) -> np.ndarray:
+    """Plain numpy for the unvalidated figure (plotly's JSON encoder takes numpy as is)."""
+    return np.asarray(values)
+
+
+def _layout(fig: FigureSpec, title: str, x_title: str, y_title: str) -> go.Figure:
     fig.update_layout(
         title=dict(text=title, x=0, xanchor="left"),
-        xaxis_title=x_title, yaxis_title=y_title,
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1),
         margin=dict(l=10, r=10, t=70, b=10), hovermode="closest",
     )
-    return fig
+    fig.update_xaxes(title=dict(text=x_title))
+    fig.update_yaxes(title=dict(text=y_title))
+    return fig.figure()
 
 
 # ---------------------------------------------------------------- round-off lab
@@ -84,10 +92,12 @@ def ulp_distance_bars(hist: pd.DataFrame, label_a: str, label_b: str) -> go.Figu
     """
     if len(hist) > MAX_BARS:
         hist = _decade_bins(hist)
-    fig = go.Figure(go.Bar(
-        x=hist["ulps"].astype(str), y=hist["fraction"], marker_color=COLOR_A,
+    fig = FigureSpec()
+    fig.add_trace(dict(
+        type="bar", x=_array(hist["ulps"].astype(str)), y=_array(hist["fraction"]), marker=dict(color=COLOR_A),
         text=[f"{f:.1%}" for f in hist["fraction"]], textposition="outside",
-        customdata=hist["count"], hovertemplate="%{x} ulp apart: %{customdata:,} points (%{y:.1%})<extra></extra>",
+        customdata=_array(hist["count"]),
+        hovertemplate="%{x} ulp apart: %{customdata:,} points (%{y:.1%})<extra></extra>",
     ))
     fig.update_yaxes(tickformat=".0%", rangemode="tozero")
     fig.update_xaxes(type="category")
@@ -99,25 +109,27 @@ def error_histogram(table: pd.DataFrame, label_a: str, label_b: str) -> go.Figur
     """Overlaid histograms of each formula's distance from the exact value, in ulps; 0.5 ulp marked."""
     used = table.dropna(subset=["ulps_a_exact", "ulps_b_exact"])
     top = float(max(used["ulps_a_exact"].max(), used["ulps_b_exact"].max())) if len(used) else 1.0
-    fig = go.Figure()
+    log_errors = top > LINEAR_ULP_AXIS_MAX
+    fig = FigureSpec()
     for column, label, color in (("ulps_a_exact", label_a, COLOR_A), ("ulps_b_exact", label_b, COLOR_B)):
         values = used[column]
-        if top > LINEAR_ULP_AXIS_MAX:
+        if log_errors:
             values = np.log10(values.clip(lower=ERROR_BIN_ULP))
-        fig.add_trace(go.Histogram(
-            x=values, name=label, marker_color=color, opacity=0.6, histnorm="probability",
-            xbins=None if top > LINEAR_ULP_AXIS_MAX else dict(start=0, end=top + ERROR_BIN_ULP, size=ERROR_BIN_ULP),
-        ))
+        trace = dict(type="histogram", x=_array(values), name=label, marker=dict(color=color), opacity=0.6,
+                     histnorm="probability")
+        if not log_errors:
+            trace["xbins"] = dict(start=0, end=top + ERROR_BIN_ULP, size=ERROR_BIN_ULP)
+        fig.add_trace(trace)
     fig.update_layout(barmode="overlay")
     fig.update_yaxes(tickformat=".0%")
-    if top > LINEAR_ULP_AXIS_MAX:
+    if log_errors:  # the values are log10 already: a linear axis
         x_title = "log10 of the error in ulps (values below 0.05 ulp counted at 0.05)"
-        fig.add_vline(x=np.log10(0.5), line_dash="dot", line_color=COLOR_TRUTH,
-                      annotation_text="0.5 ulp: correctly rounded", annotation_position="top right")
+        half_ulp = float(np.log10(0.5))
     else:
         x_title = "distance from the exact value, in ulps"
-        fig.add_vline(x=0.5, line_dash="dot", line_color=COLOR_TRUTH,
-                      annotation_text="0.5 ulp: correctly rounded", annotation_position="top right")
+        half_ulp = 0.5
+    fig.add_vline(half_ulp, text="0.5 ulp: correctly rounded", position="top right",
+                  dash="dot", color=COLOR_TRUTH)
     return _layout(fig, "How far is each from the exact value?", x_title, "fraction of points")
 
 
@@ -126,11 +138,11 @@ def error_scatter(table: pd.DataFrame, label_a: str, label_b: str) -> go.Figure:
     used = table.dropna(subset=["ulps_a_exact", "ulps_b_exact"])
     top = float(max(used["ulps_a_exact"].max(), used["ulps_b_exact"].max())) if len(used) else 1.0
     shown = used.head(SCATTER_POINTS)  # the inputs are random already: the first ones are a fair sample
-    fig = go.Figure()
+    fig = FigureSpec()
     for column, label, color, hexcol in (("ulps_a_exact", label_a, COLOR_A, "hex_a"),
                                          ("ulps_b_exact", label_b, COLOR_B, "hex_b")):
-        fig.add_trace(go.Scatter(
-            x=shown["x"], y=shown[column], mode="markers", name=label,
+        fig.add_trace(dict(
+            type="scatter", x=_array(shown["x"]), y=_array(shown[column]), mode="markers", name=label,
             marker=dict(color=color, size=4, opacity=0.5), customdata=shown[[hexcol]].to_numpy(),
             hovertemplate="x = %{x:.9g}<br>%{y:.3f} ulp from exact<br>bits %{customdata[0]}<extra>" + label + "</extra>",
         ))
@@ -153,46 +165,49 @@ def staircase_figure(table: pd.DataFrame, autograd: float, reference: float, mar
     At small steps the outputs y+ and y- differ by a few ulps, so each estimate is
     an integer multiple of q(h) = ulp(y)/(2h): the points jump between the curves.
     """
-    fig = go.Figure()
+    fig = FigureSpec()
     spacing = float(np.median(table["quantum"] * 2 * table["step"]))
     steps = np.geomspace(table["step"].min(), table["step"].max(), 200)
     base = int(round(reference / mark_quantum)) if mark_quantum > 0 else 0
     for k in range(base - STAIR_MULTIPLES, base + STAIR_MULTIPLES + 1):
-        fig.add_trace(go.Scatter(
-            x=steps, y=k * spacing / (2 * steps), mode="lines", line=dict(color=COLOR_GUIDE, width=1, dash="dot"),
+        fig.add_trace(dict(
+            type="scatter", x=steps, y=k * spacing / (2 * steps), mode="lines",
+            line=dict(color=COLOR_GUIDE, width=1, dash="dot"),
             name="k · ulp(y)/(2h)", legendgroup="k", showlegend=k == base, hoverinfo="skip",
         ))
-    fig.add_trace(go.Scatter(
-        x=table["step"], y=table["estimate"], mode="markers+lines", name=f"central difference ({dtype})",
+    fig.add_trace(dict(
+        type="scatter", x=_array(table["step"]), y=_array(table["estimate"]), mode="markers+lines",
+        name=f"central difference ({dtype})",
         line=dict(color=COLOR_B, width=1), marker=dict(color=COLOR_B, size=6),
         customdata=np.stack([table["k"], table["quantum"], table["step_taken"]], axis=1),
         hovertemplate=("h = %{x:.3g}<br>estimate %{y:.6g}<br>= k·q with k = %{customdata[0]}, "
                        "q = %{customdata[1]:.3g}<br>step taken %{customdata[2]:.4g}<extra></extra>"),
     ))
-    fig.add_hline(y=autograd, line_color=COLOR_A, line_width=2,
-                  annotation_text=f"autograd ({dtype}) {autograd:.6g}", annotation_position="bottom left")
-    fig.add_vline(x=mark_step, line_dash="dash", line_color=COLOR_MARK,
-                  annotation_text=f"h = {mark_step:g}", annotation_position="top left")
+    fig.add_hline(autograd, text=f"autograd ({dtype}) {autograd:.6g}", position="bottom left",
+                  color=COLOR_A, width=2)
+    fig.add_vline(mark_step, log_axis=True, text=f"h = {mark_step:g}", position="top left",
+                  dash="dash", color=COLOR_MARK)
     half_range = max(STAIR_MULTIPLES * mark_quantum, 0.5 * abs(autograd))
     fig.update_yaxes(range=[reference - half_range, reference + half_range])
-    fig.update_xaxes(**_LOG_AXIS)
-    fig.update_xaxes(range=_log_range(table["step"]))
+    fig.update_xaxes(**_LOG_AXIS, range=_log_range(table["step"]))
     return _layout(fig, "Estimates are multiples of q = ulp(y)/(2h)", "step h", "estimate of ∂y/∂x")
 
 
 def step_error_figure(table: pd.DataFrame, predicted_step: float, mark_step: float, dtype: str) -> go.Figure:
     """|estimate - reference| against the step, log-log, with the theory's best step marked."""
     errors = table["ref_error"].where(table["ref_error"] > 0)  # exact zeros become gaps on a log axis
-    fig = go.Figure(go.Scatter(
-        x=table["step"], y=errors, mode="markers+lines", name=f"central difference ({dtype})",
+    fig = FigureSpec()
+    fig.add_trace(dict(
+        type="scatter", x=_array(table["step"]), y=_array(errors), mode="markers+lines",
+        name=f"central difference ({dtype})",
         line=dict(color=COLOR_B), marker=dict(size=5), connectgaps=False,
         hovertemplate="h = %{x:.3g}<br>error %{y:.3g}<extra></extra>",
     ))
     if np.isfinite(predicted_step):
-        fig.add_vline(x=predicted_step, line_dash="dot", line_color=COLOR_TRUTH,
-                      annotation_text=f"predicted best h ≈ {predicted_step:.2g}", annotation_position="top right")
-    fig.add_vline(x=mark_step, line_dash="dash", line_color=COLOR_MARK,
-                  annotation_text=f"h = {mark_step:g}", annotation_position="bottom left")
+        fig.add_vline(predicted_step, log_axis=True, text=f"predicted best h ≈ {predicted_step:.2g}",
+                      position="top right", dash="dot", color=COLOR_TRUTH)
+    fig.add_vline(mark_step, log_axis=True, text=f"h = {mark_step:g}", position="bottom left",
+                  dash="dash", color=COLOR_MARK)
     fig.update_xaxes(**_LOG_AXIS, range=_log_range(table["step"]))
     fig.update_yaxes(**_LOG_AXIS)
     return _layout(fig, "Error: round-off left, truncation right",
@@ -206,8 +221,10 @@ def jacobian_heatmap(matrix: np.ndarray, title: str, row_label: str = "y", col_l
     """A small Jacobian with every entry written in its cell."""
     rows, cols = matrix.shape
     text = [[f"{v:.4g}" for v in row] for row in matrix]
-    fig = go.Figure(go.Heatmap(
-        z=matrix, x=[f"{col_label}{j}" for j in range(cols)], y=[f"{row_label}{i}" for i in range(rows)],
+    fig = FigureSpec()
+    fig.add_trace(dict(
+        type="heatmap", z=np.asarray(matrix), x=[f"{col_label}{j}" for j in range(cols)],
+        y=[f"{row_label}{i}" for i in range(rows)],
         text=text, texttemplate="%{text}", colorscale="Blues", showscale=False,
         hovertemplate="∂%{y}/∂%{x} = %{z:.6g}<extra></extra>",
     ))
@@ -218,15 +235,16 @@ def jacobian_heatmap(matrix: np.ndarray, title: str, row_label: str = "y", col_l
 
 def weighted_rows_figure(table: pd.DataFrame, grad: tuple[float, ...]) -> go.Figure:
     """Stacked bars: v_i times row i of J, per column; their sum is x.grad (diamonds)."""
-    fig = go.Figure()
+    fig = FigureSpec()
     for row, part in table.groupby("row"):
         v = float(part["v"].iloc[0])
-        fig.add_trace(go.Bar(
-            x=[f"x{j}" for j in part["column"]], y=part["weighted"], name=f"v{row} · row {row} (v{row} = {v:g})",
-            hovertemplate="%{y:.6g}<extra></extra>",
+        fig.add_trace(dict(
+            type="bar", x=[f"x{j}" for j in part["column"]], y=_array(part["weighted"]),
+            name=f"v{row} · row {row} (v{row} = {v:g})", hovertemplate="%{y:.6g}<extra></extra>",
         ))
-    fig.add_trace(go.Scatter(
-        x=[f"x{j}" for j in range(len(grad))], y=list(grad), mode="markers", name="x.grad from backward(v)",
+    fig.add_trace(dict(
+        type="scatter", x=[f"x{j}" for j in range(len(grad))], y=list(grad), mode="markers",
+        name="x.grad from backward(v)",
         marker=dict(symbol="diamond", size=14, color="#111418", line=dict(color="white", width=1)),
     ))
     fig.update_layout(barmode="relative")

@@ -1,0 +1,126 @@
+"""The teaching pages' figures: valid Plotly, built from the engine's real results, labels in place.
+
+The figures are assembled as plain dicts without Plotly's per-call validation
+(gradlab/figspec.py), so every one is validated here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from gradlab import plots_teaching as plots
+from gradlab.backward_lab import MATRIX_EXAMPLES, VJPSettings, matrix_vjp, vector_jacobian
+from gradlab.figspec import FigureSpec
+from gradlab.netgrad import NetgradSettings, finite_difference, step_sweep
+from gradlab.roundoff import RoundoffSettings, compare, ulp_histogram
+
+
+@pytest.fixture(scope="module")
+def roundoff_result():
+    return compare(replace(RoundoffSettings(), samples=2000))
+
+
+@pytest.fixture(scope="module")
+def cancellation_result():  # errors of millions of ulps: the log axes
+    return compare(RoundoffSettings("(1-cos(x))/x**2", "2*sin(x/2)**2/x**2", "float32", "log-uniform",
+                                    1e-4, 1e-1, 2000, 0))
+
+
+@pytest.fixture(scope="module")
+def network():
+    s = NetgradSettings()
+    return finite_difference(s), step_sweep(s)
+
+
+def _figures(roundoff_result, cancellation_result, network) -> dict[str, go.Figure]:
+    fd, sweep = network
+    vjp = vector_jacobian(VJPSettings())
+    example = next(iter(MATRIX_EXAMPLES.values()))
+    matrix = matrix_vjp(example.w, example.x, example.v)
+    figures = {}
+    for name, r in (("plain", roundoff_result), ("cancellation", cancellation_result)):
+        figures[f"ulp bars ({name})"] = plots.ulp_distance_bars(ulp_histogram(r.table), r.label_a, r.label_b)
+        figures[f"error histogram ({name})"] = plots.error_histogram(r.table, r.label_a, r.label_b)
+        figures[f"error scatter ({name})"] = plots.error_scatter(r.table, r.label_a, r.label_b)
+    figures["staircase"] = plots.staircase_figure(sweep.table, sweep.autograd, sweep.reference, fd.step,
+                                                  fd.quantum, fd.dtype)
+    figures["step error"] = plots.step_error_figure(sweep.table, sweep.predicted_step, fd.step, fd.dtype)
+    figures["jacobian"] = plots.jacobian_heatmap(vjp.jacobians["b"], "∂y/∂b", "y", "b")
+    figures["weighted rows"] = plots.weighted_rows_figure(matrix.table, matrix.grad)
+    return figures
+
+
+FIGURES = ["ulp bars (plain)", "error histogram (plain)", "error scatter (plain)", "ulp bars (cancellation)",
+           "error histogram (cancellation)", "error scatter (cancellation)", "staircase", "step error",
+           "jacobian", "weighted rows"]
+
+
+@pytest.fixture(scope="module")
+def figures(roundoff_result, cancellation_result, network):
+    return _figures(roundoff_result, cancellation_result, network)
+
+
+@pytest.mark.parametrize("name", FIGURES)
+def test_each_teaching_figure_is_valid_plotly_with_a_title_and_data(figures, name):
+    fig = figures[name]
+    go.Figure(fig.to_plotly_json())  # validates every property (raises on a misspelt one)
+    assert fig.layout.title.text
+    assert len(fig.data) >= 1
+    assert fig.to_json()  # what st.plotly_chart sends
+
+
+@pytest.mark.parametrize("name", ["staircase", "step error"])
+def test_labels_of_vertical_lines_on_a_log_step_axis_sit_on_their_line(figures, name):
+    # On a log axis Plotly takes shapes in data units but annotations in log10 units.
+    fig = figures[name]
+    assert fig.layout.xaxis.type == "log"
+    vertical = [s for s in fig.layout.shapes if s.yref == "y domain"]
+    assert vertical
+    labelled = {round(a.x, 9) for a in fig.layout.annotations if a.yref == "y domain"}
+    assert {round(math.log10(s.x0), 9) for s in vertical} == labelled
+
+
+def test_the_half_ulp_line_of_a_log_error_histogram_is_at_log10_of_one_half(figures):
+    fig = figures["error histogram (cancellation)"]
+    assert fig.layout.shapes[0].x0 == pytest.approx(math.log10(0.5))
+    plain = figures["error histogram (plain)"]
+    assert plain.layout.shapes[0].x0 == 0.5
+
+
+@pytest.mark.parametrize(("position", "xanchor", "y", "yanchor"), [
+    ("top right", "left", 1, "top"), ("top left", "right", 1, "top"),
+    ("bottom left", "right", 0, "bottom"), ("bottom right", "left", 0, "bottom"),
+])
+def test_vline_labels_sit_where_plotly_puts_them(position, xanchor, y, yanchor):
+    ours = FigureSpec()
+    ours.add_vline(0.25, text="t", position=position, dash="dot", color="#123456")
+    theirs = go.Figure()
+    theirs.add_vline(x=0.25, line_dash="dot", line_color="#123456", annotation_text="t",
+                     annotation_position=position)
+    mine, plotly_own = ours.figure().layout, theirs.layout
+    assert mine.shapes[0].to_plotly_json() == plotly_own.shapes[0].to_plotly_json()
+    assert mine.annotations[0].to_plotly_json() == plotly_own.annotations[0].to_plotly_json()
+    assert (mine.annotations[0].xanchor, mine.annotations[0].y, mine.annotations[0].yanchor) == (xanchor, y, yanchor)
+
+
+def test_hline_label_sits_where_plotly_puts_it():
+    ours = FigureSpec()
+    ours.add_hline(2.0, text="a", position="bottom left", color="#123456", width=2)
+    theirs = go.Figure()
+    theirs.add_hline(y=2.0, line_color="#123456", line_width=2, annotation_text="a",
+                     annotation_position="bottom left")
+    assert ours.figure().layout.shapes[0].to_plotly_json() == theirs.layout.shapes[0].to_plotly_json()
+    assert ours.figure().layout.annotations[0].to_plotly_json() == theirs.layout.annotations[0].to_plotly_json()
+
+
+def test_heatmap_writes_every_entry_in_its_cell(figures):
+    heat = figures["jacobian"].data[0]
+    z = np.asarray(heat.z)
+    written = np.array([[float(t) for t in row] for row in heat.text])
+    assert written.shape == z.shape
+    assert written.ravel().tolist() == pytest.approx(z.ravel().tolist(), rel=1e-3)
