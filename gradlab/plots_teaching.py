@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import plotly.colors
 import plotly.graph_objects as go
 
 from gradlab.figspec import FigureSpec
@@ -45,11 +46,20 @@ FIRST_GROUPED = 3
 SCATTER_POINTS = 3000
 
 _LOG_AXIS = dict(type="log", exponentformat="power", showexponent="all")
+#: Light for small entries, dark for large, as an explicit scale: plotly.js's own "Blues"
+#: runs the other way, and the unvalidated figure would pass the bare name to it.
+BLUES = plotly.colors.make_colorscale(plotly.colors.sequential.Blues)
 
 
 def _log_range(values: pd.Series) -> list[float]:
     """An explicit log-axis range over the data (annotations must not stretch it)."""
     return [float(np.log10(values.min())), float(np.log10(values.max()))]
+
+
+def _beside(x: float, log_range: list[float], vertical: str) -> str:
+    """Label position for a vertical line at x: on the side with more room, so it is not clipped."""
+    middle = (log_range[0] + log_range[1]) / 2
+    return f"{vertical} {'left' if np.log10(x) > middle else 'right'}"
 
 
 def _array(values) -> np.ndarray:
@@ -185,11 +195,12 @@ def staircase_figure(table: pd.DataFrame, autograd: float, reference: float, mar
     ))
     fig.add_hline(autograd, text=f"autograd ({dtype}) {autograd:.6g}", position="bottom left",
                   color=COLOR_A, width=2)
-    fig.add_vline(mark_step, log_axis=True, text=f"h = {mark_step:g}", position="top left",
+    x_range = _log_range(table["step"])
+    fig.add_vline(mark_step, log_axis=True, text=f"h = {mark_step:g}", position=_beside(mark_step, x_range, "top"),
                   dash="dash", color=COLOR_MARK)
     half_range = max(STAIR_MULTIPLES * mark_quantum, 0.5 * abs(autograd))
     fig.update_yaxes(range=[reference - half_range, reference + half_range])
-    fig.update_xaxes(**_LOG_AXIS, range=_log_range(table["step"]))
+    fig.update_xaxes(**_LOG_AXIS, range=x_range)
     return _layout(fig, "Estimates are multiples of q = ulp(y)/(2h)", "step h", "estimate of ∂y/∂x")
 
 
@@ -203,12 +214,13 @@ def step_error_figure(table: pd.DataFrame, predicted_step: float, mark_step: flo
         line=dict(color=COLOR_B), marker=dict(size=5), connectgaps=False,
         hovertemplate="h = %{x:.3g}<br>error %{y:.3g}<extra></extra>",
     ))
+    x_range = _log_range(table["step"])
     if np.isfinite(predicted_step):
         fig.add_vline(predicted_step, log_axis=True, text=f"predicted best h ≈ {predicted_step:.2g}",
-                      position="top right", dash="dot", color=COLOR_TRUTH)
-    fig.add_vline(mark_step, log_axis=True, text=f"h = {mark_step:g}", position="bottom left",
+                      position=_beside(predicted_step, x_range, "top"), dash="dot", color=COLOR_TRUTH)
+    fig.add_vline(mark_step, log_axis=True, text=f"h = {mark_step:g}", position=_beside(mark_step, x_range, "bottom"),
                   dash="dash", color=COLOR_MARK)
-    fig.update_xaxes(**_LOG_AXIS, range=_log_range(table["step"]))
+    fig.update_xaxes(**_LOG_AXIS, range=x_range)
     fig.update_yaxes(**_LOG_AXIS)
     return _layout(fig, "Error: round-off left, truncation right",
                    "step h", "|estimate − exact derivative|")
@@ -225,7 +237,7 @@ def jacobian_heatmap(matrix: np.ndarray, title: str, row_label: str = "y", col_l
     fig.add_trace(dict(
         type="heatmap", z=np.asarray(matrix), x=[f"{col_label}{j}" for j in range(cols)],
         y=[f"{row_label}{i}" for i in range(rows)],
-        text=text, texttemplate="%{text}", colorscale="Blues", showscale=False,
+        text=text, texttemplate="%{text}", colorscale=BLUES, showscale=False,
         hovertemplate="∂%{y}/∂%{x} = %{z:.6g}<extra></extra>",
     ))
     fig.update_yaxes(autorange="reversed")

@@ -124,3 +124,21 @@ def test_heatmap_writes_every_entry_in_its_cell(figures):
     written = np.array([[float(t) for t in row] for row in heat.text])
     assert written.shape == z.shape
     assert written.ravel().tolist() == pytest.approx(z.ravel().tolist(), rel=1e-3)
+
+
+@pytest.mark.parametrize("name", ["staircase", "step error"])
+def test_line_labels_point_into_the_plot(figures, name):
+    """A label to the right of a line in the right half of the axis would be clipped at the edge."""
+    fig = figures[name]
+    low, high = fig.layout.xaxis.range
+    for a in (a for a in fig.layout.annotations if a.yref == "y domain"):
+        right_half = a.x > (low + high) / 2
+        assert a.xanchor == ("right" if right_half else "left"), (a.text, a.x, low, high)
+
+
+def test_heatmap_cells_go_from_light_for_small_to_dark_for_large(figures):
+    scale = figures["jacobian"].data[0].colorscale
+    def brightness(stop):
+        r, g, b = (int(v) for v in stop[1].strip("rgb()").split(","))
+        return r + g + b
+    assert brightness(scale[0]) > brightness(scale[-1])
