@@ -7,7 +7,8 @@ FROM python:3.11-slim
 # One thread per numeric library: GradLab's tensors are small and every session's
 # script runs in its own thread, so intra-op thread pools only contend for the
 # cores. Two malloc arenas: every rerun runs in a fresh thread, and glibc's
-# per-thread arenas otherwise keep a closed class's memory (docs/DEPLOYMENT.md).
+# per-thread arenas otherwise keep a closed class's memory; oneDNN's kernel cache
+# small, as gradlab/ui/runtime.py sets it (docs/DEPLOYMENT.md).
 # The STREAMLIT_* variables repeat the command line below for any other entry
 # point (e.g. `docker run ... streamlit run app.py`).
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -18,6 +19,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     MKL_NUM_THREADS=1 \
     OPENBLAS_NUM_THREADS=1 \
     MALLOC_ARENA_MAX=2 \
+    ONEDNN_PRIMITIVE_CACHE_CAPACITY=16 \
     STREAMLIT_SERVER_HEADLESS=true \
     STREAMLIT_SERVER_ADDRESS=0.0.0.0 \
     STREAMLIT_SERVER_PORT=8501 \

@@ -150,7 +150,8 @@ def test_dockerfile_is_slim_cpu_only_non_root_headless_with_a_healthcheck():
     assert kinds.index("USER") < kinds.index("CMD")
     assert "/_stcore/health" in args["HEALTHCHECK"][0]
     env = " ".join(args["ENV"])
-    for setting in ("STREAMLIT_SERVER_HEADLESS=true", "MALLOC_ARENA_MAX=2", "OMP_NUM_THREADS=1"):
+    for setting in ("STREAMLIT_SERVER_HEADLESS=true", "MALLOC_ARENA_MAX=2", "OMP_NUM_THREADS=1",
+                    "ONEDNN_PRIMITIVE_CACHE_CAPACITY=16"):
         assert setting in env
     copied = " ".join(args["COPY"])
     for needed in ("app.py", "pages/", "gradlab/", ".streamlit/", "requirements.txt"):

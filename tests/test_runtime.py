@@ -1,6 +1,7 @@
 """The server's process-wide settings: torch threads, a frozen start-up heap, housekeeping."""
 
 import gc
+import os
 import platform
 import threading
 from pathlib import Path
@@ -16,6 +17,8 @@ from gradlab.ui import runtime
 def test_configure_runtime_limits_torch_and_freezes_the_heap():
     runtime.configure_runtime()
     assert torch.get_num_threads() == runtime.TORCH_THREADS
+    # oneDNN's kernel cache is bounded unless the operator chose a size
+    assert int(os.environ["ONEDNN_PRIMITIVE_CACHE_CAPACITY"]) <= 64
     assert gc.get_freeze_count() > 0  # the libraries' objects are out of the collector's sight
 
 
