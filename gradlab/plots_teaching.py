@@ -16,6 +16,7 @@ import plotly.colors
 import plotly.graph_objects as go
 
 from gradlab.figspec import FigureSpec
+from gradlab.ulp import hex_of
 
 __all__ = [
     "ulp_distance_bars",
@@ -149,11 +150,11 @@ def error_scatter(table: pd.DataFrame, label_a: str, label_b: str) -> go.Figure:
     top = float(max(used["ulps_a_exact"].max(), used["ulps_b_exact"].max())) if len(used) else 1.0
     shown = used.head(SCATTER_POINTS)  # the inputs are random already: the first ones are a fair sample
     fig = FigureSpec()
-    for column, label, color, hexcol in (("ulps_a_exact", label_a, COLOR_A, "hex_a"),
-                                         ("ulps_b_exact", label_b, COLOR_B, "hex_b")):
+    for column, label, color, bits in (("ulps_a_exact", label_a, COLOR_A, "bits_a"),
+                                       ("ulps_b_exact", label_b, COLOR_B, "bits_b")):
         fig.add_trace(dict(
             type="scatter", x=_array(shown["x"]), y=_array(shown[column]), mode="markers", name=label,
-            marker=dict(color=color, size=4, opacity=0.5), customdata=shown[[hexcol]].to_numpy(),
+            marker=dict(color=color, size=4, opacity=0.5), customdata=np.array(hex_of(shown[bits].to_numpy()))[:, None],
             hovertemplate="x = %{x:.9g}<br>%{y:.3f} ulp from exact<br>bits %{customdata[0]}<extra>" + label + "</extra>",
         ))
     if len(used) and (used["x"] > 0).all():

@@ -35,10 +35,11 @@ from gradlab.limits import LIMITS, check_limit
 from gradlab.mpcontext import working_digits
 from gradlab.precision import facts
 from gradlab.reference import mp_evaluate
-from gradlab.ulp import hex_strings, ulp, ulp_distances
+from gradlab.ulp import bit_patterns, hex_of, ulp, ulp_distances
 
 __all__ = [
     "FormulaSpec",
+    "with_hex",
     "BUILTIN_FORMULAS",
     "Formula",
     "formula",
@@ -416,7 +417,10 @@ class RoundoffResult:
 
     ``table`` columns: x, value_a, value_b, exact, ulps_a_b (Int64, <NA> where not
     comparable), ulps_a_exact, ulps_b_exact (fractional ulps at the exact value),
-    hex_a, hex_b, closer ("A", "B", "tie" or "" where not comparable).
+    bits_a, bits_b (each result's bit pattern as an unsigned integer as wide as the
+    dtype; :func:`gradlab.ulp.hex_of` writes them in hex), closer (categorical "A",
+    "B", "tie", or "" where not comparable). No column holds one Python object per
+    point: a table of 100,000 points is a handful of arrays.
     """
 
     dtype: str
@@ -442,9 +446,25 @@ class RoundoffResult:
         )
 
 
-def _closer(err_a: np.ndarray, err_b: np.ndarray, ok: np.ndarray) -> np.ndarray:
-    out = np.where(err_a < err_b, "A", np.where(err_b < err_a, "B", "tie"))
-    return np.where(ok, out, "")
+def with_hex(table: pd.DataFrame) -> pd.DataFrame:
+    """The table with its bit patterns written in hex (hex_a, hex_b), for the rows shown.
+
+    >>> t = compare(RoundoffSettings(samples=3)).table
+    >>> bool(with_hex(t)["hex_a"].str.startswith("0x").all())
+    True
+    """
+    shown = table.copy()
+    for side in ("a", "b"):
+        shown.insert(shown.columns.get_loc(f"bits_{side}"), f"hex_{side}", hex_of(shown[f"bits_{side}"].to_numpy()))
+    return shown.drop(columns=["bits_a", "bits_b"])
+
+
+_CLOSER = ("", "A", "B", "tie")
+
+
+def _closer(err_a: np.ndarray, err_b: np.ndarray, ok: np.ndarray) -> pd.Categorical:
+    codes = np.where(err_a < err_b, 1, np.where(err_b < err_a, 2, 3))
+    return pd.Categorical.from_codes(np.where(ok, codes, 0).astype(np.int8), categories=_CLOSER)
 
 
 def _summary(table: pd.DataFrame, ok: np.ndarray) -> RoundoffSummary:
@@ -490,7 +510,7 @@ def _compare_on(x: torch.Tensor, fa: Formula, fb: Formula, dtype: str) -> Roundo
     table = pd.DataFrame({
         "x": xs, "value_a": va, "value_b": vb, "exact": exact.values, "ulps_a_b": distances,
         "ulps_a_exact": np.where(ok, err_a, np.nan), "ulps_b_exact": np.where(ok, err_b, np.nan),
-        "hex_a": hex_strings(a), "hex_b": hex_strings(b), "closer": _closer(err_a, err_b, ok),
+        "bits_a": bit_patterns(a), "bits_b": bit_patterns(b), "closer": _closer(err_a, err_b, ok),
     })
     notes = [f"Exact values: {exact.method}."]
     if (~ok).any():

@@ -22,7 +22,9 @@ from gradlab.errors import GradLabError
 from gradlab.precision import facts
 
 __all__ = [
+    "bit_patterns",
     "bit_width",
+    "hex_of",
     "ordered_keys",
     "ulp",
     "ulp_distance",
@@ -154,6 +156,30 @@ def hex_strings(t: torch.Tensor) -> list[str]:
     mask = (1 << width) - 1
     digits = width // 4
     return [f"0x{bits & mask:0{digits}x}" for bits in _raw_bits(t.reshape(-1)).tolist()]
+
+
+def bit_patterns(t: torch.Tensor) -> np.ndarray:
+    """The bit pattern of every value as an unsigned integer as wide as the dtype.
+
+    Numbers, not strings: a column of 100,000 of them is one array, where hex text
+    is 100,000 Python objects (the Round-off lab's tables kept the server's heap
+    fragmented). :func:`hex_of` formats the few that are shown.
+
+    >>> bit_patterns(torch.tensor([1.0, -0.5], dtype=torch.float16))
+    array([15360, 47104], dtype=uint16)
+    """
+    view = t.reshape(-1).contiguous().view(_INT_VIEW[t.dtype]).numpy()
+    return view.view(view.dtype.str.replace("i", "u"))
+
+
+def hex_of(bits: np.ndarray) -> list[str]:
+    """``0x``-prefixed hex of bit patterns from :func:`bit_patterns` (width from their dtype).
+
+    >>> hex_of(bit_patterns(torch.tensor([1.0, -0.5], dtype=torch.float16)))
+    ['0x3c00', '0xb800']
+    """
+    digits = 2 * np.asarray(bits).dtype.itemsize
+    return [f"0x{int(b):0{digits}x}" for b in np.asarray(bits).tolist()]
 
 
 def float_hex(value: float, dtype: str | torch.dtype) -> str:

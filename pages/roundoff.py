@@ -8,7 +8,7 @@ ensure_router()
 
 from gradlab import plots_teaching as plots  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
-from gradlab.roundoff import COMPARISONS, DISTRIBUTIONS, RoundoffSettings, compare, ulp_histogram  # noqa: E402
+from gradlab.roundoff import COMPARISONS, DISTRIBUTIONS, RoundoffSettings, compare, ulp_histogram, with_hex  # noqa: E402
 from gradlab.ui.examples import apply_example_from_url, detach_example, example_picker, load_example  # noqa: E402
 from gradlab.ui.figures import show_figure  # noqa: E402
 from gradlab.ui.state import bound_number, bound_radio, bound_selectbox, bound_text, show_error  # noqa: E402
@@ -104,7 +104,7 @@ for note in result.notes:
 
 with st.expander("The numbers, point by point (first 500)"):
     st.dataframe(
-        result.table.head(500), hide_index=True,
+        with_hex(result.table.head(500)), hide_index=True,
         column_config={
             "x": st.column_config.NumberColumn(format="%.9g"),
             "value_a": st.column_config.NumberColumn("A", format="%.9g"),

@@ -27,6 +27,7 @@ from gradlab.roundoff import (
     formula,
     sample_inputs,
     ulp_histogram,
+    with_hex,
 )
 from gradlab.ulp import float_bits, float_hex, ordered_keys, ulp, ulp_distance, ulp_distances
 
@@ -264,3 +265,11 @@ def test_histogram_fractions_sum_to_one():
     h = ulp_histogram(compare(COMPARISONS["reciprocal"].settings).table)
     assert h["fraction"].sum() == pytest.approx(1.0)
     assert list(h["ulps"]) == sorted(h["ulps"])
+
+
+def test_the_table_holds_bit_patterns_as_numbers_and_shows_them_in_hex():
+    # 1/x at x = 3 in float32: 0x3eaaaaab is the float32 nearest 1/3 (IEEE 754, by hand)
+    table = compare_at("1/x", "1/x", [3.0, 3.0], "float32").table
+    assert table["bits_a"].dtype == np.uint32 and table["closer"].dtype == "category"
+    assert not any(table[c].dtype == object for c in table.columns)  # no Python object per point
+    assert list(with_hex(table)["hex_a"]) == ["0x3eaaaaab", "0x3eaaaaab"]
