@@ -21,6 +21,7 @@ import math
 import sys
 
 from gradlab.check import GRAD_OUTPUTS, MODES, REDUCTIONS
+from gradlab.cli import to_json
 from gradlab.errors import GradLabError
 from gradlab.precision import DTYPE_NAMES
 from gradlab.schemes import SCHEME_NAMES
@@ -114,19 +115,6 @@ def run(args) -> int:
     return 0
 
 
-def _clean(value):
-    """JSON-safe: non-finite floats -> None, numpy scalars -> Python, tuples -> lists."""
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
 _ROW_KEYS = ("element", "index", "autograd", "numeric", "ratio", "abs_error", "rel_error",
              "tolerance", "ok", "relative_perturbation")
 
@@ -151,7 +139,7 @@ def result_json(result) -> dict:
         out["taylor"] = {"slope": t.slope, "verdict": t.verdict, "h_min": t.h_min,
                          "h_max": t.h_max, "floor": t.floor, "text": t.text,
                          "curve": t.table[["h", "remainder"]].to_dict(orient="list")}
-    return _clean(out)
+    return to_json(out)
 
 
 def _text(result) -> str:
