@@ -152,10 +152,7 @@ def hex_strings(t: torch.Tensor) -> list[str]:
     >>> hex_strings(torch.tensor([1.0, -0.5], dtype=torch.float16))
     ['0x3c00', '0xb800']
     """
-    width = torch.finfo(t.dtype).bits
-    mask = (1 << width) - 1
-    digits = width // 4
-    return [f"0x{bits & mask:0{digits}x}" for bits in _raw_bits(t.reshape(-1)).tolist()]
+    return hex_of(bit_patterns(t))
 
 
 def bit_patterns(t: torch.Tensor) -> np.ndarray:
