@@ -67,8 +67,9 @@ def configure_runtime() -> None:
     """Limit torch to one intra-op and one inter-op thread; call it on every rerun.
 
     The intra-op setting is re-applied each time (cheap), so code that changed it
-    meanwhile cannot leave the server on every core; the inter-op pool can only
-    be sized once per process, before any parallel work, so that is done once.
+    meanwhile cannot leave the server on every core. The rest is done once per
+    process, before any page runs: the inter-op pool, oneDNN's kernel cache,
+    glibc's arenas, the frozen start-up heap and the background housekeeper.
     """
     global _configured
     with _lock:
@@ -90,10 +91,17 @@ def configure_runtime() -> None:
 def _limit_malloc_arenas() -> bool:
     """Cap glibc's arenas (effective for arenas not yet created: glibc fixes its limit
     only once eight exist); False where there is no glibc."""
+    libc = _glibc()
+    return bool(libc and libc.mallopt(_M_ARENA_MAX, MALLOC_ARENAS))
+
+
+def _glibc():
+    """glibc for mallopt and malloc_trim, or None elsewhere (musl, macOS)."""
     try:
-        return bool(ctypes.CDLL("libc.so.6").mallopt(_M_ARENA_MAX, MALLOC_ARENAS))
-    except (OSError, AttributeError):
-        return False
+        libc = ctypes.CDLL("libc.so.6")
+        return libc if hasattr(libc, "mallopt") and hasattr(libc, "malloc_trim") else None
+    except OSError:
+        return None
 
 
 def _freeze_startup_heap() -> None:
@@ -148,7 +156,6 @@ def housekeeping() -> None:
 
 
 def _malloc_trim() -> None:
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass  # not glibc: nothing to trim
+    libc = _glibc()
+    if libc:  # elsewhere there is nothing to trim
+        libc.malloc_trim(0)
