@@ -10,8 +10,8 @@ the block runs, so there is no overhead; the thread is only interrupted between
 Python bytecodes (a single long C call finishes first).
 
 Only the thread that entered the block is interrupted: other Streamlit sessions
-run on. Do not nest two bounds in one thread (the inner one may withdraw the
-outer one's pending expiry).
+run on. Do not nest two bounds in one thread (the inner one may report the
+outer one's expiry as its own).
 
 >>> run_within(1.0, "a quick sum", sum, range(1000))
 499500
@@ -44,10 +44,8 @@ class _Expired(BaseException):
     inside sympy swallows it. Converted to LimitError before it leaves :func:`run_within`."""
 
 
-def _set_async(thread_id: int, exc: type[BaseException] | None) -> None:
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(
-        ctypes.c_ulong(thread_id), ctypes.py_object(exc) if exc is not None else None
-    )
+def _set_async(thread_id: int, exc: type[BaseException]) -> None:
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exc))
 
 
 class _Watchdog:
@@ -70,12 +68,24 @@ class _Watchdog:
                 _set_async(self._thread, _Expired)
 
     def stop(self) -> None:
-        """After this returns no expiry can reach the thread (a pending one is withdrawn)."""
+        """After this returns no expiry can reach the thread: a pending one is raised here.
+
+        A pending expiry is let through rather than withdrawn: on CPython 3.11,
+        ``PyThreadState_SetAsyncExc(id, NULL)`` leaves the interpreter's eval
+        breaker set for good, which slows every thread of the server and makes
+        a thread with a tracer (a debugger, coverage, hypothesis) spin forever.
+        """
         with self._lock:
             self._done = True
             self._timer.cancel()
-            if self.fired:
-                _set_async(self._thread, None)
+        if self.fired:
+            _let_expiry_through()
+
+
+def _let_expiry_through() -> None:
+    """A backward jump: where Python checks for, and raises, a pending asynchronous exception."""
+    for _ in range(2):
+        pass
 
 
 SIMPLIFY = "Simplify the expression (fewer nested functions or factors)."
