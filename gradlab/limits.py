@@ -46,8 +46,7 @@ class Limits:
     evaluation_seconds: float = 2.0  # exact derivatives of one expression (sympy + mpmath)
     # teaching pages
     roundoff_samples: int = 100_000
-    roundoff_exact_samples: int = 20_000  # points needing an mpmath reference (~4.7 s per 100k)
-    roundoff_seconds: float = 5.0  # one comparison; tiny |x| in float64 needs ~1000-digit references
+    roundoff_seconds: float = 5.0  # one comparison (~1 s per 100k points); tiny |x| in float64 needs ~3000-bit references
     network_width: int = 512
     network_depth: int = 6
     backward_vector_entries: int = 32  # entries of a, b, c, v (the Jacobian is n x n)

@@ -28,6 +28,7 @@ import pandas as pd
 import sympy
 import torch
 
+from gradlab.certified import TARGET_BITS, ExactValues, distance, exact_values
 from gradlab.deadline import run_within
 from gradlab.errors import GradLabError
 from gradlab.expr import X, Expression, parse
@@ -286,7 +287,7 @@ def _digits_for(xs: np.ndarray) -> int:
 
 
 def _exact_mp(expr: sympy.Expr, xs: np.ndarray, digits: int) -> list:
-    """Exact values (mpf, or None where undefined), by the reference's own mpmath walker."""
+    """Exact values (mpf, or None where undefined) by mpmath: for the few spot checks."""
     return [_mp_value(expr, float(x), digits) for x in xs]
 
 
@@ -310,12 +311,12 @@ def _is_monomial(expr: sympy.Expr) -> bool:
 
 @dataclass(frozen=True)
 class _Exact:
-    values: np.ndarray  # float64 (nan where undefined)
-    mp: list | None  # mpf values, kept for float64 where float64 itself is too coarse
+    values: ExactValues  # hi (float64, nan where undefined) + lo, and how each was found
     method: str
 
 
-def _exact(expr: sympy.Expr, xs: np.ndarray, dtype: str) -> _Exact:
+def _exact(expr: sympy.Expr, xs: np.ndarray, dtype: str, wanted: np.ndarray) -> _Exact:
+    """The exact value at each x; points outside ``wanted`` may be left nan (they are not compared)."""
     if dtype != "float64" and _is_monomial(expr):
         # x is exact in float64 and c*x**k needs a few roundings of 2**-53 each: that is
         # at most ~2**-50 relative, below 2**-13 ulp of float32 (2**-24), so float64 suffices.
@@ -323,25 +324,21 @@ def _exact(expr: sympy.Expr, xs: np.ndarray, dtype: str) -> _Exact:
         with np.errstate(all="ignore"):
             values = float(coefficient) * np.asarray(xs, dtype=np.float64) ** int(power)
         values[~np.isfinite(values)] = np.nan
-        return _Exact(values, None, "float64 (products and quotients of x only: exact to ~2**-50 relative)")
+        known = np.ones(values.shape, bool)
+        return _Exact(ExactValues(values, np.zeros_like(values), known, ~known),
+                      "float64 (products and quotients of x only: exact to ~2**-50 relative)")
     digits = _digits_for(xs)
-    mp = _exact_mp(expr, xs, digits)
-    values = np.array([float(v) if v is not None else np.nan for v in mp])
-    return _Exact(values, mp, f"mpmath at {digits} significant digits")
+    values = exact_values(expr, xs, digits, wanted)
+    method = f"ball arithmetic (Arb), each value certified to {TARGET_BITS} bits"
+    if values.by_mpmath.any():
+        method += f"; {int(values.by_mpmath.sum()):,} points Arb could not settle by mpmath at {digits} digits"
+    return _Exact(values, method)
 
 
 def _error_in_ulps(computed: np.ndarray, exact: _Exact, dtype: str) -> np.ndarray:
     """|computed - exact| in ulps of the dtype at the exact value (fractional)."""
-    spacing = ulp(exact.values, dtype)
-    if dtype != "float64" or exact.mp is None:
-        with np.errstate(all="ignore"):
-            return np.abs(computed - exact.values) / spacing
-    out = np.full(computed.shape, np.nan)
-    with working_digits(EXACT_DIGITS):
-        for i, (c, e) in enumerate(zip(computed.tolist(), exact.mp)):
-            if e is not None and math.isfinite(c):
-                out[i] = float(abs(mpmath.mpf(c) - e)) / spacing[i]
-    return out
+    with np.errstate(all="ignore"):
+        return distance(computed, exact.values) / ulp(exact.values.hi, dtype)
 
 
 def _spot_indices(xs: np.ndarray, usable: np.ndarray) -> np.ndarray:
@@ -356,7 +353,7 @@ def _spot_indices(xs: np.ndarray, usable: np.ndarray) -> np.ndarray:
 
 def _check_same_maths(fa: Formula, fb: Formula, xs: np.ndarray, exact: _Exact, digits: int) -> None:
     """Refuse two formulas that are not equal in exact arithmetic: 'closer to the truth' needs one truth."""
-    spots = _spot_indices(xs, np.isfinite(exact.values))
+    spots = _spot_indices(xs, np.isfinite(exact.values.hi))
     if spots.size == 0:
         return
     a_mp = _exact_mp(fa.sympy, xs[spots], digits)
@@ -374,16 +371,17 @@ def _check_same_maths(fa: Formula, fb: Formula, xs: np.ndarray, exact: _Exact, d
 
 
 def _reference_note(expr: sympy.Expr, xs: np.ndarray, exact: _Exact, dtype: str) -> str | None:
-    """Recompute a few points at twice the digits; warn if the reference moves by a visible fraction of an ulp."""
-    if exact.mp is None:
-        return None
-    spots = _spot_indices(xs, np.isfinite(exact.values))
+    """Arb certifies its values; recompute a few of mpmath's at twice the digits and warn
+    if the reference moves by a visible fraction of an ulp."""
+    v = exact.values
+    spots = _spot_indices(xs, v.by_mpmath & np.isfinite(v.hi))
     finer = _exact_mp(expr, xs[spots], 2 * _digits_for(xs))
     for i, fine in zip(spots, finer):
-        coarse = exact.mp[i]
-        if fine is None or coarse is None:
+        if fine is None:
             continue
-        if float(abs(fine - coarse)) > REFERENCE_ULP_FRACTION * ulp(float(fine), dtype):
+        with working_digits(2 * _digits_for(xs)):
+            moved = abs(fine - (mpmath.mpf(v.hi[i]) + mpmath.mpf(v.lo[i])))
+        if float(moved) > REFERENCE_ULP_FRACTION * ulp(float(fine), dtype):
             return (
                 f"The exact reference is not settled at x = {xs[i]:.6g}: doubling its digits moved it. "
                 "Treat the distances to the exact value with care, or narrow the range."
@@ -489,26 +487,20 @@ def _summary(table: pd.DataFrame, ok: np.ndarray) -> RoundoffSummary:
     )
 
 
-def _needs_mpmath(expr: sympy.Expr, dtype: str) -> bool:
-    """True when :func:`_exact` computes the reference point by point with mpmath."""
-    return dtype == "float64" or not _is_monomial(expr)
-
-
 def _compare_on(x: torch.Tensor, fa: Formula, fb: Formula, dtype: str) -> RoundoffResult:
-    if _needs_mpmath(fa.sympy, dtype):
-        check_limit("points with an exact (mpmath) reference", x.numel(), LIMITS.roundoff_exact_samples)
     a, b = fa.evaluate(x), fb.evaluate(x)
     xs = x.to(torch.float64).numpy()
-    exact = _exact(fa.sympy, xs, dtype)
-    _check_same_maths(fa, fb, xs, exact, _digits_for(xs))
     va, vb = a.to(torch.float64).numpy(), b.to(torch.float64).numpy()
+    exact = _exact(fa.sympy, xs, dtype, wanted=np.isfinite(va) & np.isfinite(vb))
+    _check_same_maths(fa, fb, xs, exact, _digits_for(xs))
     err_a, err_b = _error_in_ulps(va, exact, dtype), _error_in_ulps(vb, exact, dtype)
+    hi = exact.values.hi
     # Compared: both results finite, and the exact value defined and inside the dtype's range.
-    ok = np.isfinite(va) & np.isfinite(vb) & np.isfinite(exact.values) & (np.abs(exact.values) <= facts(dtype).max)
+    ok = np.isfinite(va) & np.isfinite(vb) & np.isfinite(hi) & (np.abs(hi) <= facts(dtype).max)
     distances = pd.array(np.where(ok, ulp_distances(a, b), 0), dtype="Int64")
     distances[~ok] = pd.NA
     table = pd.DataFrame({
-        "x": xs, "value_a": va, "value_b": vb, "exact": exact.values, "ulps_a_b": distances,
+        "x": xs, "value_a": va, "value_b": vb, "exact": hi, "ulps_a_b": distances,
         "ulps_a_exact": np.where(ok, err_a, np.nan), "ulps_b_exact": np.where(ok, err_b, np.nan),
         "bits_a": bit_patterns(a), "bits_b": bit_patterns(b), "closer": _closer(err_a, err_b, ok),
     })
