@@ -20,7 +20,7 @@ from gradlab.ui.examples import apply_example_from_url, detach_example, example_
 from gradlab.ui.figures import show_figure  # noqa: E402
 from gradlab.ui.runtime import CHECK_WORKERS  # noqa: E402
 from gradlab.ui.state import (  # noqa: E402
-    bound_number, bound_radio, bound_selectbox, bound_text, bound_toggle, show_error,
+    bound_number, bound_radio, bound_selectbox, bound_tabs, bound_text, bound_toggle, show_error,
 )
 from gradlab.ui.widgets import SCHEME_OPTIONS, dtype_selectbox, eps_options, format_eps, scheme_label  # noqa: E402
 
@@ -43,6 +43,7 @@ PRESET_BUTTONS = (
      "is taken of one output element instead of the summed loss."),
 )
 CHANGED = {"on_change": detach_example}
+SWEEP_TAB, TAYLOR_TAB, HEATMAP_TAB = "Error vs eps (sum, mean, none)", "Taylor test", "Heatmap"
 PROGRESS_STEPS = 50  # redraws of the progress bar per full check
 
 
@@ -205,16 +206,17 @@ def _views(settings: CheckSettings) -> None:
         return
     _verdict(result)
     _table(result)
-    tabs = ["Error vs eps: sum, mean, none", "Taylor test"] + (
-        ["Heatmap"] if result.error_map is not None else [])
-    shown = st.tabs(tabs)
-    with shown[0]:
-        _sweep_view(settings)
-    with shown[1]:
-        if result.taylor is not None:
+    # Lazy tabs: only the open one is computed (the eps sweep costs ~5 checks); the open
+    # tab is in the URL, so a shared link opens the same view.
+    shown = bound_tabs([SWEEP_TAB, TAYLOR_TAB] + ([HEATMAP_TAB] if result.error_map is not None else []), "view")
+    if shown[0].open:
+        with shown[0]:
+            _sweep_view(settings)
+    if shown[1].open and result.taylor is not None:
+        with shown[1]:
             show_figure(taylor_figure(result.taylor), "gradlab-gradcheck-taylor")
             st.markdown(result.taylor.text + " This test needs no step and no tolerance.")
-    if result.error_map is not None:
+    if result.error_map is not None and shown[2].open:
         with shown[2]:
             show_figure(error_heatmap(result.error_map), "gradlab-gradcheck-heatmap")
 

@@ -72,3 +72,27 @@ def test_a_full_check_that_would_run_too_long_is_stopped_early_with_the_bound_na
     messages = [e.value for e in at.error]
     assert any("LIMITS.full_check_seconds" in m and "sampled" in m for m in messages), messages
     assert not at.get("progress")  # the bar gives way to the message
+
+
+SWEEP_CAPTION = "Each line is one sampled element"
+TAYLOR_TEXT = "This test needs no step and no tolerance"
+
+
+def _texts(at: AppTest) -> str:
+    return " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
+
+
+def test_only_the_open_tab_is_computed_and_the_url_names_it():
+    default = _open({"shape": "12x10"})
+    assert not _problems(default)
+    assert SWEEP_CAPTION in _texts(default) and TAYLOR_TEXT not in _texts(default)
+
+    taylor = _open({"shape": "12x10", "view": "Taylor test"})
+    assert not _problems(taylor)
+    assert TAYLOR_TEXT in _texts(taylor) and SWEEP_CAPTION not in _texts(taylor)
+
+
+def test_a_url_naming_an_unknown_tab_opens_the_first():
+    at = _open({"shape": "12x10", "view": "<script>"})
+    assert not _problems(at)
+    assert SWEEP_CAPTION in _texts(at)

@@ -162,8 +162,13 @@ def bound_number(
     max_value: float | int | None = None,
     **kwargs: Any,
 ) -> float | int:
-    """``st.number_input`` bound to ``key``. Give bounds: out-of-range URL values fall back to ``value``."""
+    """``st.number_input`` bound to ``key``. Give bounds: out-of-range URL values fall back to ``value``.
+
+    ``value`` is clamped into the bounds: a deployment may lower a bound in
+    gradlab.limits below a widget's usual default (``GRADLAB_LIMITS``).
+    """
     _check_kwargs(kwargs)
+    value = _clamped(value, min_value, max_value)
 
     def ok(v: Any) -> bool:
         if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
@@ -176,6 +181,14 @@ def bound_number(
         label, min_value=min_value, max_value=max_value, value=value,
         key=key, bind="query-params", **kwargs,
     )
+
+
+def _clamped(value: T, low: T | None, high: T | None) -> T:
+    if low is not None and value < low:
+        return low
+    if high is not None and value > high:
+        return high
+    return value
 
 
 def _drop_non_finite_query_param(key: str) -> None:
@@ -238,6 +251,8 @@ def bound_slider(
         return inside(v)
 
     _drop_invalid_state(key, ok)
+    value = (tuple(_clamped(v, min_value, max_value) for v in value) if isinstance(value, tuple | list)
+             else _clamped(value, min_value, max_value))
     return st.slider(
         label, min_value=min_value, max_value=max_value, value=value,
         key=key, bind="query-params", **kwargs,
@@ -299,6 +314,17 @@ def bound_checkbox(label: str, key: str, *, value: bool = False, **kwargs: Any) 
     _check_kwargs(kwargs)
     _drop_invalid_state(key, lambda v: isinstance(v, bool))
     return st.checkbox(label, value=value, key=key, bind="query-params", **kwargs)
+
+
+def bound_tabs(labels: Sequence[str], key: str) -> Sequence[Any]:
+    """``st.tabs`` whose selected tab is the query parameter ``key``; tabs run lazily.
+
+    Only the selected tab's ``.open`` is True: draw expensive content under
+    ``if tab.open:``. A URL naming a tab that is not shown falls back to the first.
+    """
+    labels = tuple(labels)
+    _drop_invalid_state(key, lambda v: v in labels)
+    return st.tabs(labels, key=key, bind="query-params")
 
 
 # ---------------------------------------------------------------------- presets
