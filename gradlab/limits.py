@@ -12,8 +12,9 @@ over a bound they raise :class:`gradlab.errors.LimitError` naming it.
 
 from __future__ import annotations
 
+import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 from gradlab.errors import LimitError
 
@@ -57,7 +58,58 @@ class Limits:
     cache_seconds: int = 3600
 
 
-LIMITS = Limits()
+#: Environment variable that overrides bounds, e.g. for a class on a small server:
+#: ``GRADLAB_LIMITS="full_check_elements=4096, roundoff_samples=20000"``.
+ENV_VARIABLE = "GRADLAB_LIMITS"
+
+#: Named sets of overrides. "classroom": every request a student can make stays
+#: well under a second of CPU, so 30 students fit on 2 cores (docs/DEPLOYMENT.md).
+PROFILES = {
+    "classroom": "tensor_elements=65536, full_check_elements=4096, full_check_seconds=3, "
+                 "roundoff_samples=20000, roundoff_seconds=2, evaluation_seconds=1",
+}
+
+
+def limits_from(text: str | None) -> Limits:
+    """The default limits with the overrides in ``text`` (``name=value`` pairs, comma-separated).
+
+    A name in :data:`PROFILES` stands for its overrides; later pairs win.
+    A misspelt name or a value that is not a positive number raises ValueError:
+    a server must not start with a bound silently left at its default.
+
+    >>> limits_from("roundoff_samples=20000, full_check_seconds=5").roundoff_samples
+    20000
+    >>> limits_from("classroom, full_check_seconds=5").full_check_elements
+    4096
+    >>> limits_from("roundof_samples=1")
+    Traceback (most recent call last):
+    ...
+    ValueError: GRADLAB_LIMITS: no bound named 'roundof_samples'; the bounds are in gradlab/limits.py.
+    """
+    defaults = Limits()
+    overrides: dict[str, int | float] = {}
+    expanded = ",".join(PROFILES.get(part.strip(), part) for part in (text or "").split(","))
+    for item in filter(None, (part.strip() for part in expanded.split(","))):
+        name, _, raw = (piece.strip() for piece in item.partition("="))
+        if name not in _FIELD_TYPES:
+            raise ValueError(f"{ENV_VARIABLE}: no bound named {name!r}; the bounds are in gradlab/limits.py.")
+        overrides[name] = _positive(name, raw, _FIELD_TYPES[name])
+    return replace(defaults, **overrides)
+
+
+def _positive(name: str, raw: str, kind: type) -> int | float:
+    try:
+        value = kind(raw) if kind is float else int(raw.replace("_", ""))
+    except ValueError:
+        raise ValueError(f"{ENV_VARIABLE}: {name}={raw!r} is not a{'n integer' if kind is int else ' number'}.") from None
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{ENV_VARIABLE}: {name} must be a positive number, not {raw!r}.")
+    return value
+
+
+_FIELD_TYPES = {f.name: type(getattr(Limits(), f.name)) for f in fields(Limits)}
+
+LIMITS = limits_from(os.environ.get(ENV_VARIABLE))
 
 
 def check_limit(what: str, value: int | float, bound: int | float) -> int | float:

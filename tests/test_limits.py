@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import os
+import re
 import subprocess
 import sys
 import time
@@ -22,7 +24,7 @@ from gradlab import expr as expr_module, reference, roundoff
 from gradlab.backward_lab import BackwardSession, VJPSettings, matrix_vjp, parse_vector
 from gradlab.deadline import run_within
 from gradlab.errors import GradLabError, LimitError
-from gradlab.limits import LIMITS, Limits, check_limit
+from gradlab.limits import ENV_VARIABLE, LIMITS, Limits, check_limit, limits_from
 from gradlab.netgrad import NetgradSettings
 from gradlab.roundoff import RoundoffSettings, compare_at
 from gradlab.sweep import SweepSettings
@@ -403,3 +405,85 @@ def test_paced_progress_never_stops_finished_work():
 
     report = paced_progress(1.0, "this check", bound_name="B", advice="", clock=_Clock(0.0, 60.0))
     report(100, 100)  # slow, but done: nothing left to save
+
+
+# ---------------------------------------------------------------- deployment overrides
+
+OVERRIDES = [
+    ("roundoff_samples=20000", {"roundoff_samples": 20_000}),
+    (" full_check_elements = 4_096 , full_check_seconds=2.5 ", {"full_check_elements": 4096, "full_check_seconds": 2.5}),
+    ("", {}),
+    ("cache_seconds=60,", {"cache_seconds": 60}),
+]
+
+
+@pytest.mark.parametrize("text,expected", OVERRIDES, ids=[o[0] or "empty" for o in OVERRIDES])
+def test_limits_from_environment_text(text, expected):
+    limits = limits_from(text)
+    assert limits == dataclasses.replace(Limits(), **expected)
+
+
+BAD_OVERRIDES = [
+    ("roundof_samples=5", "no bound named 'roundof_samples'"),
+    ("roundoff_samples=many", "is not an integer"),
+    ("roundoff_samples=1.5", "is not an integer"),
+    ("full_check_seconds=fast", "is not a number"),
+    ("network_width=0", "must be a positive number"),
+    ("full_check_seconds=-1", "must be a positive number"),
+    ("full_check_seconds=inf", "must be a positive number"),
+    ("full_check_seconds=nan", "must be a positive number"),
+    ("network_width", "is not an integer"),
+]
+
+
+@pytest.mark.parametrize("text,words", BAD_OVERRIDES, ids=[b[0] for b in BAD_OVERRIDES])
+def test_a_bad_override_stops_the_server_with_a_sentence(text, words):
+    with pytest.raises(ValueError, match=re.escape(words)):
+        limits_from(text)
+
+
+PAGE_UNDER_OVERRIDE = """
+from streamlit.testing.v1 import AppTest
+at = AppTest.from_file("pages/network.py", default_timeout=60)
+at.query_params["hidden"] = "9"
+at.run()
+print(" ".join(e.value for e in at.error))
+"""
+
+
+def test_the_environment_variable_reaches_the_pages():
+    env = {**os.environ, ENV_VARIABLE: "network_width=8"}
+    done = subprocess.run([sys.executable, "-c", PAGE_UNDER_OVERRIDE], cwd=REPO_ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "at most 8" in done.stdout, done.stdout
+
+
+ALL_PAGES_UNDER_A_PROFILE = """
+from streamlit.testing.v1 import AppTest
+from gradlab.ui.pages import PRESET_LINKS, available_pages
+
+def problems(path, query=None):
+    at = AppTest.from_file("app.py", default_timeout=120).run()
+    at.query_params.update(query or {})
+    at.switch_page(path).run()
+    return [f"{path} {query or ''}: {e.message}" for e in at.exception]
+
+bad = [p for spec in available_pages() for p in problems(spec.path)]
+bad += [p for link in PRESET_LINKS if link.page.exists for p in problems(link.page.path, link.as_query_params())]
+print("\\n".join(bad) or "clean")
+"""
+
+
+def test_every_page_opens_cleanly_under_the_classroom_profile():
+    env = {**os.environ, ENV_VARIABLE: "classroom"}
+    done = subprocess.run([sys.executable, "-c", ALL_PAGES_UNDER_A_PROFILE], cwd=REPO_ROOT, env=env,
+                          capture_output=True, text=True, timeout=280)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "clean", done.stdout
+
+
+def test_the_classroom_profile_lowers_the_heavy_bounds():
+    classroom = limits_from("classroom")
+    for name in ("tensor_elements", "full_check_elements", "full_check_seconds", "roundoff_samples"):
+        assert getattr(classroom, name) < getattr(Limits(), name), name
