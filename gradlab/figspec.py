@@ -20,11 +20,16 @@ Plotly quirk handled here: on a log axis *shapes* take data coordinates but
 >>> f = fig.figure()
 >>> f.layout.shapes[0].x0, f.layout.annotations[0].x, f.layout.annotations[0].xanchor
 (0.01, -2.0, 'right')
+
+Side-by-side panels sharing one y axis (what ``make_subplots(cols=n,
+shared_yaxes=True)`` draws) come from :meth:`FigureSpec.side_by_side`; a trace
+goes into a panel with ``xaxis=<its id>``, a line with ``add_hline(..., xaxis=<its id>)``.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
@@ -32,10 +37,19 @@ import plotly.graph_objects as go
 __all__ = ["FigureSpec"]
 
 
+#: Plotly's font size for subplot titles (make_subplots).
+PANEL_TITLE_SIZE = 16
+
+
 def _anchor(position: str) -> tuple[str, str]:
     """'top left' -> ('top', 'left'): which side of the line the label sits on."""
     vertical, horizontal = position.split()
     return vertical, horizontal
+
+
+def _font(font: dict | None) -> dict:
+    """The label's font as annotation properties: none given, plotly's default."""
+    return {} if font is None else {"font": font}
 
 
 class FigureSpec:
@@ -57,40 +71,78 @@ class FigureSpec:
     def add_annotation(self, **annotation) -> None:
         self.layout["annotations"].append(annotation)
 
+    def _update_axes(self, letter: str, axis: dict) -> None:
+        for key in self.layout:
+            if re.fullmatch(letter + r"axis\d*", key):
+                self.layout[key].update(axis)
+
     def update_xaxes(self, **axis) -> None:
-        self.layout["xaxis"].update(axis)
+        """Set properties on every x axis (all panels), as plotly's ``update_xaxes`` does."""
+        self._update_axes("x", axis)
 
     def update_yaxes(self, **axis) -> None:
-        self.layout["yaxis"].update(axis)
+        """Set properties on every y axis, as plotly's ``update_yaxes`` does."""
+        self._update_axes("y", axis)
+
+    def side_by_side(self, titles: Sequence[str], spacing: float | None = None) -> list[str]:
+        """Split the width into one panel per title, all sharing the y axis; return their x axis ids.
+
+        Panel i is x axis ``ids[i]`` ('x', 'x2', ...) over its own slice of the width
+        (``domain``), anchored to the one y axis: the panels share y's range, type and
+        title, and y's tick labels are drawn once, on the left. Slices and titles are
+        placed as ``make_subplots(rows=1, cols=n, shared_yaxes=True, subplot_titles=titles,
+        horizontal_spacing=spacing)`` places them; ``spacing`` (a fraction of the width,
+        default 0.2/n as there) separates the panels. No titles, no panels.
+
+        >>> fig = FigureSpec()
+        >>> fig.side_by_side(["a", "b"], spacing=0.1)
+        ['x', 'x2']
+        >>> fig.layout["xaxis2"], [a["x"] for a in fig.layout["annotations"]]
+        ({'anchor': 'y', 'domain': [0.55, 1.0]}, [0.225, 0.775])
+        """
+        n = len(titles)
+        if n == 0:
+            return []
+        spacing = 0.2 / n if spacing is None else spacing
+        width = (1 - spacing * (n - 1)) / n
+        ids = ["x"] + [f"x{i}" for i in range(2, n + 1)]
+        self.layout["yaxis"]["anchor"] = "x"
+        for i, (axis_id, title) in enumerate(zip(ids, titles, strict=True)):
+            start = i * (width + spacing)
+            self.layout.setdefault("xaxis" + axis_id[1:], {}).update(anchor="y", domain=[start, start + width])
+            self.add_annotation(x=start + width / 2, xref="paper", y=1, yref="paper", xanchor="center",
+                                yanchor="bottom", text=title, showarrow=False, font={"size": PANEL_TITLE_SIZE})
+        return ids
 
     def update_layout(self, **layout) -> None:
         self.layout.update(layout)
 
     def add_vline(self, x: float, *, log_axis: bool = False, text: str | None = None,
-                  position: str = "top right", **line) -> None:
+                  position: str = "top right", xaxis: str = "x", font: dict | None = None, **line) -> None:
         """A vertical line across the plot at data x, with an optional label beside it.
 
         ``position`` is 'top'/'bottom' and the side of the line ('left'/'right');
-        ``line`` holds the line's properties (color, dash, width).
+        ``xaxis`` is the panel's x axis (see :meth:`side_by_side`); ``font`` is the
+        label's; ``line`` holds the line's properties (color, dash, width).
         """
-        self.add_shape(type="line", xref="x", yref="y domain", x0=x, x1=x, y0=0, y1=1, line=line)
+        self.add_shape(type="line", xref=xaxis, yref="y domain", x0=x, x1=x, y0=0, y1=1, line=line)
         if text is not None:
             vertical, side = _anchor(position)
             self.add_annotation(
-                x=math.log10(x) if log_axis else x, xref="x", y=1 if vertical == "top" else 0,
+                x=math.log10(x) if log_axis else x, xref=xaxis, y=1 if vertical == "top" else 0,
                 yref="y domain", xanchor="right" if side == "left" else "left",
-                yanchor=vertical, text=text, showarrow=False)
+                yanchor=vertical, text=text, showarrow=False, **_font(font))
 
     def add_hline(self, y: float, *, log_axis: bool = False, text: str | None = None,
-                  position: str = "bottom left", **line) -> None:
-        """A horizontal line across the plot at data y, with an optional label at one end."""
-        self.add_shape(type="line", xref="x domain", yref="y", x0=0, x1=1, y0=y, y1=y, line=line)
+                  position: str = "bottom left", xaxis: str = "x", font: dict | None = None, **line) -> None:
+        """A horizontal line across the panel of ``xaxis`` at data y, with an optional label at one end."""
+        self.add_shape(type="line", xref=f"{xaxis} domain", yref="y", x0=0, x1=1, y0=y, y1=y, line=line)
         if text is not None:
             vertical, side = _anchor(position)
             self.add_annotation(
-                x=0 if side == "left" else 1, xref="x domain", y=math.log10(y) if log_axis else y,
+                x=0 if side == "left" else 1, xref=f"{xaxis} domain", y=math.log10(y) if log_axis else y,
                 yref="y", xanchor=side, yanchor="top" if vertical == "bottom" else "bottom",
-                text=text, showarrow=False)
+                text=text, showarrow=False, **_font(font))
 
     def figure(self) -> go.Figure:
         return go.Figure(data=self.data, layout=self.layout, _validate=False)

@@ -4,19 +4,26 @@ Log axes use ``exponentformat="power"``; one colour per reduction; errors that
 are exactly zero (or not finite) cannot sit on a log axis, so they become gaps
 and the figure says how many.
 
+The figures are assembled as plain dicts (:class:`gradlab.figspec.FigureSpec`)
+and turned into a ``go.Figure`` once, without Plotly's per-call validation; the
+tests validate each one. Labels of reference lines on a log y axis sit at
+log10 of the line's value (annotations there take log10 coordinates).
+
 >>> from gradlab.taylor import fit_taylor
 >>> h = np.logspace(-6, 0, 13)
->>> taylor_figure(fit_taylor(h, h**2, 1e-20)).layout.xaxis.type
-'log'
+>>> fig = taylor_figure(fit_taylor(h, h**2, 1e-20))
+>>> type(fig).__name__, fig.layout.xaxis.type, fig.layout.xaxis.exponentformat
+('Figure', 'log', 'power')
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import plotly.colors
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
+from gradlab.figspec import FigureSpec
 from gradlab.taylor import TaylorResult
 
 __all__ = ["REDUCTION_COLOURS", "eps_sweep_figure", "taylor_figure", "error_heatmap"]
@@ -24,6 +31,13 @@ __all__ = ["REDUCTION_COLOURS", "eps_sweep_figure", "taylor_figure", "error_heat
 REDUCTION_COLOURS = {"sum": "#1f77b4", "mean": "#d62728", "none": "#2ca02c"}
 _LOG = dict(type="log", exponentformat="power", showexponent="all")
 _HEIGHT = 420
+_PANEL_SPACING = 0.04
+#: Viridis as an explicit scale, the stops plotly.py's validation would write (the
+#: unvalidated figure would hand the bare name to plotly.js, whose Viridis has other stops).
+_VIRIDIS = plotly.colors.make_colorscale(plotly.colors.sequential.Viridis)
+#: A reference line (rtol, round-off floor): dotted grey, its label small and grey at the right end.
+_REFERENCE_LINE = dict(dash="dot", color="grey")
+_REFERENCE_LABEL = dict(font=dict(size=11, color="grey"), position="top right")
 
 
 def _positive(values) -> np.ndarray:
@@ -32,99 +46,109 @@ def _positive(values) -> np.ndarray:
     return np.where(np.isfinite(v) & (v > 0), v, np.nan)
 
 
+def _title(text: str) -> dict:
+    return {"text": text}
+
+
 def eps_sweep_figure(df: pd.DataFrame, rtol: float | None = None) -> go.Figure:
-    """Relative error against eps, one panel per reduction (sum, mean, none), one line per element."""
+    """Relative error against eps, one panel per reduction (sum, mean, none), one line per element.
+
+    The panels share the log y axis; ``rtol`` is a dotted line in each panel,
+    labelled in the first.
+
+    >>> df = pd.DataFrame({"reduction": ["sum", "sum", "none", "none"], "element": ["x[0]"] * 4,
+    ...                    "eps": [1e-6, 1e-3] * 2, "estimate": [1.0, 1.1, 1.0, 1.0],
+    ...                    "autograd": [1.0] * 4, "rel_error": [0.0, 0.1, 1e-9, 0.0]})
+    >>> fig = eps_sweep_figure(df, rtol=1e-3)
+    >>> [a.text for a in fig.layout.annotations]
+    ['reduction = sum', 'reduction = none', 'rtol = 0.001']
+    >>> fig.layout.annotations[-1].y, fig.layout.yaxis.type, [t.xaxis for t in fig.data]
+    (-3.0, 'log', ['x', 'x2'])
+    """
     reductions = [r for r in REDUCTION_COLOURS if r in set(df["reduction"])]
-    fig = make_subplots(rows=1, cols=len(reductions), shared_yaxes=True,
-                        subplot_titles=[f"reduction = {r}" for r in reductions],
-                        horizontal_spacing=0.04)
+    fig = FigureSpec()
+    panels = fig.side_by_side([f"reduction = {r}" for r in reductions], spacing=_PANEL_SPACING)
     gaps = 0
-    for col, reduction in enumerate(reductions, start=1):
+    for panel, reduction in zip(panels, reductions, strict=True):
         part = df[df["reduction"] == reduction]
         for k, (element, rows) in enumerate(part.groupby("element", sort=False)):
             y = _positive(rows["rel_error"])
             gaps += int(np.isnan(y).sum())
-            fig.add_trace(go.Scatter(
-                x=rows["eps"], y=y, mode="lines+markers", name=reduction,
-                legendgroup=reduction, showlegend=k == 0,
+            fig.add_trace(dict(
+                type="scatter", x=rows["eps"].to_numpy(), y=y, xaxis=panel, yaxis="y",
+                mode="lines+markers", name=reduction, legendgroup=reduction, showlegend=k == 0,
                 line=dict(color=REDUCTION_COLOURS[reduction], width=1.5), marker=dict(size=4),
                 customdata=np.stack([rows["estimate"], rows["autograd"]], axis=1),
                 hovertemplate=(f"{element}<br>eps = %{{x:.2e}}<br>estimate = %{{customdata[0]:.6g}}"
                                "<br>autograd = %{customdata[1]:.6g}<br>relative error = %{y:.2e}"
                                "<extra>" + reduction + "</extra>"),
-            ), row=1, col=col)
-        if rtol is not None:
-            fig.add_hline(y=rtol, line=dict(dash="dot", color="grey"), row=1, col=col)
-    if rtol is not None:
-        _log_label(fig, rtol, f"rtol = {rtol:g}", xref="x domain", yref="y")
-    fig.update_xaxes(title_text="step eps", **_LOG)
-    fig.update_yaxes(**_LOG)
-    fig.update_yaxes(title_text="|finite difference − autograd| / |autograd|", row=1, col=1)
+            ))
+        if rtol is not None:  # the label once, in the first panel
+            label = dict(text=f"rtol = {rtol:g}", **_REFERENCE_LABEL) if panel == panels[0] else {}
+            fig.add_hline(rtol, log_axis=True, xaxis=panel, **label, **_REFERENCE_LINE)
+    fig.update_xaxes(title=_title("step eps"), **_LOG)
+    fig.update_yaxes(title=_title("|finite difference − autograd| / |autograd|"), **_LOG)
     title = "Error of the finite difference against the step, per reduction"
     if gaps:
         title += f"<br><sup>{gaps} points with zero or non-finite error are left out (gaps)</sup>"
-    fig.update_layout(title=title, height=_HEIGHT, hovermode="closest",
-                      legend=dict(title="reduction"))
-    return fig
+    fig.update_layout(title=_title(title), height=_HEIGHT, hovermode="closest",
+                      legend=dict(title=_title("reduction")))
+    return fig.figure()
 
 
 def taylor_figure(taylor: TaylorResult) -> go.Figure:
     """The Taylor remainder against h, the fitted points, the floor and h¹/h² guides."""
     t = taylor.table
-    r = _positive(t["remainder"])
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=t["h"], y=r, mode="lines+markers", name="remainder",
-                             line=dict(color="#444"), marker=dict(size=5),
-                             hovertemplate="h = %{x:.2e}<br>remainder = %{y:.2e}<extra></extra>"))
+    fig = FigureSpec()
+    fig.add_trace(dict(type="scatter", x=t["h"].to_numpy(), y=_positive(t["remainder"]),
+                       mode="lines+markers", name="remainder", line=dict(color="#444"), marker=dict(size=5),
+                       hovertemplate="h = %{x:.2e}<br>remainder = %{y:.2e}<extra></extra>"))
     fitted = t[t["fitted"]]
     if len(fitted):
-        fig.add_trace(go.Scatter(x=fitted["h"], y=fitted["remainder"], mode="markers",
-                                 name=f"fitted: slope {taylor.slope:.2f}",
-                                 marker=dict(size=10, color="#ff7f0e", symbol="circle-open"),
-                                 hoverinfo="skip"))
-        _guides(fig, fitted)
+        fig.add_trace(dict(type="scatter", x=fitted["h"].to_numpy(), y=fitted["remainder"].to_numpy(),
+                           mode="markers", name=f"fitted: slope {taylor.slope:.2f}",
+                           marker=dict(size=10, color="#ff7f0e", symbol="circle-open"), hoverinfo="skip"))
+        fig.add_traces(_guides(fitted))
     if taylor.floor > 0:
-        fig.add_hline(y=taylor.floor, line=dict(dash="dot", color="grey"))
-        _log_label(fig, taylor.floor, "round-off floor ≈ 2u·|L|")
-    fig.update_xaxes(title_text="h (step along a random direction)", **_LOG)
-    fig.update_yaxes(title_text="|L(x+hv) − L(x) − h ∇L·v|", **_LOG)
-    fig.update_layout(title="Taylor test: slope 2 = right gradient, slope 1 = wrong",
+        fig.add_hline(taylor.floor, log_axis=True, text="round-off floor ≈ 2u·|L|", **_REFERENCE_LABEL,
+                      **_REFERENCE_LINE)
+    fig.update_xaxes(title=_title("h (step along a random direction)"), **_LOG)
+    fig.update_yaxes(title=_title("|L(x+hv) − L(x) − h ∇L·v|"), **_LOG)
+    fig.update_layout(title=_title("Taylor test: slope 2 = right gradient, slope 1 = wrong"),
                       height=_HEIGHT, legend=dict(orientation="h", y=-0.25))
-    return fig
+    return fig.figure()
 
 
-def _log_label(fig: go.Figure, y: float, text: str, xref: str = "paper", yref: str = "y") -> None:
-    """A label just above a horizontal line on a log y axis (annotations there take log10(y))."""
-    fig.add_annotation(x=1, xref=xref, y=float(np.log10(y)), yref=yref, text=text,
-                       showarrow=False, xanchor="right", yanchor="bottom",
-                       font=dict(size=11, color="grey"))
-
-
-def _guides(fig: go.Figure, fitted: pd.DataFrame) -> None:
+def _guides(fitted: pd.DataFrame) -> list[dict]:
     """Lines of slope 1 and 2 through the fitted point with the largest h."""
     h0, r0 = float(fitted["h"].max()), float(fitted.loc[fitted["h"].idxmax(), "remainder"])
     h = np.array([float(fitted["h"].min()), h0])
-    for power, dash in ((1, "dash"), (2, "dot")):
-        fig.add_trace(go.Scatter(x=h, y=r0 * (h / h0) ** power, mode="lines",
-                                 name=f"∝ h^{power}", line=dict(dash=dash, color="#888"),
-                                 hoverinfo="skip"))
+    return [dict(type="scatter", x=h, y=r0 * (h / h0) ** power, mode="lines", name=f"∝ h^{power}",
+                 line=dict(dash=dash, color="#888"), hoverinfo="skip")
+            for power, dash in ((1, "dash"), (2, "dot"))]
 
 
 def error_heatmap(error_map: np.ndarray) -> go.Figure:
-    """log10 of the per-element relative error of a full check, in the input's 2-D layout."""
+    """log10 of the per-element relative error of a full check, in the input's 2-D layout.
+
+    >>> fig = error_heatmap(np.array([[1e-3, 0.0], [1e-6, 1e-2]]))
+    >>> fig.data[0].z.tolist(), fig.layout.yaxis.autorange
+    ([[-3.0, nan], [-6.0, -2.0]], 'reversed')
+    """
     values = np.asarray(error_map, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         logs = np.where(values > 0, np.log10(values), np.nan)
     exact = int((values == 0).sum())
-    fig = go.Figure(go.Heatmap(
-        z=logs, colorscale="Viridis", colorbar=dict(title="log10 rel. error"),
+    fig = FigureSpec()
+    fig.add_trace(dict(
+        type="heatmap", z=logs, colorscale=_VIRIDIS, colorbar=dict(title=_title("log10 rel. error")),
         customdata=values,
         hovertemplate="x[%{y}, %{x}]<br>relative error = %{customdata:.2e}<extra></extra>",
     ))
     title = "Relative error of every element (full check)"
     if exact:
         title += f"<br><sup>{exact} elements agree exactly (blank)</sup>"
-    fig.update_yaxes(autorange="reversed", title_text="row")
-    fig.update_xaxes(title_text="column")
-    fig.update_layout(title=title, height=_HEIGHT)
-    return fig
+    fig.update_yaxes(autorange="reversed", title=_title("row"))
+    fig.update_xaxes(title=_title("column"))
+    fig.update_layout(title=_title(title), height=_HEIGHT)
+    return fig.figure()

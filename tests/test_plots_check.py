@@ -1,0 +1,133 @@
+"""The Grad check page's figures: valid Plotly, built from real checks, reference labels in place.
+
+The figures are assembled as plain dicts without Plotly's per-call validation
+(gradlab/figspec.py), so every one is validated here.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+from plotly.subplots import make_subplots
+
+from gradlab.check_sweep import reduction_sweep
+from gradlab.figspec import FigureSpec
+from gradlab.models import CheckSettings, run_check
+from gradlab.plots_check import REDUCTION_COLOURS, eps_sweep_figure, error_heatmap, taylor_figure
+
+SMALL = CheckSettings(shape=(12, 10), samples=3)
+SEED_001 = CheckSettings(shape=(12, 10), dtype="float32", scheme="forward", samples=3)  # the forum post's check
+CENTRAL_64 = CheckSettings(shape=(12, 10), dtype="float64", scheme="central", samples=3)  # some errors exactly 0
+
+
+@pytest.fixture(scope="module")
+def figures() -> dict[str, go.Figure]:
+    return {
+        "eps sweep (float32, rtol)": eps_sweep_figure(reduction_sweep(SEED_001), rtol=1e-3),
+        "eps sweep (float64, gaps, no rtol)": eps_sweep_figure(reduction_sweep(CENTRAL_64)),
+        "taylor": taylor_figure(run_check(SMALL).taylor),
+        "heatmap": error_heatmap(run_check(CheckSettings(shape=(12, 10), mode="full")).error_map),
+    }
+
+
+FIGURES = ["eps sweep (float32, rtol)", "eps sweep (float64, gaps, no rtol)", "taylor", "heatmap"]
+
+
+def _content(fig: go.Figure) -> dict:
+    """The figure as plotly.js receives it, without empty shape/annotation lists."""
+    spec = json.loads(fig.to_json())
+    spec["layout"] = {k: v for k, v in spec["layout"].items() if v != []}
+    return spec
+
+
+@pytest.mark.parametrize("name", FIGURES)
+def test_each_check_figure_is_valid_plotly_with_a_title_and_data(figures, name):
+    fig = figures[name]
+    assert isinstance(fig, go.Figure)  # what show_figure takes
+    validated = go.Figure(fig.to_plotly_json())  # validates every property (raises on a misspelt one)
+    # Validation rewrites nothing: no shorthand (a bare string title) that only plotly.py understands.
+    assert _content(validated) == _content(fig)
+    assert fig.layout.title.text
+    assert len(fig.data) >= 1
+
+
+@pytest.mark.parametrize("name", ["eps sweep (float32, rtol)", "eps sweep (float64, gaps, no rtol)", "taylor"])
+def test_every_axis_of_the_line_figures_is_log_with_powers_of_ten(figures, name):
+    layout = figures[name].layout
+    axes = [layout[k] for k in layout if k.startswith(("xaxis", "yaxis"))]
+    assert len(axes) >= 2
+    assert {(a.type, a.exponentformat) for a in axes} == {("log", "power")}
+
+
+def test_the_rtol_label_on_the_log_error_axis_sits_at_log10_of_rtol():
+    df = pd.DataFrame({"reduction": ["sum", "sum"], "element": ["x[0]", "x[0]"], "eps": [1e-6, 1e-3],
+                       "estimate": [1.0, 1.1], "autograd": [1.0, 1.0], "rel_error": [1e-7, 0.1]})
+    layout = eps_sweep_figure(df, rtol=1e-3).layout
+    label = next(a for a in layout.annotations if a.text == "rtol = 0.001")
+    assert (label.yref, label.y) == ("y", -3.0)  # annotations on a log axis take log10(y)
+    assert (layout.shapes[0].y0, layout.shapes[0].y1) == (1e-3, 1e-3)  # shapes take y itself
+
+
+def test_the_round_off_floor_label_sits_at_log10_of_the_floor(figures):
+    fig = figures["taylor"]
+    (line,), (label,) = fig.layout.shapes, fig.layout.annotations
+    assert line.y0 > 0 and line.yref == "y" and "floor" in label.text
+    assert label.y == pytest.approx(math.log10(line.y0), abs=1e-12)
+
+
+def test_the_reductions_are_side_by_side_panels_sharing_the_y_axis(figures):
+    fig = figures["eps sweep (float32, rtol)"]
+    panels = ["x", "x2", "x3"]
+    assert {t.yaxis for t in fig.data} == {"y"}
+    assert {t.name: t.line.color for t in fig.data} == REDUCTION_COLOURS
+    assert [t.xaxis for t in fig.data if t.showlegend] == panels  # one legend entry per reduction
+    titles = [a.text for a in fig.layout.annotations if a.yref == "paper"]
+    assert titles == ["reduction = sum", "reduction = mean", "reduction = none"]
+    assert [s.xref for s in fig.layout.shapes] == [f"{p} domain" for p in panels]  # rtol in every panel
+    assert [a.xref for a in fig.layout.annotations if a.yref == "y"] == ["x domain"]  # labelled once
+
+
+def test_panels_sit_where_make_subplots_puts_them():
+    ours = FigureSpec()
+    ids = ours.side_by_side(["a", "b", "c"], spacing=0.04)
+    theirs = make_subplots(rows=1, cols=3, shared_yaxes=True, subplot_titles=["a", "b", "c"],
+                           horizontal_spacing=0.04).layout
+    mine = ours.figure().layout
+    assert ids == ["x", "x2", "x3"]
+    for key in ("xaxis", "xaxis2", "xaxis3"):
+        assert mine[key].domain == theirs[key].domain
+    assert [a.to_plotly_json() for a in mine.annotations] == [a.to_plotly_json() for a in theirs.annotations]
+
+
+def test_gaps_are_counted_in_the_title(figures):
+    fig = figures["eps sweep (float64, gaps, no rtol)"]
+    gaps = sum(int(np.isnan(np.asarray(t.y, dtype=float)).sum()) for t in fig.data)
+    assert gaps > 0
+    assert f"{gaps} points with zero or non-finite error" in fig.layout.title.text
+    assert "points with zero" not in figures["eps sweep (float32, rtol)"].layout.title.text
+
+
+def test_heatmap_leaves_exact_elements_blank_and_says_how_many():
+    fig = error_heatmap(np.array([[1e-3, 0.0], [0.0, 1e-2]]))
+    assert np.isnan(np.asarray(fig.data[0].z, dtype=float)).sum() == 2
+    assert "2 elements agree exactly" in fig.layout.title.text
+    assert fig.layout.yaxis.autorange == "reversed"
+
+
+def test_taylor_figure_when_signal_points_are_too_spread_to_fit():
+    """Points above the floor exist but too few lie within the fitted decades: no slope, no crash."""
+    from gradlab.taylor import FIT_DECADES, MIN_FIT_POINTS, fit_taylor
+
+    h = np.logspace(-8, 0, 17)
+    remainder = np.full_like(h, 1e-30)  # under the floor everywhere...
+    remainder[0] = 1.0  # ...but the smallest h
+    remainder[-(MIN_FIT_POINTS - 1):] = 1.0  # and a few far beyond FIT_DECADES of it
+    assert h[-1] / h[0] > 10**FIT_DECADES
+    taylor = fit_taylor(h, remainder, floor=1e-20)
+    assert taylor.slope is None and not taylor.table["fitted"].any()
+    go.Figure(taylor_figure(taylor).to_plotly_json())
