@@ -68,8 +68,10 @@ def fit_taylor(h: np.ndarray, remainder: np.ndarray, floor: float) -> TaylorResu
     if signal.sum() >= MIN_FIT_POINTS:
         h_low = h[signal].min()
         fitted = signal & (h <= h_low * 10**FIT_DECADES)
-    table = pd.DataFrame({"h": h, "remainder": r, "floor": floor, "fitted": fitted})
     if fitted.sum() < MIN_FIT_POINTS:
+        fitted = np.zeros_like(signal)  # "fitted" means used for the slope: none was fitted
+    table = pd.DataFrame({"h": h, "remainder": r, "floor": floor, "fitted": fitted})
+    if not fitted.any():
         return TaylorResult(table, None, None, None, floor, "inconclusive", _inconclusive_text(floor))
     slope = float(np.polyfit(np.log10(h[fitted]), np.log10(r[fitted]), 1)[0])
     h_min, h_max = float(h[fitted].min()), float(h[fitted].max())
