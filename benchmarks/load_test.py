@@ -369,6 +369,8 @@ async def run(args: argparse.Namespace) -> tuple[Stats, dict]:
     env = {}
     if args.omp_threads:
         env["OMP_NUM_THREADS"] = str(args.omp_threads)
+    if args.limits:
+        env["GRADLAB_LIMITS"] = args.limits
     options = dict(kv.split("=", 1) for kv in args.config)
     info: dict = {"page": page, "links": len(links), "port": port, "env": env, "options": options}
     stats = Stats()
@@ -545,6 +547,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="whether the browser check requires a Plotly chart (default: not on home)")
     p.add_argument("--settle", type=float, default=None, help="seconds to wait before the 'after' RSS (default 10)")
     p.add_argument("--omp-threads", type=int, default=0, help="set OMP_NUM_THREADS for the server")
+    p.add_argument("--limits", default="", metavar="OVERRIDES",
+                   help="GRADLAB_LIMITS for the server, e.g. 'classroom' (see gradlab/limits.py)")
     p.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
                    help="extra streamlit option for the server, e.g. runner.postScriptGC=false (repeatable)")
     p.add_argument("--seed", type=int, default=1)
