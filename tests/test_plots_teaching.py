@@ -10,6 +10,7 @@ import math
 from dataclasses import replace
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
@@ -142,3 +143,23 @@ def test_heatmap_cells_go_from_light_for_small_to_dark_for_large(figures):
         r, g, b = (int(v) for v in stop[1].strip("rgb()").split(","))
         return r + g + b
     assert brightness(scale[0]) > brightness(scale[-1])
+
+
+def test_error_histogram_bins_each_formula_into_fractions_that_sum_to_one():
+    # errors in ulps: A at 0.12, 0.12, 0.37, 0.98; B at 0.02 four times
+    table = pd.DataFrame({"ulps_a_exact": [0.12, 0.12, 0.37, 0.98], "ulps_b_exact": [0.02] * 4})
+    fig = plots.error_histogram(table, "A", "B")
+    a, b = fig.data
+    assert sum(a.y) == pytest.approx(1.0) and sum(b.y) == pytest.approx(1.0)
+    # bins of 0.05 ulp from 0: 0.12 falls in [0.10, 0.15), 0.37 in [0.35, 0.40), 0.98 in [0.95, 1.00)
+    by_bin = {round(x - w / 2, 2): y for x, y, w in zip(a.x, a.y, a.width) if y}
+    assert by_bin == {0.1: 0.5, 0.35: 0.25, 0.95: 0.25}
+    assert [round(x, 3) for x, y in zip(b.x, b.y) if y] == [0.025]
+
+
+def test_error_histogram_sends_bars_not_raw_values():
+    n = 50_000
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"ulps_a_exact": rng.uniform(0, 1, n), "ulps_b_exact": rng.uniform(0, 3, n)})
+    fig = plots.error_histogram(table, "A", "B")
+    assert all(len(trace.x) < 100 for trace in fig.data)
