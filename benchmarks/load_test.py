@@ -15,6 +15,11 @@ Starts GradLab on 127.0.0.1 (a free port unless ``--port``), then:
    ``--rounds N`` repeats 2-4 against the same server and reports RSS after each
    round: a leak grows round after round, bounded caches level off.
 
+``--replicas N`` starts N servers and sends tab i to replica i mod N, as a load
+balancer with sticky sessions does (memory and CPU are summed over them): one
+Streamlit process runs every script under one interpreter lock, so it uses
+about one core, and replicas are how a machine's other cores serve the class.
+
 Optionally ``--browsers N`` Chromium contexts (Playwright, Debian's
 ``/usr/bin/chromium``) open the page repeatedly during the class phase and check
 the real UI: connected, script finished, a Plotly chart drawn (when the page
@@ -33,6 +38,7 @@ sessions and time, and stops by itself.
     python benchmarks/load_test.py --quick               # smoke test, ~15 s
     python benchmarks/load_test.py --rounds 3 --settle 40 --browsers 0   # memory over three classes
     python benchmarks/load_test.py --page home --sessions 10 --duration 20
+    python benchmarks/load_test.py --page roundoff --replicas 2 --limits classroom
 """
 
 from __future__ import annotations
@@ -68,6 +74,7 @@ MAX_SESSIONS = 200
 MAX_DURATION = 600.0
 MAX_BURST = 100
 MAX_ROUNDS = 5
+MAX_REPLICAS = 4
 
 TARGET_CLASS_P95 = 1.0
 TARGET_BURST_P95 = 3.0
@@ -205,6 +212,30 @@ class Server:
         return self.proc.pid
 
 
+class Fleet:
+    """One or more servers (replicas) measured together; a tab sticks to one, as behind a
+    load balancer with sticky sessions."""
+
+    def __init__(self, servers: list[Server]) -> None:
+        self.servers = servers
+
+    def url(self, tab: int) -> str:
+        return self.servers[tab % len(self.servers)].base_url
+
+    def rss_kib(self) -> int:
+        return sum(rss_kib(s.pid) for s in self.servers)
+
+    def cpu_seconds(self) -> float:
+        return sum(cpu_seconds(s.pid) for s in self.servers)
+
+    def threads(self) -> int:
+        return sum(threads(s.pid) for s in self.servers)
+
+    def health(self) -> str:
+        answers = {health(s.base_url) for s in self.servers}
+        return answers.pop() if len(answers) == 1 else ",".join(sorted(answers))
+
+
 # ----------------------------------------------------------------------- records
 
 
@@ -270,10 +301,10 @@ async def student(idx: int, base_url: str, page: str, links: list[str], stop_at:
         await tab.close()
 
 
-async def burst(base_url: str, page: str, links: list[str], n: int, stats: Stats,
+async def burst(fleet: "Fleet", page: str, links: list[str], n: int, stats: Stats,
                 rng: random.Random, text: dict[str, list[str]]) -> None:
     """``n`` tabs open the page, then all rerun at once (one widget change each)."""
-    tabs = [StreamlitSession(base_url) for _ in range(n)]
+    tabs = [StreamlitSession(fleet.url(i)) for i in range(n)]
     try:
         for tab in tabs:
             await tab.connect()
@@ -294,10 +325,10 @@ async def burst(base_url: str, page: str, links: list[str], n: int, stats: Stats
         await asyncio.gather(*(t.close() for t in tabs), return_exceptions=True)
 
 
-async def sampler(pid: int, stats: Stats, stop: asyncio.Event) -> None:
+async def sampler(fleet: Fleet, stats: Stats, stop: asyncio.Event) -> None:
     while not stop.is_set():
         with contextlib.suppress(OSError, ValueError):
-            stats.samples.append((time.monotonic(), rss_kib(pid), cpu_seconds(pid)))
+            stats.samples.append((time.monotonic(), fleet.rss_kib(), fleet.cpu_seconds()))
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(stop.wait(), 0.5)
 
@@ -372,55 +403,62 @@ async def run(args: argparse.Namespace) -> tuple[Stats, dict]:
     if args.limits:
         env["GRADLAB_LIMITS"] = args.limits
     options = dict(kv.split("=", 1) for kv in args.config)
-    info: dict = {"page": page, "links": len(links), "port": port, "env": env, "options": options}
+    info: dict = {"page": page, "links": len(links), "port": port, "env": env, "options": options,
+                  "replicas": args.replicas}
     stats = Stats()
     log = Path(args.server_log) if args.server_log else None
-    with Server(port, extra_env=env, log=log, options=options) as server:
-        info["rss_start"] = rss_kib(server.pid)
-        # warm-up: imports, first runs of caches, the page's chart
-        warm = StreamlitSession(server.base_url)
-        await warm.connect()
-        for link in links[:3]:
-            stats.add("warm-up", "open", await warm.open(page, link))
-            stats.add("warm-up", "widget", await warm.change_widget(rng, text))
-        info["widgets"] = sorted(f"{w.kind}:{w.key or w.label}" for w in warm.widgets.values())
-        await warm.close()
+    with contextlib.ExitStack() as stack:
+        servers = [stack.enter_context(Server(port if i == 0 else free_port(), extra_env=env,
+                                              log=log.with_suffix(f".{i}{log.suffix}") if log and i else log,
+                                              options=options))
+                   for i in range(args.replicas)]
+        fleet = Fleet(servers)
+        info["rss_start"] = fleet.rss_kib()
+        # warm-up: imports, first runs of caches, the page's chart (every replica)
+        for server in servers:
+            warm = StreamlitSession(server.base_url)
+            await warm.connect()
+            for link in links[:3]:
+                stats.add("warm-up", "open", await warm.open(page, link))
+                stats.add("warm-up", "widget", await warm.change_widget(rng, text))
+            info["widgets"] = sorted(f"{w.kind}:{w.key or w.label}" for w in warm.widgets.values())
+            await warm.close()
         await asyncio.sleep(2.0)
-        info["rss_before"] = rss_kib(server.pid)
-        info["threads_before"] = threads(server.pid)
+        info["rss_before"] = fleet.rss_kib()
+        info["threads_before"] = fleet.threads()
 
         info["rss_rounds"] = []
         for _ in range(args.rounds):
-            await _one_round(args, server, page, links, text, rng, stats, info)
-            info["rss_rounds"].append(rss_kib(server.pid))
+            await _one_round(args, fleet, page, links, text, rng, stats, info)
+            info["rss_rounds"].append(fleet.rss_kib())
         info["rss_after"] = info["rss_rounds"][-1]
-        info["threads_after"] = threads(server.pid)
-        info["health_after"] = health(server.base_url)
+        info["threads_after"] = fleet.threads()
+        info["health_after"] = fleet.health()
     return stats, info
 
 
-async def _one_round(args, server: Server, page: str, links: list[str], text: dict,
+async def _one_round(args, fleet: Fleet, page: str, links: list[str], text: dict,
                      rng: random.Random, stats: Stats, info: dict) -> None:
     """The class, the burst, then ``--settle`` seconds with every tab closed."""
     stop = asyncio.Event()
-    sampling = asyncio.create_task(sampler(server.pid, stats, stop))
+    sampling = asyncio.create_task(sampler(fleet, stats, stop))
     t_class = time.monotonic()
     stop_at = t_class + args.duration
-    cpu0 = cpu_seconds(server.pid)
-    jobs = [student(i, server.base_url, page, links, stop_at, stats,
+    cpu0 = fleet.cpu_seconds()
+    jobs = [student(i, fleet.url(i), page, links, stop_at, stats,
                     random.Random(rng.random()), (args.think_min, args.think_max), text)
             for i in range(args.sessions)]
     if args.browsers:
         expect_chart = args.expect_chart if args.expect_chart is not None else bool(page)
-        jobs.append(browsers(server.base_url, page, links, args.browsers, stop_at,
+        jobs.append(browsers(fleet.url(0), page, links, args.browsers, stop_at,
                              stats, expect_chart))
     await asyncio.gather(*jobs)
     info["class_seconds"] = time.monotonic() - t_class
-    info["class_cpu"] = (cpu_seconds(server.pid) - cpu0) / info["class_seconds"]  # the last round's
+    info["class_cpu"] = (fleet.cpu_seconds() - cpu0) / info["class_seconds"]  # the last round's
 
     if args.burst:
         await asyncio.sleep(1.0)
-        await burst(server.base_url, page, links, args.burst, stats, rng, text)
+        await burst(fleet, page, links, args.burst, stats, rng, text)
     info["rss_peak"] = max([s[1] for s in stats.samples] + [info["rss_before"], info.get("rss_peak", 0)])
     stop.set()
     await sampling
@@ -470,7 +508,7 @@ def print_report(stats: Stats, info: dict, args: argparse.Namespace) -> dict:
     print()
     print(f"GradLab load test: page '{info['page']}', {args.sessions} sessions x "
           f"{args.duration:.0f} s (think {args.think_min}-{args.think_max} s), burst {args.burst}, "
-          f"port {info['port']}, env {info['env'] or '-'}, options {info['options'] or '-'}")
+          f"{info['replicas']} replica(s), port {info['port']}, env {info['env'] or '-'}, options {info['options'] or '-'}")
     print("Widgets on the page: " + (", ".join(info.get("widgets", [])) or "none"))
     print("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)))
     for r in rows:
@@ -547,6 +585,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="whether the browser check requires a Plotly chart (default: not on home)")
     p.add_argument("--settle", type=float, default=None, help="seconds to wait before the 'after' RSS (default 10)")
     p.add_argument("--omp-threads", type=int, default=0, help="set OMP_NUM_THREADS for the server")
+    p.add_argument("--replicas", type=int, default=1,
+                   help=f"servers to start (at most {MAX_REPLICAS}); tab i talks to replica i mod n, as "
+                        "behind a load balancer with sticky sessions. Memory and CPU are summed.")
     p.add_argument("--limits", default="", metavar="OVERRIDES",
                    help="GRADLAB_LIMITS for the server, e.g. 'classroom' (see gradlab/limits.py)")
     p.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
@@ -568,6 +609,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.duration = max(1.0, min(args.duration, MAX_DURATION))
     args.burst = max(0, min(args.burst, MAX_BURST))
     args.rounds = max(1, min(args.rounds, MAX_ROUNDS))
+    args.replicas = max(1, min(args.replicas, MAX_REPLICAS))
     args.settle = max(0.0, min(args.settle, 300.0))
     if args.page is None:
         args.page = "explorer" if (REPO_ROOT / "pages" / "explorer.py").is_file() else "home"

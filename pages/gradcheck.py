@@ -45,6 +45,7 @@ PRESET_BUTTONS = (
 CHANGED = {"on_change": detach_example}
 SWEEP_TAB, TAYLOR_TAB, HEATMAP_TAB = "Error vs eps (sum, mean, none)", "Taylor test", "Heatmap"
 PROGRESS_STEPS = 50  # redraws of the progress bar per full check
+SWEEP_ELEMENTS = 4  # lines per panel of the eps sweep: enough to see the pattern, each costs 93 checks
 
 
 @st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False)
@@ -223,7 +224,7 @@ def _views(settings: CheckSettings) -> None:
 
 def _sweep_view(settings: CheckSettings) -> None:
     base = dataclasses.replace(settings, mode="sampled", eps=None, reduction="sum",
-                               samples=min(settings.samples, LIMITS.directional_checks // 8))
+                               samples=min(settings.samples, SWEEP_ELEMENTS))
     try:
         df = cached_sweep(base)
     except GradLabError as err:

@@ -113,7 +113,8 @@ def test_an_error_shows_visitors_no_details(tmp_path, files, runs_until_error):
 
 def test_quick_load_test_has_no_protocol_errors_or_exceptions(tmp_path, capsys):
     summary_file = tmp_path / "summary.json"
-    argv = ["--quick", "--rounds", "2", "--page", "explorer", "--browsers", "0", "--json", str(summary_file)]
+    argv = ["--quick", "--rounds", "2", "--replicas", "2", "--page", "explorer", "--browsers", "0",
+            "--json", str(summary_file)]
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:  # see _open
         status = pool.submit(load_test_main, argv).result()
     out = capsys.readouterr().out
@@ -127,6 +128,7 @@ def test_quick_load_test_has_no_protocol_errors_or_exceptions(tmp_path, capsys):
     failed = sum(p["failed_runs"] for p in summary["phases"].values())
     assert runs >= 6 and failed == 0, out
     assert "RSS after each round" in out, out
+    assert summary["info"]["replicas"] == 2 and "2 replica(s)" in out, out
 
 
 def _dockerfile_instructions() -> list[tuple[str, str]]:
