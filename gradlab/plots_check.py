@@ -84,13 +84,16 @@ def eps_sweep_figure(df: pd.DataFrame, rtol: float | None = None) -> go.Figure:
                                "<extra>" + reduction + "</extra>"),
             ))
         if rtol is not None:  # the label once, in the first panel
-            label = dict(text=f"rtol = {rtol:g}", **_REFERENCE_LABEL) if panel == panels[0] else {}
+            # top left: on the right the curves fall through the line and would hide the label
+            label = (dict(_REFERENCE_LABEL, text=f"rtol = {rtol:g}", position="top left")
+                     if panel == panels[0] else {})
             fig.add_hline(rtol, log_axis=True, xaxis=panel, **label, **_REFERENCE_LINE)
     fig.update_xaxes(title=_title("step eps"), **_LOG)
     fig.update_yaxes(title=_title("|finite difference − autograd| / |autograd|"), **_LOG)
     title = "Error of the finite difference against the step, per reduction"
     if gaps:
-        title += f"<br><sup>{gaps} points with zero or non-finite error are left out (gaps)</sup>"
+        title += (f"<br><sup>{gaps} point{'s' if gaps != 1 else ''} with zero or non-finite error "
+                  f"{'are' if gaps != 1 else 'is'} left out (gaps)</sup>")
     fig.update_layout(title=_title(title), height=_HEIGHT, hovermode="closest",
                       legend=dict(title=_title("reduction")))
     return fig.figure()
