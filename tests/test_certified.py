@@ -126,3 +126,54 @@ def test_hypothesis_expm1_and_sinc_like_forms_match_mpmath(x):
     values = exact_values(parse("(exp(x) - 1)/x + sin(x)/x").sympy, np.array([x]))
     ref = _ref(lambda t: (mpmath.exp(t) - 1) / t + mpmath.sin(t) / t, x)
     assert values.hi[0] == float(ref)
+
+
+# ---------------------------------------------------------------- the whole expression language
+
+from gradlab.expr import FUNCTIONS, ExpressionError  # noqa: E402
+from gradlab.reference import mp_evaluate  # noqa: E402
+
+
+@st.composite
+def expressions(draw, depth: int = 3) -> str:
+    """Random expressions of the language: every whitelisted function, + - * /, small powers."""
+    if depth == 0 or draw(st.booleans()):
+        return draw(st.sampled_from(["x", "x", "2", "0.5", "pi", "e", "3"]))
+    kind = draw(st.sampled_from(["fn", "fn", "op", "pow"]))
+    inner = draw(expressions(depth - 1))
+    if kind == "fn":
+        return f"{draw(st.sampled_from(sorted(FUNCTIONS)))}({inner})"
+    if kind == "pow":
+        return f"({inner})**{draw(st.sampled_from(['2', '3', '-1', '0.5']))}"
+    return f"({inner}) {draw(st.sampled_from(['+', '-', '*', '/']))} ({draw(expressions(depth - 1))})"
+
+
+def _settled_reference(expr, x: float):
+    """mpmath at 300 and 600 digits; None when undefined or when the two disagree."""
+    try:
+        coarse, fine = (mp_evaluate(expr, x, digits) for digits in (300, 600))
+    except ValueError:
+        return "undefined"
+    with mpmath.workdps(600):
+        if abs(coarse - fine) > mpmath.mpf(2) ** -120 * abs(fine):
+            return None
+    return fine
+
+
+@settings(max_examples=80, deadline=None)
+@given(expressions(), st.floats(min_value=-4.0, max_value=4.0, allow_subnormal=False))
+def test_hypothesis_any_expression_matches_mpmath_at_600_digits(text, x):
+    try:
+        expr = parse(text).sympy
+    except ExpressionError:
+        return
+    if not expr.has(X):
+        return  # constants are folded by the parser
+    values = exact_values(expr, np.array([x]))
+    ref = _settled_reference(expr, x)
+    if ref is None:
+        return
+    if ref == "undefined":
+        assert math.isnan(values.hi[0]), (text, x, values.hi[0])
+    else:
+        assert values.hi[0] == float(ref), (text, x, values.hi[0], ref)
