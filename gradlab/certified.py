@@ -268,12 +268,13 @@ def exact_values(expr: sympy.Expr, xs: np.ndarray, fallback_digits: int = 50,
         tape, out = _compile(expr)
     except NotImplementedError:
         tape = None
-    todo, bits = np.arange(xs.size), START_BITS
+    settled[~np.isfinite(xs)] = True  # no value at an infinite or NaN x: nan, as mpmath says
+    todo, bits = np.flatnonzero(~settled), START_BITS
     while tape is not None and todo.size and bits <= MAX_BITS:
         _pass(tape, out, xs, todo, bits, hi, lo, settled)
         todo = todo[~settled[todo] & (wanted[todo])]
         bits *= 2
-    for i in (np.flatnonzero(~settled & wanted) if tape is not None else np.arange(xs.size)).tolist():
+    for i in np.flatnonzero(~settled & wanted).tolist():
         hi[i], lo[i] = _by_mpmath(expr, float(xs[i]), fallback_digits)
         settled[i] = by_mpmath[i] = True
     return ExactValues(hi, lo, settled, by_mpmath)

@@ -177,3 +177,9 @@ def test_hypothesis_any_expression_matches_mpmath_at_600_digits(text, x):
         assert math.isnan(values.hi[0]), (text, x, values.hi[0])
     else:
         assert values.hi[0] == float(ref), (text, x, values.hi[0], ref)
+
+
+def test_infinite_and_nan_x_have_no_value_and_cost_no_fallback():
+    values = exact_values(parse("log(1 + x)").sympy, np.array([np.inf, -np.inf, np.nan, 1.0]))
+    assert np.isnan(values.hi[:3]).all() and values.settled.all()
+    assert not values.by_mpmath.any() and values.hi[3] == math.log(2)
