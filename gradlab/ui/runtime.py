@@ -20,7 +20,6 @@ import ctypes
 import gc
 import importlib
 import os
-import sys
 import threading
 import time
 
@@ -54,13 +53,6 @@ _M_ARENA_MAX = -8  # mallopt parameter number, from glibc's malloc.h
 #: engine, 450 random shapes: RSS +25% with 1024, +15% with 16, same speed). Read by oneDNN
 #: when it first builds a kernel, so it is set before any page runs.
 ONEDNN_KERNEL_CACHE = 16
-#: Seconds a thread keeps the interpreter lock before another may take it (Python's
-#: default: 0.005). Every session's script runs in a thread of this one process and most of
-#: their work holds the lock; each forced hand-over costs a wake-up of the next thread, and
-#: with 30 busy sessions the process spent more time handing over than computing (load
-#: test, Grad check under the classroom profile: 314 reruns in 60 s at 0.8 cores with 5 ms;
-#: 534 at 1.2 cores, p95 11.7 s -> 5.0 s, with 50 ms; the Explorer's p95 unchanged).
-SWITCH_INTERVAL = 0.05
 #: Imported once at start-up, then frozen out of the collector's sight (gc.freeze): the
 #: libraries' millions of long-lived objects are never scanned again.
 _HEAVY_MODULES = ("sympy", "mpmath", "pandas", "plotly.graph_objects", "gradlab.sweep",
@@ -76,9 +68,8 @@ def configure_runtime() -> None:
 
     The intra-op setting is re-applied each time (cheap), so code that changed it
     meanwhile cannot leave the server on every core. The rest is done once per
-    process, before any page runs: the inter-op pool, oneDNN's kernel cache, the
-    interpreter's switch interval, glibc's arenas, the frozen start-up heap and the
-    background housekeeper.
+    process, before any page runs: the inter-op pool, oneDNN's kernel cache,
+    glibc's arenas, the frozen start-up heap and the background housekeeper.
     """
     global _configured
     with _lock:
@@ -91,7 +82,6 @@ def configure_runtime() -> None:
             torch.set_num_interop_threads(TORCH_INTEROP_THREADS)
         except RuntimeError:
             pass  # already set, or parallel work already started: it can only be set once
-        sys.setswitchinterval(SWITCH_INTERVAL)
         _limit_malloc_arenas()
         _freeze_startup_heap()
         _start_housekeeper()
