@@ -110,15 +110,11 @@ def _real_cbrt(v: arb) -> arb:
     raise _Unsettled()
 
 
-def _method(name: str) -> Callable[[arb], arb]:
-    return operator.methodcaller(name)
-
-
 _FUNCTIONS: dict[type, Callable[..., arb]] = {
-    **{getattr(sympy, name): _method(name) for name in (
+    **{getattr(sympy, name): operator.methodcaller(name) for name in (
         "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
         "asinh", "acosh", "atanh", "exp", "log", "erf", "sec", "csc", "cot")},
-    sympy.sign: _method("sgn"), sympy.Abs: abs, sympy.Heaviside: _step,
+    sympy.sign: operator.methodcaller("sgn"), sympy.Abs: abs, sympy.Heaviside: _step,
     sympy.DiracDelta: _spike, cbrt: _real_cbrt,
     sympy.Max: lambda *args: functools.reduce(arb.max, args),
     sympy.Min: lambda *args: functools.reduce(arb.min, args),
@@ -139,10 +135,6 @@ def _constant(expr: sympy.Expr) -> Callable[[], arb]:
     if expr is sympy.E:
         return arb.const_e
     raise NotImplementedError(f"no Arb rule for the number {expr}")
-
-
-def _power(base: arb, exponent: arb) -> arb:
-    return base**exponent
 
 
 def _power_int(k: int) -> Callable[[arb], arb]:
@@ -175,7 +167,7 @@ def _compile(expr: sympy.Expr) -> tuple[Tape, int]:
             elif node.is_Mul:
                 step = (lambda *v: functools.reduce(operator.mul, v), args)
             elif node.is_Pow:
-                step = (_power, args)
+                step = (operator.pow, args)
             elif node.func in _FUNCTIONS:
                 step = (_FUNCTIONS[node.func], args)
             else:

@@ -34,9 +34,11 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-__all__ = ["FigureSpec"]
+__all__ = ["FigureSpec", "LOG_AXIS"]
 
 
+#: GradLab's log axes: ticks as powers of ten (1e-08 reads badly on a projector).
+LOG_AXIS = {"type": "log", "exponentformat": "power", "showexponent": "all"}
 #: Plotly's font size for subplot titles (make_subplots).
 PANEL_TITLE_SIZE = 16
 

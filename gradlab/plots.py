@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from gradlab.figspec import FigureSpec
+from gradlab.figspec import LOG_AXIS, FigureSpec
 from gradlab.precision import DTYPE_NAMES, facts
 from gradlab.schemes import SCHEME_NAMES, get_scheme
 from gradlab.sweep import SweepResult
@@ -376,8 +376,7 @@ def _height(fig: FigureSpec) -> int:
 
 
 def _layout(fig: FigureSpec, error: ErrorKind, x_range, y_range) -> None:
-    axis = {"type": "log", "exponentformat": "power", "showexponent": "all",
-            "tickfont": {"size": _FONT_SIZE}, "showgrid": True}
+    axis = {**LOG_AXIS, "tickfont": {"size": _FONT_SIZE}, "showgrid": True}
     fig.update_xaxes(title={"text": "step h (eps)", "font": {"size": _AXIS_TITLE_SIZE}},
                      range=[_log10(x_range[0]), _log10(x_range[1])], dtick=2, **axis)
     fig.update_yaxes(title={"text": _Y_TITLES[error], "font": {"size": _AXIS_TITLE_SIZE}},

@@ -23,13 +23,12 @@ import pandas as pd
 import plotly.colors
 import plotly.graph_objects as go
 
-from gradlab.figspec import FigureSpec
+from gradlab.figspec import LOG_AXIS, FigureSpec
 from gradlab.taylor import TaylorResult
 
 __all__ = ["REDUCTION_COLOURS", "eps_sweep_figure", "taylor_figure", "error_heatmap"]
 
 REDUCTION_COLOURS = {"sum": "#1f77b4", "mean": "#d62728", "none": "#2ca02c"}
-_LOG = dict(type="log", exponentformat="power", showexponent="all")
 _HEIGHT = 420
 _PANEL_SPACING = 0.04
 #: Viridis as an explicit scale, the stops plotly.py's validation would write (the
@@ -88,8 +87,8 @@ def eps_sweep_figure(df: pd.DataFrame, rtol: float | None = None) -> go.Figure:
             label = (dict(_REFERENCE_LABEL, text=f"rtol = {rtol:g}", position="top left")
                      if panel == panels[0] else {})
             fig.add_hline(rtol, log_axis=True, xaxis=panel, **label, **_REFERENCE_LINE)
-    fig.update_xaxes(title=_title("step eps"), **_LOG)
-    fig.update_yaxes(title=_title("|finite difference − autograd| / |autograd|"), **_LOG)
+    fig.update_xaxes(title=_title("step eps"), **LOG_AXIS)
+    fig.update_yaxes(title=_title("|finite difference − autograd| / |autograd|"), **LOG_AXIS)
     title = "Error of the finite difference against the step, per reduction"
     if gaps:
         title += (f"<br><sup>{gaps} point{'s' if gaps != 1 else ''} with zero or non-finite error "
@@ -115,8 +114,8 @@ def taylor_figure(taylor: TaylorResult) -> go.Figure:
     if taylor.floor > 0:
         fig.add_hline(taylor.floor, log_axis=True, text="round-off floor ≈ 2u·|L|", **_REFERENCE_LABEL,
                       **_REFERENCE_LINE)
-    fig.update_xaxes(title=_title("h (step along a random direction)"), **_LOG)
-    fig.update_yaxes(title=_title("|L(x+hv) − L(x) − h ∇L·v|"), **_LOG)
+    fig.update_xaxes(title=_title("h (step along a random direction)"), **LOG_AXIS)
+    fig.update_yaxes(title=_title("|L(x+hv) − L(x) − h ∇L·v|"), **LOG_AXIS)
     fig.update_layout(title=_title("Taylor test: slope 2 = right gradient, slope 1 = wrong"),
                       height=_HEIGHT, legend=dict(orientation="h", y=-0.25))
     return fig.figure()

@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.colors
 import plotly.graph_objects as go
 
-from gradlab.figspec import FigureSpec
+from gradlab.figspec import LOG_AXIS, FigureSpec
 from gradlab.ulp import hex_of
 
 __all__ = [
@@ -48,7 +48,6 @@ FIRST_GROUPED = 3
 #: Points drawn in the per-x scatter: SVG stays light in any browser, even without a GPU.
 SCATTER_POINTS = 3000
 
-_LOG_AXIS = dict(type="log", exponentformat="power", showexponent="all")
 #: Light for small entries, dark for large, as an explicit scale: plotly.js's own "Blues"
 #: runs the other way, and the unvalidated figure would pass the bare name to it.
 BLUES = plotly.colors.make_colorscale(plotly.colors.sequential.Blues)
@@ -179,9 +178,9 @@ def error_scatter(table: pd.DataFrame, label_a: str, label_b: str) -> go.Figure:
             hovertemplate="x = %{x:.9g}<br>%{y:.3f} ulp from exact<br>bits %{customdata}<extra>" + label + "</extra>",
         ))
     if len(used) and (used["x"] > 0).all():
-        fig.update_xaxes(**_LOG_AXIS)
+        fig.update_xaxes(**LOG_AXIS)
     if top > LINEAR_ULP_AXIS_MAX:
-        fig.update_yaxes(**_LOG_AXIS)
+        fig.update_yaxes(**LOG_AXIS)
     title = "Error at each x" + (f" (first {len(shown):,} of {len(used):,} points)" if len(shown) < len(used) else "")
     return _layout(fig, title, "x", "distance from the exact value (ulps)"
                    + (" — exact zeros are not drawn" if top > LINEAR_ULP_AXIS_MAX else ""))
@@ -222,7 +221,7 @@ def staircase_figure(table: pd.DataFrame, autograd: float, reference: float, mar
                   dash="dash", color=COLOR_MARK)
     half_range = max(STAIR_MULTIPLES * mark_quantum, 0.5 * abs(autograd))
     fig.update_yaxes(range=[reference - half_range, reference + half_range])
-    fig.update_xaxes(**_LOG_AXIS, range=x_range)
+    fig.update_xaxes(**LOG_AXIS, range=x_range)
     return _layout(fig, "Estimates are multiples of q = ulp(y)/(2h)", "step h", "estimate of ∂y/∂x")
 
 
@@ -242,8 +241,8 @@ def step_error_figure(table: pd.DataFrame, predicted_step: float, mark_step: flo
                       position=_beside(predicted_step, x_range, "top"), dash="dot", color=COLOR_TRUTH)
     fig.add_vline(mark_step, log_axis=True, text=f"h = {mark_step:g}", position=_beside(mark_step, x_range, "bottom"),
                   dash="dash", color=COLOR_MARK)
-    fig.update_xaxes(**_LOG_AXIS, range=x_range)
-    fig.update_yaxes(**_LOG_AXIS)
+    fig.update_xaxes(**LOG_AXIS, range=x_range)
+    fig.update_yaxes(**LOG_AXIS)
     return _layout(fig, "Error: round-off left, truncation right",
                    "step h", "|estimate − exact derivative|")
 

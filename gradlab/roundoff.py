@@ -315,7 +315,7 @@ class _Exact:
     method: str
 
 
-def _exact(expr: sympy.Expr, xs: np.ndarray, dtype: str, wanted: np.ndarray) -> _Exact:
+def _exact(expr: sympy.Expr, xs: np.ndarray, dtype: str, wanted: np.ndarray, digits: int) -> _Exact:
     """The exact value at each x; points outside ``wanted`` may be left nan (they are not compared)."""
     if dtype != "float64" and _is_monomial(expr):
         # x is exact in float64 and c*x**k needs a few roundings of 2**-53 each: that is
@@ -327,7 +327,6 @@ def _exact(expr: sympy.Expr, xs: np.ndarray, dtype: str, wanted: np.ndarray) -> 
         known = np.ones(values.shape, bool)
         return _Exact(ExactValues(values, np.zeros_like(values), known, ~known),
                       "float64 (products and quotients of x only: exact to ~2**-50 relative)")
-    digits = _digits_for(xs)
     values = exact_values(expr, xs, digits, wanted)
     method = f"ball arithmetic (Arb), each value certified to {TARGET_BITS} bits"
     if values.by_mpmath.any():
@@ -370,16 +369,16 @@ def _check_same_maths(fa: Formula, fb: Formula, xs: np.ndarray, exact: _Exact, d
                 )
 
 
-def _reference_note(expr: sympy.Expr, xs: np.ndarray, exact: _Exact, dtype: str) -> str | None:
+def _reference_note(expr: sympy.Expr, xs: np.ndarray, exact: _Exact, dtype: str, digits: int) -> str | None:
     """Arb certifies its values; recompute a few of mpmath's at twice the digits and warn
     if the reference moves by a visible fraction of an ulp."""
     v = exact.values
     spots = _spot_indices(xs, v.by_mpmath & np.isfinite(v.hi))
-    finer = _exact_mp(expr, xs[spots], 2 * _digits_for(xs))
+    finer = _exact_mp(expr, xs[spots], 2 * digits)
     for i, fine in zip(spots, finer):
         if fine is None:
             continue
-        with working_digits(2 * _digits_for(xs)):
+        with working_digits(2 * digits):
             moved = abs(fine - (mpmath.mpf(v.hi[i]) + mpmath.mpf(v.lo[i])))
         if float(moved) > REFERENCE_ULP_FRACTION * ulp(float(fine), dtype):
             return (
@@ -491,8 +490,9 @@ def _compare_on(x: torch.Tensor, fa: Formula, fb: Formula, dtype: str) -> Roundo
     a, b = fa.evaluate(x), fb.evaluate(x)
     xs = x.to(torch.float64).numpy()
     va, vb = a.to(torch.float64).numpy(), b.to(torch.float64).numpy()
-    exact = _exact(fa.sympy, xs, dtype, wanted=np.isfinite(va) & np.isfinite(vb))
-    _check_same_maths(fa, fb, xs, exact, _digits_for(xs))
+    digits = _digits_for(xs)  # working precision of every mpmath value below
+    exact = _exact(fa.sympy, xs, dtype, np.isfinite(va) & np.isfinite(vb), digits)
+    _check_same_maths(fa, fb, xs, exact, digits)
     err_a, err_b = _error_in_ulps(va, exact, dtype), _error_in_ulps(vb, exact, dtype)
     hi = exact.values.hi
     # Compared: both results finite, and the exact value defined and inside the dtype's range.
@@ -510,7 +510,7 @@ def _compare_on(x: torch.Tensor, fa: Formula, fb: Formula, dtype: str) -> Roundo
             f"{int((~ok).sum()):,} of {len(xs):,} points are left out: a result overflowed, or the exact "
             f"value is undefined or outside {dtype}'s range there."
         )
-    warning = _reference_note(fa.sympy, xs, exact, dtype)
+    warning = _reference_note(fa.sympy, xs, exact, dtype, digits)
     if warning:
         notes.append(warning)
     return RoundoffResult(dtype, fa.label, fb.label, fa.note, fb.note, table, _summary(table, ok),
