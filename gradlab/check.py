@@ -48,7 +48,8 @@ from gradlab.taylor import TaylorResult, fit_taylor, taylor_steps
 
 __all__ = [
     "MODES", "REDUCTIONS", "GRAD_OUTPUTS", "GradcheckError", "Element", "CheckSummary",
-    "CheckResult", "gradcheck", "full_check_work", "element_estimates", "sample_indices",
+    "CheckResult", "gradcheck", "full_check_work", "element_estimates", "reduction_estimates",
+    "sample_indices",
 ]
 
 MODES = ("sampled", "full", "directional")
@@ -138,6 +139,7 @@ class _Problem:
     scheme: Scheme
     step: float
     base_rows: torch.Tensor  # (1, out) reduced value(s) at x, numeric dtype
+    output_sizes: torch.Tensor | None  # (out,) float64 |v_j y_j(x)| ("none" only)
 
     @property
     def dtype(self) -> torch.dtype:
@@ -215,13 +217,16 @@ def _autograd(fn, xs, reduction, grad_outputs, seed):
 # ------------------------------------------------------------------ numeric side
 
 
-def _problem(fn, xs, reduction, v, scheme, step, numeric_dtype) -> _Problem:
-    flat = FlatInputs.of([t.to(numeric_dtype) for t in xs])
-    batched = BatchedFn(fn, flat)
+def _problem(fn, xs, reduction, v, scheme, step, numeric_dtype, like: _Problem | None = None) -> _Problem:
+    """The numeric side of a check; ``like`` shares its inputs and batched fn (and the
+    strategy it probed), so problems differing only in reduction run fn alike."""
+    flat = FlatInputs.of([t.to(numeric_dtype) for t in xs]) if like is None else like.flat
+    batched = BatchedFn(fn, flat) if like is None else like.batched
     with _single_threaded_ops():  # the strategy probe: small ops (see _run_chunks)
         base = _reduce(batched(flat.values[None, :]), reduction)
     weights = None if v is None else v.to(numeric_dtype).to(torch.float64).reshape(-1)
-    return _Problem(flat, batched, reduction, weights, scheme, step, base)
+    sizes = None if weights is None else (weights * base[0].to(torch.float64)).abs()
+    return _Problem(flat, batched, reduction, weights, scheme, step, base, sizes)
 
 
 def _estimates(p: _Problem, make_rows, h: torch.Tensor):
@@ -258,8 +263,18 @@ def _combine(p: _Problem, outputs: torch.Tensor, h: torch.Tensor):
     centre = sum(w for c, w in zip(s.offsets, s.weights) if c == 0)
     if centre:
         combined = combined + centre * p.base_rows.to(torch.float64)
-    changed = (values != p.base_rows).any(dim=0) if p.reduction == "none" else None
+    changed = _changed(values, p.base_rows) if p.reduction == "none" else None
     return _contract(p, combined) / h, _scale(p, changed, m)
+
+
+def _changed(values: torch.Tensor, base: torch.Tensor) -> torch.Tensor:
+    """(K, m, out) outputs at the stencil points -> (m, out) float64, 1 where an output
+    differs from its value at x at some point (NaN counts as a change), else 0.
+
+    Taken as sign(max |y - y(x)|) rather than by boolean ops, which torch runs 3x
+    slower: this mask costs as much as the rest of a 'none' chunk together."""
+    spread = (values - base).abs_().amax(dim=0)
+    return spread.sign_().nan_to_num_(nan=1.0).to(torch.float64)
 
 
 def _contract(p: _Problem, values: torch.Tensor) -> torch.Tensor:
@@ -268,12 +283,14 @@ def _contract(p: _Problem, values: torch.Tensor) -> torch.Tensor:
     return values[:, 0]
 
 
-def _scale(p: _Problem, changed, m: int) -> torch.Tensor:
-    base = p.base_rows.to(torch.float64)
+def _scale(p: _Problem, changed: torch.Tensor | None, m: int) -> torch.Tensor:
+    """Round-off scale per perturbation: |L| for sum/mean; for none the sum of
+    |v_j y_j| over the outputs ``changed`` (a 0/1 float64 mask, None: all of them)."""
     if p.reduction != "none":
-        return base.abs()[:, 0].expand(m)
-    size = (p.weights * base[0]).abs()
-    return (size * changed).sum(dim=1) if changed is not None else size.sum().expand(m)
+        return p.base_rows.to(torch.float64).abs()[:, 0].expand(m)
+    if changed is None:
+        return p.output_sizes.sum().expand(m)
+    return changed @ p.output_sizes
 
 
 def _numeric_base(p: _Problem, shifts: torch.Tensor) -> torch.Tensor:
@@ -366,16 +383,28 @@ def _summed_onehot(p: _Problem, index, chunk, steps):
 
 def _generic_onehot(p: _Problem, index, chunk, steps):
     """Any reduction and scheme: each chunk is combined by _combine as it is evaluated."""
-    total = index.shape[0]
-    points = len(_shifts(p, torch.ones(1, dtype=torch.float64)))
-    est, scale = torch.empty(total, dtype=torch.float64), torch.empty(total, dtype=torch.float64)
+    factory = _shared_onehot([p], index, chunk, steps)
+    results = factory.finish
+    factory.finish = lambda: results()[0]
+    return factory
+
+
+def _shared_onehot(problems: list[_Problem], index, chunk, steps):
+    """Like _generic_onehot for problems that differ only in their reduction (one fn,
+    one x, one scheme): fn runs once per perturbed row and each problem reduces
+    and combines the same outputs. ``factory.finish()`` returns one (estimate,
+    scale) pair per problem."""
+    first, total = problems[0], index.shape[0]
+    points = len(_shifts(first, torch.ones(1, dtype=torch.float64)))
+    results = [(torch.empty(total, dtype=torch.float64), torch.empty(total, dtype=torch.float64))
+               for _ in problems]
 
     def factory():
         buffers: dict[bool, OnehotBuffer] = {}
 
         def evaluate(a: int, b: int) -> None:
-            shifts = _shifts(p, steps[a:b])
-            base = _numeric_base(p, shifts)
+            shifts = _shifts(first, steps[a:b])
+            base = _numeric_base(first, shifts)
             key = shifts.is_complex()
             if key not in buffers:
                 buffers[key] = OnehotBuffer(base, points * chunk)
@@ -383,11 +412,13 @@ def _generic_onehot(p: _Problem, index, chunk, steps):
             planned = OnehotBuffer.entries(base, points * chunk, index[a:b].repeat(points),
                                            shifts.reshape(-1))
             with buffer.perturbed(*planned) as rows:
-                est[a:b], scale[a:b] = _combine(p, p.batched(rows), steps[a:b])
+                outputs = first.batched(rows)
+                for p, (est, scale) in zip(problems, results):
+                    est[a:b], scale[a:b] = _combine(p, outputs, steps[a:b])
 
         return evaluate
 
-    factory.finish = lambda: (est, scale)
+    factory.finish = lambda: results
     return factory
 
 
@@ -666,20 +697,58 @@ def element_estimates(
     >>> a.tolist(), n.round(6).tolist()  # forward error = h exactly for x**2
     ([6.0, 6.0], [6.1, 6.001])
     """
-    _choose("reduction", reduction, REDUCTIONS)
+    return reduction_estimates(
+        fn, x, index, steps, reductions=(reduction,), scheme=scheme, grad_outputs=grad_outputs,
+        seed=seed, numeric_float64=numeric_float64, numeric_fn=numeric_fn)[reduction]
+
+
+def reduction_estimates(
+    fn: Callable[..., torch.Tensor],
+    x: torch.Tensor | Sequence[torch.Tensor],
+    index: torch.Tensor,
+    steps: torch.Tensor,
+    *,
+    reductions: Sequence[str] = REDUCTIONS,
+    scheme: str = "central",
+    grad_outputs: str | torch.Tensor = "ones",
+    seed: int = 0,
+    numeric_float64: bool = False,
+    numeric_fn: Callable[..., torch.Tensor] | None = None,
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """:func:`element_estimates` under several reductions, by reduction name.
+
+    fn runs once per perturbed row, whatever the number of reductions: its
+    outputs are reduced each way (a sweep of sum, mean and none costs one
+    sweep of fn, not three), and each reduction's values are what it alone
+    would give.
+
+    >>> est = reduction_estimates(lambda t: t ** 2, torch.tensor([3.0, 1.0], dtype=torch.float64),
+    ...                           torch.tensor([0]), torch.tensor([1e-1]), scheme="forward")
+    >>> {r: n.round(6).tolist() for r, (_, n) in est.items()}  # mean halves L and dL/dx alike
+    {'sum': [6.1], 'mean': [3.05], 'none': [6.1]}
+    """
+    for reduction in reductions:
+        _choose("reduction", reduction, REDUCTIONS)
+    if not reductions:
+        raise GradLabError("Name at least one reduction.")
     xs = _as_inputs(x)
     s = get_scheme(scheme)
     numeric_dtype = torch.float64 if numeric_float64 else xs[0].dtype
     reason = not_applicable_reason(s, numeric_dtype)
     if reason:
         raise GradLabError(reason)
-    g, _, v = _autograd(fn, xs, reduction, grad_outputs, seed)
     callable_ = (numeric_fn or fn) if numeric_float64 else fn
-    p = _problem(callable_, xs, reduction, v, s, 1.0, numeric_dtype)
+    grads, problems = [], []
+    for reduction in reductions:
+        g, _, v = _autograd(fn, xs, reduction, grad_outputs, seed)
+        grads.append(g[index].numpy())
+        problems.append(_problem(callable_, xs, reduction, v, s, 1.0, numeric_dtype,
+                                 like=problems[0] if problems else None))
     steps = steps.to(torch.float64)
-    chunk = _chunk(p, len(index))
-    out, _ = _run_chunks(p, len(index), _onehot_evaluator(p, index, chunk, steps), None, 1, chunk)
-    return g[index].numpy(), out.numpy()
+    chunk = _chunk(problems[0], len(index))
+    results = _run_chunks(problems[0], len(index), _shared_onehot(problems, index, chunk, steps),
+                          None, 1, chunk)
+    return {r: (g, est.numpy()) for r, g, (est, _) in zip(reductions, grads, results)}
 
 
 def _step(eps, s: Scheme, dtype, values: torch.Tensor) -> float:

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from gradlab.check import REDUCTIONS, element_estimates, sample_indices
+from gradlab.check import REDUCTIONS, reduction_estimates, sample_indices
 from gradlab.batched import FlatInputs
 from gradlab.limits import LIMITS, check_limit
 from gradlab.models import CheckSettings, _complex_step_reason, build_problem
@@ -64,14 +64,13 @@ def reduction_sweep(settings: CheckSettings, points_per_decade: int = POINTS_PER
     steps = torch.as_tensor(np.tile(eps, len(elements)))
     rtol, atol = resolve_tolerances(settings.dtype, settings.rtol, settings.atol)
     labels = [_label(problem.x.shape, int(i)) for i in elements]
-    frames = []
-    for reduction in REDUCTIONS:
-        autograd, estimate = element_estimates(
-            problem.fn, problem.x, index, steps, reduction=reduction, scheme=settings.scheme,
-            grad_outputs=settings.grad_outputs, seed=settings.seed,
-            numeric_float64=settings.numeric_float64, numeric_fn=problem.fn64)
-        frames.append(_frame(reduction, np.repeat(labels, len(eps)), steps.numpy(),
-                             autograd, estimate, rtol, atol))
+    # One sweep of fn serves the three reductions: they differ only in how its outputs are reduced.
+    estimates = reduction_estimates(
+        problem.fn, problem.x, index, steps, reductions=REDUCTIONS, scheme=settings.scheme,
+        grad_outputs=settings.grad_outputs, seed=settings.seed,
+        numeric_float64=settings.numeric_float64, numeric_fn=problem.fn64)
+    frames = [_frame(reduction, np.repeat(labels, len(eps)), steps.numpy(), autograd, estimate, rtol, atol)
+              for reduction, (autograd, estimate) in estimates.items()]
     return pd.concat(frames, ignore_index=True)
 
 

@@ -95,6 +95,44 @@ def test_sweep_shows_sum_swamped_and_none_clean_at_eps_1e_3():
     assert at["sum"] > 0.1 and at["mean"] > 0.1 and at["none"] < 2e-3
 
 
+SWEEP_CASES = [(model, dtype, scheme) for model in ("affine", "expression", "mlp")
+               for dtype in ("float32", "float64") for scheme in ("forward", "central")]
+
+
+@pytest.mark.parametrize("model, dtype, scheme", SWEEP_CASES)
+@pytest.mark.parametrize("reduction", ["sum", "mean", "none"])
+def test_sweep_passes_through_the_checks_own_estimate(model, dtype, scheme, reduction):
+    # The sweep evaluates fn once for the three reductions; each curve must still hold
+    # what a check with that reduction and step computes, at the same elements.
+    settings = CheckSettings(model=model, shape=(20, 30), loss="mse", dtype=dtype, scheme=scheme,
+                             mode="sampled", samples=3, seed=4, reduction=reduction, eps=1e-2)
+    df = reduction_sweep(settings, points_per_decade=1)
+    at = df[(df["reduction"] == reduction) & np.isclose(df["eps"], 1e-2)]
+    table = run_check(settings).table
+    assert list(at["element"]) == list(table["element"])
+    np.testing.assert_array_equal(at["autograd"].to_numpy(), table["autograd"].to_numpy())
+    np.testing.assert_array_equal(at["estimate"].to_numpy(), table["numeric"].to_numpy())
+
+
+def _none_scale(fn, x):
+    r = gradcheck(fn, x, mode="full", reduction="none", scheme="central", eps=1e-3, taylor=False)
+    return 1e-3 * r.table["autograd"].abs().to_numpy() / r.table["relative_perturbation"].to_numpy()
+
+
+def test_none_roundoff_scale_counts_only_the_perturbed_output():
+    # elementwise: perturbing x_i moves y_i alone, so the scale is |y_i| = |x_i|^3
+    x = torch.tensor([0.5, -2.0, 3.0, 1.5], dtype=torch.float64)
+    np.testing.assert_allclose(_none_scale(lambda t: t ** 3, x), x.abs().numpy() ** 3, rtol=1e-12)
+
+
+def test_none_roundoff_scale_counts_every_output_the_element_moves():
+    # cumsum: x_i moves y_i..y_n, so the scale is sum_{j >= i} |y_j|
+    x = torch.tensor([1.0, -4.0, 2.0, 0.5], dtype=torch.float64)
+    y = torch.cumsum(x, 0).abs().numpy()
+    np.testing.assert_allclose(_none_scale(lambda t: torch.cumsum(t, 0), x),
+                               np.cumsum(y[::-1])[::-1], rtol=1e-12)
+
+
 # ------------------------------------------------------------------ wrong backward
 
 
