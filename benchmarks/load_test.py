@@ -76,6 +76,8 @@ MAX_BURST = 100
 MAX_ROUNDS = 5
 MAX_REPLICAS = 4
 
+SLOWEST_SHOWN = 8  # reruns listed with what they asked for, to see what is slow
+
 TARGET_CLASS_P95 = 1.0
 TARGET_BURST_P95 = 3.0
 TARGET_MEMORY = 0.10
@@ -552,6 +554,12 @@ def print_report(stats: Stats, info: dict, args: argparse.Namespace) -> dict:
         for b in stats.browser:
             if not b.get("ok"):
                 print(f"  FAILED {b}")
+    slow = sorted((r for r in stats.records if r.phase == "class" and r.result.request),
+                  key=lambda r: r.result.seconds, reverse=True)[:SLOWEST_SHOWN]
+    if slow:
+        print(f"\nSlowest reruns of the class (what changed, the view):")
+        for r in slow:
+            print(f"  {r.result.seconds:6.2f} s  {r.result.request[:160]}")
     for e in stats.connect_errors[:10]:
         print(f"  protocol error: {e}")
     shown = 0

@@ -113,6 +113,7 @@ class RunResult:
     page_not_found: bool = False
     protocol_error: str = ""
     forward_msgs: list = field(default_factory=list)  # only with keep_messages=True
+    request: str = ""  # what was asked: the widget changed and the query string sent
 
     @property
     def ok(self) -> bool:
@@ -595,7 +596,9 @@ class StreamlitSession:
                 values = None if default == new else url_values(new)
                 self.query_string = with_param(self.query_string, w.key, values)
             try:
-                return await self.rerun(fragment_id=w.fragment_id)
+                result = await self.rerun(fragment_id=w.fragment_id)
+                result.request = f"{w.key or w.kind}={','.join(url_values(new))[:40]} ?{self.query_string}"
+                return result
             finally:
                 if new.WhichOneof("value") == "trigger_value":
                     # a click is sent once; the frontend then forgets the trigger

@@ -17,7 +17,7 @@ from gradlab.models import LOSSES, MODELS, CheckSettings, parse_shape, run_check
 from gradlab.plots_check import error_heatmap, eps_sweep_figure, taylor_figure  # noqa: E402
 from gradlab.precision import resolve_tolerances  # noqa: E402
 from gradlab.ui.examples import apply_example_from_url, detach_example, example_picker, load_example  # noqa: E402
-from gradlab.ui.figures import show_figure  # noqa: E402
+from gradlab.ui.figures import PreparedFigure, prepare_figure, show_figure  # noqa: E402
 from gradlab.ui.runtime import CHECK_WORKERS  # noqa: E402
 from gradlab.ui.state import (  # noqa: E402
     bound_number, bound_radio, bound_selectbox, bound_tabs, bound_text, bound_toggle, show_error,
@@ -53,10 +53,11 @@ def cached_check(settings: CheckSettings, _progress=None):
     return run_check(settings, progress=_progress, workers=CHECK_WORKERS)
 
 
-@st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds,
-               show_spinner="Sweeping eps for sum, mean and none…")
-def cached_sweep(settings: CheckSettings):
-    return reduction_sweep(settings)
+@st.cache_resource(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds,
+                   show_spinner="Sweeping eps for sum, mean and none…")
+def sweep_figure(settings: CheckSettings, rtol: float) -> PreparedFigure:
+    # The figure, not the table, is cached: it is what every rerun of this tab needs.
+    return prepare_figure(eps_sweep_figure(reduction_sweep(settings), rtol=rtol))
 
 
 apply_example_from_url(PRESETS)
@@ -225,13 +226,13 @@ def _views(settings: CheckSettings) -> None:
 def _sweep_view(settings: CheckSettings) -> None:
     base = dataclasses.replace(settings, mode="sampled", eps=None, reduction="sum",
                                samples=min(settings.samples, SWEEP_ELEMENTS))
+    rtol, _ = resolve_tolerances(settings.dtype)
     try:
-        df = cached_sweep(base)
+        figure = sweep_figure(base, rtol)
     except GradLabError as err:
         show_error(err)
         return
-    rtol, _ = resolve_tolerances(settings.dtype)
-    show_figure(eps_sweep_figure(df, rtol=rtol), "gradlab-gradcheck-eps-sweep")
+    show_figure(figure, "gradlab-gradcheck-eps-sweep")
     st.caption("Each line is one sampled element. With sum and mean the difference is of the "
                "summed loss, so round-off is relative to |L|; with none it is per output element. "
                "Mean has the same curve as sum: it scales L and dL/dxᵢ alike.")

@@ -10,7 +10,7 @@ from gradlab import plots_teaching as plots  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
 from gradlab.roundoff import COMPARISONS, DISTRIBUTIONS, RoundoffSettings, compare, ulp_histogram, with_hex  # noqa: E402
 from gradlab.ui.examples import apply_example_from_url, detach_example, example_picker, load_example  # noqa: E402
-from gradlab.ui.figures import show_figure  # noqa: E402
+from gradlab.ui.figures import PreparedFigure, prepare_figure, show_figure  # noqa: E402
 from gradlab.ui.state import bound_number, bound_radio, bound_selectbox, bound_text, show_error  # noqa: E402
 from gradlab.ui.widgets import dtype_selectbox  # noqa: E402
 
@@ -27,6 +27,16 @@ CHANGED = {"on_change": detach_example}
                show_spinner="Comparing the formulas against the exact value…")
 def run(a: str, b: str, dtype: str, dist: str, low: float, high: float, n: int, seed: int):
     return compare(RoundoffSettings(a, b, dtype, dist, low, high, n, seed))
+
+
+@st.cache_resource(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False)
+def figures(*args) -> tuple[PreparedFigure, PreparedFigure, PreparedFigure]:
+    """The three figures of run(*args), built once: they are what every rerun draws."""
+    result = run(*args)
+    table, a, b = result.table, result.label_a, result.label_b
+    return (prepare_figure(plots.ulp_distance_bars(ulp_histogram(table), a, b)),
+            prepare_figure(plots.error_histogram(table, a, b)),
+            prepare_figure(plots.error_scatter(table, a, b)))
 
 
 apply_example_from_url(PRESETS)
@@ -74,8 +84,10 @@ with st.container(border=True):
         seed = bound_number("seed", "seed", value=DEFAULTS.seed, min_value=0, max_value=2**31 - 1, step=1,
                             **CHANGED)
 
+args = (a, b, dtype, dist, float(low), float(high), int(n), int(seed))
 try:
-    result = run(a, b, dtype, dist, float(low), float(high), int(n), int(seed))
+    result = run(*args)
+    distance_bars, error_histogram, error_scatter = figures(*args)
 except Exception as err:  # noqa: BLE001 - shown as a sentence, never a traceback
     show_error(err)
     st.stop()
@@ -90,11 +102,10 @@ m[3].metric("largest A–B distance", f"{s.max_ulps_a_b:,} ulp" if s.max_ulps_a_
 
 g1, g2 = st.columns(2)
 with g1:
-    show_figure(plots.ulp_distance_bars(ulp_histogram(result.table), result.label_a, result.label_b),
-                "roundoff-distance")
+    show_figure(distance_bars, "roundoff-distance")
 with g2:
-    show_figure(plots.error_histogram(result.table, result.label_a, result.label_b), "roundoff-error")
-show_figure(plots.error_scatter(result.table, result.label_a, result.label_b), "roundoff-scatter")
+    show_figure(error_histogram, "roundoff-error")
+show_figure(error_scatter, "roundoff-scatter")
 
 for label, note in ((result.label_a, result.note_a), (result.label_b, result.note_b)):
     if note:

@@ -130,3 +130,29 @@ def test_option_names_match_the_engine():
         SCHEME_NAMES = ("forward", "backward", "central", "five_point",
                         "complex_step", "richardson")
     assert widgets.SCHEME_OPTIONS == SCHEME_NAMES
+
+
+def _two_charts_script():
+    import numpy as np
+    import plotly.graph_objects as go
+
+    from gradlab.ui.figures import prepare_figure, show_figure
+
+    fig = go.Figure(go.Scatter(x=np.arange(50.0), y=np.arange(50.0) ** 2, name="square"))
+    fig.update_layout(title={"text": "a figure"}, yaxis={"type": "log"})
+    show_figure(fig, "plain")
+    show_figure(prepare_figure(fig), "prepared")
+
+
+def test_a_prepared_figure_reaches_the_page_exactly_as_the_figure_does():
+    # PreparedFigure relies on how st.plotly_chart consumes a Plotly figure (its to_dict(),
+    # then plotly.io.to_json): if Streamlit changes that, this fails, not the pages.
+    import json
+
+    at = AppTest.from_function(_two_charts_script).run()
+    assert not at.exception
+    charts = [e.proto for e in at.get("plotly_chart")]
+    assert len(charts) == 2
+    plain, prepared = (json.loads(c.spec) for c in charts)
+    assert prepared == plain and plain["data"][0]["name"] == "square"
+    assert json.loads(charts[1].config)["toImageButtonOptions"]["filename"] == "prepared"
