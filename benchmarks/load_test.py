@@ -76,6 +76,7 @@ MAX_BURST = 100
 MAX_ROUNDS = 5
 MAX_REPLICAS = 4
 
+STEAL_WARNING = 0.10  # hypervisor steal above which latencies say more about the host than GradLab
 SLOWEST_SHOWN = 8  # reruns listed with what they asked for, to see what is slow
 
 TARGET_CLASS_P95 = 1.0
@@ -155,6 +156,12 @@ def threads(pid: int) -> int:
 def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_ticks() -> tuple[int, int]:
+    """(all CPU ticks, ticks stolen by the hypervisor) of this machine, from /proc/stat."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    return sum(fields[:8]), fields[7] if len(fields) > 7 else 0
 
 
 def health(base_url: str, timeout: float = 2.0) -> str:
@@ -446,7 +453,7 @@ async def _one_round(args, fleet: Fleet, page: str, links: list[str], text: dict
     sampling = asyncio.create_task(sampler(fleet, stats, stop))
     t_class = time.monotonic()
     stop_at = t_class + args.duration
-    cpu0 = fleet.cpu_seconds()
+    cpu0, ticks0 = fleet.cpu_seconds(), machine_ticks()
     jobs = [student(i, fleet.url(i), page, links, stop_at, stats,
                     random.Random(rng.random()), (args.think_min, args.think_max), text)
             for i in range(args.sessions)]
@@ -457,6 +464,9 @@ async def _one_round(args, fleet: Fleet, page: str, links: list[str], text: dict
     await asyncio.gather(*jobs)
     info["class_seconds"] = time.monotonic() - t_class
     info["class_cpu"] = (fleet.cpu_seconds() - cpu0) / info["class_seconds"]  # the last round's
+    ticks1 = machine_ticks()
+    info["class_steal"] = (ticks1[1] - ticks0[1]) / max(1, ticks1[0] - ticks0[0])
+    info["class_requests"] = sum(1 for r in stats.records if r.phase == "class")
 
     if args.burst:
         await asyncio.sleep(1.0)
@@ -525,8 +535,16 @@ def print_report(stats: Stats, info: dict, args: argparse.Namespace) -> dict:
     if len(info["rss_rounds"]) > 1:
         print("RSS after each round: " + ", ".join(
             f"{r / mib:.0f} MiB ({(r - before) / before:+.1%})" for r in info["rss_rounds"]))
+    per_request = info["class_cpu"] * info["class_seconds"] / max(1, info["class_requests"])
     print(f"Server CPU during the class phase: {info['class_cpu']:.2f} cores on average "
-          f"(of {os.cpu_count()}); health after: {info['health_after']}")
+          f"(of {os.cpu_count()}), {per_request * 1000:.0f} ms per request; health after: "
+          f"{info['health_after']}")
+    # CPU per request is steady from run to run; latencies are not when the hypervisor
+    # hands this (virtual) machine's cores to someone else.
+    steal = info["class_steal"]
+    print(f"Machine: {steal:.0%} of CPU time stolen by the hypervisor during the class"
+          + (" - latencies are not representative; compare CPU per request instead"
+             if steal > STEAL_WARNING else ""))
     cls = summary["phases"].get("class/all", {})
     bst = summary["phases"].get("burst/rerun", {})
     errors = summary["protocol_errors"] + sum(v["failed_runs"] for v in summary["phases"].values())
