@@ -22,7 +22,7 @@ from gradlab.backward_lab import (  # noqa: E402
 from gradlab.errors import GradLabError  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
 from gradlab.ui.examples import apply_example_from_url, detach_example, example_picker, load_example  # noqa: E402
-from gradlab.ui.figures import show_figure  # noqa: E402
+from gradlab.ui.figures import prepare_figure, show_figure  # noqa: E402
 from gradlab.ui.state import bound_radio, bound_selectbox, bound_text, show_error  # noqa: E402
 from gradlab.ui.widgets import dtype_selectbox  # noqa: E402
 
@@ -115,7 +115,8 @@ st.markdown(
 h = st.columns(3)
 for col, name in zip(h, ("a", "b", "c")):
     with col:
-        show_figure(plots.jacobian_heatmap(r.jacobians[name], f"∂y/∂{name}", "y", name), f"jacobian-{name}",
+        show_figure(prepare_figure(plots.jacobian_heatmap, r.jacobians[name], f"∂y/∂{name}", "y", name),
+                    f"jacobian-{name}",
                     key=f"jac-{name}")
 st.dataframe(r.table, hide_index=True, column_config={
     "jacobian": st.column_config.NumberColumn("∂yᵢ/∂inputᵢ", format="%.6g"),
@@ -164,9 +165,10 @@ try:
     mres = run_matrix(mx, parse_vector(mv_text, "v"))
     g1, g2 = st.columns([2, 3])
     with g1:
-        show_figure(plots.jacobian_heatmap(mres.jacobian, "J = ∂z/∂x = W", "z", "x"), "jacobian-w", key="jac-w")
+        show_figure(prepare_figure(plots.jacobian_heatmap, mres.jacobian, "J = ∂z/∂x = W", "z", "x"), "jacobian-w",
+                    key="jac-w")
     with g2:
-        show_figure(plots.weighted_rows_figure(mres.table, mres.grad), "weighted-rows")
+        show_figure(prepare_figure(plots.weighted_rows_figure, mres.table, mres.grad), "weighted-rows")
     st.markdown(f"x.grad = [{_text(mres.grad)}] = Σᵢ vᵢ · (row i of J) = [{_text(mres.vjp)}]. "
                 "A one-hot v picks out one row: the gradient of one output.")
 except Exception as err:  # noqa: BLE001

@@ -32,7 +32,7 @@ from gradlab.ui.explorer import (
     PRESETS,
     function_label,
 )
-from gradlab.ui.figures import show_figure
+from gradlab.ui.figures import prepare_figure, show_figure
 from gradlab.ui.state import (
     apply_preset,
     bound_number,
@@ -187,12 +187,12 @@ def _chart(result: SweepResult) -> None:
     focus = _focus(settings)
     name = f"gradlab-explorer-{settings.expression}-x{settings.x:g}"
     if has_drawable_errors(result, error) or result.table["estimate"].isna().all():
-        fig = error_vs_eps_figure(result, error, show_theory=theory, show_autograd=autograd,
-                                  focus_dtype=focus)
+        fig = prepare_figure(error_vs_eps_figure, result, error, show_theory=theory,
+                             show_autograd=autograd, focus_dtype=focus)
     else:
         st.info("There is no exact derivative here, so there is no error to plot: the chart "
                 "shows what each scheme and autograd return instead.", icon=":material/info:")
-        fig = estimate_vs_eps_figure(result)
+        fig = prepare_figure(estimate_vs_eps_figure, result)
     show_figure(fig, name)
     st.markdown("**Best step per dtype and scheme**: observed in this sweep, and the theory's h*")
     st.dataframe(best_step_table(result), hide_index=True, width="stretch")

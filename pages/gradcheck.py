@@ -57,7 +57,7 @@ def cached_check(settings: CheckSettings, _progress=None):
                    show_spinner="Sweeping eps for sum, mean and none…")
 def sweep_figure(settings: CheckSettings, rtol: float) -> PreparedFigure:
     # The figure, not the table, is cached: it is what every rerun of this tab needs.
-    return prepare_figure(eps_sweep_figure(reduction_sweep(settings), rtol=rtol))
+    return prepare_figure(eps_sweep_figure, reduction_sweep(settings), rtol=rtol)
 
 
 apply_example_from_url(PRESETS)
@@ -216,11 +216,11 @@ def _views(settings: CheckSettings) -> None:
             _sweep_view(settings)
     if shown[1].open and result.taylor is not None:
         with shown[1]:
-            show_figure(taylor_figure(result.taylor), "gradlab-gradcheck-taylor")
+            show_figure(prepare_figure(taylor_figure, result.taylor), "gradlab-gradcheck-taylor")
             st.markdown(result.taylor.text + " This test needs no step and no tolerance.")
     if result.error_map is not None and shown[2].open:
         with shown[2]:
-            show_figure(error_heatmap(result.error_map), "gradlab-gradcheck-heatmap")
+            show_figure(prepare_figure(error_heatmap, result.error_map), "gradlab-gradcheck-heatmap")
 
 
 def _sweep_view(settings: CheckSettings) -> None:

@@ -18,7 +18,7 @@ from gradlab.netgrad import (  # noqa: E402
     step_sweep,
 )
 from gradlab.ui.examples import apply_example_from_url, detach_example, example_picker, load_example  # noqa: E402
-from gradlab.ui.figures import show_figure  # noqa: E402
+from gradlab.ui.figures import prepare_figure, show_figure  # noqa: E402
 from gradlab.ui.state import bound_number, bound_radio, bound_selectbox, bound_text, show_error  # noqa: E402
 from gradlab.ui.widgets import dtype_selectbox, eps_input, eps_range_input  # noqa: E402
 
@@ -109,10 +109,12 @@ if fd.step_taken == 0:
 
 g1, g2 = st.columns(2)
 with g1:
-    show_figure(plots.staircase_figure(sweep.table, sweep.autograd, sweep.reference, fd.step, fd.quantum, dtype),
+    show_figure(prepare_figure(plots.staircase_figure, sweep.table, sweep.autograd, sweep.reference, fd.step,
+                               fd.quantum, dtype),
                 "network-staircase")
 with g2:
-    show_figure(plots.step_error_figure(sweep.table, sweep.predicted_step, fd.step, dtype), "network-step-error")
+    show_figure(prepare_figure(plots.step_error_figure, sweep.table, sweep.predicted_step, fd.step, dtype),
+                "network-step-error")
 
 best = sweep.best_row()
 st.markdown(

@@ -34,9 +34,9 @@ def figures(*args) -> tuple[PreparedFigure, PreparedFigure, PreparedFigure]:
     """The three figures of run(*args), built once: they are what every rerun draws."""
     result = run(*args)
     table, a, b = result.table, result.label_a, result.label_b
-    return (prepare_figure(plots.ulp_distance_bars(ulp_histogram(table), a, b)),
-            prepare_figure(plots.error_histogram(table, a, b)),
-            prepare_figure(plots.error_scatter(table, a, b)))
+    return (prepare_figure(plots.ulp_distance_bars, ulp_histogram(table), a, b),
+            prepare_figure(plots.error_histogram, table, a, b),
+            prepare_figure(plots.error_scatter, table, a, b))
 
 
 apply_example_from_url(PRESETS)

@@ -6,11 +6,13 @@ not from the code's own output.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 
 import numpy as np
 import plotly.graph_objects as go
+import plotly.io as pio
 import pytest
 
 from gradlab.plots import (
@@ -24,6 +26,7 @@ from gradlab.plots import (
     format_sig,
     rounding_table,
 )
+from gradlab.figspec import FigureSpec, specs_only
 from gradlab.precision import facts
 from gradlab.schemes import SCHEME_NAMES
 from gradlab.sweep import SweepSettings, run_sweep
@@ -223,3 +226,24 @@ def test_rounding_table_shows_how_x_is_rounded():
     assert table.loc["float64", "x in dtype − x"] == "0 (exact)"
     # f'(x) = 2x exactly at the rounded point.
     assert table.loc["float16", "exact f′(x in dtype)"] == "0.199951171875"
+
+
+EXPLORER_FIGURES = {
+    "errors (classic)": ("classic", lambda r: error_vs_eps_figure(r)),
+    "errors, absolute, no theory (classic)": (
+        "classic", lambda r: error_vs_eps_figure(r, "absolute", show_theory=False, show_autograd=False)),
+    "errors with gaps (sqrt near 0)": ("sqrt_near_zero", lambda r: error_vs_eps_figure(r)),
+    "estimates (exp at 0)": ("exp0", lambda r: estimate_vs_eps_figure(r)),
+}
+
+
+@pytest.mark.parametrize("name", EXPLORER_FIGURES)
+def test_the_prepared_dict_is_what_the_figure_sends(request, name):
+    # The Explorer sends FigureSpec.to_dict() (no go.Figure built): it must be the figure's own dict.
+    fixture, build = EXPLORER_FIGURES[name]
+    result = request.getfixturevalue(fixture)
+    with specs_only():
+        spec = build(result)
+    assert isinstance(spec, FigureSpec)
+    sent = json.loads(pio.to_json(spec.to_dict(), validate=False))
+    assert sent == json.loads(pio.to_json(build(result), validate=False))

@@ -12,11 +12,12 @@ import math
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+import plotly.io as pio
 import pytest
 from plotly.subplots import make_subplots
 
 from gradlab.check_sweep import reduction_sweep
-from gradlab.figspec import FigureSpec
+from gradlab.figspec import FigureSpec, specs_only
 from gradlab.models import CheckSettings, run_check
 from gradlab.plots_check import REDUCTION_COLOURS, eps_sweep_figure, error_heatmap, taylor_figure
 
@@ -25,14 +26,24 @@ SEED_001 = CheckSettings(shape=(12, 10), dtype="float32", scheme="forward", samp
 CENTRAL_64 = CheckSettings(shape=(12, 10), dtype="float64", scheme="central", samples=3)  # some errors exactly 0
 
 
-@pytest.fixture(scope="module")
-def figures() -> dict[str, go.Figure]:
+def _figures() -> dict[str, go.Figure]:
     return {
         "eps sweep (float32, rtol)": eps_sweep_figure(reduction_sweep(SEED_001), rtol=1e-3),
         "eps sweep (float64, gaps, no rtol)": eps_sweep_figure(reduction_sweep(CENTRAL_64)),
         "taylor": taylor_figure(run_check(SMALL).taylor),
         "heatmap": error_heatmap(run_check(CheckSettings(shape=(12, 10), mode="full")).error_map),
     }
+
+
+@pytest.fixture(scope="module")
+def figures() -> dict[str, go.Figure]:
+    return _figures()
+
+
+@pytest.fixture(scope="module")
+def specs() -> dict[str, FigureSpec]:
+    with specs_only():
+        return _figures()
 
 
 FIGURES = ["eps sweep (float32, rtol)", "eps sweep (float64, gaps, no rtol)", "taylor", "heatmap"]
@@ -131,3 +142,11 @@ def test_taylor_figure_when_signal_points_are_too_spread_to_fit():
     taylor = fit_taylor(h, remainder, floor=1e-20)
     assert taylor.slope is None and not taylor.table["fitted"].any()
     go.Figure(taylor_figure(taylor).to_plotly_json())
+
+
+@pytest.mark.parametrize("name", FIGURES)
+def test_the_prepared_dict_is_what_the_figure_sends(figures, specs, name):
+    # Pages send FigureSpec.to_dict() (no go.Figure built): it must be the figure's own dict.
+    assert isinstance(specs[name], FigureSpec)
+    sent = json.loads(pio.to_json(specs[name].to_dict(), validate=False))
+    assert sent == json.loads(pio.to_json(figures[name], validate=False))

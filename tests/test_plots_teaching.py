@@ -6,17 +6,19 @@ The figures are assembled as plain dicts without Plotly's per-call validation
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+import plotly.io as pio
 import pytest
 
 from gradlab import plots_teaching as plots
 from gradlab.backward_lab import MATRIX_EXAMPLES, VJPSettings, matrix_vjp, vector_jacobian
-from gradlab.figspec import FigureSpec
+from gradlab.figspec import FigureSpec, specs_only
 from gradlab.netgrad import NetgradSettings, finite_difference, step_sweep
 from gradlab.roundoff import RoundoffSettings, compare, ulp_histogram
 
@@ -64,6 +66,20 @@ FIGURES = ["ulp bars (plain)", "error histogram (plain)", "error scatter (plain)
 @pytest.fixture(scope="module")
 def figures(roundoff_result, cancellation_result, network):
     return _figures(roundoff_result, cancellation_result, network)
+
+
+@pytest.fixture(scope="module")
+def specs(roundoff_result, cancellation_result, network):
+    with specs_only():
+        return _figures(roundoff_result, cancellation_result, network)
+
+
+@pytest.mark.parametrize("name", FIGURES)
+def test_the_prepared_dict_is_what_the_figure_sends(figures, specs, name):
+    # Pages send FigureSpec.to_dict() (no go.Figure built): it must be the figure's own dict.
+    assert isinstance(specs[name], FigureSpec)
+    sent = json.loads(pio.to_json(specs[name].to_dict(), validate=False))
+    assert sent == json.loads(pio.to_json(figures[name], validate=False))
 
 
 @pytest.mark.parametrize("name", FIGURES)

@@ -141,7 +141,7 @@ def _two_charts_script():
     fig = go.Figure(go.Scatter(x=np.arange(50.0), y=np.arange(50.0) ** 2, name="square"))
     fig.update_layout(title={"text": "a figure"}, yaxis={"type": "log"})
     show_figure(fig, "plain")
-    show_figure(prepare_figure(fig), "prepared")
+    show_figure(prepare_figure(lambda: fig), "prepared")
 
 
 def test_a_prepared_figure_reaches_the_page_exactly_as_the_figure_does():

@@ -8,11 +8,13 @@ shared read-only by every session) next to the result it draws.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 import plotly.graph_objects as go
 import streamlit as st
 from plotly.basedatatypes import BaseFigure
+
+from gradlab.figspec import specs_only
 
 #: Modebar buttons that do nothing useful on GradLab's charts.
 _REMOVED_BUTTONS = ("lasso2d", "select2d", "autoScale2d")
@@ -49,7 +51,7 @@ class PreparedFigure(BaseFigure):
     answers ``to_dict`` with the dict made once; it is read-only and holds
     nothing else (not even the figure: the dict is what the cache keeps).
 
-    >>> prepared = prepare_figure(go.Figure(go.Scatter(x=[1, 2], y=[3, 4])))
+    >>> prepared = prepare_figure(go.Figure, go.Scatter(x=[1, 2], y=[3, 4]))
     >>> prepared.to_dict()["data"][0]["type"], prepared.to_dict() is prepared.to_dict()
     ('scatter', True)
     """
@@ -67,8 +69,14 @@ class PreparedFigure(BaseFigure):
         return f"PreparedFigure({len(self._spec.get('data', []))} traces)"
 
 
-def prepare_figure(fig: go.Figure) -> PreparedFigure:
-    """The figure as st.plotly_chart will send it, for a page's figure cache."""
+def prepare_figure(build: Callable[..., go.Figure], *args: Any, **kwargs: Any) -> PreparedFigure:
+    """``build(*args, **kwargs)`` as st.plotly_chart will send it, for a page's figure cache.
+
+    GradLab's plot functions assemble a FigureSpec; called here they hand over its
+    dict directly (:func:`gradlab.figspec.specs_only`), and no ``go.Figure`` is built.
+    """
+    with specs_only():
+        fig = build(*args, **kwargs)
     return PreparedFigure(fig.to_dict())
 
 
