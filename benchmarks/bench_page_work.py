@@ -7,7 +7,7 @@ Two ratios, each measured in the same run with interleaved repeats (medians):
    once more inside ``plotly.io.to_json``. The current path
    (:func:`gradlab.ui.figures.prepare_figure`) builds the FigureSpec only and
    makes its dict once. Both then encode the JSON. Per page figure, on the
-   data the page draws: the Round-off lab's three (5,000 points, the default)
+   data the page draws: the Round-off lab's three (its default 10,000 points)
    and the Grad check eps sweep.
 2. **The eps sweep of the Grad check page** (seed 001's 140x120 affine model,
    4 elements, 31 steps, central): one ``reduction_estimates`` call that runs fn
