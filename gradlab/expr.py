@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import math
+import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable
@@ -456,7 +457,11 @@ def _parse_cached(text: str) -> Expression:
 
 def _syntax_tree(text: str) -> ast.Expression:
     try:
-        return ast.parse(text, mode="eval")
+        # A visitor's text must not write to the server log: Python warns about odd
+        # string escapes ('\\)') while parsing, and string literals are refused anyway.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", (DeprecationWarning, SyntaxWarning))
+            return ast.parse(text, mode="eval")
     except SyntaxError as err:
         where = f" at character {err.offset}" if err.offset else ""
         raise ExpressionError(f"The expression is not valid syntax{where}: {err.msg}.") from None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import time
+import warnings
 from dataclasses import dataclass
 
 import mpmath
@@ -750,3 +751,10 @@ def test_text_padded_to_the_char_limit_is_accepted_and_one_more_refused(tree, le
     assert parse(at).sympy == parse(text).sympy
     with pytest.raises(ExpressionError, match=str(LIMITS.expression_chars)):
         parse("(" + " " * (left + 1) + text + " " * (room - left - 2) + ")")
+
+
+def test_odd_string_escapes_are_refused_without_a_warning_in_the_server_log():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a warning would be an error here
+        with pytest.raises(ExpressionError):
+            parse('"\\)" + x')
