@@ -269,7 +269,8 @@ def _combine(p: _Problem, outputs: torch.Tensor, h: torch.Tensor):
 
 def _changed(values: torch.Tensor, base: torch.Tensor) -> torch.Tensor:
     """(K, m, out) outputs at the stencil points -> (m, out) float64, 1 where an output
-    differs from its value at x at some point (NaN counts as a change), else 0.
+    differs from its value at x at some point, else 0 (NaN counts as a change, and so
+    does an infinite output that stays infinite: its estimate is NaN anyway).
 
     Taken as sign(max |y - y(x)|) rather than by boolean ops, which torch runs 3x
     slower: this mask costs as much as the rest of a 'none' chunk together."""
