@@ -7,8 +7,11 @@ FROM python:3.11-slim
 # One thread per numeric library: GradLab's tensors are small and every session's
 # script runs in its own thread, so intra-op thread pools only contend for the
 # cores. Two malloc arenas: every rerun runs in a fresh thread, and glibc's
-# per-thread arenas otherwise keep a closed class's memory; oneDNN's kernel cache
-# small, as gradlab/ui/runtime.py sets it (docs/DEPLOYMENT.md).
+# per-thread arenas otherwise keep a closed class's memory; Python's small objects
+# from glibc's malloc too (PYTHONMALLOC=malloc): pymalloc frees an arena only when
+# all of it is free, and a class on the Round-off lab left them part-used (+34 %
+# after the load against +25 %, for ~5 % more CPU); oneDNN's kernel cache small, as
+# gradlab/ui/runtime.py sets it (docs/DEPLOYMENT.md).
 # The STREAMLIT_* variables repeat the command line below for any other entry
 # point (e.g. `docker run ... streamlit run app.py`).
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -19,6 +22,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     MKL_NUM_THREADS=1 \
     OPENBLAS_NUM_THREADS=1 \
     MALLOC_ARENA_MAX=2 \
+    PYTHONMALLOC=malloc \
     ONEDNN_PRIMITIVE_CACHE_CAPACITY=16 \
     STREAMLIT_SERVER_HEADLESS=true \
     STREAMLIT_SERVER_ADDRESS=0.0.0.0 \

@@ -36,8 +36,18 @@ def _open(base_url: str, page: str = "", query: str = ""):
         return pool.submit(asyncio.run, go()).result()
 
 
-def test_app_is_healthy_and_serves_home_with_production_settings():
-    with Server(free_port()) as server:
+def _image_env() -> dict[str, str]:
+    """The environment the Dockerfile's ENV sets (runtime settings: malloc, threads, ...)."""
+    pairs = " ".join(a for k, a in _dockerfile_instructions() if k == "ENV").split()
+    env = dict(p.split("=", 1) for p in pairs)
+    # the server under test listens where the test says, not where the image does
+    return {k: v for k, v in env.items() if k not in ("STREAMLIT_SERVER_ADDRESS", "STREAMLIT_SERVER_PORT")}
+
+
+def test_app_is_healthy_and_serves_its_pages_with_production_settings():
+    env = _image_env()
+    assert env["PYTHONMALLOC"] == "malloc" and env["MALLOC_ARENA_MAX"] == "2"
+    with Server(free_port(), extra_env=env) as server:
         assert health(server.base_url) == "ok"
         with urllib.request.urlopen(server.base_url + "/", timeout=5) as response:
             assert response.status == 200
@@ -45,6 +55,10 @@ def test_app_is_healthy_and_serves_home_with_production_settings():
         assert home.ok, home.protocol_error or home.status
         assert home.elements["heading"] > 0
         assert home.exceptions == []
+        for page in ("roundoff", "gradcheck"):  # Arb, torch and Plotly under the image's malloc
+            view = _open(server.base_url, page)
+            assert view.ok and view.exceptions == [], (page, view.protocol_error or view.status)
+            assert view.elements["plotly_chart"] > 0, page
 
 
 # An exception in the entry script, in a page run by st.navigation, and a syntax
@@ -152,8 +166,8 @@ def test_dockerfile_is_slim_cpu_only_non_root_headless_with_a_healthcheck():
     assert kinds.index("USER") < kinds.index("CMD")
     assert "/_stcore/health" in args["HEALTHCHECK"][0]
     env = " ".join(args["ENV"])
-    for setting in ("STREAMLIT_SERVER_HEADLESS=true", "MALLOC_ARENA_MAX=2", "OMP_NUM_THREADS=1",
-                    "ONEDNN_PRIMITIVE_CACHE_CAPACITY=16"):
+    for setting in ("STREAMLIT_SERVER_HEADLESS=true", "MALLOC_ARENA_MAX=2", "PYTHONMALLOC=malloc",
+                    "OMP_NUM_THREADS=1", "ONEDNN_PRIMITIVE_CACHE_CAPACITY=16"):
         assert setting in env
     copied = " ".join(args["COPY"])
     for needed in ("app.py", "pages/", "gradlab/", ".streamlit/", "requirements.txt"):
