@@ -441,6 +441,17 @@ async def run(args: argparse.Namespace) -> tuple[Stats, dict]:
             await _one_round(args, fleet, page, links, text, rng, stats, info)
             info["rss_rounds"].append(fleet.rss_kib())
         info["rss_after"] = info["rss_rounds"][-1]
+        if args.clear_caches:
+            # what is left once the caches are emptied: growth the caches do not explain
+            for server in servers:
+                tab = StreamlitSession(server.base_url)
+                await tab.connect()
+                stats.add("warm-up", "open", await tab.open(page, ""))
+                await tab.clear_caches()
+                await asyncio.sleep(1.0)
+                await tab.close()
+            await asyncio.sleep(args.settle)
+            info["rss_cleared"] = fleet.rss_kib()
         info["threads_after"] = fleet.threads()
         info["health_after"] = fleet.health()
     return stats, info
@@ -532,6 +543,10 @@ def print_report(stats: Stats, info: dict, args: argparse.Namespace) -> dict:
           f"(after warm-up), peak {peak / mib:.0f} MiB, after {after / mib:.0f} MiB "
           f"({growth:+.1%}, {args.settle:.0f} s after the last tab closed); threads "
           f"{info['threads_before']} -> {info['threads_after']}")
+    if "rss_cleared" in info:
+        cleared = info["rss_cleared"]
+        print(f"After clearing the caches: {cleared / mib:.0f} MiB ({(cleared - before) / before:+.1%}, "
+              f"{args.settle:.0f} s later)")
     if len(info["rss_rounds"]) > 1:
         print("RSS after each round: " + ", ".join(
             f"{r / mib:.0f} MiB ({(r - before) / before:+.1%})" for r in info["rss_rounds"]))
@@ -602,6 +617,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--rounds", type=int, default=1,
                    help="class + burst + settle, repeated against the same server (default 1, at most "
                         f"{MAX_ROUNDS}): memory that grows round after round is a leak")
+    p.add_argument("--clear-caches", action="store_true",
+                   help="after the last round, clear the server's caches (as the app menu does), wait "
+                        "--settle seconds and read RSS again: the growth the caches do not explain")
     p.add_argument("--quick", action="store_true", help="smoke test: 3 tabs, 5 s, burst 3, short settle")
     p.add_argument("--think-min", type=float, default=0.5)
     p.add_argument("--think-max", type=float, default=3.0)

@@ -351,6 +351,13 @@ class StreamlitSession:
             raise ProtocolError(f"cannot connect to {self.ws_url}: {exc!r}") from exc
         self._reader = asyncio.create_task(self._read_loop())
 
+    async def clear_caches(self) -> None:
+        """Ask the server to clear st.cache_data and st.cache_resource, as the app menu's
+        "Clear cache" does (the server clears them for every session)."""
+        back = BackMsg()
+        back.clear_cache = True
+        await self._ws.send(back.SerializeToString())
+
     async def close(self) -> None:
         if self._ws is not None:
             await self._ws.close()

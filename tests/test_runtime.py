@@ -33,6 +33,31 @@ def test_housekeeping_collects_garbage_at_most_every_interval(monkeypatch):
     assert calls == ["collect", "trim"]  # garbage collected, then freed memory back to the OS
 
 
+def test_an_idle_server_collects_a_few_times_soon_then_at_the_usual_pace(monkeypatch):
+    calls, clock = [], {"now": 0.0}
+    monkeypatch.setattr(runtime.gc, "collect", lambda *a: calls.append(clock["now"]) or 0)
+    monkeypatch.setattr(runtime, "_malloc_trim", lambda: None)
+    monkeypatch.setattr(runtime.time, "monotonic", lambda: clock["now"])
+    monkeypatch.setattr(runtime, "_last_collect", 0.0)
+    monkeypatch.setattr(runtime, "_last_rerun", 0.0)  # the class's last rerun
+    monkeypatch.setattr(runtime, "_idle_collections", 0)
+    tick = runtime.HOUSEKEEPING_TICK_SECONDS
+    for k in range(1, int(2 * runtime.COLLECT_EVERY_SECONDS / tick) + 1):
+        clock["now"] = k * tick
+        runtime.housekeeping()
+    quick = [runtime.IDLE_COLLECT_SECONDS * (i + 1) for i in range(runtime.IDLE_COLLECTIONS)]
+    # the first IDLE_COLLECTIONS come every IDLE_COLLECT_SECONDS, then every COLLECT_EVERY_SECONDS
+    assert calls[:len(quick)] == pytest.approx(quick, abs=tick)
+    assert calls[len(quick)] - calls[len(quick) - 1] == pytest.approx(runtime.COLLECT_EVERY_SECONDS, abs=tick)
+
+
+def test_a_rerun_brings_back_the_pace_under_load(monkeypatch):
+    monkeypatch.setattr(runtime, "_idle_collections", runtime.IDLE_COLLECTIONS)
+    monkeypatch.setattr(runtime, "_last_rerun", 0.0)
+    runtime.configure_runtime()  # what every rerun calls
+    assert runtime._idle_collections == 0 and runtime._last_rerun > 0.0
+
+
 def test_the_housekeeper_runs_in_the_background_once_configured():
     runtime.configure_runtime()
     names = [t.name for t in threading.enumerate()]
