@@ -65,8 +65,9 @@ ENV_VARIABLE = "GRADLAB_LIMITS"
 #: Named sets of overrides. "classroom": every request a student can make stays
 #: well under a second of CPU, so 30 students fit on 2 cores (docs/DEPLOYMENT.md).
 PROFILES = {
-    "classroom": "tensor_elements=65536, sampled_elements=200, full_check_elements=4096, "
-                 "full_check_seconds=3, roundoff_samples=20000, roundoff_seconds=2, evaluation_seconds=1",
+    "classroom": "tensor_elements=65536, sampled_elements=50, directional_checks=16, "
+                 "full_check_elements=4096, full_check_seconds=3, roundoff_samples=20000, "
+                 "roundoff_seconds=2, evaluation_seconds=1",
 }
 
 

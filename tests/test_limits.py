@@ -485,6 +485,6 @@ def test_every_page_opens_cleanly_under_the_classroom_profile():
 
 def test_the_classroom_profile_lowers_the_heavy_bounds():
     classroom = limits_from("classroom")
-    for name in ("tensor_elements", "sampled_elements", "full_check_elements", "full_check_seconds",
-                 "roundoff_samples"):
+    for name in ("tensor_elements", "sampled_elements", "directional_checks", "full_check_elements",
+                 "full_check_seconds", "roundoff_samples"):
         assert getattr(classroom, name) < getattr(Limits(), name), name
