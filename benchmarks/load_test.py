@@ -465,6 +465,7 @@ async def _one_round(args, fleet: Fleet, page: str, links: list[str], text: dict
     t_class = time.monotonic()
     stop_at = t_class + args.duration
     cpu0, ticks0 = fleet.cpu_seconds(), machine_ticks()
+    records0 = len(stats.records)
     jobs = [student(i, fleet.url(i), page, links, stop_at, stats,
                     random.Random(rng.random()), (args.think_min, args.think_max), text)
             for i in range(args.sessions)]
@@ -477,7 +478,7 @@ async def _one_round(args, fleet: Fleet, page: str, links: list[str], text: dict
     info["class_cpu"] = (fleet.cpu_seconds() - cpu0) / info["class_seconds"]  # the last round's
     ticks1 = machine_ticks()
     info["class_steal"] = (ticks1[1] - ticks0[1]) / max(1, ticks1[0] - ticks0[0])
-    info["class_requests"] = sum(1 for r in stats.records if r.phase == "class")
+    info["class_requests"] = sum(1 for r in stats.records[records0:] if r.phase == "class")  # this round's
 
     if args.burst:
         await asyncio.sleep(1.0)
@@ -590,7 +591,7 @@ def print_report(stats: Stats, info: dict, args: argparse.Namespace) -> dict:
     slow = sorted((r for r in stats.records if r.phase == "class" and r.result.request),
                   key=lambda r: r.result.seconds, reverse=True)[:SLOWEST_SHOWN]
     if slow:
-        print(f"\nSlowest reruns of the class (what changed, the view):")
+        print("\nSlowest reruns of the class (what changed, the view):")
         for r in slow:
             print(f"  {r.result.seconds:6.2f} s  {r.result.request[:160]}")
     for e in stats.connect_errors[:10]:

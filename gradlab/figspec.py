@@ -24,8 +24,8 @@ Plotly quirk handled here: on a log axis *shapes* take data coordinates but
 A page that only sends a figure to the browser needs its dict, not a
 ``go.Figure``: inside :func:`specs_only` the plot functions return their
 FigureSpec, and :meth:`FigureSpec.to_dict` gives what ``figure().to_dict()``
-would, without building the figure or deep-copying it (a third of the cost of a
-5,000-point scatter each).
+would, without building the figure or deep-copying it (each of the two is about a
+third of the cost of sending the Round-off lab's scatter).
 
 Side-by-side panels sharing one y axis (what ``make_subplots(cols=n,
 shared_yaxes=True)`` draws) come from :meth:`FigureSpec.side_by_side`; a trace
@@ -42,7 +42,6 @@ import re
 from collections.abc import Iterator, Sequence
 
 import plotly.graph_objects as go
-import plotly.io as pio
 from _plotly_utils.utils import convert_to_base64
 
 __all__ = ["FigureSpec", "LOG_AXIS", "specs_only"]

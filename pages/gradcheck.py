@@ -211,7 +211,7 @@ def _views(settings: CheckSettings) -> None:
         return
     _verdict(result)
     _table(result)
-    # Lazy tabs: only the open one is computed (the eps sweep costs ~5 checks); the open
+    # Lazy tabs: only the open one is computed (the eps sweep is most of a rerun's work); the open
     # tab is in the URL, so a shared link opens the same view.
     shown = bound_tabs([SWEEP_TAB, TAYLOR_TAB] + ([HEATMAP_TAB] if result.error_map is not None else []), "view")
     if shown[0].open:
