@@ -62,8 +62,10 @@ class cbrt(sympy.Function):
             v = mpmath.mpf(value)  # mpmath.cbrt is the principal (complex) root for v < 0
             return sympy.Float(mpmath.cbrt(v) if v >= 0 else -mpmath.cbrt(-v), precision=prec)
 
-    def _latex(self, printer):
-        return r"\sqrt[3]{%s}" % printer._print(self.args[0])
+    def _latex(self, printer, exp=None):
+        # sympy passes exp= when the root is raised to a power (its derivative is 1/(3*cbrt(x)**2)).
+        root = r"\sqrt[3]{%s}" % printer._print(self.args[0])
+        return root if exp is None else r"\left(%s\right)^{%s}" % (root, exp)
 
 
 def _complex_cbrt(z: torch.Tensor) -> torch.Tensor:

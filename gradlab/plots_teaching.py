@@ -16,6 +16,7 @@ import plotly.colors
 import plotly.graph_objects as go
 
 from gradlab.figspec import LOG_AXIS, FigureSpec
+from gradlab.literal_text import plotly_literal
 from gradlab.ulp import hex_of
 
 __all__ = [
@@ -102,6 +103,7 @@ def ulp_distance_bars(hist: pd.DataFrame, label_a: str, label_b: str) -> go.Figu
     Many distinct distances (a cancellation gives millions) are grouped by decade,
     so the chart never has more than a few dozen bars.
     """
+    label_a, label_b = plotly_literal(label_a), plotly_literal(label_b)  # formulas a visitor typed
     if len(hist) > MAX_BARS:
         hist = _decade_bins(hist)
     fig = FigureSpec()
@@ -123,6 +125,7 @@ def error_histogram(table: pd.DataFrame, label_a: str, label_b: str) -> go.Figur
     Binned here, not in the browser: 100,000 raw values would be megabytes of JSON
     per view; the bars are a few hundred numbers.
     """
+    label_a, label_b = plotly_literal(label_a), plotly_literal(label_b)  # formulas a visitor typed
     used = table.dropna(subset=["ulps_a_exact", "ulps_b_exact"])
     top = float(max(used["ulps_a_exact"].max(), used["ulps_b_exact"].max())) if len(used) else 1.0
     log_errors = top > LINEAR_ULP_AXIS_MAX
@@ -165,6 +168,7 @@ def _error_bin_edges(columns, log_errors: bool, top: float) -> np.ndarray:
 
 def error_scatter(table: pd.DataFrame, label_a: str, label_b: str) -> go.Figure:
     """Each point's error in ulps against x, both formulas; log x when every x is positive."""
+    label_a, label_b = plotly_literal(label_a), plotly_literal(label_b)  # formulas a visitor typed
     used = table.dropna(subset=["ulps_a_exact", "ulps_b_exact"])
     top = float(max(used["ulps_a_exact"].max(), used["ulps_b_exact"].max())) if len(used) else 1.0
     shown = used.head(SCATTER_POINTS)  # the inputs are random already: the first ones are a fair sample

@@ -21,6 +21,7 @@ from gradlab.backward_lab import (  # noqa: E402
 )
 from gradlab.errors import GradLabError  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
+from gradlab.literal_text import markdown_code, markdown_literal  # noqa: E402
 from gradlab.ui.examples import apply_example_from_url, detach_example, example_picker, load_example  # noqa: E402
 from gradlab.ui.figures import prepare_figure, show_figure  # noqa: E402
 from gradlab.ui.state import bound_radio, bound_selectbox, bound_text, show_error  # noqa: E402
@@ -137,7 +138,7 @@ for col, code in zip(buttons, SHORT):
                help=f"`{STEP_CODES[code][1]}`")
 buttons[5].button("start afresh", key="step-reset", on_click=clear_steps, width="stretch")
 if "_step_error" in st.session_state:
-    st.warning(st.session_state.pop("_step_error"))
+    st.warning(markdown_literal(st.session_state.pop("_step_error")))
 try:
     records = run_session(steps_text, vectors["a"], vectors["b"], vectors["c"], vectors["v"], dtype)
 except Exception as err:  # noqa: BLE001
@@ -147,13 +148,13 @@ if not records:
     st.caption("Press the buttons above: each press replays every step from scratch on fresh tensors.")
 for n, rec in enumerate(records, start=1):
     with st.container(border=True):
-        st.markdown(f"**{n}.** `{rec.code}`")
+        st.markdown(f"**{n}.** {markdown_code(rec.code)}")
         if rec.ok:
             st.markdown(" · ".join(
                 f"`{k}.grad` = {('None' if g is None else '[' + _text(g) + ']')}" for k, g in rec.grads.items()
             ))
         else:
-            st.warning(f"PyTorch refuses: {rec.message}", icon=":material/block:")
+            st.warning(f"PyTorch refuses: {markdown_literal(rec.message)}", icon=":material/block:")
 
 st.subheader("3 · A Jacobian that is not diagonal")
 mx = bound_selectbox("example", "mx", tuple(MATRIX_EXAMPLES), format_func=lambda k: MATRIX_EXAMPLES[k].title,

@@ -9,6 +9,7 @@ from gradlab.errors import GradLabError
 from gradlab.expr import parse
 from gradlab.lesson import GUESSES, expected_guess, guess_label, guess_step, quiz_scheme
 from gradlab.limits import LIMITS
+from gradlab.literal_text import markdown_literal
 from gradlab.plots import (
     autograd_table,
     best_step_table,
@@ -107,7 +108,7 @@ def _validated(text: str, settings: SweepSettings) -> SweepSettings | None:
     try:
         parse(text)
     except GradLabError as err:
-        st.error(f"{err}", icon=":material/edit:")
+        show_error(err, icon=":material/edit:")
         return None
     if not settings.dtypes:
         st.warning("Pick at least one dtype in the sidebar (float32 and float64 are a good start).")
@@ -148,7 +149,7 @@ def _formulas(text: str, result: SweepResult) -> None:
             st.markdown(f"Exact $f'(x)$ at $x = {x!r}$, to 20 digits:")
             st.code(exact_digits(result.reference.d1), language=None)
         else:
-            st.markdown(f"No exact $f'$ at $x = {x!r}$: {result.reference.reason}")
+            st.markdown(f"No exact $f'$ at $x = {x!r}$: {markdown_literal(result.reference.reason)}")
     with right:
         st.markdown("**How x is rounded** in each dtype (errors are measured against the exact "
                     "derivative at the rounded point)")
@@ -159,9 +160,9 @@ def _notes(result: SweepResult) -> None:
     warnings = [n for n in result.notes if _is_warning(n)]
     infos = [n for n in result.notes if not _is_warning(n)]
     for note in warnings:
-        st.warning(note, icon=":material/warning:")
+        st.warning(markdown_literal(note), icon=":material/warning:")
     if infos:
-        st.info("\n".join(f"- {n}" for n in infos), icon=":material/info:")
+        st.info("\n".join(f"- {markdown_literal(n)}" for n in infos), icon=":material/info:")
 
 
 def _is_warning(note: str) -> bool:

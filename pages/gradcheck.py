@@ -13,6 +13,7 @@ from gradlab.check_sweep import reduction_sweep  # noqa: E402
 from gradlab.deadline import paced_progress  # noqa: E402
 from gradlab.errors import GradLabError, LimitError  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
+from gradlab.literal_text import markdown_literal  # noqa: E402
 from gradlab.models import LOSSES, MODELS, CheckSettings, parse_shape, run_check  # noqa: E402
 from gradlab.plots_check import error_heatmap, eps_sweep_figure, taylor_figure  # noqa: E402
 from gradlab.precision import resolve_tolerances  # noqa: E402
@@ -180,8 +181,9 @@ def _verdict(result) -> None:
     box = {"success": st.success, "warning": st.warning, "error": st.error}[d.level]
     icon = {"success": ":material/check_circle:", "warning": ":material/warning:",
             "error": ":material/error:"}[d.level]
-    fixes = "".join(f"\n- {f}" for f in d.fixes)
-    box(f"**{d.headline}**\n\n{d.details}" + (f"\n\n**What helps:**{fixes}" if fixes else ""), icon=icon)
+    fixes = "".join(f"\n- {markdown_literal(f)}" for f in d.fixes)
+    box(f"**{markdown_literal(d.headline)}**\n\n{markdown_literal(d.details)}"
+        + (f"\n\n**What helps:**{fixes}" if fixes else ""), icon=icon)
     c = st.columns(4)
     c[0].metric(f"verdict ({s.failed} of {s.checked} fail)", s.verdict.upper())
     c[1].metric("h·|dL/dxᵢ| / |L|", f"{s.relative_perturbation:.2e}",
@@ -190,7 +192,7 @@ def _verdict(result) -> None:
     c[3].metric(f"step h ({s.scheme})", f"{s.step:.3g}",
                 help=f"Tolerances: rtol {s.rtol:g}, atol {s.atol:g} (the {s.dtype} defaults).")
     if not s.passed:
-        st.caption(s.message.split(" Hint:")[0])
+        st.caption(markdown_literal(s.message.split(" Hint:")[0]))
 
 
 def _table(result) -> None:
@@ -220,7 +222,7 @@ def _views(settings: CheckSettings) -> None:
     if shown[1].open and result.taylor is not None:
         with shown[1]:
             show_figure(prepare_figure(taylor_figure, result.taylor), "gradlab-gradcheck-taylor")
-            st.markdown(result.taylor.text + " This test needs no step and no tolerance.")
+            st.markdown(markdown_literal(result.taylor.text) + " This test needs no step and no tolerance.")
     if result.error_map is not None and shown[2].open:
         with shown[2]:
             show_figure(prepare_figure(error_heatmap, result.error_map), "gradlab-gradcheck-heatmap")

@@ -9,6 +9,7 @@ ensure_router()
 
 from gradlab import plots_teaching as plots  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
+from gradlab.literal_text import markdown_literal  # noqa: E402
 from gradlab.netgrad import (  # noqa: E402
     ACTIVATIONS,
     SCIPY_NOTE,
@@ -123,7 +124,7 @@ st.markdown(
     f"(with $|f/f'''| \\approx 1$: {sweep.default_step:.2g})."
 )
 for note in sweep.notes:
-    st.caption(note)
+    st.caption(markdown_literal(note))
 st.info(SCIPY_NOTE, icon=":material/info:")
 
 with st.expander("The sweep, step by step"):

@@ -8,6 +8,7 @@ ensure_router()
 
 from gradlab import plots_teaching as plots  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
+from gradlab.literal_text import markdown_code, markdown_literal  # noqa: E402
 from gradlab.roundoff import COMPARISONS, DISTRIBUTIONS, RoundoffSettings, compare, ulp_histogram, with_hex  # noqa: E402
 from gradlab.ui.examples import apply_example_from_url, detach_example, example_picker, load_example  # noqa: E402
 from gradlab.ui.figures import PreparedFigure, prepare_figure, show_figure  # noqa: E402
@@ -93,11 +94,11 @@ except Exception as err:  # noqa: BLE001 - shown as a sentence, never a tracebac
     st.stop()
 
 s = result.summary
-st.info(result.verdict(), icon=":material/balance:")
+st.info(markdown_literal(result.verdict()), icon=":material/balance:")
 m = st.columns(4)
 m[0].metric("bit for bit equal", f"{s.bitwise_equal:.1%}")
-m[1].metric(f"A closer: {result.label_a}", f"{s.a_closer:.1%}")
-m[2].metric(f"B closer: {result.label_b}", f"{s.b_closer:.1%}")
+m[1].metric(f"A closer: {markdown_literal(result.label_a)}", f"{s.a_closer:.1%}")
+m[2].metric(f"B closer: {markdown_literal(result.label_b)}", f"{s.b_closer:.1%}")
 m[3].metric("largest A–B distance", f"{s.max_ulps_a_b:,} ulp" if s.max_ulps_a_b < 10**6 else f"{s.max_ulps_a_b:.2e} ulp")
 
 g1, g2 = st.columns(2)
@@ -109,9 +110,9 @@ show_figure(error_scatter, "roundoff-scatter")
 
 for label, note in ((result.label_a, result.note_a), (result.label_b, result.note_b)):
     if note:
-        st.markdown(f"- **`{label}`**: " + note.replace("*", r"\*"))
+        st.markdown(f"- **{markdown_code(label)}**: " + markdown_literal(note))
 for note in result.notes:
-    st.caption(note)
+    st.caption(markdown_literal(note))
 
 with st.expander("The numbers, point by point (first 500)"):
     st.dataframe(
@@ -139,7 +140,7 @@ with st.expander("Lesson: why one ulp, and who is right", icon=":material/school
                          "low": -1.0, "high": 1.0, "n": DEFAULTS.samples, "seed": 0})
         right = "-1/x**2" if seed000.summary.b_closer > seed000.summary.a_closer else "autograd"
         (st.success if guess == right else st.info)(
-            f"{'Right' if guess == right else 'Not quite'}: {seed000.verdict()}"
+            f"{'Right' if guess == right else 'Not quite'}: {markdown_literal(seed000.verdict())}"
         )
         st.markdown(
             r"""

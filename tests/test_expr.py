@@ -759,3 +759,19 @@ def test_odd_string_escapes_are_refused_without_a_warning_in_the_server_log():
         with pytest.raises(ExpressionError):
             parse('"\\)" + x')
     assert [str(w.message) for w in caught] == []
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+@pytest.mark.parametrize("template", ["{f}(x)", "sin({f}(x))", "{f}(x)**2", "1/{f}(x)**3", "{f}({f}(x))"])
+def test_every_function_has_latex_in_every_position(name, template):
+    """The Explorer typesets f and f'; a function used as a power's base once crashed it (cbrt)."""
+    e = parse(template.format(f=name))
+    for latex in (e.latex(), e.derivative_latex()):
+        assert isinstance(latex, str) and latex.strip()
+
+
+def test_cbrt_latex_is_a_cube_root_raised_to_the_power():
+    assert parse("cbrt(x)").latex() == r"\sqrt[3]{x}"
+    assert parse("cbrt(x)**2").latex() == r"\left(\sqrt[3]{x}\right)^{2}"
+    # d/dx x^(1/3) = 1/(3 x^(2/3)): the derivative carries cbrt(x) squared
+    assert parse("cbrt(x)").derivative_latex() == r"\frac{1}{3 \left(\sqrt[3]{x}\right)^{2}}"

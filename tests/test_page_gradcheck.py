@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
+from app_text import shown
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "gradcheck.py")
 TIMEOUT_S = 120
@@ -43,7 +44,7 @@ def test_seed_001_preset_sets_the_controls_and_fails_with_roundoff():
     assert at.selectbox(key="mode").value == "sampled"
     assert at.number_input(key="samples").value == 5
     assert at.number_input(key="seed").value == 0
-    assert any("round-off" in e.value for e in at.warning)
+    assert any("round-off" in shown(e.value) for e in at.warning)
     assert not at.error  # a meaningless check is a warning, not a wrong gradient
 
 
@@ -56,20 +57,20 @@ def test_url_query_params_restore_the_controls():
     assert at.selectbox(key="reduction").value == "mean"
     assert at.selectbox(key="scheme").value == "central"
     assert at.selectbox(key="mode").value == "full"
-    assert any("Pass" in e.value for e in at.success)
+    assert any("Pass" in shown(e.value) for e in at.success)
 
 
 def test_bad_shape_shows_an_error_not_a_traceback():
     at = _open({"shape": "banana"})
     assert not _problems(at)
-    assert any("140x120" in e.value for e in at.error)
+    assert any("140x120" in shown(e.value) for e in at.error)
 
 
 def test_a_full_check_that_would_run_too_long_is_stopped_early_with_the_bound_named():
     # 65,536 elements of the mlp: ~1 min of finite differences on one core, far over the bound
     at = _open({"model": "mlp", "shape": "256x256", "dtype": "float64", "mode": "full"})
     assert not _problems(at)
-    messages = [e.value for e in at.error]
+    messages = [shown(e.value) for e in at.error]
     assert any("LIMITS.full_check_seconds" in m and "sampled" in m for m in messages), messages
     assert not at.get("progress")  # the bar gives way to the message
 
@@ -79,7 +80,7 @@ TAYLOR_TEXT = "This test needs no step and no tolerance"
 
 
 def _texts(at: AppTest) -> str:
-    return " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
+    return " ".join(shown(m.value) for m in at.markdown) + " ".join(shown(c.value) for c in at.caption)
 
 
 def test_only_the_open_tab_is_computed_and_the_url_names_it():

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from app_text import shown
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 TIMEOUT_S = 60
@@ -24,7 +25,7 @@ def _clean(at: AppTest) -> bool:
 @pytest.mark.parametrize("page", ["pages/roundoff.py", "pages/network.py", "pages/backward.py"])
 def test_page_opens_without_exception(page):
     at = _open(page)
-    assert _clean(at), [e.value for e in at.error] + [e.message for e in at.exception]
+    assert _clean(at), [shown(e.value) for e in at.error] + [e.message for e in at.exception]
 
 
 def test_roundoff_preset_and_url_and_bad_input():
@@ -64,9 +65,9 @@ def test_backward_preset_steps_url_and_bad_input():
     at = _open("pages/backward.py", {"v": "1, 1, 1", "steps": "br,b,b"})
     assert not at.exception and not at.error
     assert at.text_input(key="v").value == "1, 1, 1"
-    assert any("second time" in w.value for w in at.warning)  # PyTorch's message, not an exception
+    assert any("second time" in shown(w.value) for w in at.warning)  # PyTorch's message, not an exception
     at.button[0].click().run()  # "Reproduce seed 003"
     assert at.text_input(key="v").value == "0.1, 1, 0.0001" and at.text_input(key="steps").value == ""
     assert _clean(at)
     at.text_input(key="c").set_value("6, 0, 8").run()
-    assert not at.exception and at.error and "c > 0" in at.error[0].value
+    assert not at.exception and at.error and "c > 0" in shown(at.error[0].value)

@@ -8,6 +8,7 @@ from streamlit.testing.v1 import AppTest
 from gradlab.ui import widgets
 from gradlab.ui.figures import figure_config
 from gradlab.ui.state import GENERIC_ERROR
+from app_text import shown
 
 
 def _controls_script():
@@ -95,7 +96,7 @@ def _error_script():
 def test_errors_are_messages_not_tracebacks():
     at = AppTest.from_function(_error_script).run()
     assert not at.exception
-    assert [e.value for e in at.error] == ["The step must be positive; got -1.", GENERIC_ERROR]
+    assert [shown(e.value) for e in at.error] == ["The step must be positive; got -1.", GENERIC_ERROR]
     assert at.markdown[0].value == "after"
 
 

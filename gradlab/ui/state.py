@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 import streamlit as st
 
 from gradlab.errors import GradLabError
+from gradlab.literal_text import markdown_literal
 
 T = TypeVar("T")
 
@@ -356,16 +357,18 @@ def apply_preset(values: Mapping[str, Any]) -> None:
 # ----------------------------------------------------------------------- errors
 
 
-def show_error(err: BaseException) -> None:
+def show_error(err: BaseException, icon: str = ":material/error:") -> None:
     """Show ``err`` to the user: a GradLabError's own sentence, anything else generically.
 
-    Never shows a traceback; unexpected errors are logged on the server.
+    The sentence often quotes what the visitor typed, so it is shown as literal
+    text, never as Markdown. Never shows a traceback; unexpected errors are
+    logged on the server.
     """
     if isinstance(err, GradLabError):
-        st.error(str(err), icon=":material/error:")
+        st.error(markdown_literal(err), icon=icon)
         return
     _LOG.error("Unexpected error in a GradLab page", exc_info=err)
-    st.error(GENERIC_ERROR, icon=":material/error:")
+    st.error(GENERIC_ERROR, icon=icon)
 
 
 @contextmanager

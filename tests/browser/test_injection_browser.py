@@ -1,0 +1,72 @@
+"""A shared link cannot put a visitor's link, image or markup into GradLab's pages.
+
+Every text a visitor can type or put in a URL, on every page, carries Markdown
+(a link, an image), HTML, LaTeX and a bare URL. The page must show the text as
+typed: no element links or points to the outside host, the browser requests
+nothing from it, and the message quotes the text literally.
+"""
+
+from urllib.parse import urlsplit
+
+import pytest
+from browser_helpers import open_page, screenshot
+
+pytestmark = pytest.mark.browser
+
+EVIL = "evil.example"
+PAYLOADS = {
+    "link": f"[Login here](https://{EVIL}/phish)",
+    "image": f"![t](https://{EVIL}/p.png)",
+    "markup": f"$\\href{{https://{EVIL}}}{{c}}$<img src=https://{EVIL}/x.png>:red[x]",
+}
+# (page, the URL parameters that carry the text, besides the payload's own)
+FIELDS = [
+    ("explorer", "expr", {"fn": "custom (type it)"}),
+    ("gradcheck", "shape", {}),
+    ("gradcheck", "expression", {"model": "expression"}),
+    ("roundoff", "a", {}),
+    ("roundoff", "b", {}),
+    ("network", "hidden", {}),
+    ("backward", "a", {}),
+    ("backward", "v", {}),
+    ("backward", "steps", {}),
+    ("backward", "mv", {}),
+]
+
+_OUTSIDE_REFERENCES = """host => [...document.querySelectorAll('[href], [src], [srcset], [style]')]
+    .flatMap(e => ['href', 'src', 'srcset', 'style'].map(a => e.getAttribute(a) || ''))
+    .filter(value => value.includes(host))"""
+
+
+@pytest.mark.parametrize("kind", sorted(PAYLOADS))
+@pytest.mark.parametrize(("path", "key", "extra"), FIELDS, ids=[f"{p}-{k}" for p, k, _ in FIELDS])
+def test_visitor_text_is_shown_as_text(streamlit_server, browser_page, path, key, extra, kind):
+    page = browser_page
+    outside_requests = []
+    page.on("request", lambda r: outside_requests.append(r.url)
+            if urlsplit(r.url).hostname == EVIL else None)
+    payload = PAYLOADS[kind]
+    open_page(page, streamlit_server, path, {**extra, key: payload})
+
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert page.evaluate(_OUTSIDE_REFERENCES, EVIL) == [], "an element links to or loads the outside host"
+    page.wait_for_timeout(200)
+    assert outside_requests == [], f"the browser fetched {outside_requests}"
+    alerts = " ".join(page.locator("[data-testid='stAlert']").all_inner_texts())
+    assert alerts, "the page does not say what is wrong with the text"
+    if EVIL in alerts:  # where a message quotes the text, the address reads as typed
+        assert f"https://{EVIL}" in alerts, alerts
+    if kind == "link":
+        screenshot(page, f"injection-{path}-{key}", full_page=False)
+
+
+def test_cube_root_renders_on_the_explorer(streamlit_server, browser_page):
+    """cbrt(x) once crashed the Explorer's LaTeX (sympy passed exp= to cbrt._latex)."""
+    page = browser_page
+    for expr in ("cbrt(x)", "sin(cbrt(x))"):
+        open_page(page, streamlit_server, "explorer", {"fn": "custom (type it)", "expr": expr, "x": "0.7"})
+        assert page.locator("[data-testid='stException']").count() == 0
+        assert page.locator("[data-testid='stAlertContentError']").count() == 0
+        assert page.locator(".katex").count() >= 2  # f(x) and f'(x) are typeset
+        page.wait_for_selector(".js-plotly-plot", timeout=30_000)  # the error-vs-step chart is drawn
+        screenshot(page, f"explorer-{expr}", full_page=True)
