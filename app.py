@@ -1,8 +1,8 @@
-"""GradLab's entry point: a router only. Pages live in pages/; their list in gradlab/ui/pages.py."""
+"""GradLab's entry point: a router only. Pages live in pages/; their list in gradlab/ui/navigation.py."""
 
 import streamlit as st
 
-from gradlab.ui.pages import available_pages
+from gradlab.ui.navigation import available_pages
 from gradlab.ui.runtime import configure_runtime, release_session_on_disconnect
 
 configure_runtime()  # torch on one thread per op; garbage collected in the background every 30 s

@@ -40,8 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from gradlab.batched import chunk_rows  # noqa: E402
-from gradlab.check import gradcheck  # noqa: E402
+from gradlab.check.batching import chunk_rows  # noqa: E402
+from gradlab.check.api import gradcheck  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
 
 SHAPE = (140, 120)  # seed 001; --shape changes it (e.g. 30x40, where overhead dominates)

@@ -32,12 +32,12 @@ import numpy as np  # noqa: E402
 import plotly.io as pio  # noqa: E402
 import torch  # noqa: E402
 
-from gradlab import plots_teaching  # noqa: E402
-from gradlab.check import REDUCTIONS, element_estimates, reduction_estimates, sample_indices  # noqa: E402
-from gradlab.check_sweep import eps_grid, reduction_sweep  # noqa: E402
-from gradlab.models import CheckSettings, build_problem  # noqa: E402
-from gradlab.plots_check import eps_sweep_figure  # noqa: E402
-from gradlab.roundoff import RoundoffSettings, compare, ulp_histogram  # noqa: E402
+from gradlab.figures import labs as plots_teaching  # noqa: E402
+from gradlab.check.api import REDUCTIONS, element_estimates, reduction_estimates, sample_indices  # noqa: E402
+from gradlab.check.reduction_sweep import eps_grid, reduction_sweep  # noqa: E402
+from gradlab.check.settings import CheckSettings, build_problem  # noqa: E402
+from gradlab.figures.check import eps_sweep_figure  # noqa: E402
+from gradlab.labs.roundoff import RoundoffSettings, compare, ulp_histogram  # noqa: E402
 from gradlab.ui.figures import prepare_figure  # noqa: E402
 
 

@@ -91,7 +91,7 @@ def _page_links(page: str) -> list[str]:
     """Query strings a student may arrive with: the page's preset links, and none."""
     links = [""]
     try:
-        from gradlab.ui.pages import presets_for
+        from gradlab.ui.navigation import presets_for
 
         for preset in presets_for(page):
             links.append(urlencode(preset.as_query_params(), doseq=True))
@@ -99,8 +99,8 @@ def _page_links(page: str) -> list[str]:
         pass
     if page == "explorer":
         try:
-            from gradlab.catalogue import CATALOGUE
-            from gradlab.ui.explorer import PRESETS, query_params
+            from gradlab.teaching.catalogue import CATALOGUE
+            from gradlab.teaching.explorer_controls import PRESETS, query_params
 
             links += [urlencode(query_params(dict(p.values)), doseq=True) for p in PRESETS]
             links += [urlencode(query_params({"fn": k, "x": e.x}), doseq=True)
@@ -113,7 +113,7 @@ def _page_links(page: str) -> list[str]:
 def _text_choices() -> dict[str, list[str]]:
     """Values for text inputs, by query-parameter key (a student types a known function)."""
     try:
-        from gradlab.catalogue import CATALOGUE
+        from gradlab.teaching.catalogue import CATALOGUE
 
         expressions = sorted({e.expression for e in CATALOGUE.values()})
     except Exception:  # noqa: BLE001
@@ -123,7 +123,7 @@ def _text_choices() -> dict[str, list[str]]:
 
 def _generic_error_text() -> str:
     try:
-        from gradlab.ui.state import GENERIC_ERROR
+        from gradlab.ui.bound_widgets import GENERIC_ERROR
 
         return GENERIC_ERROR
     except Exception:  # noqa: BLE001

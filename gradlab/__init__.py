@@ -8,7 +8,7 @@ __all__ = ["gradcheck", "GradcheckError"]
 
 def __getattr__(name: str):
     if name in __all__:
-        from gradlab import check
+        from gradlab.check import api as check
 
         return getattr(check, name)
     raise AttributeError(f"module 'gradlab' has no attribute {name!r}")

@@ -2,7 +2,7 @@
 
 import sys
 
-from gradlab.cli import main
+from gradlab.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from gradlab.ui.state import ensure_router
+from gradlab.ui.bound_widgets import ensure_router
 
 ensure_router()
 
-from gradlab import plots_teaching as plots  # noqa: E402
-from gradlab.backward_lab import (  # noqa: E402
+from gradlab.figures import labs as plots  # noqa: E402
+from gradlab.labs.backward import (  # noqa: E402
     EMPTY_NOTE,
     MATRIX_EXAMPLES,
     SEED_FUNCTION,
@@ -22,10 +22,10 @@ from gradlab.backward_lab import (  # noqa: E402
 from gradlab.errors import GradLabError  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
 from gradlab.literal_text import markdown_code, markdown_literal  # noqa: E402
-from gradlab.ui.examples import apply_example_from_url, detach_example, example_picker, load_example  # noqa: E402
+from gradlab.ui.presets import apply_example_from_url, detach_example, example_picker, load_example  # noqa: E402
 from gradlab.ui.figures import prepare_figure, show_figure  # noqa: E402
-from gradlab.ui.state import bound_radio, bound_selectbox, bound_text, show_error  # noqa: E402
-from gradlab.ui.widgets import dtype_selectbox  # noqa: E402
+from gradlab.ui.bound_widgets import bound_radio, bound_selectbox, bound_text, show_error  # noqa: E402
+from gradlab.ui.controls import dtype_selectbox  # noqa: E402
 
 
 def _text(values) -> str:

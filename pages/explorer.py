@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from gradlab.catalogue import CATALOGUE
+from gradlab.teaching.catalogue import CATALOGUE
 from gradlab.errors import GradLabError
-from gradlab.expr import parse
-from gradlab.lesson import GUESSES, expected_guess, guess_label, guess_step, quiz_scheme
+from gradlab.numerics.expressions import parse
+from gradlab.teaching.quizzes import GUESSES, expected_guess, guess_label, guess_step, quiz_scheme
 from gradlab.limits import LIMITS
 from gradlab.literal_text import markdown_literal
-from gradlab.plots import (
+from gradlab.figures.sweep import (
     autograd_table,
     best_step_table,
     error_vs_eps_figure,
@@ -20,9 +20,9 @@ from gradlab.plots import (
     has_drawable_errors,
     rounding_table,
 )
-from gradlab.precision import facts
-from gradlab.sweep import SweepResult, SweepSettings, run_sweep
-from gradlab.ui.explorer import (
+from gradlab.numerics.dtypes import facts
+from gradlab.error_sweep import SweepResult, SweepSettings, run_sweep
+from gradlab.teaching.explorer_controls import (
     CUSTOM,
     DEFAULTS,
     EPS_LARGEST,
@@ -34,7 +34,7 @@ from gradlab.ui.explorer import (
     function_label,
 )
 from gradlab.ui.figures import prepare_figure, show_figure
-from gradlab.ui.state import (
+from gradlab.ui.bound_widgets import (
     apply_preset,
     bound_number,
     bound_radio,
@@ -45,7 +45,7 @@ from gradlab.ui.state import (
     ensure_router,
     show_error,
 )
-from gradlab.ui.widgets import DTYPE_OPTIONS, dtype_multiselect, eps_range_input, scheme_multiselect
+from gradlab.ui.controls import DTYPE_OPTIONS, dtype_multiselect, eps_range_input, scheme_multiselect
 
 ensure_router()
 

@@ -4,26 +4,26 @@ import dataclasses
 
 import streamlit as st
 
-from gradlab.ui.state import ensure_router
+from gradlab.ui.bound_widgets import ensure_router
 
 ensure_router()
 
-from gradlab.check import GRAD_OUTPUTS, MODES, REDUCTIONS, full_check_work  # noqa: E402
-from gradlab.check_sweep import reduction_sweep  # noqa: E402
-from gradlab.deadline import paced_progress  # noqa: E402
+from gradlab.check.api import GRAD_OUTPUTS, MODES, REDUCTIONS, full_check_work  # noqa: E402
+from gradlab.check.reduction_sweep import reduction_sweep  # noqa: E402
+from gradlab.server.deadline import paced_progress  # noqa: E402
 from gradlab.errors import GradLabError, LimitError  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
 from gradlab.literal_text import markdown_literal  # noqa: E402
-from gradlab.models import LOSSES, MODELS, CheckSettings, parse_shape, run_check  # noqa: E402
-from gradlab.plots_check import error_heatmap, eps_sweep_figure, taylor_figure  # noqa: E402
-from gradlab.precision import resolve_tolerances  # noqa: E402
-from gradlab.ui.examples import apply_example_from_url, detach_example, example_picker, load_example  # noqa: E402
+from gradlab.check.settings import LOSSES, MODELS, CheckSettings, parse_shape, run_check  # noqa: E402
+from gradlab.figures.check import error_heatmap, eps_sweep_figure, taylor_figure  # noqa: E402
+from gradlab.numerics.dtypes import resolve_tolerances  # noqa: E402
+from gradlab.ui.presets import apply_example_from_url, detach_example, example_picker, load_example  # noqa: E402
 from gradlab.ui.figures import PreparedFigure, prepare_figure, show_figure  # noqa: E402
 from gradlab.ui.runtime import CHECK_WORKERS  # noqa: E402
-from gradlab.ui.state import (  # noqa: E402
+from gradlab.ui.bound_widgets import (  # noqa: E402
     bound_number, bound_radio, bound_selectbox, bound_tabs, bound_text, bound_toggle, show_error,
 )
-from gradlab.ui.widgets import SCHEME_OPTIONS, dtype_selectbox, eps_options, format_eps, scheme_label  # noqa: E402
+from gradlab.ui.controls import SCHEME_OPTIONS, dtype_selectbox, eps_options, format_eps, scheme_label  # noqa: E402
 
 DEFAULT_STEP = "default"
 STEP_OPTIONS = (DEFAULT_STEP, *(format_eps(v) for v in eps_options(1e-12, 1.0)))

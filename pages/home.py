@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from gradlab.ui.pages import PRESET_LINKS, PresetLink, available_pages
-from gradlab.ui.state import ensure_router
+from gradlab.ui.navigation import PRESET_LINKS, PresetLink, available_pages
+from gradlab.ui.bound_widgets import ensure_router
 
 ensure_router()
 

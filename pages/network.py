@@ -3,14 +3,14 @@
 import pandas as pd
 import streamlit as st
 
-from gradlab.ui.state import ensure_router
+from gradlab.ui.bound_widgets import ensure_router
 
 ensure_router()
 
-from gradlab import plots_teaching as plots  # noqa: E402
+from gradlab.figures import labs as plots  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
 from gradlab.literal_text import markdown_literal  # noqa: E402
-from gradlab.netgrad import (  # noqa: E402
+from gradlab.labs.network import (  # noqa: E402
     ACTIVATIONS,
     SCIPY_NOTE,
     NetgradSettings,
@@ -18,10 +18,10 @@ from gradlab.netgrad import (  # noqa: E402
     parse_hidden,
     step_sweep,
 )
-from gradlab.ui.examples import apply_example_from_url, detach_example, example_picker, load_example  # noqa: E402
+from gradlab.ui.presets import apply_example_from_url, detach_example, example_picker, load_example  # noqa: E402
 from gradlab.ui.figures import prepare_figure, show_figure  # noqa: E402
-from gradlab.ui.state import bound_number, bound_radio, bound_selectbox, bound_text, show_error  # noqa: E402
-from gradlab.ui.widgets import dtype_selectbox, eps_input, eps_range_input  # noqa: E402
+from gradlab.ui.bound_widgets import bound_number, bound_radio, bound_selectbox, bound_text, show_error  # noqa: E402
+from gradlab.ui.controls import dtype_selectbox, eps_input, eps_range_input  # noqa: E402
 
 DEFAULTS = NetgradSettings()
 PRESETS = {

@@ -2,7 +2,7 @@
 
 The default ("gradlab-fast") keeps every property test to a second or two on a
 2-core machine, so the whole engine suite stays well under 40 s. For a long
-run before a release, or after touching ``gradlab/expr.py``:
+run before a release, or after touching ``gradlab/numerics/expressions.py``:
 
     HYPOTHESIS_PROFILE=long python -m pytest tests/test_expr.py -q
 

@@ -1,6 +1,6 @@
 """Every page opens under app.py's navigation without an exception or an error box.
 
-Pages come from the one registry in gradlab/ui/pages.py, so a new page is tested
+Pages come from the one registry in gradlab/ui/navigation.py, so a new page is tested
 as soon as its script exists.
 """
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from gradlab.ui.pages import PAGES, PRESET_LINKS, available_pages
+from gradlab.ui.navigation import PAGES, PRESET_LINKS, available_pages
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 APP = REPO_ROOT / "app.py"
@@ -62,7 +62,7 @@ def test_preset_links_open_cleanly_and_every_parameter_is_used():
 
 
 def test_every_page_calls_ensure_router_first():
-    # See gradlab.ui.state.ensure_router: without it a shared deep link opened
+    # See gradlab.ui.bound_widgets.ensure_router: without it a shared deep link opened
     # first after a server start bypasses app.py.
     for spec in available_pages():
         source = (REPO_ROOT / spec.path).read_text()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from gradlab.backward_lab import (
+from gradlab.labs.backward import (
     EMPTY_NOTE,
     MATRIX_EXAMPLES,
     STEP_CODES,
@@ -20,7 +20,7 @@ from gradlab.backward_lab import (
     vector_jacobian,
 )
 from gradlab.errors import GradLabError
-from gradlab.precision import DTYPE_NAMES, facts
+from gradlab.numerics.dtypes import DTYPE_NAMES, facts
 
 SEED_A, SEED_B, SEED_C, SEED_V = (1.0, 2.0, 3.0), (3.0, 4.0, 5.0), (6.0, 7.0, 8.0), (0.1, 1.0, 0.0001)
 

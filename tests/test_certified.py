@@ -1,4 +1,4 @@
-"""Certified exact values (gradlab.certified) against mpmath at 400 digits.
+"""Certified exact values (gradlab.numerics.certified_values) against mpmath at 400 digits.
 
 The references here are computed by calling mpmath directly on closed forms
 (not through GradLab's walker), at far more digits than any value needs.
@@ -18,8 +18,8 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gradlab.certified import TARGET_BITS, distance, exact_values
-from gradlab.expr import X, parse
+from gradlab.numerics.certified_values import TARGET_BITS, distance, exact_values
+from gradlab.numerics.expressions import X, parse
 
 REF_DIGITS = 400
 
@@ -130,8 +130,8 @@ def test_hypothesis_expm1_and_sinc_like_forms_match_mpmath(x):
 
 # ---------------------------------------------------------------- the whole expression language
 
-from gradlab.expr import FUNCTIONS, ExpressionError  # noqa: E402
-from gradlab.reference import mp_evaluate  # noqa: E402
+from gradlab.numerics.expressions import FUNCTIONS, ExpressionError  # noqa: E402
+from gradlab.numerics.exact_derivatives import mp_evaluate  # noqa: E402
 
 
 @st.composite

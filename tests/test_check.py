@@ -9,13 +9,13 @@ import pytest
 import torch
 
 import gradlab
-from gradlab.batched import BatchedFn, FlatInputs
-from gradlab.check import GradcheckError, gradcheck
-from gradlab.check_sweep import reduction_sweep
+from gradlab.check.batching import BatchedFn, FlatInputs
+from gradlab.check.api import GradcheckError, gradcheck
+from gradlab.check.reduction_sweep import reduction_sweep
 from gradlab.errors import GradLabError, LimitError
 from gradlab.limits import LIMITS
-from gradlab.models import CheckSettings, build_problem, parse_shape, run_check
-from gradlab.precision import facts
+from gradlab.check.settings import CheckSettings, build_problem, parse_shape, run_check
+from gradlab.numerics.dtypes import facts
 
 SEED_001 = dict(model="affine", shape=(140, 120), loss="mse", scheme="forward", eps=1e-3,
                 mode="sampled", samples=5, seed=0)
@@ -111,7 +111,11 @@ def test_sweep_passes_through_the_checks_own_estimate(model, dtype, scheme, redu
     table = run_check(settings).table
     assert list(at["element"]) == list(table["element"])
     np.testing.assert_array_equal(at["autograd"].to_numpy(), table["autograd"].to_numpy())
-    np.testing.assert_array_equal(at["estimate"].to_numpy(), table["numeric"].to_numpy())
+    # The sweep perturbs many elements in one batched call, the check a few: fn's matmuls may
+    # take other BLAS kernels (1 ulp apart on some CPUs). A few ulps of f in each value move
+    # the estimate by a few times the check's own round-off scale u*|f|/h, no more.
+    np.testing.assert_array_less(np.abs(at["estimate"].to_numpy() - table["numeric"].to_numpy()),
+                                 4 * table["roundoff"].to_numpy() + np.finfo(np.float64).tiny)
 
 
 def _none_scale(fn, x):

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from gradlab.check_cli import register, run
+from gradlab.cli.check import register, run
 
 ROW_KEYS = {"index", "autograd", "numeric", "ratio", "abs_error", "rel_error", "ok"}
 TOP_KEYS = {"rows", "verdict", "diagnosis", "relative_perturbation", "machine_eps"}

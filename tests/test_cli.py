@@ -1,6 +1,6 @@
 """``python -m gradlab sweep``: table, csv and json output, and one-line errors with exit status 2.
 
-Most tests call ``gradlab.cli.main`` in-process (fast); two run the real
+Most tests call ``gradlab.cli.main.main`` in-process (fast); two run the real
 ``python -m gradlab`` in subprocesses, started together so they share the two cores.
 """
 
@@ -16,10 +16,10 @@ import mpmath
 import pandas as pd
 import pytest
 
-from gradlab.cli import main
+from gradlab.cli.main import main
 from gradlab.limits import LIMITS
-from gradlab.precision import DTYPE_NAMES
-from gradlab.sweep import TABLE_COLUMNS
+from gradlab.numerics.dtypes import DTYPE_NAMES
+from gradlab.error_sweep import TABLE_COLUMNS
 
 REPO = Path(__file__).resolve().parents[1]
 CLASSIC = "exp(x)/sqrt(sin(x)**3 + cos(x)**3)"

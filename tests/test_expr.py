@@ -21,10 +21,10 @@ from hypothesis import assume, given, note
 from hypothesis import strategies as st
 
 from gradlab.errors import GradLabError
-from gradlab.expr import CONSTANTS, FUNCTIONS, X, Expression, ExpressionError, parse
+from gradlab.numerics.expressions import CONSTANTS, FUNCTIONS, X, Expression, ExpressionError, parse
 from gradlab.limits import LIMITS
-from gradlab.precision import facts
-from gradlab.reference import mp_evaluate
+from gradlab.numerics.dtypes import facts
+from gradlab.numerics.exact_derivatives import mp_evaluate
 
 from hypothesis_profiles import engine_settings
 

@@ -29,12 +29,12 @@ from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
-from gradlab import cli
+from gradlab.cli import main as cli
 from gradlab.errors import GradLabError
-from gradlab.expr import Expression, ExpressionError, parse
+from gradlab.numerics.expressions import Expression, ExpressionError, parse
 from gradlab.limits import LIMITS
-from gradlab.sweep import SweepSettings, run_sweep
-from gradlab.ui.state import GENERIC_ERROR
+from gradlab.error_sweep import SweepSettings, run_sweep
+from gradlab.ui.bound_widgets import GENERIC_ERROR
 from hypothesis_profiles import engine_settings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

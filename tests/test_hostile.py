@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from gradlab import cli
-from gradlab.expr import Expression, ExpressionError, _parse_cached, parse
+from gradlab.cli import main as cli
+from gradlab.numerics.expressions import Expression, ExpressionError, _parse_cached, parse
 from gradlab.limits import LIMITS
 
 CORPUS_FILE = Path(__file__).with_name("hostile_expressions.txt")

@@ -20,14 +20,16 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from gradlab import expr as expr_module, reference, roundoff
-from gradlab.backward_lab import BackwardSession, VJPSettings, matrix_vjp, parse_vector
-from gradlab.deadline import run_within
+from gradlab.numerics import expressions as expr_module
+from gradlab.numerics import exact_derivatives as reference
+from gradlab.labs import roundoff
+from gradlab.labs.backward import BackwardSession, VJPSettings, matrix_vjp, parse_vector
+from gradlab.server.deadline import run_within
 from gradlab.errors import GradLabError, LimitError
 from gradlab.limits import ENV_VARIABLE, LIMITS, Limits, check_limit, limits_from
-from gradlab.netgrad import NetgradSettings
-from gradlab.roundoff import RoundoffSettings, compare_at
-from gradlab.sweep import SweepSettings
+from gradlab.labs.network import NetgradSettings
+from gradlab.labs.roundoff import RoundoffSettings, compare_at
+from gradlab.error_sweep import SweepSettings
 from app_text import shown
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -167,7 +169,7 @@ def test_run_within_stops_a_runaway_loop_and_names_the_bound():
 
 AFTER_EXPIRY_UNDER_A_TRACER = """
 import sys, time
-from gradlab.deadline import run_within
+from gradlab.server.deadline import run_within
 def spin():
     while True:
         pass
@@ -338,7 +340,7 @@ CHECK_BOUNDS = [
 
 @pytest.mark.parametrize("name,ok,over,words", CHECK_BOUNDS, ids=[b[0] for b in CHECK_BOUNDS])
 def test_gradcheck_bound_at_the_boundary(name, ok, over, words):
-    from gradlab.check import gradcheck
+    from gradlab.check.api import gradcheck
 
     def run(x, **kw):
         return gradcheck(_square_sum, _x(x), taylor=False, **kw)
@@ -349,8 +351,8 @@ def test_gradcheck_bound_at_the_boundary(name, ok, over, words):
 
 
 def test_full_check_bound_at_the_boundary():
-    from gradlab import check
-    from gradlab.schemes import get_scheme
+    from gradlab.check import api as check
+    from gradlab.numerics.schemes import get_scheme
 
     central = get_scheme("central")
     check._check_full_limit(LIMITS.full_check_elements, 1, central)  # noqa: SLF001 - the bound itself
@@ -389,7 +391,7 @@ class _Clock:
 
 
 def test_paced_progress_stops_work_whose_pace_projects_past_the_bound():
-    from gradlab.deadline import PACE_AFTER_SECONDS, paced_progress
+    from gradlab.server.deadline import PACE_AFTER_SECONDS, paced_progress
 
     seen = []
     report = paced_progress(10.0, "this check", lambda d, t: seen.append(d), bound_name="LIMITS.x",
@@ -402,7 +404,7 @@ def test_paced_progress_stops_work_whose_pace_projects_past_the_bound():
 
 
 def test_paced_progress_never_stops_finished_work():
-    from gradlab.deadline import paced_progress
+    from gradlab.server.deadline import paced_progress
 
     report = paced_progress(1.0, "this check", bound_name="B", advice="", clock=_Clock(0.0, 60.0))
     report(100, 100)  # slow, but done: nothing left to save
@@ -462,7 +464,7 @@ def test_the_environment_variable_reaches_the_pages():
 
 ALL_PAGES_UNDER_A_PROFILE = """
 from streamlit.testing.v1 import AppTest
-from gradlab.ui.pages import PRESET_LINKS, available_pages
+from gradlab.ui.navigation import PRESET_LINKS, available_pages
 
 def problems(path, query=None):
     at = AppTest.from_file("app.py", default_timeout=120).run()

@@ -10,7 +10,7 @@ import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gradlab import plots_teaching
+from gradlab.figures import labs as plots_teaching
 from gradlab.literal_text import markdown_code, markdown_literal, plotly_literal
 
 PUNCTUATION = set(string.punctuation)

@@ -12,9 +12,9 @@ import mpmath
 import pytest
 import sympy
 
-from gradlab.expr import X
-from gradlab.mpcontext import MP_LOCK, private_digits, to_shared, working_digits
-from gradlab.reference import mp_evaluate
+from gradlab.numerics.expressions import X
+from gradlab.numerics.mp_precision import MP_LOCK, private_digits, to_shared, working_digits
+from gradlab.numerics.exact_derivatives import mp_evaluate
 
 # Known constants (not computed by the code under test).
 SQRT2_60 = "1.41421356237309504880168872420969807856967187537694807317668"

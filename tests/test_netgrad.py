@@ -10,7 +10,7 @@ import torch
 
 from gradlab.errors import GradLabError, LimitError
 from gradlab.limits import LIMITS
-from gradlab.netgrad import (
+from gradlab.labs.network import (
     ACTIVATIONS,
     SCIPY_NOTE,
     NetgradSettings,
@@ -20,8 +20,8 @@ from gradlab.netgrad import (
     network_input,
     step_sweep,
 )
-from gradlab.precision import DTYPE_NAMES, facts
-from gradlab.ulp import ulp
+from gradlab.numerics.dtypes import DTYPE_NAMES, facts
+from gradlab.numerics.ulp import ulp
 
 SMALL = dict(input_size=6, hidden=(12, 12), index=2)
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from gradlab.ui import widgets
-from gradlab.ui.explorer import _SCHEME_LABELS, DEFAULTS, PRESETS, query_params
-from gradlab.ui.pages import presets_for
+from gradlab.ui import controls as widgets
+from gradlab.teaching.explorer_controls import _SCHEME_LABELS, DEFAULTS, PRESETS, query_params
+from gradlab.ui.navigation import presets_for
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 APP = REPO_ROOT / "app.py"
@@ -111,7 +111,7 @@ def test_each_preset_url_restores_the_same_view(preset):
 
 
 def test_home_gallery_links_match_the_presets():
-    # The cards in gradlab.ui.pages.PRESET_LINKS carry the URL of a preset view.
+    # The cards in gradlab.ui.navigation.PRESET_LINKS carry the URL of a preset view.
     links = [dict(link.query_params) for link in presets_for("explorer")]
     for preset in PRESETS:
         params = query_params(preset.values)

@@ -1,4 +1,4 @@
-"""gradlab.plots: the error-vs-eps figure and the display tables.
+"""gradlab.figures.sweep: the error-vs-eps figure and the display tables.
 
 Expected values come from the mathematics (Taylor remainders, IEEE formats),
 not from the code's own output.
@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 
-from gradlab.plots import (
+from gradlab.figures.sweep import (
     DTYPE_COLOURS,
     SCHEME_DASHES,
     autograd_table,
@@ -26,10 +26,10 @@ from gradlab.plots import (
     format_sig,
     rounding_table,
 )
-from gradlab.figspec import FigureSpec, specs_only
-from gradlab.precision import facts
-from gradlab.schemes import SCHEME_NAMES
-from gradlab.sweep import SweepSettings, run_sweep
+from gradlab.figures.spec import FigureSpec, specs_only
+from gradlab.numerics.dtypes import facts
+from gradlab.numerics.schemes import SCHEME_NAMES
+from gradlab.error_sweep import SweepSettings, run_sweep
 
 DTYPES = ("float32", "float64")
 SCHEMES = ("forward", "central", "complex_step")

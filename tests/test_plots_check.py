@@ -16,10 +16,10 @@ import plotly.io as pio
 import pytest
 from plotly.subplots import make_subplots
 
-from gradlab.check_sweep import reduction_sweep
-from gradlab.figspec import FigureSpec, specs_only
-from gradlab.models import CheckSettings, run_check
-from gradlab.plots_check import REDUCTION_COLOURS, eps_sweep_figure, error_heatmap, taylor_figure
+from gradlab.check.reduction_sweep import reduction_sweep
+from gradlab.figures.spec import FigureSpec, specs_only
+from gradlab.check.settings import CheckSettings, run_check
+from gradlab.figures.check import REDUCTION_COLOURS, eps_sweep_figure, error_heatmap, taylor_figure
 
 SMALL = CheckSettings(shape=(12, 10), samples=3)
 SEED_001 = CheckSettings(shape=(12, 10), dtype="float32", scheme="forward", samples=3)  # the forum post's check
@@ -132,7 +132,7 @@ def test_heatmap_leaves_exact_elements_blank_and_says_how_many():
 
 def test_taylor_figure_when_signal_points_are_too_spread_to_fit():
     """Points above the floor exist but too few lie within the fitted decades: no slope, no crash."""
-    from gradlab.taylor import FIT_DECADES, MIN_FIT_POINTS, fit_taylor
+    from gradlab.check.taylor import FIT_DECADES, MIN_FIT_POINTS, fit_taylor
 
     h = np.logspace(-8, 0, 17)
     remainder = np.full_like(h, 1e-30)  # under the floor everywhere...

@@ -16,11 +16,11 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 
-from gradlab import plots_teaching as plots
-from gradlab.backward_lab import MATRIX_EXAMPLES, VJPSettings, matrix_vjp, vector_jacobian
-from gradlab.figspec import FigureSpec, specs_only
-from gradlab.netgrad import NetgradSettings, finite_difference, step_sweep
-from gradlab.roundoff import RoundoffSettings, compare, ulp_histogram
+from gradlab.figures import labs as plots
+from gradlab.labs.backward import MATRIX_EXAMPLES, VJPSettings, matrix_vjp, vector_jacobian
+from gradlab.figures.spec import FigureSpec, specs_only
+from gradlab.labs.network import NetgradSettings, finite_difference, step_sweep
+from gradlab.labs.roundoff import RoundoffSettings, compare, ulp_histogram
 
 
 @pytest.fixture(scope="module")

@@ -17,9 +17,9 @@ import sympy
 import torch
 
 from gradlab.errors import GradLabError
-from gradlab.expr import X, parse
+from gradlab.numerics.expressions import X, parse
 from gradlab.limits import LIMITS
-from gradlab.reference import DIGITS, Reference, exact_derivatives, mp_evaluate, reference_at
+from gradlab.numerics.exact_derivatives import DIGITS, Reference, exact_derivatives, mp_evaluate, reference_at
 
 DPS = 80
 
@@ -256,7 +256,7 @@ def _cost_bound() -> float:
 
 def test_huge_intermediate_values_do_not_hang_the_reference():
     """(Found by this suite: mpmath reduces sin of exp(e^13) ~ 10^192000 at full precision,
-    which took minutes; bounded by LIMITS.evaluation_seconds and gradlab/deadline.py.)"""
+    which took minutes; bounded by LIMITS.evaluation_seconds and gradlab/server/deadline.py.)"""
     # float64 cannot hold exp(e^13): "undefined" with a reason, or a LimitError, both quickly
     try:
         r = _within_seconds(_cost_bound(), exact_derivatives, "sin(exp(exp(x)))", 13.0)

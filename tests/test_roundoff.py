@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from gradlab.errors import GradLabError, LimitError
 from gradlab.limits import LIMITS
-from gradlab.precision import DTYPE_NAMES, facts
-from gradlab.roundoff import (
+from gradlab.numerics.dtypes import DTYPE_NAMES, facts
+from gradlab.labs.roundoff import (
     BUILTIN_FORMULAS,
     COMPARISONS,
     RoundoffSettings,
@@ -29,7 +29,7 @@ from gradlab.roundoff import (
     ulp_histogram,
     with_hex,
 )
-from gradlab.ulp import float_bits, float_hex, ordered_keys, ulp, ulp_distance, ulp_distances
+from gradlab.numerics.ulp import float_bits, float_hex, ordered_keys, ulp, ulp_distance, ulp_distances
 
 # ---------------------------------------------------------------- ulp facts from the formats
 
@@ -135,7 +135,7 @@ def test_float64_distance_across_zero_does_not_overflow():
 def test_builtin_formulas_mean_the_derivative_of_one_over_x():
     import sympy
 
-    from gradlab.expr import X
+    from gradlab.numerics.expressions import X
 
     for spec in BUILTIN_FORMULAS.values():
         assert sympy.simplify(formula(spec.name).sympy - (-1 / X**2)) == 0

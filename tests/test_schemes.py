@@ -22,9 +22,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gradlab.errors import GradLabError
-from gradlab.expr import parse
-from gradlab.precision import facts
-from gradlab.schemes import (
+from gradlab.numerics.expressions import parse
+from gradlab.numerics.dtypes import facts
+from gradlab.numerics.schemes import (
     SCHEME_NAMES,
     SCHEMES,
     default_step,

@@ -16,13 +16,13 @@ import pandas as pd
 import pytest
 import torch
 
-import gradlab.sweep as sweep_module
+import gradlab.error_sweep as sweep_module
 from gradlab.errors import GradLabError, LimitError
-from gradlab.expr import ExpressionError, parse
+from gradlab.numerics.expressions import ExpressionError, parse
 from gradlab.limits import LIMITS
-from gradlab.precision import DTYPE_NAMES, facts
-from gradlab.schemes import SCHEME_NAMES
-from gradlab.sweep import TABLE_COLUMNS, SweepSettings, autograd_derivative, run_sweep
+from gradlab.numerics.dtypes import DTYPE_NAMES, facts
+from gradlab.numerics.schemes import SCHEME_NAMES
+from gradlab.error_sweep import TABLE_COLUMNS, SweepSettings, autograd_derivative, run_sweep
 
 DOCUMENTED = ["dtype", "scheme", "eps", "step", "estimate", "reference", "abs_error", "rel_error", "finite"]
 REAL_SCHEMES = tuple(s for s in SCHEME_NAMES if s != "complex_step")
@@ -351,7 +351,7 @@ def test_sweep_of_any_accepted_expression_is_bounded_in_time():
     must be swept (or refused with a GradLabError) within a few seconds.
 
     (Found by this suite: the 5th derivative of tan^8(x) has ~48k nodes and took > 10 s;
-    bounded by LIMITS.evaluation_seconds and gradlab/deadline.py.)"""
+    bounded by LIMITS.evaluation_seconds and gradlab/server/deadline.py.)"""
     text = "tan(" * 8 + "x" + ")" * 8
     parse(text)  # accepted: 9 nodes, depth 9, 41 characters
 

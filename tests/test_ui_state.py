@@ -5,17 +5,17 @@ import importlib.util
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from gradlab.ui import widgets
+from gradlab.ui import controls as widgets
 from gradlab.ui.figures import figure_config
-from gradlab.ui.state import GENERIC_ERROR
+from gradlab.ui.bound_widgets import GENERIC_ERROR
 from app_text import shown
 
 
 def _controls_script():
     import streamlit as st
 
-    from gradlab.ui.state import apply_preset, bound_number, bound_text
-    from gradlab.ui.widgets import dtype_multiselect, eps_input, scheme_multiselect
+    from gradlab.ui.bound_widgets import apply_preset, bound_number, bound_text
+    from gradlab.ui.controls import dtype_multiselect, eps_input, scheme_multiselect
 
     st.button("preset", key="go", on_click=apply_preset,
               args=({"dtypes": ("float16", "float99"), "eps": 1e-3, "x": 2.5},))
@@ -84,7 +84,7 @@ def _error_script():
     import streamlit as st
 
     from gradlab.errors import GradLabError
-    from gradlab.ui.state import reported_errors
+    from gradlab.ui.bound_widgets import reported_errors
 
     with reported_errors():
         raise GradLabError("The step must be positive; got -1.")
@@ -101,7 +101,7 @@ def test_errors_are_messages_not_tracebacks():
 
 
 def test_wrappers_refuse_a_second_key():
-    from gradlab.ui.state import bound_toggle
+    from gradlab.ui.bound_widgets import bound_toggle
 
     with pytest.raises(TypeError):
         bound_toggle("t", "t", key="other")
@@ -122,11 +122,11 @@ def test_eps_grid_is_exact_decimals():
 
 
 def test_option_names_match_the_engine():
-    from gradlab.precision import DTYPE_NAMES
+    from gradlab.numerics.dtypes import DTYPE_NAMES
 
     assert widgets.DTYPE_OPTIONS == DTYPE_NAMES
-    if importlib.util.find_spec("gradlab.schemes") is not None:
-        from gradlab.schemes import SCHEME_NAMES
+    if importlib.util.find_spec("gradlab.numerics.schemes") is not None:
+        from gradlab.numerics.schemes import SCHEME_NAMES
     else:  # the contract in docs/ENGINE_API.md, until schemes.py lands
         SCHEME_NAMES = ("forward", "backward", "central", "five_point",
                         "complex_step", "richardson")

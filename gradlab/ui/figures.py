@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.basedatatypes import BaseFigure
 
-from gradlab.figspec import specs_only
+from gradlab.figures.spec import specs_only
 
 #: Modebar buttons that do nothing useful on GradLab's charts.
 _REMOVED_BUTTONS = ("lasso2d", "select2d", "autoScale2d")
@@ -73,7 +73,7 @@ def prepare_figure(build: Callable[..., go.Figure], *args: Any, **kwargs: Any) -
     """``build(*args, **kwargs)`` as st.plotly_chart will send it, for a page's figure cache.
 
     GradLab's plot functions assemble a FigureSpec; called here they hand over its
-    dict directly (:func:`gradlab.figspec.specs_only`), and no ``go.Figure`` is built.
+    dict directly (:func:`gradlab.figures.spec.specs_only`), and no ``go.Figure`` is built.
     """
     with specs_only():
         fig = build(*args, **kwargs)

@@ -1,13 +1,13 @@
 """A shared link to a page, opened first after a server start, still goes through app.py.
 
 Streamlit 1.67 serves such a link from pages/ directly unless the page calls
-gradlab.ui.state.ensure_router() (see its docstring).
+gradlab.ui.bound_widgets.ensure_router() (see its docstring).
 """
 
 import pytest
 from browser_helpers import open_page, screenshot
 
-from gradlab.ui.pages import available_pages
+from gradlab.ui.navigation import available_pages
 
 pytestmark = pytest.mark.browser
 

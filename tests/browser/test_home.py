@@ -3,7 +3,7 @@
 import pytest
 from browser_helpers import open_page, screenshot
 
-from gradlab.ui.pages import PRESET_LINKS, available_pages
+from gradlab.ui.navigation import PRESET_LINKS, available_pages
 
 pytestmark = pytest.mark.browser
 

@@ -344,7 +344,7 @@ def apply_preset(values: Mapping[str, Any]) -> None:
 
     For a *link* to a preset (e.g. from the home page), don't invent a
     ``?preset=`` parameter: put the widget values themselves in the link's query
-    parameters (see :data:`gradlab.ui.pages.PRESET_LINKS`). Streamlit seeds
+    parameters (see :data:`gradlab.ui.navigation.PRESET_LINKS`). Streamlit seeds
     bound widgets from the URL on load, and the URL stays the shareable view.
     Values written to ``st.session_state`` *before* a widget's first run are
     not copied to the URL by Streamlit 1.67, which is why there is no

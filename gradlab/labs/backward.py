@@ -25,7 +25,7 @@ import torch
 
 from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS, check_limit
-from gradlab.precision import facts
+from gradlab.numerics.dtypes import facts
 
 __all__ = [
     "parse_vector",

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gradlab.precision import facts
-from gradlab.schemes import get_scheme
+from gradlab.numerics.dtypes import facts
+from gradlab.numerics.schemes import get_scheme
 
 __all__ = ["GUESSES", "HABIT_STEP", "quiz_scheme", "expected_guess", "guess_step", "guess_label"]
 

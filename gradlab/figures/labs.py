@@ -15,9 +15,9 @@ import pandas as pd
 import plotly.colors
 import plotly.graph_objects as go
 
-from gradlab.figspec import LOG_AXIS, FigureSpec
+from gradlab.figures.spec import LOG_AXIS, FigureSpec
 from gradlab.literal_text import plotly_literal
-from gradlab.ulp import hex_of
+from gradlab.numerics.ulp import hex_of
 
 __all__ = [
     "ulp_distance_bars",

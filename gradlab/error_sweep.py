@@ -22,11 +22,11 @@ import pandas as pd
 import torch
 
 from gradlab.errors import GradLabError
-from gradlab.expr import Expression, parse
+from gradlab.numerics.expressions import Expression, parse
 from gradlab.limits import LIMITS, check_limit
-from gradlab.precision import DTYPE_NAMES, facts
-from gradlab.reference import Reference, exact_derivatives, reference_at
-from gradlab.schemes import (
+from gradlab.numerics.dtypes import DTYPE_NAMES, facts
+from gradlab.numerics.exact_derivatives import Reference, exact_derivatives, reference_at
+from gradlab.numerics.schemes import (
     SCHEME_NAMES,
     get_scheme,
     not_applicable_reason,

@@ -21,13 +21,13 @@ import sys
 from typing import Sequence
 
 from gradlab.errors import GradLabError
-from gradlab.precision import DTYPE_NAMES
-from gradlab.schemes import SCHEME_NAMES
+from gradlab.numerics.dtypes import DTYPE_NAMES
+from gradlab.numerics.schemes import SCHEME_NAMES
 
 __all__ = ["main", "OneLineParser", "finite_float", "to_json"]
 
 # Sub-commands that live in their own modules: each has register(subparsers) and run(args).
-_COMMAND_MODULES = ("gradlab.check_cli",)
+_COMMAND_MODULES = ("gradlab.cli.check",)
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -84,7 +84,7 @@ def _add_sweep(subparsers) -> None:
 
 
 def _run_sweep(args) -> int:
-    from gradlab.sweep import SweepSettings, run_sweep
+    from gradlab.error_sweep import SweepSettings, run_sweep
 
     settings = SweepSettings(
         args.expression, args.x,

@@ -1,7 +1,7 @@
 """The Explorer page's controls: keys, defaults and presets, as plain values.
 
 No streamlit here, so the page, its tests, the benchmark and the home gallery
-(:data:`gradlab.ui.pages.PRESET_LINKS`) share one definition. Widget *values*
+(:data:`gradlab.ui.navigation.PRESET_LINKS`) share one definition. Widget *values*
 are what ``st.session_state`` holds (scheme names, floats); :func:`query_params`
 turns them into what the URL carries (scheme labels, ``1e-06``, titles).
 """
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from gradlab.catalogue import CATALOGUE
+from gradlab.teaching.catalogue import CATALOGUE
 
 CUSTOM = "custom"
 DEFAULT_FUNCTION = "complex_step_classic"
@@ -38,7 +38,7 @@ DEFAULTS: Mapping[str, Any] = MappingProxyType({
 
 FUNCTION_OPTIONS: tuple[str, ...] = (*CATALOGUE, CUSTOM)
 
-_SCHEME_LABELS = {  # as gradlab.ui.widgets.SCHEME_LABELS (a test checks they agree)
+_SCHEME_LABELS = {  # as gradlab.ui.controls.SCHEME_LABELS (a test checks they agree)
     "forward": "Forward", "backward": "Backward", "central": "Central",
     "five_point": "5-point", "complex_step": "Complex step", "richardson": "Richardson",
 }

@@ -29,12 +29,12 @@ from typing import Callable
 
 import torch
 
-from gradlab.check import GRAD_OUTPUTS, MODES, REDUCTIONS, CheckResult, gradcheck
+from gradlab.check.api import GRAD_OUTPUTS, MODES, REDUCTIONS, CheckResult, gradcheck
 from gradlab.errors import GradLabError
-from gradlab.expr import parse
+from gradlab.numerics.expressions import parse
 from gradlab.limits import LIMITS, check_limit
-from gradlab.precision import facts
-from gradlab.schemes import get_scheme, not_applicable_reason
+from gradlab.numerics.dtypes import facts
+from gradlab.numerics.schemes import get_scheme, not_applicable_reason
 
 __all__ = ["MODELS", "LOSSES", "CheckSettings", "Problem", "parse_shape", "build_problem", "run_check"]
 

@@ -5,7 +5,7 @@ tensors with finite differences, in three modes:
 
 - ``sampled``: k random elements (seeded);
 - ``full``: every element, batched (many perturbed copies per call, see
-  :mod:`gradlab.batched`), with a ``progress(done, total)`` callback;
+  :mod:`gradlab.check.batching`), with a ``progress(done, total)`` callback;
 - ``directional``: random directions v, comparing the finite-difference
   directional derivative with autograd's ``∇L·v`` (gradcheck's fast mode).
 
@@ -16,7 +16,7 @@ contracted with v in float64), so no summed loss hides the perturbation.
 
 Finite differences use the input's dtype (or float64 with
 ``numeric_float64=True``); the stencil is combined in float64, as in
-:func:`gradlab.schemes.stencil_estimates`. An element passes when
+:func:`gradlab.numerics.schemes.stencil_estimates`. An element passes when
 ``|autograd - numeric| <= atol + rtol·|numeric|``.
 
 >>> r = gradcheck(lambda x: (x ** 3).sum(), torch.linspace(-1, 1, 7, dtype=torch.float64),
@@ -38,13 +38,13 @@ import numpy as np
 import pandas as pd
 import torch
 
-from gradlab.batched import BatchedFn, FlatInputs, OnehotBuffer, chunk_rows, dense_rows, onehot_rows
-from gradlab.diagnosis import Diagnosis, Evidence, diagnose
+from gradlab.check.batching import BatchedFn, FlatInputs, OnehotBuffer, chunk_rows, dense_rows, onehot_rows
+from gradlab.check.diagnosis import Diagnosis, Evidence, diagnose
 from gradlab.errors import GradLabError, LimitError
 from gradlab.limits import LIMITS, check_limit
-from gradlab.precision import facts, resolve_tolerances
-from gradlab.schemes import Scheme, default_step, get_scheme, not_applicable_reason
-from gradlab.taylor import TaylorResult, fit_taylor, taylor_steps
+from gradlab.numerics.dtypes import facts, resolve_tolerances
+from gradlab.numerics.schemes import Scheme, default_step, get_scheme, not_applicable_reason
+from gradlab.check.taylor import TaylorResult, fit_taylor, taylor_steps
 
 __all__ = [
     "MODES", "REDUCTIONS", "GRAD_OUTPUTS", "GradcheckError", "Element", "CheckSummary",
@@ -621,8 +621,8 @@ def gradcheck(
     ``fn`` takes the input tensor(s) and returns a tensor (a loss, or any
     output, reduced by ``reduction``). ``samples`` is the number of elements
     (sampled) or directions (directional). ``eps`` defaults to
-    :func:`gradlab.schemes.default_step` and the tolerances to the dtype's row
-    of :mod:`gradlab.precision`. ``numeric_fn`` is a float64 twin of ``fn``
+    :func:`gradlab.numerics.schemes.default_step` and the tolerances to the dtype's row
+    of :mod:`gradlab.numerics.dtypes`. ``numeric_fn`` is a float64 twin of ``fn``
     for ``numeric_float64=True`` when ``fn`` holds tensors of its own dtype.
     ``workers`` threads (default and at most ``LIMITS.check_workers``) share
     the finite differences; the results do not depend on their number. fn is

@@ -1,7 +1,7 @@
 """Exact values of an expression at many points, each with a certified error bound.
 
 The round-off lab needs the exact value of a formula at thousands of points.
-mpmath, point by point (:func:`gradlab.reference.mp_evaluate`), costs ~90 µs a
+mpmath, point by point (:func:`gradlab.numerics.exact_derivatives.mp_evaluate`), costs ~90 µs a
 point and cannot say how many of its digits survived a cancellation. Arb's
 ball arithmetic (python-flint) costs a few µs and carries a rigorous radius:
 each point is evaluated at doubling precision until its value is known to
@@ -15,7 +15,7 @@ float64 and ``lo`` the remainder, so ``|computed - exact|`` is
 ``|(computed - hi) - lo|``, vectorised and good to ~2**-100 relative (to
 2**-1074 absolute for values so small that lo is subnormal).
 
->>> from gradlab.expr import parse
+>>> from gradlab.numerics.expressions import parse
 >>> v = exact_values(parse("(1 - cos(x))/x**2").sympy, np.array([1e-5, 0.5]))
 >>> float(v.hi[0])  # 1/2 - x**2/24 + ...: float64 alone cancels to 0.5000000413701855
 0.49999999999583333
@@ -37,9 +37,9 @@ import numpy as np
 import sympy
 from flint import arb
 
-from gradlab.expr import X, cbrt
-from gradlab.mpcontext import private_digits
-from gradlab.reference import mp_evaluate
+from gradlab.numerics.expressions import X, cbrt
+from gradlab.numerics.mp_precision import private_digits
+from gradlab.numerics.exact_derivatives import mp_evaluate
 
 __all__ = ["ExactValues", "exact_values", "TARGET_BITS", "MAX_BITS"]
 

@@ -28,15 +28,15 @@ import pandas as pd
 import sympy
 import torch
 
-from gradlab.certified import TARGET_BITS, ExactValues, distance, exact_values
-from gradlab.deadline import run_within
+from gradlab.numerics.certified_values import TARGET_BITS, ExactValues, distance, exact_values
+from gradlab.server.deadline import run_within
 from gradlab.errors import GradLabError
-from gradlab.expr import X, Expression, parse
+from gradlab.numerics.expressions import X, Expression, parse
 from gradlab.limits import LIMITS, check_limit
-from gradlab.mpcontext import working_digits
-from gradlab.precision import facts
-from gradlab.reference import mp_evaluate
-from gradlab.ulp import bit_patterns, hex_of, ulp, ulp_distances
+from gradlab.numerics.mp_precision import working_digits
+from gradlab.numerics.dtypes import facts
+from gradlab.numerics.exact_derivatives import mp_evaluate
+from gradlab.numerics.ulp import bit_patterns, hex_of, ulp, ulp_distances
 
 __all__ = [
     "FormulaSpec",
@@ -415,7 +415,7 @@ class RoundoffResult:
     ``table`` columns: x, value_a, value_b, exact, ulps_a_b (Int64, <NA> where not
     comparable), ulps_a_exact, ulps_b_exact (fractional ulps at the exact value),
     bits_a, bits_b (each result's bit pattern as an unsigned integer as wide as the
-    dtype; :func:`gradlab.ulp.hex_of` writes them in hex), closer (categorical "A",
+    dtype; :func:`gradlab.numerics.ulp.hex_of` writes them in hex), closer (categorical "A",
     "B", "tie", or "" where not comparable). No column holds one Python object per
     point: a table of 100,000 points is a handful of arrays.
     """

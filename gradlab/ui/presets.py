@@ -15,7 +15,7 @@ from typing import Any
 
 import streamlit as st
 
-from gradlab.ui.state import apply_preset, bound_selectbox
+from gradlab.ui.bound_widgets import apply_preset, bound_selectbox
 
 CUSTOM = "custom"
 PRESET_KEY = "preset"

@@ -22,12 +22,12 @@ from functools import lru_cache
 import mpmath
 import sympy
 
-from gradlab.deadline import run_within
+from gradlab.server.deadline import run_within
 from gradlab.errors import LimitError
-from gradlab.expr import X, Expression, cbrt, parse
+from gradlab.numerics.expressions import X, Expression, cbrt, parse
 from gradlab.limits import LIMITS
-from gradlab.mpcontext import private_digits, to_shared, working_digits
-from gradlab.precision import round_to_dtype
+from gradlab.numerics.mp_precision import private_digits, to_shared, working_digits
+from gradlab.numerics.dtypes import round_to_dtype
 
 __all__ = ["Reference", "exact_derivatives", "reference_at", "DIGITS", "mp_evaluate"]
 
@@ -135,7 +135,7 @@ def _power(ctx, base, exponent):
 def mp_evaluate(expr: sympy.Expr, x, dps: int = DIGITS):
     """Evaluate a sympy expression of x at ``x`` to ``dps`` digits; a real mpf.
 
-    Runs in a private mpmath context (:func:`gradlab.mpcontext.private_digits`),
+    Runs in a private mpmath context (:func:`gradlab.numerics.mp_precision.private_digits`),
     so other threads' precision cannot touch it and it waits for none of them.
     Raises ``ValueError`` when the value is not a finite real number.
 

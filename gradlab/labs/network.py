@@ -28,9 +28,9 @@ import torch.nn.functional as F
 
 from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS, check_limit
-from gradlab.precision import facts
-from gradlab.schemes import default_step, predicted_best_step
-from gradlab.ulp import ulp
+from gradlab.numerics.dtypes import facts
+from gradlab.numerics.schemes import default_step, predicted_best_step
+from gradlab.numerics.ulp import ulp
 
 __all__ = [
     "ActivationSpec",

@@ -4,12 +4,12 @@ Log axes use ``exponentformat="power"``; one colour per reduction; errors that
 are exactly zero (or not finite) cannot sit on a log axis, so they become gaps
 and the figure says how many.
 
-The figures are assembled as plain dicts (:class:`gradlab.figspec.FigureSpec`)
+The figures are assembled as plain dicts (:class:`gradlab.figures.spec.FigureSpec`)
 and turned into a ``go.Figure`` once, without Plotly's per-call validation; the
 tests validate each one. Labels of reference lines on a log y axis sit at
 log10 of the line's value (annotations there take log10 coordinates).
 
->>> from gradlab.taylor import fit_taylor
+>>> from gradlab.check.taylor import fit_taylor
 >>> h = np.logspace(-6, 0, 13)
 >>> fig = taylor_figure(fit_taylor(h, h**2, 1e-20))
 >>> type(fig).__name__, fig.layout.xaxis.type, fig.layout.xaxis.exponentformat
@@ -23,8 +23,8 @@ import pandas as pd
 import plotly.colors
 import plotly.graph_objects as go
 
-from gradlab.figspec import LOG_AXIS, FigureSpec
-from gradlab.taylor import TaylorResult
+from gradlab.figures.spec import LOG_AXIS, FigureSpec
+from gradlab.check.taylor import TaylorResult
 
 __all__ = ["REDUCTION_COLOURS", "eps_sweep_figure", "taylor_figure", "error_heatmap"]
 

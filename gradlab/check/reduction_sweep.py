@@ -6,7 +6,7 @@ step in float32 (mean scales L and dL/dx_i alike, so its curve is the sum's,
 shifted), while ``none`` — each difference taken per output element — shows
 the usual V with a wide band of good steps.
 
->>> from gradlab.models import CheckSettings
+>>> from gradlab.check.settings import CheckSettings
 >>> df = reduction_sweep(CheckSettings(shape=(6, 5), samples=2, dtype="float64"), points_per_decade=1)
 >>> sorted(df["reduction"].unique())
 ['mean', 'none', 'sum']
@@ -20,12 +20,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from gradlab.check import REDUCTIONS, reduction_estimates, sample_indices
-from gradlab.batched import FlatInputs
+from gradlab.check.api import REDUCTIONS, reduction_estimates, sample_indices
+from gradlab.check.batching import FlatInputs
 from gradlab.limits import LIMITS, check_limit
-from gradlab.models import CheckSettings, _complex_step_reason, build_problem
+from gradlab.check.settings import CheckSettings, _complex_step_reason, build_problem
 from gradlab.errors import GradLabError
-from gradlab.precision import resolve_tolerances
+from gradlab.numerics.dtypes import resolve_tolerances
 
 __all__ = ["EPS_RANGE", "eps_grid", "reduction_sweep"]
 

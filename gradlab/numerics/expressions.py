@@ -33,7 +33,7 @@ import torch
 
 from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS
-from gradlab.mpcontext import working_precision
+from gradlab.numerics.mp_precision import working_precision
 
 __all__ = ["ExpressionError", "Expression", "FunctionSpec", "FUNCTIONS", "CONSTANTS", "X", "parse"]
 

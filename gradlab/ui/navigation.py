@@ -11,7 +11,7 @@ Page authors: add a :class:`PresetLink` to :data:`PRESET_LINKS` for every view
 worth sharing. ``query_params`` are exactly what the page's URL carries: the
 keys of its ``bind="query-params"`` widgets, with the values the widgets show
 (for a widget with ``format_func`` the *formatted* label is what the URL holds;
-use ``gradlab.ui.widgets.scheme_param`` / ``eps_param`` for the shared widgets).
+use ``gradlab.ui.controls.scheme_param`` / ``eps_param`` for the shared widgets).
 Leave out values equal to a widget's default: Streamlit drops them from the URL.
 ``tests/test_app_pages.py`` opens every link whose page exists and checks that
 each parameter was accepted by a widget on that page (a wrong key or value fails).
@@ -103,7 +103,7 @@ class PresetLink:
         if page_by_url(self.url_path) is None:
             raise ValueError(
                 f"Preset {self.title!r} points at page {self.url_path!r}, which is not "
-                "in gradlab.ui.pages.PAGES; use one of its url_path values."
+                "in gradlab.ui.navigation.PAGES; use one of its url_path values."
             )
         object.__setattr__(self, "query_params", MappingProxyType(dict(self.query_params)))
 
@@ -170,7 +170,7 @@ PRESET_LINKS: tuple[PresetLink, ...] = (
         "The same central difference in four dtypes: the best step moves with "
         "the cube root of machine epsilon.",
     ),
-    # Explorer presets (same values as its buttons: gradlab.ui.explorer.PRESETS;
+    # Explorer presets (same values as its buttons: gradlab.teaching.explorer_controls.PRESETS;
     # tests/test_page_explorer.py checks they agree).
     PresetLink(
         "explorer", "1/x in float32 (seed 000)",

@@ -1,23 +1,23 @@
 """Controls shared by several pages: dtypes, finite-difference schemes, step sizes.
 
-All are URL-bound (see :mod:`gradlab.ui.state`), so each needs a ``key`` that is
+All are URL-bound (see :mod:`gradlab.ui.bound_widgets`), so each needs a ``key`` that is
 unique on its page; the defaults below suit a page with one of each.
 
 The URL carries what the widget *shows*: dtype names (``float32``), scheme labels
 (``Central``, ``Complex step``) and steps as ``1e-06``. Use :func:`scheme_param`
-and :func:`eps_param` to write those values into a :class:`~gradlab.ui.pages.PresetLink`.
+and :func:`eps_param` to write those values into a :class:`~gradlab.ui.navigation.PresetLink`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gradlab.ui.state import bound_multiselect, bound_select_slider, bound_selectbox
+from gradlab.ui.bound_widgets import bound_multiselect, bound_select_slider, bound_selectbox
 
-#: Same names and order as ``gradlab.precision.DTYPE_NAMES`` (a test checks it).
+#: Same names and order as ``gradlab.numerics.dtypes.DTYPE_NAMES`` (a test checks it).
 DTYPE_OPTIONS: tuple[str, ...] = ("float16", "bfloat16", "float32", "float64")
 
-#: Same names and order as ``gradlab.schemes.SCHEME_NAMES``, with the labels users see.
+#: Same names and order as ``gradlab.numerics.schemes.SCHEME_NAMES``, with the labels users see.
 SCHEME_LABELS: dict[str, str] = {
     "forward": "Forward",
     "backward": "Backward",

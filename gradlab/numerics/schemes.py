@@ -28,7 +28,7 @@ import numpy as np
 import torch
 
 from gradlab.errors import GradLabError
-from gradlab.precision import facts
+from gradlab.numerics.dtypes import facts
 
 __all__ = [
     "Scheme",

@@ -20,15 +20,15 @@ import json
 import math
 import sys
 
-from gradlab.check import GRAD_OUTPUTS, MODES, REDUCTIONS
-from gradlab.cli import to_json
+from gradlab.check.api import GRAD_OUTPUTS, MODES, REDUCTIONS
+from gradlab.cli.main import to_json
 from gradlab.errors import GradLabError
-from gradlab.precision import DTYPE_NAMES
-from gradlab.schemes import SCHEME_NAMES
+from gradlab.numerics.dtypes import DTYPE_NAMES
+from gradlab.numerics.schemes import SCHEME_NAMES
 
 __all__ = ["register", "run", "result_json"]
 
-_MODELS = ("affine", "expression", "mlp")  # gradlab.models.MODELS, without importing torch here
+_MODELS = ("affine", "expression", "mlp")  # gradlab.check.settings.MODELS, without importing torch here
 _LOSSES = ("mse", "l1")
 
 
@@ -89,7 +89,7 @@ def register(subparsers) -> None:
 
 
 def _settings(args):
-    from gradlab.models import CheckSettings, parse_shape
+    from gradlab.check.settings import CheckSettings, parse_shape
 
     return CheckSettings(
         model=args.model, shape=parse_shape(args.shape), loss=args.loss, reduction=args.reduction,
@@ -101,7 +101,7 @@ def _settings(args):
 def run(args) -> int:
     """Run the check described by parsed ``args``; print it as a table or JSON."""
     try:
-        from gradlab.models import run_check
+        from gradlab.check.settings import run_check
 
         result = run_check(_settings(args))
     except GradLabError as err:

@@ -27,8 +27,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gradlab.precision import facts
-from gradlab.schemes import get_scheme
+from gradlab.numerics.dtypes import facts
+from gradlab.numerics.schemes import get_scheme
 
 __all__ = ["Evidence", "Diagnosis", "diagnose"]
 

@@ -10,7 +10,7 @@ Plotly quirk worth knowing: on a log axis, *shapes* take data coordinates but
 *annotations* take log10 coordinates, so annotations here are placed with
 :func:`_log10` (``add_vline(annotation_text=...)`` would put them at 10**x).
 
->>> from gradlab.sweep import SweepSettings, run_sweep
+>>> from gradlab.error_sweep import SweepSettings, run_sweep
 >>> result = run_sweep(SweepSettings("exp(x)", 1.0, ("float32",), ("central",), points=9))
 >>> fig = error_vs_eps_figure(result)
 >>> fig.layout.xaxis.type, fig.layout.xaxis.exponentformat
@@ -32,10 +32,10 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from gradlab.figspec import LOG_AXIS, FigureSpec
-from gradlab.precision import DTYPE_NAMES, facts
-from gradlab.schemes import SCHEME_NAMES, get_scheme
-from gradlab.sweep import SweepResult
+from gradlab.figures.spec import LOG_AXIS, FigureSpec
+from gradlab.numerics.dtypes import DTYPE_NAMES, facts
+from gradlab.numerics.schemes import SCHEME_NAMES, get_scheme
+from gradlab.error_sweep import SweepResult
 
 __all__ = [
     "DTYPE_COLOURS",
@@ -416,7 +416,7 @@ def error_vs_eps_figure(
     dtype is a dotted vertical line; autograd's error is a dotted horizontal line.
     Errors of exactly 0, inf or NaN are gaps, counted in an annotation.
 
-    >>> from gradlab.sweep import SweepSettings, run_sweep
+    >>> from gradlab.error_sweep import SweepSettings, run_sweep
     >>> r = run_sweep(SweepSettings("1/x", 0.3, ("float32", "float64"), ("forward",), points=9))
     >>> fig = error_vs_eps_figure(r, error="absolute", show_theory=False)
     >>> sorted({t.meta["kind"] for t in fig.data})
@@ -477,7 +477,7 @@ def estimate_vs_eps_figure(result: SweepResult) -> go.Figure:
     At a kink such as abs(x) at 0 there is no error to plot, but what each scheme
     returns is the lesson: one-sided differences give ±1, central 0.
 
-    >>> from gradlab.sweep import SweepSettings, run_sweep
+    >>> from gradlab.error_sweep import SweepSettings, run_sweep
     >>> r = run_sweep(SweepSettings("abs(x)", 0.0, ("float32",), ("forward", "central"), points=5))
     >>> sorted({round(v, 6) for v in estimate_vs_eps_figure(r).data[0].y})
     [1.0]
@@ -520,7 +520,7 @@ def best_step_table(result: SweepResult) -> pd.DataFrame:
 
     Numbers are strings with 3 significant digits, ready to display or copy.
 
-    >>> from gradlab.sweep import SweepSettings, run_sweep
+    >>> from gradlab.error_sweep import SweepSettings, run_sweep
     >>> r = run_sweep(SweepSettings("exp(x)", 0.0, ("float64",), ("central",), points=9))
     >>> best_step_table(r).loc[0, "h* (theory)"]  # (3u |f/f'''|)**(1/3), u = 2**-53
     '6.93e-06'
@@ -546,7 +546,7 @@ def best_step_table(result: SweepResult) -> pd.DataFrame:
 def autograd_table(result: SweepResult) -> pd.DataFrame:
     """Autograd's value of f'(x) per dtype, the exact value and both errors.
 
-    >>> from gradlab.sweep import SweepSettings, run_sweep
+    >>> from gradlab.error_sweep import SweepSettings, run_sweep
     >>> r = run_sweep(SweepSettings("x**3", 2.0, ("float32",), ("central",), points=5))
     >>> autograd_table(r).loc[0, "autograd f′(x)"]
     '12'
@@ -566,7 +566,7 @@ def autograd_table(result: SweepResult) -> pd.DataFrame:
 def rounding_table(result: SweepResult) -> pd.DataFrame:
     """How x was rounded in each dtype, and the exact f'(x) at that rounded point.
 
-    >>> from gradlab.sweep import SweepSettings, run_sweep
+    >>> from gradlab.error_sweep import SweepSettings, run_sweep
     >>> r = run_sweep(SweepSettings("x**2", 0.1, ("float16",), ("central",), points=5))
     >>> rounding_table(r).loc[0, "x in dtype"]
     '0.0999755859375'

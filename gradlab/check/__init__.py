@@ -1,0 +1,1 @@
+"""The tensor gradient check: autograd against finite differences on a user's function and inputs."""

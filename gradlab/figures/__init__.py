@@ -1,0 +1,1 @@
+"""Figures: pure functions from an engine result's tidy tables to Plotly figures (no streamlit)."""

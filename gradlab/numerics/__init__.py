@@ -1,0 +1,1 @@
+"""Numerics: the dtype table, finite-difference schemes, the expression language, exact values and ulps."""

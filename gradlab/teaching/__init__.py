@@ -1,0 +1,1 @@
+"""Teaching content: the function catalogue, presets and the predict-then-reveal questions."""
