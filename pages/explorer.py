@@ -10,16 +10,8 @@ from gradlab.numerics.expressions import parse
 from gradlab.teaching.quizzes import GUESSES, expected_guess, guess_label, guess_step, quiz_scheme
 from gradlab.limits import LIMITS
 from gradlab.literal_text import markdown_literal
-from gradlab.figures.sweep import (
-    autograd_table,
-    best_step_table,
-    error_vs_eps_figure,
-    estimate_vs_eps_figure,
-    exact_digits,
-    format_sig,
-    has_drawable_errors,
-    rounding_table,
-)
+from gradlab.figures.sweep import error_vs_eps_figure, estimate_vs_eps_figure, has_drawable_errors
+from gradlab.figures.sweep_tables import autograd_table, best_step_table, exact_digits, format_sig, rounding_table
 from gradlab.numerics.dtypes import facts
 from gradlab.error_sweep import SweepResult, SweepSettings, run_sweep
 from gradlab.teaching.explorer_controls import (

@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from gradlab.ui import controls as widgets
-from gradlab.teaching.explorer_controls import _SCHEME_LABELS, DEFAULTS, PRESETS, query_params
+from gradlab.teaching.explorer_controls import DEFAULTS, PRESETS, query_params
 from gradlab.ui.navigation import presets_for
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -140,8 +140,9 @@ def test_a_url_with_parameters_restores_every_control():
     assert _charts(at) == 1
 
 
-def test_scheme_labels_match_the_shared_widget():
-    assert _SCHEME_LABELS == widgets.SCHEME_LABELS
+def test_scheme_url_values_are_what_the_shared_widget_shows():
+    names = tuple(widgets.SCHEME_OPTIONS)
+    assert query_params({"schemes": names})["schemes"] == widgets.scheme_param(*names)
 
 
 def test_a_hostile_expression_is_refused_with_a_message(tmp_path):
