@@ -149,16 +149,11 @@ def _formulas(text: str, result: SweepResult) -> None:
 
 
 def _notes(result: SweepResult) -> None:
-    warnings = [n for n in result.notes if _is_warning(n)]
-    infos = [n for n in result.notes if not _is_warning(n)]
-    for note in warnings:
-        st.warning(markdown_literal(note), icon=":material/warning:")
-    if infos:
-        st.info("\n".join(f"- {markdown_literal(n)}" for n in infos), icon=":material/info:")
-
-
-def _is_warning(note: str) -> bool:
-    return any(word in note for word in ("overflows ", "No exact reference", "beyond", "rounds to"))
+    """Each warning on its own, the infos together; the engine set each note's level."""
+    for note in result.warnings:
+        st.warning(markdown_literal(note.text), icon=":material/warning:")
+    if result.infos:
+        st.info("\n".join(f"- {markdown_literal(n.text)}" for n in result.infos), icon=":material/info:")
 
 
 def _focus(settings: SweepSettings) -> str:

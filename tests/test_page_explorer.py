@@ -181,6 +181,17 @@ def test_a_dtype_that_overflows_is_reported():
     assert _charts(at) == 1
 
 
+def test_notes_are_shown_by_the_level_the_engine_gave_them():
+    # float16 has no complex partner: an info; e**20 = 4.9e8 overflows float16 (max 65504): a warning.
+    at = _open({"fn": "exp at large x", "x": "20.0", "dtypes": ["float16"],
+                "schemes": ["Central", "Complex step"]})
+    assert not _exceptions(at) and not at.error
+    infos = " ".join(i.value for i in at.info)
+    warnings = " ".join(w.value for w in at.warning)
+    assert "not applicable" in infos and "not applicable" not in warnings
+    assert "overflows float16" in warnings and "overflows float16" not in infos
+
+
 def test_no_dtype_selected_asks_for_one():
     at = _open()
     at.get_by_key("dtypes").set_value([]).run()
