@@ -3,13 +3,16 @@
 Estimates are vectorised over eps (one torch call per dtype and scheme, all
 stencil points and steps at once), measured against the exact derivative at the
 dtype-rounded point, and returned as tidy tables together with autograd's own
-error and the theory's predicted best step.
+error, the theory's predicted best step, and notes (:class:`gradlab.notes.Note`)
+whose level the engine sets: a page never reads the words to decide.
 
 >>> result = run_sweep(SweepSettings("1/x", 0.3, dtypes=("float64",), schemes=("central",), points=17))
 >>> sorted(result.table.columns)[:4]
 ['abs_error', 'dtype', 'eps', 'estimate']
 >>> bool(result.best.loc[0, "rel_error"] < 1e-9)
 True
+>>> [n.level for n in run_sweep(SweepSettings("exp(x)", 100.0, ("float16",), ("central",), points=5)).notes]
+['warning', 'info', 'info']
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from gradlab.numerics.expressions import Expression, parse
 from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.dtypes import DTYPE_NAMES, facts
 from gradlab.numerics.exact_derivatives import Reference, exact_derivatives, reference_at
+from gradlab.notes import Note
 from gradlab.numerics.schemes import (
     SCHEME_NAMES,
     get_scheme,
@@ -100,7 +104,15 @@ class SweepResult:
     rounded_x: dict[str, float]
     derivative_text: str
     reference: Reference  # at x as typed (float64)
-    notes: tuple[str, ...] = field(default=())
+    notes: tuple[Note, ...] = field(default=())
+
+    @property
+    def warnings(self) -> tuple[Note, ...]:
+        return tuple(n for n in self.notes if n.is_warning)
+
+    @property
+    def infos(self) -> tuple[Note, ...]:
+        return tuple(n for n in self.notes if not n.is_warning)
 
 
 def autograd_derivative(expression: Expression, x: float, dtype) -> float:
@@ -119,7 +131,7 @@ def run_sweep(settings: SweepSettings) -> SweepResult:
     settings = settings.validated()
     expr = parse(settings.expression)
     eps = settings.eps_values()
-    notes: list[str] = []
+    notes: list[Note] = []
     tables, autograd_rows, best_rows = [], [], []
     references, rounded = {}, {}
     for dtype in settings.dtypes:
@@ -132,18 +144,21 @@ def run_sweep(settings: SweepSettings) -> SweepResult:
         for scheme in settings.schemes:
             reason = not_applicable_reason(scheme, dtype, expr)
             if reason:
-                notes.append(f"{get_scheme(scheme).label} in {dtype}: not applicable. {reason}")
+                notes.append(Note.info(f"{get_scheme(scheme).label} in {dtype}: not applicable. {reason}"))
             else:
                 usable.append(scheme)
         with np.errstate(all="ignore"):
             estimates = estimates_by_scheme(expr, xr, eps, usable, dtype)
+        steps = step_taken(xr, eps, dtype)
+        if any(not get_scheme(s).complex_step for s in usable):
+            notes.extend(_zero_step_note(steps, xr, dtype))
         for scheme in usable:
-            columns = _scheme_columns(estimates[scheme], xr, dtype, scheme, eps, ref)
+            columns = _scheme_columns(estimates[scheme], xr, dtype, scheme, eps, steps, ref)
             tables.append(columns)
             best_rows.append(_best_row(columns, dtype, scheme, xr, ref))
     reference = exact_derivatives(expr, settings.x)
     if not reference.defined:
-        notes.insert(0, f"No exact reference: {reference.reason} Errors are shown as gaps.")
+        notes.insert(0, Note.warning(f"No exact reference: {reference.reason} Errors are shown as gaps."))
     notes.extend(_gap_notes(tables))
     return SweepResult(
         settings=settings,
@@ -159,18 +174,29 @@ def run_sweep(settings: SweepSettings) -> SweepResult:
     )
 
 
-def _dtype_reference(expr: Expression, x: float, dtype: str, notes: list[str]):
+def _dtype_reference(expr: Expression, x: float, dtype: str, notes: list[Note]):
     info = facts(dtype)
     if abs(x) > info.max:
-        notes.append(f"{dtype}: x = {x:g} is beyond the largest {dtype} ({info.max:g}); skipped.")
+        notes.append(Note.warning(f"{dtype}: x = {x:g} is beyond the largest {dtype} ({info.max:g}); skipped."))
         return None, None
     ref = reference_at(expr, x, dtype)
     if not ref.defined and ref.x != x:
-        notes.append(f"{dtype}: x rounds to {ref.x:.17g}, where {ref.reason[0].lower()}{ref.reason[1:]}")
+        notes.append(Note.warning(
+            f"{dtype}: x rounds to {ref.x:.17g}, where {ref.reason[0].lower()}{ref.reason[1:]}"))
     if ref.defined and abs(float(ref.f)) > info.max:
-        notes.append(f"{dtype}: f(x) = {float(ref.f):.3g} overflows {dtype} (largest {info.max:g}); "
-                     "its estimates are inf or NaN.")
+        notes.append(Note.warning(f"{dtype}: f(x) = {float(ref.f):.3g} overflows {dtype} (largest "
+                                  f"{info.max:g}); its estimates are inf or NaN."))
     return ref, ref.x
+
+
+def _zero_step_note(steps: np.ndarray, xr: float, dtype: str) -> list[Note]:
+    """Steps below half the spacing of numbers at x: x + h rounds back to x, nothing is measured."""
+    zero = int(np.sum(steps == 0))
+    if not zero:
+        return []
+    return [Note.info(f"{dtype}: {zero} of the {len(steps)} steps are too small to move x = {xr:.6g} "
+                      "(x + h rounds back to x), so the step taken is 0 and those estimates carry "
+                      "no information.")]
 
 
 def _autograd_row(expr: Expression, xr: float, dtype: str, ref: Reference) -> tuple:
@@ -187,12 +213,16 @@ def _errors(estimates: np.ndarray, exact: float) -> tuple[np.ndarray, np.ndarray
     return abs_error, rel_error
 
 
-def _scheme_columns(estimates: np.ndarray, xr, dtype, scheme, eps, ref: Reference) -> dict:
-    """One (dtype, scheme) block of the tidy table, as columns of equal length."""
+def _scheme_columns(estimates: np.ndarray, xr, dtype, scheme, eps, steps, ref: Reference) -> dict:
+    """One (dtype, scheme) block of the tidy table, as columns of equal length.
+
+    ``steps`` are the real steps taken, ``(x + h) - x`` in the dtype; the complex
+    step is taken along the imaginary axis, as the dtype holds h.
+    """
     exact = float(ref.d1) if ref.defined else math.nan
     abs_error, rel_error = _errors(estimates, exact)
     truncation, roundoff = _theory(scheme, dtype, eps, ref, xr)
-    steps = _as_cast(eps, dtype) if get_scheme(scheme).complex_step else step_taken(xr, eps, dtype)
+    steps = _as_cast(eps, dtype) if get_scheme(scheme).complex_step else steps
     n = len(eps)
     return {  # dtype and scheme hold one label for the whole block
         "dtype": (dtype,), "scheme": (get_scheme(scheme).name,), "eps": eps, "step": steps,
@@ -239,16 +269,16 @@ def _predicted_best(scheme, dtype, xr: float, ref: Reference) -> tuple[float, fl
     return h, error / abs(derivatives[1])
 
 
-def _gap_notes(tables: list[dict]) -> list[str]:
+def _gap_notes(tables: list[dict]) -> list[Note]:
     notes = []
     zero = sum(int((t["abs_error"] == 0).sum()) for t in tables)
     bad = sum(int((~t["finite"]).sum()) for t in tables)
     if zero:
-        notes.append(f"{zero} estimates equal the exact value to the last bit (error exactly 0); "
-                     "a log axis cannot show 0, so they appear as gaps.")
+        notes.append(Note.info(f"{zero} estimates equal the exact value to the last bit (error exactly 0); "
+                               "a log axis cannot show 0, so they appear as gaps."))
     if bad:
-        notes.append(f"{bad} estimates are inf or NaN (overflow, or f undefined at a stencil point); "
-                     "they appear as gaps.")
+        notes.append(Note.info(f"{bad} estimates are inf or NaN (overflow, or f undefined at a stencil "
+                               "point); they appear as gaps."))
     return notes
 
 

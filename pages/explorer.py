@@ -10,16 +10,8 @@ from gradlab.numerics.expressions import parse
 from gradlab.teaching.quizzes import GUESSES, expected_guess, guess_label, guess_step, quiz_scheme
 from gradlab.limits import LIMITS
 from gradlab.literal_text import markdown_literal
-from gradlab.figures.sweep import (
-    autograd_table,
-    best_step_table,
-    error_vs_eps_figure,
-    estimate_vs_eps_figure,
-    exact_digits,
-    format_sig,
-    has_drawable_errors,
-    rounding_table,
-)
+from gradlab.figures.sweep import error_vs_eps_figure, estimate_vs_eps_figure, has_drawable_errors
+from gradlab.figures.sweep_tables import autograd_table, best_step_table, exact_digits, format_sig, rounding_table
 from gradlab.numerics.dtypes import facts
 from gradlab.error_sweep import SweepResult, SweepSettings, run_sweep
 from gradlab.teaching.explorer_controls import (
@@ -157,16 +149,11 @@ def _formulas(text: str, result: SweepResult) -> None:
 
 
 def _notes(result: SweepResult) -> None:
-    warnings = [n for n in result.notes if _is_warning(n)]
-    infos = [n for n in result.notes if not _is_warning(n)]
-    for note in warnings:
-        st.warning(markdown_literal(note), icon=":material/warning:")
-    if infos:
-        st.info("\n".join(f"- {markdown_literal(n)}" for n in infos), icon=":material/info:")
-
-
-def _is_warning(note: str) -> bool:
-    return any(word in note for word in ("overflows ", "No exact reference", "beyond", "rounds to"))
+    """Each warning on its own, the infos together; the engine set each note's level."""
+    for note in result.warnings:
+        st.warning(markdown_literal(note.text), icon=":material/warning:")
+    if result.infos:
+        st.info("\n".join(f"- {markdown_literal(n.text)}" for n in result.infos), icon=":material/info:")
 
 
 def _focus(settings: SweepSettings) -> str:

@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from gradlab.ui import controls as widgets
-from gradlab.teaching.explorer_controls import _SCHEME_LABELS, DEFAULTS, PRESETS, query_params
+from gradlab.teaching.explorer_controls import DEFAULTS, PRESETS, query_params
 from gradlab.ui.navigation import presets_for
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -140,8 +140,9 @@ def test_a_url_with_parameters_restores_every_control():
     assert _charts(at) == 1
 
 
-def test_scheme_labels_match_the_shared_widget():
-    assert _SCHEME_LABELS == widgets.SCHEME_LABELS
+def test_scheme_url_values_are_what_the_shared_widget_shows():
+    names = tuple(widgets.SCHEME_OPTIONS)
+    assert query_params({"schemes": names})["schemes"] == widgets.scheme_param(*names)
 
 
 def test_a_hostile_expression_is_refused_with_a_message(tmp_path):
@@ -178,6 +179,17 @@ def test_a_dtype_that_overflows_is_reported():
     assert not _exceptions(at) and not at.error
     assert any("overflows float16" in w.value for w in at.warning)
     assert _charts(at) == 1
+
+
+def test_notes_are_shown_by_the_level_the_engine_gave_them():
+    # float16 has no complex partner: an info; e**20 = 4.9e8 overflows float16 (max 65504): a warning.
+    at = _open({"fn": "exp at large x", "x": "20.0", "dtypes": ["float16"],
+                "schemes": ["Central", "Complex step"]})
+    assert not _exceptions(at) and not at.error
+    infos = " ".join(i.value for i in at.info)
+    warnings = " ".join(w.value for w in at.warning)
+    assert "not applicable" in infos and "not applicable" not in warnings
+    assert "overflows float16" in warnings and "overflows float16" not in infos
 
 
 def test_no_dtype_selected_asks_for_one():

@@ -1,4 +1,4 @@
-"""gradlab.figures.sweep: the error-vs-eps figure and the display tables.
+"""gradlab.figures.sweep and sweep_tables: the error-vs-eps figure and the display tables.
 
 Expected values come from the mathematics (Taylor remainders, IEEE formats),
 not from the code's own output.
@@ -15,20 +15,11 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 
-from gradlab.figures.sweep import (
-    DTYPE_COLOURS,
-    SCHEME_DASHES,
-    autograd_table,
-    best_step_table,
-    drawable_errors,
-    error_vs_eps_figure,
-    estimate_vs_eps_figure,
-    format_sig,
-    rounding_table,
-)
+from gradlab.figures.sweep import drawable_errors, error_vs_eps_figure, estimate_vs_eps_figure
+from gradlab.figures.sweep_tables import autograd_table, best_step_table, format_sig, rounding_table
 from gradlab.figures.spec import FigureSpec, specs_only
 from gradlab.numerics.dtypes import facts
-from gradlab.numerics.schemes import SCHEME_NAMES
+from gradlab.numerics.schemes import SCHEME_NAMES, get_scheme
 from gradlab.error_sweep import SweepSettings, run_sweep
 
 DTYPES = ("float32", "float64")
@@ -66,11 +57,10 @@ def test_one_trace_per_dtype_and_scheme_with_its_colour_and_dash(classic):
         (d, s) for d in DTYPES for s in SCHEMES
     }
     for trace in sweep:
-        assert trace.line.color == DTYPE_COLOURS[trace.meta["dtype"]]
-        assert trace.line.dash == SCHEME_DASHES[trace.meta["scheme"]]
+        assert trace.line.color == facts(trace.meta["dtype"]).colour
+        assert trace.line.dash == get_scheme(trace.meta["scheme"]).dash
+        assert trace.marker.symbol == get_scheme(trace.meta["scheme"]).symbol
         assert trace.meta["dtype"] in trace.name
-    assert len({SCHEME_DASHES[s] for s in SCHEME_NAMES}) == len(SCHEME_NAMES)
-    assert len(set(DTYPE_COLOURS.values())) == len(DTYPE_COLOURS)
 
 
 def test_axes_are_log_with_power_of_ten_labels(classic):

@@ -55,7 +55,7 @@ def test_row_count_without_complex_step(text, holomorphic):
     result = run_sweep(SweepSettings(text, 0.5, points=7))
     assert len(result.table) == sum(_applicable(d, holomorphic) for d in DTYPE_NAMES) * 7
     assert "complex_step" not in set(result.table["scheme"].astype(str))
-    assert any("not applicable" in n for n in result.notes)
+    assert any("not applicable" in n.text and n.level == "info" for n in result.notes)
 
 
 def test_eps_column_is_the_log_spaced_range():
@@ -193,31 +193,74 @@ def test_sqrt_near_zero_with_steps_larger_than_x_gives_nan_rows():
     assert crossing["estimate"].isna().all() and (~crossing["finite"]).all()
     forward = t[t["scheme"] == "forward"]
     assert forward["finite"].all()  # x + h stays in the domain
-    assert any("inf or NaN" in n for n in result.notes)
+    assert any("inf or NaN" in n.text and n.level == "info" for n in result.notes)
 
 
 def test_exp_100_overflows_the_small_dtypes():
     result = run_sweep(SweepSettings("exp(x)", 100.0, DTYPE_NAMES, ("central",), 1e-6, 1e-1, 7))
     # e^100 = 2.7e43: beyond float16 (65504), bfloat16 and float32 (3.4e38), within float64
     for name in ("float16", "bfloat16", "float32"):
-        assert any(n.startswith(f"{name}: f(x)") and "overflows" in n for n in result.notes), name
+        overflow = [n for n in result.notes if n.text.startswith(f"{name}: f(x)") and "overflows" in n.text]
+        assert [n.level for n in overflow] == ["warning"], name
         assert not result.table[result.table["dtype"] == name]["finite"].any()
-    assert not any(n.startswith("float64: f(x)") for n in result.notes)
+    assert not any(n.text.startswith("float64: f(x)") for n in result.notes)
     assert result.table[result.table["dtype"] == "float64"]["finite"].all()
 
 
 def test_x_beyond_the_dtype_is_skipped_with_a_note():
     result = run_sweep(SweepSettings("x", 1e5, ("float16", "float64"), ("central",), points=5))
     assert set(result.table["dtype"].astype(str)) == {"float64"}
-    assert any("float16" in n and "beyond" in n for n in result.notes)
+    assert [n.level for n in result.notes if "float16" in n.text and "beyond" in n.text] == ["warning"]
 
 
 def test_undefined_reference_gives_gaps_and_a_note():
     result = run_sweep(SweepSettings("abs(x)", 0.0, points=9))
     assert not result.reference.defined
     assert result.table["rel_error"].isna().all()
-    assert result.notes[0].startswith("No exact reference")
-    assert "kink" in result.notes[0]
+    assert result.notes[0].text.startswith("No exact reference")
+    assert "kink" in result.notes[0].text and result.notes[0].level == "warning"
+
+
+def test_x_that_rounds_into_a_singularity_is_a_warning():
+    # 1e-50 is below float32's smallest subnormal (2**-149 ~ 1.4e-45): it rounds to 0, where log has no value.
+    result = run_sweep(SweepSettings("log(x)", 1e-50, ("float32", "float64"), ("central",), 1e-60, 1e-55, 5))
+    rounded = [n for n in result.notes if "rounds to 0" in n.text]
+    assert [(n.level, n.text.split(":")[0]) for n in rounded] == [("warning", "float32")]
+
+
+def test_steps_that_round_to_zero_are_counted_in_an_info_note():
+    # float32 at x = 1: numbers are 2**-23 apart, so x + h rounds back to 1 when h < 2**-24 (~5.96e-8)
+    # (and at h = 2**-24, a tie, to the even 1). Of 1e-10 ... 1e-6, the first three vanish.
+    eps = 10.0 ** np.arange(-10, -5)
+    vanishing = int(np.sum(eps <= 2.0**-24))
+    result = run_sweep(SweepSettings("exp(x)", 1.0, ("float32",), ("central", "complex_step"), 1e-10, 1e-6, 5))
+    notes = [n for n in result.notes if "rounds back to x" in n.text]
+    assert len(notes) == 1 and notes[0].level == "info"
+    assert notes[0].text.startswith(f"float32: {vanishing} of the 5 steps")
+    central = result.table[result.table["scheme"] == "central"]
+    assert int((central["step"] == 0).sum()) == vanishing == 3
+
+
+def test_no_step_rounds_to_zero_no_note():
+    # float64 at x = 1: h = 1e-6 ... 1e-2 are all far above 2**-53.
+    result = run_sweep(SweepSettings("exp(x)", 1.0, ("float64",), ("central",), 1e-6, 1e-2, 5))
+    assert not any("rounds back to x" in n.text for n in result.notes)
+
+
+def test_exact_estimates_are_an_info_note():
+    # x**2 at 3 with a central difference: ((3+h)**2 - (3-h)**2) / 2h = 6 exactly when every
+    # operation is exact, e.g. h = 2**-k, a power of two, in float64.
+    result = run_sweep(SweepSettings("x**2", 3.0, ("float64",), ("central",), 2.0**-20, 2.0**-10, 11))
+    exact = [n for n in result.notes if "error exactly 0" in n.text]
+    assert len(exact) == 1 and exact[0].level == "info"
+
+
+def test_every_note_has_a_level_and_warnings_come_apart():
+    result = run_sweep(SweepSettings("exp(x)", 100.0, DTYPE_NAMES, SCHEME_NAMES, 1e-6, 1e-1, 7))
+    assert result.notes and all(n.level in ("info", "warning") for n in result.notes)
+    assert result.warnings == tuple(n for n in result.notes if n.level == "warning")
+    assert result.infos == tuple(n for n in result.notes if n.level == "info")
+    assert len(result.warnings) == 3  # float16, bfloat16, float32 overflow; float64 holds e**100
 
 
 def test_division_by_a_constant_zero_does_not_crash():

@@ -1,7 +1,5 @@
 """The shared UI helpers: URL-bound widgets, presets, error display, figure config."""
 
-import importlib.util
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -123,14 +121,23 @@ def test_eps_grid_is_exact_decimals():
 
 def test_option_names_match_the_engine():
     from gradlab.numerics.dtypes import DTYPE_NAMES
+    from gradlab.numerics.schemes import SCHEME_NAMES
 
     assert widgets.DTYPE_OPTIONS == DTYPE_NAMES
-    if importlib.util.find_spec("gradlab.numerics.schemes") is not None:
-        from gradlab.numerics.schemes import SCHEME_NAMES
-    else:  # the contract in docs/ENGINE_API.md, until schemes.py lands
-        SCHEME_NAMES = ("forward", "backward", "central", "five_point",
-                        "complex_step", "richardson")
     assert widgets.SCHEME_OPTIONS == SCHEME_NAMES
+
+
+def test_widget_labels_and_help_come_from_the_rows():
+    # The URL words of the schemes (shared links depend on them) and eps to two digits.
+    assert widgets.scheme_param("five_point", "complex_step") == ("5-point", "Complex step")
+    assert widgets.scheme_label("not_a_scheme") == "not_a_scheme"
+    assert widgets.dtype_label("float16") == "float16"
+    # eps = 2**-p for p = 10, 7, 23, 52 stored fraction bits
+    assert widgets.dtype_help() == (
+        f"Machine epsilon: float16 {2**-10:.1e}, bfloat16 {2**-7:.1e}, "
+        f"float32 {2**-23:.1e}, float64 {2**-52:.1e}.".replace("e-0", "e-"))
+    help_lines = widgets.scheme_help().split("  \n")
+    assert [line.split(" — ")[0] for line in help_lines] == [widgets.scheme_label(n) for n in widgets.SCHEME_OPTIONS]
 
 
 def _two_charts_script():

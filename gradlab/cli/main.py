@@ -119,7 +119,7 @@ def _sweep_json(result) -> dict:
         "autograd": _records(result.autograd[["dtype", "value", "abs_error", "rel_error"]]),
         "best": _records(result.best[["dtype", "scheme", "eps", "rel_error", "predicted_eps",
                                       "predicted_rel_error"]]),
-        "notes": list(result.notes),
+        "notes": [{"level": n.level, "text": n.text} for n in result.notes],
     })
 
 
@@ -144,7 +144,7 @@ def _sweep_text(result) -> str:
         _frame_text(result.best),
     ]
     if result.notes:
-        lines += ["", "notes:"] + [f"  - {n}" for n in result.notes]
+        lines += ["", "notes:"] + [f"  - {'warning: ' if n.is_warning else ''}{n.text}" for n in result.notes]
     return "\n".join(lines) + "\n"
 
 

@@ -1,6 +1,7 @@
 """Pure plot functions for the grad-check page: tidy table -> Plotly figure (no streamlit).
 
-Log axes use ``exponentformat="power"``; one colour per reduction; errors that
+Log axes use ``exponentformat="power"``; one colour per reduction (from
+:data:`gradlab.figures.style.REDUCTION_COLOURS`); errors that
 are exactly zero (or not finite) cannot sit on a log axis, so they become gaps
 and the figure says how many.
 
@@ -24,19 +25,19 @@ import plotly.colors
 import plotly.graph_objects as go
 
 from gradlab.figures.spec import LOG_AXIS, FigureSpec
+from gradlab.figures.style import GUIDE, MARK, NEUTRAL, REDUCTION_COLOURS
 from gradlab.check.taylor import TaylorResult
 
 __all__ = ["REDUCTION_COLOURS", "eps_sweep_figure", "taylor_figure", "error_heatmap"]
 
-REDUCTION_COLOURS = {"sum": "#1f77b4", "mean": "#d62728", "none": "#2ca02c"}
 _HEIGHT = 420
 _PANEL_SPACING = 0.04
 #: Viridis as an explicit scale, the stops plotly.py's validation would write (the
 #: unvalidated figure would hand the bare name to plotly.js, whose Viridis has other stops).
 _VIRIDIS = plotly.colors.make_colorscale(plotly.colors.sequential.Viridis)
 #: A reference line (rtol, round-off floor): dotted grey, its label small and grey at the right end.
-_REFERENCE_LINE = dict(dash="dot", color="grey")
-_REFERENCE_LABEL = dict(font=dict(size=11, color="grey"), position="top right")
+_REFERENCE_LINE = dict(dash="dot", color=GUIDE)
+_REFERENCE_LABEL = dict(font=dict(size=11, color=GUIDE), position="top right")
 
 
 def _positive(values) -> np.ndarray:
@@ -103,13 +104,13 @@ def taylor_figure(taylor: TaylorResult) -> go.Figure:
     t = taylor.table
     fig = FigureSpec()
     fig.add_trace(dict(type="scatter", x=t["h"].to_numpy(), y=_positive(t["remainder"]),
-                       mode="lines+markers", name="remainder", line=dict(color="#444"), marker=dict(size=5),
+                       mode="lines+markers", name="remainder", line=dict(color=NEUTRAL), marker=dict(size=5),
                        hovertemplate="h = %{x:.2e}<br>remainder = %{y:.2e}<extra></extra>"))
     fitted = t[t["fitted"]]
     if len(fitted):
         fig.add_trace(dict(type="scatter", x=fitted["h"].to_numpy(), y=fitted["remainder"].to_numpy(),
                            mode="markers", name=f"fitted: slope {taylor.slope:.2f}",
-                           marker=dict(size=10, color="#ff7f0e", symbol="circle-open"), hoverinfo="skip"))
+                           marker=dict(size=10, color=MARK, symbol="circle-open"), hoverinfo="skip"))
         fig.add_traces(_guides(fitted))
     if taylor.floor > 0:
         fig.add_hline(taylor.floor, log_axis=True, text="round-off floor ≈ 2u·|L|", **_REFERENCE_LABEL,
@@ -126,7 +127,7 @@ def _guides(fitted: pd.DataFrame) -> list[dict]:
     h0, r0 = float(fitted["h"].max()), float(fitted.loc[fitted["h"].idxmax(), "remainder"])
     h = np.array([float(fitted["h"].min()), h0])
     return [dict(type="scatter", x=h, y=r0 * (h / h0) ** power, mode="lines", name=f"∝ h^{power}",
-                 line=dict(dash=dash, color="#888"), hoverinfo="skip")
+                 line=dict(dash=dash, color=GUIDE), hoverinfo="skip")
             for power, dash in ((1, "dash"), (2, "dot"))]
 
 

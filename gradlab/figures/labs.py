@@ -16,6 +16,7 @@ import plotly.colors
 import plotly.graph_objects as go
 
 from gradlab.figures.spec import LOG_AXIS, FigureSpec
+from gradlab.figures.style import FORMULA_A, FORMULA_B, GUIDE, MARK, MARKER_OUTLINE, NEUTRAL, TRUTH
 from gradlab.literal_text import plotly_literal
 from gradlab.numerics.ulp import hex_of
 
@@ -29,12 +30,6 @@ __all__ = [
     "weighted_rows_figure",
 ]
 
-# The app theme's categorical colours (.streamlit/config.toml), named by role.
-COLOR_A = "#1f5fbf"
-COLOR_B = "#d1495b"
-COLOR_TRUTH = "#2a9d5c"
-COLOR_GUIDE = "#8a94a6"
-COLOR_MARK = "#e07b00"
 #: Curves k*q drawn on the staircase: the multiples nearest the truth, each side.
 STAIR_MULTIPLES = 4
 #: Bins of the ulp-error histograms: a twentieth of an ulp resolves the 0.5-ulp line.
@@ -108,7 +103,7 @@ def ulp_distance_bars(hist: pd.DataFrame, label_a: str, label_b: str) -> go.Figu
         hist = _decade_bins(hist)
     fig = FigureSpec()
     fig.add_trace(dict(
-        type="bar", x=_array(hist["ulps"].astype(str)), y=_array(hist["fraction"]), marker=dict(color=COLOR_A),
+        type="bar", x=_array(hist["ulps"].astype(str)), y=_array(hist["fraction"]), marker=dict(color=FORMULA_A),
         text=[f"{f:.1%}" for f in hist["fraction"]], textposition="outside",
         customdata=_array(hist["count"]),
         hovertemplate="%{x} ulp apart: %{customdata:,} points (%{y:.1%})<extra></extra>",
@@ -134,7 +129,7 @@ def error_histogram(table: pd.DataFrame, label_a: str, label_b: str) -> go.Figur
         columns = {k: np.log10(np.maximum(v, ERROR_BIN_ULP)) for k, v in columns.items()}
     edges = _error_bin_edges(columns.values(), log_errors, top)
     fig = FigureSpec()
-    for (label, values), color in zip(columns.items(), (COLOR_A, COLOR_B)):
+    for (label, values), color in zip(columns.items(), (FORMULA_A, FORMULA_B)):
         counts, _ = np.histogram(values, bins=edges)
         fig.add_trace(dict(
             type="bar", x=(edges[:-1] + edges[1:]) / 2, y=counts / max(len(values), 1), width=np.diff(edges),
@@ -152,7 +147,7 @@ def error_histogram(table: pd.DataFrame, label_a: str, label_b: str) -> go.Figur
         x_title = "distance from the exact value, in ulps"
         half_ulp = 0.5
     fig.add_vline(half_ulp, text="0.5 ulp: correctly rounded", position="top right",
-                  dash="dot", color=COLOR_TRUTH)
+                  dash="dot", color=TRUTH)
     return _layout(fig, "How far is each from the exact value?", x_title, "fraction of points")
 
 
@@ -173,8 +168,8 @@ def error_scatter(table: pd.DataFrame, label_a: str, label_b: str) -> go.Figure:
     top = float(max(used["ulps_a_exact"].max(), used["ulps_b_exact"].max())) if len(used) else 1.0
     shown = used.head(SCATTER_POINTS)  # the inputs are random already: the first ones are a fair sample
     fig = FigureSpec()
-    for column, label, color, bits in (("ulps_a_exact", label_a, COLOR_A, "bits_a"),
-                                       ("ulps_b_exact", label_b, COLOR_B, "bits_b")):
+    for column, label, color, bits in (("ulps_a_exact", label_a, FORMULA_A, "bits_a"),
+                                       ("ulps_b_exact", label_b, FORMULA_B, "bits_b")):
         fig.add_trace(dict(
             type="scatter", x=_array(shown["x"]), y=_array(shown[column]), mode="markers", name=label,
             # a list of str: the JSON encoder takes it fast, a numpy object array 6x slower
@@ -207,22 +202,22 @@ def staircase_figure(table: pd.DataFrame, autograd: float, reference: float, mar
     for k in range(base - STAIR_MULTIPLES, base + STAIR_MULTIPLES + 1):
         fig.add_trace(dict(
             type="scatter", x=steps, y=k * spacing / (2 * steps), mode="lines",
-            line=dict(color=COLOR_GUIDE, width=1, dash="dot"),
+            line=dict(color=GUIDE, width=1, dash="dot"),
             name="k · ulp(y)/(2h)", legendgroup="k", showlegend=k == base, hoverinfo="skip",
         ))
     fig.add_trace(dict(
         type="scatter", x=_array(table["step"]), y=_array(table["estimate"]), mode="markers+lines",
         name=f"central difference ({dtype})",
-        line=dict(color=COLOR_B, width=1), marker=dict(color=COLOR_B, size=6),
+        line=dict(color=FORMULA_B, width=1), marker=dict(color=FORMULA_B, size=6),
         customdata=np.stack([table["k"], table["quantum"], table["step_taken"]], axis=1),
         hovertemplate=("h = %{x:.3g}<br>estimate %{y:.6g}<br>= k·q with k = %{customdata[0]}, "
                        "q = %{customdata[1]:.3g}<br>step taken %{customdata[2]:.4g}<extra></extra>"),
     ))
     fig.add_hline(autograd, text=f"autograd ({dtype}) {autograd:.6g}", position="bottom left",
-                  color=COLOR_A, width=2)
+                  color=FORMULA_A, width=2)
     x_range = _log_range(table["step"])
     fig.add_vline(mark_step, log_axis=True, text=f"h = {mark_step:g}", position=_beside(mark_step, x_range, "top"),
-                  dash="dash", color=COLOR_MARK)
+                  dash="dash", color=MARK)
     half_range = max(STAIR_MULTIPLES * mark_quantum, 0.5 * abs(autograd))
     fig.update_yaxes(range=[reference - half_range, reference + half_range])
     fig.update_xaxes(**LOG_AXIS, range=x_range)
@@ -236,15 +231,15 @@ def step_error_figure(table: pd.DataFrame, predicted_step: float, mark_step: flo
     fig.add_trace(dict(
         type="scatter", x=_array(table["step"]), y=_array(errors), mode="markers+lines",
         name=f"central difference ({dtype})",
-        line=dict(color=COLOR_B), marker=dict(size=5), connectgaps=False,
+        line=dict(color=FORMULA_B), marker=dict(size=5), connectgaps=False,
         hovertemplate="h = %{x:.3g}<br>error %{y:.3g}<extra></extra>",
     ))
     x_range = _log_range(table["step"])
     if np.isfinite(predicted_step):
         fig.add_vline(predicted_step, log_axis=True, text=f"predicted best h ≈ {predicted_step:.2g}",
-                      position=_beside(predicted_step, x_range, "top"), dash="dot", color=COLOR_TRUTH)
+                      position=_beside(predicted_step, x_range, "top"), dash="dot", color=TRUTH)
     fig.add_vline(mark_step, log_axis=True, text=f"h = {mark_step:g}", position=_beside(mark_step, x_range, "bottom"),
-                  dash="dash", color=COLOR_MARK)
+                  dash="dash", color=MARK)
     fig.update_xaxes(**LOG_AXIS, range=x_range)
     fig.update_yaxes(**LOG_AXIS)
     return _layout(fig, "Error: round-off left, truncation right",
@@ -282,7 +277,7 @@ def weighted_rows_figure(table: pd.DataFrame, grad: tuple[float, ...]) -> go.Fig
     fig.add_trace(dict(
         type="scatter", x=[f"x{j}" for j in range(len(grad))], y=list(grad), mode="markers",
         name="x.grad from backward(v)",
-        marker=dict(symbol="diamond", size=14, color="#111418", line=dict(color="white", width=1)),
+        marker=dict(symbol="diamond", size=14, color=NEUTRAL, line=dict(color=MARKER_OUTLINE, width=1)),
     ))
     fig.update_layout(barmode="relative")
     return _layout(fig, "vᵀJ is a weighted sum of the rows of J", "input entry", "contribution to x.grad")

@@ -1,9 +1,16 @@
 """One table of per-dtype facts; every other module takes its constants from here.
 
 Machine epsilon, unit round-off, smallest normal, largest finite value, the
-complex partner used by the complex-step scheme, and default gradient-check
+complex partner used by the complex-step scheme, default gradient-check
 tolerances (kept as a table, like JAX's ``check_grads``, with a small resolver
-that takes overrides).
+that takes overrides), and how the dtype is shown: its label (what widgets show
+and the URL carries) and its colour in every figure.
+
+Adding a dtype is one row of :data:`DTYPES` (the ``_facts(...)`` calls below):
+the widgets' options and help text (:mod:`gradlab.ui.controls`), the figures'
+colours (:mod:`gradlab.figures.style`), the tables and the CLI's choices all
+read this table. ``tests/test_precision.py`` checks every row has every field
+and a colour that reads on light and dark backgrounds.
 
 >>> facts("float32").eps
 1.1920928955078125e-07
@@ -44,6 +51,9 @@ class DtypeFacts:
     complex_partner: torch.dtype | None  # dtype for the complex step, if torch computes in it
     rtol: float  # default relative tolerance of a gradient check
     atol: float  # default absolute tolerance of a gradient check
+    label: str  # what widgets show and the URL carries
+    colour: str  # "#rrggbb": this dtype's lines and marks in every figure
+    aliases: tuple[str, ...] = ()  # other spellings facts() accepts ("half", "f16")
 
     @property
     def unit_roundoff(self) -> float:
@@ -59,7 +69,11 @@ class DtypeFacts:
         return self.eps ** (1 / 3)
 
 
-def _facts(name: str, complex_partner: torch.dtype | None, rtol: float, atol: float) -> DtypeFacts:
+def _facts(
+    name: str, complex_partner: torch.dtype | None, *, rtol: float, atol: float, colour: str,
+    aliases: tuple[str, ...] = (), label: str | None = None,
+) -> DtypeFacts:
+    """One row: the format's numbers come from torch.finfo, the rest is given."""
     dtype = getattr(torch, name)
     info = torch.finfo(dtype)
     return DtypeFacts(
@@ -72,6 +86,9 @@ def _facts(name: str, complex_partner: torch.dtype | None, rtol: float, atol: fl
         complex_partner=complex_partner,
         rtol=rtol,
         atol=atol,
+        label=name if label is None else label,
+        colour=colour,
+        aliases=aliases,
     )
 
 
@@ -80,20 +97,21 @@ def _facts(name: str, complex_partner: torch.dtype | None, rtol: float, atol: fl
 # leaves room for those factors (JAX uses the same orders of magnitude).
 # torch.complex32 exists but has no elementary functions on the CPU, and
 # bfloat16 has no complex type at all: neither can take a complex step.
+# Colours: saturated mid-tones with contrast >= 3:1 on white and on a dark
+# background (WCAG's figure for graphics), also through a projector.
 DTYPES: dict[str, DtypeFacts] = {
     f.name: f
     for f in (
-        _facts("float16", None, rtol=5e-2, atol=1e-3),
-        _facts("bfloat16", None, rtol=1e-1, atol=1e-2),
-        _facts("float32", torch.complex64, rtol=2e-3, atol=1e-5),
-        _facts("float64", torch.complex128, rtol=1e-5, atol=1e-8),
+        _facts("float16", None, rtol=5e-2, atol=1e-3, colour="#d47500", aliases=("half", "f16")),
+        _facts("bfloat16", None, rtol=1e-1, atol=1e-2, colour="#8e44ad", aliases=("bf16",)),
+        _facts("float32", torch.complex64, rtol=2e-3, atol=1e-5, colour="#2c6fd6",
+               aliases=("float", "f32")),
+        _facts("float64", torch.complex128, rtol=1e-5, atol=1e-8, colour="#d1495b",
+               aliases=("double", "f64")),
     )
 }
 
 DTYPE_NAMES: tuple[str, ...] = tuple(DTYPES)
-
-_ALIASES = {"half": "float16", "float": "float32", "double": "float64", "f16": "float16",
-            "bf16": "bfloat16", "f32": "float32", "f64": "float64"}
 
 
 def facts(dtype: str | torch.dtype) -> DtypeFacts:
@@ -106,9 +124,9 @@ def facts(dtype: str | torch.dtype) -> DtypeFacts:
         name = str(dtype).removeprefix("torch.")
     else:
         name = str(dtype).strip().lower().removeprefix("torch.")
-        name = _ALIASES.get(name, name)
+        name = next((row.name for row in DTYPES.values() if name in row.aliases), name)
     if name not in DTYPES:
-        known = ", ".join(DTYPE_NAMES)
+        known = ", ".join(DTYPES)
         raise GradLabError(f"Unknown dtype {str(dtype)!r}; GradLab knows: {known}.")
     return DTYPES[name]
 

@@ -11,6 +11,13 @@ and of each shifted point ``x + c_k*h``, is amplified by the weights), and the
 last term is the rounding of any result of size f'. The complex step has no
 subtraction, so ``C_r = 0``.
 
+Each scheme is one row of :data:`SCHEMES`: its stencil and error constants, and
+how it is shown (a short label for widgets and the URL, a long label for prose,
+a line dash and a marker symbol for figures, a one-line help). Adding a scheme is
+that one row: the widgets (:mod:`gradlab.ui.controls`), the Explorer's URL
+values, the figures' styles (:mod:`gradlab.figures.style`), the tables and the
+CLI's choices all read the table (``tests/test_schemes.py`` checks every row).
+
 >>> get_scheme("central").order
 2
 >>> round(default_step("central", "float64"), 8)  # (3u)**(1/3)
@@ -46,22 +53,35 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Scheme:
-    """One finite-difference formula and the constants of its error model."""
+    """One finite-difference formula, the constants of its error model, and how it is shown."""
 
-    name: str
-    label: str
+    name: str  # the engine's and the CLI's name: "five_point"
+    label: str  # long label for prose and notes: "5-point central"
+    short_label: str  # what widgets show and the URL carries: "5-point" (never change one)
     order: int  # p: truncation error shrinks like h**p
     offsets: tuple[float, ...]  # c_k: where f is evaluated, in units of h
     weights: tuple[float, ...]  # w_k: estimate = sum(w_k f(x + c_k h)) / h
     truncation_constant: float  # C_t in C_t * |f^(p+1)| * h**p
+    dash: str  # Plotly line dash of its curves
+    symbol: str  # Plotly marker symbol, so schemes stay apart where dashes are hard to see
+    help: str  # one line for the widget's help
     complex_step: bool = False
 
     @property
     def truncation_derivative(self) -> int:
         """Which derivative of f sets the truncation error (p + 1)."""
         return self.order + 1
+
+    @property
+    def curve_label(self) -> str:
+        """The long label without "difference" or a parenthesis: legends and tables.
+
+        >>> [SCHEMES[n].curve_label for n in ("forward", "five_point", "richardson")]
+        ['forward', '5-point central', 'Richardson']
+        """
+        return self.label.split(" (")[0].replace(" difference", "")
 
     @property
     def roundoff_constant(self) -> float:
@@ -72,20 +92,29 @@ class Scheme:
 SCHEMES: dict[str, Scheme] = {
     s.name: s
     for s in (
-        Scheme("forward", "forward difference", 1, (0.0, 1.0), (-1.0, 1.0), 1 / 2),
-        Scheme("backward", "backward difference", 1, (-1.0, 0.0), (-1.0, 1.0), 1 / 2),
-        Scheme("central", "central difference", 2, (-1.0, 1.0), (-1 / 2, 1 / 2), 1 / 6),
-        Scheme(
-            "five_point", "5-point central", 4, (-2.0, -1.0, 1.0, 2.0),
-            (1 / 12, -8 / 12, 8 / 12, -1 / 12), 1 / 30,
-        ),
+        Scheme(name="forward", label="forward difference", short_label="Forward",
+               order=1, offsets=(0.0, 1.0), weights=(-1.0, 1.0), truncation_constant=1 / 2,
+               dash="dash", symbol="triangle-up", help="(f(x+h) − f(x))/h: error ∝ h, one-sided."),
+        Scheme(name="backward", label="backward difference", short_label="Backward",
+               order=1, offsets=(-1.0, 0.0), weights=(-1.0, 1.0), truncation_constant=1 / 2,
+               dash="dashdot", symbol="triangle-down", help="(f(x) − f(x−h))/h: error ∝ h, one-sided."),
+        Scheme(name="central", label="central difference", short_label="Central",
+               order=2, offsets=(-1.0, 1.0), weights=(-1 / 2, 1 / 2), truncation_constant=1 / 6,
+               dash="solid", symbol="circle", help="(f(x+h) − f(x−h))/2h: error ∝ h²."),
+        Scheme(name="five_point", label="5-point central", short_label="5-point",
+               order=4, offsets=(-2.0, -1.0, 1.0, 2.0), weights=(1 / 12, -8 / 12, 8 / 12, -1 / 12),
+               truncation_constant=1 / 30, dash="longdash", symbol="square",
+               help="four points around x: error ∝ h⁴."),
         # Im f(x + ih) / h: no subtraction, hence no cancellation.
-        Scheme("complex_step", "complex step", 2, (), (), 1 / 6, complex_step=True),
+        Scheme(name="complex_step", label="complex step", short_label="Complex step",
+               order=2, offsets=(), weights=(), truncation_constant=1 / 6, complex_step=True,
+               dash="longdashdot", symbol="diamond",
+               help="Im f(x+ih)/h: no cancellation, so h can be tiny; needs a holomorphic function."),
         # (4 D(h/2) - D(h)) / 3 with D the central difference: the h**2 terms cancel.
-        Scheme(
-            "richardson", "Richardson (central)", 4, (-1.0, -0.5, 0.5, 1.0),
-            (1 / 6, -4 / 3, 4 / 3, -1 / 6), 1 / 480,
-        ),
+        Scheme(name="richardson", label="Richardson (central)", short_label="Richardson",
+               order=4, offsets=(-1.0, -0.5, 0.5, 1.0), weights=(1 / 6, -4 / 3, 4 / 3, -1 / 6),
+               truncation_constant=1 / 480, dash="6px,3px,2px,3px", symbol="x",
+               help="extrapolates two central differences: error ∝ h⁴."),
     )
 }
 
@@ -93,14 +122,24 @@ SCHEME_NAMES: tuple[str, ...] = tuple(SCHEMES)
 
 
 def get_scheme(scheme: str | Scheme) -> Scheme:
-    """Look a scheme up by name ("central", "5-point", "complex step" also work)."""
+    """Look a scheme up by name; its short label ("5-point", "Complex step") works too.
+
+    >>> get_scheme("5-point").name, get_scheme("complex").name
+    ('five_point', 'complex_step')
+    """
     if isinstance(scheme, Scheme):
         return scheme
-    key = str(scheme).strip().lower().replace("-", "_").replace(" ", "_")
-    key = {"5_point": "five_point", "complex": "complex_step", "fivepoint": "five_point"}.get(key, key)
+    key = _key(scheme)
+    key = {"complex": "complex_step", "fivepoint": "five_point"}.get(key, key)
     if key not in SCHEMES:
-        raise GradLabError(f"Unknown scheme {scheme!r}; GradLab knows: {', '.join(SCHEME_NAMES)}.")
+        key = next((s.name for s in SCHEMES.values() if _key(s.short_label) == key), key)
+    if key not in SCHEMES:
+        raise GradLabError(f"Unknown scheme {scheme!r}; GradLab knows: {', '.join(SCHEMES)}.")
     return SCHEMES[key]
+
+
+def _key(text: str) -> str:
+    return str(text).strip().lower().replace("-", "_").replace(" ", "_")
 
 
 # ---------------------------------------------------------------- error model

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from gradlab.numerics.schemes import get_scheme
 from gradlab.teaching.catalogue import CATALOGUE
 
 CUSTOM = "custom"
@@ -37,12 +38,6 @@ DEFAULTS: Mapping[str, Any] = MappingProxyType({
 })
 
 FUNCTION_OPTIONS: tuple[str, ...] = (*CATALOGUE, CUSTOM)
-
-_SCHEME_LABELS = {  # as gradlab.ui.controls.SCHEME_LABELS (a test checks they agree)
-    "forward": "Forward", "backward": "Backward", "central": "Central",
-    "five_point": "5-point", "complex_step": "Complex step", "richardson": "Richardson",
-}
-
 
 def function_label(key: str) -> str:
     """What the function selectbox shows (and the URL carries) for a catalogue key."""
@@ -108,7 +103,7 @@ def _url_value(key: str, value: Any) -> str | tuple[str, ...]:
     if key == "fn":
         return function_label(value)
     if key == "schemes":
-        return tuple(_SCHEME_LABELS[s] for s in value)
+        return tuple(get_scheme(s).short_label for s in value)  # what the widget shows
     if key == "eps_range":
         return tuple(f"{v:.0e}" for v in value)
     if isinstance(value, tuple):

@@ -3,8 +3,12 @@
 All are URL-bound (see :mod:`gradlab.ui.bound_widgets`), so each needs a ``key`` that is
 unique on its page; the defaults below suit a page with one of each.
 
-The URL carries what the widget *shows*: dtype names (``float32``), scheme labels
-(``Central``, ``Complex step``) and steps as ``1e-06``. Use :func:`scheme_param`
+Options, labels and help text come from the rows of
+:data:`gradlab.numerics.dtypes.DTYPES` and :data:`gradlab.numerics.schemes.SCHEMES`,
+read when a widget is drawn: a new row is a new option, with nothing to add here.
+
+The URL carries what the widget *shows*: dtype labels (``float32``), scheme short
+labels (``Central``, ``Complex step``) and steps as ``1e-06``. Use :func:`scheme_param`
 and :func:`eps_param` to write those values into a :class:`~gradlab.ui.navigation.PresetLink`.
 """
 
@@ -12,40 +16,59 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gradlab.numerics.dtypes import DTYPE_NAMES, DTYPES
+from gradlab.numerics.schemes import SCHEME_NAMES, SCHEMES
 from gradlab.ui.bound_widgets import bound_multiselect, bound_select_slider, bound_selectbox
 
-#: Same names and order as ``gradlab.numerics.dtypes.DTYPE_NAMES`` (a test checks it).
-DTYPE_OPTIONS: tuple[str, ...] = ("float16", "bfloat16", "float32", "float64")
+#: Every dtype, in the table's order (for pages that pass the options themselves).
+DTYPE_OPTIONS: tuple[str, ...] = DTYPE_NAMES
+#: Every scheme name, in the table's order; the widgets show :func:`scheme_label`.
+SCHEME_OPTIONS: tuple[str, ...] = SCHEME_NAMES
 
-#: Same names and order as ``gradlab.numerics.schemes.SCHEME_NAMES``, with the labels users see.
-SCHEME_LABELS: dict[str, str] = {
-    "forward": "Forward",
-    "backward": "Backward",
-    "central": "Central",
-    "five_point": "5-point",
-    "complex_step": "Complex step",
-    "richardson": "Richardson",
-}
-SCHEME_OPTIONS: tuple[str, ...] = tuple(SCHEME_LABELS)
 
-_SCHEME_HELP = (
-    "Forward/backward: error ~ h (one-sided). Central: ~ h². 5-point: ~ h⁴. "
-    "Complex step: Im f(x+ih)/h, no cancellation, so h can be tiny; needs a "
-    "holomorphic function. Richardson: extrapolates central differences."
-)
-_DTYPE_HELP = (
-    "Machine epsilon: float16 9.8e-4, bfloat16 7.8e-3, float32 1.2e-7, float64 2.2e-16."
-)
+def dtype_label(name: str) -> str:
+    """The label shown (and put in the URL) for a dtype name; unknown names pass through.
+
+    >>> dtype_label("bfloat16")
+    'bfloat16'
+    """
+    row = DTYPES.get(name)
+    return row.label if row is not None else name
 
 
 def scheme_label(name: str) -> str:
-    """The label shown (and put in the URL) for a scheme name; unknown names pass through."""
-    return SCHEME_LABELS.get(name, name)
+    """The label shown (and put in the URL) for a scheme name; unknown names pass through.
+
+    >>> scheme_label("five_point"), scheme_label("complex_step")
+    ('5-point', 'Complex step')
+    """
+    row = SCHEMES.get(name)
+    return row.short_label if row is not None else name
 
 
 def scheme_param(*names: str) -> tuple[str, ...]:
     """URL values for a scheme multiselect, e.g. ``{"schemes": scheme_param("central")}``."""
     return tuple(scheme_label(n) for n in names)
+
+
+def dtype_help() -> str:
+    """The dtype widgets' help: each dtype's machine epsilon, from the table.
+
+    >>> dtype_help()
+    'Machine epsilon: float16 9.8e-4, bfloat16 7.8e-3, float32 1.2e-7, float64 2.2e-16.'
+    """
+    return "Machine epsilon: " + ", ".join(f"{r.label} {_short_e(r.eps)}" for r in DTYPES.values()) + "."
+
+
+def scheme_help() -> str:
+    """The scheme widget's help: one line per scheme, from the table."""
+    return "  \n".join(f"{s.short_label} — {s.help}" for s in SCHEMES.values())
+
+
+def _short_e(value: float) -> str:
+    """``9.8e-4`` rather than ``9.8e-04``."""
+    mantissa, exponent = f"{value:.1e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
 
 
 def format_eps(value: float) -> str:
@@ -84,15 +107,17 @@ def dtype_multiselect(
     key: str = "dtypes",
     *,
     default: Sequence[str] = ("float32", "float64"),
-    options: Sequence[str] = DTYPE_OPTIONS,
+    options: Sequence[str] | None = None,
     **kwargs: object,
 ) -> tuple[str, ...]:
     """Pick dtypes to compare side by side; returns names such as ``("float32", "float64")``.
 
-    May return an empty tuple when the user clears it: the page should say what to pick.
+    ``options`` defaults to every row of the dtype table. May return an empty tuple
+    when the user clears it: the page should say what to pick.
     """
-    kwargs.setdefault("help", _DTYPE_HELP)
-    return bound_multiselect(label, key, options, default=default, **kwargs)
+    kwargs.setdefault("help", dtype_help())
+    options = tuple(DTYPES) if options is None else tuple(options)
+    return bound_multiselect(label, key, options, default=default, format_func=dtype_label, **kwargs)
 
 
 def dtype_selectbox(
@@ -100,13 +125,14 @@ def dtype_selectbox(
     key: str = "dtype",
     *,
     default: str = "float32",
-    options: Sequence[str] = DTYPE_OPTIONS,
+    options: Sequence[str] | None = None,
     **kwargs: object,
 ) -> str:
-    """Pick one dtype by name."""
-    options = tuple(options)
-    kwargs.setdefault("help", _DTYPE_HELP)
-    return bound_selectbox(label, key, options, index=options.index(default), **kwargs)
+    """Pick one dtype by name (``options`` defaults to every row of the dtype table)."""
+    options = tuple(DTYPES) if options is None else tuple(options)
+    kwargs.setdefault("help", dtype_help())
+    return bound_selectbox(label, key, options, index=options.index(default), format_func=dtype_label,
+                           **kwargs)
 
 
 def scheme_multiselect(
@@ -114,11 +140,15 @@ def scheme_multiselect(
     key: str = "schemes",
     *,
     default: Sequence[str] = ("forward", "central"),
-    options: Sequence[str] = SCHEME_OPTIONS,
+    options: Sequence[str] | None = None,
     **kwargs: object,
 ) -> tuple[str, ...]:
-    """Pick finite-difference schemes; returns scheme *names* (``"five_point"``), shows labels."""
-    kwargs.setdefault("help", _SCHEME_HELP)
+    """Pick finite-difference schemes; returns scheme *names* (``"five_point"``), shows short labels.
+
+    ``options`` defaults to every row of the scheme table.
+    """
+    kwargs.setdefault("help", scheme_help())
+    options = tuple(SCHEMES) if options is None else tuple(options)
     return bound_multiselect(
         label, key, options, default=default, format_func=scheme_label, **kwargs
     )

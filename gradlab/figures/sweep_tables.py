@@ -1,0 +1,126 @@
+"""Display tables of a sweep: the numbers beside the Explorer's chart, as strings to read or copy.
+
+Pure functions from a :class:`~gradlab.error_sweep.SweepResult` to small
+``pandas.DataFrame`` s (no streamlit, no plotly); schemes are named by their
+row's ``curve_label``, as in the figure's legend.
+
+>>> from gradlab.error_sweep import SweepSettings, run_sweep
+>>> result = run_sweep(SweepSettings("exp(x)", 1.0, ("float32",), ("central",), points=9))
+>>> list(best_step_table(result).columns)[:3]
+['dtype', 'scheme', 'best h (observed)']
+>>> best_step_table(result).loc[0, "scheme"]
+'central'
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pandas as pd
+
+from gradlab.error_sweep import SweepResult
+from gradlab.numerics.schemes import get_scheme
+
+__all__ = ["best_step_table", "autograd_table", "rounding_table", "format_sig", "exact_digits"]
+
+_SIG_DIGITS = 3
+_EXACT_DIGITS = 20
+
+
+def format_sig(value: float, digits: int = _SIG_DIGITS) -> str:
+    """A number to ``digits`` significant digits for a table; NaN/None become "—".
+
+    >>> format_sig(0.000123456), format_sig(float("nan")), format_sig(0.0)
+    ('1.23e-04', '—', '0')
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    value = float(value)
+    if value == 0:
+        return "0"
+    if math.isinf(value):
+        return "∞" if value > 0 else "−∞"
+    return f"{value:.{digits - 1}e}"
+
+
+def exact_digits(value, digits: int = _EXACT_DIGITS) -> str:
+    """An mpmath (or float) value to ``digits`` significant digits; None becomes "—".
+
+    >>> exact_digits(mpmath.mpf(1) / 3, 5)
+    '0.33333'
+    """
+    if value is None:
+        return "—"
+    return mpmath.nstr(mpmath.mpf(value), digits)
+
+
+
+def best_step_table(result: SweepResult) -> pd.DataFrame:
+    """Observed and predicted best steps per (dtype, scheme), and autograd's error per dtype.
+
+    Numbers are strings with 3 significant digits, ready to display or copy.
+
+    >>> from gradlab.error_sweep import SweepSettings, run_sweep
+    >>> r = run_sweep(SweepSettings("exp(x)", 0.0, ("float64",), ("central",), points=9))
+    >>> best_step_table(r).loc[0, "h* (theory)"]  # (3u |f/f'''|)**(1/3), u = 2**-53
+    '6.93e-06'
+    """
+    autograd = dict(zip(result.autograd["dtype"], result.autograd["rel_error"], strict=True))
+    rows = []
+    for row in result.best.itertuples(index=False):
+        rows.append({
+            "dtype": row.dtype,
+            "scheme": get_scheme(row.scheme).curve_label,
+            "best h (observed)": format_sig(row.eps),
+            "rel. error at best h": format_sig(row.rel_error),
+            "h* (theory)": format_sig(row.predicted_eps),
+            "rel. error at h* (theory)": format_sig(row.predicted_rel_error),
+            "autograd rel. error": format_sig(autograd.get(row.dtype, math.nan)),
+        })
+    return pd.DataFrame(rows, columns=[
+        "dtype", "scheme", "best h (observed)", "rel. error at best h", "h* (theory)",
+        "rel. error at h* (theory)", "autograd rel. error",
+    ])
+
+
+def autograd_table(result: SweepResult) -> pd.DataFrame:
+    """Autograd's value of f'(x) per dtype, the exact value and both errors.
+
+    >>> from gradlab.error_sweep import SweepSettings, run_sweep
+    >>> r = run_sweep(SweepSettings("x**3", 2.0, ("float32",), ("central",), points=5))
+    >>> autograd_table(r).loc[0, "autograd f′(x)"]
+    '12'
+    """
+    return pd.DataFrame(
+        [{
+            "dtype": row.dtype,
+            "autograd f′(x)": f"{row.value:.17g}",
+            "exact f′(x)": f"{row.reference:.17g}" if np.isfinite(row.reference) else "—",
+            "abs. error": format_sig(row.abs_error),
+            "rel. error": format_sig(row.rel_error),
+        } for row in result.autograd.itertuples(index=False)],
+        columns=["dtype", "autograd f′(x)", "exact f′(x)", "abs. error", "rel. error"],
+    )
+
+
+def rounding_table(result: SweepResult) -> pd.DataFrame:
+    """How x was rounded in each dtype, and the exact f'(x) at that rounded point.
+
+    >>> from gradlab.error_sweep import SweepSettings, run_sweep
+    >>> r = run_sweep(SweepSettings("x**2", 0.1, ("float16",), ("central",), points=5))
+    >>> rounding_table(r).loc[0, "x in dtype"]
+    '0.0999755859375'
+    """
+    x = result.settings.x
+    rows = []
+    for dtype, xr in result.rounded_x.items():
+        ref = result.references.get(dtype)
+        rows.append({
+            "dtype": dtype,
+            "x in dtype": repr(float(xr)),  # shortest digits that give back the value
+            "x in dtype − x": format_sig(xr - x) if xr != x else "0 (exact)",
+            "exact f′(x in dtype)": exact_digits(ref.d1) if ref is not None and ref.defined else "—",
+        })
+    return pd.DataFrame(rows, columns=["dtype", "x in dtype", "x in dtype − x", "exact f′(x in dtype)"])

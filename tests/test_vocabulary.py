@@ -1,0 +1,173 @@
+"""One vocabulary: every dtype and scheme is one row carrying its label, colour and style.
+
+Each row is checked for every field; colours must be distinct and meet WCAG's
+3:1 contrast for graphics against the light and the dark background (relative
+luminance computed here from the WCAG 2.x formula, not taken from the code).
+Then a row is added (monkeypatched into the table) and the widgets, the URL
+values and the figures pick it up with nothing else changed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from gradlab.error_sweep import SweepSettings, run_sweep
+from gradlab.figures.style import CATEGORICAL, PALETTE
+from gradlab.figures.sweep import error_vs_eps_figure
+from gradlab.numerics.dtypes import DTYPES, DtypeFacts
+from gradlab.numerics.schemes import SCHEMES, Scheme
+from gradlab.teaching.explorer_controls import query_params
+from gradlab.ui import controls
+
+REPO = Path(__file__).resolve().parents[1]
+LIGHT, DARK = "#ffffff", "#0e1117"  # Streamlit's light and dark backgrounds
+MIN_CONTRAST = 3.0  # WCAG 2.x, 1.4.11: graphical objects
+HEX = re.compile(r"^#[0-9a-f]{6}$")
+#: What widgets show and the URL carries: links already shared depend on these exact words.
+URL_LABELS = {"forward": "Forward", "backward": "Backward", "central": "Central",
+              "five_point": "5-point", "complex_step": "Complex step", "richardson": "Richardson"}
+PLOTLY_DASHES = {"solid", "dot", "dash", "longdash", "dashdot", "longdashdot"}
+
+
+def _channel(value: int) -> float:
+    c = value / 255
+    return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+
+def luminance(colour: str) -> float:
+    r, g, b = (_channel(int(colour[i:i + 2], 16)) for i in (1, 3, 5))
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: str, b: str) -> float:
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_contrast_formula_spec():
+    assert contrast("#000000", "#ffffff") == pytest.approx(21.0)
+    assert contrast("#777777", "#ffffff") == pytest.approx(4.48, abs=0.01)  # the well-known AA near miss
+
+
+# ---------------------------------------------------------------- the rows
+
+
+@pytest.mark.parametrize("name", list(DTYPES))
+def test_every_dtype_row_has_every_field(name):
+    row = DTYPES[name]
+    assert row.name == name and row.torch_dtype is not None
+    for field in dataclasses.fields(DtypeFacts):
+        assert getattr(row, field.name) is not None or field.name == "complex_partner", field.name
+    assert row.label.strip() and HEX.match(row.colour)
+    assert 0 < row.atol and 0 < row.rtol < 1
+
+
+@pytest.mark.parametrize("name", list(SCHEMES))
+def test_every_scheme_row_has_every_field(name):
+    row = SCHEMES[name]
+    assert row.name == name
+    for text in (row.label, row.short_label, row.help, row.symbol, row.dash):
+        assert isinstance(text, str) and text.strip()
+    assert row.dash in PLOTLY_DASHES or re.fullmatch(r"(\d+px,?)+", row.dash)
+    assert row.complex_step or len(row.offsets) == len(row.weights) >= 2
+
+
+def test_short_labels_are_the_url_words():
+    assert {name: row.short_label for name, row in SCHEMES.items()} == URL_LABELS
+
+
+@pytest.mark.parametrize("attribute", ["label", "short_label", "dash", "symbol"])
+def test_scheme_styles_are_distinct(attribute):
+    values = [getattr(row, attribute) for row in SCHEMES.values()]
+    assert len(set(values)) == len(values)
+
+
+def test_dtype_labels_and_colours_are_distinct():
+    for attribute in ("label", "colour"):
+        values = [getattr(row, attribute) for row in DTYPES.values()]
+        assert len(set(values)) == len(values), attribute
+
+
+@pytest.mark.parametrize("background", [LIGHT, DARK])
+@pytest.mark.parametrize("name", list(DTYPES))
+def test_dtype_colour_reads_on_light_and_dark(name, background):
+    assert contrast(DTYPES[name].colour, background) >= MIN_CONTRAST
+
+
+@pytest.mark.parametrize("background", [LIGHT, DARK])
+@pytest.mark.parametrize("role", list(PALETTE))
+def test_palette_colour_reads_on_light_and_dark(role, background):
+    assert HEX.match(PALETTE[role])
+    assert contrast(PALETTE[role], background) >= MIN_CONTRAST
+
+
+def test_theme_backgrounds_are_the_ones_checked_or_darker():
+    # The app's own themes: a colour with 3:1 on LIGHT and DARK needs the same on these.
+    theme = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())["theme"]
+    for colour in (*CATEGORICAL, *(row.colour for row in DTYPES.values())):
+        assert contrast(colour, theme["light"]["backgroundColor"]) >= MIN_CONTRAST
+        assert contrast(colour, theme["dark"]["backgroundColor"]) >= MIN_CONTRAST
+
+
+def test_theme_categorical_colours_are_the_palette():
+    theme = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())["theme"]
+    assert tuple(theme["chartCategoricalColors"]) == CATEGORICAL
+
+
+# ---------------------------------------------------------------- adding a row
+
+# f'(x) ~ (3 f(x) - 4 f(x-h) + f(x-2h)) / 2h: Taylor gives f' - h**2/3 f''' (order 2, C_t = 1/3).
+BACKWARD_2 = Scheme(
+    name="backward_2", label="second-order backward", short_label="Backward 2", order=2,
+    offsets=(-2.0, -1.0, 0.0), weights=(1 / 2, -2.0, 3 / 2), truncation_constant=1 / 3,
+    dash="dot", symbol="hexagon", help="three points left of x: error ∝ h².",
+)
+FLOAT32_TWIN = dataclasses.replace(DTYPES["float32"], name="float32_twin", label="float32 twin",
+                                   colour="#0b7a75", aliases=())
+
+
+@pytest.fixture
+def added_rows(monkeypatch):
+    monkeypatch.setitem(SCHEMES, BACKWARD_2.name, BACKWARD_2)
+    monkeypatch.setitem(DTYPES, FLOAT32_TWIN.name, FLOAT32_TWIN)
+
+
+def _widgets_script():
+    import streamlit as st
+
+    from gradlab.ui.controls import dtype_multiselect, scheme_multiselect
+
+    st.session_state["_values"] = (dtype_multiselect(), scheme_multiselect())
+
+
+def test_a_new_row_is_an_option_of_the_widgets_and_of_the_url(added_rows):
+    at = AppTest.from_function(_widgets_script, default_timeout=30)
+    at.query_params.update({"dtypes": ["float32 twin"], "schemes": ["Backward 2", "Central"]})
+    at.run()
+    assert not at.exception
+    assert "Backward 2" in at.multiselect(key="schemes").options
+    assert "float32 twin" in at.multiselect(key="dtypes").options
+    assert at.session_state["_values"] == (("float32_twin",), ("backward_2", "central"))
+    assert "Backward 2" in controls.scheme_help() and "float32 twin" in controls.dtype_help()
+    assert query_params({"schemes": ("backward_2",)}) == {"schemes": ("Backward 2",)}
+
+
+def test_a_new_row_is_swept_and_drawn_in_its_style(added_rows):
+    h = 1e-3
+    result = run_sweep(SweepSettings("exp(x)", 0.0, ("float32_twin", "float64"), ("backward_2",),
+                                     h, 1e-2, 2))
+    # exp at 0: f''' = f' = 1, so the relative error at h is h**2/3 (float64 round-off is far below)
+    row = result.table[(result.table["dtype"] == "float64") & (result.table["eps"] == h)].iloc[0]
+    assert row["rel_error"] == pytest.approx(h**2 / 3, rel=1e-2)
+    traces = [t for t in error_vs_eps_figure(result).data if t.meta and t.meta.get("kind") == "sweep"]
+    assert {t.meta["dtype"] for t in traces} == {"float32_twin", "float64"}
+    for trace in traces:
+        assert (trace.line.dash, trace.marker.symbol) == ("dot", "hexagon")
+        assert "second-order backward" in trace.name
+        assert trace.line.color == DTYPES[trace.meta["dtype"]].colour
