@@ -61,7 +61,7 @@ def add_step(code: str) -> None:
     current = st.session_state.get("steps", "")
     try:  # the steps so far may be anything a URL carried: unknown codes, too many
         session = BackwardSession.from_text(current) if current else BackwardSession()
-        st.session_state["steps"] = session._then(code).to_text()
+        st.session_state["steps"] = session.then(code).to_text()
     except GradLabError as err:
         st.session_state["_step_error"] = str(err)
     detach_example()

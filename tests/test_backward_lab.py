@@ -130,6 +130,12 @@ def test_unknown_step_lists_the_known_ones():
         assert code in str(err.value)
 
 
+def test_then_adds_a_step_by_its_code_and_refuses_an_unknown_one():
+    assert BackwardSession().then("br").then("z") == BackwardSession().backward(retain_graph=True).zero_grad()
+    with pytest.raises(GradLabError, match="Unknown step 'q'"):
+        BackwardSession().then("q")
+
+
 # ---------------------------------------------------------------- non-diagonal Jacobian
 
 

@@ -95,22 +95,6 @@ def test_outside_a_server_nothing_is_marked():
     assert runtime.release_session_on_disconnect() is False
 
 
-def test_streamlit_shuts_down_a_nonresumable_session_when_it_disconnects():
-    """The contract the release relies on: shut down (media files freed), not stored for reconnect."""
-    from streamlit.runtime.memory_session_storage import MemorySessionStorage
-    from streamlit.runtime.websocket_session_manager import WebsocketSessionManager
-
-    storage = MemorySessionStorage()
-    manager = WebsocketSessionManager(storage, MagicMock(), MagicMock(), None)
-    session = MagicMock(id="tab-1")
-    session.is_resumable.return_value = True
-    manager._active_session_info_by_id["tab-1"] = MagicMock(session=session, script_run_count=1)
-    manager.mark_session_nonresumable("tab-1")
-    manager.disconnect_session("tab-1")
-    session.shutdown.assert_called_once()
-    assert storage.list() == []
-
-
 def test_app_releases_sessions_on_every_rerun():
     text = (Path(__file__).resolve().parents[1] / "app.py").read_text(encoding="utf-8")
     assert "release_session_on_disconnect()" in text

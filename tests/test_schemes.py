@@ -190,7 +190,8 @@ def test_error_floor_is_near_the_theory(fname, fn, x, derivs, dtype, name):
 
 
 def test_predicted_best_step_textbook_formulas():
-    """DESIGN.md at x = 0: forward h* = 2 sqrt(u |f/f''|), central h* = (3u |f/f'''|)^(1/3)."""
+    """The README's best steps ("The mathematics") at x = 0:
+    forward h* = 2 sqrt(u |f/f''|), central h* = (3u |f/f'''|)^(1/3)."""
     f, d1, d2, d3 = 2.0, 0.0, 5.0, 7.0
     d = {0: f, 1: d1, 2: d2, 3: d3, 5: 1.0}
     for dtype in ("float16", "bfloat16", "float32", "float64"):

@@ -153,8 +153,8 @@ def _two_charts_script():
 
 
 def test_a_prepared_figure_reaches_the_page_exactly_as_the_figure_does():
-    # PreparedFigure relies on how st.plotly_chart consumes a Plotly figure (its to_dict(),
-    # then plotly.io.to_json): if Streamlit changes that, this fails, not the pages.
+    # PreparedFigure (gradlab.ui.compat) relies on how st.plotly_chart consumes a Plotly figure
+    # (its to_dict(), then plotly.io.to_json): if Streamlit changes that, this fails, not the pages.
     import json
 
     at = AppTest.from_function(_two_charts_script).run()

@@ -13,7 +13,6 @@ True
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import math
 import re
@@ -25,10 +24,6 @@ from gradlab.numerics.dtypes import DTYPE_NAMES
 from gradlab.numerics.schemes import SCHEME_NAMES
 
 __all__ = ["main", "OneLineParser", "finite_float", "to_json"]
-
-# Sub-commands that live in their own modules: each has register(subparsers) and run(args).
-_COMMAND_MODULES = ("gradlab.cli.check",)
-
 
 class OneLineParser(argparse.ArgumentParser):
     """argparse, but a usage error is one line on stderr and exit status 2."""
@@ -158,15 +153,11 @@ def _frame_text(frame) -> str:
 def build_parser() -> OneLineParser:
     parser = OneLineParser(prog="python -m gradlab", description=__doc__.split("\n")[0])
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+    # Imported here, not at the top: gradlab.cli.check uses this module's to_json.
+    from gradlab.cli import check
+
     _add_sweep(subparsers)
-    for name in _COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as err:
-            if err.name != name:
-                raise
-            continue
-        module.register(subparsers)
+    check.register(subparsers)
     return parser
 
 

@@ -17,15 +17,20 @@ Plotly quirk handled here: on a log axis *shapes* take data coordinates but
 >>> fig.add_trace({"type": "scatter", "x": [1e-3, 1e-1], "y": [1, 2]})
 >>> fig.add_vline(1e-2, log_axis=True, text="h = 0.01", position="top left")
 >>> fig.update_xaxes(type="log")
->>> f = fig.figure()
+>>> f = fig.to_figure()
 >>> f.layout.shapes[0].x0, f.layout.annotations[0].x, f.layout.annotations[0].xanchor
 (0.01, -2.0, 'right')
 
 A page that only sends a figure to the browser needs its dict, not a
-``go.Figure``: inside :func:`specs_only` the plot functions return their
-FigureSpec, and :meth:`FigureSpec.to_dict` gives what ``figure().to_dict()``
-would, without building the figure or deep-copying it (each of the two is about a
-third of the cost of sending the Round-off lab's scatter).
+``go.Figure``. GradLab's plot functions end with ``return fig.figure()``, and
+:meth:`FigureSpec.figure` returns a ``go.Figure`` *except inside*
+:func:`specs_only`, where it returns the FigureSpec itself: so a plot function
+returns :data:`FigureOrSpec`, and a caller inside ``specs_only()`` gets a spec
+(use ``.to_dict()``, which both types have). :meth:`FigureSpec.to_dict` gives what
+``to_figure().to_dict()`` would, without building the figure or deep-copying it
+(each of the two is about a third of the cost of sending the Round-off lab's
+scatter). Code that needs a ``go.Figure`` whatever the context calls
+:meth:`FigureSpec.to_figure`.
 
 Side-by-side panels sharing one y axis (what ``make_subplots(cols=n,
 shared_yaxes=True)`` draws) come from :meth:`FigureSpec.side_by_side`; a trace
@@ -42,16 +47,21 @@ import re
 from collections.abc import Iterator, Sequence
 
 import plotly.graph_objects as go
-from _plotly_utils.utils import convert_to_base64
 
-__all__ = ["FigureSpec", "LOG_AXIS", "specs_only"]
+from gradlab.compat import encode_typed_arrays, unvalidated_figure
+
+__all__ = ["FigureSpec", "FigureOrSpec", "LOG_AXIS", "specs_only"]
 
 _SPECS_ONLY = contextvars.ContextVar("gradlab_specs_only", default=False)
 
 
 @contextlib.contextmanager
 def specs_only() -> Iterator[None]:
-    """Within it (in this thread), :meth:`FigureSpec.figure` returns the spec itself.
+    """Within it (in this thread and context), :meth:`FigureSpec.figure` returns the spec itself.
+
+    For callers that send a plot function's figure as a dict
+    (:func:`gradlab.ui.figures.prepare_figure`): the plot functions need no
+    second variant, and nothing outside the block changes.
 
     >>> def plot():
     ...     fig = FigureSpec()
@@ -77,7 +87,7 @@ def _default_template() -> dict:
 
 
 def _copy_containers(value):
-    """A copy of the dicts and lists (what convert_to_base64 rewrites), sharing the arrays."""
+    """A copy of the dicts and lists (what encode_typed_arrays rewrites), sharing the arrays."""
     if isinstance(value, dict):
         return {k: _copy_containers(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -194,24 +204,32 @@ class FigureSpec:
                 yref="y", xanchor=side, yanchor="top" if vertical == "bottom" else "bottom",
                 text=text, showarrow=False, **_font(font))
 
-    def figure(self) -> go.Figure:
-        """The ``go.Figure`` (unvalidated); inside :func:`specs_only`, this spec itself."""
+    def figure(self) -> "FigureOrSpec":
+        """What a plot function returns: :meth:`to_figure`, or inside :func:`specs_only` this spec."""
         if _SPECS_ONLY.get():
-            return self  # type: ignore[return-value]
-        return go.Figure(data=self.data, layout=self.layout, _validate=False)
+            return self
+        return self.to_figure()
+
+    def to_figure(self) -> go.Figure:
+        """The ``go.Figure`` this spec describes, built once without validation."""
+        return unvalidated_figure(self.data, self.layout)
 
     def to_dict(self) -> dict:
-        """What ``self.figure().to_dict()`` returns, without building the figure.
+        """What ``self.to_figure().to_dict()`` returns, without building the figure.
 
         The layout gets plotly's default template and numeric arrays become
         base64 typed arrays, as there; the spec itself is left unchanged.
 
         >>> fig = FigureSpec()
         >>> fig.add_trace({"type": "bar", "y": [1, 2]})
-        >>> fig.to_dict() == fig.figure().to_dict()
+        >>> fig.to_dict() == fig.to_figure().to_dict()
         True
         """
         out = {"data": _copy_containers(self.data),
                "layout": {**_copy_containers(self.layout), "template": _default_template()}}
-        convert_to_base64(out)
+        encode_typed_arrays(out)
         return out
+
+
+#: What a plot function returns: a ``go.Figure``, or its FigureSpec inside :func:`specs_only`.
+FigureOrSpec = go.Figure | FigureSpec

@@ -11,6 +11,9 @@ gradient of the scalar ``sum(v * y)``. Here J is diagonal in each input
 [0.3, 3.0, 0.0003]
 >>> r.backward_equals_weighted_sum
 True
+
+A Jacobian that is not diagonal (``z = W x``) is in :mod:`gradlab.labs.matrix_vjp`;
+its names are importable from here too.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import pandas as pd
 import torch
 
 from gradlab.errors import GradLabError
+from gradlab.labs.matrix_vjp import MATRIX_EXAMPLES, MatrixExample, MatrixVJP, matrix_vjp
 from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.dtypes import facts
 
@@ -211,6 +215,12 @@ def _run_step(step: str, t: dict[str, torch.Tensor], state: dict, v: torch.Tenso
     return STEP_CODES[step][0]
 
 
+def _check_step(step: str) -> None:
+    if step not in STEP_CODES:
+        known = ", ".join(f"{k} ({v[0]})" for k, v in STEP_CODES.items())
+        raise GradLabError(f"Unknown step {step!r}; the steps are {known}.")
+
+
 @dataclass(frozen=True)
 class BackwardSession:
     """An immutable list of steps on the seed's function, replayed from scratch on fresh tensors.
@@ -243,31 +253,35 @@ class BackwardSession:
         steps = tuple(p for p in re.split(r"[,\s]+", text.strip().lower()) if p)
         check_limit("backward steps", len(steps), LIMITS.backward_steps)
         for step in steps:
-            if step not in STEP_CODES:
-                known = ", ".join(f"{k} ({v[0]})" for k, v in STEP_CODES.items())
-                raise GradLabError(f"Unknown step {step!r}; the steps are {known}.")
+            _check_step(step)
         return cls(settings, steps)
 
     def to_text(self) -> str:
         return ",".join(self.steps)
 
-    def _then(self, step: str) -> "BackwardSession":
+    def then(self, step: str) -> "BackwardSession":
+        """This session with one more step, given by its code in :data:`STEP_CODES`.
+
+        >>> BackwardSession().then("br").then("z").to_text()
+        'br,z'
+        """
+        _check_step(step)
         check_limit("backward steps", len(self.steps) + 1, LIMITS.backward_steps)
         if len(self.to_text()) + len(step) + 1 > LIMITS.expression_chars:
             raise GradLabError("That is as many steps as one session keeps; zero the gradients and start afresh.")
         return replace(self, steps=self.steps + (step,))
 
     def backward(self, retain_graph: bool = False) -> "BackwardSession":
-        return self._then("br" if retain_graph else "b")
+        return self.then("br" if retain_graph else "b")
 
     def backward_without_gradient(self) -> "BackwardSession":
-        return self._then("bn")
+        return self.then("bn")
 
     def zero_grad(self) -> "BackwardSession":
-        return self._then("z")
+        return self.then("z")
 
     def forward(self) -> "BackwardSession":
-        return self._then("f")
+        return self.then("f")
 
     def reset(self) -> "BackwardSession":
         return replace(self, steps=())
@@ -292,74 +306,6 @@ class BackwardSession:
         """The .grad values after the last step (None where never computed or zeroed)."""
         records = self.replay()
         return records[-1].grads if records else {k: None for k in INPUT_NAMES}
-
-
-# ---------------------------------------------------------------- a Jacobian that is not diagonal
-
-
-@dataclass(frozen=True)
-class MatrixExample:
-    name: str
-    title: str
-    w: tuple[tuple[float, ...], ...]
-    x: tuple[float, ...]
-    v: tuple[float, ...]
-
-
-MATRIX_EXAMPLES: dict[str, MatrixExample] = {
-    e.name: e
-    for e in (
-        MatrixExample("wx", "z = W x with a 2x3 matrix", ((1.0, 2.0, 3.0), (4.0, 5.0, 6.0)), (1.0, 1.0, 1.0), (1.0, 0.5)),
-        # The seed's second answer: z = 2x, one-hot v picks one row of J = 2I.
-        MatrixExample("twice", "z = 2x (the seed's second answer)",
-                      tuple(tuple(2.0 if i == j else 0.0 for j in range(4)) for i in range(4)),
-                      (1.0, 2.0, 3.0, 4.0), (1.0, 0.0, 0.0, 0.0)),
-    )
-}
-
-
-@dataclass(frozen=True, eq=False)
-class MatrixVJP:
-    """v^T J for z = W x (J = W): the weighted sum of J's rows, and what backward() gives.
-
-    ``table`` (long format) columns: row, column, jacobian, v, weighted (= v[row] * jacobian).
-    """
-
-    jacobian: np.ndarray
-    vjp: tuple[float, ...]  # sum over rows of v[row] * J[row, :]
-    grad: tuple[float, ...]  # x.grad after z.backward(v)
-    table: pd.DataFrame
-
-
-def matrix_vjp(w, x, v, dtype: str = "float32") -> MatrixVJP:
-    """z = W x, then z.backward(v); compare x.grad with the weighted sum of the rows of W.
-
-    >>> r = matrix_vjp(((1.0, 2.0), (3.0, 4.0)), (1.0, 1.0), (1.0, 10.0))
-    >>> r.vjp, r.grad
-    ((31.0, 42.0), (31.0, 42.0))
-    """
-    dt = facts(dtype).torch_dtype
-    rows = [tuple(float(e) for e in r) for r in w]
-    if not rows or any(len(r) != len(rows[0]) for r in rows) or len(rows[0]) == 0:
-        raise GradLabError("W must be a non-empty matrix with rows of equal length.")
-    if len(x) != len(rows[0]) or len(v) != len(rows):
-        raise GradLabError(
-            f"W is {len(rows)}x{len(rows[0])}, so x needs {len(rows[0])} entries and v needs {len(rows)}; "
-            f"got {len(x)} and {len(v)}."
-        )
-    for label, size in (("columns of W", len(rows[0])), ("rows of W", len(rows))):
-        check_limit(label, size, LIMITS.backward_vector_entries)
-    wt = torch.tensor(rows, dtype=dt)
-    xt = torch.tensor([float(e) for e in x], dtype=dt, requires_grad=True)
-    vt = torch.tensor([float(e) for e in v], dtype=dt)
-    (wt @ xt).backward(vt)
-    jac = torch.autograd.functional.jacobian(lambda u: wt @ u, xt.detach())
-    weighted = vt[:, None] * jac
-    table = pd.DataFrame([
-        {"row": i, "column": j, "jacobian": float(jac[i, j]), "v": float(vt[i]), "weighted": float(weighted[i, j])}
-        for i in range(jac.shape[0]) for j in range(jac.shape[1])
-    ])
-    return MatrixVJP(jac.to(torch.float64).numpy(), _as_tuple(weighted.sum(0)), _as_tuple(xt.grad), table)
 
 
 # ---------------------------------------------------------------- the torch.empty pitfall

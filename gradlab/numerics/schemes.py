@@ -1,7 +1,7 @@
 """Finite-difference schemes: stencils, orders, and the error model behind the V curve.
 
 A real stencil estimates ``f'(x) ~ sum(w_k * f(x + c_k*h)) / h``. Its error is
-modelled as truncation plus round-off (DESIGN.md):
+modelled as truncation plus round-off (README, "The mathematics"):
 
     error(h) ~ C_t * |f^(k)| * h**p  +  C_r * u * (|f| + |x*f'|) / h  +  u * |f'|
 

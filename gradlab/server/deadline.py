@@ -3,8 +3,8 @@
 Size limits keep most work small, but symbolic differentiation can still blow
 up: each order of ``tan(tan(tan(x)))`` is several times larger than the last.
 :func:`run_within` bounds such a call: after ``seconds`` a watchdog timer raises
-an exception *in the working thread* (``PyThreadState_SetAsyncExc``), which
-Python delivers at the next bytecode, and the block ends with a
+an exception *in the working thread* (:func:`gradlab.compat.raise_in_thread`,
+a CPython internal), which Python delivers at the next bytecode, and the block ends with a
 :class:`~gradlab.errors.LimitError` naming the bound. Nothing is checked while
 the block runs, so there is no overhead; the thread is only interrupted between
 Python bytecodes (a single long C call finishes first).
@@ -24,11 +24,11 @@ over it.
 
 from __future__ import annotations
 
-import ctypes
 import threading
 import time
 from typing import Callable, TypeVar
 
+from gradlab.compat import raise_in_thread
 from gradlab.errors import LimitError
 
 __all__ = ["run_within", "time_limit_message", "paced_progress", "PACE_AFTER_SECONDS"]
@@ -42,10 +42,6 @@ T = TypeVar("T")
 class _Expired(BaseException):
     """Raised asynchronously in the guarded thread; a BaseException so no ``except Exception``
     inside sympy swallows it. Converted to LimitError before it leaves :func:`run_within`."""
-
-
-def _set_async(thread_id: int, exc: type[BaseException]) -> None:
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exc))
 
 
 class _Watchdog:
@@ -65,7 +61,7 @@ class _Watchdog:
         with self._lock:
             if not self._done:
                 self.fired = True
-                _set_async(self._thread, _Expired)
+                raise_in_thread(self._thread, _Expired)
 
     def stop(self) -> None:
         """After this returns no expiry can reach the thread: a pending one is raised here.

@@ -1,7 +1,7 @@
 """The Explorer's "predict, then reveal" question: where is a dtype's best step?
 
-The theory (DESIGN.md): a scheme of order p has truncation ~ C h^p and round-off
-~ u|f|/h, so the best step scales like u^(1/(p+1)): sqrt(eps) for one-sided
+The theory (the README's "The mathematics"): a scheme of order p has truncation
+~ C h^p and round-off ~ u|f|/h, so the best step scales like u^(1/(p+1)): sqrt(eps) for one-sided
 differences, cbrt(eps) for central ones, whatever the habit of ``h = 1e-6`` says.
 
 >>> quiz_scheme(("complex_step", "central", "forward"))

@@ -32,6 +32,7 @@ import streamlit as st
 
 from gradlab.errors import GradLabError
 from gradlab.literal_text import markdown_literal
+from gradlab.ui.compat import forget_initial_query_param, leave_legacy_pages_mode
 
 T = TypeVar("T")
 
@@ -74,13 +75,11 @@ def ensure_router() -> None:
     shared deep link such as ``/explorer?...``, Streamlit runs
     ``pages/explorer.py`` directly: no ``st.set_page_config``, a sidebar listing
     "app", and the mode sticks for every session until someone opens ``/``.
-    This switches the server to ``st.navigation`` mode and reruns, so the same
+    This switches the server to ``st.navigation`` mode
+    (:func:`gradlab.ui.compat.leave_legacy_pages_mode`) and reruns, so the same
     URL (and its query parameters) is served through ``app.py``.
     """
-    from streamlit.runtime.pages_manager import PagesManager
-
-    if getattr(PagesManager, "uses_pages_directory", False):
-        PagesManager.uses_pages_directory = False
+    if leave_legacy_pages_mode():
         st.rerun()
 
 
@@ -214,19 +213,10 @@ def _drop_non_finite_query_param(key: str) -> None:
 def _forget_url_value(key: str) -> None:
     """Drop ``key`` from the URL *and* from the copy Streamlit seeds widgets from.
 
-    Streamlit 1.67 seeds a bound widget from the query parameters captured when
-    the page loaded (``QueryParams._initial_query_params``, internal), not from
-    ``st.query_params``; removing the parameter from the latter alone does not
-    stop the seeding. ``tests/test_fuzz.py`` checks this against the real thing.
+    Removing it from ``st.query_params`` alone does not stop Streamlit 1.67 from
+    seeding the widget with it: see :func:`gradlab.ui.compat.forget_initial_query_param`.
     """
-    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    try:
-        params = ctx.session_state._state.query_params  # noqa: SLF001 - see the docstring
-        params._initial_query_params.pop(key, None)  # noqa: SLF001
-    except AttributeError:
-        _LOG.warning("Streamlit's query-parameter internals changed; ?%s may not be dropped", key)
+    forget_initial_query_param(key)
     if key in st.query_params:
         del st.query_params[key]
 

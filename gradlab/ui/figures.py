@@ -12,9 +12,11 @@ from typing import Any, Callable
 
 import plotly.graph_objects as go
 import streamlit as st
-from plotly.basedatatypes import BaseFigure
 
-from gradlab.figures.spec import specs_only
+from gradlab.figures.spec import FigureOrSpec, specs_only
+from gradlab.ui.compat import PreparedFigure
+
+__all__ = ["figure_config", "prepare_figure", "show_figure", "PreparedFigure"]
 
 #: Modebar buttons that do nothing useful on GradLab's charts.
 _REMOVED_BUTTONS = ("lasso2d", "select2d", "autoScale2d")
@@ -40,40 +42,16 @@ def figure_config(name: str) -> dict[str, Any]:
     }
 
 
-class PreparedFigure(BaseFigure):
-    """A figure reduced to the dict st.plotly_chart sends, computed once.
+def prepare_figure(build: Callable[..., FigureOrSpec], *args: Any, **kwargs: Any) -> PreparedFigure:
+    """``build(*args, **kwargs)`` as st.plotly_chart will send it, for a page's figure cache.
 
-    st.plotly_chart takes ``fig.to_dict()`` of a Plotly figure without validating
-    it again, and plotly.io.to_json then encodes that dict as it is; ``to_dict``
-    deep-copies every trace and the template and base64-encodes the arrays, and
-    plotly_chart calls it twice. For a figure drawn on every rerun those copies
-    cost as much as building it (Round-off scatter: 14 ms a rerun). This object
-    answers ``to_dict`` with the dict made once; it is read-only and holds
-    nothing else (not even the figure: the dict is what the cache keeps).
+    GradLab's plot functions assemble a FigureSpec; called here they hand over that
+    spec (:func:`gradlab.figures.spec.specs_only`) and its dict is taken, so no
+    ``go.Figure`` is built. A builder that returns a ``go.Figure`` works too.
 
     >>> prepared = prepare_figure(go.Figure, go.Scatter(x=[1, 2], y=[3, 4]))
     >>> prepared.to_dict()["data"][0]["type"], prepared.to_dict() is prepared.to_dict()
     ('scatter', True)
-    """
-
-    def __init__(self, spec: dict[str, Any]):  # noqa: D107 - no BaseFigure.__init__: no figure is built
-        object.__setattr__(self, "_spec", spec)
-
-    def to_dict(self) -> dict[str, Any]:
-        return self._spec
-
-    def to_plotly_json(self) -> dict[str, Any]:
-        return self._spec
-
-    def __repr__(self) -> str:
-        return f"PreparedFigure({len(self._spec.get('data', []))} traces)"
-
-
-def prepare_figure(build: Callable[..., go.Figure], *args: Any, **kwargs: Any) -> PreparedFigure:
-    """``build(*args, **kwargs)`` as st.plotly_chart will send it, for a page's figure cache.
-
-    GradLab's plot functions assemble a FigureSpec; called here they hand over its
-    dict directly (:func:`gradlab.figures.spec.specs_only`), and no ``go.Figure`` is built.
     """
     with specs_only():
         fig = build(*args, **kwargs)

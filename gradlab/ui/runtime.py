@@ -25,6 +25,8 @@ import time
 
 import torch
 
+from gradlab.ui.compat import mark_session_nonresumable
+
 __all__ = ["configure_runtime", "release_session_on_disconnect", "housekeeping",
            "TORCH_THREADS", "TORCH_INTEROP_THREADS", "CHECK_WORKERS", "COLLECT_EVERY_SECONDS"]
 
@@ -127,16 +129,11 @@ def _freeze_startup_heap() -> None:
 def release_session_on_disconnect() -> bool:
     """Have Streamlit shut this session down when its tab disconnects; call it on every rerun.
 
-    Returns False outside a Streamlit server (a bare script or a test without a runtime).
+    Returns False outside a Streamlit server (a bare script or a test without a
+    runtime). Streamlit has no public API for it: see
+    :func:`gradlab.ui.compat.mark_session_nonresumable`.
     """
-    from streamlit.runtime import Runtime
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx(suppress_warning=True)
-    if ctx is None or not Runtime.exists():
-        return False
-    Runtime.instance().mark_session_nonresumable(ctx.session_id)
-    return True
+    return mark_session_nonresumable()
 
 
 def _start_housekeeper() -> None:

@@ -1,0 +1,85 @@
+"""Every private Plotly or CPython internal the engine relies on, one small function each.
+
+Nothing else in ``gradlab/`` reaches past a library's public API: a module that
+needs one of these imports the function from here. Each docstring says which
+internal it uses, why no public API does the job, and what breaks if an upgrade
+changes it; ``tests/test_compat.py`` checks every one against the installed
+libraries and fails with a message naming the internal. The Streamlit internals
+(which only the UI may import) are in :mod:`gradlab.ui.compat`.
+
+>>> fig = unvalidated_figure([{"type": "scatter", "y": [1, 2]}], {})
+>>> fig.data[0].y
+(1, 2)
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
+__all__ = ["unvalidated_figure", "encode_typed_arrays", "raise_in_thread"]
+
+_LOG = logging.getLogger("gradlab.compat")
+
+# Plotly is imported inside the functions: the time bound (gradlab.server.deadline) uses
+# this module too, and the CLI's sweep should not pay for importing Plotly.
+
+
+def unvalidated_figure(data: list[dict], layout: dict) -> "go.Figure":
+    """``go.Figure(data=..., layout=...)`` built without validating a single property.
+
+    Internal: the ``_validate=False`` keyword of ``plotly.basedatatypes.BaseFigure``
+    (undocumented; Plotly 7). Why: validation costs 20-100 ms per small figure,
+    a quarter of the server's time on the teaching pages under a class's load;
+    Plotly has no public switch (``skip_invalid`` still validates). If it goes:
+    the constructor raises TypeError on the unknown keyword, every figure fails
+    to build and tests/test_compat.py names the keyword.
+    """
+    import plotly.graph_objects as go
+
+    return go.Figure(data=data, layout=layout, _validate=False)
+
+
+def encode_typed_arrays(figure: dict) -> None:
+    """Rewrite the numeric arrays of a figure dict, in place, as Plotly's base64 typed arrays.
+
+    Internal: ``_plotly_utils.utils.convert_to_base64``, the step
+    ``go.Figure.to_dict()`` ends with (Plotly 7). Why: a FigureSpec's dict is
+    sent without building a ``go.Figure`` (see :mod:`gradlab.figures.spec`), and
+    must match what ``to_dict()`` gives; there is no public function for the
+    encoding alone. If it goes: the arrays are left as they are, which Plotly's
+    JSON encoder still writes correctly (as longer lists of numbers), a warning
+    is logged, and tests/test_compat.py fails naming the function.
+
+    >>> import numpy as np
+    >>> fig = {"data": [{"type": "scatter", "y": np.arange(3.0)}]}
+    >>> encode_typed_arrays(fig)
+    >>> sorted(fig["data"][0]["y"])
+    ['bdata', 'dtype']
+    """
+    try:
+        from _plotly_utils.utils import convert_to_base64
+    except ImportError:
+        _LOG.warning("Plotly moved _plotly_utils.utils.convert_to_base64; figures are sent as plain lists")
+        return
+    convert_to_base64(figure)
+
+
+def raise_in_thread(thread_id: int, exc_type: type[BaseException]) -> bool:
+    """Raise ``exc_type`` in the thread ``thread_id`` at its next bytecode; True if the thread exists.
+
+    Internal: CPython's C function ``PyThreadState_SetAsyncExc`` through
+    ``ctypes.pythonapi`` (in the C API, not in Python's). Why: a watchdog must
+    stop sympy or mpmath work that never looks at a clock, in the thread of the
+    session that asked for it; Python offers no way to interrupt another thread.
+    Never call it with ``exc_type=None`` (withdrawing an exception), see
+    :class:`gradlab.server.deadline._Watchdog`. If it goes (another Python
+    implementation, a changed signature): time bounds no longer stop runaway
+    work, and tests/test_compat.py and tests/test_limits.py fail naming it.
+    """
+    changed = ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exc_type))
+    return changed == 1

@@ -1,0 +1,147 @@
+"""The expression language's syntax check: text -> a Python syntax tree walked against the whitelist.
+
+Nothing is evaluated: :func:`syntax_tree` only parses (``ast.parse``), and
+:func:`validate` refuses any node outside the language, with a message that
+names the offending part and, where it helps, the fix.
+
+>>> tree = syntax_tree("sin(x)**2")
+>>> validate("sin(x)**2", tree)
+>>> try:
+...     validate("2^x", syntax_tree("2^x"))
+... except ExpressionError as err:
+...     print(err)
+The operator in '2^x' is not allowed: use ** for powers, not ^.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import warnings
+
+from gradlab.errors import GradLabError
+from gradlab.limits import LIMITS
+from gradlab.numerics.expression_functions import CONSTANTS, FUNCTIONS
+
+__all__ = ["ExpressionError", "syntax_tree", "validate", "segment"]
+
+
+class ExpressionError(GradLabError):
+    """Text the expression language refuses; the message names the offending part."""
+
+
+_BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
+_HINTS = {
+    ast.BitXor: "use ** for powers, not ^",
+    ast.FloorDiv: "use / for division",
+    ast.Mod: "the % operator is not part of the language",
+    ast.MatMult: "the @ operator is not part of the language",
+}
+
+
+def segment(text: str, node: ast.AST) -> str:
+    part = ast.get_source_segment(text, node) or type(node).__name__
+    return part if len(part) <= 40 else part[:37] + "..."
+
+
+def validate(text: str, tree: ast.Expression) -> None:
+    """Walk the tree once: refuse anything outside the whitelist, and enforce the size limits."""
+    count = 0
+
+    def walk(node: ast.AST, depth: int) -> None:
+        nonlocal count
+        count += 1
+        if count > LIMITS.expression_nodes:
+            raise ExpressionError(
+                f"The expression has more than {LIMITS.expression_nodes} parts; please simplify it."
+            )
+        if depth > LIMITS.expression_depth:
+            raise ExpressionError(
+                f"The expression is nested more than {LIMITS.expression_depth} levels deep "
+                f"(at '{segment(text, node)}'); please simplify it."
+            )
+        for child in _children(text, node):
+            walk(child, depth + 1)
+
+    walk(tree.body, 1)
+
+
+def _children(text: str, node: ast.AST) -> list[ast.AST]:
+    """The sub-expressions of an allowed node; raise for a node that is not allowed."""
+    if isinstance(node, ast.Constant):
+        _check_literal(text, node)
+        return []
+    if isinstance(node, ast.Name):
+        if node.id != "x" and node.id not in CONSTANTS:
+            raise ExpressionError(_unknown_name_message(node.id))
+        return []
+    if isinstance(node, ast.UnaryOp):
+        if not isinstance(node.op, (ast.USub, ast.UAdd)):
+            raise ExpressionError(f"The operator in '{segment(text, node)}' is not allowed; use + - * / **.")
+        return [node.operand]
+    if isinstance(node, ast.BinOp):
+        if type(node.op) not in _BINARY:
+            hint = _HINTS.get(type(node.op), "only + - * / ** are allowed")
+            raise ExpressionError(f"The operator in '{segment(text, node)}' is not allowed: {hint}.")
+        return [node.left, node.right]
+    if isinstance(node, ast.Call):
+        _check_call(text, node)
+        return [node.args[0]]
+    raise ExpressionError(_refusal_message(text, node))
+
+
+def _check_literal(text: str, node: ast.Constant) -> None:
+    value = node.value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ExpressionError(f"Only real numbers can be written literally; '{segment(text, node)}' is not one.")
+    if not math.isfinite(value) or abs(value) > LIMITS.literal_magnitude:
+        raise ExpressionError(
+            f"The number '{segment(text, node)}' is too large; numbers up to "
+            f"{LIMITS.literal_magnitude:g} in size are allowed."
+        )
+
+
+def _check_call(text: str, node: ast.Call) -> None:
+    if not isinstance(node.func, ast.Name):
+        raise ExpressionError(
+            f"Only plain function calls such as sin(x) are allowed; '{segment(text, node.func)}' is not one."
+        )
+    name = node.func.id
+    if name not in FUNCTIONS:
+        raise ExpressionError(_unknown_function_message(name))
+    if node.keywords or len(node.args) != 1 or isinstance(node.args[0], ast.Starred):
+        raise ExpressionError(f"The function {name} takes exactly one argument, as in {name}(x).")
+
+
+def _unknown_function_message(name: str) -> str:
+    return f"Unknown function '{name}'. Known functions: {', '.join(FUNCTIONS)}."
+
+
+def _unknown_name_message(name: str) -> str:
+    if name in FUNCTIONS:
+        return f"'{name}' is a function: call it, as in {name}(x)."
+    return f"Unknown name '{name}'. The variable is x and the constants are pi and e."
+
+
+def _refusal_message(text: str, node: ast.AST) -> str:
+    part = segment(text, node)
+    if isinstance(node, ast.Attribute):
+        return f"Attribute access such as '{part}' is not allowed."
+    if isinstance(node, ast.Compare):
+        return f"Comparisons such as '{part}' are not allowed; write a function of x."
+    kind = type(node).__name__
+    return f"'{part}' ({kind}) is not part of the expression language; use numbers, x, pi, e, + - * / ** and functions."
+
+
+def syntax_tree(text: str) -> ast.Expression:
+    try:
+        # A visitor's text must not write to the server log: Python warns about odd
+        # string escapes ('\\)') while parsing, and string literals are refused anyway.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", (DeprecationWarning, SyntaxWarning))
+            return ast.parse(text, mode="eval")
+    except SyntaxError as err:
+        where = f" at character {err.offset}" if err.offset else ""
+        raise ExpressionError(f"The expression is not valid syntax{where}: {err.msg}.") from None
+    except (ValueError, MemoryError, RecursionError):
+        raise ExpressionError("The expression could not be read; check it for stray characters.") from None

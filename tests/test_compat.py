@@ -1,0 +1,208 @@
+"""Every private internal GradLab uses, checked against the installed Streamlit, Plotly and CPython.
+
+One test (or two) per function of gradlab/compat.py and gradlab/ui/compat.py. When an
+upgrade removes or changes an internal, the test that fails names it, so the fix starts
+in the compatibility module, not in a page that broke in some other way.
+"""
+
+from __future__ import annotations
+
+import base64
+import inspect
+import threading
+import time
+from unittest.mock import MagicMock
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from gradlab.compat import encode_typed_arrays, raise_in_thread, unvalidated_figure
+from gradlab.ui import compat as ui_compat
+
+
+def _broken(internal: str, what: str) -> str:
+    return f"{internal} changed: {what}. Update gradlab's compatibility module (see its docstring)."
+
+
+# ------------------------------------------------------------------ Plotly
+
+
+def test_plotly_builds_a_figure_without_validation():
+    bad = [{"type": "scatter", "y": [1, 2], "mode": "nonsense"}]
+    with pytest.raises(ValueError):
+        go.Figure(data=bad)  # the control: validation refuses it
+    try:
+        fig = unvalidated_figure(bad, {"title": {"text": "t"}})
+    except (TypeError, ValueError) as err:
+        pytest.fail(_broken("go.Figure(..., _validate=False)", f"it raised {err!r}"))
+    assert fig.data[0].y == (1, 2), _broken("go.Figure(..., _validate=False)", "the traces were not kept")
+    assert fig.layout.title.text == "t"
+
+
+def test_plotly_encodes_numeric_arrays_as_base64_typed_arrays():
+    try:
+        from _plotly_utils.utils import convert_to_base64  # noqa: F401
+    except ImportError:
+        pytest.fail(_broken("_plotly_utils.utils.convert_to_base64", "it cannot be imported"))
+    y = np.array([0.5, -2.0, 1e300])
+    fig = {"data": [{"type": "scatter", "y": y}], "layout": {}}
+    encode_typed_arrays(fig)
+    encoded = fig["data"][0]["y"]
+    assert isinstance(encoded, dict) and set(encoded) >= {"bdata", "dtype"}, \
+        _broken("_plotly_utils.utils.convert_to_base64", f"a float64 array became {encoded!r}")
+    decoded = np.frombuffer(base64.b64decode(encoded["bdata"]), dtype=encoded["dtype"])
+    assert decoded.tolist() == y.tolist()
+    # ... and it is what go.Figure.to_dict() sends for the same array.
+    assert go.Figure(go.Scatter(y=y)).to_dict()["data"][0]["y"] == encoded
+
+
+# ------------------------------------------------------------------ CPython
+
+
+class _Stop(BaseException):
+    pass
+
+
+def test_cpython_raises_an_exception_in_another_thread():
+    caught, started = [], threading.Event()
+
+    def spin():
+        started.set()
+        try:
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                pass
+        except _Stop:
+            caught.append(True)
+
+    worker = threading.Thread(target=spin, daemon=True)
+    worker.start()
+    started.wait()
+    assert raise_in_thread(worker.ident, _Stop), \
+        _broken("ctypes.pythonapi.PyThreadState_SetAsyncExc", "it did not find a running thread")
+    worker.join(5)
+    assert caught == [True], _broken("ctypes.pythonapi.PyThreadState_SetAsyncExc",
+                                     "the exception did not reach the thread")
+
+
+def test_cpython_reports_a_thread_that_does_not_exist():
+    ended = threading.Thread(target=lambda: None)
+    ended.start()
+    ended.join()
+    assert raise_in_thread(ended.ident, _Stop) is False
+
+
+# ------------------------------------------------------------------ Streamlit: the pages/ mode
+
+
+def test_streamlit_pages_manager_flag_exists_and_is_read_by_the_script_runner():
+    from streamlit.runtime.pages_manager import PagesManager
+    from streamlit.runtime.scriptrunner import script_runner
+
+    internal = "streamlit.runtime.pages_manager.PagesManager.uses_pages_directory"
+    assert "uses_pages_directory" in vars(PagesManager), _broken(internal, "the class attribute is gone")
+    assert PagesManager.uses_pages_directory in (None, True, False), _broken(internal, "it is not a bool")
+    source = inspect.getsource(script_runner)
+    assert "PagesManager.uses_pages_directory" in source and "_mpa_v1" in source, \
+        _broken(internal, "the script runner no longer chooses the legacy pages/ mode by it")
+
+
+def test_leaving_the_legacy_pages_mode_clears_the_flag_once(monkeypatch):
+    from streamlit.runtime.pages_manager import PagesManager
+
+    monkeypatch.setattr(PagesManager, "uses_pages_directory", True)
+    assert ui_compat.leave_legacy_pages_mode() is True
+    assert PagesManager.uses_pages_directory is False
+    assert ui_compat.leave_legacy_pages_mode() is False  # already out: no rerun wanted
+
+
+# ------------------------------------------------------------------ Streamlit: URL seeding
+
+
+def _seeded_number_script():
+    import streamlit as st
+
+    from gradlab.ui.compat import forget_initial_query_param
+
+    if st.session_state.get("forget", True):
+        forget_initial_query_param("n")
+    st.number_input("n", key="n", value=3, bind="query-params")
+
+
+@pytest.mark.parametrize("forget,expected", [(True, 3), (False, 7)])
+def test_streamlit_seeds_a_bound_widget_from_the_initial_query_params(forget, expected):
+    from streamlit.runtime.state.query_params import QueryParams
+
+    internal = "streamlit.runtime.state.query_params.QueryParams._initial_query_params"
+    assert "_initial_query_params" in QueryParams.__dataclass_fields__, _broken(internal, "the field is gone")
+    at = AppTest.from_function(_seeded_number_script)
+    at.session_state["forget"] = forget
+    at.query_params["n"] = "7"
+    at.run()
+    assert not at.exception
+    # Without the call the URL's 7 is used (the control); with it, the widget's default 3.
+    assert at.number_input(key="n").value == expected, _broken(internal, "forgetting ?n= did not stop the seeding")
+
+
+# ------------------------------------------------------------------ Streamlit: sessions
+
+
+def test_streamlit_runtime_can_mark_a_session_nonresumable():
+    from streamlit.runtime import Runtime
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    internal = "streamlit.runtime.Runtime.mark_session_nonresumable"
+    for name in ("exists", "instance", "mark_session_nonresumable"):
+        assert callable(getattr(Runtime, name, None)), _broken(internal, f"Runtime.{name} is gone")
+    assert "suppress_warning" in inspect.signature(get_script_run_ctx).parameters
+    assert ui_compat.mark_session_nonresumable() is False  # no server in a unit test
+
+
+def test_streamlit_shuts_down_a_nonresumable_session_when_it_disconnects():
+    """The contract the release relies on: shut down (media files freed), not stored for reconnect."""
+    from streamlit.runtime.memory_session_storage import MemorySessionStorage
+    from streamlit.runtime.websocket_session_manager import WebsocketSessionManager
+
+    storage = MemorySessionStorage()
+    manager = WebsocketSessionManager(storage, MagicMock(), MagicMock(), None)
+    session = MagicMock(id="tab-1")
+    session.is_resumable.return_value = True
+    manager._active_session_info_by_id["tab-1"] = MagicMock(session=session, script_run_count=1)
+    manager.mark_session_nonresumable("tab-1")
+    manager.disconnect_session("tab-1")
+    assert session.shutdown.call_count == 1, \
+        _broken("WebsocketSessionManager.mark_session_nonresumable", "a disconnected session was not shut down")
+    assert storage.list() == []
+
+
+# ------------------------------------------------------------------ Streamlit + Plotly: prepared figures
+
+
+def test_plotly_passes_a_base_figure_dict_through_without_validating_it():
+    import plotly.tools
+
+    spec = {"data": [{"type": "scatter", "y": [1, 2], "bogus": 1, "mode": "nonsense"}], "layout": {}}
+    out = plotly.tools.return_figure_from_figure_or_data(ui_compat.PreparedFigure(spec), validate_figure=True)
+    assert out is spec, _broken("plotly.tools.return_figure_from_figure_or_data",
+                                "a BaseFigure's to_dict() is no longer taken as it is")
+
+
+def _prepared_chart_script():
+    import streamlit as st
+
+    from gradlab.ui.compat import PreparedFigure
+
+    st.plotly_chart(PreparedFigure({"data": [{"type": "bar", "y": [1, 2], "bogus": 1}],
+                                    "layout": {}}))
+
+
+def test_streamlit_sends_a_prepared_figure_as_it_is():
+    import json
+
+    at = AppTest.from_function(_prepared_chart_script).run()
+    assert not at.exception, _broken("st.plotly_chart of a BaseFigure", f"it raised {at.exception}")
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert spec["data"][0]["bogus"] == 1, \
+        _broken("st.plotly_chart of a BaseFigure", "the figure's dict was validated or rebuilt")
