@@ -29,7 +29,8 @@ from typing import Callable
 
 import torch
 
-from gradlab.check.api import GRAD_OUTPUTS, MODES, REDUCTIONS, CheckResult, gradcheck
+from gradlab.check.api import CheckResult, gradcheck
+from gradlab.check.validation import GRAD_OUTPUTS, MODES, REDUCTIONS
 from gradlab.errors import GradLabError
 from gradlab.numerics.expressions import parse
 from gradlab.limits import LIMITS, check_limit
