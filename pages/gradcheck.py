@@ -1,6 +1,9 @@
-"""Grad check (seed 001): a finite-difference gradient check on a real tensor, explained. Layout only."""
+"""Grad check (seed 001): a finite-difference gradient check on a real tensor, explained.
 
-import dataclasses
+Controls -> one frozen CheckSettings (the engine validates it) -> one cached engine
+call (run_check; the eps sweep's tab: check_sweep) -> render(result). Layout only:
+no numerics, limit checks or engine choices here.
+"""
 
 import streamlit as st
 
@@ -8,15 +11,14 @@ from gradlab.ui.bound_widgets import ensure_router
 
 ensure_router()
 
-from gradlab.check.api import GRAD_OUTPUTS, MODES, REDUCTIONS, full_check_work  # noqa: E402
-from gradlab.check.reduction_sweep import reduction_sweep  # noqa: E402
+from gradlab.check.validation import GRAD_OUTPUTS, MODES, REDUCTIONS  # noqa: E402
+from gradlab.check.reduction_sweep import check_sweep, sweep_settings_for  # noqa: E402
 from gradlab.server.deadline import paced_progress  # noqa: E402
-from gradlab.errors import GradLabError, LimitError  # noqa: E402
+from gradlab.errors import GradLabError  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
 from gradlab.literal_text import markdown_literal  # noqa: E402
 from gradlab.check.settings import LOSSES, MODELS, CheckSettings, parse_shape, run_check  # noqa: E402
 from gradlab.figures.check import error_heatmap, eps_sweep_figure, taylor_figure  # noqa: E402
-from gradlab.numerics.dtypes import resolve_tolerances  # noqa: E402
 from gradlab.ui.presets import apply_example_from_url, detach_example, example_picker, load_example  # noqa: E402
 from gradlab.ui.figures import PreparedFigure, prepare_figure, show_figure  # noqa: E402
 from gradlab.ui.runtime import CHECK_WORKERS  # noqa: E402
@@ -46,10 +48,6 @@ PRESET_BUTTONS = (
 CHANGED = {"on_change": detach_example}
 SWEEP_TAB, TAYLOR_TAB, HEATMAP_TAB = "Error vs eps (sum, mean, none)", "Taylor test", "Heatmap"
 PROGRESS_STEPS = 50  # redraws of the progress bar per full check
-# The eps sweep is most of a rerun's work when the settings change (a class clicking at
-# random: about half of the server's CPU); these keep it to 3 x 21 steps x 3 reductions.
-SWEEP_ELEMENTS = 3  # lines per panel: enough to see the pattern and its spread
-SWEEP_POINTS_PER_DECADE = 2  # 21 steps over 1e-10..1: the V and its bottom still show
 
 
 @st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False)
@@ -59,9 +57,11 @@ def cached_check(settings: CheckSettings, _progress=None):
 
 @st.cache_resource(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds,
                    show_spinner="Sweeping eps for sum, mean and none…")
-def sweep_figure(settings: CheckSettings, rtol: float) -> PreparedFigure:
-    # The figure, not the table, is cached: it is what every rerun of this tab needs.
-    return prepare_figure(eps_sweep_figure, reduction_sweep(settings, SWEEP_POINTS_PER_DECADE), rtol=rtol)
+def sweep_figure(sweep_settings: CheckSettings) -> PreparedFigure:
+    # The figure, not the table, is cached: it is what every rerun of this tab needs. Keyed on
+    # the sweep's own settings (sweep_settings_for), so checks differing only in mode or step share it.
+    sweep = check_sweep(sweep_settings)
+    return prepare_figure(eps_sweep_figure, sweep.table, rtol=sweep.rtol)
 
 
 apply_example_from_url(PRESETS)
@@ -135,6 +135,7 @@ def _controls() -> dict:
 
 
 def _settings(v: dict) -> CheckSettings:
+    """The one frozen settings object; the engine validates it (a GradLabError says what to fix)."""
     return CheckSettings(
         model=v["model"], shape=parse_shape(v["shape"]), loss=v["loss"], reduction=v["reduction"],
         dtype=v["dtype"], scheme=v["scheme"],
@@ -143,14 +144,6 @@ def _settings(v: dict) -> CheckSettings:
         numeric_float64=bool(v["numeric64"]), expression=v.get("expression", "sin(x)"),
         grad_outputs=v.get("grad_outputs", "ones"),
     )
-
-
-def _check_full_size(settings: CheckSettings) -> None:
-    if settings.mode == "full" and settings.numel > LIMITS.full_check_elements:
-        raise LimitError(
-            f"A full check of {settings.numel:,} elements needs {full_check_work(settings.numel, settings.numel, settings.scheme)}; "
-            f"the limit is {LIMITS.full_check_elements:,} elements. Pick mode 'sampled' or "
-            "'directional', or a smaller shape such as 200x300.")
 
 
 def _run(settings: CheckSettings):
@@ -192,7 +185,7 @@ def _verdict(result) -> None:
     c[3].metric(f"step h ({s.scheme})", f"{s.step:.3g}",
                 help=f"Tolerances: rtol {s.rtol:g}, atol {s.atol:g} (the {s.dtype} defaults).")
     if not s.passed:
-        st.caption(markdown_literal(s.message.split(" Hint:")[0]))
+        st.caption(markdown_literal(s.message))  # the hint is the diagnosis box above
 
 
 def _table(result) -> None:
@@ -205,12 +198,16 @@ def _table(result) -> None:
 
 @st.fragment
 def _views(settings: CheckSettings) -> None:
+    """One cached engine call, then render its result; any failure becomes a message."""
     try:
-        _check_full_size(settings)
         result = _run(settings)
     except Exception as err:  # noqa: BLE001 - every failure becomes a message
         show_error(err)
         return
+    _render(settings, result)
+
+
+def _render(settings: CheckSettings, result) -> None:
     _verdict(result)
     _table(result)
     # Lazy tabs: only the open one is computed (the eps sweep is most of a rerun's work); the open
@@ -229,11 +226,8 @@ def _views(settings: CheckSettings) -> None:
 
 
 def _sweep_view(settings: CheckSettings) -> None:
-    base = dataclasses.replace(settings, mode="sampled", eps=None, reduction="sum",
-                               samples=min(settings.samples, SWEEP_ELEMENTS))
-    rtol, _ = resolve_tolerances(settings.dtype)
     try:
-        figure = sweep_figure(base, rtol)
+        figure = sweep_figure(sweep_settings_for(settings))
     except GradLabError as err:
         show_error(err)
         return
@@ -243,6 +237,7 @@ def _sweep_view(settings: CheckSettings) -> None:
                "Mean has the same curve as sum: it scales L and dL/dxᵢ alike.")
 
 
+# controls -> one frozen settings object -> one cached engine call -> render(result)
 values = _controls()
 try:
     settings = _settings(values)

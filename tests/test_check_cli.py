@@ -67,3 +67,30 @@ def test_bad_options_exit_2_with_one_line_from_python_m_gradlab(argv):
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1
     assert "Traceback" not in proc.stderr
+
+
+def test_model_and_loss_choices_are_the_engines():
+    from gradlab.check.settings import LOSSES, MODELS
+
+    assert [_parse(["--model", m]).model for m in MODELS] == list(MODELS)
+    assert [_parse(["--loss", name]).loss for name in LOSSES] == list(LOSSES)
+    with pytest.raises(SystemExit):
+        _parse(["--model", "bogus"])
+
+
+@pytest.mark.parametrize("argv, words", [(["--eps", "-1"], "positive finite"), (["--samples", "0"], "samples"),
+                                         (["--rtol", "nan"], "rtol"),
+                                         (["--mode", "full", "--shape", "300x300"], "LIMITS.full_check_elements")])
+def test_out_of_range_values_get_the_engines_sentence(argv, words, capsys):
+    assert run(_parse(argv)) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and words in err
+
+
+def test_failing_table_output_prints_the_message_and_the_hint_on_their_own_lines(capsys):
+    assert run(_parse(["--shape", "140x120", "--dtype", "float32", "--scheme", "forward",
+                       "--eps", "1e-3"])) == 0
+    lines = capsys.readouterr().out.splitlines()
+    message = next(line for line in lines if line.startswith("Gradient check failed at x["))
+    assert "Hint" not in message
+    assert any(line.startswith("Hint: ") and "round-off" in line for line in lines)

@@ -97,3 +97,12 @@ def test_a_url_naming_an_unknown_tab_opens_the_first():
     at = _open({"shape": "12x10", "view": "<script>"})
     assert not _problems(at)
     assert SWEEP_CAPTION in _texts(at)
+
+
+def test_a_failing_check_shows_the_engines_message_and_its_hint_only_in_the_diagnosis():
+    at = _open({"shape": "140x120", "dtype": "float32", "scheme": "forward", "eps": "1e-03"})
+    assert not _problems(at)
+    captions = [shown(c.value) for c in at.caption]
+    failed = [c for c in captions if c.startswith("Gradient check failed at x[")]
+    assert failed and "finite difference" in failed[0] and "Hint" not in failed[0]
+    assert any("round-off" in shown(e.value) for e in at.warning)  # the hint's words, in the box

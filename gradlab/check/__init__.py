@@ -1,1 +1,13 @@
-"""The tensor gradient check: autograd against finite differences on a user's function and inputs."""
+"""The tensor gradient check: autograd against finite differences on a user's function and inputs.
+
+Public entry points: :mod:`~gradlab.check.api` (``gradcheck``, ``element_estimates``,
+``reduction_estimates``, ``sample_indices``, ``full_check_work``) and
+:mod:`~gradlab.check.settings` (``CheckSettings``, ``run_check``: the page's and the CLI's
+call). Inside, one concept per module, in the order a check runs:
+validation (options, the one place values are checked) -> problem (inputs, autograd side,
+the numeric problem) -> batching (fn over many perturbed copies) -> stencil (finite
+differences of a batch) -> evaluation (chunks, worker threads) -> report (value table,
+summary and its words, with diagnosis) -> results (what is returned); bisection,
+step_halving, taylor / taylor_remainders re-examine a result; reduction_sweep draws the
+error-vs-eps sweep next to a check.
+"""

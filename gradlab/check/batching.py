@@ -30,7 +30,8 @@ from torch.func import vmap
 from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS
 
-__all__ = ["FlatInputs", "BatchedFn", "OnehotBuffer", "onehot_rows", "dense_rows", "chunk_rows"]
+__all__ = ["FlatInputs", "BatchedFn", "OnehotBuffer", "onehot_rows", "dense_rows", "chunk_rows",
+           "single_threaded_ops"]
 
 # A function's intermediates (x+1, /2, -t, **2 ...) each take about as much
 # memory as its input; the chunk is sized so that this many copies fit.
@@ -251,3 +252,23 @@ def _same(got, expected: torch.Tensor) -> bool:
     # function mixes rows or draws random numbers.
     tol = 64 * torch.finfo(expected.dtype).eps if expected.dtype.is_floating_point or expected.is_complex() else 0
     return bool(torch.allclose(got, expected, rtol=tol, atol=0, equal_nan=True))
+
+
+@contextmanager
+def single_threaded_ops():
+    """Run torch ops on one thread inside the block, restoring the setting after.
+
+    A check's chunks are small: splitting each small op across cores costs more in
+    synchronisation than it gains (measured 10x slower on a busy 2-core machine,
+    where every op waits for the slowest core).
+
+    >>> with single_threaded_ops():
+    ...     torch.get_num_threads()
+    1
+    """
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)

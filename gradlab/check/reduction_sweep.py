@@ -12,9 +12,22 @@ the usual V with a wide band of good steps.
 ['mean', 'none', 'sum']
 >>> list(df.columns)[:6]
 ['reduction', 'element', 'eps', 'autograd', 'estimate', 'abs_error']
+
+:func:`check_sweep` is the sweep that goes with a check (the Grad check page's
+"Error vs eps" tab): the engine, not the page, chooses its settings.
+
+>>> s = CheckSettings(shape=(6, 5), samples=8, dtype="float64", mode="full", eps=1e-3)
+>>> base = sweep_settings_for(s)
+>>> base.mode, base.eps, base.reduction, base.samples
+('sampled', None, 'sum', 3)
+>>> sweep_settings_for(base) == base  # so a cache keyed on it is shared by every mode and step
+True
 """
 
 from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -23,15 +36,19 @@ import torch
 from gradlab.check.api import REDUCTIONS, reduction_estimates, sample_indices
 from gradlab.check.batching import FlatInputs
 from gradlab.limits import LIMITS, check_limit
-from gradlab.check.settings import CheckSettings, _complex_step_reason, build_problem
-from gradlab.errors import GradLabError
+from gradlab.check.settings import CheckSettings, build_problem
 from gradlab.numerics.dtypes import resolve_tolerances
 
-__all__ = ["EPS_RANGE", "eps_grid", "reduction_sweep"]
+__all__ = ["EPS_RANGE", "eps_grid", "reduction_sweep", "CheckSweep", "sweep_settings_for", "check_sweep"]
 
 # Steps from 1e-10 (below float64's best central step) to 1 (the size of the data).
 EPS_RANGE = (1e-10, 1.0)
 POINTS_PER_DECADE = 3
+# The sweep next to a check is most of a page rerun's work when the settings change (a
+# class clicking at random: about half of the server's CPU); these keep it to 3 elements x
+# 21 steps x 3 reductions.
+CHECK_SWEEP_ELEMENTS = 3  # lines per panel: enough to see the pattern and its spread
+CHECK_SWEEP_POINTS_PER_DECADE = 2  # 21 steps over 1e-10..1: the V and its bottom still show
 
 
 def eps_grid(points_per_decade: int = POINTS_PER_DECADE) -> np.ndarray:
@@ -53,9 +70,6 @@ def reduction_sweep(settings: CheckSettings, points_per_decade: int = POINTS_PER
     settings' scheme and dtype, and the reductions sum, mean and none (with
     the settings' grad_outputs).
     """
-    reason = _complex_step_reason(settings)
-    if reason:
-        raise GradLabError(reason)
     problem = build_problem(settings)
     numel = FlatInputs.of([problem.x]).numel
     elements = sample_indices(numel, settings.samples, settings.seed)
@@ -87,3 +101,26 @@ def _frame(reduction, labels, eps, autograd, estimate, rtol, atol) -> pd.DataFra
         "estimate": estimate, "abs_error": abs_error, "rel_error": rel_error,
         "ok": abs_error <= atol + rtol * np.abs(estimate),
     })
+
+
+@dataclass(frozen=True, eq=False)
+class CheckSweep:
+    """The sweep that goes with a check: its tidy table, and the rtol to draw on it."""
+
+    table: pd.DataFrame
+    rtol: float
+
+
+def sweep_settings_for(settings: CheckSettings) -> CheckSettings:
+    """The settings the sweep next to a check runs with: the check's problem, dtype and
+    scheme, at most CHECK_SWEEP_ELEMENTS sampled elements; its own steps (so no eps, and
+    any mode), all three reductions (so reduction sum stands for them)."""
+    return dataclasses.replace(settings, mode="sampled", eps=None, reduction="sum",
+                               samples=min(settings.samples, CHECK_SWEEP_ELEMENTS))
+
+
+def check_sweep(settings: CheckSettings) -> CheckSweep:
+    """The sweep next to a check with ``settings`` (see :func:`sweep_settings_for`)."""
+    base = sweep_settings_for(settings)
+    rtol, _ = resolve_tolerances(base.dtype, base.rtol, base.atol)
+    return CheckSweep(reduction_sweep(base, CHECK_SWEEP_POINTS_PER_DECADE), rtol)

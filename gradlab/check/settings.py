@@ -29,11 +29,13 @@ from typing import Callable
 
 import torch
 
-from gradlab.check.api import GRAD_OUTPUTS, MODES, REDUCTIONS, CheckResult, gradcheck
+from gradlab.check.api import CheckResult, gradcheck
+from gradlab.check.validation import (GRAD_OUTPUTS, MODES, REDUCTIONS, check_full_limit, check_samples,
+                                      check_step, choose)
 from gradlab.errors import GradLabError
 from gradlab.numerics.expressions import parse
 from gradlab.limits import LIMITS, check_limit
-from gradlab.numerics.dtypes import facts
+from gradlab.numerics.dtypes import facts, resolve_tolerances
 from gradlab.numerics.schemes import get_scheme, not_applicable_reason
 
 __all__ = ["MODELS", "LOSSES", "CheckSettings", "Problem", "parse_shape", "build_problem", "run_check"]
@@ -65,27 +67,30 @@ class CheckSettings:
     atol: float | None = None
 
     def __post_init__(self) -> None:
-        _one_of("model", self.model, MODELS)
-        _one_of("loss", self.loss, LOSSES)
-        _one_of("reduction", self.reduction, REDUCTIONS)
-        _one_of("mode", self.mode, MODES)
-        _one_of("grad_outputs", self.grad_outputs, GRAD_OUTPUTS)
+        """Every rule a check's settings must meet, checked once: a CheckSettings that
+        exists can be run. Raises GradLabError (LimitError for a bound) with the fix."""
+        choose("model", self.model, MODELS)
+        choose("loss", self.loss, LOSSES)
+        choose("reduction", self.reduction, REDUCTIONS)
+        choose("mode", self.mode, MODES)
+        choose("grad_outputs", self.grad_outputs, GRAD_OUTPUTS)
         object.__setattr__(self, "dtype", facts(self.dtype).name)
         object.__setattr__(self, "scheme", get_scheme(self.scheme).name)
         object.__setattr__(self, "shape", _valid_shape(self.shape))
-        if not (isinstance(self.samples, int) and self.samples >= 1):
-            raise GradLabError(f"samples must be a whole number >= 1; got {self.samples!r}.")
+        object.__setattr__(self, "eps", check_step(self.eps))
+        check_samples(self.samples)
+        resolve_tolerances(self.dtype, self.rtol, self.atol)  # names a bad rtol or atol
         if self.model == "expression":
             parse(self.expression)  # raises ExpressionError naming the bad part
+        if self.mode == "full":  # the built-in models' output has the input's shape
+            check_full_limit(self.numel, self.numel, self.scheme)
+        reason = _complex_step_reason(self)
+        if reason:
+            raise GradLabError(reason)
 
     @property
     def numel(self) -> int:
         return math.prod(self.shape)
-
-
-def _one_of(name: str, value: str, options: tuple[str, ...]) -> None:
-    if value not in options:
-        raise GradLabError(f"Unknown {name} {value!r}; choose one of: {', '.join(options)}.")
 
 
 def parse_shape(text: str) -> tuple[int, ...]:
@@ -183,9 +188,6 @@ def run_check(settings: CheckSettings, progress=None, taylor: bool = True,
     the page passes :data:`gradlab.ui.runtime.CHECK_WORKERS`). The results do not
     depend on it.
     """
-    reason = _complex_step_reason(settings)
-    if reason:
-        raise GradLabError(reason)
     p = build_problem(settings)
     return gradcheck(
         p.fn, p.x, mode=settings.mode, samples=settings.samples, seed=settings.seed,

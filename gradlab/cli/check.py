@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 
-from gradlab.check.api import GRAD_OUTPUTS, MODES, REDUCTIONS
+from gradlab.check.settings import LOSSES, MODELS, CheckSettings, parse_shape, run_check
+from gradlab.check.validation import GRAD_OUTPUTS, MODES, REDUCTIONS
 from gradlab.cli.main import to_json
 from gradlab.errors import GradLabError
 from gradlab.numerics.dtypes import DTYPE_NAMES
@@ -28,37 +28,18 @@ from gradlab.numerics.schemes import SCHEME_NAMES
 
 __all__ = ["register", "run", "result_json"]
 
-_MODELS = ("affine", "expression", "mlp")  # gradlab.check.settings.MODELS, without importing torch here
-_LOSSES = ("mse", "l1")
+
+def _number(text: str) -> float:
+    """An argparse type: text to a float. Its range is the engine's to check (CheckSettings)."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
 
 
 def _step(text: str) -> float | None:
-    if text.strip().lower() in ("default", "auto", "none"):
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number (or 'default')") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive finite number")
-    return value
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return value
-
-
-def _tolerance(text: str) -> float:
-    value = _step(text) if text.strip() not in ("0", "0.0") else 0.0
-    if value is None:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number")
-    return value
+    """'default' (the scheme's best step for the dtype) or a number."""
+    return None if text.strip().lower() in ("default", "auto", "none") else _number(text)
 
 
 def register(subparsers) -> None:
@@ -67,10 +48,10 @@ def register(subparsers) -> None:
         "check", help="finite-difference gradient check of a built-in model and loss",
         description="Check autograd's gradient of a loss against finite differences and "
                     "explain the verdict (same engine as the Grad check page).")
-    p.add_argument("--model", choices=_MODELS, default="affine")
+    p.add_argument("--model", choices=MODELS, default="affine")
     p.add_argument("--expression", default="sin(x)", help="for --model expression: f(x), elementwise")
     p.add_argument("--shape", default="140x120", help="e.g. 140x120")
-    p.add_argument("--loss", choices=_LOSSES, default="mse")
+    p.add_argument("--loss", choices=LOSSES, default="mse")
     p.add_argument("--reduction", choices=REDUCTIONS, default="sum")
     p.add_argument("--grad-outputs", choices=GRAD_OUTPUTS, default="ones",
                    help="weights v of the vector-Jacobian product for --reduction none")
@@ -78,19 +59,18 @@ def register(subparsers) -> None:
     p.add_argument("--scheme", choices=SCHEME_NAMES, default="central")
     p.add_argument("--eps", type=_step, default=None, help="step h, or 'default' (from the dtype)")
     p.add_argument("--mode", choices=MODES, default="sampled")
-    p.add_argument("--samples", type=_count, default=5, help="elements (sampled) or directions")
+    p.add_argument("--samples", type=int, default=5, help="elements (sampled) or directions")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--numeric-float64", action="store_true",
                    help="finite differences in float64, autograd in --dtype")
-    p.add_argument("--rtol", type=_tolerance, default=None)
-    p.add_argument("--atol", type=_tolerance, default=None)
+    p.add_argument("--rtol", type=_number, default=None)
+    p.add_argument("--atol", type=_number, default=None)
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.set_defaults(run=run)
 
 
-def _settings(args):
-    from gradlab.check.settings import CheckSettings, parse_shape
-
+def _settings(args) -> CheckSettings:
+    """The one frozen settings object; CheckSettings validates every value."""
     return CheckSettings(
         model=args.model, shape=parse_shape(args.shape), loss=args.loss, reduction=args.reduction,
         dtype=args.dtype, scheme=args.scheme, eps=args.eps, mode=args.mode, samples=args.samples,
@@ -101,8 +81,6 @@ def _settings(args):
 def run(args) -> int:
     """Run the check described by parsed ``args``; print it as a table or JSON."""
     try:
-        from gradlab.check.settings import run_check
-
         result = run_check(_settings(args))
     except GradLabError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -125,7 +103,8 @@ def result_json(result) -> dict:
     rows = [{k: row[k] for k in _ROW_KEYS} for row in result.table.to_dict(orient="records")]
     out = {
         "verdict": s.verdict, "diagnosis": d.text, "diagnosis_kind": d.kind, "level": d.level,
-        "headline": d.headline, "fixes": list(d.fixes), "message": s.message,
+        "headline": d.headline, "fixes": list(d.fixes), "message": s.message, "hint": s.hint,
+        "summary_headline": s.headline,
         "relative_perturbation": s.relative_perturbation, "machine_eps": s.machine_eps,
         "predicted_roundoff": d.predicted_roundoff, "suggested_step": d.suggested_step,
         "mode": s.mode, "scheme": s.scheme, "step": s.step, "dtype": s.dtype,
@@ -159,7 +138,7 @@ def _text(result) -> str:
         d.text,
     ]
     if not s.passed:
-        lines += ["", s.message]
+        lines += ["", s.message, f"Hint: {s.hint}"]
     if result.taylor is not None:
         lines += ["", "Taylor test: " + result.taylor.text]
     return "\n".join(lines) + "\n"

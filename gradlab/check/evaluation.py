@@ -1,0 +1,269 @@
+"""The evaluation engine: finite differences for many perturbations, a chunk at a time.
+
+An :class:`Evaluator` computes perturbations ``a..b-1`` through the
+``evaluate(a, b)`` its :meth:`~Evaluator.worker` returns (each worker thread
+gets one, with buffers of its own), and :meth:`~Evaluator.finish` returns the
+(estimate, scale) arrays once every chunk ran. :func:`run_chunks` drives one
+on the calling thread or on worker threads.
+
+>>> from gradlab.check.problem import numeric_problem
+>>> from gradlab.numerics.schemes import get_scheme
+>>> x = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+>>> p = numeric_problem(lambda t: t ** 2, [x], "sum", None, get_scheme("central"), 1e-3, torch.float64)
+>>> index = torch.arange(3)
+>>> est, _ = run_chunks(onehot_evaluator(p, index, chunk=2), 3, chunk=2)
+>>> est.round(decimals=9).tolist()  # 2x
+[2.0, 4.0, 6.0]
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from abc import ABC, abstractmethod
+from typing import Callable
+
+import torch
+
+from gradlab.check.batching import OnehotBuffer, chunk_rows, single_threaded_ops
+from gradlab.check.problem import NumericProblem
+from gradlab.check.stencil import combine, dense_maker, estimates, numeric_base, roundoff_scale, shifts
+from gradlab.limits import LIMITS
+
+__all__ = ["Evaluator", "SummedOnehot", "SharedOnehot", "Onehot", "Dense", "onehot_evaluator",
+           "chunk_size", "run_chunks"]
+
+Progress = Callable[[int, int], None]
+Evaluate = Callable[[int, int], None]
+
+
+class Evaluator(ABC):
+    """Finite differences for perturbations 0..total-1, computed a chunk at a time."""
+
+    @abstractmethod
+    def worker(self) -> Evaluate:
+        """An ``evaluate(a, b)`` storing perturbations a..b-1; one per thread."""
+
+    @abstractmethod
+    def finish(self):
+        """The results, once every chunk was evaluated."""
+
+
+class SummedOnehot(Evaluator):
+    """sum/mean on real inputs: each chunk only writes its reduced values; combined at the end.
+
+    Row ``j·K + k`` of a chunk is perturbation j at stencil point k, so the
+    reduced values of perturbations a..b-1 fill rows a·K..b·K-1 of a (total·K)
+    array, and the stencil is combined in float64 for all of them at once. Each
+    worker writes the perturbed rows into an :class:`OnehotBuffer` of its own,
+    so no copy of the base is made per chunk.
+    """
+
+    def __init__(self, p: NumericProblem, index: torch.Tensor, chunk: int, steps: torch.Tensor):
+        s = p.scheme
+        self.p, self.steps, self.total = p, steps, index.shape[0]
+        self.moving = [(c, w) for c, w in zip(s.offsets, s.weights) if c != 0]
+        self.points = len(self.moving)
+        offsets = torch.tensor([c for c, _ in self.moving], dtype=torch.float64)
+        self.raw = torch.empty(self.total * self.points, dtype=p.base_rows.dtype)
+        self.rows = self.points * chunk
+        self.planned = OnehotBuffer.entries(p.flat.values, self.rows, index.repeat_interleave(self.points),
+                                            (steps[:, None] * offsets).reshape(-1))
+        self.reduce = torch.sum if p.reduction == "sum" else torch.mean
+
+    def worker(self) -> Evaluate:
+        p, raw, points = self.p, self.raw, self.points
+        where, values, original = self.planned
+        buffer = OnehotBuffer(p.flat.values, self.rows)
+        parts: dict[int, list] = {}
+
+        def evaluate(a: int, b: int) -> None:
+            lo, hi = a * points, b * points
+            m = hi - lo
+            if m not in parts:
+                parts[m] = p.flat.split(buffer.rows[:m])
+            with buffer.perturbed(where[lo:hi], values[lo:hi], original[lo:hi]) as stacked:
+                y = p.batched(stacked, parts[m]).reshape(m, -1)
+                if y.dtype == raw.dtype:
+                    self.reduce(y, dim=1, out=raw[lo:hi])
+                else:
+                    raw[lo:hi] = self.reduce(y, dim=1)
+
+        return evaluate
+
+    def finish(self):
+        s, p = self.p.scheme, self.p
+        weights = torch.tensor([w for _, w in self.moving], dtype=torch.float64)
+        combined = self.raw.to(torch.float64).reshape(self.total, self.points) @ weights
+        centre = sum(w for c, w in zip(s.offsets, s.weights) if c == 0)
+        if centre:
+            combined = combined + centre * p.base_rows.to(torch.float64)[0, 0]
+        return combined / self.steps, roundoff_scale(p, None, self.total)
+
+
+class SharedOnehot(Evaluator):
+    """Any reduction and scheme, for problems that differ only in their reduction (one fn,
+    one x, one scheme): fn runs once per perturbed row, each problem reduces and combines
+    the same outputs. :meth:`finish` returns one (estimate, scale) pair per problem."""
+
+    def __init__(self, problems: list[NumericProblem], index: torch.Tensor, chunk: int,
+                 steps: torch.Tensor):
+        self.problems, self.index, self.chunk, self.steps = problems, index, chunk, steps
+        self.points = len(shifts(problems[0], torch.ones(1, dtype=torch.float64)))
+        total = index.shape[0]
+        self.results = [(torch.empty(total, dtype=torch.float64), torch.empty(total, dtype=torch.float64))
+                        for _ in problems]
+
+    def worker(self) -> Evaluate:
+        first, points, steps = self.problems[0], self.points, self.steps
+        buffers: dict[bool, OnehotBuffer] = {}  # real and complex rows
+
+        def evaluate(a: int, b: int) -> None:
+            moves = shifts(first, steps[a:b])
+            base = numeric_base(first, moves)
+            key = moves.is_complex()
+            if key not in buffers:
+                buffers[key] = OnehotBuffer(base, points * self.chunk)
+            planned = OnehotBuffer.entries(base, points * self.chunk, self.index[a:b].repeat(points),
+                                           moves.reshape(-1))
+            with buffers[key].perturbed(*planned) as rows:
+                outputs = first.batched(rows)
+                for p, (est, scale) in zip(self.problems, self.results):
+                    est[a:b], scale[a:b] = combine(p, outputs, steps[a:b])
+
+        return evaluate
+
+    def finish(self):
+        return self.results
+
+
+class Onehot(SharedOnehot):
+    """:class:`SharedOnehot` for one problem: :meth:`finish` returns its (estimate, scale)."""
+
+    def __init__(self, p: NumericProblem, index: torch.Tensor, chunk: int, steps: torch.Tensor):
+        super().__init__([p], index, chunk, steps)
+
+    def finish(self):
+        return self.results[0]
+
+
+class Dense(Evaluator):
+    """Dense directions (directional mode; few of them), each at the problem's step."""
+
+    def __init__(self, p: NumericProblem, directions: torch.Tensor):
+        total = directions.shape[0]
+        self.p, self.directions = p, directions
+        self.steps = torch.full((total,), p.step, dtype=torch.float64)
+        self.est = torch.empty(total, dtype=torch.float64)
+        self.scale = torch.empty(total, dtype=torch.float64)
+
+    def worker(self) -> Evaluate:
+        def evaluate(a: int, b: int) -> None:
+            self.est[a:b], self.scale[a:b] = estimates(self.p, dense_maker(self.p, self.directions[a:b]),
+                                                       self.steps[a:b])
+
+        return evaluate
+
+    def finish(self):
+        return self.est, self.scale
+
+
+def onehot_evaluator(p: NumericProblem, index: torch.Tensor, chunk: int,
+                     h: torch.Tensor | None = None) -> Evaluator:
+    """The evaluator for one-hot perturbations of ``index``, with one step per
+    perturbation ``h`` (default: p.step for all)."""
+    steps = torch.full((index.shape[0],), p.step, dtype=torch.float64) if h is None else h
+    if p.scheme.complex_step or p.reduction == "none":
+        return Onehot(p, index, chunk, steps)
+    return SummedOnehot(p, index, chunk, steps)
+
+
+def chunk_size(p: NumericProblem, total: int) -> int:
+    """Perturbations per chunk: sized for LIMITS.check_workers chunks in flight, so the
+    chunks (and the arithmetic of every estimate) do not depend on the number of workers."""
+    points = max(1, sum(c != 0 for c in p.scheme.offsets))
+    rows = chunk_rows(p.flat.numel, p.flat.values.element_size(), total, LIMITS.check_workers,
+                      p.batched.strategy.get(p.dtype, "vmap"))
+    return max(1, rows // points)
+
+
+def run_chunks(evaluator: Evaluator, total: int, chunk: int, progress: Progress | None = None,
+               workers: int = 1):
+    """``evaluator.finish()`` after evaluating ``total`` perturbations, a chunk at a time.
+
+    With ``workers`` > 1 each worker thread gets its own ``evaluate`` and pulls
+    chunks from a shared counter (torch releases the GIL inside its ops, so the
+    threads' ops run on different cores). The chunks are the same whatever the
+    number of workers, and each is computed by the same ops. ``progress(done,
+    total)`` is called from the calling thread, after every chunk, with ``done``
+    increasing to ``total``; an exception from it or from a worker stops every
+    worker (each finishes at most the chunk it is on) and propagates.
+
+    Torch's intra-op threads are off meanwhile (process-wide): see
+    :func:`gradlab.check.batching.single_threaded_ops`.
+    """
+    starts = list(range(0, total, chunk))
+    workers = max(1, min(workers, len(starts)))
+    with single_threaded_ops():
+        if workers == 1:
+            evaluate = evaluator.worker()
+            for a in starts:
+                b = min(total, a + chunk)
+                evaluate(a, b)
+                if progress is not None:
+                    progress(b, total)
+        else:
+            _in_threads(starts, chunk, total, evaluator, progress, workers)
+        return evaluator.finish()
+
+
+def _in_threads(starts, chunk, total, evaluator: Evaluator, progress, workers) -> None:
+    """run_chunks with ``workers`` threads; progress and exceptions go through a queue."""
+    jobs, lock, stop, reports = iter(starts), threading.Lock(), threading.Event(), queue.SimpleQueue()
+
+    def work() -> None:
+        try:
+            torch.set_num_threads(1)  # OpenMP's thread count is per calling thread
+            evaluate = evaluator.worker()
+            while not stop.is_set():
+                with lock:
+                    a = next(jobs, None)
+                if a is None:
+                    break
+                b = min(total, a + chunk)
+                evaluate(a, b)
+                reports.put(b - a)
+        except BaseException as err:  # noqa: BLE001 - handed to the calling thread, re-raised there
+            stop.set()
+            reports.put(err)
+        finally:
+            reports.put(None)
+
+    threads = [threading.Thread(target=work, name=f"gradlab-check-{k}", daemon=True)
+               for k in range(workers)]
+    for t in threads:
+        t.start()
+    _collect(reports, workers, total, progress, stop, threads)
+
+
+def _collect(reports, running, total, progress, stop, threads) -> None:
+    """Relay the workers' reports to ``progress`` until all are done; re-raise their errors."""
+    done = 0
+    try:
+        while running:
+            try:
+                item = reports.get(timeout=0.25)
+            except queue.Empty:
+                continue
+            if item is None:
+                running -= 1
+            elif isinstance(item, BaseException):
+                raise item
+            else:
+                done += item
+                if progress is not None:
+                    progress(done, total)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()

@@ -1,0 +1,205 @@
+"""The report of a check: the per-value table, the summary, and its words.
+
+:func:`value_table` gives one row per checked value (element or direction);
+:func:`summarize` gathers the evidence, asks :func:`gradlab.check.diagnosis.diagnose`
+why the check passed or failed, and words the verdict: a one-line ``headline``,
+the ``message`` that names the failing element with both values and the
+difference, and the ``hint`` (the diagnosis and its first fix).
+
+>>> from gradlab.check.problem import numeric_problem
+>>> from gradlab.numerics.schemes import get_scheme
+>>> x = torch.tensor([1.0, 2.0], dtype=torch.float64)
+>>> p = numeric_problem(lambda t: t ** 2, [x], "sum", None, get_scheme("forward"), 0.5, torch.float64)
+>>> est = Estimates(torch.tensor([2.0, 4.0]), torch.tensor([2.5, 4.5]), torch.tensor([5.0, 5.0]))
+>>> table = value_table(p, torch.tensor([0, 1]), est, Tolerances(rtol=0.0, atol=0.1))
+>>> table[["element", "abs_error", "ok"]].values.tolist()
+[['x[0]', 0.5, False], ['x[1]', 0.5, False]]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+
+from gradlab.check.batching import FlatInputs
+from gradlab.check.diagnosis import Diagnosis, Evidence, diagnose
+from gradlab.check.problem import NumericProblem
+from gradlab.check.results import CheckSummary, Element
+from gradlab.check.stencil import predicted_roundoff
+from gradlab.numerics.dtypes import facts
+
+__all__ = ["Tolerances", "Estimates", "CheckContext", "value_table", "error_map", "worst_position",
+           "element", "summarize"]
+
+
+@dataclass(frozen=True)
+class Tolerances:
+    """A value passes when |autograd - numeric| <= atol + rtol·|numeric|."""
+
+    rtol: float
+    atol: float
+
+    def of(self, numeric):
+        return self.atol + self.rtol * abs(numeric)
+
+
+@dataclass(frozen=True, eq=False)
+class Estimates:
+    """Both gradients of each checked value, and the round-off scale of its estimate (float64)."""
+
+    autograd: torch.Tensor
+    numeric: torch.Tensor
+    scale: torch.Tensor
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """What the summary reports besides the problem and the table."""
+
+    mode: str
+    autograd_dtype: torch.dtype
+    tolerances: Tolerances
+    summed_elements: int  # output elements of fn (what sum and mean add up)
+
+
+def _labels(flat: FlatInputs, index: torch.Tensor | None, count: int):
+    if index is None:
+        return [f"direction {k}" for k in range(count)], [(k,) for k in range(count)], [-1] * count
+    many = len(flat.shapes) > 1
+    flat_index = index.numpy()
+    sizes = np.array([int(torch.Size(s).numel()) for s in flat.shapes])
+    if flat_index.size and (flat_index.min() < 0 or flat_index.max() >= sizes.sum()):
+        raise IndexError(f"flat index beyond the {int(sizes.sum())} input elements")
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    inputs = np.searchsorted(np.cumsum(sizes), flat_index, side="right")
+    idx: list[tuple[int, ...]] = [()] * len(flat_index)
+    for k, shape in enumerate(flat.shapes):  # vectorised per input: a full check has 10^4+ rows
+        rows = np.flatnonzero(inputs == k)
+        if rows.size:
+            coords = np.unravel_index(flat_index[rows] - starts[k], tuple(shape) or (1,))
+            located = zip(*(c.tolist() for c in coords)) if len(shape) else [()] * rows.size
+            for r, t in zip(rows.tolist(), located):
+                idx[r] = tuple(t)
+    names = [f"x{k}" if many else "x" for k in inputs.tolist()]
+    labels = [f"{n}[{', '.join(map(str, t))}]" for n, t in zip(names, idx)]
+    return labels, idx, inputs.tolist()
+
+
+def value_table(p: NumericProblem, index: torch.Tensor | None, est: Estimates,
+                tol: Tolerances) -> pd.DataFrame:
+    """One row per checked value: flat elements ``index``, or directions when it is None."""
+    a, n, scale = est.autograd.numpy(), est.numeric.numpy(), est.scale.numpy()
+    labels, idx, inputs = _labels(p.flat, index, len(a))
+    abs_err = np.abs(a - n)
+    tolerance = tol.of(n)
+    big = np.maximum(np.abs(a), np.abs(n))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(big > 0, abs_err / big, 0.0)
+        ratio = np.where(a != 0, n / a, np.nan)
+        rho = np.where(scale > 0, p.step * np.abs(a) / scale, np.nan)
+    return pd.DataFrame({
+        "element": labels, "input": inputs, "index": idx,
+        "autograd": a, "numeric": n, "ratio": ratio, "abs_error": abs_err,
+        "rel_error": rel, "tolerance": tolerance, "ok": abs_err <= tolerance,
+        "relative_perturbation": rho, "roundoff": predicted_roundoff(p, est.scale),
+        "below_atol": big <= tol.atol,
+    })
+
+
+def error_map(flat: FlatInputs, mode: str, table: pd.DataFrame) -> np.ndarray | None:
+    """Full mode on one 1-D or 2-D input: each element's rel_error in its shape (a row for 1-D)."""
+    if mode != "full" or len(flat.shapes) != 1 or len(flat.shapes[0]) not in (1, 2):
+        return None
+    shape = tuple(flat.shapes[0])
+    return table["rel_error"].to_numpy().reshape(shape if len(shape) == 2 else (1, shape[0]))
+
+
+def worst_position(table: pd.DataFrame) -> int:
+    """Row of the value furthest over its tolerance (a NaN error counts as furthest)."""
+    excess = (table["abs_error"] / table["tolerance"].where(table["tolerance"] > 0, np.inf))
+    excess = excess.fillna(np.inf) if not table["ok"].all() else excess.fillna(0)
+    return int(np.argmax(excess.to_numpy()))
+
+
+def element(table: pd.DataFrame, pos: int) -> Element:
+    row = table.iloc[pos]
+    return Element(str(row["element"]), float(row["autograd"]), float(row["numeric"]),
+                   float(row["abs_error"]), float(row["rel_error"]), float(row["tolerance"]))
+
+
+def summarize(p: NumericProblem, table: pd.DataFrame, context: CheckContext, *, scale: torch.Tensor,
+              located: Element | None, truncation_share: float | None) -> CheckSummary:
+    """The verdict, the worst value, the diagnosis and their words."""
+    passed = bool(table["ok"].all())
+    worst = element(table, worst_position(table)) if len(table) else None
+    evidence = _evidence(p, table, context, scale=scale, named=located if located is not None else worst,
+                         truncation_share=truncation_share)
+    diagnosis = diagnose(evidence)
+    nd, tol = facts(p.dtype), context.tolerances
+    headline, message, hint = _words(p, table, diagnosis, tol, worst=worst, located=located)
+    return CheckSummary(
+        verdict="pass" if passed else "fail", mode=context.mode, scheme=p.scheme.name, step=p.step,
+        dtype=facts(context.autograd_dtype).name, numeric_dtype=nd.name, reduction=p.reduction,
+        rtol=tol.rtol, atol=tol.atol, checked=len(table), failed=evidence.failed, loss=p.loss,
+        relative_perturbation=evidence.relative_perturbation, machine_eps=nd.eps,
+        vacuous=diagnosis.kind == "vacuous", worst=worst, located=located, diagnosis=diagnosis,
+        headline=headline, message=message, hint=hint,
+    )
+
+
+def _evidence(p: NumericProblem, table: pd.DataFrame, context: CheckContext, *, scale: torch.Tensor,
+              named: Element | None, truncation_share: float | None) -> Evidence:
+    failing = ~table["ok"].to_numpy()
+    focus = table[failing] if failing.any() else table  # explain the failures, if any
+    rho = focus["relative_perturbation"].to_numpy()
+    explained = float((focus["roundoff"] >= focus["tolerance"]).mean()) if failing.any() else 0.0
+    finite = np.isfinite(table[["autograd", "numeric"]].to_numpy()).all(axis=1)
+    loss, tol = p.loss, context.tolerances
+    return Evidence(
+        passed=not failing.any(), dtype=facts(p.dtype).name, scheme=p.scheme.name, step=p.step,
+        reduction=p.reduction, rtol=tol.rtol, atol=tol.atol,
+        relative_perturbation=float(np.nanmedian(rho)) if np.isfinite(rho).any() else 0.0,
+        loss=float(scale.median()), summed_elements=context.summed_elements,
+        grad_scale=float(focus["autograd"].abs().median()), roundoff_explained=explained,
+        nonfinite=int((~finite).sum()) + (not math.isfinite(loss)),
+        checked=len(table), failed=int(failing.sum()), below_atol=int(table["below_atol"].sum()),
+        autograd_dtype=facts(context.autograd_dtype).name,
+        worst_label=named.label if named else "", worst_autograd=named.autograd if named else math.nan,
+        worst_numeric=named.numeric if named else math.nan,
+        worst_rel_error=named.rel_error if named else math.nan,
+        truncation_share=truncation_share, quantum=_quantum(p, loss),
+    )
+
+
+def _quantum(p: NumericProblem, loss: float) -> float | None:
+    """ulp(L)/h: the spacing of the values a finite difference of L can take."""
+    if p.reduction == "none" or p.scheme.complex_step or not math.isfinite(loss):
+        return None
+    value = torch.tensor(abs(loss), dtype=p.dtype)
+    ulp = float(torch.nextafter(value, torch.tensor(math.inf, dtype=p.dtype)) - value)
+    return ulp * max(abs(w) for w in p.scheme.weights) / p.step
+
+
+def _words(p: NumericProblem, table: pd.DataFrame, diagnosis: Diagnosis, tol: Tolerances, *,
+           worst: Element | None, located: Element | None) -> tuple[str, str, str]:
+    """(headline, message, hint) of the verdict."""
+    checked, failed = len(table), int((~table["ok"]).sum())
+    where = f"{p.scheme.name} differences, h = {p.step:.3g}"
+    if not failed:
+        return (f"Gradient check passed: {checked} of {checked} values within the tolerance.",
+                f"{diagnosis.headline} ({checked} values, {where}).", "")
+    named = located if located is not None else worst
+    message = (f"Gradient check failed at {worst.label}: autograd {worst.autograd:.6g}, "
+               f"finite difference {worst.numeric:.6g} ({p.scheme.name}, h = {p.step:.3g}); "
+               f"difference {worst.abs_error:.3g} > tolerance {worst.tolerance:.3g} "
+               f"(atol {tol.atol:g} + rtol {tol.rtol:g}·|numeric|). {failed} of {checked} checked "
+               "values fail.")
+    if located is not None:
+        message += (f" Bisecting that direction points at {located.label}: autograd "
+                    f"{located.autograd:.6g}, finite difference {located.numeric:.6g}.")
+    hint = f"{diagnosis.headline} {diagnosis.fixes[0] if diagnosis.fixes else ''}".rstrip()
+    return f"Gradient check failed at {named.label} ({failed} of {checked} values).", message, hint

@@ -1,0 +1,95 @@
+"""What a gradient check returns: one row per checked value, a summary, the extras.
+
+The summary carries structure, not prose to be parsed: ``headline`` (the
+verdict in one line), ``message`` (the failing element, both values and the
+difference, or the pass in one sentence) and ``hint`` (the diagnosis's
+headline and first fix, empty on a pass); the diagnosis keeps its own
+headline, details, fixes and display level.
+
+>>> e = Element("x[0]", 2.0, 2.5, 0.5, 0.2, 1e-3)
+>>> e.abs_error > e.tolerance
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from gradlab.check.diagnosis import Diagnosis
+from gradlab.check.taylor import TaylorResult
+from gradlab.errors import GradLabError
+
+__all__ = ["GradcheckError", "Element", "CheckSummary", "CheckResult"]
+
+
+class GradcheckError(GradLabError):
+    """A gradient check failed with ``raise_on_fail=True``; the message names the element."""
+
+
+@dataclass(frozen=True)
+class Element:
+    """One checked value: where, both gradients, and how far apart."""
+
+    label: str
+    autograd: float
+    numeric: float
+    abs_error: float
+    rel_error: float
+    tolerance: float
+
+
+@dataclass(frozen=True)
+class CheckSummary:
+    """The verdict of a check, its worst value, and the diagnosis."""
+
+    verdict: str  # "pass" or "fail"
+    mode: str
+    scheme: str
+    step: float
+    dtype: str  # autograd's dtype (the inputs')
+    numeric_dtype: str  # the finite differences'
+    reduction: str
+    rtol: float
+    atol: float
+    checked: int
+    failed: int
+    loss: float  # L(x) in the numeric dtype (for "none": the weighted sum, in float64)
+    relative_perturbation: float
+    machine_eps: float  # of the numeric dtype
+    vacuous: bool
+    worst: Element | None
+    located: Element | None  # directional mode: the element a failing direction points at
+    diagnosis: Diagnosis
+    headline: str  # the verdict in one line
+    message: str  # the failing element, both values, the difference (or the pass, in one sentence)
+    hint: str  # what the diagnosis says and its first fix; "" on a pass
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "pass"
+
+    @property
+    def text(self) -> str:
+        """Message and hint as one paragraph (the text of a GradcheckError)."""
+        return f"{self.message} Hint: {self.hint}" if self.hint else self.message
+
+
+@dataclass(frozen=True, eq=False)
+class CheckResult:
+    """Per-value table, summary, optional heatmap array and Taylor test."""
+
+    table: pd.DataFrame  # one row per checked element (or direction)
+    summary: CheckSummary
+    error_map: np.ndarray | None  # full mode on a 1-D/2-D input: rel_error in its shape
+    taylor: TaylorResult | None
+
+    @property
+    def verdict(self) -> str:
+        return self.summary.verdict
+
+    @property
+    def passed(self) -> bool:
+        return self.summary.passed

@@ -1,0 +1,84 @@
+"""The options of a gradient check and the one place their values are validated.
+
+:func:`gradlab.check.api.gradcheck` and :class:`gradlab.check.settings.CheckSettings`
+both call these, so the page, the CLI and a Python caller see the same sentence
+for the same mistake (a ``GradLabError``, or a ``LimitError`` for a bound).
+
+>>> choose("mode", "full", MODES)
+'full'
+>>> check_step(1e-3), check_step(None)
+(0.001, None)
+>>> check_full_limit(100, 100, "central")
+>>> full_check_work(100, 100)
+'200 evaluations of the function on all 100 elements (2e+04 element-operations)'
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from gradlab.errors import GradLabError, LimitError
+from gradlab.limits import LIMITS, check_limit
+from gradlab.numerics.schemes import Scheme, get_scheme
+
+__all__ = ["MODES", "REDUCTIONS", "GRAD_OUTPUTS", "choose", "check_step", "check_samples",
+           "resolve_workers", "full_check_work", "check_full_limit"]
+
+MODES = ("sampled", "full", "directional")
+REDUCTIONS = ("sum", "mean", "none")
+GRAD_OUTPUTS = ("ones", "random")
+
+
+def choose(name: str, value: str, options: Sequence[str]) -> str:
+    """``value`` when it is one of ``options``, else a GradLabError listing them."""
+    if value not in options:
+        raise GradLabError(f"Unknown {name} {value!r}; choose one of: {', '.join(options)}.")
+    return value
+
+
+def check_step(eps) -> float | None:
+    """A positive finite step as a float, or None (the scheme's default step)."""
+    if eps is None:
+        return None
+    if isinstance(eps, bool) or not (isinstance(eps, (int, float)) and math.isfinite(eps) and eps > 0):
+        raise GradLabError(f"The step eps must be a positive finite number; got {eps!r}.")
+    return float(eps)
+
+
+def check_samples(samples) -> int:
+    """A whole number of elements or directions, at least 1."""
+    if isinstance(samples, bool) or not (isinstance(samples, int) and samples >= 1):
+        raise GradLabError(f"samples must be a whole number >= 1; got {samples!r}.")
+    return samples
+
+
+def resolve_workers(workers: int | None) -> int:
+    """Worker threads for the finite differences: default and at most LIMITS.check_workers."""
+    if workers is None:
+        return LIMITS.check_workers
+    if isinstance(workers, bool) or not (isinstance(workers, int) and workers >= 1):
+        raise GradLabError(f"workers must be a whole number >= 1; got {workers!r}.")
+    return int(check_limit("check worker threads", workers, LIMITS.check_workers))
+
+
+def full_check_work(numel: int, output_numel: int, scheme: str | Scheme = "central") -> str:
+    """The work a full check of ``numel`` elements costs, in words (for limit messages).
+
+    >>> full_check_work(10, 1, "forward")
+    '10 evaluations of the function on all 10 elements (1e+02 element-operations)'
+    """
+    points = max(1, len([c for c in get_scheme(scheme).offsets if c != 0]))
+    evals = numel * points
+    return (f"{evals:,} evaluations of the function on all {numel:,} elements "
+            f"({evals * max(numel, output_numel):.0e} element-operations)")
+
+
+def check_full_limit(numel: int, output_numel: int, scheme: str | Scheme) -> None:
+    """Refuse a full check of more than LIMITS.full_check_elements input elements."""
+    if numel > LIMITS.full_check_elements:
+        raise LimitError(
+            f"A full check of {numel:,} elements needs {full_check_work(numel, output_numel, scheme)}; "
+            f"GradLab allows full checks of at most {LIMITS.full_check_elements:,} elements "
+            "(LIMITS.full_check_elements). Pick mode 'sampled' or 'directional', or a smaller "
+            "shape such as 200x300.")
