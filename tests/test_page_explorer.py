@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from gradlab.ui import controls as widgets
 from gradlab.teaching.explorer_controls import _SCHEME_LABELS, DEFAULTS, PRESETS, query_params
-from gradlab.ui.navigation import presets_for
+from gradlab.teaching.presets import presets_for, url_query
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 APP = REPO_ROOT / "app.py"
@@ -110,13 +110,10 @@ def test_each_preset_url_restores_the_same_view(preset):
         assert _state(at, key) == value, key
 
 
-def test_home_gallery_links_match_the_presets():
-    # The cards in gradlab.ui.navigation.PRESET_LINKS carry the URL of a preset view.
-    links = [dict(link.query_params) for link in presets_for("explorer")]
-    for preset in PRESETS:
-        params = query_params(preset.values)
-        if params:  # an empty one is the page's default view: any plain link
-            assert params in links, preset.key
+def test_preset_links_name_the_same_view_as_the_buttons():
+    # A preset's link (home gallery) carries every value its button sets, in URL form.
+    for preset in presets_for("explorer"):
+        assert query_params(preset.values).items() <= url_query(preset).items(), preset.key
 
 
 def test_a_url_with_parameters_restores_every_control():
