@@ -55,6 +55,11 @@ class Preset:
         object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
 
 
+def _scheme_text(name: str) -> str:
+    """A scheme as the scheme widgets show it (``Central``, ``5-point``)."""
+    return _SCHEME_LABELS[name]  # merge note: redesign-vocab names this get_scheme(name).short_label
+
+
 def _step_text(value: float) -> str:
     """A step as the step sliders show it (same as gradlab.ui.controls.format_eps)."""
     return f"{value:.0e}"
@@ -62,9 +67,9 @@ def _step_text(value: float) -> str:
 
 #: page -> widget key -> how one value of that widget reads in the URL (its format_func).
 _URL_FORMATS: Mapping[str, Mapping[str, Callable[[Any], str]]] = {
-    "explorer": {"fn": function_label, "schemes": _SCHEME_LABELS.__getitem__,
+    "explorer": {"fn": function_label, "schemes": _scheme_text,
                  "eps_range": _step_text},
-    "gradcheck": {"scheme": _SCHEME_LABELS.__getitem__},
+    "gradcheck": {"scheme": _scheme_text},
     "network": {"dx": _step_text, "range": _step_text},
     "backward": {"mx": lambda name: MATRIX_EXAMPLES[name].title},
 }
