@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from gradlab.ui.navigation import available_pages
+from gradlab.ui.navigation import PAGES
 from gradlab.ui.runtime import configure_runtime, release_session_on_disconnect
 
 configure_runtime()  # torch on one thread per op; garbage collected in the background every 30 s
@@ -14,7 +14,7 @@ navigation = st.navigation(
     [
         st.Page(spec.path, title=spec.title, icon=spec.icon, url_path=spec.url_path,
                 default=spec.default)
-        for spec in available_pages()
+        for spec in PAGES
     ]
 )
 navigation.run()

@@ -91,18 +91,17 @@ def _page_links(page: str) -> list[str]:
     """Query strings a student may arrive with: the page's preset links, and none."""
     links = [""]
     try:
-        from gradlab.ui.navigation import presets_for
+        from gradlab.teaching.presets import presets_for, url_query
 
         for preset in presets_for(page):
-            links.append(urlencode(preset.as_query_params(), doseq=True))
+            links.append(urlencode(url_query(preset), doseq=True))
     except Exception:  # noqa: BLE001 - the registry is optional for the benchmark
         pass
     if page == "explorer":
         try:
             from gradlab.teaching.catalogue import CATALOGUE
-            from gradlab.teaching.explorer_controls import PRESETS, query_params
+            from gradlab.teaching.explorer_controls import query_params
 
-            links += [urlencode(query_params(dict(p.values)), doseq=True) for p in PRESETS]
             links += [urlencode(query_params({"fn": k, "x": e.x}), doseq=True)
                       for k, e in CATALOGUE.items()]
         except Exception:  # noqa: BLE001

@@ -1,4 +1,4 @@
-"""Backward's gradient argument (seed 003): vector-Jacobian products, accumulation, retain_graph."""
+"""Backward's gradient argument: what backward(gradient=v) means; vector-Jacobian products, accumulation, retain_graph."""
 
 import streamlit as st
 
@@ -22,9 +22,9 @@ from gradlab.labs.backward import (  # noqa: E402
 from gradlab.errors import GradLabError  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
 from gradlab.literal_text import markdown_code, markdown_literal  # noqa: E402
-from gradlab.ui.presets import apply_example_from_url, detach_example, example_picker, load_example  # noqa: E402
+from gradlab.ui.presets import preset_buttons  # noqa: E402
 from gradlab.ui.figures import prepare_figure, show_figure  # noqa: E402
-from gradlab.ui.bound_widgets import bound_radio, bound_selectbox, bound_text, show_error  # noqa: E402
+from gradlab.ui.bound_widgets import bound_selectbox, bound_text, show_error  # noqa: E402
 from gradlab.ui.controls import dtype_selectbox  # noqa: E402
 
 
@@ -32,13 +32,7 @@ def _text(values) -> str:
     return ", ".join(f"{v:g}" for v in values)
 
 
-SEED = VJPSettings()
-PRESETS = {
-    "vjp": {"a": _text(SEED.a), "b": _text(SEED.b), "c": _text(SEED.c), "v": _text(SEED.v), "steps": ""},
-    "accumulate": {"steps": "br,b,b"},
-    "ones": {"v": "1, 1, 1"},
-}
-CHANGED = {"on_change": detach_example}
+QUESTION = VJPSettings()  # the question's tensors: the defaults
 
 
 @st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds)
@@ -64,39 +58,30 @@ def add_step(code: str) -> None:
         st.session_state["steps"] = session.then(code).to_text()
     except GradLabError as err:
         st.session_state["_step_error"] = str(err)
-    detach_example()
 
 
 def clear_steps() -> None:
     st.session_state["steps"] = ""
-    detach_example()
 
-
-apply_example_from_url(PRESETS)
 
 st.title("Backward's gradient argument")
 st.markdown(
-    "**The question (seed 003):** what does `gradients` mean in `y.backward(gradients)`? "
-    "With `y = 3a + 2b² + log(c)` and `gradients = [0.1, 1.0, 0.0001]` the seed printed "
+    "**The question:** what does `gradients` mean in `y.backward(gradients)`? "
+    "With `y = 3a + 2b² + log(c)` and `gradients = [0.1, 1.0, 0.0001]` the code printed "
     "`a.grad = [0.3, 3, 3e-4]`, `b.grad = [1.2, 16, 2e-3]`, `c.grad = [0.016667, 0.14286, 1.25e-5]`."
 )
 
-left, right = st.columns([3, 1], vertical_alignment="bottom")
-with left:
-    example_picker(PRESETS)
-with right:
-    st.button("Reproduce seed 003", type="primary", icon=":material/replay:", on_click=load_example,
-              args=(PRESETS, "vjp"), help="a=[1,2,3], b=[3,4,5], c=[6,7,8], v=[0.1, 1.0, 0.0001]")
+preset_buttons("backward", primary="gradient_argument")
 
 with st.container(border=True):
     cols = st.columns(5)
     fields = {}
-    for col, (key, default, label) in zip(cols, (("a", SEED.a, "a"), ("b", SEED.b, "b"), ("c", SEED.c, "c (> 0)"),
-                                                  ("v", SEED.v, "gradient v"))):
+    for col, (key, default, label) in zip(cols, (("a", QUESTION.a, "a"), ("b", QUESTION.b, "b"),
+                                                  ("c", QUESTION.c, "c (> 0)"), ("v", QUESTION.v, "gradient v"))):
         with col:
-            fields[key] = bound_text(label, key, value=_text(default), max_chars=LIMITS.expression_chars, **CHANGED)
+            fields[key] = bound_text(label, key, value=_text(default), max_chars=LIMITS.expression_chars)
     with cols[4]:
-        dtype = dtype_selectbox("dtype", "dtype", default=SEED.dtype, **CHANGED)
+        dtype = dtype_selectbox("dtype", "dtype", default=QUESTION.dtype)
 
 try:
     vectors = {k: parse_vector(t, k) for k, t in fields.items()}
@@ -130,7 +115,7 @@ if r.backward_equals_weighted_sum:
 
 st.subheader("2 · .grad accumulates; the graph is freed")
 steps_text = bound_text("steps so far", "steps", value="", max_chars=LIMITS.expression_chars,
-                        help="Codes: " + "; ".join(f"{k} = {v[1]}" for k, v in STEP_CODES.items()), **CHANGED)
+                        help="Codes: " + "; ".join(f"{k} = {v[1]}" for k, v in STEP_CODES.items()))
 buttons = st.columns(6)
 SHORT = {"br": "backward(v, retain)", "b": "backward(v)", "bn": "backward()", "z": "zero grads", "f": "forward again"}
 for col, code in zip(buttons, SHORT):
@@ -157,11 +142,9 @@ for n, rec in enumerate(records, start=1):
             st.warning(f"PyTorch refuses: {markdown_literal(rec.message)}", icon=":material/block:")
 
 st.subheader("3 · A Jacobian that is not diagonal")
-mx = bound_selectbox("example", "mx", tuple(MATRIX_EXAMPLES), format_func=lambda k: MATRIX_EXAMPLES[k].title,
-                     **CHANGED)
+mx = bound_selectbox("example", "mx", tuple(MATRIX_EXAMPLES), format_func=lambda k: MATRIX_EXAMPLES[k].title)
 e = MATRIX_EXAMPLES[mx]
-mv_text = bound_text(f"v for z = W x ({len(e.w)} entries)", "mv", value=_text(e.v), max_chars=LIMITS.expression_chars,
-                     **CHANGED)
+mv_text = bound_text(f"v for z = W x ({len(e.w)} entries)", "mv", value=_text(e.v), max_chars=LIMITS.expression_chars)
 try:
     mres = run_matrix(mx, parse_vector(mv_text, "v"))
     g1, g2 = st.columns([2, 3])
@@ -183,13 +166,14 @@ if st.button("Call torch.empty(3) twice", key="empty"):
         st.code(f"torch.empty(3)  # call {n}: [{_text(values)}]   (arbitrary)", language="python")
     st.code(f"torch.zeros(3)            # [{_text(demo.zeros)}]\n"
             f"torch.tensor([1., 2., 3.]) # [{_text(demo.explicit)}]", language="python")
-    st.caption("With a = b = c = 0 the seed's function gives b.grad = "
+    st.caption("With a = b = c = 0 the question's function gives b.grad = "
                f"[{_text(demo.grads_if_zero['b'])}] and c.grad = [{_text(demo.grads_if_zero['c'])}], as it printed.")
 
 with st.expander("Lesson: what backward(v) multiplies", icon=":material/school:"):
-    guess = bound_radio(
+    # A quiz answer is not part of the view: plain st.radio, never in the URL.
+    guess = st.radio(
         "First, a guess: after `y.backward(v, retain_graph=True)` and then `y.backward(v)`, what is a.grad?",
-        "guess", ("3v", "6v", "an error"), index=None, horizontal=True,
+        ("3v", "6v", "an error"), index=None, horizontal=True, key="backward_guess",
     )
     if guess is None:
         st.caption("Pick an answer to see the explanation.")

@@ -22,12 +22,11 @@ from gradlab.teaching.explorer_controls import (
     FUNCTION_OPTIONS,
     POINTS_MIN,
     POINTS_STEP,
-    PRESETS,
     function_label,
 )
+from gradlab.ui.presets import preset_buttons
 from gradlab.ui.figures import prepare_figure, show_figure
 from gradlab.ui.bound_widgets import (
-    apply_preset,
     bound_number,
     bound_radio,
     bound_selectbox,
@@ -121,10 +120,7 @@ def _validated(text: str, settings: SweepSettings) -> SweepSettings | None:
 
 def _presets() -> None:
     st.markdown("**Start from a preset:**")
-    with st.container(horizontal=True):
-        for p in PRESETS:
-            st.button(p.label, key=f"preset_{p.key}", help=p.question,
-                      on_click=apply_preset, args=(dict(p.values),))
+    preset_buttons("explorer")
 
 
 # ------------------------------------------------------------------ views
@@ -216,9 +212,10 @@ def _quiz(result: SweepResult) -> None:
         st.caption("Select a forward, backward or central difference to try the prediction.")
         return
     label = scheme.replace("_", " ")
-    guess = bound_radio(f"Where will the {label} difference in {dtype} be most accurate?",
-                        "guess", tuple(GUESSES), index=None, format_func=guess_label,
-                        captions=[f"{guess_step(k, dtype):.1e}" for k in GUESSES])
+    # A quiz answer is never kept in the URL: a shared link must arrive unanswered.
+    guess = st.radio(f"Where will the {label} difference in {dtype} be most accurate?",
+                     tuple(GUESSES), index=None, format_func=guess_label, key="explorer_guess",
+                     captions=[f"{guess_step(k, dtype):.1e}" for k in GUESSES])
     if guess is None:
         return
     answer = expected_guess(scheme)

@@ -1,4 +1,4 @@
-"""Grad check (seed 001): a finite-difference gradient check on a real tensor, explained.
+"""Grad check: a finite-difference gradient check on a real tensor, explained.
 
 Controls -> one frozen CheckSettings (the engine validates it) -> one cached engine
 call (run_check; the eps sweep's tab: check_sweep) -> render(result). Layout only:
@@ -19,7 +19,7 @@ from gradlab.limits import LIMITS  # noqa: E402
 from gradlab.literal_text import markdown_literal  # noqa: E402
 from gradlab.check.settings import LOSSES, MODELS, CheckSettings, parse_shape, run_check  # noqa: E402
 from gradlab.figures.check import error_heatmap, eps_sweep_figure, taylor_figure  # noqa: E402
-from gradlab.ui.presets import apply_example_from_url, detach_example, example_picker, load_example  # noqa: E402
+from gradlab.ui.presets import preset_buttons  # noqa: E402
 from gradlab.ui.figures import PreparedFigure, prepare_figure, show_figure  # noqa: E402
 from gradlab.ui.runtime import CHECK_WORKERS  # noqa: E402
 from gradlab.ui.bound_widgets import (  # noqa: E402
@@ -29,23 +29,6 @@ from gradlab.ui.controls import SCHEME_OPTIONS, dtype_selectbox, eps_options, fo
 
 DEFAULT_STEP = "default"
 STEP_OPTIONS = (DEFAULT_STEP, *(format_eps(v) for v in eps_options(1e-12, 1.0)))
-SEED_001 = {"model": "affine", "shape": "140x120", "loss": "mse", "reduction": "sum",
-            "dtype": "float32", "scheme": "forward", "eps": "1e-03", "mode": "sampled",
-            "samples": 5, "seed": 0, "numeric64": False}
-PRESETS = {
-    "seed001": SEED_001,
-    "seed001_float64": {**SEED_001, "dtype": "float64"},
-    "seed001_numeric64": {**SEED_001, "numeric64": True},
-    "seed001_none": {**SEED_001, "reduction": "none"},
-}
-PRESET_BUTTONS = (
-    ("seed001", "Seed 001: float32 grad check fails", "The forum post's check: (x+1)/2, MSELoss sum, "
-     "140×120, float32, forward difference, eps 1e-3, 5 samples."),
-    ("seed001_float64", "Same in float64", "The same check in float64: round-off is gone."),
-    ("seed001_none", "Same, per element (reduction none)", "float32 again, but each difference "
-     "is taken of one output element instead of the summed loss."),
-)
-CHANGED = {"on_change": detach_example}
 SWEEP_TAB, TAYLOR_TAB, HEATMAP_TAB = "Error vs eps (sum, mean, none)", "Taylor test", "Heatmap"
 PROGRESS_STEPS = 50  # redraws of the progress bar per full check
 
@@ -64,20 +47,16 @@ def sweep_figure(sweep_settings: CheckSettings) -> PreparedFigure:
     return prepare_figure(eps_sweep_figure, sweep.table, rtol=sweep.rtol)
 
 
-apply_example_from_url(PRESETS)
 
 st.title("Grad check")
 st.markdown(
-    "**The question (seed 001):** a hand-written finite-difference check of `(x+1)/2` with "
+    "**The question:** a hand-written finite-difference check of `(x+1)/2` with "
     "`MSELoss(reduction=\"sum\")` on a 140×120 input fails in float32 and passes in float64. "
     "Is the gradient wrong? Check any built-in model here, see every checked element, and read "
     "why the check passes or fails."
 )
 
-with st.container(horizontal=True):
-    for name, label, help_text in PRESET_BUTTONS:
-        st.button(label, key=f"btn_{name}", on_click=load_example, args=(PRESETS, name),
-                  help=help_text, type="primary" if name == "seed001" else "secondary")
+preset_buttons("gradcheck", primary="float32_check_fails")
 
 
 def _controls() -> dict:
@@ -86,51 +65,49 @@ def _controls() -> dict:
     with st.container(border=True):
         c = st.columns(5)
         with c[0]:
-            v["model"] = bound_selectbox("model", "model", MODELS, **CHANGED,
-                                         help="affine: (x+1)/2 (seed 001); expression: any f(x) "
+            v["model"] = bound_selectbox("model", "model", MODELS,
+                                         help="affine: (x+1)/2, as in the question; expression: any f(x) "
                                               "elementwise; mlp: a small tanh MLP, seeded weights.")
         with c[1]:
-            v["shape"] = bound_text("input shape", "shape", value="140x120", max_chars=40, **CHANGED,
+            v["shape"] = bound_text("input shape", "shape", value="140x120", max_chars=40,
                                     help=f"e.g. 140x120; at most {LIMITS.tensor_elements:,} elements.")
         with c[2]:
-            v["loss"] = bound_selectbox("loss against randn targets", "loss", LOSSES, **CHANGED)
+            v["loss"] = bound_selectbox("loss against randn targets", "loss", LOSSES)
         with c[3]:
-            v["reduction"] = bound_selectbox("reduction", "reduction", REDUCTIONS, **CHANGED,
+            v["reduction"] = bound_selectbox("reduction", "reduction", REDUCTIONS,
                                              help="none: check the vector–Jacobian product with "
                                                   "grad_outputs, one output element at a time.")
         with c[4]:
-            v["dtype"] = dtype_selectbox("dtype", "dtype", default="float32", **CHANGED)
+            v["dtype"] = dtype_selectbox("dtype", "dtype", default="float32")
         c = st.columns(5)
         with c[0]:
             v["scheme"] = bound_selectbox("scheme", "scheme", SCHEME_OPTIONS, format_func=scheme_label,
-                                          index=SCHEME_OPTIONS.index("central"), **CHANGED)
+                                          index=SCHEME_OPTIONS.index("central"))
         with c[1]:
-            v["eps"] = bound_selectbox("step eps", "eps", STEP_OPTIONS, **CHANGED,
+            v["eps"] = bound_selectbox("step eps", "eps", STEP_OPTIONS,
                                        help="'default' takes the scheme's best step for the dtype.")
         with c[2]:
-            v["mode"] = bound_selectbox("mode", "mode", MODES, **CHANGED,
+            v["mode"] = bound_selectbox("mode", "mode", MODES,
                                         help="sampled: k random elements; full: every element "
                                              f"(up to {LIMITS.full_check_elements:,}); directional: "
                                              "k random directions.")
         with c[3]:
             v["samples"] = bound_number("samples / directions", "samples", value=5, min_value=1,
-                                        max_value=LIMITS.sampled_elements, step=1, **CHANGED)
+                                        max_value=LIMITS.sampled_elements, step=1)
         with c[4]:
             v["seed"] = bound_number("seed", "seed", value=0, min_value=0, max_value=2**31 - 1,
-                                     step=1, **CHANGED)
+                                     step=1)
         c = st.columns(3, vertical_alignment="center")
         with c[0]:
-            v["numeric64"] = bound_toggle("finite differences in float64", "numeric64", **CHANGED,
+            v["numeric64"] = bound_toggle("finite differences in float64", "numeric64",
                                           help="autograd stays in the chosen dtype.")
         with c[1]:
             if v["reduction"] == "none":
                 v["grad_outputs"] = bound_radio("grad_outputs", "grad_outputs", GRAD_OUTPUTS,
-                                                horizontal=True, **CHANGED)
+                                                horizontal=True)
             if v["model"] == "expression":
                 v["expression"] = bound_text("f(x) =", "expression", value="sin(x)",
-                                             max_chars=LIMITS.expression_chars, **CHANGED)
-        with c[2]:
-            example_picker(PRESETS, label="example (kept in the URL)")
+                                             max_chars=LIMITS.expression_chars)
     return v
 
 

@@ -2,8 +2,9 @@
 
 import streamlit as st
 
-from gradlab.ui.navigation import PRESET_LINKS, PresetLink, available_pages
+from gradlab.teaching.presets import Preset, gallery, url_query
 from gradlab.ui.bound_widgets import ensure_router
+from gradlab.ui.navigation import PAGES, page_by_url
 
 ensure_router()
 
@@ -25,37 +26,30 @@ both scale the loss and its gradient alike.
 """
 )
 
-present = {spec.url_path for spec in available_pages()}
 
 
-def _card(link: PresetLink) -> None:
+def _card(preset: Preset) -> None:
+    page = page_by_url(preset.page)
     with st.container(border=True, height="stretch"):
-        st.markdown(f"**{link.question}**")
-        st.caption(link.description)
-        if link.url_path in present:
-            st.page_link(
-                link.page.path,
-                label=link.title,
-                icon=link.page.icon,
-                query_params=link.as_query_params(),
-                help=f"Open {link.page.title} with this example",
-            )
-        else:
-            st.caption(f":material/schedule: {link.page.title} is coming soon.")
+        st.markdown(f"**{preset.question}**")
+        st.caption(preset.note or page.blurb)
+        # The link carries every value of the view, so the page opens on it and its URL
+        # stays a complete description after any later change.
+        st.page_link(page.path, label=preset.label, icon=page.icon, query_params=url_query(preset),
+                     help=f"Open {page.title} with this example")
 
 
 st.subheader("Start from a question")
 COLUMNS = 3
-for start in range(0, len(PRESET_LINKS), COLUMNS):
-    row = PRESET_LINKS[start : start + COLUMNS]
-    for column, link in zip(st.columns(COLUMNS), row, strict=False):
+cards = gallery()
+for start in range(0, len(cards), COLUMNS):
+    for column, preset in zip(st.columns(COLUMNS), cards[start : start + COLUMNS], strict=False):
         with column:
-            _card(link)
+            _card(preset)
 
-others = [spec for spec in available_pages() if not spec.default]
-if others:
-    st.subheader("All pages")
-    for spec in others:
+st.subheader("All pages")
+for spec in PAGES:
+    if not spec.default:
         st.page_link(spec.path, label=f"**{spec.title}** — {spec.blurb}", icon=spec.icon)
 
 st.caption(

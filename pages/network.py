@@ -1,4 +1,4 @@
-"""Network input gradients (seed 002): autograd against scipy-style central differences."""
+"""Network input gradients: why scipy's derivative disagrees with autograd; autograd against scipy-style central differences."""
 
 import pandas as pd
 import streamlit as st
@@ -18,19 +18,12 @@ from gradlab.labs.network import (  # noqa: E402
     parse_hidden,
     step_sweep,
 )
-from gradlab.ui.presets import apply_example_from_url, detach_example, example_picker, load_example  # noqa: E402
+from gradlab.ui.presets import preset_buttons  # noqa: E402
 from gradlab.ui.figures import prepare_figure, show_figure  # noqa: E402
-from gradlab.ui.bound_widgets import bound_number, bound_radio, bound_selectbox, bound_text, show_error  # noqa: E402
+from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text, show_error  # noqa: E402
 from gradlab.ui.controls import dtype_selectbox, eps_input, eps_range_input  # noqa: E402
 
 DEFAULTS = NetgradSettings()
-PRESETS = {
-    "scipy_dx_1e-6": {"dtype": "float32", "dx": 1e-6, "act": "tanh", "idx": DEFAULTS.index},
-    "float64": {"dtype": "float64", "dx": 1e-6},
-    "relu": {"act": "relu", "dtype": "float32", "dx": 1e-6},
-    "float16": {"dtype": "float16", "dx": 1e-3, "range": (1e-6, 1.0)},
-}
-CHANGED = {"on_change": detach_example}
 
 
 @st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds,
@@ -40,47 +33,39 @@ def run(inputs: int, hidden: tuple, act: str, dtype: str, seed: int, idx: int, d
     return finite_difference(s), step_sweep(s)
 
 
-apply_example_from_url(PRESETS)
-
 st.title("Network input gradients")
 st.markdown(
-    "**The question (seed 002):** for a network's scalar output, `torch.autograd.grad` gives "
+    "**The question:** for a network's scalar output, `torch.autograd.grad` gives "
     "`-0.009522666` for ∂y/∂x₃ but `scipy.misc.derivative(dx=1e-6)` gives `-0.014901161193847656`. "
     "Which one is wrong? Look at the finite difference's last digits: it can only take a few values."
 )
 
-left, right = st.columns([3, 1], vertical_alignment="bottom")
-with left:
-    example_picker(PRESETS)
-with right:
-    st.button("Reproduce seed 002", type="primary", icon=":material/replay:", on_click=load_example,
-              args=(PRESETS, "scipy_dx_1e-6"), help="float32, dx = 1e-6, input index 3")
+preset_buttons("network", primary="scipy_derivative")
 
 with st.container(border=True):
     c1, c2, c3, c4, c5 = st.columns(5)
     with c1:
-        dtype = dtype_selectbox("dtype", "dtype", default=DEFAULTS.dtype, **CHANGED)
+        dtype = dtype_selectbox("dtype", "dtype", default=DEFAULTS.dtype)
     with c2:
-        act = bound_selectbox("activation", "act", tuple(ACTIVATIONS), **CHANGED)
+        act = bound_selectbox("activation", "act", tuple(ACTIVATIONS))
     with c3:
         hidden_text = bound_text("hidden widths", "hidden", value="32, 32", max_chars=60,
-                                 help=f"Up to {LIMITS.network_depth} layers of at most {LIMITS.network_width} units.",
-                                 **CHANGED)
+                                 help=f"Up to {LIMITS.network_depth} layers of at most {LIMITS.network_width} units.")
     with c4:
         inputs = bound_number("inputs", "inputs", value=DEFAULTS.input_size, min_value=1,
-                              max_value=LIMITS.network_width, step=1, **CHANGED)
+                              max_value=LIMITS.network_width, step=1)
     with c5:
         idx = bound_number("input index i", "idx", value=DEFAULTS.index, min_value=0,
-                           max_value=LIMITS.network_width - 1, step=1, **CHANGED)
+                           max_value=LIMITS.network_width - 1, step=1)
     c6, c7, c8 = st.columns([2, 3, 1])
     with c6:
         dx = eps_input("step dx", "dx", default=DEFAULTS.step, smallest=1e-12, largest=1e-1,
-                       mantissas=(1, 2, 5), **CHANGED)
+                       mantissas=(1, 2, 5))
     with c7:
         lo, hi = eps_range_input("sweep of steps", "range", default=(DEFAULTS.step_min, DEFAULTS.step_max),
-                                 smallest=1e-14, largest=1.0, **CHANGED)
+                                 smallest=1e-14, largest=1.0)
     with c8:
-        seed = bound_number("seed", "seed", value=DEFAULTS.seed, min_value=0, max_value=2**31 - 1, step=1, **CHANGED)
+        seed = bound_number("seed", "seed", value=DEFAULTS.seed, min_value=0, max_value=2**31 - 1, step=1)
 
 try:
     hidden = parse_hidden(hidden_text)
@@ -133,9 +118,10 @@ with st.expander("The sweep, step by step"):
                                 for c in ("step", "step_taken", "estimate", "abs_error", "ref_error", "quantum")})
 
 with st.expander("Lesson: a finite difference can only take a few values", icon=":material/school:"):
-    guess = bound_radio(
+    # A quiz answer is not part of the view: plain st.radio, never in the URL.
+    guess = st.radio(
         "First, a guess: in float32 with dx = 1e-6 and y ≈ 0.3, how finely can the estimate resolve ∂y/∂x?",
-        "guess", ("to about 1e-9", "to about 1e-4", "to about 0.015"), index=None,
+        ("to about 1e-9", "to about 1e-4", "to about 0.015"), index=None, key="network_guess",
     )
     if guess is None:
         st.caption("Pick an answer to see the explanation.")
@@ -144,7 +130,7 @@ with st.expander("Lesson: a finite difference can only take a few values", icon=
         (st.success if right else st.info)(
             ("Right. " if right else "Not quite: about 0.015. ")
             + "Near 0.3 float32's ulp is 2⁻²⁵ ≈ 3e-8; divided by 2·dx = 2e-6 that is 0.0149 — "
-            "exactly the seed's scipy value, k = −1."
+            "exactly the question's scipy value, k = −1."
         )
         st.markdown(
             r"""
@@ -156,7 +142,7 @@ $$\text{estimate} = k\,q,\qquad q = \frac{\mathrm{ulp}(y)}{2h}.$$
 Rounding $f$ costs up to $u|f|/h$ (round-off, grows as $h$ shrinks); the Taylor
 remainder costs $|f'''|h^2/6$ (truncation, grows with $h$). They balance at
 $h^\ast \approx (3u\,|f/f'''|)^{1/3}$: about $5\times10^{-3}$ in float32, $7\times10^{-6}$
-in float64. The seed's `dx=1e-6` is a float64 habit; in float32 it sits deep in the
+in float64. The question's `dx=1e-6` is a float64 habit; in float32 it sits deep in the
 round-off region. Autograd has no step at all: it applies the chain rule to the
 operations actually run, so its error is a few roundings — it was right.
 """

@@ -1,4 +1,4 @@
-"""Round-off lab (seed 000): two formulas for one value, compared ulp by ulp with the exact value."""
+"""Round-off lab: why autograd's 1/x gradient differs from -1/x**2; two formulas, ulp by ulp, against the exact value."""
 
 import streamlit as st
 
@@ -10,18 +10,12 @@ from gradlab.figures import labs as plots  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
 from gradlab.literal_text import markdown_code, markdown_literal  # noqa: E402
 from gradlab.labs.roundoff import COMPARISONS, DISTRIBUTIONS, RoundoffSettings, compare, ulp_histogram, with_hex  # noqa: E402
-from gradlab.ui.presets import apply_example_from_url, detach_example, example_picker, load_example  # noqa: E402
+from gradlab.ui.presets import matching_preset, preset_buttons  # noqa: E402
 from gradlab.ui.figures import PreparedFigure, prepare_figure, show_figure  # noqa: E402
-from gradlab.ui.bound_widgets import bound_number, bound_radio, bound_selectbox, bound_text, show_error  # noqa: E402
+from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text, show_error  # noqa: E402
 from gradlab.ui.controls import dtype_selectbox  # noqa: E402
 
 DEFAULTS = RoundoffSettings()
-PRESETS = {
-    name: {"a": spec.settings.formula_a, "b": spec.settings.formula_b, "dtype": spec.settings.dtype,
-           "dist": spec.settings.distribution, "low": spec.settings.low, "high": spec.settings.high}
-    for name, spec in COMPARISONS.items()
-}
-CHANGED = {"on_change": detach_example}
 
 
 @st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds,
@@ -40,50 +34,43 @@ def figures(*args) -> tuple[PreparedFigure, PreparedFigure, PreparedFigure]:
             prepare_figure(plots.error_scatter, table, a, b))
 
 
-apply_example_from_url(PRESETS)
-
 st.title("Round-off lab")
 st.markdown(
-    "**The question (seed 000):** autograd's gradient of `1/x` differs from `-1/x**2` by "
+    "**The question:** autograd's gradient of `1/x` differs from `-1/x**2` by "
     "`5.9605e-08`. Which one is wrong? Here the two formulas meet an **exact** value, "
     "computed at high precision, at thousands of random points."
 )
 
-left, right = st.columns([3, 1], vertical_alignment="bottom")
-with left:
-    example = example_picker(PRESETS)
-    if example in COMPARISONS:
-        st.caption(f"{COMPARISONS[example].title}. {COMPARISONS[example].note}")
-with right:
-    st.button("Reproduce seed 000", type="primary", icon=":material/replay:", on_click=load_example,
-              args=(PRESETS, "reciprocal"), help="autograd of 1/x against -1/x**2 in float32, x ~ randn()")
+preset_buttons("roundoff", primary="reciprocal_formulas")
 
 with st.container(border=True):
     c1, c2 = st.columns(2)
     with c1:
         a = bound_text("Formula A", "a", value=DEFAULTS.formula_a, max_chars=LIMITS.expression_chars,
-                       help="An expression of x, 'autograd' (torch.autograd.grad of 1/x) or grad(<expr>).", **CHANGED)
+                       help="An expression of x, 'autograd' (torch.autograd.grad of 1/x) or grad(<expr>).")
     with c2:
         b = bound_text("Formula B", "b", value=DEFAULTS.formula_b, max_chars=LIMITS.expression_chars,
-                       help="Must equal formula A in exact arithmetic, e.g. log(1+x) and log1p(x).", **CHANGED)
+                       help="Must equal formula A in exact arithmetic, e.g. log(1+x) and log1p(x).")
     c3, c4, c5, c6, c7, c8 = st.columns(6)
     with c3:
-        dtype = dtype_selectbox("dtype", "dtype", default=DEFAULTS.dtype, **CHANGED)
+        dtype = dtype_selectbox("dtype", "dtype", default=DEFAULTS.dtype)
     with c4:
-        dist = bound_selectbox("x drawn from", "dist", DISTRIBUTIONS, **CHANGED,
+        dist = bound_selectbox("x drawn from", "dist", DISTRIBUTIONS,
                                help="normal: mean (low+high)/2, sd (high-low)/2, so [-1, 1] is randn(). "
                                     "log-uniform: positive x spread evenly over the decades.")
     with c5:
-        low = bound_number("low", "low", value=DEFAULTS.low, min_value=-1e30, max_value=1e30, format="%g", **CHANGED)
+        low = bound_number("low", "low", value=DEFAULTS.low, min_value=-1e30, max_value=1e30, format="%g")
     with c6:
-        high = bound_number("high", "high", value=DEFAULTS.high, min_value=-1e30, max_value=1e30, format="%g",
-                            **CHANGED)
+        high = bound_number("high", "high", value=DEFAULTS.high, min_value=-1e30, max_value=1e30, format="%g")
     with c7:
         n = bound_number("points", "n", value=DEFAULTS.samples, min_value=1, max_value=LIMITS.roundoff_samples,
-                         step=1000, **CHANGED)
+                         step=1000)
     with c8:
-        seed = bound_number("seed", "seed", value=DEFAULTS.seed, min_value=0, max_value=2**31 - 1, step=1,
-                            **CHANGED)
+        seed = bound_number("seed", "seed", value=DEFAULTS.seed, min_value=0, max_value=2**31 - 1, step=1)
+
+shown_preset = matching_preset("roundoff")
+if shown_preset is not None:
+    st.caption(f"{shown_preset.label}: {shown_preset.note}")
 
 args = (a, b, dtype, dist, float(low), float(high), int(n), int(seed))
 try:
@@ -129,18 +116,20 @@ with st.expander("The numbers, point by point (first 500)"):
     )
 
 with st.expander("Lesson: why one ulp, and who is right", icon=":material/school:"):
-    guess = bound_radio(
-        "First, a guess: in float32, which is closer to the exact −1/x² more often?", "guess",
+    # A quiz answer is not part of the view: plain st.radio, never in the URL.
+    guess = st.radio(
+        "First, a guess: in float32, which is closer to the exact −1/x² more often?",
         ("autograd", "-1/x**2", "neither: always equal"), index=None, horizontal=True,
+        key="roundoff_guess",
     )
     if guess is None:
         st.caption("Pick an answer to see the explanation.")
     else:
-        seed000 = run(**{"a": "autograd", "b": "-1/x**2", "dtype": "float32", "dist": "normal",
-                         "low": -1.0, "high": 1.0, "n": DEFAULTS.samples, "seed": 0})
-        right = "-1/x**2" if seed000.summary.b_closer > seed000.summary.a_closer else "autograd"
+        q = COMPARISONS["reciprocal"].settings  # the question's own comparison, in the engine's table
+        asked = run(q.formula_a, q.formula_b, q.dtype, q.distribution, q.low, q.high, q.samples, q.seed)
+        right = q.formula_b if asked.summary.b_closer > asked.summary.a_closer else q.formula_a
         (st.success if guess == right else st.info)(
-            f"{'Right' if guess == right else 'Not quite'}: {markdown_literal(seed000.verdict())}"
+            f"{'Right' if guess == right else 'Not quite'}: {markdown_literal(asked.verdict())}"
         )
         st.markdown(
             r"""
@@ -156,7 +145,7 @@ one, off by at most half an ulp, a relative error of at most $u = \varepsilon/2$
 * `-1/x**2` rounds $x^2$ (relative $u$, which stays $u$ after the division) and the
   quotient (half an ulp): at most **1.5 ulp**.
 
-Both are *right to within their rounding*; the seed's `5.96e-08` is one ulp of float32
+Both are *right to within their rounding*; the question's `5.96e-08` is one ulp of float32
 between 0.5 and 1 ($2^{-24}$). The same happens in float64, $2^{29}$ times smaller, and
 `29/100*100` giving `28.999999999999996` is the same story in decimal clothing (try
 `x/100*100` against `x` in float64).

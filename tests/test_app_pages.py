@@ -1,7 +1,8 @@
 """Every page opens under app.py's navigation without an exception or an error box.
 
-Pages come from the one registry in gradlab/ui/navigation.py, so a new page is tested
-as soon as its script exists.
+Pages come from the one list in gradlab/ui/navigation.py and presets from the one
+registry in gradlab/teaching/presets.py, so a new page or preset is tested as soon
+as it is listed.
 """
 
 from pathlib import Path
@@ -9,7 +10,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from gradlab.ui.navigation import PAGES, PRESET_LINKS, available_pages
+from gradlab.teaching.presets import PRESETS, url_query
+from gradlab.ui.navigation import PAGES, page_by_url
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 APP = REPO_ROOT / "app.py"
@@ -36,35 +38,34 @@ def test_app_router_runs_and_shows_home():
     assert at.title[0].value == "GradLab"
 
 
-@pytest.mark.parametrize("spec", available_pages(), ids=lambda s: s.url_path)
+@pytest.mark.parametrize("spec", PAGES, ids=lambda s: s.url_path)
 def test_page_opens_cleanly(spec):
     at = _open(spec.path)
     assert not _problems(at), f"{spec.path}: {_problems(at)}"
 
 
-def test_preset_links_open_cleanly_and_every_parameter_is_used():
-    # One test looping over the presets whose page exists (none may yet): a
-    # parametrisation over an empty set would be reported as a skip, and CI
-    # fails on skips.
-    for link in PRESET_LINKS:
-        if not link.page.exists:
-            continue
-        at = _open(link.page.path, link.as_query_params())
-        assert not _problems(at), f"{link.title}: {_problems(at)}"
-        for key in link.query_params:
-            # Streamlit removes a bound parameter that no widget accepted: an
-            # unknown value, or one equal to the widget's default.
-            assert key in at.session_state and key in at.query_params, (
-                f"Preset {link.title!r}: query parameter {key!r} was not accepted by "
-                f"{link.page.path} (no widget with that key, an invalid value, or "
-                "the widget's default value)."
-            )
+def _held(value):
+    """A widget value as a preset writes it (multiselects and ranges as tuples)."""
+    return tuple(value) if isinstance(value, list | tuple) else value
+
+
+@pytest.mark.parametrize("preset", PRESETS, ids=lambda p: f"{p.page}-{p.key}")
+def test_each_preset_url_sets_every_value(preset):
+    """Opening a preset's URL gives every widget the preset's value: each parameter is accepted."""
+    at = _open(page_by_url(preset.page).path, url_query(preset))
+    assert not _problems(at), f"{preset.key}: {_problems(at)}"
+    for key, value in preset.values.items():
+        # A wrong key or URL form leaves the widget at its default (Streamlit ignores it).
+        assert key in at.session_state, f"{preset.page}: no widget with key {key!r}"
+        assert _held(at.session_state[key]) == value, (
+            f"Preset {preset.key!r}: ?{key}={url_query(preset)[key]!r} gave "
+            f"{at.session_state[key]!r}, not {value!r}")
 
 
 def test_every_page_calls_ensure_router_first():
     # See gradlab.ui.bound_widgets.ensure_router: without it a shared deep link opened
     # first after a server start bypasses app.py.
-    for spec in available_pages():
+    for spec in PAGES:
         source = (REPO_ROOT / spec.path).read_text()
         assert "ensure_router()" in source, f"{spec.path} must call ensure_router() first"
 
@@ -74,4 +75,8 @@ def test_registry_is_consistent():
     assert len(set(url_paths)) == len(url_paths)
     assert sum(spec.default for spec in PAGES) == 1
     assert all(spec.path.startswith("pages/") for spec in PAGES)
-    assert PAGES[0].exists, "the home page must exist"
+    assert all((REPO_ROOT / spec.path).is_file() for spec in PAGES)
+
+
+def test_every_preset_opens_a_listed_page():
+    assert all(page_by_url(p.page) is not None for p in PRESETS)

@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-import torch
 
 from gradlab.labs.backward import (
     EMPTY_NOTE,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import mpmath
 import numpy as np
@@ -120,3 +121,10 @@ def test_large_x_claims():
     rows = _rows(result, "float16", "forward")
     assert not rows[rows["eps"] > 1.2]["finite"].any()
     assert rows[rows["eps"] < 1.0]["finite"].all()
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_words_shown_name_no_question_by_number(key):
+    # The Explorer shows title and note; "seed 000" is our word, not the visitor's.
+    e = CATALOGUE[key]
+    assert not re.search(r"seed\s*_?0\d\d", f"{e.title} {e.note}", re.IGNORECASE), e.note

@@ -464,7 +464,8 @@ def test_the_environment_variable_reaches_the_pages():
 
 ALL_PAGES_UNDER_A_PROFILE = """
 from streamlit.testing.v1 import AppTest
-from gradlab.ui.navigation import PRESET_LINKS, available_pages
+from gradlab.teaching.presets import PRESETS, url_query
+from gradlab.ui.navigation import PAGES, page_by_url
 
 def problems(path, query=None):
     at = AppTest.from_file("app.py", default_timeout=120).run()
@@ -472,8 +473,8 @@ def problems(path, query=None):
     at.switch_page(path).run()
     return [f"{path} {query or ''}: {e.message}" for e in at.exception]
 
-bad = [p for spec in available_pages() for p in problems(spec.path)]
-bad += [p for link in PRESET_LINKS if link.page.exists for p in problems(link.page.path, link.as_query_params())]
+bad = [p for spec in PAGES for p in problems(spec.path)]
+bad += [p for preset in PRESETS for p in problems(page_by_url(preset.page).path, url_query(preset))]
 print("\\n".join(bad) or "clean")
 """
 

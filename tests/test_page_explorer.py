@@ -8,8 +8,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from gradlab.ui import controls as widgets
-from gradlab.teaching.explorer_controls import DEFAULTS, PRESETS, query_params
-from gradlab.ui.navigation import presets_for
+from gradlab.teaching.explorer_controls import DEFAULTS, query_params
+from gradlab.teaching.presets import presets_for, url_query
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 APP = REPO_ROOT / "app.py"
@@ -73,7 +73,7 @@ CONTROL_CHANGES = [
     ("theory", False),
     ("autograd", False),
     ("focus", "float64"),
-    ("guess", "cbrt"),
+    ("explorer_guess", "cbrt"),
 ]
 
 
@@ -92,7 +92,7 @@ def test_picking_a_catalogue_function_moves_x_to_its_point():
     assert at.session_state["x"] == 1e-4
 
 
-@pytest.mark.parametrize("preset", PRESETS, ids=lambda p: p.key)
+@pytest.mark.parametrize("preset", presets_for("explorer"), ids=lambda p: p.key)
 def test_each_preset_button_sets_its_values(preset):
     at = _open({"x": "2.5", "points": "101"})
     at.button(key=f"preset_{preset.key}").click().run()
@@ -102,7 +102,7 @@ def test_each_preset_button_sets_its_values(preset):
     assert _charts(at) == 1
 
 
-@pytest.mark.parametrize("preset", PRESETS, ids=lambda p: p.key)
+@pytest.mark.parametrize("preset", presets_for("explorer"), ids=lambda p: p.key)
 def test_each_preset_url_restores_the_same_view(preset):
     at = _open(query_params(preset.values))
     assert not _exceptions(at) and not at.error
@@ -110,13 +110,10 @@ def test_each_preset_url_restores_the_same_view(preset):
         assert _state(at, key) == value, key
 
 
-def test_home_gallery_links_match_the_presets():
-    # The cards in gradlab.ui.navigation.PRESET_LINKS carry the URL of a preset view.
-    links = [dict(link.query_params) for link in presets_for("explorer")]
-    for preset in PRESETS:
-        params = query_params(preset.values)
-        if params:  # an empty one is the page's default view: any plain link
-            assert params in links, preset.key
+def test_preset_links_name_the_same_view_as_the_buttons():
+    # A preset's link (home gallery) carries every value its button sets, in URL form.
+    for preset in presets_for("explorer"):
+        assert query_params(preset.values).items() <= url_query(preset).items(), preset.key
 
 
 def test_a_url_with_parameters_restores_every_control():

@@ -32,7 +32,7 @@ def test_page_opens_with_a_verdict():
 
 def test_seed_001_preset_sets_the_controls_and_fails_with_roundoff():
     at = _open()
-    at.button(key="btn_seed001").click().run()
+    at.button(key="preset_float32_check_fails").click().run()
     assert not _problems(at)
     assert at.selectbox(key="model").value == "affine"
     assert at.text_input(key="shape").value == "140x120"

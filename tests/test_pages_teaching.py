@@ -6,6 +6,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from app_text import shown
 
+from gradlab.teaching.presets import PRESETS, preset, url_query
+
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 TIMEOUT_S = 60
 
@@ -33,25 +35,32 @@ def test_roundoff_preset_and_url_and_bad_input():
                                      "low": "1e-06", "high": "0.01"})
     assert _clean(at)
     assert at.text_input(key="a").value == "log(1+x)" and at.selectbox(key="dist").value == "log-uniform"
-    at.button[0].click().run()  # "Reproduce seed 000"
+    at.button(key="preset_reciprocal_formulas").click().run()
     assert at.text_input(key="a").value == "autograd" and at.text_input(key="b").value == "-1/x**2"
-    assert at.selectbox(key="dtype").value == "float32" and at.selectbox(key="preset").value == "reciprocal"
+    assert at.selectbox(key="dtype").value == "float32" and at.selectbox(key="dist").value == "normal"
+    assert at.number_input(key="low").value == -1.0 and at.number_input(key="high").value == 1.0
+    assert any("neither is always the closer" in c.value for c in at.caption)  # the view is the preset
     assert _clean(at)
     at.text_input(key="b").set_value("sqrt(x").run()
     assert not at.exception and at.error and "syntax" in at.error[0].value
 
 
-def test_roundoff_preset_from_url():
-    at = _open("pages/roundoff.py", {"preset": "log1p"})
+def test_roundoff_preset_from_its_url():
+    at = _open("pages/roundoff.py", url_query(preset("roundoff", "log1p")))
     assert _clean(at)
-    assert at.text_input(key="b").value == "log1p(x)"
+    assert at.text_input(key="a").value == "log(1+x)" and at.text_input(key="b").value == "log1p(x)"
+    assert at.selectbox(key="dist").value == "log-uniform" and at.number_input(key="low").value == 1e-8
 
 
 def test_network_preset_and_url_and_bad_input():
     at = _open("pages/network.py", {"dtype": "float64", "act": "gelu"})
     assert _clean(at)
     assert at.selectbox(key="dtype").value == "float64" and at.selectbox(key="act").value == "gelu"
-    at.button[0].click().run()  # "Reproduce seed 002"
+    at.button(key="preset_float16").click().run()
+    assert at.selectbox(key="dtype").value == "float16" and at.select_slider(key="dx").value == 1e-3
+    assert at.select_slider(key="range").value == (1e-6, 1.0) and at.selectbox(key="act").value == "tanh"
+    assert _clean(at)
+    at.button(key="preset_scipy_derivative").click().run()
     assert at.selectbox(key="dtype").value == "float32" and at.select_slider(key="dx").value == 1e-6
     assert _clean(at)
     at.text_input(key="hidden").set_value("32, lots").run()
@@ -66,8 +75,36 @@ def test_backward_preset_steps_url_and_bad_input():
     assert not at.exception and not at.error
     assert at.text_input(key="v").value == "1, 1, 1"
     assert any("second time" in shown(w.value) for w in at.warning)  # PyTorch's message, not an exception
-    at.button[0].click().run()  # "Reproduce seed 003"
+    at.button(key="preset_gradient_argument").click().run()
     assert at.text_input(key="v").value == "0.1, 1, 0.0001" and at.text_input(key="steps").value == ""
     assert _clean(at)
     at.text_input(key="c").set_value("6, 0, 8").run()
     assert not at.exception and at.error and "c > 0" in shown(at.error[0].value)
+
+
+# Quiz answers (a guess before the reveal) are not part of a view: never in a URL.
+QUIZZES = [
+    ("pages/roundoff.py", "roundoff_guess", "autograd"),
+    ("pages/network.py", "network_guess", "to about 0.015"),
+    ("pages/backward.py", "backward_guess", "6v"),
+]
+
+
+@pytest.mark.parametrize(("page", "key", "answer"), QUIZZES, ids=[q[1] for q in QUIZZES])
+def test_a_quiz_answer_stays_out_of_the_url(page, key, answer):
+    at = _open(page, {key: answer, "guess": answer})
+    assert _clean(at) and at.radio(key=key).value is None  # a URL cannot answer for the visitor
+    at = _open(page)
+    at.radio(key=key).set_value(answer).run()
+    assert _clean(at) and at.radio(key=key).value == answer
+    # The browser writes a bound widget's value into the address bar (AppTest does not):
+    # the radio must not be bound at all.
+    assert not at.radio(key=key).proto.query_param_key
+    assert answer not in [v for k in at.query_params for v in at.query_params.get_all(k)], (
+        dict(at.query_params))
+
+
+def test_no_preset_sets_a_quiz_answer():
+    quiz_keys = {key for _, key, _ in QUIZZES} | {"guess"}
+    for p in PRESETS:
+        assert not quiz_keys & set(url_query(p)), p.key

@@ -19,7 +19,7 @@ from gradlab.figures.sweep import drawable_errors, error_vs_eps_figure, estimate
 from gradlab.figures.sweep_tables import autograd_table, best_step_table, format_sig, rounding_table
 from gradlab.figures.spec import FigureSpec, specs_only
 from gradlab.numerics.dtypes import facts
-from gradlab.numerics.schemes import SCHEME_NAMES, get_scheme
+from gradlab.numerics.schemes import get_scheme
 from gradlab.error_sweep import SweepSettings, run_sweep
 
 DTYPES = ("float32", "float64")

@@ -6,7 +6,7 @@ import platform
 import threading
 from pathlib import Path
 from types import SimpleNamespace
-from unittest.mock import MagicMock
+
 
 import pytest
 import torch

@@ -14,7 +14,6 @@ import mpmath
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 
 import gradlab.error_sweep as sweep_module
 from gradlab.errors import GradLabError, LimitError

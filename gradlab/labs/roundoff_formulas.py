@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-import sympy
 import torch
 
 from gradlab.errors import GradLabError

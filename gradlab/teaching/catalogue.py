@@ -36,7 +36,7 @@ CATALOGUE: dict[str, CatalogueEntry] = {
         ),
         CatalogueEntry(
             "reciprocal", "1/x", "1/x", 0.3,
-            "Seed 000: autograd computes -(1/x)*(1/x); in float32 it differs from -1/x**2 by an ulp.",
+            "Autograd computes -(1/x)*(1/x); in float32 it differs from -1/x**2 by an ulp.",
         ),
         CatalogueEntry(
             "exp", "exp(x)", "exp(x)", 1.0,

@@ -7,14 +7,13 @@ gradlab.ui.bound_widgets.ensure_router() (see its docstring).
 import pytest
 from browser_helpers import open_page, screenshot
 
-from gradlab.ui.navigation import available_pages
+from gradlab.ui.navigation import PAGES
 
 pytestmark = pytest.mark.browser
 
 
 def test_first_visit_by_deep_link_uses_the_router(fresh_streamlit_server, browser_page):
-    pages = available_pages()
-    target = next((spec for spec in pages if not spec.default), pages[0])
+    target = next(spec for spec in PAGES if not spec.default)
     open_page(browser_page, fresh_streamlit_server, target.url_path, {"unbound": "1"})
 
     assert browser_page.title() == "GradLab"  # st.set_page_config in app.py ran

@@ -3,7 +3,8 @@
 import pytest
 from browser_helpers import open_page, screenshot
 
-from gradlab.ui.navigation import PRESET_LINKS, available_pages
+from gradlab.teaching.presets import gallery, url_query
+from gradlab.ui.navigation import PAGES
 
 pytestmark = pytest.mark.browser
 
@@ -13,7 +14,14 @@ def test_home_page_shows_the_gallery(streamlit_server, browser_page):
     open_page(page, streamlit_server)
 
     assert page.get_by_role("heading", name="Start from a question").is_visible()
-    assert page.get_by_text(PRESET_LINKS[0].question).is_visible()
+    for card in gallery():  # the gallery is the registry's, each card a link to its full view
+        assert page.get_by_text(card.question, exact=True).is_visible(), card.question
+        link = page.get_by_role("link", name=card.label)
+        assert link.count() == 1, card.label
+        href = link.get_attribute("href")
+        assert href.split("?")[0].endswith(card.page) and "preset=" not in href, href
+        assert all(f"{key}=" in href for key in url_query(card)), href
+    assert page.get_by_text("coming soon").count() == 0
     assert page.locator("[data-testid='stException']").count() == 0
     assert page.locator("[data-testid='stAlertContentError']").count() == 0
     assert page.title() == "GradLab"
@@ -24,9 +32,5 @@ def test_every_page_is_in_the_sidebar(streamlit_server, browser_page):
     page = browser_page
     open_page(page, streamlit_server)
     nav = page.locator("[data-testid='stSidebarNav']")
-    pages = available_pages()
-    if len(pages) < 2:  # Streamlit shows no navigation for a single page
-        assert nav.count() == 0
-        return
-    for spec in pages:
+    for spec in PAGES:
         assert nav.get_by_text(spec.title, exact=True).count() == 1, spec.title

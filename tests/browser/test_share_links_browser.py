@@ -1,0 +1,137 @@
+"""A shared link opens exactly the sender's view, also after the sender changed a control.
+
+For each question card on the home page (and each page's preset buttons): open the
+view in Chromium, change one control, copy the URL from the address bar, open it in
+a fresh browser context, and compare the controls, the charts' data and the numbers
+shown. This is the bug of issue 13: a preset applied from ``?preset=`` was not written
+into the URL, so after one change the link showed another view.
+"""
+
+from __future__ import annotations
+
+import pytest
+from browser_helpers import screenshot, wait_for_app
+
+from gradlab.teaching.presets import Preset, gallery, preset
+
+pytestmark = pytest.mark.browser
+
+LOAD_MS = 120_000  # a first run imports torch; the grad check of 140×120 takes a while
+
+# page -> (kind, widget label, new value, the URL parameter and value it must then carry)
+CHANGES = {
+    "roundoff": ("number", "seed", "1", ("seed", "1")),
+    "gradcheck": ("select", "dtype", "float64", ("dtype", "float64")),
+    "network": ("number", "seed", "1", ("seed", "1")),
+    "backward": ("text", "a", "1, 2, 4", ("a", "1, 2, 4")),
+    "explorer": ("number", "point x", "0.7", ("x", "0.7")),
+}
+
+# Everything a visitor sees that depends on the view: each widget's label, shown value
+# and inputs (sliders by their aria values), every Plotly trace's name and data, the
+# metrics and static tables.
+SNAPSHOT = """() => {
+  const main = document;  // the Explorer's controls sit in the sidebar
+  const widgets = [...main.querySelectorAll('[data-testid="stWidgetLabel"]')].map(label => {
+    const box = label.closest('[data-testid="stElementContainer"]') || label.parentElement;
+    const inputs = [...box.querySelectorAll('input, [role="slider"]')].map(e =>
+      e.getAttribute('role') === 'slider' ? e.getAttribute('aria-valuetext') || e.getAttribute('aria-valuenow')
+      : (e.type === 'checkbox' ? String(e.checked) : e.value));
+    return [box.innerText, inputs];
+  });
+  const charts = [...main.querySelectorAll('.js-plotly-plot')].map(plot => (plot.data || []).map(t =>
+    JSON.stringify([t.name ?? null, t.x ?? null, t.y ?? null, t.z ?? null])));
+  const numbers = [...main.querySelectorAll('[data-testid="stMetric"], [data-testid="stTable"]')]
+    .map(e => e.innerText);
+  return {widgets, charts, numbers};
+}"""
+
+
+def _settled(page) -> None:
+    wait_for_app(page, timeout=LOAD_MS)
+    assert page.locator("[data-testid='stException']").count() == 0
+
+
+def _change(page, kind: str, label: str, value: str) -> None:
+    """Set one control the way a visitor does: type and press Enter, or pick an option."""
+    if kind == "select":
+        box = page.locator("[data-testid='stSelectbox']").filter(
+            has=page.get_by_text(label, exact=True)).first
+        box.click()
+        page.get_by_role("option", name=value, exact=True).click()
+        return
+    field = page.locator(f"input[aria-label='{label}']").first
+    field.fill(value)
+    field.press("Enter")
+
+
+def _wait_for_param(page, key: str, value: str) -> None:
+    page.wait_for_function("([k, v]) => new URLSearchParams(location.search).getAll(k).includes(v)",
+                           arg=[key, value], timeout=LOAD_MS)
+    _settled(page)
+
+
+def _snapshot(page) -> dict:
+    page.wait_for_function(
+        "() => { const plots = [...document.querySelectorAll('.js-plotly-plot')];"
+        " return plots.length > 0 && plots.every(p => (p.data || []).length > 0); }",
+        timeout=LOAD_MS)
+    return page.evaluate(SNAPSHOT)
+
+
+def _reopened(browser, url: str) -> dict:
+    """The view a recipient sees: the URL in a browser context of its own (no shared state)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(url)
+        _settled(page)
+        return _snapshot(page)
+    finally:
+        context.close()
+
+
+def _change_share_and_compare(page, browser, p: Preset, name: str) -> None:
+    kind, label, value, (key, url_value) = CHANGES[p.page]
+    _change(page, kind, label, value)
+    _wait_for_param(page, key, url_value)
+    sent = _snapshot(page)
+    url = page.url
+    assert "preset=" not in url
+    screenshot(page, f"share-{name}", full_page=False)
+    received = _reopened(browser, url)
+    assert received["widgets"] == sent["widgets"]
+    assert received["charts"] == sent["charts"]
+    assert received["numbers"] == sent["numbers"]
+    assert sent["charts"], "the view has no chart to compare"
+
+
+@pytest.mark.parametrize("p", gallery(), ids=lambda p: f"{p.page}-{p.key}")
+def test_a_home_card_shared_after_a_change_opens_the_same_view(streamlit_server, _browser, browser_page, p):
+    page = browser_page
+    page.goto(streamlit_server)
+    _settled(page)
+    page.get_by_role("link", name=p.label).click()
+    page.wait_for_url(f"**/{p.page}**", timeout=LOAD_MS)
+    _settled(page)
+    _change_share_and_compare(page, _browser, p, f"card-{p.page}-{p.key}")
+
+
+# Presets whose values differ from the page's defaults, applied with the page's button.
+BUTTONS = [
+    pytest.param(preset("network", "float16"), id="network-float16"),
+    pytest.param(preset("roundoff", "log1p"), id="roundoff-log1p"),
+    pytest.param(preset("backward", "ones"), id="backward-ones"),
+    pytest.param(preset("explorer", "sqrt"), id="explorer-sqrt"),
+    pytest.param(preset("gradcheck", "float32_check_fails"), id="gradcheck-float32"),
+]
+
+
+@pytest.mark.parametrize("p", BUTTONS)
+def test_a_preset_button_shared_after_a_change_opens_the_same_view(streamlit_server, _browser, browser_page, p):
+    page = browser_page
+    page.goto(f"{streamlit_server}/{p.page}")
+    _settled(page)
+    page.get_by_role("button", name=p.label, exact=True).click(timeout=LOAD_MS)
+    _settled(page)
+    _change_share_and_compare(page, _browser, p, f"button-{p.page}-{p.key}")
