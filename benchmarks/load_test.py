@@ -122,7 +122,7 @@ def _text_choices() -> dict[str, list[str]]:
 
 def _generic_error_text() -> str:
     try:
-        from gradlab.ui.bound_widgets import GENERIC_ERROR
+        from gradlab.ui.messages import GENERIC_ERROR
 
         return GENERIC_ERROR
     except Exception:  # noqa: BLE001

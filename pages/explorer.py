@@ -26,16 +26,9 @@ from gradlab.teaching.explorer_controls import (
 )
 from gradlab.ui.presets import preset_buttons
 from gradlab.ui.figures import prepare_figure, show_figure
-from gradlab.ui.bound_widgets import (
-    bound_number,
-    bound_radio,
-    bound_selectbox,
-    bound_slider,
-    bound_text,
-    bound_toggle,
-    ensure_router,
-    show_error,
-)
+from gradlab.ui.bound_widgets import bound_number, bound_radio, bound_selectbox, bound_slider, bound_text, bound_toggle
+from gradlab.ui.page_chrome import ensure_router
+from gradlab.ui.messages import show_error
 from gradlab.ui.controls import DTYPE_OPTIONS, dtype_multiselect, eps_range_input, scheme_multiselect
 
 ensure_router()

@@ -7,7 +7,7 @@ no numerics, limit checks or engine choices here.
 
 import streamlit as st
 
-from gradlab.ui.bound_widgets import ensure_router
+from gradlab.ui.page_chrome import ensure_router
 
 ensure_router()
 
@@ -22,9 +22,8 @@ from gradlab.figures.check import error_heatmap, eps_sweep_figure, taylor_figure
 from gradlab.ui.presets import preset_buttons  # noqa: E402
 from gradlab.ui.figures import PreparedFigure, prepare_figure, show_figure  # noqa: E402
 from gradlab.ui.runtime import CHECK_WORKERS  # noqa: E402
-from gradlab.ui.bound_widgets import (  # noqa: E402
-    bound_number, bound_radio, bound_selectbox, bound_tabs, bound_text, bound_toggle, show_error,
-)
+from gradlab.ui.bound_widgets import bound_number, bound_radio, bound_selectbox, bound_tabs, bound_text, bound_toggle
+from gradlab.ui.messages import show_error
 from gradlab.ui.controls import SCHEME_OPTIONS, dtype_selectbox, eps_options, format_eps, scheme_label  # noqa: E402
 
 DEFAULT_STEP = "default"

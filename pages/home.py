@@ -3,7 +3,7 @@
 import streamlit as st
 
 from gradlab.teaching.presets import Preset, gallery, url_query
-from gradlab.ui.bound_widgets import ensure_router
+from gradlab.ui.page_chrome import ensure_router
 from gradlab.ui.navigation import PAGES, page_by_url
 
 ensure_router()

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from gradlab.ui.bound_widgets import ensure_router
+from gradlab.ui.page_chrome import ensure_router
 
 ensure_router()
 
@@ -20,7 +20,8 @@ from gradlab.labs.network import (  # noqa: E402
 )
 from gradlab.ui.presets import preset_buttons  # noqa: E402
 from gradlab.ui.figures import prepare_figure, show_figure  # noqa: E402
-from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text, show_error  # noqa: E402
+from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text  # noqa: E402
+from gradlab.ui.messages import show_error  # noqa: E402
 from gradlab.ui.controls import dtype_selectbox, eps_input, eps_range_input  # noqa: E402
 
 DEFAULTS = NetgradSettings()

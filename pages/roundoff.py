@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from gradlab.ui.bound_widgets import ensure_router
+from gradlab.ui.page_chrome import ensure_router
 
 ensure_router()
 
@@ -12,7 +12,8 @@ from gradlab.literal_text import markdown_code, markdown_literal  # noqa: E402
 from gradlab.labs.roundoff import COMPARISONS, DISTRIBUTIONS, RoundoffSettings, compare, ulp_histogram, with_hex  # noqa: E402
 from gradlab.ui.presets import matching_preset, preset_buttons  # noqa: E402
 from gradlab.ui.figures import PreparedFigure, prepare_figure, show_figure  # noqa: E402
-from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text, show_error  # noqa: E402
+from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text  # noqa: E402
+from gradlab.ui.messages import show_error  # noqa: E402
 from gradlab.ui.controls import dtype_selectbox  # noqa: E402
 
 DEFAULTS = RoundoffSettings()

@@ -63,7 +63,7 @@ def test_each_preset_url_sets_every_value(preset):
 
 
 def test_every_page_calls_ensure_router_first():
-    # See gradlab.ui.bound_widgets.ensure_router: without it a shared deep link opened
+    # See gradlab.ui.page_chrome.ensure_router: without it a shared deep link opened
     # first after a server start bypasses app.py.
     for spec in PAGES:
         source = (REPO_ROOT / spec.path).read_text()

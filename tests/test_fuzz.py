@@ -34,7 +34,7 @@ from gradlab.errors import GradLabError
 from gradlab.numerics.expressions import Expression, ExpressionError, parse
 from gradlab.limits import LIMITS
 from gradlab.error_sweep import SweepSettings, run_sweep
-from gradlab.ui.bound_widgets import GENERIC_ERROR
+from gradlab.ui.messages import GENERIC_ERROR
 from hypothesis_profiles import engine_settings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -139,7 +139,7 @@ def test_a_url_with_parameters_restores_every_control():
 
 def test_scheme_url_values_are_what_the_shared_widget_shows():
     names = tuple(widgets.SCHEME_OPTIONS)
-    assert query_params({"schemes": names})["schemes"] == widgets.scheme_param(*names)
+    assert tuple(query_params({"schemes": names})["schemes"]) == widgets.scheme_param(*names)
 
 
 def test_a_hostile_expression_is_refused_with_a_message(tmp_path):

@@ -5,14 +5,16 @@ from streamlit.testing.v1 import AppTest
 
 from gradlab.ui import controls as widgets
 from gradlab.ui.figures import figure_config
-from gradlab.ui.bound_widgets import GENERIC_ERROR
+from gradlab.ui.messages import GENERIC_ERROR
 from app_text import shown
 
 
 def _controls_script():
     import streamlit as st
 
-    from gradlab.ui.bound_widgets import apply_preset, bound_number, bound_text
+    from gradlab.ui.presets import apply_preset
+
+    from gradlab.ui.bound_widgets import bound_number, bound_text
     from gradlab.ui.controls import dtype_multiselect, eps_input, scheme_multiselect
 
     st.button("preset", key="go", on_click=apply_preset,
@@ -82,7 +84,7 @@ def _error_script():
     import streamlit as st
 
     from gradlab.errors import GradLabError
-    from gradlab.ui.bound_widgets import reported_errors
+    from gradlab.ui.messages import reported_errors
 
     with reported_errors():
         raise GradLabError("The step must be positive; got -1.")

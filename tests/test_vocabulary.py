@@ -155,7 +155,7 @@ def test_a_new_row_is_an_option_of_the_widgets_and_of_the_url(added_rows):
     assert "float32 twin" in at.multiselect(key="dtypes").options
     assert at.session_state["_values"] == (("float32_twin",), ("backward_2", "central"))
     assert "Backward 2" in controls.scheme_help() and "float32 twin" in controls.dtype_help()
-    assert query_params({"schemes": ("backward_2",)}) == {"schemes": ("Backward 2",)}
+    assert query_params({"schemes": ("backward_2",)}) == {"schemes": ["Backward 2"]}
 
 
 def test_a_new_row_is_swept_and_drawn_in_its_style(added_rows):

@@ -4,7 +4,7 @@ The key number is the relative perturbation ``rho = h·|dL/dx_i| / |L|``: how
 much of the loss a step changes. The loss is stored with relative error about
 u (the dtype's unit round-off), so a stencil with weights w_k has round-off
 relative error about ``sum|w_k|·u / rho``. When that exceeds the tolerance,
-the check measures rounding, not the gradient (seed 001: rho ≈ 4e-8 in
+the check measures rounding, not the gradient (the 140x120 question: rho ≈ 4e-8 in
 float32, where eps = 1.2e-7). Reduction "mean" divides L and dL/dx_i by the
 same n, so it leaves rho — and the failure — unchanged.
 

@@ -1,6 +1,6 @@
 """Error against step for the sampled elements, under the three reductions side by side.
 
-The chart that answers seed 001: with ``sum`` or ``mean`` the finite
+The chart that answers the float32 grad-check question: with ``sum`` or ``mean`` the finite
 difference of the summed loss is swamped by round-off for every reasonable
 step in float32 (mean scales L and dL/dx_i alike, so its curve is the sum's,
 shifted), while ``none`` — each difference taken per output element — shows

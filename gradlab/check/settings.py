@@ -6,7 +6,7 @@ to the check returns the *per-element* loss, and the check applies the
 reduction (sum, mean, none), so the three reductions can be compared on one
 problem.
 
-- ``affine``: (x + 1) / 2 — seed 001;
+- ``affine``: (x + 1) / 2, the float32 grad-check question;
 - ``expression``: any elementwise function typed in the expression language;
 - ``mlp``: a small tanh MLP over the last dimension, with seeded weights.
 

@@ -1,6 +1,6 @@
 """What ``y.backward(gradient=v)`` computes: vector-Jacobian products, accumulation, retain_graph.
 
-Seed 003 asks what the ``gradient`` argument of ``backward()`` means, with
+The backward question asks what the ``gradient`` argument of ``backward()`` means, with
 ``y = 3a + 2b**2 + log(c)`` and ``v = [0.1, 1.0, 0.0001]``. For a vector output
 ``y`` autograd does not form the Jacobian J; it computes ``v^T J`` directly, the
 gradient of the scalar ``sum(v * y)``. Here J is diagonal in each input

@@ -39,7 +39,7 @@ MATRIX_EXAMPLES: dict[str, MatrixExample] = {
     for e in (
         MatrixExample("wx", "z = W x with a 2x3 matrix", ((1.0, 2.0, 3.0), (4.0, 5.0, 6.0)), (1.0, 1.0, 1.0), (1.0, 0.5)),
         # The seed's second answer: z = 2x, one-hot v picks one row of J = 2I.
-        MatrixExample("twice", "z = 2x (the seed's second answer)",
+        MatrixExample("twice", "z = 2x (the question's second answer)",
                       tuple(tuple(2.0 if i == j else 0.0 for j in range(4)) for i in range(4)),
                       (1.0, 2.0, 3.0, 4.0), (1.0, 0.0, 0.0, 0.0)),
     )

@@ -1,6 +1,6 @@
 """A network's input gradient: autograd against a central difference, and why the latter is quantised.
 
-Seed 002 compares ``torch.autograd.grad`` of a network's scalar output with
+The network question compares ``torch.autograd.grad`` of a network's scalar output with
 respect to its input against ``scipy.misc.derivative(fun, x0, dx=1e-6)`` in
 float32 and gets -0.00952 against -0.0149. The finite difference divides the
 difference of two float32 outputs by ``2*dx``. Floats are integer multiples of

@@ -1,6 +1,6 @@
 """Two formulas equal in mathematics, compared in floating point against the exact value.
 
-Seed 000 asks why autograd's gradient of ``1/x`` differs from ``-1/x**2`` by
+The 1/x question asks why autograd's gradient of ``1/x`` differs from ``-1/x**2`` by
 ~6e-8 in float32. PyTorch computes ``1/x`` as ``reciprocal(x) * 1`` and the
 backward of ``reciprocal`` is ``-grad * (result * result)``: autograd returns
 ``-(r*r)`` with ``r = fl(1/x)`` already rounded, which is bit for bit

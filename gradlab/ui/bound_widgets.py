@@ -1,4 +1,4 @@
-"""URL-bound widgets, presets and error display for GradLab's pages.
+"""URL-bound widgets for GradLab's pages: every control's value lives in the URL.
 
 Every control on a page goes through one of the ``bound_*`` wrappers: they always
 pass ``key=`` and ``bind="query-params"``, so the URL is a shareable link to the
@@ -13,35 +13,24 @@ does not parse or is not one of the options (or, for numbers, lies outside
 default and the parameter is removed from the URL; a multiselect keeps the
 valid entries and drops the rest. There is no exception and no message. Text
 inputs accept any string (cut to ``max_chars``), so a page must validate the
-text itself and report a problem with :func:`show_error`.
+text itself and report a problem with :func:`gradlab.ui.messages.show_error`.
 
 What Streamlit does *not* check is a value written to ``st.session_state`` by
-code (a preset): :func:`apply_preset` and the wrappers below drop such values
+code (a preset, :func:`gradlab.ui.presets.apply_preset`): the wrappers below drop such values
 when they are not valid options, so a stale preset cannot raise.
 """
 
 from __future__ import annotations
 
-import logging
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import streamlit as st
 
-from gradlab.errors import GradLabError
-from gradlab.literal_text import markdown_literal
-from gradlab.ui.compat import forget_initial_query_param, leave_legacy_pages_mode
+from gradlab.ui.compat import forget_initial_query_param
 
 T = TypeVar("T")
-
-_LOG = logging.getLogger("gradlab.ui")
-
-GENERIC_ERROR = (
-    "Something went wrong while computing this view. Try other settings, or reload "
-    "the page; if it keeps happening, report it with this page's URL."
-)
 
 _RESERVED = ("key", "bind")
 
@@ -61,26 +50,6 @@ def _drop_invalid_state(key: str, is_valid: Callable[[Any], bool]) -> None:
             ok = False
         if not ok:
             del st.session_state[key]
-
-
-# ------------------------------------------------------------------------ router
-
-
-def ensure_router() -> None:
-    """Make sure this page runs under ``app.py``'s ``st.navigation``; call it first in every page.
-
-    Streamlit 1.67 quirk: while no session has run ``st.navigation`` yet, a
-    server whose entry point sits next to a ``pages/`` directory treats the app
-    as an old-style multipage app. If the first visit after a (re)start is a
-    shared deep link such as ``/explorer?...``, Streamlit runs
-    ``pages/explorer.py`` directly: no ``st.set_page_config``, a sidebar listing
-    "app", and the mode sticks for every session until someone opens ``/``.
-    This switches the server to ``st.navigation`` mode
-    (:func:`gradlab.ui.compat.leave_legacy_pages_mode`) and reruns, so the same
-    URL (and its query parameters) is served through ``app.py``.
-    """
-    if leave_legacy_pages_mode():
-        st.rerun()
 
 
 # ---------------------------------------------------------------- bound widgets
@@ -316,58 +285,3 @@ def bound_tabs(labels: Sequence[str], key: str) -> Sequence[Any]:
     labels = tuple(labels)
     _drop_invalid_state(key, lambda v: v in labels)
     return st.tabs(labels, key=key, bind="query-params")
-
-
-# ---------------------------------------------------------------------- presets
-
-
-def apply_preset(values: Mapping[str, Any]) -> None:
-    """Write ``values`` (widget key -> value) to ``st.session_state``.
-
-    Use as a callback, so it runs before the widgets are drawn::
-
-        st.button("1/x at 0.3", on_click=apply_preset, args=({"expr": "1/x", "x": 0.3},))
-
-    Bound widgets then push the new values to the URL (verified in Chromium with
-    Streamlit 1.67). Values a widget would not accept are dropped by the
-    ``bound_*`` wrappers, which fall back to defaults.
-
-    For a *link* to a preset (e.g. from the home page), don't invent a
-    ``?preset=`` parameter: put the widget values themselves in the link's query
-    parameters (see :data:`gradlab.ui.navigation.PRESET_LINKS`). Streamlit seeds
-    bound widgets from the URL on load, and the URL stays the shareable view.
-    Values written to ``st.session_state`` *before* a widget's first run are
-    not copied to the URL by Streamlit 1.67, which is why there is no
-    "read ?preset= and set state" helper.
-    """
-    for key, value in values.items():
-        st.session_state[key] = value
-
-
-# ----------------------------------------------------------------------- errors
-
-
-def show_error(err: BaseException, icon: str = ":material/error:") -> None:
-    """Show ``err`` to the user: a GradLabError's own sentence, anything else generically.
-
-    The sentence often quotes what the visitor typed, so it is shown as literal
-    text, never as Markdown. Never shows a traceback; unexpected errors are
-    logged on the server.
-    """
-    if isinstance(err, GradLabError):
-        st.error(markdown_literal(err), icon=icon)
-        return
-    _LOG.error("Unexpected error in a GradLab page", exc_info=err)
-    st.error(GENERIC_ERROR, icon=icon)
-
-
-@contextmanager
-def reported_errors() -> Iterator[None]:
-    """``with reported_errors(): ...`` shows any exception from the block with :func:`show_error`.
-
-    Streamlit's own rerun/stop signals are BaseExceptions and pass through.
-    """
-    try:
-        yield
-    except Exception as err:  # noqa: BLE001 - every failure becomes a message
-        show_error(err)

@@ -19,14 +19,37 @@ Quiz answers are never presets and never URL-bound: use a plain ``st.radio`` wit
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import streamlit as st
 
 from gradlab.teaching.presets import Preset, presets_for
-from gradlab.ui.bound_widgets import apply_preset
 
-__all__ = ["apply", "preset_buttons", "matching_preset"]
+__all__ = ["apply", "apply_preset", "preset_buttons", "matching_preset"]
+
+
+def apply_preset(values: Mapping[str, Any]) -> None:
+    """Write ``values`` (widget key -> value) to ``st.session_state``.
+
+    Use as a callback, so it runs before the widgets are drawn::
+
+        st.button("1/x at 0.3", on_click=apply_preset, args=({"expr": "1/x", "x": 0.3},))
+
+    Bound widgets then push the new values to the URL (verified in Chromium with
+    Streamlit 1.67). Values a widget would not accept are dropped by the
+    ``bound_*`` wrappers, which fall back to defaults.
+
+    For a *link* to a preset (e.g. from the home page), don't invent a
+    ``?preset=`` parameter: put the widget values themselves in the link's query
+    parameters (see :func:`gradlab.teaching.presets.url_query`). Streamlit seeds
+    bound widgets from the URL on load, and the URL stays the shareable view.
+    Values written to ``st.session_state`` *before* a widget's first run are
+    not copied to the URL by Streamlit 1.67, which is why there is no
+    "read ?preset= and set state" helper.
+    """
+    for key, value in values.items():
+        st.session_state[key] = value
 
 
 def apply(p: Preset) -> None:

@@ -1,7 +1,7 @@
 """A shared link to a page, opened first after a server start, still goes through app.py.
 
 Streamlit 1.67 serves such a link from pages/ directly unless the page calls
-gradlab.ui.bound_widgets.ensure_router() (see its docstring).
+gradlab.ui.page_chrome.ensure_router() (see its docstring).
 """
 
 import pytest
