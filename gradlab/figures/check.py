@@ -22,9 +22,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import plotly.colors
-import plotly.graph_objects as go
 
-from gradlab.figures.spec import LOG_AXIS, FigureSpec
+from gradlab.figures.spec import LOG_AXIS, FigureOrSpec, FigureSpec
 from gradlab.figures.style import GUIDE, MARK, NEUTRAL, REDUCTION_COLOURS
 from gradlab.check.taylor import TaylorResult
 
@@ -50,7 +49,7 @@ def _title(text: str) -> dict:
     return {"text": text}
 
 
-def eps_sweep_figure(df: pd.DataFrame, rtol: float | None = None) -> go.Figure:
+def eps_sweep_figure(df: pd.DataFrame, rtol: float | None = None) -> FigureOrSpec:
     """Relative error against eps, one panel per reduction (sum, mean, none), one line per element.
 
     The panels share the log y axis; ``rtol`` is a dotted line in each panel,
@@ -99,7 +98,7 @@ def eps_sweep_figure(df: pd.DataFrame, rtol: float | None = None) -> go.Figure:
     return fig.figure()
 
 
-def taylor_figure(taylor: TaylorResult) -> go.Figure:
+def taylor_figure(taylor: TaylorResult) -> FigureOrSpec:
     """The Taylor remainder against h, the fitted points, the floor and h¹/h² guides."""
     t = taylor.table
     fig = FigureSpec()
@@ -131,7 +130,7 @@ def _guides(fitted: pd.DataFrame) -> list[dict]:
             for power, dash in ((1, "dash"), (2, "dot"))]
 
 
-def error_heatmap(error_map: np.ndarray) -> go.Figure:
+def error_heatmap(error_map: np.ndarray) -> FigureOrSpec:
     """log10 of the per-element relative error of a full check, in the input's 2-D layout.
 
     >>> fig = error_heatmap(np.array([[1e-3, 0.0], [1e-6, 1e-2]]))

@@ -13,9 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import plotly.colors
-import plotly.graph_objects as go
 
-from gradlab.figures.spec import LOG_AXIS, FigureSpec
+from gradlab.figures.spec import LOG_AXIS, FigureOrSpec, FigureSpec
 from gradlab.figures.style import FORMULA_A, FORMULA_B, GUIDE, MARK, MARKER_OUTLINE, NEUTRAL, TRUTH
 from gradlab.literal_text import plotly_literal
 from gradlab.numerics.ulp import hex_of
@@ -65,7 +64,7 @@ def _array(values) -> np.ndarray:
     return np.asarray(values)
 
 
-def _layout(fig: FigureSpec, title: str, x_title: str, y_title: str) -> go.Figure:
+def _layout(fig: FigureSpec, title: str, x_title: str, y_title: str) -> FigureOrSpec:
     fig.update_layout(
         title=dict(text=title, x=0, xanchor="left"),
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1),
@@ -92,7 +91,7 @@ def _decade_bins(hist: pd.DataFrame) -> pd.DataFrame:
     return grouped.sort_values("order").rename(columns={"label": "ulps"})
 
 
-def ulp_distance_bars(hist: pd.DataFrame, label_a: str, label_b: str) -> go.Figure:
+def ulp_distance_bars(hist: pd.DataFrame, label_a: str, label_b: str) -> FigureOrSpec:
     """Bars: how often the two formulas are 0, 1, 2, ... ulps apart (from ``ulp_histogram``).
 
     Many distinct distances (a cancellation gives millions) are grouped by decade,
@@ -114,7 +113,7 @@ def ulp_distance_bars(hist: pd.DataFrame, label_a: str, label_b: str) -> go.Figu
                    "fraction of points")
 
 
-def error_histogram(table: pd.DataFrame, label_a: str, label_b: str) -> go.Figure:
+def error_histogram(table: pd.DataFrame, label_a: str, label_b: str) -> FigureOrSpec:
     """Overlaid histograms of each formula's distance from the exact value, in ulps; 0.5 ulp marked.
 
     Binned here, not in the browser: 100,000 raw values would be megabytes of JSON
@@ -161,7 +160,7 @@ def _error_bin_edges(columns, log_errors: bool, top: float) -> np.ndarray:
     return np.arange(low, high + 1.5 * LOG_ERROR_BIN, LOG_ERROR_BIN)
 
 
-def error_scatter(table: pd.DataFrame, label_a: str, label_b: str) -> go.Figure:
+def error_scatter(table: pd.DataFrame, label_a: str, label_b: str) -> FigureOrSpec:
     """Each point's error in ulps against x, both formulas; log x when every x is positive."""
     label_a, label_b = plotly_literal(label_a), plotly_literal(label_b)  # formulas a visitor typed
     used = table.dropna(subset=["ulps_a_exact", "ulps_b_exact"])
@@ -189,7 +188,7 @@ def error_scatter(table: pd.DataFrame, label_a: str, label_b: str) -> go.Figure:
 
 
 def staircase_figure(table: pd.DataFrame, autograd: float, reference: float, mark_step: float,
-                     mark_quantum: float, dtype: str) -> go.Figure:
+                     mark_quantum: float, dtype: str) -> FigureOrSpec:
     """Central-difference estimates against the step, with the curves k*q(h) they must sit on.
 
     At small steps the outputs y+ and y- differ by a few ulps, so each estimate is
@@ -224,7 +223,7 @@ def staircase_figure(table: pd.DataFrame, autograd: float, reference: float, mar
     return _layout(fig, "Estimates are multiples of q = ulp(y)/(2h)", "step h", "estimate of ∂y/∂x")
 
 
-def step_error_figure(table: pd.DataFrame, predicted_step: float, mark_step: float, dtype: str) -> go.Figure:
+def step_error_figure(table: pd.DataFrame, predicted_step: float, mark_step: float, dtype: str) -> FigureOrSpec:
     """|estimate - reference| against the step, log-log, with the theory's best step marked."""
     errors = table["ref_error"].where(table["ref_error"] > 0)  # exact zeros become gaps on a log axis
     fig = FigureSpec()
@@ -249,7 +248,7 @@ def step_error_figure(table: pd.DataFrame, predicted_step: float, mark_step: flo
 # ---------------------------------------------------------------- backward page
 
 
-def jacobian_heatmap(matrix: np.ndarray, title: str, row_label: str = "y", col_label: str = "x") -> go.Figure:
+def jacobian_heatmap(matrix: np.ndarray, title: str, row_label: str = "y", col_label: str = "x") -> FigureOrSpec:
     """A small Jacobian with every entry written in its cell."""
     rows, cols = matrix.shape
     text = [[f"{v:.4g}" for v in row] for row in matrix]
@@ -265,7 +264,7 @@ def jacobian_heatmap(matrix: np.ndarray, title: str, row_label: str = "y", col_l
     return _layout(fig, title, "", "")
 
 
-def weighted_rows_figure(table: pd.DataFrame, grad: tuple[float, ...]) -> go.Figure:
+def weighted_rows_figure(table: pd.DataFrame, grad: tuple[float, ...]) -> FigureOrSpec:
     """Stacked bars: v_i times row i of J, per column; their sum is x.grad (diamonds)."""
     fig = FigureSpec()
     for row, part in table.groupby("row"):

@@ -26,11 +26,10 @@ from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
-import plotly.graph_objects as go
 
 from gradlab.error_sweep import SweepResult
 from gradlab.figures import sweep_marks as marks
-from gradlab.figures.spec import FigureSpec
+from gradlab.figures.spec import FigureOrSpec, FigureSpec
 from gradlab.figures.style import (
     LINE_WIDTH as _LINE_WIDTH,
     MARKER_OUTLINE,
@@ -226,7 +225,7 @@ def error_vs_eps_figure(
     show_theory: bool = True,
     show_autograd: bool = True,
     focus_dtype: str | None = None,
-) -> go.Figure:
+) -> FigureOrSpec:
     """Error of every (dtype, scheme) estimate against the step, on log-log axes.
 
     Theory lines, the predicted best step (stars) and the shaded regimes are drawn
@@ -271,7 +270,7 @@ def error_vs_eps_figure(
     return fig.figure()
 
 
-def estimate_vs_eps_figure(result: SweepResult) -> go.Figure:
+def estimate_vs_eps_figure(result: SweepResult) -> FigureOrSpec:
     """The estimates themselves against the step (for points with no exact derivative).
 
     At a kink such as abs(x) at 0 there is no error to plot, but what each scheme
