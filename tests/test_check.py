@@ -31,14 +31,17 @@ def seed_001(dtype: str, reduction: str, **kw) -> CheckSettings:
 @pytest.mark.parametrize("reduction", ["sum", "mean"])
 def test_seed_001_float32_fails_because_of_roundoff(reduction):
     r = run_check(seed_001("float32", reduction))
-    assert r.verdict == "fail"
+    # At the question's step the hand-written check fails (the first step's columns); the
+    # verdict, after re-estimating at better steps (or in float64), is that the gradient is right.
+    assert not r.table["ok"].all() and r.verdict == "pass"
+    assert (r.table["best_abs_error"] <= r.table["best_tolerance"]).all()
     d = r.summary.diagnosis
     assert d.kind == "roundoff" and d.level == "warning"  # not evidence of a wrong gradient
     # The relative perturbation sits at float32's machine epsilon (within a factor 10).
     assert 0.1 < r.summary.relative_perturbation / facts("float32").eps < 10
     assert "round-off" in d.headline and "float64" in d.text
     assert "mean" in d.details  # says why mean does not help
-    assert r.summary.worst.label in r.summary.message
+    assert "re-estimated" in r.summary.message
 
 
 def test_seed_001_sum_and_mean_have_the_same_relative_perturbation():
@@ -278,7 +281,10 @@ def test_bad_shapes_are_refused(bad):
 
 def test_nonfinite_function_is_diagnosed():
     r = gradcheck(torch.log, torch.tensor([-1.0, 2.0], dtype=torch.float64), mode="full")
-    assert r.verdict == "fail" and r.summary.diagnosis.kind == "nonfinite"
+    # log(-1) is NaN: no finite difference there, so no evidence either way (not a fail)
+    assert r.verdict == "inconclusive" and r.summary.diagnosis.kind == "nonfinite"
+    # the summed loss is NaN, so every finite difference is
+    assert r.table["state"].tolist() == ["inconclusive", "inconclusive"]
 
 
 def test_batching_strategy_is_chosen_by_probing():

@@ -51,6 +51,7 @@ from gradlab.check.results import CheckResult, CheckSummary, Element, GradcheckE
 from gradlab.check.step_halving import truncation_share
 from gradlab.check.stencil import dense_maker, onehot_maker
 from gradlab.check.taylor_remainders import taylor_test
+from gradlab.check.verdicts import backward_spread, dense_estimator, judge, onehot_estimator
 from gradlab.check.validation import (GRAD_OUTPUTS, MODES, REDUCTIONS, check_full_limit, choose,
                                       full_check_work, resolve_workers)
 from gradlab.errors import GradLabError
@@ -140,23 +141,44 @@ def gradcheck(
     tol = Tolerances(*resolve_tolerances(user_dtype, rtol, atol))
     h = resolve_step(eps, s, numeric_dtype, FlatInputs.of(xs).values)
     g, y, v = autograd_gradient(fn, xs, reduction, grad_outputs, seed)
+    spread = backward_spread(g, autograd_gradient(fn, xs, reduction, grad_outputs, seed)[0])
+    tol = tol.widened(spread)
     numel = sum(t.numel() for t in xs)
     if mode == "full":
         check_full_limit(numel, y.numel(), s)
     p = numeric_problem((numeric_fn or fn) if numeric_float64 else fn, xs, reduction, v, s, h, numeric_dtype)
     index, directions = _perturbations(mode, numel, samples, seed)
-    table, scale, located, share = _measure(p, g, index, directions, tol, progress, workers)
-    summary = summarize(p, table, CheckContext(mode, user_dtype, tol, y.numel()), scale=scale,
-                        located=located, truncation_share=share)
+    float64_problem = _float64_problem((numeric_fn or fn), xs, reduction, v, s, numeric_dtype)
+    first, table, scale, located, share = _measure(p, g, index, directions, tol, progress, workers,
+                                                   float64_problem)
+    summary = summarize(p, table, CheckContext(mode, user_dtype, tol, y.numel(), spread), scale=scale,
+                        located=located, truncation_share=share, first=first)
     result = CheckResult(table, summary, error_map(p.flat, mode, table),
                          taylor_test(p, g, seed) if taylor else None)
-    if raise_on_fail and not result.passed:
+    if raise_on_fail and result.verdict == "fail":
         raise GradcheckError(summary.text)
     return result
 
 
-def _measure(p: NumericProblem, g: torch.Tensor, index, directions, tol: Tolerances, progress, workers):
-    """The value table, the round-off scales, the located element and the truncation share."""
+def _float64_problem(fn, xs, reduction, v, s, numeric_dtype):
+    """A lazy float64 twin of the numeric problem, or None when fn does not run in float64."""
+    def make() -> NumericProblem | None:
+        if numeric_dtype == torch.float64:
+            return None
+        try:
+            h = resolve_step(None, s, torch.float64, FlatInputs.of(xs).values.to(torch.float64))
+            p64 = numeric_problem(fn, xs, reduction, v, s, h, torch.float64)
+        except Exception:  # noqa: BLE001 - fn need not run in float64; then there is no twin
+            return None
+        return p64 if p64.base_rows.dtype == torch.float64 else None
+
+    return make
+
+
+def _measure(p: NumericProblem, g: torch.Tensor, index, directions, tol: Tolerances, progress, workers,
+             float64_problem):
+    """The first table (at the check's step), the final one (with states), the round-off
+    scales, the located element and the truncation share."""
     total = index.numel() if index is not None else directions.shape[0]
     chunk = chunk_size(p, total)
     if index is not None:
@@ -166,12 +188,15 @@ def _measure(p: NumericProblem, g: torch.Tensor, index, directions, tol: Toleran
         maker_for = lambda a, b: dense_maker(p, directions[a:b])  # noqa: E731
         evaluator, autograd_values = Dense(p, directions), directions @ g
     numeric, scale = run_chunks(evaluator, total, chunk, progress, workers)
-    table = value_table(p, index, Estimates(autograd_values, numeric, scale), tol)
-    share = truncation_share(p, table, maker_for, numeric, autograd_values)
+    first = value_table(p, index, Estimates(autograd_values, numeric, scale), tol)
+    share = truncation_share(p, first, maker_for, numeric, autograd_values)
+    estimator = onehot_estimator(index, workers) if index is not None else dense_estimator(directions)
+    table = judge(p, first, estimator, tol.of, sides=evaluator.sides, scale=scale.numpy(),
+                  float64_problem=float64_problem)
     located = None
-    if directions is not None and not bool(table["ok"].all()):
+    if directions is not None and bool((table["state"] == "fail").any()):
         located = locate(p, g, directions[worst_position(table)], tol)
-    return table, scale, located, share
+    return first, table, scale, located, share
 
 
 def element_estimates(

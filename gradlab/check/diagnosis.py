@@ -8,6 +8,8 @@ the check measures rounding, not the gradient (the 140x120 question: rho ≈ 4e-
 float32, where eps = 1.2e-7). Reduction "mean" divides L and dL/dx_i by the
 same n, so it leaves rho — and the failure — unchanged.
 
+The diagnosis explains the check at the step it was asked for; the verdict
+(:mod:`gradlab.check.verdicts`) comes after re-estimating at better steps.
 When round-off is not the cause, halving h tells truncation (the estimate
 moves by the amount the scheme's order predicts) from a wrong gradient (the
 estimate stays put while autograd disagrees).
@@ -181,7 +183,7 @@ def _nonfinite(e: Evidence, pred: float) -> Diagnosis:
              "inputs inside its domain.",
              "With reduction 'sum' or 'mean' one bad element spoils the whole loss: try 'none'.")
     return _make(e, pred, "nonfinite", "error",
-                 "Fail: the function is not finite at some of the inputs.", details, fixes)
+                 "The function is not finite at some of the inputs.", details, fixes)
 
 
 def _roundoff(e: Evidence, pred: float) -> Diagnosis:
@@ -203,7 +205,7 @@ def _roundoff(e: Evidence, pred: float) -> Diagnosis:
                 "(autograd does not use finite differences).")
     # A warning, not an error: the check failed, but that says nothing about the gradient.
     return _make(e, pred, "roundoff", "warning",
-                 "Fail, because round-off swamps the finite difference.",
+                 "At this step, round-off swamps the finite difference.",
                  details, _roundoff_fixes(e, pred), _step_for_roundoff(e))
 
 
@@ -257,7 +259,7 @@ def _truncation(e: Evidence, pred: float) -> Diagnosis:
     if s.order < 4:
         fixes.append("Use a higher-order scheme: central (h²) or five_point (h⁴).")
     return _make(e, pred, "truncation", "warning",
-                 "Fail, because the step is too large: truncation error, not a wrong gradient.",
+                 "The step is too large: truncation error, not a wrong gradient.",
                  details, fixes, step)
 
 
@@ -273,4 +275,4 @@ def _gradient(e: Evidence, pred: float) -> Diagnosis:
              "an in-place op, a detach).",
              "The Taylor test confirms it without any step or tolerance: slope 1 means wrong.")
     return _make(e, pred, "gradient", "error",
-                 f"Fail: the gradient looks wrong at {e.worst_label}.", details, fixes)
+                 f"The gradient looks wrong at {e.worst_label}.", details, fixes)

@@ -27,7 +27,8 @@ import torch
 
 from gradlab.check.batching import OnehotBuffer, chunk_rows, single_threaded_ops
 from gradlab.check.problem import NumericProblem
-from gradlab.check.stencil import combine, dense_maker, estimates, numeric_base, roundoff_scale, shifts
+from gradlab.check.stencil import (combine, dense_maker, numeric_base, one_sided, roundoff_scale, shifts,
+                                   side_points)
 from gradlab.limits import LIMITS
 
 __all__ = ["Evaluator", "SummedOnehot", "SharedOnehot", "Onehot", "Dense", "onehot_evaluator",
@@ -38,7 +39,14 @@ Evaluate = Callable[[int, int], None]
 
 
 class Evaluator(ABC):
-    """Finite differences for perturbations 0..total-1, computed a chunk at a time."""
+    """Finite differences for perturbations 0..total-1, computed a chunk at a time.
+
+    After :meth:`finish`, ``sides`` holds the (left, right) one-sided differences at ±h
+    of every perturbation when the scheme has the points -1 and +1 (else None): the
+    kink screen of :mod:`gradlab.check.kinks`, at no extra call of fn.
+    """
+
+    sides: tuple[torch.Tensor, torch.Tensor] | None = None
 
     @abstractmethod
     def worker(self) -> Evaluate:
@@ -96,8 +104,13 @@ class SummedOnehot(Evaluator):
         weights = torch.tensor([w for _, w in self.moving], dtype=torch.float64)
         combined = self.raw.to(torch.float64).reshape(self.total, self.points) @ weights
         centre = sum(w for c, w in zip(s.offsets, s.weights) if c == 0)
+        base = p.base_rows.to(torch.float64)[0, 0]
         if centre:
-            combined = combined + centre * p.base_rows.to(torch.float64)[0, 0]
+            combined = combined + centre * base
+        where = side_points(p)
+        if where is not None:
+            raw = self.raw.to(torch.float64).reshape(self.total, self.points)
+            self.sides = ((base - raw[:, where[0]]) / self.steps, (raw[:, where[1]] - base) / self.steps)
         return combined / self.steps, roundoff_scale(p, None, self.total)
 
 
@@ -113,6 +126,8 @@ class SharedOnehot(Evaluator):
         total = index.shape[0]
         self.results = [(torch.empty(total, dtype=torch.float64), torch.empty(total, dtype=torch.float64))
                         for _ in problems]
+        if side_points(problems[0]) is not None:
+            self.sides = (torch.empty(total, dtype=torch.float64), torch.empty(total, dtype=torch.float64))
 
     def worker(self) -> Evaluate:
         first, points, steps = self.problems[0], self.points, self.steps
@@ -130,6 +145,8 @@ class SharedOnehot(Evaluator):
                 outputs = first.batched(rows)
                 for p, (est, scale) in zip(self.problems, self.results):
                     est[a:b], scale[a:b] = combine(p, outputs, steps[a:b])
+                if self.sides is not None:
+                    self.sides[0][a:b], self.sides[1][a:b] = one_sided(first, outputs, steps[a:b])
 
         return evaluate
 
@@ -156,11 +173,16 @@ class Dense(Evaluator):
         self.steps = torch.full((total,), p.step, dtype=torch.float64)
         self.est = torch.empty(total, dtype=torch.float64)
         self.scale = torch.empty(total, dtype=torch.float64)
+        if side_points(p) is not None:
+            self.sides = (torch.empty(total, dtype=torch.float64), torch.empty(total, dtype=torch.float64))
 
     def worker(self) -> Evaluate:
         def evaluate(a: int, b: int) -> None:
-            self.est[a:b], self.scale[a:b] = estimates(self.p, dense_maker(self.p, self.directions[a:b]),
-                                                       self.steps[a:b])
+            p, h = self.p, self.steps[a:b]
+            outputs = p.batched(dense_maker(p, self.directions[a:b])(shifts(p, h)))
+            self.est[a:b], self.scale[a:b] = combine(p, outputs, h)
+            if self.sides is not None:
+                self.sides[0][a:b], self.sides[1][a:b] = one_sided(p, outputs, h)
 
         return evaluate
 

@@ -29,7 +29,9 @@ from gradlab.check.batching import FlatInputs
 from gradlab.check.diagnosis import Diagnosis, Evidence, diagnose
 from gradlab.check.problem import NumericProblem
 from gradlab.check.results import CheckSummary, Element
+from gradlab.check.states import STATE_NAMES, overall
 from gradlab.check.stencil import predicted_roundoff
+from gradlab.check.verdict_words import spread_note, verdict_words
 from gradlab.numerics.dtypes import facts
 
 __all__ = ["Tolerances", "Estimates", "CheckContext", "value_table", "error_map", "worst_position",
@@ -45,6 +47,10 @@ class Tolerances:
 
     def of(self, numeric):
         return self.atol + self.rtol * abs(numeric)
+
+    def widened(self, spread: float) -> "Tolerances":
+        """atol widened by a nondeterministic backward's ``spread`` (unchanged when 0)."""
+        return self if not spread > 0 else Tolerances(self.rtol, self.atol + spread)
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,6 +70,7 @@ class CheckContext:
     autograd_dtype: torch.dtype
     tolerances: Tolerances
     summed_elements: int  # output elements of fn (what sum and mean add up)
+    backward_spread: float = 0.0  # max |difference| of two backward passes (already in atol)
 
 
 def _labels(flat: FlatInputs, index: torch.Tensor | None, count: int):
@@ -119,36 +126,70 @@ def error_map(flat: FlatInputs, mode: str, table: pd.DataFrame) -> np.ndarray | 
 
 
 def worst_position(table: pd.DataFrame) -> int:
-    """Row of the value furthest over its tolerance (a NaN error counts as furthest)."""
+    """Row of the value furthest over its tolerance (a NaN error counts as furthest), among
+    the values in the check's verdict state when the table has states."""
     excess = (table["abs_error"] / table["tolerance"].where(table["tolerance"] > 0, np.inf))
     excess = excess.fillna(np.inf) if not table["ok"].all() else excess.fillna(0)
+    if "state" in table:
+        verdict = overall(table["state"])
+        if verdict != "pass":
+            best = table["best_abs_error"] / table["best_tolerance"].where(table["best_tolerance"] > 0, np.inf)
+            excess = best.fillna(np.inf).where(table["state"] == verdict, -1.0)
     return int(np.argmax(excess.to_numpy()))
 
 
 def element(table: pd.DataFrame, pos: int) -> Element:
+    """The checked value in row ``pos``: its best estimate when the table has states."""
     row = table.iloc[pos]
-    return Element(str(row["element"]), float(row["autograd"]), float(row["numeric"]),
-                   float(row["abs_error"]), float(row["rel_error"]), float(row["tolerance"]))
+    if "state" not in table:
+        return Element(str(row["element"]), float(row["autograd"]), float(row["numeric"]),
+                       float(row["abs_error"]), float(row["rel_error"]), float(row["tolerance"]))
+    a, n = float(row["autograd"]), float(row["best_numeric"])
+    big = max(abs(a), abs(n))
+    rel = float(row["best_abs_error"]) / big if big > 0 else 0.0
+    return Element(str(row["element"]), a, n, float(row["best_abs_error"]), rel,
+                   float(row["best_tolerance"]), error_bound=float(row["error_bound"]),
+                   state=str(row["state"]), left_slope=float(row["left_slope"]),
+                   right_slope=float(row["right_slope"]), autograd_side=str(row["autograd_side"]))
 
 
 def summarize(p: NumericProblem, table: pd.DataFrame, context: CheckContext, *, scale: torch.Tensor,
-              located: Element | None, truncation_share: float | None) -> CheckSummary:
-    """The verdict, the worst value, the diagnosis and their words."""
-    passed = bool(table["ok"].all())
+              located: Element | None, truncation_share: float | None,
+              first: pd.DataFrame | None = None) -> CheckSummary:
+    """The verdict, the worst value, the diagnosis and their words.
+
+    ``table`` carries the final estimates and states; ``first`` (default: table) the
+    values at the check's own step, which the diagnosis explains."""
+    states = table["state"].to_numpy() if "state" in table else np.where(table["ok"], "pass", "fail")
+    verdict = overall(states)
+    counts = tuple((name, int((np.asarray(states) == name).sum())) for name in STATE_NAMES)
     worst = element(table, worst_position(table)) if len(table) else None
-    evidence = _evidence(p, table, context, scale=scale, named=located if located is not None else worst,
-                         truncation_share=truncation_share)
+    first = table if first is None else first
+    named = located if located is not None else worst
+    if named is not None and overall(states) == "pass":
+        named = element(first, worst_position(first))  # the diagnosis speaks of the first step
+    evidence = _evidence(p, first, context, scale=scale, named=named, truncation_share=truncation_share)
     diagnosis = diagnose(evidence)
     nd, tol = facts(p.dtype), context.tolerances
-    headline, message, hint = _words(p, table, diagnosis, tol, worst=worst, located=located)
+    headline, message, hint = verdict_words(p, verdict, dict(counts), diagnosis, tol, worst=worst,
+                                            located=located, refined=_refined(p, table))
+    notes = (spread_note(context.backward_spread),) if context.backward_spread > 0 else ()
     return CheckSummary(
-        verdict="pass" if passed else "fail", mode=context.mode, scheme=p.scheme.name, step=p.step,
+        verdict=verdict, mode=context.mode, scheme=p.scheme.name, step=p.step,
         dtype=facts(context.autograd_dtype).name, numeric_dtype=nd.name, reduction=p.reduction,
-        rtol=tol.rtol, atol=tol.atol, checked=len(table), failed=evidence.failed, loss=p.loss,
+        rtol=tol.rtol, atol=tol.atol, checked=len(table), failed=dict(counts)["fail"], loss=p.loss,
         relative_perturbation=evidence.relative_perturbation, machine_eps=nd.eps,
         vacuous=diagnosis.kind == "vacuous", worst=worst, located=located, diagnosis=diagnosis,
-        headline=headline, message=message, hint=hint,
+        headline=headline, message=message, hint=hint, counts=counts,
+        backward_spread=context.backward_spread, notes=notes,
     )
+
+
+def _refined(p: NumericProblem, table: pd.DataFrame) -> int:
+    """How many values were taken at another step or dtype than the check's."""
+    if "best_step" not in table:
+        return 0
+    return int(((table["best_step"] != p.step) | (table["best_dtype"] != facts(p.dtype).name)).sum())
 
 
 def _evidence(p: NumericProblem, table: pd.DataFrame, context: CheckContext, *, scale: torch.Tensor,
@@ -182,24 +223,3 @@ def _quantum(p: NumericProblem, loss: float) -> float | None:
     value = torch.tensor(abs(loss), dtype=p.dtype)
     ulp = float(torch.nextafter(value, torch.tensor(math.inf, dtype=p.dtype)) - value)
     return ulp * max(abs(w) for w in p.scheme.weights) / p.step
-
-
-def _words(p: NumericProblem, table: pd.DataFrame, diagnosis: Diagnosis, tol: Tolerances, *,
-           worst: Element | None, located: Element | None) -> tuple[str, str, str]:
-    """(headline, message, hint) of the verdict."""
-    checked, failed = len(table), int((~table["ok"]).sum())
-    where = f"{p.scheme.name} differences, h = {p.step:.3g}"
-    if not failed:
-        return (f"Gradient check passed: {checked} of {checked} values within the tolerance.",
-                f"{diagnosis.headline} ({checked} values, {where}).", "")
-    named = located if located is not None else worst
-    message = (f"Gradient check failed at {worst.label}: autograd {worst.autograd:.6g}, "
-               f"finite difference {worst.numeric:.6g} ({p.scheme.name}, h = {p.step:.3g}); "
-               f"difference {worst.abs_error:.3g} > tolerance {worst.tolerance:.3g} "
-               f"(atol {tol.atol:g} + rtol {tol.rtol:g}·|numeric|). {failed} of {checked} checked "
-               "values fail.")
-    if located is not None:
-        message += (f" Bisecting that direction points at {located.label}: autograd "
-                    f"{located.autograd:.6g}, finite difference {located.numeric:.6g}.")
-    hint = f"{diagnosis.headline} {diagnosis.fixes[0] if diagnosis.fixes else ''}".rstrip()
-    return f"Gradient check failed at {named.label} ({failed} of {checked} values).", message, hint

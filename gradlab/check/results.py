@@ -31,7 +31,9 @@ class GradcheckError(GradLabError):
 
 @dataclass(frozen=True)
 class Element:
-    """One checked value: where, both gradients, and how far apart."""
+    """One checked value: where, both gradients, how far apart, the finite difference's
+    error bound and the value's state (:mod:`gradlab.check.states`); on a kink both
+    one-sided slopes and the one autograd chose."""
 
     label: str
     autograd: float
@@ -39,13 +41,18 @@ class Element:
     abs_error: float
     rel_error: float
     tolerance: float
+    error_bound: float = float("nan")
+    state: str = ""
+    left_slope: float = float("nan")
+    right_slope: float = float("nan")
+    autograd_side: str = ""  # left | right | between | outside, on a kink
 
 
 @dataclass(frozen=True)
 class CheckSummary:
     """The verdict of a check, its worst value, and the diagnosis."""
 
-    verdict: str  # "pass" or "fail"
+    verdict: str  # "pass", "fail", "inconclusive" or "not_differentiable" (gradlab.check.states)
     mode: str
     scheme: str
     step: float
@@ -55,7 +62,7 @@ class CheckSummary:
     rtol: float
     atol: float
     checked: int
-    failed: int
+    failed: int  # values whose state is fail
     loss: float  # L(x) in the numeric dtype (for "none": the weighted sum, in float64)
     relative_perturbation: float
     machine_eps: float  # of the numeric dtype
@@ -66,6 +73,13 @@ class CheckSummary:
     headline: str  # the verdict in one line
     message: str  # the failing element, both values, the difference (or the pass, in one sentence)
     hint: str  # what the diagnosis says and its first fix; "" on a pass
+    counts: tuple[tuple[str, int], ...] = ()  # (state, how many values), every state
+    backward_spread: float = 0.0  # max |difference| of two backward passes; added to atol
+    notes: tuple[str, ...] = ()  # what else the reader must know (a widened tolerance)
+
+    def count(self, state: str) -> int:
+        """How many checked values are in ``state``."""
+        return dict(self.counts).get(state, 0)
 
     @property
     def passed(self) -> bool:
@@ -74,7 +88,8 @@ class CheckSummary:
     @property
     def text(self) -> str:
         """Message and hint as one paragraph (the text of a GradcheckError)."""
-        return f"{self.message} Hint: {self.hint}" if self.hint else self.message
+        text = f"{self.message} Hint: {self.hint}" if self.hint else self.message
+        return " ".join((text, *self.notes))
 
 
 @dataclass(frozen=True, eq=False)

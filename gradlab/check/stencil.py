@@ -26,7 +26,7 @@ from gradlab.check.batching import dense_rows, onehot_rows
 from gradlab.check.problem import NumericProblem, reduce_outputs
 from gradlab.numerics.dtypes import facts
 
-__all__ = ["estimates", "shifts", "combine", "contract", "roundoff_scale", "numeric_base",
+__all__ = ["estimates", "shifts", "combine", "one_sided", "side_points", "contract", "roundoff_scale", "numeric_base",
            "onehot_maker", "dense_maker", "predicted_roundoff"]
 
 RowMaker = Callable[[torch.Tensor], torch.Tensor]
@@ -63,6 +63,27 @@ def combine(p: NumericProblem, outputs: torch.Tensor, h: torch.Tensor):
         combined = combined + centre * p.base_rows.to(torch.float64)
     changed = _changed(values, p.base_rows) if p.reduction == "none" else None
     return contract(p, combined) / h, roundoff_scale(p, changed, m)
+
+
+def side_points(p: NumericProblem) -> tuple[int, int] | None:
+    """Positions (among the moving points) of the offsets -1 and +1, or None when the
+    scheme lacks either (forward, backward, complex step): no one-sided pair for free."""
+    moving = [c for c in p.scheme.offsets if c != 0]
+    if p.scheme.complex_step or -1.0 not in moving or 1.0 not in moving:
+        return None
+    return moving.index(-1.0), moving.index(1.0)
+
+
+def one_sided(p: NumericProblem, outputs: torch.Tensor, h: torch.Tensor):
+    """(left, right) one-sided differences (f(x) - f(x-h))/h and (f(x+h) - f(x))/h from
+    fn's outputs at the (K·m) stencil rows, or None (see :func:`side_points`)."""
+    where = side_points(p)
+    if where is None:
+        return None
+    moving = sum(c != 0 for c in p.scheme.offsets)
+    values = reduce_outputs(outputs, p.reduction).reshape(moving, h.shape[0], -1).to(torch.float64)
+    base = p.base_rows.to(torch.float64)
+    return (contract(p, base - values[where[0]]) / h, contract(p, values[where[1]] - base) / h)
 
 
 def _changed(values: torch.Tensor, base: torch.Tensor) -> torch.Tensor:

@@ -1,0 +1,83 @@
+"""The error bound of a finite difference: round-off plus Richardson-estimated truncation.
+
+For a scheme of order p with step h, the estimate D(h) differs from the
+derivative by round-off, about ``sum|w_k|·u·scale/h`` (u: the numeric dtype's
+unit round-off, scale: the magnitude of the values subtracted, see
+:func:`gradlab.check.stencil.roundoff_scale`), plus truncation ``C·h^p``,
+estimated from a second step: ``trunc(h) ≈ |D(h) - D(h/2)|·2^p/(2^p - 1)``.
+The complex step subtracts nothing: its round-off is ``u·|D|``.
+
+>>> from gradlab.numerics.schemes import get_scheme
+>>> s = get_scheme("forward")
+>>> b = bound_of(s, torch.float64, np.array([3.0301]), np.array([3.015025]), np.array([0.0]),
+...              np.array([1e-2]))
+>>> round(float(b.truncation[0]), 3)  # x**3 at 1, h = 0.01: the true truncation is 3h + h**2
+0.03
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import torch
+
+from gradlab.check.problem import NumericProblem
+from gradlab.numerics.dtypes import facts
+from gradlab.numerics.schemes import Scheme
+
+__all__ = ["Bounded", "Estimator", "roundoff_bound", "bound_of", "bounded_estimates"]
+
+# estimator(problem, rows, steps) -> (estimate, scale), float64 tensors, one per row
+Estimator = Callable[[NumericProblem, np.ndarray, torch.Tensor], tuple]
+
+
+@dataclass(frozen=True, eq=False)
+class Bounded:
+    """Estimates at steps ``step`` with their error bound = roundoff + truncation (float64 arrays)."""
+
+    estimate: np.ndarray
+    step: np.ndarray
+    scale: np.ndarray  # of the values subtracted (round-off scales with it)
+    roundoff: np.ndarray
+    truncation: np.ndarray
+
+    def rows(self, idx: np.ndarray) -> "Bounded":
+        """The bounds of rows ``idx``."""
+        return Bounded(*(getattr(self, f)[idx] for f in _FIELDS))
+
+    @property
+    def bound(self) -> np.ndarray:
+        b = self.roundoff + self.truncation
+        return np.where(np.isnan(b), np.inf, b)
+
+
+_FIELDS = ("estimate", "step", "scale", "roundoff", "truncation")
+
+
+def roundoff_bound(scheme: Scheme, dtype: torch.dtype, estimate, scale, step) -> np.ndarray:
+    """Round-off part of the error of estimates at ``step`` (arrays, broadcast)."""
+    u = facts(dtype).unit_roundoff
+    if scheme.complex_step:
+        return u * np.abs(np.asarray(estimate, dtype=np.float64))
+    return scheme.roundoff_constant * u * np.asarray(scale, dtype=np.float64) / np.asarray(step)
+
+
+def bound_of(scheme: Scheme, dtype: torch.dtype, d_h, d_half, scale, step) -> Bounded:
+    """The bound of D(h) from D(h) and D(h/2) (arrays): Richardson truncation plus round-off."""
+    factor = 2.0 ** scheme.order / (2.0 ** scheme.order - 1)
+    d_h = np.asarray(d_h, dtype=np.float64)
+    trunc = np.abs(d_h - np.asarray(d_half, dtype=np.float64)) * factor
+    scale = np.asarray(scale, dtype=np.float64)
+    return Bounded(d_h, np.asarray(step, dtype=np.float64), scale,
+                   roundoff_bound(scheme, dtype, d_h, scale, step), trunc)
+
+
+def bounded_estimates(p: NumericProblem, estimator: Estimator, rows: np.ndarray,
+                      steps: np.ndarray) -> Bounded:
+    """D at ``steps`` and at half of them for ``rows`` (one batched evaluation), with bounds."""
+    both = torch.from_numpy(np.concatenate([steps, steps / 2]))
+    est, scale = estimator(p, np.concatenate([rows, rows]), both)
+    est, scale, m = est.numpy(), scale.numpy(), len(rows)
+    return bound_of(p.scheme, p.dtype, est[:m], est[m:], scale[:m], steps)

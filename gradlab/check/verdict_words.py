@@ -1,0 +1,90 @@
+"""The words of a check's verdict: a headline, a message naming the value, and a hint.
+
+One function per verdict (:mod:`gradlab.check.states`). A fail names the
+element, both values, the difference, the tolerance and the finite
+difference's error bound (as torch's gradcheck does, with the bound added);
+a kink names both one-sided slopes and the one autograd chose.
+
+>>> print(spread_note(2.5e-9))  # doctest: +NORMALIZE_WHITESPACE
+Two backward passes differ by up to 2.5e-09 (a nondeterministic backward):
+the absolute tolerance was widened by that much.
+"""
+
+from __future__ import annotations
+
+from gradlab.check.diagnosis import Diagnosis
+from gradlab.check.problem import NumericProblem
+from gradlab.check.results import Element
+
+__all__ = ["verdict_words", "spread_note"]
+
+_SIDES = {"left": "the left slope", "right": "the right slope",
+          "between": "a value between the two (a subgradient)", "outside": "neither slope"}
+
+
+def spread_note(spread: float) -> str:
+    """The note a check carries when two backward passes disagreed."""
+    return (f"Two backward passes differ by up to {spread:.3g} (a nondeterministic backward): "
+            "the absolute tolerance was widened by that much.")
+
+
+def _also(counts: dict[str, int], but: str) -> str:
+    others = [f"{counts[k]} {k.replace('_', ' ')}" for k in ("inconclusive", "not_differentiable")
+              if k != but and counts.get(k)]
+    return f" ({', '.join(others)})" if others else ""
+
+
+def verdict_words(p: NumericProblem, verdict: str, counts: dict[str, int], diagnosis: Diagnosis, tol,
+                  *, worst: Element | None, located: Element | None, refined: int = 0
+                  ) -> tuple[str, str, str]:
+    """(headline, message, hint) of ``verdict``; ``worst``: the value that decides it."""
+    checked = sum(counts.values())
+    where = f"{p.scheme.name} differences, h = {p.step:.3g}"
+    if verdict == "pass" or worst is None:
+        again = (f" {refined} of them were re-estimated at steps chosen from their own error "
+                 "model (or in float64) before they agreed; at the check's own step: "
+                 f"{diagnosis.headline[0].lower()}{diagnosis.headline[1:]}" if refined else "")
+        return (f"Gradient check passed: {checked} of {checked} values within the tolerance.",
+                f"{'Autograd and the finite differences agree' if refined else diagnosis.headline}"
+                f" ({checked} values, {where}).{again}", "")
+    n = counts[verdict]
+    values = (f"autograd {worst.autograd:.6g}, finite difference {worst.numeric:.6g}; "
+              f"difference {worst.abs_error:.3g}, tolerance {worst.tolerance:.3g} "
+              f"(atol {tol.atol:g} + rtol {tol.rtol:g}·|numeric|), error bound of the finite "
+              f"difference {worst.error_bound:.3g}")
+    if verdict == "fail":
+        return _fail(worst, located, n, checked, values, counts, diagnosis)
+    if verdict == "not_differentiable":
+        return _kink(worst, n, checked, counts)
+    fix = f" {diagnosis.fixes[0]}" if diagnosis.fixes else ""
+    return (f"Gradient check inconclusive at {worst.label} ({n} of {checked} values).",
+            f"Gradient check inconclusive at {worst.label}: {values}. The difference is within what "
+            f"the finite difference's error can explain, even at the best step found: this is not "
+            f"evidence that the gradient is wrong.{_also(counts, verdict)}",
+            f"{diagnosis.headline}{fix}".strip())
+
+
+def _fail(worst, located, n, checked, values, counts, diagnosis):
+    named = located if located is not None else worst
+    message = (f"Gradient check failed at {worst.label}: {values}; the difference exceeds the "
+               f"tolerance plus the bound, so the finite difference cannot explain it. {n} of "
+               f"{checked} checked values fail{_also(counts, 'fail')}.")
+    if located is not None:
+        message += (f" Bisecting that direction points at {located.label}: autograd "
+                    f"{located.autograd:.6g}, finite difference {located.numeric:.6g}.")
+    if diagnosis.kind in ("gradient", "nonfinite"):
+        hint = f"{diagnosis.headline} {diagnosis.fixes[0] if diagnosis.fixes else ''}".rstrip()
+    else:
+        hint = (f"The gradient looks wrong at {named.label}: check the backward formula for that "
+                "element (a custom autograd.Function, an in-place op, a detach).")
+    return f"Gradient check failed at {named.label} ({n} of {checked} values).", message, hint
+
+
+def _kink(worst, n, checked, counts):
+    chose = _SIDES.get(worst.autograd_side, worst.autograd_side)
+    message = (f"Not differentiable at {worst.label}: the left slope is {worst.left_slope:.6g} and "
+               f"the right slope {worst.right_slope:.6g}; autograd gives {worst.autograd:.6g}, "
+               f"{chose}. {n} of {checked} values sit on such a kink{_also(counts, 'not_differentiable')}.")
+    hint = ("Finite differences cannot check a gradient at a kink (relu or abs at 0, max with ties, "
+            "round): check at points away from it, or accept autograd's convention there.")
+    return f"Not differentiable at {worst.label} ({n} of {checked} values).", message, hint
