@@ -1,8 +1,11 @@
 """``python -m gradlab check``: the grad-check page's engine call from a terminal.
 
 ``register(subparsers)`` adds the ``check`` sub-command (``args.run`` is set to
-:func:`run`); ``run(args)`` returns the exit status: 0 when the check ran
-(whatever its verdict), 2 with one ``error: ...`` line on stderr for bad input.
+:func:`run`); ``run(args)`` returns the exit status, by verdict
+(:data:`gradlab.check.states.EXIT_CODES`): 0 pass, 1 fail (a wrong gradient),
+3 inconclusive, 4 not differentiable; 2 with one ``error: ...`` line on
+stderr for bad input. JSON rows carry each value's ``state`` and
+``error_bound`` besides the first step's columns.
 
 >>> import argparse
 >>> parser = argparse.ArgumentParser()
@@ -19,6 +22,7 @@ import argparse
 import json
 import sys
 
+from gradlab.check.states import EXIT_CODES, STATES
 from gradlab.check.settings import LOSSES, MODELS, CheckSettings, parse_shape, run_check
 from gradlab.check.validation import GRAD_OUTPUTS, MODES, REDUCTIONS
 from gradlab.cli.main import to_json
@@ -47,7 +51,11 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "check", help="finite-difference gradient check of a built-in model and loss",
         description="Check autograd's gradient of a loss against finite differences and "
-                    "explain the verdict (same engine as the Grad check page).")
+                    "explain the verdict (same engine as the Grad check page).",
+        epilog="Each value is pass, fail (the finite difference cannot explain the difference: "
+               "a wrong gradient), inconclusive (the finite difference's error bound exceeds the "
+               "tolerance) or not differentiable (a kink). Exit status: 0 pass, 1 fail, "
+               "3 inconclusive, 4 not differentiable, 2 bad usage.")
     p.add_argument("--model", choices=MODELS, default="affine")
     p.add_argument("--expression", default="sin(x)", help="for --model expression: f(x), elementwise")
     p.add_argument("--shape", default="140x120", help="e.g. 140x120")
@@ -90,11 +98,13 @@ def run(args) -> int:
         sys.stdout.write("\n")
     else:
         sys.stdout.write(_text(result))
-    return 0
+    return EXIT_CODES[result.verdict]
 
 
 _ROW_KEYS = ("element", "index", "autograd", "numeric", "ratio", "abs_error", "rel_error",
-             "tolerance", "ok", "relative_perturbation")
+             "tolerance", "ok", "relative_perturbation", "state", "error_bound", "best_numeric",
+             "best_step", "best_dtype", "best_abs_error", "best_tolerance", "left_slope",
+             "right_slope", "autograd_side")
 
 
 def result_json(result) -> dict:
@@ -110,7 +120,8 @@ def result_json(result) -> dict:
         "mode": s.mode, "scheme": s.scheme, "step": s.step, "dtype": s.dtype,
         "numeric_dtype": s.numeric_dtype, "reduction": s.reduction, "rtol": s.rtol,
         "atol": s.atol, "loss": s.loss, "checked": s.checked, "failed": s.failed,
-        "vacuous": s.vacuous, "worst": vars(s.worst) if s.worst else None,
+        "vacuous": s.vacuous, "counts": dict(s.counts), "exit_code": EXIT_CODES[s.verdict],
+        "backward_spread": s.backward_spread, "notes": list(s.notes), "worst": vars(s.worst) if s.worst else None,
         "located": vars(s.located) if s.located else None, "rows": rows,
     }
     if result.taylor is not None:
@@ -123,7 +134,8 @@ def result_json(result) -> dict:
 
 def _text(result) -> str:
     s, d = result.summary, result.summary.diagnosis
-    table = result.table[["element", "autograd", "numeric", "ratio", "abs_error", "rel_error", "ok"]]
+    table = result.table[["element", "autograd", "numeric", "best_numeric", "error_bound", "state"]].copy()
+    table["state"] = [STATES[k].marker for k in table["state"]]
     lines = [
         f"{s.mode} check, {s.scheme} differences, h = {s.step:.3g}, dtype {s.dtype} "
         f"(finite differences in {s.numeric_dtype}), reduction {s.reduction}, "
@@ -131,7 +143,8 @@ def _text(result) -> str:
         "",
         table.to_string(index=False, float_format=lambda v: f"{v:.6g}"),
         "",
-        f"verdict: {s.verdict.upper()}",
+        f"verdict: {STATES[s.verdict].label.upper()} "
+        f"({', '.join(f'{n} {STATES[k].label}' for k, n in s.counts if n)})",
         f"relative perturbation h·|dL/dx_i|/|L| = {s.relative_perturbation:.3g} "
         f"(machine eps {s.machine_eps:.3g})",
         "",
@@ -139,6 +152,7 @@ def _text(result) -> str:
     ]
     if not s.passed:
         lines += ["", s.message, f"Hint: {s.hint}"]
+    lines += [note for note in s.notes]
     if result.taylor is not None:
         lines += ["", "Taylor test: " + result.taylor.text]
     return "\n".join(lines) + "\n"
