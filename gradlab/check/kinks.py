@@ -3,7 +3,10 @@
 Screen: the one-sided differences D-(h), D+(h) at the check's step come free
 with a symmetric stencil (:attr:`gradlab.check.evaluation.Evaluator.sides`);
 for a smooth function their gap is about h·|f''|, for a kink it is the jump
-in slope. Rows whose gap exceeds the tolerance and round-off are candidates.
+in slope. Rows whose gap exceeds the tolerance and round-off, and is at least
+:data:`SCREEN_SHARE` of the larger one-sided slope, are candidates (a smooth
+function at the check's step rarely turns its slope by that much; a kink whose
+slopes differ by less is confirmed only where the value does not pass).
 
 Confirm: each candidate gets forward and backward differences at h and h/2;
 their Richardson extrapolations ``S = 2·D(h/2) - D(h)`` remove the first-order
@@ -37,7 +40,9 @@ from gradlab.check.problem import NumericProblem
 from gradlab.check.refinement import torch_steps
 from gradlab.numerics.schemes import get_scheme
 
-__all__ = ["Kinks", "candidates", "confirm"]
+__all__ = ["SCREEN_SHARE", "Kinks", "candidates", "confirm"]
+
+SCREEN_SHARE = 0.1  # a candidate's one-sided slopes differ by this share of the larger one
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,7 +60,8 @@ def candidates(p: NumericProblem, sides, scale: np.ndarray, tolerance: np.ndarra
     left, right = (s.numpy() for s in sides)
     noise = 2 * roundoff_bound(get_scheme("forward"), p.dtype, left, scale, p.step)
     gap = np.abs(right - left)
-    return np.flatnonzero(gap > tolerance + noise)
+    turn = SCREEN_SHARE * np.maximum(np.abs(left), np.abs(right))
+    return np.flatnonzero((gap > tolerance + noise) & (gap >= turn))
 
 
 def _side(p: NumericProblem, name: str, estimator: Estimator, rows: np.ndarray):
