@@ -3,7 +3,12 @@
 A directional check compares ∇L·v with a finite difference along a dense
 direction v, so a failure says "somewhere along v". Splitting v's support in
 two halves, re-estimating both and keeping the worse half, ``log2(N)`` times,
-ends at one element; that element is then checked on its own.
+ends at one element; that element is then checked on its own. A half is
+"worse" by how far autograd's value lies outside the tolerance plus the
+finite difference's error bound, after the per-value step search of
+:mod:`gradlab.check.refinement`, so a half whose estimate is off by
+truncation (a function near a singularity) does not draw the search away
+from a wrong gradient.
 
 >>> from gradlab.check.problem import numeric_problem
 >>> from gradlab.numerics.schemes import get_scheme
@@ -18,14 +23,29 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
+from gradlab.check.error_bounds import bounded_estimates
+from gradlab.check.refinement import search
 from gradlab.check.report import Estimates, Tolerances, element, value_table
 from gradlab.check.problem import NumericProblem
 from gradlab.check.results import Element
 from gradlab.check.stencil import dense_maker, estimates, onehot_maker
 
 __all__ = ["locate"]
+
+
+def _worse(p: NumericProblem, masks: torch.Tensor, autograd: np.ndarray, tol: Tolerances, rows) -> int:
+    """0 or 1: the half (a row of ``masks``) whose autograd value is further beyond
+    tolerance plus error bound, after a step search."""
+    def estimator(q, r, h):
+        return estimates(q, dense_maker(q, masks[torch.from_numpy(r)]), h)
+
+    start = bounded_estimates(p, estimator, rows, np.full(2, p.step))
+    best = search(p, estimator, rows, autograd, tol.of(autograd), start)
+    excess = (np.abs(best.estimate - autograd) - best.bound) / tol.of(best.estimate)
+    return int(np.argmax(np.nan_to_num(excess, nan=math.inf)))
 
 
 def locate(p: NumericProblem, grad: torch.Tensor, direction: torch.Tensor, tol: Tolerances) -> Element:
@@ -36,14 +56,14 @@ def locate(p: NumericProblem, grad: torch.Tensor, direction: torch.Tensor, tol: 
     numel = p.flat.numel
     active = torch.arange(numel)
     steps = torch.full((2,), p.step, dtype=torch.float64)
+    rows = np.arange(2)
     while active.numel() > 1:
         halves = torch.tensor_split(active, 2)
         masks = torch.zeros(2, numel, dtype=torch.float64)
         for k, part in enumerate(halves):
             masks[k, part] = direction[part]
-        est, _ = estimates(p, dense_maker(p, masks), steps)
-        excess = (est - masks @ grad).abs() / (tol.atol + tol.rtol * est.abs())
-        active = halves[int(torch.argmax(torch.nan_to_num(excess, nan=math.inf)))]
+        active = halves[_worse(p, masks, (masks @ grad).numpy(), tol, rows)]
     i = active[:1]
+    steps = torch.full((1,), p.step, dtype=torch.float64)
     est, scale = estimates(p, onehot_maker(p, i), steps[:1])
     return element(value_table(p, i, Estimates(grad[i], est, scale), tol), 0)
