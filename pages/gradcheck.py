@@ -17,6 +17,7 @@ from gradlab.server.deadline import paced_progress  # noqa: E402
 from gradlab.errors import GradLabError  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
 from gradlab.literal_text import markdown_literal  # noqa: E402
+from gradlab.check.states import STATES  # noqa: E402
 from gradlab.check.settings import LOSSES, MODELS, CheckSettings, parse_shape, run_check  # noqa: E402
 from gradlab.figures.check import error_heatmap, eps_sweep_figure, taylor_figure  # noqa: E402
 from gradlab.ui.presets import preset_buttons  # noqa: E402
@@ -154,22 +155,34 @@ def _verdict(result) -> None:
     box(f"**{markdown_literal(d.headline)}**\n\n{markdown_literal(d.details)}"
         + (f"\n\n**What helps:**{fixes}" if fixes else ""), icon=icon)
     c = st.columns(4)
-    c[0].metric(f"verdict ({s.failed} of {s.checked} fail)", s.verdict.upper())
+    counts = ", ".join(f"{n} {STATES[k].label}" for k, n in s.counts if n)
+    c[0].metric(f"verdict ({counts})", STATES[s.verdict].label.upper(),
+                help="Each value is " + "; ".join(f"{r.label}: {r.meaning}" for r in STATES.values()) + ".")
     c[1].metric("h·|dL/dxᵢ| / |L|", f"{s.relative_perturbation:.2e}",
                 help="How much of the loss one step changes (median over the checked elements).")
     c[2].metric(f"machine eps ({s.numeric_dtype})", f"{s.machine_eps:.2e}")
     c[3].metric(f"step h ({s.scheme})", f"{s.step:.3g}",
                 help=f"Tolerances: rtol {s.rtol:g}, atol {s.atol:g} (the {s.dtype} defaults).")
-    if not s.passed:
+    if not s.passed or s.message != d.headline:
         st.caption(markdown_literal(s.message))  # the hint is the diagnosis box above
+    for note in s.notes:
+        st.caption(markdown_literal(note))
+
+
+def _state_colour(state: str) -> str:
+    return f"color: {STATES[state].colour}; font-weight: bold"
 
 
 def _table(result) -> None:
-    cols = ["element", "autograd", "numeric", "ratio", "abs_error", "rel_error", "tolerance", "ok",
-            "relative_perturbation"]
-    st.dataframe(result.table[cols], hide_index=True, width="stretch", height=240,
-                 column_config={c: st.column_config.NumberColumn(format="%.6g") for c in cols[1:7]}
-                 | {"relative_perturbation": st.column_config.NumberColumn(format="%.2e")})
+    """The values at the check's step, their best estimate, its bound and the state (in its colour)."""
+    cols = ["element", "state", "autograd", "numeric", "abs_error", "tolerance", "best_numeric",
+            "error_bound", "best_step", "relative_perturbation"]
+    table = result.table[cols]
+    st.dataframe(table.style.map(_state_colour, subset=["state"]), hide_index=True, width="stretch",
+                 height=240,
+                 column_config={c: st.column_config.NumberColumn(format="%.6g") for c in cols[2:7]}
+                 | {c: st.column_config.NumberColumn(format="%.2e")
+                    for c in ("error_bound", "best_step", "relative_perturbation")})
 
 
 @st.fragment
@@ -198,7 +211,8 @@ def _render(settings: CheckSettings, result) -> None:
             st.markdown(markdown_literal(result.taylor.text) + " This test needs no step and no tolerance.")
     if result.error_map is not None and shown[2].open:
         with shown[2]:
-            show_figure(prepare_figure(error_heatmap, result.error_map), "gradlab-gradcheck-heatmap")
+            show_figure(prepare_figure(error_heatmap, result.error_map, result.state_map),
+                        "gradlab-gradcheck-heatmap")
 
 
 def _sweep_view(settings: CheckSettings) -> None:

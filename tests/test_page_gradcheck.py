@@ -99,10 +99,13 @@ def test_a_url_naming_an_unknown_tab_opens_the_first():
     assert SWEEP_CAPTION in _texts(at)
 
 
-def test_a_failing_check_shows_the_engines_message_and_its_hint_only_in_the_diagnosis():
+def test_the_questions_check_shows_the_verdict_after_re_estimation_and_the_diagnosis_of_its_step():
+    # At the question's step round-off swamps every value (the warning box); re-estimated at
+    # better steps the gradient is right, and the engine's message says so.
     at = _open({"shape": "140x120", "dtype": "float32", "scheme": "forward", "eps": "1e-03"})
     assert not _problems(at)
     captions = [shown(c.value) for c in at.caption]
-    failed = [c for c in captions if c.startswith("Gradient check failed at x[")]
-    assert failed and "finite difference" in failed[0] and "Hint" not in failed[0]
+    said = [c for c in captions if c.startswith("Autograd and the finite differences agree")]
+    assert said and "re-estimated" in said[0] and "Hint" not in said[0]
+    assert any(m.value == "PASS" for m in at.metric)
     assert any("round-off" in shown(e.value) for e in at.warning)  # the hint's words, in the box

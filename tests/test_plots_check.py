@@ -10,6 +10,7 @@ import json
 import math
 
 import numpy as np
+import torch
 import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -150,3 +151,19 @@ def test_the_prepared_dict_is_what_the_figure_sends(figures, specs, name):
     assert isinstance(specs[name], FigureSpec)
     sent = json.loads(pio.to_json(specs[name].to_dict(), validate=False))
     assert sent == json.loads(pio.to_json(figures[name], validate=False))
+
+
+def test_heatmap_colours_each_element_by_its_state():
+    # relu at an exact 0 is a kink (slopes 0 and 1); elsewhere it is differentiable
+    from gradlab.check.api import gradcheck
+    from gradlab.check.states import STATE_NAMES, STATES
+
+    x = torch.tensor([[0.0, 1.0], [-1.0, 2.0]], dtype=torch.float64)
+    r = gradcheck(torch.relu, x, mode="full", taylor=False)
+    assert r.state_map.tolist() == [["not_differentiable", "pass"], ["pass", "pass"]]
+    fig = error_heatmap(r.error_map, r.state_map)
+    code = STATE_NAMES.index
+    assert [list(row) for row in fig.data[0].z] == [[code("not_differentiable"), code("pass")],
+                                                    [code("pass"), code("pass")]]
+    colours = {c for _, c in fig.data[0].colorscale}
+    assert colours == {STATES[n].colour for n in STATE_NAMES}

@@ -108,3 +108,10 @@ class CheckResult:
     @property
     def passed(self) -> bool:
         return self.summary.passed
+
+    @property
+    def state_map(self) -> np.ndarray | None:
+        """Each element's state in the layout of ``error_map`` (None where it is None)."""
+        if self.error_map is None or "state" not in self.table:
+            return None
+        return self.table["state"].to_numpy().reshape(self.error_map.shape)
