@@ -6,8 +6,10 @@ Public entry points: :mod:`~gradlab.check.api` (``gradcheck``, ``element_estimat
 call). Inside, one concept per module, in the order a check runs:
 validation (options, the one place values are checked) -> problem (inputs, autograd side,
 the numeric problem) -> batching (fn over many perturbed copies) -> stencil (finite
-differences of a batch) -> evaluation (chunks, worker threads) -> report (value table,
-summary and its words, with diagnosis) -> results (what is returned); bisection,
-step_halving, taylor / taylor_remainders re-examine a result; reduction_sweep draws the
-error-vs-eps sweep next to a check.
+differences of a batch) -> evaluation (chunks, worker threads) -> verdicts (each value's
+state: error_bounds gives round-off plus Richardson truncation, refinement the per-value
+step search, kinks the one-sided slopes, states the four states' rows) -> report (value
+table, summary, with diagnosis; verdict_words words it) -> results (what is returned);
+bisection, step_halving, taylor / taylor_remainders re-examine a result; reduction_sweep
+draws the error-vs-eps sweep next to a check.
 """
