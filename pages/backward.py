@@ -213,6 +213,7 @@ def _matrix_controls() -> tuple[str, str]:
 
 
 def _render_matrix(r: MatrixVJP) -> None:
+    """Section 3's result: J = W, its rows weighted by v, and x.grad."""
     left, right = st.columns([2, 3])
     with left:
         show_figure(prepare_figure(plots.jacobian_heatmap, r.jacobian, "J = ∂z/∂x = W", "z", "x"), "jacobian-w",

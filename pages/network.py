@@ -129,6 +129,7 @@ def _quantisation(fd: FiniteDifference) -> None:
 
 
 def _charts(fd: FiniteDifference, sweep: StepSweep) -> None:
+    """The staircase of possible estimates and the error against the step."""
     left, right = st.columns(2)
     with left:
         show_figure(prepare_figure(plots.staircase_figure, sweep.table, sweep.autograd, sweep.reference, fd.step,
@@ -176,6 +177,7 @@ def _lesson() -> None:
 
 
 def _render(result: NetworkExperiment) -> None:
+    """Everything below the controls, from one experiment."""
     fd, sweep = result.difference, result.sweep
     _values(fd)
     _quantisation(fd)

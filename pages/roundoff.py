@@ -118,6 +118,7 @@ def _preset_note() -> None:
 
 
 def _ulps(distance: int) -> str:
+    """An ulp count as a person reads it: digits up to a million, then powers of ten."""
     return f"{distance:,} ulp" if distance < 10**6 else f"{distance:.2e} ulp"
 
 
@@ -133,6 +134,7 @@ def _summary(result: RoundoffResult) -> None:
 
 
 def _charts(figures: tuple[PreparedFigure, PreparedFigure, PreparedFigure]) -> None:
+    """The A–B distances and both errors against the exact value."""
     distance_bars, error_histogram, error_scatter = figures
     left, right = st.columns(2)
     with left:
@@ -152,6 +154,7 @@ def _notes(result: RoundoffResult) -> None:
 
 
 def _points(result: RoundoffResult) -> None:
+    """The first rows of the engine's table, bit patterns in hex."""
     with st.expander("The numbers, point by point (first 500)"):
         st.dataframe(
             with_hex(result.table.head(TABLE_ROWS)), hide_index=True,
@@ -188,6 +191,7 @@ def _lesson() -> None:
 
 
 def _render(result: RoundoffResult, figures: tuple[PreparedFigure, PreparedFigure, PreparedFigure]) -> None:
+    """Everything below the controls, from one comparison and its figures."""
     _summary(result)
     _charts(figures)
     _notes(result)
