@@ -29,6 +29,7 @@ function that takes a list itself is written ``lambda a, b: fn([a, b])``.
 from __future__ import annotations
 
 import inspect
+import threading
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -154,8 +155,12 @@ def module_arguments(model: torch.nn.Module, inputs: tuple) -> tuple[Callable, A
     names = [n for n, _ in named]
     count = len(names)
 
+    lock = threading.Lock()  # functional_call swaps the module's parameters in place for the call:
+    # two worker threads calling it at once would each see the other's values
+
     def call(*args):
-        return torch.func.functional_call(model, dict(zip(names, args[:count])), tuple(args[count:]))
+        with lock:
+            return torch.func.functional_call(model, dict(zip(names, args[:count])), tuple(args[count:]))
 
     inputs = _legacy(tuple(inputs))
     all_names = names + [f"input {k}" for k in range(len(inputs))]
