@@ -1,7 +1,8 @@
 """Tensor gradient checks: autograd against finite differences, with a diagnosis.
 
-``gradcheck(fn, x)`` compares autograd's gradient of a PyTorch function of
-tensors with finite differences, in three modes:
+``gradcheck(fn, *inputs)`` compares autograd's gradient of a PyTorch function
+with finite differences (the inputs checked and how: :mod:`~gradlab.check.arguments`;
+its outputs: :mod:`~gradlab.check.outputs`), in three modes:
 
 - ``sampled``: k random elements (seeded);
 - ``full``: every element, batched (many perturbed copies per call, see
