@@ -48,12 +48,15 @@ class Arguments:
     checked: tuple[int, ...]
     names: tuple[str, ...]
 
+    def __post_init__(self):  # the kinds, once: rebuild runs once per finite-difference batch
+        object.__setattr__(self, "_complex", tuple(self.args[k].is_complex() for k in self.checked))
+
     def tensors(self) -> list[torch.Tensor]:
         """The checked arguments as given (detached)."""
         return [self.args[k] for k in self.checked]
 
     def complex_parts(self) -> tuple[bool, ...]:
-        return tuple(t.is_complex() for t in self.tensors())
+        return self._complex
 
     def reals(self) -> list[torch.Tensor]:
         """The checked arguments as real tensors: a complex one as its (*shape, 2) real view."""
@@ -61,8 +64,10 @@ class Arguments:
 
     def rebuild(self, reals: Sequence[torch.Tensor]) -> list:
         """fn's arguments with the checked ones replaced by ``reals`` (complex ones rebuilt)."""
+        if len(reals) == len(self.args) and not any(self._complex):  # every argument checked, all real
+            return list(reals)
         args = list(self.args)
-        for k, real, was_complex in zip(self.checked, reals, self.complex_parts()):
+        for k, real, was_complex in zip(self.checked, reals, self._complex):
             args[k] = torch.complex(real[..., 0], real[..., 1]) if was_complex else real
         return args
 

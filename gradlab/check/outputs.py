@@ -68,15 +68,16 @@ class OutputLayout:
 
     def flatten(self, out) -> torch.Tensor:
         """One output of fn -> its checked parts as one real 1-D tensor."""
-        return torch.cat([_real(t, c).reshape(-1) for (_, t), c in zip(self._parts(out), self.complex_parts)])
+        return _join([_real(t, c).reshape(-1) for (_, t), c in zip(self._parts(out), self.complex_parts)], 0)
 
     def flatten_batched(self, out, rows: int) -> torch.Tensor:
         """fn's output on ``rows`` stacked inputs (each part with a leading batch dimension)
         -> (rows, numel)."""
-        return torch.cat([_real(t, c).reshape(rows, -1) for (_, t), c in zip(self._parts(out), self.complex_parts)],
-                         dim=1)
+        return _join([_real(t, c).reshape(rows, -1) for (_, t), c in zip(self._parts(out), self.complex_parts)], 1)
 
     def _parts(self, out):
+        if isinstance(out, torch.Tensor) and self.names == ("out",):  # the usual case, quickly
+            return [("out", out)]
         parts = output_parts(out)
         if tuple(n for n, _ in parts) != self.names:
             raise GradLabError("The function returned differently structured outputs on a perturbed "
@@ -97,6 +98,11 @@ class OutputLayout:
                 return f"{name}[{', '.join(map(str, index))}]{part}" if shape else f"{name}{part}"
             start += size
         raise IndexError(f"output index {flat_index} is beyond the {self.numel} output values")
+
+
+def _join(parts: list[torch.Tensor], dim: int) -> torch.Tensor:
+    """torch.cat, without its copy for the usual single output (a view, as fn returned it)."""
+    return parts[0] if len(parts) == 1 else torch.cat(parts, dim=dim)
 
 
 def _real(t: torch.Tensor, is_complex: bool) -> torch.Tensor:
