@@ -1,4 +1,11 @@
-"""Backward's gradient argument: what backward(gradient=v) means; vector-Jacobian products, accumulation, retain_graph."""
+"""Backward's gradient argument: what backward(gradient=v) means; vector-Jacobian products, accumulation, retain_graph.
+
+Each section is the page skeleton: its controls -> one frozen settings object
+(VJPSettings, BackwardSession, ExampleVJPSettings) -> one cached engine call ->
+render(result). Layout only: no numerics, limit checks or engine choices here.
+The sections keep their own controls, drawn where they are read, so one cannot
+fold them into a single call without moving every control to the top.
+"""
 
 import streamlit as st
 
@@ -6,6 +13,7 @@ from gradlab.ui.page_chrome import ensure_router
 
 ensure_router()
 
+from gradlab.errors import GradLabError  # noqa: E402
 from gradlab.figures import labs as plots  # noqa: E402
 from gradlab.labs.backward import (  # noqa: E402
     EMPTY_NOTE,
@@ -13,178 +21,31 @@ from gradlab.labs.backward import (  # noqa: E402
     SEED_FUNCTION,
     STEP_CODES,
     BackwardSession,
+    ExampleVJPSettings,
+    MatrixVJP,
+    StepRecord,
+    VJPResult,
     VJPSettings,
     empty_demo,
-    matrix_vjp,
+    example_vjp,
     parse_vector,
     vector_jacobian,
 )
-from gradlab.errors import GradLabError  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
 from gradlab.literal_text import markdown_code, markdown_literal  # noqa: E402
-from gradlab.ui.presets import preset_buttons  # noqa: E402
-from gradlab.ui.figures import prepare_figure, show_figure  # noqa: E402
 from gradlab.ui.bound_widgets import bound_selectbox, bound_text  # noqa: E402
-from gradlab.ui.messages import show_error  # noqa: E402
 from gradlab.ui.controls import dtype_selectbox  # noqa: E402
-
-
-def _text(values) -> str:
-    return ", ".join(f"{v:g}" for v in values)
-
+from gradlab.ui.figures import prepare_figure, show_figure  # noqa: E402
+from gradlab.ui.messages import show_error  # noqa: E402
+from gradlab.ui.presets import preset_buttons  # noqa: E402
 
 QUESTION = VJPSettings()  # the question's tensors: the defaults
+VECTOR_FIELDS = (("a", "a"), ("b", "b"), ("c", "c (> 0)"), ("v", "gradient v"))  # (key, label)
+STEP_BUTTONS = {"br": "backward(v, retain)", "b": "backward(v)", "bn": "backward()", "z": "zero grads",
+                "f": "forward again"}
+STEP_ERROR = "_step_error"  # session_state: a step button's refusal, shown once on the next run
 
-
-@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds)
-def run_vjp(a: tuple, b: tuple, c: tuple, v: tuple, dtype: str):
-    return vector_jacobian(VJPSettings(a, b, c, v, dtype))
-
-
-@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds)
-def run_session(steps: str, a: tuple, b: tuple, c: tuple, v: tuple, dtype: str):
-    return BackwardSession.from_text(steps, VJPSettings(a, b, c, v, dtype)).replay()
-
-
-@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds)
-def run_matrix(name: str, v: tuple):
-    e = MATRIX_EXAMPLES[name]
-    return matrix_vjp(e.w, e.x, v)
-
-
-def add_step(code: str) -> None:
-    current = st.session_state.get("steps", "")
-    try:  # the steps so far may be anything a URL carried: unknown codes, too many
-        session = BackwardSession.from_text(current) if current else BackwardSession()
-        st.session_state["steps"] = session.then(code).to_text()
-    except GradLabError as err:
-        st.session_state["_step_error"] = str(err)
-
-
-def clear_steps() -> None:
-    st.session_state["steps"] = ""
-
-
-st.title("Backward's gradient argument")
-st.markdown(
-    "**The question:** what does `gradients` mean in `y.backward(gradients)`? "
-    "With `y = 3a + 2b² + log(c)` and `gradients = [0.1, 1.0, 0.0001]` the code printed "
-    "`a.grad = [0.3, 3, 3e-4]`, `b.grad = [1.2, 16, 2e-3]`, `c.grad = [0.016667, 0.14286, 1.25e-5]`."
-)
-
-preset_buttons("backward", primary="gradient_argument")
-
-with st.container(border=True):
-    cols = st.columns(5)
-    fields = {}
-    for col, (key, default, label) in zip(cols, (("a", QUESTION.a, "a"), ("b", QUESTION.b, "b"),
-                                                  ("c", QUESTION.c, "c (> 0)"), ("v", QUESTION.v, "gradient v"))):
-        with col:
-            fields[key] = bound_text(label, key, value=_text(default), max_chars=LIMITS.expression_chars)
-    with cols[4]:
-        dtype = dtype_selectbox("dtype", "dtype", default=QUESTION.dtype)
-
-try:
-    vectors = {k: parse_vector(t, k) for k, t in fields.items()}
-    r = run_vjp(vectors["a"], vectors["b"], vectors["c"], vectors["v"], dtype)
-except Exception as err:  # noqa: BLE001 - shown as a sentence, never a traceback
-    show_error(err)
-    st.stop()
-
-st.subheader("1 · backward(v) computes vᵀJ")
-st.code(f"{SEED_FUNCTION}\ny.backward(v)   # v = torch.tensor([{fields['v']}])", language="python")
-st.markdown(
-    r"Each $y_i$ depends only on $a_i, b_i, c_i$, so each Jacobian block is diagonal: "
-    r"$\partial y/\partial a = 3I$, $\partial y/\partial b = \mathrm{diag}(4b)$, "
-    r"$\partial y/\partial c = \mathrm{diag}(1/c)$. backward(v) never builds them; it returns "
-    r"$v^\top J$ directly: **a.grad = 3v, b.grad = 4bv, c.grad = v/c**."
-)
-h = st.columns(3)
-for col, name in zip(h, ("a", "b", "c")):
-    with col:
-        show_figure(prepare_figure(plots.jacobian_heatmap, r.jacobians[name], f"∂y/∂{name}", "y", name),
-                    f"jacobian-{name}",
-                    key=f"jac-{name}")
-st.dataframe(r.table, hide_index=True, column_config={
-    "jacobian": st.column_config.NumberColumn("∂yᵢ/∂inputᵢ", format="%.6g"),
-    "vjp": st.column_config.NumberColumn("vᵢ · ∂yᵢ/∂inputᵢ", format="%.6g"),
-    "grad": st.column_config.NumberColumn(".grad after y.backward(v)", format="%.6g"),
-})
-if r.backward_equals_weighted_sum:
-    st.success("`y.backward(v)` and `(v * y).sum().backward()` give the same .grad, bit for bit: "
-               "v weights each output, as if y were part of a larger scalar loss with ∂loss/∂y = v.")
-
-st.subheader("2 · .grad accumulates; the graph is freed")
-steps_text = bound_text("steps so far", "steps", value="", max_chars=LIMITS.expression_chars,
-                        help="Codes: " + "; ".join(f"{k} = {v[1]}" for k, v in STEP_CODES.items()))
-buttons = st.columns(6)
-SHORT = {"br": "backward(v, retain)", "b": "backward(v)", "bn": "backward()", "z": "zero grads", "f": "forward again"}
-for col, code in zip(buttons, SHORT):
-    col.button(SHORT[code], key=f"step-{code}", on_click=add_step, args=(code,), width="stretch",
-               help=f"`{STEP_CODES[code][1]}`")
-buttons[5].button("start afresh", key="step-reset", on_click=clear_steps, width="stretch")
-if "_step_error" in st.session_state:
-    st.warning(markdown_literal(st.session_state.pop("_step_error")))
-try:
-    records = run_session(steps_text, vectors["a"], vectors["b"], vectors["c"], vectors["v"], dtype)
-except Exception as err:  # noqa: BLE001
-    show_error(err)
-    records = ()
-if not records:
-    st.caption("Press the buttons above: each press replays every step from scratch on fresh tensors.")
-for n, rec in enumerate(records, start=1):
-    with st.container(border=True):
-        st.markdown(f"**{n}.** {markdown_code(rec.code)}")
-        if rec.ok:
-            st.markdown(" · ".join(
-                f"`{k}.grad` = {('None' if g is None else '[' + _text(g) + ']')}" for k, g in rec.grads.items()
-            ))
-        else:
-            st.warning(f"PyTorch refuses: {markdown_literal(rec.message)}", icon=":material/block:")
-
-st.subheader("3 · A Jacobian that is not diagonal")
-mx = bound_selectbox("example", "mx", tuple(MATRIX_EXAMPLES), format_func=lambda k: MATRIX_EXAMPLES[k].title)
-e = MATRIX_EXAMPLES[mx]
-mv_text = bound_text(f"v for z = W x ({len(e.w)} entries)", "mv", value=_text(e.v), max_chars=LIMITS.expression_chars)
-try:
-    mres = run_matrix(mx, parse_vector(mv_text, "v"))
-    g1, g2 = st.columns([2, 3])
-    with g1:
-        show_figure(prepare_figure(plots.jacobian_heatmap, mres.jacobian, "J = ∂z/∂x = W", "z", "x"), "jacobian-w",
-                    key="jac-w")
-    with g2:
-        show_figure(prepare_figure(plots.weighted_rows_figure, mres.table, mres.grad), "weighted-rows")
-    st.markdown(f"x.grad = [{_text(mres.grad)}] = Σᵢ vᵢ · (row i of J) = [{_text(mres.vjp)}]. "
-                "A one-hot v picks out one row: the gradient of one output.")
-except Exception as err:  # noqa: BLE001
-    show_error(err)
-
-st.subheader("4 · torch.empty is not zeros")
-st.markdown(EMPTY_NOTE.replace("*", r"\*"))
-if st.button("Call torch.empty(3) twice", key="empty"):
-    demo = empty_demo()
-    for n, values in enumerate(demo.empty_calls, start=1):
-        st.code(f"torch.empty(3)  # call {n}: [{_text(values)}]   (arbitrary)", language="python")
-    st.code(f"torch.zeros(3)            # [{_text(demo.zeros)}]\n"
-            f"torch.tensor([1., 2., 3.]) # [{_text(demo.explicit)}]", language="python")
-    st.caption("With a = b = c = 0 the question's function gives b.grad = "
-               f"[{_text(demo.grads_if_zero['b'])}] and c.grad = [{_text(demo.grads_if_zero['c'])}], as it printed.")
-
-with st.expander("Lesson: what backward(v) multiplies", icon=":material/school:"):
-    # A quiz answer is not part of the view: plain st.radio, never in the URL.
-    guess = st.radio(
-        "First, a guess: after `y.backward(v, retain_graph=True)` and then `y.backward(v)`, what is a.grad?",
-        ("3v", "6v", "an error"), index=None, horizontal=True, key="backward_guess",
-    )
-    if guess is None:
-        st.caption("Pick an answer to see the explanation.")
-    else:
-        (st.success if guess == "6v" else st.info)(
-            ("Right: " if guess == "6v" else "Not quite: ") + "6v. .grad adds every backward's result to what "
-            "is there; the first call kept the graph, so the second may run. A third would fail."
-        )
-        st.markdown(
-            r"""
+LESSON = r"""
 For $y = f(x)$ with a vector output, the Jacobian $J_{ij} = \partial y_i/\partial x_j$ can be
 huge. Reverse mode never forms it: given $v$ (the `gradient` argument), it computes
 
@@ -197,4 +58,228 @@ only for scalar outputs"*. Calls **add** into `.grad` (zero it between optimisat
 steps), and a graph's saved tensors are freed after one backward unless
 `retain_graph=True`.
 """
+
+
+def _text(values) -> str:
+    """Numbers as a person types them: '0.1, 1, 0.0001'."""
+    return ", ".join(f"{v:g}" for v in values)
+
+
+# ------------------------------------------------------------------ engine calls
+
+
+@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds)
+def _vjp(settings: VJPSettings) -> VJPResult:
+    """Section 1's engine call: Jacobian blocks, vᵀJ and y.backward(v)."""
+    return vector_jacobian(settings)
+
+
+@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds)
+def _replay(session: BackwardSession) -> tuple[StepRecord, ...]:
+    """Section 2's engine call: every step replayed from scratch on fresh tensors."""
+    return session.replay()
+
+
+@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds)
+def _matrix(settings: ExampleVJPSettings) -> MatrixVJP:
+    """Section 3's engine call: z = W x, then z.backward(v)."""
+    return example_vjp(settings)
+
+
+# ------------------------------------------------------------------ step buttons
+
+
+def _add_step(code: str) -> None:
+    """``on_click`` of a step button: append its code to the steps in the URL."""
+    current = st.session_state.get("steps", "")
+    try:  # the steps so far may be anything a URL carried: unknown codes, too many
+        session = BackwardSession.from_text(current) if current else BackwardSession()
+        st.session_state["steps"] = session.then(code).to_text()
+    except GradLabError as err:
+        st.session_state[STEP_ERROR] = str(err)
+
+
+def _clear_steps() -> None:
+    """``on_click`` of "start afresh"."""
+    st.session_state["steps"] = ""
+
+
+# ------------------------------------------------------------------ sections
+
+
+def _header() -> None:
+    """The title, the question this page answers and its preset buttons."""
+    st.title("Backward's gradient argument")
+    st.markdown(
+        "**The question:** what does `gradients` mean in `y.backward(gradients)`? "
+        "With `y = 3a + 2b² + log(c)` and `gradients = [0.1, 1.0, 0.0001]` the code printed "
+        "`a.grad = [0.3, 3, 3e-4]`, `b.grad = [1.2, 16, 2e-3]`, `c.grad = [0.016667, 0.14286, 1.25e-5]`."
+    )
+    preset_buttons("backward", primary="gradient_argument")
+
+
+def _vector_controls() -> tuple[dict[str, str], str]:
+    """The tensors a, b, c, the gradient v (as typed) and the dtype."""
+    with st.container(border=True):
+        cols = st.columns(5)
+        typed = {}
+        for col, (key, label) in zip(cols, VECTOR_FIELDS):
+            with col:
+                typed[key] = bound_text(label, key, value=_text(getattr(QUESTION, key)),
+                                        max_chars=LIMITS.expression_chars)
+        with cols[4]:
+            dtype = dtype_selectbox("dtype", "dtype", default=QUESTION.dtype)
+    return typed, dtype
+
+
+def _vjp_settings(typed: dict[str, str], dtype: str) -> VJPSettings:
+    """The one frozen settings object; a GradLabError says what to fix."""
+    vectors = {key: parse_vector(text, key) for key, text in typed.items()}
+    return VJPSettings(vectors["a"], vectors["b"], vectors["c"], vectors["v"], dtype)
+
+
+def _render_vjp(r: VJPResult, typed_v: str) -> None:
+    """Section 1: backward(v) computes vᵀJ."""
+    st.subheader("1 · backward(v) computes vᵀJ")
+    st.code(f"{SEED_FUNCTION}\ny.backward(v)   # v = torch.tensor([{typed_v}])", language="python")
+    st.markdown(
+        r"Each $y_i$ depends only on $a_i, b_i, c_i$, so each Jacobian block is diagonal: "
+        r"$\partial y/\partial a = 3I$, $\partial y/\partial b = \mathrm{diag}(4b)$, "
+        r"$\partial y/\partial c = \mathrm{diag}(1/c)$. backward(v) never builds them; it returns "
+        r"$v^\top J$ directly: **a.grad = 3v, b.grad = 4bv, c.grad = v/c**."
+    )
+    for col, name in zip(st.columns(3), ("a", "b", "c")):
+        with col:
+            show_figure(prepare_figure(plots.jacobian_heatmap, r.jacobians[name], f"∂y/∂{name}", "y", name),
+                        f"jacobian-{name}", key=f"jac-{name}")
+    st.dataframe(r.table, hide_index=True, column_config={
+        "jacobian": st.column_config.NumberColumn("∂yᵢ/∂inputᵢ", format="%.6g"),
+        "vjp": st.column_config.NumberColumn("vᵢ · ∂yᵢ/∂inputᵢ", format="%.6g"),
+        "grad": st.column_config.NumberColumn(".grad after y.backward(v)", format="%.6g"),
+    })
+    if r.backward_equals_weighted_sum:
+        st.success("`y.backward(v)` and `(v * y).sum().backward()` give the same .grad, bit for bit: "
+                   "v weights each output, as if y were part of a larger scalar loss with ∂loss/∂y = v.")
+
+
+def _step_controls() -> str:
+    """The steps so far (in the URL) and one button per step; returns the steps' text."""
+    steps = bound_text("steps so far", "steps", value="", max_chars=LIMITS.expression_chars,
+                       help="Codes: " + "; ".join(f"{k} = {v[1]}" for k, v in STEP_CODES.items()))
+    buttons = st.columns(6)
+    for col, code in zip(buttons, STEP_BUTTONS):
+        col.button(STEP_BUTTONS[code], key=f"step-{code}", on_click=_add_step, args=(code,), width="stretch",
+                   help=f"`{STEP_CODES[code][1]}`")
+    buttons[5].button("start afresh", key="step-reset", on_click=_clear_steps, width="stretch")
+    if STEP_ERROR in st.session_state:
+        st.warning(markdown_literal(st.session_state.pop(STEP_ERROR)))
+    return steps
+
+
+def _render_steps(records: tuple[StepRecord, ...]) -> None:
+    """Section 2's result: each step, its PyTorch line and the .grad values after it."""
+    if not records:
+        st.caption("Press the buttons above: each press replays every step from scratch on fresh tensors.")
+    for n, rec in enumerate(records, start=1):
+        with st.container(border=True):
+            st.markdown(f"**{n}.** {markdown_code(rec.code)}")
+            if rec.ok:
+                st.markdown(" · ".join(
+                    f"`{k}.grad` = {('None' if g is None else '[' + _text(g) + ']')}" for k, g in rec.grads.items()
+                ))
+            else:
+                st.warning(f"PyTorch refuses: {markdown_literal(rec.message)}", icon=":material/block:")
+
+
+def _accumulation(vjp: VJPSettings) -> None:
+    """Section 2: .grad accumulates; the graph is freed."""
+    st.subheader("2 · .grad accumulates; the graph is freed")
+    steps = _step_controls()
+    try:
+        records = _replay(BackwardSession.from_text(steps, vjp))
+    except Exception as err:  # noqa: BLE001 - shown as a sentence, never a traceback
+        show_error(err)
+        records = ()
+    _render_steps(records)
+
+
+def _matrix_controls() -> tuple[str, str]:
+    """The example and its v (as typed)."""
+    name = bound_selectbox("example", "mx", tuple(MATRIX_EXAMPLES), format_func=lambda k: MATRIX_EXAMPLES[k].title)
+    e = MATRIX_EXAMPLES[name]
+    typed_v = bound_text(f"v for z = W x ({len(e.w)} entries)", "mv", value=_text(e.v),
+                         max_chars=LIMITS.expression_chars)
+    return name, typed_v
+
+
+def _render_matrix(r: MatrixVJP) -> None:
+    """Section 3's result: J = W, its rows weighted by v, and x.grad."""
+    left, right = st.columns([2, 3])
+    with left:
+        show_figure(prepare_figure(plots.jacobian_heatmap, r.jacobian, "J = ∂z/∂x = W", "z", "x"), "jacobian-w",
+                    key="jac-w")
+    with right:
+        show_figure(prepare_figure(plots.weighted_rows_figure, r.table, r.grad), "weighted-rows")
+    st.markdown(f"x.grad = [{_text(r.grad)}] = Σᵢ vᵢ · (row i of J) = [{_text(r.vjp)}]. "
+                "A one-hot v picks out one row: the gradient of one output.")
+
+
+def _full_jacobian() -> None:
+    """Section 3: a Jacobian that is not diagonal."""
+    st.subheader("3 · A Jacobian that is not diagonal")
+    name, typed_v = _matrix_controls()
+    try:
+        result = _matrix(ExampleVJPSettings(name, parse_vector(typed_v, "v")))
+    except Exception as err:  # noqa: BLE001 - shown as a sentence, never a traceback
+        show_error(err)
+        return
+    _render_matrix(result)
+
+
+def _empty() -> None:
+    """Section 4: torch.empty is not zeros (uncached: its values are arbitrary by design)."""
+    st.subheader("4 · torch.empty is not zeros")
+    st.markdown(EMPTY_NOTE.replace("*", r"\*"))
+    if not st.button("Call torch.empty(3) twice", key="empty"):
+        return
+    demo = empty_demo()
+    for n, values in enumerate(demo.empty_calls, start=1):
+        st.code(f"torch.empty(3)  # call {n}: [{_text(values)}]   (arbitrary)", language="python")
+    st.code(f"torch.zeros(3)            # [{_text(demo.zeros)}]\n"
+            f"torch.tensor([1., 2., 3.]) # [{_text(demo.explicit)}]", language="python")
+    st.caption("With a = b = c = 0 the question's function gives b.grad = "
+               f"[{_text(demo.grads_if_zero['b'])}] and c.grad = [{_text(demo.grads_if_zero['c'])}], as it printed.")
+
+
+def _lesson() -> None:
+    """What backward(v) multiplies; a guess before the reveal."""
+    with st.expander("Lesson: what backward(v) multiplies", icon=":material/school:"):
+        # A quiz answer is not part of the view: plain st.radio, never in the URL.
+        guess = st.radio(
+            "First, a guess: after `y.backward(v, retain_graph=True)` and then `y.backward(v)`, what is a.grad?",
+            ("3v", "6v", "an error"), index=None, horizontal=True, key="backward_guess",
         )
+        if guess is None:
+            st.caption("Pick an answer to see the explanation.")
+            return
+        (st.success if guess == "6v" else st.info)(
+            ("Right: " if guess == "6v" else "Not quite: ") + "6v. .grad adds every backward's result to what "
+            "is there; the first call kept the graph, so the second may run. A third would fail."
+        )
+        st.markdown(LESSON)
+
+
+# controls -> one frozen settings object -> one cached engine call -> render(result), per section
+_header()
+typed, dtype = _vector_controls()
+try:
+    settings = _vjp_settings(typed, dtype)
+    result = _vjp(settings)
+except Exception as err:  # noqa: BLE001 - shown as a sentence, never a traceback
+    show_error(err)
+    st.stop()
+_render_vjp(result, typed["v"])
+_accumulation(settings)
+_full_jacobian()
+_empty()
+_lesson()

@@ -12,8 +12,10 @@ from gradlab.labs.backward import (
     MATRIX_EXAMPLES,
     STEP_CODES,
     BackwardSession,
+    ExampleVJPSettings,
     VJPSettings,
     empty_demo,
+    example_vjp,
     matrix_vjp,
     parse_vector,
     vector_jacobian,
@@ -158,6 +160,15 @@ def test_seed_one_hot_picks_a_row_of_2I():
     e = MATRIX_EXAMPLES["twice"]
     assert matrix_vjp(e.w, e.x, (0.0, 1.0, 0.0, 0.0)).grad == (0.0, 2.0, 0.0, 0.0)
     assert matrix_vjp(e.w, e.x, (1.0, 1.0, 1.0, 1.0)).grad == (2.0, 2.0, 2.0, 2.0)
+
+
+def test_example_vjp_weights_the_examples_rows():
+    # W = [[1, 2, 3], [4, 5, 6]], v = (1, 0.5): 1*(1, 2, 3) + 0.5*(4, 5, 6) = (3, 4.5, 6).
+    assert example_vjp(ExampleVJPSettings("wx", (1.0, 0.5))).grad == (3.0, 4.5, 6.0)
+    # z = 2x: a one-hot v picks one row of J = 2I.
+    assert example_vjp(ExampleVJPSettings("twice", (0.0, 0.0, 1.0, 0.0))).grad == (0.0, 0.0, 2.0, 0.0)
+    with pytest.raises(GradLabError, match="Unknown example"):
+        example_vjp(ExampleVJPSettings("nope", (1.0,)))
 
 
 def test_matrix_vjp_shape_errors():

@@ -17,6 +17,7 @@ from gradlab.labs.network import (
     autograd_gradient,
     build_network,
     finite_difference,
+    network_experiment,
     network_input,
     step_sweep,
 )
@@ -141,3 +142,23 @@ def test_misuse_gives_a_sentence(kwargs, error, match):
 
 def test_scipy_note_names_the_removal_and_the_successor():
     assert "1.12" in SCIPY_NOTE and "scipy.differentiate.derivative" in SCIPY_NOTE
+
+
+def test_one_experiment_is_the_difference_and_the_sweep_of_the_same_network():
+    s = NetgradSettings(points=7, **SMALL)
+    e = network_experiment(s)
+    fd, sweep = finite_difference(s), step_sweep(s)
+    assert (e.difference.estimate, e.difference.reference) == (fd.estimate, fd.reference)
+    assert e.sweep.table["step"].tolist() == sweep.table["step"].tolist()
+    # Its parts are what the page shows: errors against the float64 reference, signed.
+    assert e.difference.autograd_error == e.difference.autograd - e.difference.reference
+    assert e.difference.estimate_error == e.difference.estimate - e.difference.reference
+
+
+def test_a_step_below_half_an_ulp_of_x_vanishes():
+    # float16 has 11 significant bits: x0 +- dx rounds back to x0 once dx < ulp(x0)/2.
+    s = NetgradSettings(dtype="float16", **SMALL)
+    x0 = float(network_input(s.validated())[SMALL["index"]])
+    tiny = ulp(x0, "float16") / 4
+    assert finite_difference(NetgradSettings(dtype="float16", step=tiny, **SMALL)).step_vanished
+    assert not finite_difference(NetgradSettings(dtype="float16", step=4 * ulp(x0, "float16"), **SMALL)).step_vanished

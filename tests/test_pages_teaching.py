@@ -1,5 +1,6 @@
 """AppTest for the three teaching pages: open cleanly, presets, URL restore, bad input -> st.error."""
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -8,7 +9,9 @@ from app_text import shown
 
 from gradlab.teaching.presets import PRESETS, preset, url_query
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+TEACHING_PAGES = ("pages/roundoff.py", "pages/network.py", "pages/backward.py")
 TIMEOUT_S = 60
 
 
@@ -65,6 +68,7 @@ def test_network_preset_and_url_and_bad_input():
     assert _clean(at)
     at.text_input(key="hidden").set_value("32, lots").run()
     assert not at.exception and at.error and "layer width" in at.error[0].value
+    assert at.number_input(key="seed") and at.select_slider(key="range")  # the panel stays whole
     at.text_input(key="hidden").set_value("32").run()
     at.number_input(key="idx").set_value(20).run()
     assert not at.exception and at.error and "input index" in at.error[0].value
@@ -108,3 +112,34 @@ def test_no_preset_sets_a_quiz_answer():
     quiz_keys = {key for _, key, _ in QUIZZES} | {"guess"}
     for p in PRESETS:
         assert not quiz_keys & set(url_query(p)), p.key
+
+
+# The page skeleton (issue 13): controls -> a frozen settings object -> a cached engine call ->
+# render(result). A page is functions with docstrings and a short main block; layout work
+# (with/for) and loose names such as c1..c8 or cols at module level mean it is a flat script again.
+MAIN_BLOCK_STATEMENTS = 12
+
+
+@pytest.mark.parametrize("page", TEACHING_PAGES)
+def test_page_is_functions_and_a_short_main_block(page):
+    tree = ast.parse((ROOT / page).read_text(encoding="utf-8"))
+    functions = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    assert functions and all(ast.get_docstring(f) for f in functions), [
+        f.name for f in functions if not ast.get_docstring(f)]
+    assert not [n.lineno for n in tree.body if isinstance(n, ast.With | ast.For | ast.While)]
+    last_def = max(n.lineno for n in functions)
+    main = [n for n in tree.body if n.lineno > last_def and not isinstance(n, ast.FunctionDef)]
+    assert 0 < len(main) <= MAIN_BLOCK_STATEMENTS
+    loose = {t.id for n in tree.body if isinstance(n, ast.Assign) and n.lineno < last_def
+             for t in ast.walk(n) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+    assert all(name.isupper() for name in loose), loose  # module level holds constants only
+
+
+@pytest.mark.parametrize("page", TEACHING_PAGES)
+def test_the_engine_cache_is_keyed_on_a_frozen_settings_object(page):
+    tree = ast.parse((ROOT / page).read_text(encoding="utf-8"))
+    cached = [f for f in tree.body if isinstance(f, ast.FunctionDef)
+              and any("cache_data" in ast.unparse(d) for d in f.decorator_list)]
+    assert cached
+    for f in cached:
+        assert len(f.args.args) == 1 and f.args.args[0].annotation is not None, f.name

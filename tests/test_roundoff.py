@@ -196,6 +196,8 @@ def test_seed_000_in_numbers_float32():
     assert s.b_closer > s.a_closer
     # A tie here means bit-equal: both are computed from the same exact value.
     assert s.tie == pytest.approx(s.bitwise_equal)
+    # The quiz's answer reads this from the engine: B (-1/x**2) is closer more often.
+    assert s.closer_more_often() == "B"
 
 
 def test_seed_000_difference_is_one_ulp_near_one():
@@ -219,6 +221,15 @@ def test_log1p_beats_log_of_one_plus_x_for_small_x():
     result = compare(COMPARISONS["log1p"].settings)
     assert result.summary.correctly_rounded_b > 0.99  # log1p is accurate to ~0.5 ulp
     assert result.summary.b_closer > 0.9
+    assert result.summary.closer_more_often() == "B"
+
+
+def test_distance_histogram_of_bit_equal_formulas_is_all_zero_ulps():
+    # Autograd of 1/x is -(r*r) with r = fl(1/x): the same operations, so 0 ulp at every point.
+    result = compare(RoundoffSettings("autograd", "-(1/x)*(1/x)", samples=64))
+    hist = result.distance_histogram()
+    assert hist["ulps"].tolist() == [0] and hist["count"].tolist() == [result.summary.compared]
+    assert hist["fraction"].tolist() == [1.0]
 
 
 def test_formulas_that_differ_in_mathematics_are_refused():

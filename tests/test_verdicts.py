@@ -17,17 +17,11 @@ import torch
 from gradlab.check.api import GradcheckError, _perturbations, gradcheck
 from gradlab.check.settings import CheckSettings, run_check
 from gradlab.check.states import EXIT_CODES, STATE_NAMES, STATES, overall
-from gradlab.errors import GradLabError
 from gradlab.numerics.dtypes import resolve_tolerances
 from gradlab.testing.corpus import corpus
 from tests.test_vocabulary import contrast
 
 CASES = corpus()
-# Refused by today's input handling ("could not be evaluated on float64 inputs": the batched
-# probe perturbs inputs the function rejects); the input-handling work of issue 14 fixes them.
-REFUSED_TODAY = {"cholesky", "cholesky_solve_spd", "binary_cross_entropy", "gaussian_nll"}
-# Crashes in today's batched evaluation (a batch of one is squeezed away); same fix.
-CRASHES_TODAY = {"squeeze"}
 RTOL, ATOL = resolve_tolerances("float64")
 
 
@@ -48,17 +42,9 @@ def _closure(case, args, hook=None):
     return fn
 
 
-def _check_or_skip(case, fn, tensors, **options):
-    try:
-        return gradcheck(fn, tensors, taylor=False, **options)
-    except GradLabError:
-        if case.name in REFUSED_TODAY:
-            pytest.skip("refused by today's input handling (issue 14, input part)")
-        raise
-    except RuntimeError:
-        if case.name in CRASHES_TODAY:
-            pytest.skip("today's batching squeezes the batch dimension (issue 14, input part)")
-        raise
+def _check(case, fn, tensors, **options):
+    """gradlab's check of the case: no case may be refused (GradLabError) or crash."""
+    return gradcheck(fn, tensors, taylor=False, **options)
 
 
 # ------------------------------------------------------------------ the states' rows
@@ -110,9 +96,8 @@ def test_tan_near_its_pole_passes(mode):
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_no_correct_gradient_of_the_corpus_is_fail(case):
     args = case.inputs()
-    r = _check_or_skip(case, _closure(case, args), _differentiable(args), mode="full")
+    r = _check(case, _closure(case, args), _differentiable(args), mode="full")
     assert r.verdict != "fail", r.summary.text
-    assert case.name not in REFUSED_TODAY | CRASHES_TODAY  # fixed: move it out of the lists
 
 
 # ------------------------------------------------------------------ wrong gradients fail
@@ -135,19 +120,17 @@ def _corrupted(case, args, seed=0):
     return _closure(case, args, hook), tensors, k, grad, delta
 
 
-def _label(tensors, k) -> str:
-    name = "x" if len(tensors) == 1 else "x0"
-    where = np.unravel_index(k, tuple(tensors[0].shape) or (1,)) if tensors[0].dim() else ()
-    return f"{name}[{', '.join(str(int(i)) for i in where)}]"
+def _names(fn, tensors):
+    return gradcheck(fn, tensors, mode="full", taylor=False).table["element"].tolist()
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_a_one_element_error_of_10x_the_tolerance_is_fail_in_full_mode(case):
     fn, tensors, k, _, _ = _corrupted(case, case.inputs())
-    r = _check_or_skip(case, fn, tensors, mode="full")
+    r = _check(case, fn, tensors, mode="full")
     assert r.verdict == "fail", r.summary.text
-    assert r.summary.count("fail") == 1 and r.summary.worst.label == _label(tensors, k)
-    assert r.table["state"].iloc[k] == "fail"
+    assert r.summary.count("fail") == 1 and r.table["state"].iloc[k] == "fail"
+    assert r.summary.worst.label == r.table["element"].iloc[k]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -166,9 +149,9 @@ def test_directional_mode_locates_the_corrupted_element(case):
     shown = (v[:, k].abs() * delta / (ATOL + RTOL * (v @ full).abs())).max()
     if shown < 3:
         pytest.skip(f"the corruption shows at most {float(shown):.2g}x the directional tolerance")
-    r = _check_or_skip(case, fn, tensors, mode="directional", samples=8)
+    r = _check(case, fn, tensors, mode="directional", samples=8)
     assert r.verdict == "fail", r.summary.text
-    assert r.summary.located is not None and r.summary.located.label == _label(tensors, k)
+    assert r.summary.located is not None and r.summary.located.label == _names(fn, tensors)[k]
 
 
 class _WrongSin(torch.autograd.Function):
@@ -215,7 +198,7 @@ def test_abs_and_relu_at_zero_are_not_differentiable(fn, left, right, side):
     assert r.verdict == "not_differentiable" and not r.passed
     assert r.table["state"].tolist() == ["pass", "not_differentiable", "pass"]
     w = r.summary.worst
-    assert w.label == "x[1]" and w.autograd == 0.0 and w.autograd_side == side
+    assert w.label == r.table["element"].iloc[1] and w.autograd == 0.0 and w.autograd_side == side
     assert w.left_slope == pytest.approx(left, abs=1e-6) and w.right_slope == pytest.approx(right, abs=1e-6)
     gradcheck(fn, x, mode="full", taylor=False, raise_on_fail=True)  # raises only on fail
 
@@ -226,7 +209,7 @@ def test_max_with_a_tie_is_not_differentiable():
     r = gradcheck(torch.amax, x, mode="full", taylor=False)
     assert r.verdict == "not_differentiable"
     kinks = r.table[r.table["state"] == "not_differentiable"]
-    assert kinks["element"].tolist() == ["x[1]", "x[2]"]
+    assert kinks.index.tolist() == [1, 2]
     assert np.allclose(kinks["left_slope"], 0.0, atol=1e-6) and np.allclose(kinks["right_slope"], 1.0)
     assert (kinks["autograd_side"] == "between").all()
 

@@ -4,7 +4,9 @@ Public entry points: :mod:`~gradlab.check.api` (``gradcheck``, ``element_estimat
 ``reduction_estimates``, ``sample_indices``, ``full_check_work``) and
 :mod:`~gradlab.check.settings` (``CheckSettings``, ``run_check``: the page's and the CLI's
 call). Inside, one concept per module, in the order a check runs:
-validation (options, the one place values are checked) -> problem (inputs, autograd side,
+validation (options, the one place values are checked) -> arguments (which of fn's
+arguments are checked, as real tensors) and outputs (fn's outputs as one named real
+vector) -> problem (inputs, autograd side,
 the numeric problem) -> batching (fn over many perturbed copies) -> stencil (finite
 differences of a batch) -> evaluation (chunks, worker threads) -> verdicts (each value's
 state: error_bounds gives round-off plus Richardson truncation, refinement the per-value

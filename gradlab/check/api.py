@@ -1,7 +1,8 @@
 """Tensor gradient checks: autograd against finite differences, with a diagnosis.
 
-``gradcheck(fn, x)`` compares autograd's gradient of a PyTorch function of
-tensors with finite differences, in three modes:
+``gradcheck(fn, *inputs)`` compares autograd's gradient of a PyTorch function
+with finite differences (the inputs checked and how: :mod:`~gradlab.check.arguments`;
+its outputs: :mod:`~gradlab.check.outputs`), in three modes:
 
 - ``sampled``: k random elements (seeded);
 - ``full``: every element, batched (many perturbed copies per call, see
@@ -35,16 +36,17 @@ This module holds the public entry points only; the parts live next to it:
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
 
+from gradlab.check.arguments import Arguments, module_arguments, parse_arguments
 from gradlab.check.batching import FlatInputs
 from gradlab.check.bisection import locate
 from gradlab.check.evaluation import Dense, SharedOnehot, chunk_size, onehot_evaluator, run_chunks
-from gradlab.check.problem import (NumericProblem, as_inputs, autograd_gradient, numeric_problem,
-                                   resolve_step)
+from gradlab.check.problem import (NumericProblem, as_inputs, autograd_gradient, check_inputs, least_precise,
+                                   numeric_problem, resolve_step)
 from gradlab.check.report import CheckContext, Estimates, Tolerances, error_map, summarize, value_table
 from gradlab.check.report import worst_position
 from gradlab.check.results import CheckResult, CheckSummary, Element, GradcheckError
@@ -93,9 +95,9 @@ def _perturbations(mode, numel, samples, seed):
 
 
 def gradcheck(
-    fn: Callable[..., torch.Tensor],
-    x: torch.Tensor | Sequence[torch.Tensor],
-    *,
+    fn: Callable[..., Any],
+    *inputs: Any,
+    wrt: int | str | Sequence[int | str] | None = None,
     mode: str = "sampled",
     samples: int = 5,
     seed: int = 0,
@@ -106,68 +108,110 @@ def gradcheck(
     reduction: str = "sum",
     grad_outputs: str | torch.Tensor = "ones",
     numeric_float64: bool = False,
-    numeric_fn: Callable[..., torch.Tensor] | None = None,
+    numeric_fn: Callable[..., Any] | None = None,
     taylor: bool = True,
     progress: Progress | None = None,
     raise_on_fail: bool = False,
     workers: int | None = None,
 ) -> CheckResult:
-    """Check autograd's gradient of ``fn`` at ``x`` against finite differences.
+    """Check autograd's gradient of ``fn(*inputs)`` against finite differences.
 
-    ``fn`` takes the input tensor(s) and returns a tensor (a loss, or any
-    output, reduced by ``reduction``). ``samples`` is the number of elements
-    (sampled) or directions (directional). ``eps`` defaults to
-    :func:`gradlab.numerics.schemes.default_step` and the tolerances to the dtype's row
-    of :mod:`gradlab.numerics.dtypes`. ``numeric_fn`` is a float64 twin of ``fn``
-    for ``numeric_float64=True`` when ``fn`` holds tensors of its own dtype.
+    ``inputs`` are fn's arguments as you would pass them: tensors of any
+    floating-point (float16 ... float64) or complex dtype, tensors without
+    gradients and Python values (passed through untouched). The inputs that
+    require grad are checked, or those ``wrt`` names (positions, or fn's parameter
+    names); when none requires grad and ``wrt`` is None, every floating-point or
+    complex tensor is. A complex input is checked through its real and imaginary
+    parts (torch's Wirtinger convention: see :mod:`gradlab.check.arguments`).
+    ``gradcheck(fn, [a, b])`` means ``fn(a, b)``, as in torch.autograd.gradcheck.
+    For an ``nn.Module``, ``wrt="parameters"`` checks the gradients of its
+    parameters, named as ``named_parameters()`` names them.
+
+    fn returns a tensor, or a tuple, list or dict of tensors (their floating and
+    complex parts are checked: :mod:`gradlab.check.outputs`), reduced by
+    ``reduction``. ``samples`` is the number of elements (sampled) or directions
+    (directional). ``eps`` defaults to :func:`gradlab.numerics.schemes.default_step`
+    and the tolerances to the least precise checked dtype's row of
+    :mod:`gradlab.numerics.dtypes`. ``numeric_fn`` is a float64 twin of ``fn`` (same
+    arguments) for ``numeric_float64=True`` when ``fn`` holds tensors of its own dtype.
     ``workers`` threads (default and at most ``LIMITS.check_workers``) share
     the finite differences; the results do not depend on their number. fn is
     then called from several threads at once: it must not mutate shared state.
 
-    >>> x = torch.tensor([1.0, -2.0, 3.0], dtype=torch.float64)
-    >>> gradcheck(lambda t: (t ** 2).sum(), x, mode="full", taylor=False).passed
+    >>> x = torch.tensor([1.0, -2.0, 3.0], dtype=torch.float64, requires_grad=True)
+    >>> gradcheck(lambda t, n: (t ** n).sum(), x, 2, mode="full", taylor=False).passed
     True
     """
     choose("mode", mode, MODES)
     choose("reduction", reduction, REDUCTIONS)
     workers = resolve_workers(workers)
-    xs = as_inputs(x)
-    user_dtype = xs[0].dtype
-    numeric_dtype = torch.float64 if numeric_float64 else user_dtype
+    call, args = _arguments(fn, inputs, wrt)
+    xs = check_inputs(args.reals())
+    user_dtype = least_precise(xs)
+    step_dtype = torch.float64 if numeric_float64 else user_dtype
     s = get_scheme(scheme)
-    reason = not_applicable_reason(s, numeric_dtype)
+    reason = not_applicable_reason(s, step_dtype)
+    if reason is None and s.complex_step and any(args.complex_parts()):
+        reason = "The complex step needs real inputs; this check has a complex one. Pick another scheme."
     if reason:
         raise GradLabError(reason)
     tol = Tolerances(*resolve_tolerances(user_dtype, rtol, atol))
-    h = resolve_step(eps, s, numeric_dtype, FlatInputs.of(xs).values)
-    g, y, v = autograd_gradient(fn, xs, reduction, grad_outputs, seed)
-    spread = backward_spread(g, autograd_gradient(fn, xs, reduction, grad_outputs, seed)[0])
+    h = resolve_step(eps, s, step_dtype, FlatInputs.of(xs).values)
+    g, y, v = autograd_gradient(call, xs, reduction, grad_outputs, seed)
+    spread = backward_spread(g, autograd_gradient(call, xs, reduction, grad_outputs, seed)[0])
     tol = tol.widened(spread)
     numel = sum(t.numel() for t in xs)
     if mode == "full":
         check_full_limit(numel, y.numel(), s)
-    p = numeric_problem((numeric_fn or fn) if numeric_float64 else fn, xs, reduction, v, s, h, numeric_dtype)
+    numeric_call = _bound(numeric_fn, args) if numeric_float64 and numeric_fn is not None else call
+    p = numeric_problem(numeric_call, xs, reduction, v, s, h, torch.float64 if numeric_float64 else None,
+                        names=args.names, complex_parts=args.complex_parts())
     index, directions = _perturbations(mode, numel, samples, seed)
-    float64_problem = _float64_problem((numeric_fn or fn), xs, reduction, v, s, numeric_dtype)
+    twin = _bound(numeric_fn, args) if numeric_fn is not None else call
+    float64_problem = _float64_problem(twin, xs, reduction, v, s, p, args)
     first, table, scale, located, share = _measure(p, g, index, directions, tol, progress, workers,
                                                    float64_problem)
     summary = summarize(p, table, CheckContext(mode, user_dtype, tol, y.numel(), spread), scale=scale,
                         located=located, truncation_share=share, first=first)
     result = CheckResult(table, summary, error_map(p.flat, mode, table),
-                         taylor_test(p, g, seed) if taylor else None)
+                         _taylor(p, g, seed) if taylor else None)
     if raise_on_fail and result.verdict == "fail":
         raise GradcheckError(summary.text)
     return result
 
 
-def _float64_problem(fn, xs, reduction, v, s, numeric_dtype):
-    """A lazy float64 twin of the numeric problem, or None when fn does not run in float64."""
+def _taylor(p: NumericProblem, g: torch.Tensor, seed: int):
+    """The Taylor test, or None when fn refuses one of its points: they lie along a random
+    direction up to far from x (a solver or a domain check may reject them), and the check's
+    verdict does not depend on them."""
+    try:
+        return taylor_test(p, g, seed)
+    except GradLabError:
+        return None
+
+
+def _bound(fn: Callable, args: Arguments) -> Callable:
+    """fn as a function of the checked (real) tensors only, the other arguments bound."""
+    return lambda *reals: args.call(fn, reals)
+
+
+def _arguments(fn: Callable, inputs: tuple, wrt) -> tuple[Callable, Arguments]:
+    if isinstance(fn, torch.nn.Module) and wrt == "parameters":
+        module_fn, args = module_arguments(fn, inputs)
+        return _bound(module_fn, args), args
+    args = parse_arguments(fn, inputs, wrt)
+    return _bound(fn, args), args
+
+
+def _float64_problem(fn, xs, reduction, v, s, p: NumericProblem, args: Arguments):
+    """A lazy float64 twin of the numeric problem ``p``, or None when fn does not run in float64."""
     def make() -> NumericProblem | None:
-        if numeric_dtype == torch.float64:
+        if p.dtype == torch.float64:
             return None
         try:
-            h = resolve_step(None, s, torch.float64, FlatInputs.of(xs).values.to(torch.float64))
-            p64 = numeric_problem(fn, xs, reduction, v, s, h, torch.float64)
+            h = resolve_step(None, s, torch.float64, p.flat.values.to(torch.float64))
+            p64 = numeric_problem(fn, xs, reduction, v, s, h, torch.float64, names=args.names,
+                                  complex_parts=args.complex_parts())
         except Exception:  # noqa: BLE001 - fn need not run in float64; then there is no twin
             return None
         return p64 if p64.base_rows.dtype == torch.float64 else None

@@ -5,20 +5,24 @@ A gradient check needs the loss at ``x + c·h·p`` for many perturbations ``p``
 perturbation at a time, as ``torch.autograd.gradcheck`` does, pays Python and
 dispatch overhead per element. Here the inputs are seen as one flat vector,
 a whole chunk of perturbed copies is stacked along a leading batch dimension,
-and the function runs once per chunk through :func:`torch.func.vmap`; functions
-vmap cannot handle (an ``autograd.Function`` without ``setup_context``, random
-ops) fall back to a loop over the rows.
+and the function runs once per chunk. Batching never changes what fn computes:
+the way of calling it (:class:`BatchedFn`) is chosen at the user's own input
+only, through :func:`torch.func.vmap` where that gives what a plain call gives,
+else a loop over the rows (an ``autograd.Function`` without ``setup_context``,
+random ops, data-dependent control flow); a direct call on the stack only where
+it proves equal to those on the check's own rows.
 
 >>> flat = FlatInputs.of([torch.zeros(2, 3)])
 >>> rows = onehot_rows(flat.values, torch.tensor([0, 4]), torch.tensor([1.0, 2.0]))
 >>> rows.tolist()
 [[1.0, 0.0, 0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 2.0, 0.0]]
->>> BatchedFn(lambda x: (x ** 2).sum(), flat)(rows).tolist()
-[1.0, 4.0]
+>>> BatchedFn(lambda x: (x ** 2).sum(), flat)(rows).tolist()  # (rows, output values)
+[[1.0], [4.0]]
 """
 
 from __future__ import annotations
 
+import functools
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,6 +31,7 @@ from typing import Callable, Sequence
 import torch
 from torch.func import vmap
 
+from gradlab.check.outputs import OutputLayout
 from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS
 
@@ -50,29 +55,53 @@ _DIRECT_CACHE_BYTES = 5 * 2**17  # 640 KiB: 4 rows of the 140x120 grad-check que
 
 @dataclass(frozen=True, eq=False)
 class FlatInputs:
-    """Several input tensors seen as one flat vector (all in one dtype)."""
+    """Several input tensors seen as one flat vector.
+
+    ``values`` is held in the inputs' promoted dtype (no value is rounded); each
+    input goes back to fn in its own dtype (``dtypes``, through :meth:`cast`).
+    ``names`` and ``complex_parts`` label the elements (a complex input is
+    checked through its real view, whose last dimension is real, imaginary).
+    """
 
     values: torch.Tensor  # (N,) the concatenated, flattened inputs
     shapes: tuple[torch.Size, ...]
+    dtypes: tuple[torch.dtype, ...] = ()
+    names: tuple[str, ...] = ()
+    complex_parts: tuple[bool, ...] = ()
 
     @classmethod
-    def of(cls, tensors: Sequence[torch.Tensor]) -> "FlatInputs":
-        flat = torch.cat([t.detach().reshape(-1) for t in tensors])
-        return cls(flat, tuple(t.shape for t in tensors))
+    def of(cls, tensors: Sequence[torch.Tensor], names: Sequence[str] | None = None,
+           complex_parts: Sequence[bool] | None = None) -> "FlatInputs":
+        dtype = functools.reduce(torch.promote_types, [t.dtype for t in tensors])
+        flat = torch.cat([t.detach().to(dtype).reshape(-1) for t in tensors])
+        if names is None:
+            names = ["x"] if len(tensors) == 1 else [f"x{k}" for k in range(len(tensors))]
+        complex_parts = tuple(complex_parts) if complex_parts is not None else (False,) * len(tensors)
+        return cls(flat, tuple(t.shape for t in tensors), tuple(t.dtype for t in tensors), tuple(names),
+                   complex_parts)
 
     @property
     def numel(self) -> int:
         return int(self.values.numel())
 
     def split(self, rows: torch.Tensor) -> list[torch.Tensor]:
-        """(m, N) rows -> one (m, *shape) tensor per input."""
+        """(m, N) rows -> one (m, *shape) view per input (in the rows' dtype; see :meth:`cast`)."""
         sizes = [int(torch.Size(s).numel()) for s in self.shapes]
         parts = torch.split(rows, sizes, dim=1)
         return [p.reshape(rows.shape[0], *s) for p, s in zip(parts, self.shapes)]
 
+    def cast(self, parts: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        """Each part in its input's own dtype (its complex partner when the rows are complex)."""
+        out = []
+        for part, dtype in zip(parts, self.dtypes or (parts[0].dtype,) * len(parts)):
+            if part.is_complex() and not dtype.is_complex:
+                dtype = _COMPLEX.get(dtype, part.dtype)
+            out.append(part if part.dtype == dtype else part.to(dtype))
+        return out
+
     def unflatten(self, flat: torch.Tensor) -> list[torch.Tensor]:
-        """(N,) -> one tensor per input, in its shape."""
-        return [t[0] for t in self.split(flat.reshape(1, -1))]
+        """(N,) -> one tensor per input, in its shape and dtype."""
+        return [t[0] for t in self.cast(self.split(flat.reshape(1, -1)))]
 
     def locate(self, flat_index: int) -> tuple[int, tuple[int, ...]]:
         """Which input, and which element of it, a flat index points at."""
@@ -83,6 +112,18 @@ class FlatInputs:
                 return k, _unravel(flat_index - start, tuple(shape))
             start += size
         raise IndexError(f"flat index {flat_index} is beyond the {start} input elements")
+
+    def label(self, k: int, index: tuple[int, ...]) -> str:
+        """The name of element ``index`` of input k: ``x[3, 1]``, or ``z[2].imag`` for a complex one."""
+        name = self.names[k] if self.names else (f"x{k}" if len(self.shapes) > 1 else "x")
+        if self.complex_parts and self.complex_parts[k]:
+            part = ".imag" if index[-1] else ".real"
+            index = index[:-1]
+            return (f"{name}[{', '.join(map(str, index))}]" if index else name) + part
+        return f"{name}[{', '.join(map(str, index))}]"
+
+
+_COMPLEX = {torch.float64: torch.complex128, torch.float32: torch.complex64, torch.float16: torch.complex32}
 
 
 def _unravel(i: int, shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -182,67 +223,103 @@ def chunk_rows(row_numel: int, itemsize: int, total: int, concurrent: int = 1,
 
 
 class BatchedFn:
-    """``fn`` evaluated on a stack of flat input rows: (m, N) -> (m, *output shape).
+    """``fn`` evaluated on a stack of flat input rows: (m, N) -> (m, output values).
 
-    Three ways, tried in order once per input dtype on two probe rows and kept
-    only if they agree with plain calls: ``direct`` (fn already broadcasts over
-    a leading batch dimension, as elementwise code does: no overhead), ``vmap``,
-    and a ``loop`` over the rows (slowest, always correct).
+    ``fn`` takes the inputs' parts and returns a tensor, or a tuple, list or dict
+    of tensors (flattened by :class:`gradlab.check.outputs.OutputLayout`). It is
+    only ever evaluated at the user's input and at the stencil points of the
+    check. The way of calling it is chosen once per dtype, at the user's input:
+    ``vmap`` when ``vmap(fn)(x[None])`` equals ``fn(x)`` (up to summation order),
+    else a ``loop`` over the rows (slowest, always what fn computes). A ``direct``
+    call on the stack (fn broadcasting over a leading batch dimension, as
+    elementwise code does: no overhead) is a candidate when it gives ``fn(x)`` on
+    one and on two stacked copies of x; it is then compared with the vmap or loop
+    result on the first chunk of every size before it is trusted, and dropped for
+    good at the first difference (a function mixing rows, or squeezing the batch
+    dimension away).
     """
 
-    def __init__(self, fn: Callable[..., torch.Tensor], flat: FlatInputs):
+    def __init__(self, fn: Callable, flat: FlatInputs):
         self._fn = fn
         self._flat = flat
-        self._vmapped = vmap(fn)
+        self._vmapped = vmap(self._one)
+        self.layout: OutputLayout | None = None
         self.strategy: dict[torch.dtype, str] = {}
+        self._reference: dict[torch.dtype, str] = {}
+        self._proven: set[tuple[torch.dtype, int]] = set()
 
     def __call__(self, rows: torch.Tensor, parts: Sequence[torch.Tensor] | None = None) -> torch.Tensor:
         """fn on ``rows``; ``parts`` may hold ``self.split(rows)`` already (saves the split)."""
         with torch.no_grad():
-            if rows.dtype not in self.strategy:
-                self.strategy[rows.dtype] = self._choose(rows[0])
-            how = self.strategy[rows.dtype]
-            if how == "loop":
-                return torch.stack([self._call_one(row) for row in rows])
-            call = self._fn if how == "direct" else self._vmapped
-            try:
-                return call(*(parts if parts is not None else self._flat.split(rows)))
-            except GradLabError:
-                raise
-            except Exception as err:  # noqa: BLE001 - named for the user, with the cause kept
-                raise GradLabError(f"The function raised {type(err).__name__} on perturbed "
-                                   f"inputs: {err}") from err
+            dtype, m = rows.dtype, rows.shape[0]
+            if dtype not in self.strategy:
+                self._choose(rows)
+            parts = self._flat.cast(parts if parts is not None else self._flat.split(rows))
+            if self.strategy[dtype] == "direct":
+                if (dtype, m) in self._proven:
+                    return self._guarded(lambda: self._direct(parts, m))
+                return self._prove_direct(dtype, parts, m)
+            return self._reference_call(self.strategy[dtype], parts)
 
-    def _call_one(self, row: torch.Tensor) -> torch.Tensor:
+    def _one(self, *parts: torch.Tensor) -> torch.Tensor:
+        return self.layout.flatten(self._fn(*parts))
+
+    def _direct(self, parts, m: int) -> torch.Tensor:
+        return self.layout.flatten_batched(self._fn(*parts), m)
+
+    def _loop(self, parts) -> torch.Tensor:
+        return torch.stack([self._one(*(p[r] for p in parts)) for r in range(parts[0].shape[0])])
+
+    def _reference_call(self, how: str, parts) -> torch.Tensor:
+        return self._guarded(lambda: self._loop(parts) if how == "loop" else self._vmapped(*parts))
+
+    def _prove_direct(self, dtype, parts, m: int) -> torch.Tensor:
+        expected = self._reference_call(self._reference[dtype], parts)
+        if _same(_attempt(lambda: self._direct(parts, m)), expected):
+            self._proven.add((dtype, m))
+        else:
+            self.strategy[dtype] = self._reference[dtype]
+        return expected
+
+    @staticmethod
+    def _guarded(call) -> torch.Tensor:
         try:
-            out = self._fn(*self._flat.unflatten(row))
-        except (RuntimeError, TypeError, ValueError) as err:
-            kind = "complex" if row.is_complex() else str(row.dtype).removeprefix("torch.")
-            raise GradLabError(
-                f"The function could not be evaluated on {kind} inputs ({err}). "
-                "Check that it accepts tensors of that dtype, or pick another scheme or dtype."
-            ) from None
-        if not isinstance(out, torch.Tensor):
-            raise GradLabError("The function must return a tensor; it returned "
-                               f"{type(out).__name__}.")
-        return out
+            return call()
+        except GradLabError:
+            raise
+        except Exception as err:  # noqa: BLE001 - named for the user, with the cause kept
+            raise GradLabError(f"The function raised {type(err).__name__} at a finite-difference "
+                               f"point (the input given, one element moved by a step): {err}") from err
 
-    def _choose(self, row: torch.Tensor) -> str:
-        # Rows far apart, so a function mixing rows (a sum over the batch) shows it.
-        gen = torch.Generator().manual_seed(0)
-        noise = torch.randn(row.shape, generator=gen, dtype=torch.float64).to(row.dtype)
-        probe = torch.stack([row, row + noise * (1 + row.abs())])
-        expected = torch.stack([self._call_one(r) for r in probe])
-        for how, call in (("direct", self._fn), ("vmap", self._vmapped)):
-            try:
-                with warnings.catch_warnings():  # e.g. mse_loss on broadcast shapes
-                    warnings.simplefilter("ignore")
-                    got = call(*self._flat.split(probe))
-            except Exception:  # noqa: BLE001 - any failure means "try the next way"
-                continue
-            if _same(got, expected):
-                return how
-        return "loop"
+    def _choose(self, rows: torch.Tensor) -> None:
+        """Strategy for rows' dtype, from fn at the user's input only (in that dtype)."""
+        base = self._flat.values.to(rows.dtype)[None]
+        parts = self._flat.cast(self._flat.split(base))
+        try:
+            out = self._fn(*(p[0] for p in parts))
+        except (RuntimeError, TypeError, ValueError, IndexError) as err:
+            raise GradLabError(f"The function could not be evaluated at the input given, in "
+                               f"{str(rows.dtype).removeprefix('torch.')} ({err}).") from None
+        if self.layout is None:
+            self.layout = OutputLayout.of(out)
+        expected = self.layout.flatten(out)[None]
+        reference = "vmap" if _same(_attempt(lambda: self._vmapped(*parts)), expected) else "loop"
+        self._reference[rows.dtype] = reference
+        two = self._flat.cast(self._flat.split(base.expand(2, -1)))
+        direct = (_same(_attempt(lambda: self._direct(parts, 1)), expected)
+                  and _same(_attempt(lambda: self._direct(two, 2)), expected.expand(2, -1)))
+        self.strategy[rows.dtype] = "direct" if direct else reference
+
+
+def _attempt(call):
+    """call(), or None if it raised (any failure means "not this way"); warnings silenced
+    (e.g. mse_loss on the broadcast shapes of a direct call)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return call()
+    except Exception:  # noqa: BLE001
+        return None
 
 
 def _same(got, expected: torch.Tensor) -> bool:

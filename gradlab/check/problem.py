@@ -22,13 +22,14 @@ from dataclasses import dataclass
 import torch
 
 from gradlab.check.batching import BatchedFn, FlatInputs, single_threaded_ops
+from gradlab.check.outputs import OutputLayout, output_parts
 from gradlab.check.validation import GRAD_OUTPUTS, check_step, choose
 from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import Scheme, default_step, get_scheme  # noqa: F401 - get_scheme: doctest
 
-__all__ = ["NumericProblem", "as_inputs", "reduce_outputs", "autograd_gradient", "numeric_problem",
+__all__ = ["NumericProblem", "as_inputs", "check_inputs", "least_precise", "reduce_outputs", "autograd_gradient", "numeric_problem",
            "resolve_step"]
 
 
@@ -57,17 +58,28 @@ class NumericProblem:
 
 
 def as_inputs(x) -> list[torch.Tensor]:
-    """The detached input tensors, refused unless real floating point of one known dtype."""
+    """The detached input tensors (a tensor or a sequence of them), refused unless each is
+    real floating point of a dtype GradLab knows (they may differ: see FlatInputs)."""
     xs = [x] if isinstance(x, torch.Tensor) else list(x)
     if not xs or not all(isinstance(t, torch.Tensor) for t in xs):
         raise GradLabError("The inputs must be a tensor or a sequence of tensors.")
-    dtypes = {t.dtype for t in xs}
-    if len(dtypes) != 1 or not next(iter(dtypes)).is_floating_point:
-        raise GradLabError("All inputs must be real floating-point tensors of one dtype; got "
-                           f"{sorted(str(d) for d in dtypes)}.")
-    facts(next(iter(dtypes)))  # a dtype GradLab knows
+    return check_inputs(xs)
+
+
+def check_inputs(xs: list[torch.Tensor]) -> list[torch.Tensor]:
+    """``xs`` detached, each real floating point of a known dtype, within the element limit."""
+    for t in xs:
+        if not t.is_floating_point():
+            raise GradLabError(f"The checked inputs must be floating-point tensors; got {t.dtype}.")
+        facts(t.dtype)  # a dtype GradLab knows
     check_limit("input elements", sum(t.numel() for t in xs), LIMITS.tensor_elements)
     return [t.detach() for t in xs]
+
+
+def least_precise(xs: list[torch.Tensor]) -> torch.dtype:
+    """The dtype with the largest machine epsilon among the inputs': it sets the step and
+    the tolerances of a check of inputs of several dtypes."""
+    return max((t.dtype for t in xs), key=lambda d: facts(d).eps)
 
 
 def reduce_outputs(y: torch.Tensor, reduction: str) -> torch.Tensor:
@@ -80,51 +92,61 @@ def reduce_outputs(y: torch.Tensor, reduction: str) -> torch.Tensor:
     return flat
 
 
-def _grad_outputs(spec, out_shape: torch.Size, dtype: torch.dtype, seed: int) -> torch.Tensor:
-    if isinstance(spec, torch.Tensor):
-        if spec.shape != out_shape:
-            raise GradLabError(f"grad_outputs has shape {tuple(spec.shape)} but the output has "
-                               f"shape {tuple(out_shape)}; they must match.")
-        return spec.detach().to(dtype)
+def _grad_outputs(spec, out, layout: OutputLayout, dtype: torch.dtype, seed: int) -> torch.Tensor:
+    """The flat (layout.numel,) weights v: a tensor (or a tuple/list/dict like the output), or a name."""
+    if not isinstance(spec, str):
+        shapes = [tuple(t.shape) for _, t in output_parts(spec)] if not isinstance(spec, torch.Tensor) \
+            else [tuple(spec.shape)]
+        if shapes != [tuple(t.shape) for _, t in output_parts(out)]:
+            raise GradLabError(f"grad_outputs has shape(s) {shapes} but the output has "
+                               f"{list(layout.shapes)}; they must match.")
+        return layout.flatten(spec).detach().to(dtype)
     choose("grad_outputs", spec, GRAD_OUTPUTS)
     if spec == "ones":
-        return torch.ones(out_shape, dtype=dtype)
+        return torch.ones(layout.numel, dtype=dtype)
     gen = torch.Generator().manual_seed(seed + 1)
-    return torch.randn(out_shape, generator=gen, dtype=torch.float64).to(dtype)
+    return torch.randn(layout.numel, generator=gen, dtype=torch.float64).to(dtype)
 
 
 def autograd_gradient(fn, xs: list[torch.Tensor], reduction: str, grad_outputs, seed: int):
-    """Autograd's gradient (flat, float64), the output, and the grad_outputs used ("none" only)."""
+    """Autograd's gradient (flat, float64), the output (its checked parts as one real vector,
+    see :class:`~gradlab.check.outputs.OutputLayout`), and the grad_outputs used ("none" only)."""
     leaves = [t.clone().requires_grad_(True) for t in xs]
     with torch.enable_grad():
-        y = fn(*leaves)
-        if not isinstance(y, torch.Tensor) or not y.is_floating_point():
-            raise GradLabError("The function must return a real floating-point tensor.")
+        out = fn(*leaves)
+        layout = OutputLayout.of(out)
+        y = layout.flatten(out)
         if not y.requires_grad:
             raise GradLabError("The function's output does not depend on its inputs through "
                                "autograd (was something detached or computed under no_grad?).")
         v = None
         if reduction == "none":
-            v = _grad_outputs(grad_outputs, y.shape, y.dtype, seed)
+            v = _grad_outputs(grad_outputs, out, layout, y.dtype, seed)
             target, seed_grad = y, v
         else:
             target = y.sum() if reduction == "sum" else y.mean()
             seed_grad = None
         grads = torch.autograd.grad(target, leaves, grad_outputs=seed_grad, allow_unused=True)
-    flat = torch.cat([(g if g is not None else torch.zeros_like(t)).reshape(-1)
+    flat = torch.cat([(g if g is not None else torch.zeros_like(t)).reshape(-1).to(torch.float64)
                       for g, t in zip(grads, leaves)])
-    return flat.detach().to(torch.float64), y.detach(), v
+    return flat.detach(), y.detach(), v
 
 
-def numeric_problem(fn, xs, reduction, v, scheme: Scheme, step: float, numeric_dtype: torch.dtype,
-                    like: NumericProblem | None = None) -> NumericProblem:
+def numeric_problem(fn, xs, reduction, v, scheme: Scheme, step: float, numeric_dtype: torch.dtype | None,
+                    like: NumericProblem | None = None, names=None, complex_parts=None) -> NumericProblem:
     """The numeric side of a check; ``like`` shares its inputs and batched fn (and the
-    strategy it probed), so problems differing only in reduction run fn alike."""
-    flat = FlatInputs.of([t.to(numeric_dtype) for t in xs]) if like is None else like.flat
+    strategy it chose), so problems differing only in reduction run fn alike.
+    ``numeric_dtype`` None keeps each input's own dtype; ``names`` and ``complex_parts``
+    label the elements (see FlatInputs)."""
+    if like is None:
+        cast = xs if numeric_dtype is None else [t.to(numeric_dtype) for t in xs]
+        flat = FlatInputs.of(cast, names, complex_parts)
+    else:
+        flat = like.flat
     batched = BatchedFn(fn, flat) if like is None else like.batched
-    with single_threaded_ops():  # the strategy probe: small ops (see evaluation.run_chunks)
+    with single_threaded_ops():  # fn at x (and the strategy's choice): small ops (see evaluation.run_chunks)
         base = reduce_outputs(batched(flat.values[None, :]), reduction)
-    weights = None if v is None else v.to(numeric_dtype).to(torch.float64).reshape(-1)
+    weights = None if v is None else v.to(base.dtype).to(torch.float64).reshape(-1)
     sizes = None if weights is None else (weights * base[0].to(torch.float64)).abs()
     return NumericProblem(flat, batched, reduction, weights, scheme, step, base, sizes)
 

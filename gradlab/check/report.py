@@ -76,7 +76,6 @@ class CheckContext:
 def _labels(flat: FlatInputs, index: torch.Tensor | None, count: int):
     if index is None:
         return [f"direction {k}" for k in range(count)], [(k,) for k in range(count)], [-1] * count
-    many = len(flat.shapes) > 1
     flat_index = index.numpy()
     sizes = np.array([int(torch.Size(s).numel()) for s in flat.shapes])
     if flat_index.size and (flat_index.min() < 0 or flat_index.max() >= sizes.sum()):
@@ -91,8 +90,7 @@ def _labels(flat: FlatInputs, index: torch.Tensor | None, count: int):
             located = zip(*(c.tolist() for c in coords)) if len(shape) else [()] * rows.size
             for r, t in zip(rows.tolist(), located):
                 idx[r] = tuple(t)
-    names = [f"x{k}" if many else "x" for k in inputs.tolist()]
-    labels = [f"{n}[{', '.join(map(str, t))}]" for n, t in zip(names, idx)]
+    labels = [flat.label(k, t) for k, t in zip(inputs.tolist(), idx)]
     return labels, idx, inputs.tolist()
 
 

@@ -161,7 +161,7 @@ def _build(settings: CheckSettings, compute: torch.dtype):
     x = draw(*settings.shape)
     target = draw(*settings.shape)
     model, loss = _model(settings, draw), _loss(settings.loss)
-    return (lambda t: loss(model(t), target)), x
+    return (lambda x: loss(model(x), target)), x
 
 
 def build_problem(settings: CheckSettings) -> Problem:

@@ -27,7 +27,8 @@ import pandas as pd
 import torch
 
 from gradlab.errors import GradLabError
-from gradlab.labs.matrix_vjp import MATRIX_EXAMPLES, MatrixExample, MatrixVJP, matrix_vjp
+from gradlab.labs.matrix_vjp import (MATRIX_EXAMPLES, ExampleVJPSettings, MatrixExample, MatrixVJP, example_vjp,
+                                     matrix_vjp)
 from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.dtypes import facts
 
@@ -43,6 +44,8 @@ __all__ = [
     "MATRIX_EXAMPLES",
     "MatrixVJP",
     "matrix_vjp",
+    "ExampleVJPSettings",
+    "example_vjp",
     "EmptyDemo",
     "empty_demo",
     "EMPTY_NOTE",

@@ -20,7 +20,7 @@ from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.dtypes import facts
 
-__all__ = ["MatrixExample", "MATRIX_EXAMPLES", "MatrixVJP", "matrix_vjp"]
+__all__ = ["MatrixExample", "MATRIX_EXAMPLES", "MatrixVJP", "matrix_vjp", "ExampleVJPSettings", "example_vjp"]
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,26 @@ def matrix_vjp(w, x, v, dtype: str = "float32") -> MatrixVJP:
         for i in range(jac.shape[0]) for j in range(jac.shape[1])
     ])
     return MatrixVJP(jac.to(torch.float64).numpy(), _as_tuple(weighted.sum(0)), _as_tuple(xt.grad), table)
+
+
+@dataclass(frozen=True)
+class ExampleVJPSettings:
+    """A ready-made example (a key of :data:`MATRIX_EXAMPLES`) and the gradient vector v; plain values."""
+
+    example: str = "wx"
+    v: tuple[float, ...] = (1.0, 0.5)
+
+
+def example_vjp(settings: ExampleVJPSettings) -> MatrixVJP:
+    """:func:`matrix_vjp` of a ready-made example's W and x with the chosen v.
+
+    >>> example_vjp(ExampleVJPSettings("wx", (0.0, 1.0))).grad  # v picks row 1 of W
+    (4.0, 5.0, 6.0)
+    """
+    e = MATRIX_EXAMPLES.get(settings.example)
+    if e is None:
+        raise GradLabError(f"Unknown example {settings.example!r}; choose one of {', '.join(MATRIX_EXAMPLES)}.")
+    return matrix_vjp(e.w, e.x, settings.v)
 
 
 def _as_tuple(t: torch.Tensor) -> tuple[float, ...]:

@@ -45,6 +45,8 @@ __all__ = [
     "finite_difference",
     "StepSweep",
     "step_sweep",
+    "NetworkExperiment",
+    "network_experiment",
     "SCIPY_NOTE",
     "parse_hidden",
 ]
@@ -119,6 +121,21 @@ class FiniteDifference:
     def nearest_multiple_of_reference(self) -> int:
         """The integer k that would land closest to the true derivative."""
         return round(self.reference / self.quantum)
+
+    @property
+    def autograd_error(self) -> float:
+        """Autograd (in the dtype) minus the float64 reference."""
+        return self.autograd - self.reference
+
+    @property
+    def estimate_error(self) -> float:
+        """The central difference minus the float64 reference."""
+        return self.estimate - self.reference
+
+    @property
+    def step_vanished(self) -> bool:
+        """x0 ± dx rounds back to x0 in the dtype: the difference is exactly 0, whatever f is."""
+        return self.step_taken == 0
 
 
 def _reference_gradient(net: Network, x: torch.Tensor) -> torch.Tensor:
@@ -232,3 +249,27 @@ def step_sweep(settings: NetgradSettings) -> StepSweep:
         predicted_step=predicted if predicted is not None else float("nan"),
         default_step=default_step("central", s.dtype, x0), third_derivative=d3, notes=tuple(notes),
     )
+
+
+# ---------------------------------------------------------------- one experiment, as a page shows it
+
+
+@dataclass(frozen=True, eq=False)
+class NetworkExperiment:
+    """The seed's central difference at ``settings.step`` and the sweep over steps, for one network."""
+
+    difference: FiniteDifference
+    sweep: StepSweep
+
+
+def network_experiment(settings: NetgradSettings) -> NetworkExperiment:
+    """:func:`finite_difference` and :func:`step_sweep` of the same settings, in one result.
+
+    >>> e = network_experiment(NetgradSettings(points=5))
+    >>> e.difference.autograd == e.sweep.autograd, len(e.sweep.table)
+    (True, 5)
+    >>> network_experiment(NetgradSettings(dtype="float16", step=1e-9)).difference.step_vanished
+    True
+    """
+    s = settings.validated()
+    return NetworkExperiment(finite_difference(s), step_sweep(s))

@@ -78,6 +78,15 @@ class RoundoffSummary:
     correctly_rounded_a: float  # within 0.5 ulp of the exact value
     correctly_rounded_b: float
 
+    def closer_more_often(self) -> str:
+        """"B" when formula B is closer to the exact value at more points than A, else "A".
+
+        >>> compare(RoundoffSettings("log(1+x)", "log1p(x)", "float32", "log-uniform", 1e-7, 1e-3,
+        ...                          samples=300)).summary.closer_more_often()
+        'B'
+        """
+        return "B" if self.b_closer > self.a_closer else "A"
+
 
 @dataclass(frozen=True, eq=False)
 class RoundoffResult:
@@ -112,6 +121,15 @@ class RoundoffResult:
             f"{s.b_closer:.1%}, and they are equally close at {s.tie:.1%}; the worst errors are "
             f"{s.max_ulps_a_exact:.2f} and {s.max_ulps_b_exact:.2f} ulp."
         )
+
+    def distance_histogram(self) -> pd.DataFrame:
+        """How often each A–B distance in ulps occurs: :func:`ulp_histogram` of the table.
+
+        >>> compare(RoundoffSettings("autograd", "-(1/x)*(1/x)", samples=50)).distance_histogram()
+           ulps  count  fraction
+        0     0     50       1.0
+        """
+        return ulp_histogram(self.table)
 
 
 def with_hex(table: pd.DataFrame) -> pd.DataFrame:

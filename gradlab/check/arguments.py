@@ -1,0 +1,172 @@
+"""A function's arguments as a check sees them: which are checked, as real tensors, and the rest.
+
+``gradcheck(fn, *inputs, wrt=None)`` takes fn's arguments as the user would pass
+them: tensors of any floating or complex dtype, non-differentiable tensors and
+Python values. :func:`parse_arguments` picks the checked ones (those that
+require grad, or those ``wrt`` names by position or parameter name; when no
+argument requires grad and ``wrt`` is None, every floating-point or complex
+tensor) and names them (fn's parameter names where its signature gives them,
+else ``input k``). A complex argument is checked through its real view
+(``torch.view_as_real``: one real tensor of shape ``(*shape, 2)``, rebuilt
+with ``torch.complex`` before fn is called), so for a real loss L the checked
+gradient is ``(dL/dre, dL/dim)``: the real and imaginary parts of torch's
+``z.grad`` (its conjugate Wirtinger convention).
+
+A single list or tuple of tensors, ``gradcheck(fn, [a, b])``, is read as
+``torch.autograd.gradcheck`` reads it: the inputs ``a, b`` (fn(a, b)). A
+function that takes a list itself is written ``lambda a, b: fn([a, b])``.
+
+>>> x = torch.ones(2, requires_grad=True)
+>>> a = parse_arguments(lambda x, n: x ** n, (x, 3), None)
+>>> a.names, a.checked, a.call(lambda x, n: x ** n, [torch.full((2,), 2.0)]).tolist()
+(('x',), (0,), [8.0, 8.0])
+>>> z = torch.tensor([1 + 2j])
+>>> b = parse_arguments(torch.abs, (z,), None)
+>>> b.names, b.reals()[0].tolist()
+(('input 0',), [[1.0, 2.0]])
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import torch
+
+from gradlab.errors import GradLabError
+
+__all__ = ["Arguments", "parse_arguments", "parameter_names", "module_arguments"]
+
+
+@dataclass(frozen=True, eq=False)
+class Arguments:
+    """fn's arguments (tensors detached), the positions checked, their names and kinds."""
+
+    args: tuple
+    checked: tuple[int, ...]
+    names: tuple[str, ...]
+
+    def __post_init__(self):  # the kinds, once: rebuild runs once per finite-difference batch
+        object.__setattr__(self, "_complex", tuple(self.args[k].is_complex() for k in self.checked))
+
+    def tensors(self) -> list[torch.Tensor]:
+        """The checked arguments as given (detached)."""
+        return [self.args[k] for k in self.checked]
+
+    def complex_parts(self) -> tuple[bool, ...]:
+        return self._complex
+
+    def reals(self) -> list[torch.Tensor]:
+        """The checked arguments as real tensors: a complex one as its (*shape, 2) real view."""
+        return [torch.view_as_real(t.resolve_conj()) if t.is_complex() else t for t in self.tensors()]
+
+    def rebuild(self, reals: Sequence[torch.Tensor]) -> list:
+        """fn's arguments with the checked ones replaced by ``reals`` (complex ones rebuilt)."""
+        if len(reals) == len(self.args) and not any(self._complex):  # every argument checked, all real
+            return list(reals)
+        args = list(self.args)
+        for k, real, was_complex in zip(self.checked, reals, self._complex):
+            args[k] = torch.complex(real[..., 0], real[..., 1]) if was_complex else real
+        return args
+
+    def call(self, fn: Callable, reals: Sequence[torch.Tensor]):
+        """fn at the arguments with the checked ones replaced by ``reals``."""
+        return fn(*self.rebuild(reals))
+
+
+def parameter_names(fn: Callable, count: int) -> list[str]:
+    """Names of fn's first ``count`` positional parameters, ``input k`` where it has none."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):  # builtins such as torch.sin have no signature
+        params = []
+    names: list[str] = []
+    for p in params:
+        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            break
+        names.append(p.name)
+    return [names[k] if k < len(names) else f"input {k}" for k in range(count)]
+
+
+def _differentiable(value) -> bool:
+    return isinstance(value, torch.Tensor) and (value.is_floating_point() or value.is_complex())
+
+
+def _legacy(inputs: tuple) -> tuple:
+    """``(fn, [a, b])`` -> ``(a, b)``: torch.autograd.gradcheck's way of passing several inputs."""
+    if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)) and inputs[0] \
+            and all(isinstance(t, torch.Tensor) for t in inputs[0]):
+        return tuple(inputs[0])
+    return inputs
+
+
+def _positions(wrt, names: list[str], count: int) -> tuple[int, ...]:
+    items = [wrt] if isinstance(wrt, (int, str)) else list(wrt)
+    found = []
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, (int, str)):
+            raise GradLabError(f"wrt takes argument positions or parameter names; got {item!r}.")
+        if isinstance(item, str):
+            if item not in names:
+                raise GradLabError(f"wrt names {item!r}, which is not one of fn's arguments "
+                                   f"({', '.join(names)}).")
+            item = names.index(item)
+        if not -count <= item < count:
+            raise GradLabError(f"wrt position {item} is beyond fn's {count} arguments.")
+        found.append(item % count)
+    return tuple(sorted(set(found)))
+
+
+def parse_arguments(fn: Callable, inputs: tuple, wrt, names: Sequence[str] | None = None) -> Arguments:
+    """The :class:`Arguments` of ``fn(*inputs)`` checked with respect to ``wrt``.
+
+    ``names`` overrides the argument names (default: fn's parameter names).
+    """
+    inputs = _legacy(tuple(inputs))
+    if not inputs:
+        raise GradLabError("Pass the inputs to check after the function: gradcheck(fn, x, ...).")
+    names = list(names) if names is not None else parameter_names(fn, len(inputs))
+    if wrt is not None:
+        checked = _positions(wrt, names, len(inputs))
+        refused = [names[k] for k in checked if not _differentiable(inputs[k])]
+        if refused:
+            raise GradLabError(f"wrt names {', '.join(refused)}, which is not a floating-point or "
+                               "complex tensor: only those have gradients to check.")
+    else:
+        checked = tuple(k for k, a in enumerate(inputs) if _differentiable(a) and a.requires_grad)
+        if not checked:  # nothing marked: every floating-point or complex tensor, as jax.check_grads
+            checked = tuple(k for k, a in enumerate(inputs) if _differentiable(a))
+    if not checked:
+        raise GradLabError("No input to check: pass at least one floating-point or complex tensor "
+                           "(tensors that require grad are the ones checked; wrt= names others).")
+    args = tuple(a.detach() if isinstance(a, torch.Tensor) else a for a in inputs)
+    return Arguments(args, checked, tuple(names[k] for k in checked))
+
+
+def module_arguments(model: torch.nn.Module, inputs: tuple) -> tuple[Callable, Arguments]:
+    """``gradcheck(model, *inputs, wrt="parameters")``: a function of the parameters (then the
+    inputs) through ``torch.func.functional_call``, and its arguments with the parameters checked
+    and named as ``model.named_parameters()`` names them (``layers.0.weight``).
+
+    >>> fn, a = module_arguments(torch.nn.Linear(2, 1), (torch.ones(2),))
+    >>> a.names, tuple(fn(*a.args).shape)
+    (('weight', 'bias'), (1,))
+    """
+    named = [(n, p) for n, p in model.named_parameters() if p.is_floating_point() or p.is_complex()]
+    if not named:
+        raise GradLabError("wrt='parameters' needs a module with floating-point parameters; this one has none.")
+    names = [n for n, _ in named]
+    count = len(names)
+
+    lock = threading.Lock()  # functional_call swaps the module's parameters in place for the call:
+    # two worker threads calling it at once would each see the other's values
+
+    def call(*args):
+        with lock:
+            return torch.func.functional_call(model, dict(zip(names, args[:count])), tuple(args[count:]))
+
+    inputs = _legacy(tuple(inputs))
+    all_names = names + [f"input {k}" for k in range(len(inputs))]
+    return call, parse_arguments(call, tuple(p for _, p in named) + inputs, list(range(count)), all_names)

@@ -1,0 +1,119 @@
+"""A function's outputs as one real vector, with a name for every part and element.
+
+fn may return a tensor or a tuple, list or dict of them (nested or not). The
+floating-point and complex parts are checked: each is flattened (a complex one
+through ``torch.view_as_real``, so its real and imaginary parts are outputs of
+their own, as torch.autograd.gradcheck treats them) and the parts are
+concatenated in order. Integer and boolean parts (indices, masks) have no
+gradient and are left out; so are Python values.
+
+>>> layout = OutputLayout.of({"logits": torch.zeros(2, 3), "index": torch.tensor([1])})
+>>> layout.names, layout.numel
+(('out["logits"]',), 6)
+>>> layout.label(4)
+'out["logits"][1, 1]'
+>>> OutputLayout.of((torch.zeros(2), torch.zeros(1, dtype=torch.complex128))).label(3)
+'out[1][0].imag'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from gradlab.errors import GradLabError
+
+__all__ = ["OutputLayout", "output_parts"]
+
+
+def output_parts(out, prefix: str = "out") -> list[tuple[str, torch.Tensor]]:
+    """(name, tensor) for every floating-point or complex tensor in ``out``, in order."""
+    if isinstance(out, torch.Tensor):
+        return [(prefix, out)] if out.is_floating_point() or out.is_complex() else []
+    if isinstance(out, dict):
+        items = [(f"{prefix}[{k!r}]".replace("'", '"'), v) for k, v in out.items()]
+    elif isinstance(out, (tuple, list)):
+        items = [(f"{prefix}[{k}]", v) for k, v in enumerate(out)]
+    else:
+        return []
+    return [part for name, value in items for part in output_parts(value, name)]
+
+
+@dataclass(frozen=True)
+class OutputLayout:
+    """Names, shapes and kinds of fn's checked output parts, at the user's input."""
+
+    names: tuple[str, ...]
+    shapes: tuple[tuple[int, ...], ...]
+    complex_parts: tuple[bool, ...]
+
+    @classmethod
+    def of(cls, out) -> "OutputLayout":
+        parts = output_parts(out)
+        if not parts:
+            raise GradLabError("The function must return a floating-point or complex tensor, or a "
+                               f"tuple, list or dict holding some; it returned {type(out).__name__}.")
+        return cls(tuple(n for n, _ in parts), tuple(tuple(t.shape) for _, t in parts),
+                   tuple(t.is_complex() for _, t in parts))
+
+    @property
+    def sizes(self) -> list[int]:
+        """Real values of each part (a complex element counts twice)."""
+        return [int(torch.Size(s).numel()) * (2 if c else 1) for s, c in zip(self.shapes, self.complex_parts)]
+
+    @property
+    def numel(self) -> int:
+        return sum(self.sizes)
+
+    def flatten(self, out) -> torch.Tensor:
+        """One output of fn -> its checked parts as one real 1-D tensor."""
+        return _join([_real(t, c).reshape(-1) for (_, t), c in zip(self._parts(out), self.complex_parts)], 0)
+
+    def flatten_batched(self, out, rows: int) -> torch.Tensor:
+        """fn's output on ``rows`` stacked inputs (each part with a leading batch dimension)
+        -> (rows, numel)."""
+        return _join([_real(t, c).reshape(rows, -1) for (_, t), c in zip(self._parts(out), self.complex_parts)], 1)
+
+    def _parts(self, out):
+        if isinstance(out, torch.Tensor) and self.names == ("out",):  # the usual case, quickly
+            return [("out", out)]
+        parts = output_parts(out)
+        if tuple(n for n, _ in parts) != self.names:
+            raise GradLabError("The function returned differently structured outputs on a perturbed "
+                               f"input: {[n for n, _ in parts]} instead of {list(self.names)}.")
+        return parts
+
+    def label(self, flat_index: int) -> str:
+        """The name of output value ``flat_index`` of :meth:`flatten`'s vector."""
+        start = 0
+        for name, shape, is_complex, size in zip(self.names, self.shapes, self.complex_parts, self.sizes):
+            if flat_index < start + size:
+                i = flat_index - start
+                part = ""
+                if is_complex:
+                    i, part = divmod(i, 2)
+                    part = ".imag" if part else ".real"
+                index = _unravel(i, shape)
+                return f"{name}[{', '.join(map(str, index))}]{part}" if shape else f"{name}{part}"
+            start += size
+        raise IndexError(f"output index {flat_index} is beyond the {self.numel} output values")
+
+
+def _join(parts: list[torch.Tensor], dim: int) -> torch.Tensor:
+    """torch.cat, without its copy for the usual single output (a view, as fn returned it)."""
+    return parts[0] if len(parts) == 1 else torch.cat(parts, dim=dim)
+
+
+def _real(t: torch.Tensor, is_complex: bool) -> torch.Tensor:
+    """A part complex at the user's input as its real view; a real part made complex by the
+    complex-step scheme's imaginary perturbations stays complex (the scheme reads its .imag)."""
+    return torch.view_as_real(t.resolve_conj()) if is_complex else t
+
+
+def _unravel(i: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    index = []
+    for size in reversed(shape):
+        index.append(i % size)
+        i //= size
+    return tuple(reversed(index))
