@@ -126,14 +126,21 @@ def error_map(flat: FlatInputs, mode: str, table: pd.DataFrame) -> np.ndarray | 
 def worst_position(table: pd.DataFrame) -> int:
     """Row of the value furthest over its tolerance (a NaN error counts as furthest), among
     the values in the check's verdict state when the table has states."""
-    excess = (table["abs_error"] / table["tolerance"].where(table["tolerance"] > 0, np.inf))
-    excess = excess.fillna(np.inf) if not table["ok"].all() else excess.fillna(0)
+    ok = table["ok"].to_numpy()
+    excess = _excess(table["abs_error"].to_numpy(), table["tolerance"].to_numpy(), nan=0.0 if ok.all() else np.inf)
     if "state" in table:
-        verdict = overall(table["state"])
+        states = table["state"].to_numpy()
+        verdict = overall(states)
         if verdict != "pass":
-            best = table["best_abs_error"] / table["best_tolerance"].where(table["best_tolerance"] > 0, np.inf)
-            excess = best.fillna(np.inf).where(table["state"] == verdict, -1.0)
-    return int(np.argmax(excess.to_numpy()))
+            best = _excess(table["best_abs_error"].to_numpy(), table["best_tolerance"].to_numpy(), np.inf)
+            excess = np.where(states == verdict, best, -1.0)
+    return int(np.argmax(excess))
+
+
+def _excess(error: np.ndarray, tolerance: np.ndarray, nan: float) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = error / np.where(tolerance > 0, tolerance, np.inf)
+    return np.where(np.isnan(ratio), nan, ratio)
 
 
 def element(table: pd.DataFrame, pos: int) -> Element:
@@ -187,7 +194,8 @@ def _refined(p: NumericProblem, table: pd.DataFrame) -> int:
     """How many values were taken at another step or dtype than the check's."""
     if "best_step" not in table:
         return 0
-    return int(((table["best_step"] != p.step) | (table["best_dtype"] != facts(p.dtype).name)).sum())
+    steps, dtypes = table["best_step"].to_numpy(), table["best_dtype"].to_numpy()
+    return int(((steps != p.step) | (dtypes != facts(p.dtype).name)).sum())
 
 
 def _evidence(p: NumericProblem, table: pd.DataFrame, context: CheckContext, *, scale: torch.Tensor,
