@@ -174,7 +174,7 @@ def test_vmap_and_dual_number_columns_agree(monkeypatch):
     def no_vmap(*args):
         raise RuntimeError("vmap unavailable")
 
-    monkeypatch.setattr(forward_mode, "_vmapped_columns", no_vmap)
+    monkeypatch.setattr(forward_mode, "_vmapped_products", no_vmap)
     looped = forward_mode.forward_mode_gradient(fn, [x], [0], v)[0]
     closed_form = 1 - x.tanh() ** 2
     tol = 8 * torch.finfo(torch.float64).eps

@@ -143,24 +143,42 @@ def _gradient_of(fn, args, i: int, cotangents) -> torch.Tensor:
     def outputs_of(xi):
         return tuple(_flatten(fn(*args[:i], xi, *args[i + 1:]))[1])
 
-    basis = torch.eye(x.numel(), dtype=x.dtype).reshape(x.numel(), *x.shape)
     try:
-        columns = _vmapped_columns(outputs_of, x, basis)
+        flat = _vmapped_products(outputs_of, x, cotangents)
     except Exception:  # noqa: BLE001 - vmap cannot run this fn: one dual pass per column
-        columns = [_dual_column(outputs_of, x, t) for t in basis]
-    return torch.stack([_contract(c, cotangents) for c in columns]).reshape(x.shape).to(x.dtype)
+        flat = torch.stack([_contract(_dual_column(outputs_of, x, _unit(x, j)), cotangents)
+                            for j in range(x.numel())])
+    return flat.reshape(x.shape).to(x.dtype)
 
 
-def _vmapped_columns(outputs_of, x: torch.Tensor, basis: torch.Tensor) -> list[tuple]:
-    """JVPs along each basis row, through vmap, a chunk of rows per call."""
+def _unit(x: torch.Tensor, j: int) -> torch.Tensor:
+    e = torch.zeros(x.numel(), dtype=x.dtype)
+    e[j] = 1
+    return e.reshape(x.shape)
+
+
+def _basis(x: torch.Tensor, start: int, stop: int) -> torch.Tensor:
+    """Unit vectors e_start … e_(stop-1) in x's shape, stacked (only this chunk is held)."""
+    rows = torch.zeros(stop - start, x.numel(), dtype=x.dtype)
+    rows[torch.arange(stop - start), torch.arange(start, stop)] = 1
+    return rows.reshape(stop - start, *x.shape)
+
+
+def _vmapped_products(outputs_of, x: torch.Tensor, cotangents) -> torch.Tensor:
+    """(vᵀJ e_j)_j in float64 through vmap over the unit vectors, a chunk of them per call."""
     out_numel = sum(o.numel() for o in outputs_of(x))
     chunk = max(1, _CHUNK_ELEMENTS // max(1, out_numel, x.numel()))
     one = vmap(lambda t: jvp(outputs_of, (x,), (t,))[1])
-    columns: list[tuple] = []
-    for start in range(0, basis.shape[0], chunk):
-        stacked = one(basis[start:start + chunk])
-        columns.extend(zip(*stacked))
-    return columns
+    weights = [None if v is None else v.to(torch.float64).reshape(-1) for v in cotangents]
+    parts = []
+    for start in range(0, x.numel(), chunk):
+        stop = min(start + chunk, x.numel())
+        total = torch.zeros(stop - start, dtype=torch.float64)
+        for tangents, w in zip(one(_basis(x, start, stop)), weights):
+            if w is not None:
+                total = total + tangents.reshape(stop - start, -1).to(torch.float64) @ w
+        parts.append(total)
+    return torch.cat(parts)
 
 
 def _dual_column(outputs_of, x: torch.Tensor, tangent: torch.Tensor) -> tuple:
