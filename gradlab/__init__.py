@@ -1,14 +1,23 @@
 """GradLab: why autograd and finite-difference gradients disagree, and which one is right.
 
-``gradlab.gradcheck`` is imported lazily so ``import gradlab`` stays light.
+The public names are imported lazily so ``import gradlab`` stays light:
+``gradcheck`` and ``GradcheckError`` (:mod:`gradlab.check.api`), ``sweep``
+(:mod:`gradlab.sweep_api`) and ``assert_gradients`` (:mod:`gradlab.testing.assertions`).
 """
 
-__all__ = ["gradcheck", "GradcheckError"]
+__all__ = ["gradcheck", "GradcheckError", "sweep", "assert_gradients"]
+
+_HOME = {
+    "gradcheck": "gradlab.check.api",
+    "GradcheckError": "gradlab.check.api",
+    "sweep": "gradlab.sweep_api",
+    "assert_gradients": "gradlab.testing.assertions",
+}
 
 
 def __getattr__(name: str):
-    if name in __all__:
-        from gradlab.check import api as check
+    if name in _HOME:
+        import importlib
 
-        return getattr(check, name)
+        return getattr(importlib.import_module(_HOME[name]), name)
     raise AttributeError(f"module 'gradlab' has no attribute {name!r}")

@@ -106,6 +106,18 @@ class SweepResult:
     reference: Reference  # at x as typed (float64)
     notes: tuple[Note, ...] = field(default=())
 
+    def figure(self):
+        """The error-vs-eps figure (:func:`gradlab.sweep_api.sweep_figure`)."""
+        from gradlab.sweep_api import sweep_figure
+
+        return sweep_figure(self)
+
+    def _repr_html_(self) -> str:
+        """What Jupyter shows: the best steps, the notes and the figure (:func:`gradlab.sweep_api.sweep_html`)."""
+        from gradlab.sweep_api import sweep_html
+
+        return sweep_html(self)
+
     @property
     def warnings(self) -> tuple[Note, ...]:
         return tuple(n for n in self.notes if n.is_warning)

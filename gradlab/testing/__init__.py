@@ -1,1 +1,15 @@
-"""Gradient checking from a test suite: the corpus of correct functions a checker is held to."""
+"""Gradient checking from a test suite: ``assert_gradients`` (a check as a pytest assertion),
+and the corpus of correct functions a checker is held to (:mod:`gradlab.testing.corpus`).
+
+``assert_gradients`` is imported lazily, so ``import gradlab.testing`` stays light.
+"""
+
+__all__ = ["assert_gradients"]
+
+
+def __getattr__(name: str):
+    if name in __all__:
+        from gradlab.testing import assertions
+
+        return getattr(assertions, name)
+    raise AttributeError(f"module 'gradlab.testing' has no attribute {name!r}")

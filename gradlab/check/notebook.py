@@ -1,0 +1,68 @@
+"""A check result in a notebook: its headline, its worst values as a table, and a figure.
+
+``CheckResult._repr_html_`` and ``CheckResult.figure`` delegate here (two
+one-line methods), so Jupyter shows a check as soon as it is the cell's value:
+
+- :func:`check_figure`: the error heatmap (:func:`gradlab.figures.check.error_heatmap`)
+  of a full check of a 1-D or 2-D input, otherwise the per-value chart
+  (:func:`gradlab.figures.check_values.value_errors_figure`);
+- :func:`check_html`: the summary (headline, message and hint, the settings),
+  the values furthest over their tolerance, and the figure; all text escaped.
+
+>>> from gradlab.check.api import gradcheck
+>>> r = gradcheck(torch.sin, torch.ones(3, 2, dtype=torch.float64), mode="full", taylor=False)
+>>> check_figure(r).data[0].type, "<table" in check_html(r)
+('heatmap', True)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import torch  # noqa: F401 - the doctest
+
+from gradlab.check.results import CheckResult
+from gradlab.figures.check import error_heatmap
+from gradlab.figures.check_values import value_errors_figure
+from gradlab.figures.spec import FigureOrSpec
+from gradlab.notebook_html import MAX_TABLE_ROWS, result_html
+
+__all__ = ["check_figure", "check_table", "check_html"]
+
+#: The columns a notebook table shows, when the result's table has them.
+_COLUMNS = ("element", "state", "ok", "autograd", "numeric", "abs_error", "tolerance", "error_bound")
+
+
+def check_figure(result: CheckResult) -> FigureOrSpec:
+    """The heatmap of a full check with a 2-D layout, else |difference| per checked value."""
+    if result.error_map is not None:
+        return error_heatmap(result.error_map)
+    return value_errors_figure(result.table)
+
+
+def check_table(result: CheckResult, rows: int = MAX_TABLE_ROWS) -> pd.DataFrame:
+    """The ``rows`` values furthest over their tolerance (a NaN difference counts as furthest).
+
+    >>> from gradlab.check.api import gradcheck
+    >>> r = gradcheck(lambda t: t.detach() * t, torch.tensor([1.0, 3.0], dtype=torch.float64),
+    ...               mode="full", taylor=False)
+    >>> check_table(r)["element"].tolist()  # autograd says x, the truth is 2x: x[1] is further out
+    ['x[1]', 'x[0]']
+    """
+    table = result.table
+    tolerance = table["tolerance"].where(table["tolerance"] > 0, np.finfo(np.float64).tiny)
+    excess = (table["abs_error"] / tolerance).fillna(np.inf).to_numpy()
+    order = np.argsort(-excess, kind="stable")[:rows]
+    return table.iloc[order][[c for c in _COLUMNS if c in table]].reset_index(drop=True)
+
+
+def check_html(result: CheckResult) -> str:
+    """The summary, the worst values and the figure, as one escaped HTML block."""
+    s = result.summary
+    settings = (f"{s.mode} mode, {s.scheme} differences, h = {s.step:.3g}, {s.dtype} autograd, "
+                f"{s.numeric_dtype} finite differences, reduction {s.reduction}, "
+                f"rtol {s.rtol:g}, atol {s.atol:g}; {s.checked} values checked.")
+    table = check_table(result)
+    note = (f"The {len(table)} values furthest over their tolerance, of {len(result.table)}."
+            if len(table) < len(result.table) else "")
+    return result_html(s.headline, [s.text, settings], table, check_figure(result), note)

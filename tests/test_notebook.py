@@ -1,0 +1,98 @@
+"""A check result and a sweep in a notebook: an escaped table and a Plotly figure."""
+
+import dataclasses
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+import torch
+
+import gradlab
+from gradlab.check.notebook import check_figure, check_html, check_table
+from gradlab.figures.check_values import STATE_COLOURS, value_errors_figure
+
+_HOSTILE = '<script>alert("x")</script>'
+
+
+def _x(*shape):
+    return torch.linspace(0.5, 2.0, int(torch.Size(shape).numel()), dtype=torch.float64).reshape(shape)
+
+
+def _wrong(t):  # autograd sees t, the truth is 2t: every element fails
+    return t.detach() * t
+
+
+def test_a_full_check_of_a_matrix_shows_its_heatmap():
+    x = _x(3, 4)
+    result = gradlab.gradcheck(_wrong, x, mode="full", taylor=False)
+    fig = check_figure(result)
+    assert isinstance(fig, go.Figure) and [t.type for t in fig.data] == ["heatmap"]
+    # |t - 2t| / max(|t|, |2t|) = 1/2 at every element, in the input's layout
+    assert np.allclose(np.asarray(fig.data[0].z, dtype=float), np.log10(0.5), atol=1e-6)
+    assert np.asarray(fig.data[0].z).shape == (3, 4)
+
+
+@pytest.mark.parametrize("mode", ["sampled", "directional"])
+def test_other_checks_show_one_marker_per_value_coloured_by_state(mode):
+    result = gradlab.gradcheck(_wrong, _x(4, 5), mode=mode, samples=4, taylor=False)
+    fig = check_figure(result)
+    names = [t.name for t in fig.data]
+    assert names == ["fail", "tolerance"]  # every value is wrong (by 1/2 of the truth)
+    assert len(fig.data[0].y) == 4 and fig.data[0].marker.color == STATE_COLOURS["fail"]
+    assert fig.layout.yaxis.type == "log"
+
+
+def test_the_chart_takes_the_state_and_error_bound_columns_when_a_table_has_them():
+    result = gradlab.gradcheck(torch.sin, _x(6), mode="sampled", samples=3, taylor=False)
+    table = result.table.assign(state=["pass", "inconclusive", "not_differentiable"],
+                                error_bound=result.table["tolerance"] / 10)
+    fig = value_errors_figure(table)
+    assert [t.name for t in fig.data] == ["pass", "inconclusive", "not_differentiable", "tolerance",
+                                          "error bound"]
+
+
+def test_the_html_holds_the_summary_the_table_and_the_figure():
+    result = gradlab.gradcheck(_wrong, _x(30), mode="full", taylor=False)
+    page = check_html(result)
+    assert "<table" in page and "plotly-graph-div" in page
+    assert "Gradient check failed" in page
+    assert page.count("<tr") == 1 + 20  # header + the 20 values furthest over their tolerance
+    assert "of 30." in page
+
+
+def test_the_worst_values_come_first():
+    x = _x(5)
+    table = check_table(gradlab.gradcheck(_wrong, x, mode="full", taylor=False))
+    # the error is |x| and the tolerance atol + rtol·2|x|: the largest x is furthest over it
+    assert table["element"].tolist() == [f"x[{i}]" for i in range(4, -1, -1)]
+
+
+def test_user_text_is_escaped_in_the_html_and_the_figure():
+    result = gradlab.gradcheck(_wrong, _x(2, 2), mode="sampled", samples=2, taylor=False)
+    table = result.table.assign(element=[_HOSTILE, "x[1]"])
+    hostile = dataclasses.replace(result, table=table, error_map=None)
+    page = check_html(hostile)
+    assert "<script>alert" not in page
+    assert "&lt;script&gt;alert" in page
+    hover = [str(c[0]) for t in check_figure(hostile).data if t.customdata is not None for c in t.customdata]
+    assert any("&lt;script&gt;" in h for h in hover) and not any("<script>" in h for h in hover)
+
+
+def test_a_sweep_is_shown_with_its_best_steps_and_its_figure():
+    dtypes, schemes = ("float32", "float64"), ("forward", "central")
+    result = gradlab.sweep("exp(x)", at=1.0, dtypes=dtypes, schemes=schemes, points=9)
+    fig = result.figure()
+    assert isinstance(fig, go.Figure)
+    sweeps = [t.name for t in fig.data if t.meta and t.meta.get("kind") == "sweep"]
+    assert sorted(sweeps) == sorted(f"{d} · {s}" for d in dtypes for s in schemes)
+    page = result._repr_html_()
+    assert "<table" in page and "plotly-graph-div" in page
+    assert page.count("<tr") == 1 + len(dtypes) * len(schemes)
+    assert f"{np.e:.15g}"[:15] in page  # f'(1) = e, the exact reference
+
+
+def test_sweep_refuses_what_run_sweep_refuses():
+    from gradlab.errors import GradLabError
+
+    with pytest.raises(GradLabError):
+        gradlab.sweep("exp(x)", at=1.0, dtypes="float99")
