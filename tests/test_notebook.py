@@ -37,7 +37,7 @@ def test_other_checks_show_one_marker_per_value_coloured_by_state(mode):
     result = gradlab.gradcheck(_wrong, _x(4, 5), mode=mode, samples=4, taylor=False)
     fig = check_figure(result)
     names = [t.name for t in fig.data]
-    assert names == ["fail", "tolerance"]  # every value is wrong (by 1/2 of the truth)
+    assert names == ["fail", "tolerance", "error bound"]  # every value is wrong (by 1/2 of the truth)
     assert len(fig.data[0].y) == 4 and fig.data[0].marker.color == STATE_COLOURS["fail"]
     assert fig.layout.yaxis.type == "log"
 
@@ -64,7 +64,7 @@ def test_the_worst_values_come_first():
     x = _x(5)
     table = check_table(gradlab.gradcheck(_wrong, x, mode="full", taylor=False))
     # the error is |x| and the tolerance atol + rtol·2|x|: the largest x is furthest over it
-    assert table["element"].tolist() == [f"x[{i}]" for i in range(4, -1, -1)]
+    assert table["element"].tolist() == [f"t[{i}]" for i in range(4, -1, -1)]  # named as _wrong names it
 
 
 def test_user_text_is_escaped_in_the_html_and_the_figure():

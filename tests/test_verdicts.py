@@ -136,8 +136,6 @@ def test_a_one_element_error_of_10x_the_tolerance_is_fail_in_full_mode(case):
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_directional_mode_locates_the_corrupted_element(case):
     fn, tensors, k, grad, delta = _corrupted(case, case.inputs())
-    if sum(t.numel() for t in tensors) < 2:
-        pytest.skip("one element: nothing to locate")
     # The directions the check draws (seed 0): the error shows on direction v as v_k·delta
     # against a tolerance atol + rtol·|∇L·v|; with a zero or tiny gradient at k it can hide
     # on every direction (a limit of any directional check, torch's fast mode too).
@@ -147,11 +145,12 @@ def test_directional_mode_locates_the_corrupted_element(case):
     full = torch.cat([g.reshape(-1) for g in torch.autograd.grad(out, leaves, allow_unused=True,
                                                                   materialize_grads=True)])
     shown = (v[:, k].abs() * delta / (ATOL + RTOL * (v @ full).abs())).max()
-    if shown < 3:
-        pytest.skip(f"the corruption shows at most {float(shown):.2g}x the directional tolerance")
     r = _check(case, fn, tensors, mode="directional", samples=8)
-    assert r.verdict == "fail", r.summary.text
-    assert r.summary.located is not None and r.summary.located.label == _names(fn, tensors)[k]
+    if shown >= 3:  # the corruption shows clearly on some direction: it must be found and located
+        assert r.verdict == "fail", r.summary.text
+        assert r.summary.located is not None and r.summary.located.label == _names(fn, tensors)[k]
+    elif r.verdict == "fail" and r.summary.located is not None:  # hidden or faint: never a wrong element
+        assert r.summary.located.label == _names(fn, tensors)[k], r.summary.text
 
 
 class _WrongSin(torch.autograd.Function):

@@ -36,6 +36,8 @@ This module holds the public entry points only; the parts live next to it:
 
 from __future__ import annotations
 
+import dataclasses
+
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -113,6 +115,8 @@ def gradcheck(
     progress: Progress | None = None,
     raise_on_fail: bool = False,
     workers: int | None = None,
+    check_forward: bool = False,
+    order: int = 1,
 ) -> CheckResult:
     """Check autograd's gradient of ``fn(*inputs)`` against finite differences.
 
@@ -138,10 +142,57 @@ def gradcheck(
     the finite differences; the results do not depend on their number. fn is
     then called from several threads at once: it must not mutate shared state.
 
+    ``check_forward=True`` also checks forward-mode AD (JVPs) against finite
+    differences, ``order=2`` the gradient's own gradient (Hessian-vector products,
+    as torch's gradgradcheck); they are ``result.forward`` and
+    ``result.second_order``, and ``result.verdict`` is the worst of all.
+
     >>> x = torch.tensor([1.0, -2.0, 3.0], dtype=torch.float64, requires_grad=True)
     >>> gradcheck(lambda t, n: (t ** n).sum(), x, 2, mode="full", taylor=False).passed
     True
+    >>> gradcheck(torch.sin, x, mode="full", taylor=False, check_forward=True, order=2).verdict
+    'pass'
     """
+    if order not in (1, 2):
+        raise GradLabError(f"order is 1 (the gradient) or 2 (also its gradient); got {order!r}.")
+    options = dict(mode=mode, samples=samples, seed=seed, scheme=scheme, eps=eps, rtol=rtol, atol=atol,
+                   reduction=reduction, grad_outputs=grad_outputs, numeric_float64=numeric_float64,
+                   workers=workers)
+    result = _first_order(fn, inputs, wrt, options, numeric_fn=numeric_fn, taylor=taylor, progress=progress)
+    if check_forward or order == 2:
+        result = _with_higher_checks(result, fn, inputs, options, check_forward, order)
+    if raise_on_fail and result.verdict == "fail":
+        raise GradcheckError(_fail_text(result))
+    return result
+
+
+def _with_higher_checks(result: CheckResult, fn, inputs, options, check_forward: bool, order: int):
+    """The first-order result with forward-mode and/or second-order results attached."""
+    from gradlab.check.arguments import checked_closure
+    from gradlab.check.forward_mode import check_forward_mode
+    from gradlab.check.second_order import check_second_order
+
+    closed, tensors = checked_closure(fn, inputs)
+    extra = {k: v for k, v in options.items() if k not in ("reduction", "grad_outputs")}
+    forward = check_forward_mode(closed, tensors, taylor=False, **options) if check_forward else None
+    second = check_second_order(closed, tensors, taylor=False, **extra) if order == 2 else None
+    return dataclasses.replace(result, forward=forward, second_order=second)
+
+
+def _fail_text(result: CheckResult) -> str:
+    """The first failing part's message, named when it is not the gradient itself."""
+    for what, part in result.parts:
+        if part.summary.verdict == "fail":
+            return part.summary.text if what == "gradient" else f"[{what}] {part.summary.text}"
+    return result.summary.text
+
+
+def _first_order(fn, inputs, wrt, options, *, numeric_fn, taylor, progress) -> CheckResult:
+    """The check of autograd's gradient (what ``gradcheck`` does without its extra checks)."""
+    mode, samples, seed, scheme = options["mode"], options["samples"], options["seed"], options["scheme"]
+    eps, rtol, atol = options["eps"], options["rtol"], options["atol"]
+    reduction, grad_outputs = options["reduction"], options["grad_outputs"]
+    numeric_float64, workers = options["numeric_float64"], options["workers"]
     choose("mode", mode, MODES)
     choose("reduction", reduction, REDUCTIONS)
     workers = resolve_workers(workers)
@@ -173,11 +224,7 @@ def gradcheck(
                                                    float64_problem)
     summary = summarize(p, table, CheckContext(mode, user_dtype, tol, y.numel(), spread), scale=scale,
                         located=located, truncation_share=share, first=first)
-    result = CheckResult(table, summary, error_map(p.flat, mode, table),
-                         _taylor(p, g, seed) if taylor else None)
-    if raise_on_fail and result.verdict == "fail":
-        raise GradcheckError(summary.text)
-    return result
+    return CheckResult(table, summary, error_map(p.flat, mode, table), _taylor(p, g, seed) if taylor else None)
 
 
 def _taylor(p: NumericProblem, g: torch.Tensor, seed: int):

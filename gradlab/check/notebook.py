@@ -46,8 +46,8 @@ def check_table(result: CheckResult, rows: int = MAX_TABLE_ROWS) -> pd.DataFrame
     >>> from gradlab.check.api import gradcheck
     >>> r = gradcheck(lambda t: t.detach() * t, torch.tensor([1.0, 3.0], dtype=torch.float64),
     ...               mode="full", taylor=False)
-    >>> check_table(r)["element"].tolist()  # autograd says x, the truth is 2x: x[1] is further out
-    ['x[1]', 'x[0]']
+    >>> check_table(r)["element"].tolist()  # autograd says t, the truth is 2t: t[1] is further out
+    ['t[1]', 't[0]']
     """
     table = result.table
     tolerance = table["tolerance"].where(table["tolerance"] > 0, np.finfo(np.float64).tiny)

@@ -13,12 +13,13 @@ True
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from gradlab.check.diagnosis import Diagnosis
+from gradlab.check.states import overall
 from gradlab.check.taylor import TaylorResult
 from gradlab.errors import GradLabError
 
@@ -94,20 +95,50 @@ class CheckSummary:
 
 @dataclass(frozen=True, eq=False)
 class CheckResult:
-    """Per-value table, summary, optional heatmap array and Taylor test."""
+    """Per-value table, summary, optional heatmap array and Taylor test.
+
+    With ``check_forward=True`` or ``order=2`` the forward-mode and second-order
+    checks ride along (``forward``, ``second_order``, each a CheckResult of its own);
+    ``verdict`` is then the worst of the three, and ``table``/``summary`` stay the
+    first-order check's. In a notebook the result shows as a table and a figure.
+    """
 
     table: pd.DataFrame  # one row per checked element (or direction)
     summary: CheckSummary
     error_map: np.ndarray | None  # full mode on a 1-D/2-D input: rel_error in its shape
     taylor: TaylorResult | None
+    forward: "CheckResult | None" = None  # forward-mode AD against finite differences
+    second_order: "CheckResult | None" = None  # the gradient's gradient (double backward)
+
+    @property
+    def first_order(self) -> "CheckResult":
+        """This check without the forward-mode and second-order results."""
+        return replace(self, forward=None, second_order=None)
+
+    @property
+    def parts(self) -> tuple[tuple[str, "CheckResult"], ...]:
+        """(name, result) of each check that ran: gradient, then forward mode, second order."""
+        extra = (("forward mode", self.forward), ("second order", self.second_order))
+        return (("gradient", self.first_order),) + tuple((n, r) for n, r in extra if r is not None)
 
     @property
     def verdict(self) -> str:
-        return self.summary.verdict
+        return overall(r.summary.verdict for _, r in self.parts)
 
     @property
     def passed(self) -> bool:
-        return self.summary.passed
+        return self.verdict == "pass"
+
+    def figure(self):
+        """The check's figure: the state heatmap in full mode, else each value's error."""
+        from gradlab.check.notebook import check_figure
+
+        return check_figure(self)
+
+    def _repr_html_(self) -> str:
+        from gradlab.check.notebook import check_html
+
+        return check_html(self)
 
     @property
     def state_map(self) -> np.ndarray | None:

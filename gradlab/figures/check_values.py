@@ -22,14 +22,14 @@ import numpy as np
 import pandas as pd
 
 from gradlab.figures.spec import LOG_AXIS, FigureOrSpec, FigureSpec
-from gradlab.figures.style import GUIDE, PALETTE
+from gradlab.check.states import STATES
+from gradlab.figures.style import GUIDE
 from gradlab.literal_text import plotly_literal
 
 __all__ = ["STATE_COLOURS", "value_states", "value_errors_figure"]
 
-#: One colour per state of a checked value, in the order the legend lists them.
-STATE_COLOURS = {"pass": PALETTE["green"], "fail": PALETTE["red"], "inconclusive": PALETTE["orange"],
-                 "not_differentiable": PALETTE["purple"]}
+#: One colour per state of a checked value (from the state rows), in the order the legend lists them.
+STATE_COLOURS = {name: state.colour for name, state in STATES.items()}
 _HEIGHT = 420
 
 

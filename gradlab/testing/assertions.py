@@ -18,7 +18,7 @@ second derivatives (double backward); each check must pass on its own.
 >>> assert_gradients(lambda t: t.detach() ** 2 + t, torch.ones(2, dtype=torch.float64, requires_grad=True))
 Traceback (most recent call last):
 ...
-AssertionError: Gradient check failed at x[0]: ...
+AssertionError: Gradient check failed at t[0]: ...
 """
 
 from __future__ import annotations
@@ -64,40 +64,12 @@ def _message(what: str, result) -> str:
 
 
 def _checks(fn, inputs, options, check_forward: bool, order: int):
-    """(what, CheckResult) of each check asked for, run lazily (the first failure stops)."""
-    # ---- ADAPTER to today's gradcheck(fn, x) -------------------------------------------
-    # Today gradlab.gradcheck takes x as one tensor or a sequence of tensors, all checked,
-    # and fn(*x). Here: the tensors that require grad are checked (all floating-point
-    # tensors when none does), every other argument is passed through by a closure. After
-    # the merge of gradcheck(fn, *inputs, wrt=None, check_forward=..., order=...), this
-    # whole function becomes:  yield "gradient", gradcheck(fn, *inputs, check_forward=
-    # check_forward, order=order, **options)  (or the lead's combined result).
+    """(what, CheckResult) of each check asked for: gradcheck runs them all in one call."""
     from gradlab.check.api import gradcheck
-    from gradlab.check.forward_mode import check_forward_mode
-    from gradlab.check.second_order import check_second_order
 
-    closed, tensors = _close_over_passthrough(fn, inputs)
-    yield "gradient", gradcheck(closed, tensors, **options)
-    if check_forward:
-        yield "forward mode", check_forward_mode(closed, tensors, **options)
-    if order == 2:
-        yield "second order", check_second_order(closed, tensors, **options)
-    # ---- end of ADAPTER -----------------------------------------------------------------
-
-
-def _close_over_passthrough(fn, inputs):
-    """(fn of the checked tensors only, those tensors): the rest is fixed in a closure."""
-    floating = [i for i, a in enumerate(inputs) if isinstance(a, torch.Tensor) and a.is_floating_point()]
-    checked = [i for i in floating if inputs[i].requires_grad] or floating
-    if not checked:
-        raise ValueError("assert_gradients needs at least one floating-point tensor input.")
-    if len(checked) == len(inputs):
-        return fn, [a.detach() for a in inputs]
-
-    def closed(*tensors):
-        args = list(inputs)
-        for i, t in zip(checked, tensors):
-            args[i] = t
-        return fn(*args)
-
-    return closed, [inputs[i].detach() for i in checked]
+    result = gradcheck(fn, *inputs, check_forward=check_forward, order=order, **options)
+    yield "gradient", result.first_order
+    if result.forward is not None:
+        yield "forward mode", result.forward
+    if result.second_order is not None:
+        yield "second order", result.second_order
