@@ -163,10 +163,24 @@ def _verdict(result) -> None:
     c[2].metric(f"machine eps ({s.numeric_dtype})", f"{s.machine_eps:.2e}")
     c[3].metric(f"step h ({s.scheme})", f"{s.step:.3g}",
                 help=f"Tolerances: rtol {s.rtol:g}, atol {s.atol:g} (the {s.dtype} defaults).")
+    _fixed_step_comparison(s)
     if not s.passed or s.message != d.headline:
         st.caption(markdown_literal(s.message))  # the hint is the diagnosis box above
     for note in s.notes:
         st.caption(markdown_literal(note))
+
+
+def _fixed_step_comparison(s) -> None:
+    """What a hand-written check concludes at this step, next to GradLab's verdict, when they differ."""
+    if s.fixed_step_verdict == s.verdict:
+        return
+    st.markdown(
+        f"**A hand-written check** (this step h = {s.step:.3g}, a fixed tolerance, no error bound) says "
+        f"**{s.fixed_step_verdict.upper()}**: {s.fixed_step_failed} of {s.checked} values are over the "
+        f"tolerance. **GradLab says {STATES[s.verdict].label.upper()}**: every value was re-estimated at "
+        "steps (and in a dtype) where the finite difference's own error is below the tolerance"
+        + (" and agrees with autograd: the gradient is right; the step could not show it." if s.passed
+           else "."))
 
 
 def _state_colour(state: str) -> str:

@@ -45,6 +45,9 @@ def test_seed_001_preset_sets_the_controls_and_fails_with_roundoff():
     assert at.number_input(key="samples").value == 5
     assert at.number_input(key="seed").value == 0
     assert any("round-off" in shown(e.value) for e in at.warning)
+    # The question's own conclusion (its check fails at eps 1e-3) next to GradLab's (the gradient is right).
+    said = " ".join(shown(m.value) for m in at.markdown).replace("**", "")
+    assert "A hand-written check" in said and "says FAIL" in said and "GradLab says PASS" in said
     assert not at.error  # a meaningless check is a warning, not a wrong gradient
 
 

@@ -244,3 +244,15 @@ def test_a_nondeterministic_backward_reports_its_spread_and_does_not_fail():
     assert r.verdict != "fail" and r.summary.atol == pytest.approx(ATOL + spread)
     assert any("nondeterministic" in note for note in r.summary.notes)
     assert "nondeterministic" in r.summary.text
+
+
+def test_the_questions_own_check_fails_at_its_step_while_the_gradient_is_right():
+    """The float32 question (eps 1e-3, forward, 5 samples): a fixed-tolerance check at that step fails,
+    as the question reports; GradLab's re-estimated verdict is pass (the gradient of (x+1)/2 is exact)."""
+    from gradlab.check.settings import CheckSettings, run_check
+
+    s = run_check(CheckSettings(model="affine", shape=(140, 120), loss="mse", reduction="sum",
+                                dtype="float32", scheme="forward", eps=1e-3, mode="sampled",
+                                samples=5, seed=0)).summary
+    assert s.fixed_step_verdict == "fail" and s.fixed_step_failed >= 1
+    assert s.verdict == "pass"

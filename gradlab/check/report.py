@@ -187,6 +187,7 @@ def summarize(p: NumericProblem, table: pd.DataFrame, context: CheckContext, *, 
         vacuous=diagnosis.kind == "vacuous", worst=worst, located=located, diagnosis=diagnosis,
         headline=headline, message=message, hint=hint, counts=counts,
         backward_spread=context.backward_spread, notes=notes,
+        fixed_step_failed=int((~table["ok"].to_numpy()).sum()),
     )
 
 

@@ -77,6 +77,14 @@ class CheckSummary:
     counts: tuple[tuple[str, int], ...] = ()  # (state, how many values), every state
     backward_spread: float = 0.0  # max |difference| of two backward passes; added to atol
     notes: tuple[str, ...] = ()  # what else the reader must know (a widened tolerance)
+    # What a hand-written check concludes: values over the tolerance at the check's own step,
+    # with no error bound and no re-estimation (the question's "my grad check fails").
+    fixed_step_failed: int = 0
+
+    @property
+    def fixed_step_verdict(self) -> str:
+        """"fail" if any value is over the tolerance at this step alone, else "pass"."""
+        return "fail" if self.fixed_step_failed else "pass"
 
     def count(self, state: str) -> int:
         """How many checked values are in ``state``."""
