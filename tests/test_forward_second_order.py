@@ -21,7 +21,21 @@ def _x(*shape, seed=0):
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
 
 
-class SinWrongJvp(torch.autograd.Function):
+class _SinRightBackwardWrongJvp:
+    """The derivative of sin, right in backward and 1.5x too large in forward mode."""
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * x.cos()
+
+    @staticmethod
+    def jvp(ctx, t):
+        (x,) = ctx.saved_tensors
+        return t * x.cos() * 1.5
+
+
+class SinWrongJvp(_SinRightBackwardWrongJvp, torch.autograd.Function):
     """sin with a right backward and a forward-mode formula 1.5× too large (new style, vmappable)."""
 
     generate_vmap_rule = True
@@ -35,18 +49,9 @@ class SinWrongJvp(torch.autograd.Function):
         ctx.save_for_backward(inputs[0])
         ctx.save_for_forward(inputs[0])
 
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return g * x.cos()
-
-    @staticmethod
-    def jvp(ctx, t):
-        (x,) = ctx.saved_tensors
-        return t * x.cos() * 1.5
 
 
-class SinWrongJvpOldStyle(torch.autograd.Function):
+class SinWrongJvpOldStyle(_SinRightBackwardWrongJvp, torch.autograd.Function):
     """The same mistake in an old-style Function (no setup_context: vmap cannot run it)."""
 
     @staticmethod
@@ -55,15 +60,6 @@ class SinWrongJvpOldStyle(torch.autograd.Function):
         ctx.save_for_forward(x)
         return x.sin()
 
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return g * x.cos()
-
-    @staticmethod
-    def jvp(ctx, t):
-        (x,) = ctx.saved_tensors
-        return t * x.cos() * 1.5
 
 
 class CubeDetachedBackward(torch.autograd.Function):
