@@ -111,7 +111,7 @@ def gradcheck(
     grad_outputs: str | torch.Tensor = "ones",
     numeric_float64: bool = False,
     numeric_fn: Callable[..., Any] | None = None,
-    taylor: bool = True,
+    taylor: bool = False,
     progress: Progress | None = None,
     raise_on_fail: bool = False,
     workers: int | None = None,
@@ -142,6 +142,9 @@ def gradcheck(
     the finite differences; the results do not depend on their number. fn is
     then called from several threads at once: it must not mutate shared state.
 
+    ``taylor=True`` adds the Taylor-remainder test (``result.taylor``): it needs no
+    step or tolerance, but evaluates fn along a random direction at steps up to 1,
+    points you did not give, so it is off unless asked for.
     ``check_forward=True`` also checks forward-mode AD (JVPs) against finite
     differences, ``order=2`` the gradient's own gradient (Hessian-vector products,
     as torch's gradgradcheck); they are ``result.forward`` and
