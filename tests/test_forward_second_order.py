@@ -61,7 +61,6 @@ class SinWrongJvpOldStyle(_SinRightBackwardWrongJvp, torch.autograd.Function):
         return x.sin()
 
 
-
 class CubeDetachedBackward(torch.autograd.Function):
     """x**3 whose backward is right but built from detached values: not differentiable."""
 

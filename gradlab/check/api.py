@@ -161,24 +161,26 @@ def gradcheck(
     options = dict(mode=mode, samples=samples, seed=seed, scheme=scheme, eps=eps, rtol=rtol, atol=atol,
                    reduction=reduction, grad_outputs=grad_outputs, numeric_float64=numeric_float64,
                    workers=workers)
-    result = _first_order(fn, inputs, wrt, options, numeric_fn=numeric_fn, taylor=taylor, progress=progress)
+    call, args = _arguments(fn, inputs, wrt)
+    result = _first_order(call, args, **options, numeric_fn=numeric_fn, taylor=taylor, progress=progress)
     if check_forward or order == 2:
-        result = _with_higher_checks(result, fn, inputs, options, check_forward, order)
+        result = _with_higher_checks(result, call, check_inputs(args.reals()), options, check_forward, order)
     if raise_on_fail and result.verdict == "fail":
         raise GradcheckError(_fail_text(result))
     return result
 
 
-def _with_higher_checks(result: CheckResult, fn, inputs, options, check_forward: bool, order: int):
-    """The first-order result with forward-mode and/or second-order results attached."""
-    from gradlab.check.arguments import checked_closure
+def _with_higher_checks(result: CheckResult, call, tensors, options, check_forward: bool, order: int):
+    """The first-order result with forward-mode and/or second-order results attached.
+
+    ``call`` is fn of the checked tensors (the rest bound), the same the first-order check ran.
+    """
     from gradlab.check.forward_mode import check_forward_mode
     from gradlab.check.second_order import check_second_order
 
-    closed, tensors = checked_closure(fn, inputs)
     extra = {k: v for k, v in options.items() if k not in ("reduction", "grad_outputs")}
-    forward = check_forward_mode(closed, tensors, taylor=False, **options) if check_forward else None
-    second = check_second_order(closed, tensors, taylor=False, **extra) if order == 2 else None
+    forward = check_forward_mode(call, tensors, taylor=False, **options) if check_forward else None
+    second = check_second_order(call, tensors, taylor=False, **extra) if order == 2 else None
     return dataclasses.replace(result, forward=forward, second_order=second)
 
 
@@ -190,16 +192,12 @@ def _fail_text(result: CheckResult) -> str:
     return result.summary.text
 
 
-def _first_order(fn, inputs, wrt, options, *, numeric_fn, taylor, progress) -> CheckResult:
+def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rtol, atol, reduction,
+                 grad_outputs, numeric_float64, workers, numeric_fn, taylor, progress) -> CheckResult:
     """The check of autograd's gradient (what ``gradcheck`` does without its extra checks)."""
-    mode, samples, seed, scheme = options["mode"], options["samples"], options["seed"], options["scheme"]
-    eps, rtol, atol = options["eps"], options["rtol"], options["atol"]
-    reduction, grad_outputs = options["reduction"], options["grad_outputs"]
-    numeric_float64, workers = options["numeric_float64"], options["workers"]
     choose("mode", mode, MODES)
     choose("reduction", reduction, REDUCTIONS)
     workers = resolve_workers(workers)
-    call, args = _arguments(fn, inputs, wrt)
     xs = check_inputs(args.reals())
     user_dtype = least_precise(xs)
     step_dtype = torch.float64 if numeric_float64 else user_dtype

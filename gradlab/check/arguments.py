@@ -37,7 +37,7 @@ import torch
 
 from gradlab.errors import GradLabError
 
-__all__ = ["Arguments", "parse_arguments", "parameter_names", "module_arguments", "checked_closure"]
+__all__ = ["Arguments", "parse_arguments", "parameter_names", "module_arguments"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -170,29 +170,3 @@ def module_arguments(model: torch.nn.Module, inputs: tuple) -> tuple[Callable, A
     inputs = _legacy(tuple(inputs))
     all_names = names + [f"input {k}" for k in range(len(inputs))]
     return call, parse_arguments(call, tuple(p for _, p in named) + inputs, list(range(count)), all_names)
-
-
-def checked_closure(fn: Callable, inputs: tuple) -> tuple[Callable, list[torch.Tensor]]:
-    """(fn of the checked tensors only, those tensors): every other argument is fixed in a closure.
-
-    The checked tensors are those that require grad (all floating-point tensors when
-    none does). Forward-mode and second-order checks run on this closure.
-
-    >>> f, ts = checked_closure(lambda x, n: x ** n, (torch.ones(2, dtype=torch.float64), 3))
-    >>> f(*ts).tolist()
-    [1.0, 1.0]
-    """
-    floating = [i for i, a in enumerate(inputs) if isinstance(a, torch.Tensor) and a.is_floating_point()]
-    checked = [i for i in floating if inputs[i].requires_grad] or floating
-    if not checked:
-        raise GradLabError("A gradient check needs at least one floating-point tensor input.")
-    if len(checked) == len(inputs):
-        return fn, [a.detach() for a in inputs]
-
-    def closed(*tensors):
-        args = list(inputs)
-        for i, t in zip(checked, tensors):
-            args[i] = t
-        return fn(*args)
-
-    return closed, [inputs[i].detach() for i in checked]

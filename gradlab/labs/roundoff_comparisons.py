@@ -29,7 +29,7 @@ COMPARISONS: dict[str, ComparisonSpec] = {
         ComparisonSpec(
             "reciprocal", "autograd of 1/x vs -1/x**2 (float32)",
             RoundoffSettings("autograd", "-1/x**2", "float32", "normal", -1.0, 1.0),
-            "The seed's question: they differ by an ulp at many x; neither is always the closer.",
+            "The question's case: they differ by an ulp at many x; neither is always the closer.",
         ),
         ComparisonSpec(
             "reciprocal_product", "autograd of 1/x vs -(1/x)*(1/x) (float32)",
