@@ -28,3 +28,30 @@ def ensure_router() -> None:
     """
     if leave_legacy_pages_mode():
         st.rerun()
+
+
+#: Keys of the two elements every page puts on its first screen; browser tests find
+#: them by their classes (``.st-key-gl-answer``, ``.st-key-gl-main-chart``).
+ANSWER_KEY = "gl-answer"
+MAIN_CHART_KEY = "gl-main-chart"
+
+
+def start_page(page: str) -> None:
+    """What every page calls first: the router check, then the shared chrome for ``page``.
+
+    ``page`` is the page's URL path (``"explorer"``, ``"gradcheck"`` …, ``""`` for home).
+    """
+    ensure_router()
+
+
+def answer_box():
+    """The container for the page's one plain sentence answering its question.
+
+    ``with answer_box(): st.success(...)`` — browser tests find it by its key.
+    """
+    return st.container(key=ANSWER_KEY)
+
+
+def main_chart_box():
+    """The container for the page's main chart (first screen at 1280x720)."""
+    return st.container(key=MAIN_CHART_KEY)
