@@ -69,8 +69,8 @@ def test_the_worst_values_come_first():
 
 def test_user_text_is_escaped_in_the_html_and_the_figure():
     result = gradlab.gradcheck(_wrong, _x(2, 2), mode="sampled", samples=2, taylor=False)
-    table = result.table.assign(element=[_HOSTILE, "x[1]"])
-    hostile = dataclasses.replace(result, table=table, error_map=None)
+    columns = result.columns.joined(element=np.array([_HOSTILE, "x[1]"], dtype=object))
+    hostile = dataclasses.replace(result, columns=columns, error_map=None)
     page = check_html(hostile)
     assert "<script>alert" not in page
     assert "&lt;script&gt;alert" in page

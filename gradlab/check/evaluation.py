@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from abc import ABC, abstractmethod
 from typing import Callable
 
@@ -35,6 +36,10 @@ __all__ = ["Evaluator", "SummedOnehot", "SharedOnehot", "Onehot", "Dense", "oneh
            "chunk_size", "run_chunks"]
 
 Progress = Callable[[int, int], None]
+
+#: Seconds of predicted remaining work above which run_chunks hands the rest to threads:
+#: starting and joining two threads costs ~1 ms, more than a small check's whole evaluation.
+THREADS_WORTHWHILE = 0.005
 Evaluate = Callable[[int, int], None]
 
 
@@ -216,7 +221,9 @@ def run_chunks(evaluator: Evaluator, total: int, chunk: int, progress: Progress 
     With ``workers`` > 1 each worker thread gets its own ``evaluate`` and pulls
     chunks from a shared counter (torch releases the GIL inside its ops, so the
     threads' ops run on different cores). The chunks are the same whatever the
-    number of workers, and each is computed by the same ops. ``progress(done,
+    number of workers, and each is computed by the same ops. The first chunk runs on
+    the calling thread; threads start only when the rest would take longer than
+    THREADS_WORTHWHILE at that chunk's pace. ``progress(done,
     total)`` is called from the calling thread, after every chunk, with ``done``
     increasing to ``total``; an exception from it or from a worker stops every
     worker (each finishes at most the chunk it is on) and propagates.
@@ -227,19 +234,27 @@ def run_chunks(evaluator: Evaluator, total: int, chunk: int, progress: Progress 
     starts = list(range(0, total, chunk))
     workers = max(1, min(workers, len(starts)))
     with single_threaded_ops():
-        if workers == 1:
-            evaluate = evaluator.worker()
-            for a in starts:
-                b = min(total, a + chunk)
-                evaluate(a, b)
-                if progress is not None:
-                    progress(b, total)
-        else:
-            _in_threads(starts, chunk, total, evaluator, progress, workers)
+        evaluate, rest = evaluator.worker(), starts
+        if workers > 1:  # time the first chunk: threads pay only when the rest is long
+            began = time.perf_counter()
+            _chunk(evaluate, starts[0], chunk, total, progress)
+            rest = starts[1:]
+            if (time.perf_counter() - began) * len(rest) > THREADS_WORTHWHILE:
+                _in_threads(rest, chunk, total, evaluator, progress, workers, done=min(chunk, total))
+                return evaluator.finish()
+        for a in rest:
+            _chunk(evaluate, a, chunk, total, progress)
         return evaluator.finish()
 
 
-def _in_threads(starts, chunk, total, evaluator: Evaluator, progress, workers) -> None:
+def _chunk(evaluate: Evaluate, a: int, chunk: int, total: int, progress: Progress | None) -> None:
+    b = min(total, a + chunk)
+    evaluate(a, b)
+    if progress is not None:
+        progress(b, total)
+
+
+def _in_threads(starts, chunk, total, evaluator: Evaluator, progress, workers, done: int = 0) -> None:
     """run_chunks with ``workers`` threads; progress and exceptions go through a queue."""
     jobs, lock, stop, reports = iter(starts), threading.Lock(), threading.Event(), queue.SimpleQueue()
 
@@ -265,12 +280,11 @@ def _in_threads(starts, chunk, total, evaluator: Evaluator, progress, workers) -
                for k in range(workers)]
     for t in threads:
         t.start()
-    _collect(reports, workers, total, progress, stop, threads)
+    _collect(reports, workers, total, progress, stop, threads, done)
 
 
-def _collect(reports, running, total, progress, stop, threads) -> None:
+def _collect(reports, running, total, progress, stop, threads, done: int = 0) -> None:
     """Relay the workers' reports to ``progress`` until all are done; re-raise their errors."""
-    done = 0
     try:
         while running:
             try:

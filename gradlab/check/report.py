@@ -12,8 +12,8 @@ difference, and the ``hint`` (the diagnosis and its first fix).
 >>> p = numeric_problem(lambda t: t ** 2, [x], "sum", None, get_scheme("forward"), 0.5, torch.float64)
 >>> est = Estimates(torch.tensor([2.0, 4.0]), torch.tensor([2.5, 4.5]), torch.tensor([5.0, 5.0]))
 >>> table = value_table(p, torch.tensor([0, 1]), est, Tolerances(rtol=0.0, atol=0.1))
->>> table[["element", "abs_error", "ok"]].values.tolist()
-[['x[0]', 0.5, False], ['x[1]', 0.5, False]]
+>>> table["element"].tolist(), table["abs_error"].tolist(), table["ok"].tolist()
+(['x[0]', 'x[1]'], [0.5, 0.5], [False, False])
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 import torch
 
 from gradlab.check.batching import FlatInputs
+from gradlab.check.columns import Columns
 from gradlab.check.diagnosis import Diagnosis, Evidence, diagnose
 from gradlab.check.problem import NumericProblem
 from gradlab.check.results import CheckSummary, Element
@@ -95,7 +95,7 @@ def _labels(flat: FlatInputs, index: torch.Tensor | None, count: int):
 
 
 def value_table(p: NumericProblem, index: torch.Tensor | None, est: Estimates,
-                tol: Tolerances) -> pd.DataFrame:
+                tol: Tolerances) -> Columns:
     """One row per checked value: flat elements ``index``, or directions when it is None."""
     a, n, scale = est.autograd.numpy(), est.numeric.numpy(), est.scale.numpy()
     labels, idx, inputs = _labels(p.flat, index, len(a))
@@ -106,33 +106,36 @@ def value_table(p: NumericProblem, index: torch.Tensor | None, est: Estimates,
         rel = np.where(big > 0, abs_err / big, 0.0)
         ratio = np.where(a != 0, n / a, np.nan)
         rho = np.where(scale > 0, p.step * np.abs(a) / scale, np.nan)
-    return pd.DataFrame({
-        "element": labels, "input": inputs, "index": idx,
+    index_column = np.empty(len(idx), dtype=object)
+    index_column[:] = idx
+    return Columns({
+        "element": np.array(labels, dtype=object), "input": np.array(inputs, dtype=np.int64),
+        "index": index_column,
         "autograd": a, "numeric": n, "ratio": ratio, "abs_error": abs_err,
         "rel_error": rel, "tolerance": tolerance, "ok": abs_err <= tolerance,
-        "relative_perturbation": rho, "roundoff": predicted_roundoff(p, est.scale),
+        "relative_perturbation": rho, "roundoff": np.asarray(predicted_roundoff(p, est.scale)),
         "below_atol": big <= tol.atol,
     })
 
 
-def error_map(flat: FlatInputs, mode: str, table: pd.DataFrame) -> np.ndarray | None:
+def error_map(flat: FlatInputs, mode: str, table: Columns) -> np.ndarray | None:
     """Full mode on one 1-D or 2-D input: each element's rel_error in its shape (a row for 1-D)."""
     if mode != "full" or len(flat.shapes) != 1 or len(flat.shapes[0]) not in (1, 2):
         return None
     shape = tuple(flat.shapes[0])
-    return table["rel_error"].to_numpy().reshape(shape if len(shape) == 2 else (1, shape[0]))
+    return table["rel_error"].reshape(shape if len(shape) == 2 else (1, shape[0]))
 
 
-def worst_position(table: pd.DataFrame) -> int:
+def worst_position(table: Columns) -> int:
     """Row of the value furthest over its tolerance (a NaN error counts as furthest), among
     the values in the check's verdict state when the table has states."""
-    ok = table["ok"].to_numpy()
-    excess = _excess(table["abs_error"].to_numpy(), table["tolerance"].to_numpy(), nan=0.0 if ok.all() else np.inf)
+    ok = table["ok"]
+    excess = _excess(table["abs_error"], table["tolerance"], nan=0.0 if ok.all() else np.inf)
     if "state" in table:
-        states = table["state"].to_numpy()
+        states = table["state"]
         verdict = overall(states)
         if verdict != "pass":
-            best = _excess(table["best_abs_error"].to_numpy(), table["best_tolerance"].to_numpy(), np.inf)
+            best = _excess(table["best_abs_error"], table["best_tolerance"], np.inf)
             excess = np.where(states == verdict, best, -1.0)
     return int(np.argmax(excess))
 
@@ -143,9 +146,9 @@ def _excess(error: np.ndarray, tolerance: np.ndarray, nan: float) -> np.ndarray:
     return np.where(np.isnan(ratio), nan, ratio)
 
 
-def element(table: pd.DataFrame, pos: int) -> Element:
+def element(table: Columns, pos: int) -> Element:
     """The checked value in row ``pos``: its best estimate when the table has states."""
-    row = table.iloc[pos]
+    row = {name: table[name][pos] for name in table.names}
     if "state" not in table:
         return Element(str(row["element"]), float(row["autograd"]), float(row["numeric"]),
                        float(row["abs_error"]), float(row["rel_error"]), float(row["tolerance"]))
@@ -158,14 +161,14 @@ def element(table: pd.DataFrame, pos: int) -> Element:
                    right_slope=float(row["right_slope"]), autograd_side=str(row["autograd_side"]))
 
 
-def summarize(p: NumericProblem, table: pd.DataFrame, context: CheckContext, *, scale: torch.Tensor,
+def summarize(p: NumericProblem, table: Columns, context: CheckContext, *, scale: torch.Tensor,
               located: Element | None, truncation_share: float | None,
-              first: pd.DataFrame | None = None) -> CheckSummary:
+              first: Columns | None = None) -> CheckSummary:
     """The verdict, the worst value, the diagnosis and their words.
 
     ``table`` carries the final estimates and states; ``first`` (default: table) the
     values at the check's own step, which the diagnosis explains."""
-    states = table["state"].to_numpy() if "state" in table else np.where(table["ok"], "pass", "fail")
+    states = table["state"] if "state" in table else np.where(table["ok"], "pass", "fail")
     verdict = overall(states)
     counts = tuple((name, int((np.asarray(states) == name).sum())) for name in STATE_NAMES)
     worst = element(table, worst_position(table)) if len(table) else None
@@ -187,32 +190,32 @@ def summarize(p: NumericProblem, table: pd.DataFrame, context: CheckContext, *, 
         vacuous=diagnosis.kind == "vacuous", worst=worst, located=located, diagnosis=diagnosis,
         headline=headline, message=message, hint=hint, counts=counts,
         backward_spread=context.backward_spread, notes=notes,
-        fixed_step_failed=int((~table["ok"].to_numpy()).sum()),
+        fixed_step_failed=int((~table["ok"]).sum()),
     )
 
 
-def _refined(p: NumericProblem, table: pd.DataFrame) -> int:
+def _refined(p: NumericProblem, table: Columns) -> int:
     """How many values were taken at another step or dtype than the check's."""
     if "best_step" not in table:
         return 0
-    steps, dtypes = table["best_step"].to_numpy(), table["best_dtype"].to_numpy()
+    steps, dtypes = table["best_step"], table["best_dtype"]
     return int(((steps != p.step) | (dtypes != facts(p.dtype).name)).sum())
 
 
-def _evidence(p: NumericProblem, table: pd.DataFrame, context: CheckContext, *, scale: torch.Tensor,
+def _evidence(p: NumericProblem, table: Columns, context: CheckContext, *, scale: torch.Tensor,
               named: Element | None, truncation_share: float | None) -> Evidence:
-    failing = ~table["ok"].to_numpy()
-    focus = table[failing] if failing.any() else table  # explain the failures, if any
-    rho = focus["relative_perturbation"].to_numpy()
-    explained = float((focus["roundoff"] >= focus["tolerance"]).mean()) if failing.any() else 0.0
-    finite = np.isfinite(table[["autograd", "numeric"]].to_numpy()).all(axis=1)
+    failing = ~table["ok"]
+    rows = failing if failing.any() else slice(None)  # explain the failures, if any
+    rho = table["relative_perturbation"][rows]
+    explained = float((table["roundoff"][rows] >= table["tolerance"][rows]).mean()) if failing.any() else 0.0
+    finite = np.isfinite(table["autograd"]) & np.isfinite(table["numeric"])
     loss, tol = p.loss, context.tolerances
     return Evidence(
         passed=not failing.any(), dtype=facts(p.dtype).name, scheme=p.scheme.name, step=p.step,
         reduction=p.reduction, rtol=tol.rtol, atol=tol.atol,
         relative_perturbation=float(np.nanmedian(rho)) if np.isfinite(rho).any() else 0.0,
         loss=float(scale.median()), summed_elements=context.summed_elements,
-        grad_scale=float(focus["autograd"].abs().median()), roundoff_explained=explained,
+        grad_scale=_median(np.abs(table["autograd"][rows])), roundoff_explained=explained,
         nonfinite=int((~finite).sum()) + (not math.isfinite(loss)),
         checked=len(table), failed=int(failing.sum()), below_atol=int(table["below_atol"].sum()),
         autograd_dtype=facts(context.autograd_dtype).name,
@@ -221,6 +224,12 @@ def _evidence(p: NumericProblem, table: pd.DataFrame, context: CheckContext, *, 
         worst_rel_error=named.rel_error if named else math.nan,
         truncation_share=truncation_share, quantum=_quantum(p, loss),
     )
+
+
+def _median(values: np.ndarray) -> float:
+    """The median as pandas takes it: NaN ignored, NaN when nothing is left."""
+    finite = values[~np.isnan(values)]
+    return float(np.median(finite)) if finite.size else math.nan
 
 
 def _quantum(p: NumericProblem, loss: float) -> float | None:

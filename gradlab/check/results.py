@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from gradlab.check.columns import Columns
 from gradlab.check.diagnosis import Diagnosis
 from gradlab.check.states import overall
 from gradlab.check.taylor import TaylorResult
@@ -111,12 +112,17 @@ class CheckResult:
     first-order check's. In a notebook the result shows as a table and a figure.
     """
 
-    table: pd.DataFrame  # one row per checked element (or direction)
+    columns: Columns  # one row per checked element (or direction); ``table`` is its DataFrame
     summary: CheckSummary
     error_map: np.ndarray | None  # full mode on a 1-D/2-D input: rel_error in its shape
     taylor: TaylorResult | None
     forward: "CheckResult | None" = None  # forward-mode AD against finite differences
     second_order: "CheckResult | None" = None  # the gradient's gradient (double backward)
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """One row per checked element (or direction), as a DataFrame (built on first use)."""
+        return self.columns.frame()
 
     @property
     def first_order(self) -> "CheckResult":
@@ -151,6 +157,6 @@ class CheckResult:
     @property
     def state_map(self) -> np.ndarray | None:
         """Each element's state in the layout of ``error_map`` (None where it is None)."""
-        if self.error_map is None or "state" not in self.table:
+        if self.error_map is None or "state" not in self.columns:
             return None
-        return self.table["state"].to_numpy().reshape(self.error_map.shape)
+        return self.columns["state"].reshape(self.error_map.shape)

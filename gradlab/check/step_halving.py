@@ -11,7 +11,8 @@ diagnosis's evidence (:attr:`gradlab.check.diagnosis.Evidence.truncation_share`)
 >>> from gradlab.check.stencil import onehot_maker
 >>> x = torch.tensor([1.0], dtype=torch.float64)
 >>> p = numeric_problem(lambda t: t ** 3, [x], "sum", None, get_scheme("forward"), 1e-2, torch.float64)
->>> table = pd.DataFrame({"ok": [False], "abs_error": [0.03]})
+>>> from gradlab.check.columns import Columns
+>>> table = Columns({"ok": np.array([False]), "abs_error": np.array([0.03])})
 >>> share = truncation_share(p, table, lambda a, b: onehot_maker(p, torch.tensor([0])),
 ...                          torch.tensor([3.0301]), torch.tensor([3.0]))
 >>> round(share, 2)  # pure truncation: 3h + h**2 halves to 3h/2 + h**2/4
@@ -23,9 +24,9 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
-import pandas as pd
 import torch
 
+from gradlab.check.columns import Columns
 from gradlab.check.problem import NumericProblem
 from gradlab.check.stencil import RowMaker, estimates
 
@@ -35,16 +36,16 @@ __all__ = ["PROBE_ROWS", "truncation_share"]
 PROBE_ROWS = 8
 
 
-def truncation_share(p: NumericProblem, table: pd.DataFrame, maker_for: Callable[[int, int], RowMaker],
+def truncation_share(p: NumericProblem, table: Columns, maker_for: Callable[[int, int], RowMaker],
                      numeric: torch.Tensor, autograd: torch.Tensor) -> float | None:
     """Median share over the worst failing values (None: nothing fails, or the complex step).
 
     ``maker_for(a, b)`` builds the rows of checked values a..b-1.
     """
-    failing = np.flatnonzero(~table["ok"].to_numpy())
+    failing = np.flatnonzero(~table["ok"])
     if failing.size == 0 or p.scheme.complex_step:
         return None
-    worst = failing[np.argsort(-table["abs_error"].to_numpy()[failing])][:PROBE_ROWS]
+    worst = failing[np.argsort(-table["abs_error"][failing])][:PROBE_ROWS]
     half = torch.tensor([p.step / 2], dtype=torch.float64)
     halves = [estimates(p, maker_for(int(i), int(i) + 1), half)[0] for i in worst]
     moved = np.abs(numeric.numpy()[worst] - torch.cat(halves).numpy())

@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-import pandas as pd
 import torch
 
+from gradlab.check.columns import Columns
 from gradlab.check.error_bounds import Bounded, Estimator, bound_of, bounded_estimates
 from gradlab.check.evaluation import chunk_size, onehot_evaluator, run_chunks
 from gradlab.check.kinks import candidates, confirm
@@ -85,14 +85,14 @@ class _Best:
     dtype: np.ndarray  # numeric dtype name per row
 
 
-def judge(p: NumericProblem, table: pd.DataFrame, estimator: Estimator, tolerance: Tolerance, *,
+def judge(p: NumericProblem, table: Columns, estimator: Estimator, tolerance: Tolerance, *,
           sides=None, scale: np.ndarray, float64_problem: Callable[[], NumericProblem | None]
-          ) -> pd.DataFrame:
+          ) -> Columns:
     """The table with every value's state (see the module docstring)."""
-    a = table["autograd"].to_numpy()
-    n = table["numeric"].to_numpy()
+    a = table["autograd"]
+    n = table["numeric"]
     step = np.full(len(n), p.step)
-    best = _Best(Bounded(n.copy(), step, scale.astype(np.float64), table["roundoff"].to_numpy().copy(),
+    best = _Best(Bounded(n.copy(), step, scale.astype(np.float64), table["roundoff"].copy(),
                          np.zeros(len(n))), np.full(len(n), facts(p.dtype).name, dtype=object))
     bad = _not_passing(a, best.bounded.estimate, tolerance)
     if bad.size:
@@ -137,7 +137,7 @@ def _in_float64(p, best: _Best, a, tolerance, estimator, float64_problem) -> _Be
     return _put(best, rows[better], found.rows(np.flatnonzero(better)), "float64")
 
 
-def _table(table, best: _Best, a, tolerance, p, estimator, suspects) -> pd.DataFrame:
+def _table(table: Columns, best: _Best, a, tolerance, p, estimator, suspects) -> Columns:
     b = best.bounded
     n, bound = b.estimate, b.bound
     tol = tolerance(n)
@@ -152,8 +152,7 @@ def _table(table, best: _Best, a, tolerance, p, estimator, suspects) -> pd.DataF
         kinks = suspects[k.kink]
         left[kinks], right[kinks], side[kinks] = k.left[k.kink], k.right[k.kink], k.side[k.kink]
         state[kinks] = np.where(k.side[k.kink] == "outside", "fail", "not_differentiable")
-    added = pd.DataFrame({
-        "best_numeric": n, "best_step": b.step, "best_dtype": best.dtype, "best_abs_error": err,
-        "best_tolerance": tol, "error_bound": bound, "state": state, "left_slope": left,
-        "right_slope": right, "autograd_side": side}, index=table.index)
-    return pd.concat([table, added], axis=1)  # one concat: ten column assignments cost 5 ms
+    return table.joined(
+        best_numeric=n, best_step=b.step, best_dtype=best.dtype, best_abs_error=err,
+        best_tolerance=tol, error_bound=bound, state=state, left_slope=left,
+        right_slope=right, autograd_side=side)

@@ -1,0 +1,57 @@
+"""A check's per-value table as numpy columns; the pandas DataFrame is built on first use.
+
+A check makes, judges and summarises its table column by column, and most
+callers (a pytest assertion, a script reading ``verdict``) never look at it
+as a table. Building a DataFrame costs more than a small check itself, so it
+is built only when asked for (:meth:`Columns.frame`, ``CheckResult.table``).
+
+>>> t = Columns({"element": np.array(["x[0]", "x[1]"], dtype=object), "ok": np.array([True, False])})
+>>> len(t), "ok" in t, t["ok"].tolist()
+(2, True, [True, False])
+>>> t.joined(state=np.array(["pass", "fail"], dtype=object)).frame()[["element", "state"]].values.tolist()
+[['x[0]', 'pass'], ['x[1]', 'fail']]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Columns"]
+
+
+class Columns:
+    """Named numpy columns of equal length; ``len()`` is the number of rows."""
+
+    __slots__ = ("_data", "_rows", "_frame")
+
+    def __init__(self, data: dict[str, np.ndarray], rows: int | None = None):
+        self._data = dict(data)
+        lengths = {len(v) for v in self._data.values()}
+        if len(lengths) > 1:
+            raise ValueError(f"columns of different lengths: {sorted(lengths)}")
+        self._rows = rows if rows is not None else (lengths.pop() if lengths else 0)
+        self._frame: pd.DataFrame | None = None
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self._data[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._data
+
+    def __len__(self) -> int:
+        return self._rows
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._data)
+
+    def joined(self, **columns: np.ndarray) -> "Columns":
+        """These columns with ``columns`` added (or replaced)."""
+        return Columns({**self._data, **columns}, self._rows)
+
+    def frame(self) -> pd.DataFrame:
+        """The table as a DataFrame (built once, then shared: treat it as read-only)."""
+        if self._frame is None:
+            self._frame = pd.DataFrame(self._data, index=pd.RangeIndex(self._rows))
+        return self._frame
