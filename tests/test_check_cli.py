@@ -8,7 +8,11 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
+import gradlab
+from gradlab.check.settings import CheckSettings, run_check
+from gradlab.check.states import STATE_NAMES, STATES
 from gradlab.cli.check import register, run
 
 ROW_KEYS = {"index", "autograd", "numeric", "ratio", "abs_error", "rel_error", "ok", "state", "error_bound"}
@@ -108,3 +112,46 @@ def test_help_documents_the_exit_codes():
                           capture_output=True, text=True, timeout=120)
     text = " ".join(proc.stdout.split())
     assert "0 pass, 1 fail, 3 inconclusive, 4 not differentiable, 2 bad usage" in text
+
+
+class _Tripled(torch.autograd.Function):
+    """2·t forward, a backward that says 3: a wrong gradient."""
+
+    @staticmethod
+    def forward(ctx, t):
+        return 2 * t
+
+    @staticmethod
+    def backward(ctx, g):
+        return 3 * g
+
+
+_X = torch.tensor([-1.0, 0.5, 2.0], dtype=torch.float64)
+#: A real check ending in each state: sin is smooth, the Function's backward is wrong, relu
+#: has a kink at 0, and log at 1e-300 has an error bound no tolerance covers in float64.
+_STATE_CHECKS = {
+    "pass": lambda: gradlab.gradcheck(torch.sin, _X, mode="full", taylor=False),
+    "fail": lambda: gradlab.gradcheck(_Tripled.apply, _X, mode="full", taylor=False),
+    "not_differentiable": lambda: gradlab.gradcheck(torch.relu, torch.tensor([-1.0, 0.0, 2.0], dtype=torch.float64),
+                                                    mode="full", taylor=False),
+    "inconclusive": lambda: run_check(CheckSettings(model="expression", expression="log(x)", shape=(3, 2),
+                                                    dtype="float64")),
+}
+
+
+@pytest.mark.parametrize("state", STATE_NAMES)
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_each_state_exits_with_its_documented_code(state, fmt, monkeypatch, capsys):
+    result = _STATE_CHECKS[state]()
+    assert result.verdict == state  # the check itself ends in that state
+    monkeypatch.setattr("gradlab.cli.check.run_check", lambda settings: result)
+    status = run(_parse(["--format", fmt]))
+    documented = {"pass": 0, "fail": 1, "inconclusive": 3, "not_differentiable": 4}  # the --help text
+    assert status == documented[state]
+    out = capsys.readouterr().out
+    if fmt == "json":
+        assert json.loads(out)["exit_code"] == documented[state] and json.loads(out)["verdict"] == state
+    else:
+        words = {"pass": "PASS", "fail": "FAIL", "inconclusive": "INCONCLUSIVE",
+                 "not_differentiable": "NOT DIFFERENTIABLE"}[state]
+        assert any(line.startswith(f"verdict: {words}") for line in out.splitlines())

@@ -264,3 +264,41 @@ def test_seed_style_mse_loss_with_a_target_argument():
     r = gradlab.gradcheck(F.mse_loss, x, t, mode="full", taylor=False)
     assert r.passed and len(r.table) == 30
     np.testing.assert_allclose(r.table["numeric"], (2 * (x - t) / 30).detach().reshape(-1), rtol=1e-7)
+
+
+class _Doubling(torch.autograd.Function):
+    """2·t forward, a backward that claims 3 where ``wrong`` is True (2 elsewhere)."""
+
+    @staticmethod
+    def forward(ctx, t, wrong):
+        ctx.wrong = wrong
+        return 2 * t
+
+    @staticmethod
+    def backward(ctx, g):
+        return torch.where(ctx.wrong, 3 * g, 2 * g), None
+
+
+def _one_wrong(n: int, at: int) -> torch.Tensor:
+    return torch.arange(n) == at
+
+
+@pytest.mark.parametrize("mode", ["full", "directional"])
+@pytest.mark.parametrize("shape,outputs,culprit", [
+    ("tuple", lambda x, w: (x.sin(), _Doubling.apply(x, w), x.exp()), "out[1]"),
+    ("dict", lambda x, w: {"value": x.cos(), "scaled": _Doubling.apply(x, w)}, 'out["scaled"]'),
+    ("nested", lambda x, w: (x.sin(), {"inner": [x * x, _Doubling.apply(x, w)]}), 'out[1]["inner"][1]'),
+])
+def test_a_fail_names_the_output_its_wrong_gradient_comes_through(shape, outputs, culprit, mode):
+    x = torch.linspace(0.2, 1.4, 7, dtype=torch.float64)
+    r = gradlab.gradcheck(outputs, x, _one_wrong(7, 4), mode=mode, taylor=False)
+    assert r.verdict == "fail"
+    named = r.summary.located if mode == "directional" else r.summary.worst
+    assert named.label == "x[4]" and named.output == culprit
+    assert f"x[4] (through {culprit})" in r.summary.message
+
+
+def test_a_single_output_fail_names_no_output():
+    x = torch.linspace(0.2, 1.4, 7, dtype=torch.float64)
+    r = gradlab.gradcheck(lambda t, w: _Doubling.apply(t, w), x, _one_wrong(7, 2), mode="full", taylor=False)
+    assert r.verdict == "fail" and r.summary.worst.output == "" and "through" not in r.summary.message

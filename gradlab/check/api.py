@@ -49,6 +49,7 @@ from gradlab.check.bisection import locate
 from gradlab.check.evaluation import Dense, SharedOnehot, chunk_size, onehot_evaluator, run_chunks
 from gradlab.check.problem import (NumericProblem, as_inputs, autograd_gradient, check_inputs, least_precise,
                                    numeric_problem, resolve_step)
+from gradlab.check.output_blame import culprit_output
 from gradlab.check.report import CheckContext, Estimates, Tolerances, error_map, summarize, value_table
 from gradlab.check.report import worst_position
 from gradlab.check.results import CheckResult, CheckSummary, Element, GradcheckError
@@ -224,8 +225,17 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
     first, table, scale, located, share = _measure(p, g, index, directions, tol, progress, workers,
                                                    float64_problem)
     summary = summarize(p, table, CheckContext(mode, user_dtype, tol, y.numel(), spread), scale=scale,
-                        located=located, truncation_share=share, first=first)
+                        located=located, truncation_share=share, first=first,
+                        output_of=_output_of(call, xs, reduction, v, p))
     return CheckResult(table, summary, error_map(p.flat, mode, table), _taylor(p, g, seed) if taylor else None)
+
+
+def _output_of(call, xs, reduction, v, p: NumericProblem):
+    """flat index -> the output part a failing element's disagreement comes through
+    (None: fn has one output part, nothing to name)."""
+    if p.batched.layout is None or len(p.batched.layout.names) < 2:
+        return None
+    return lambda i: culprit_output(call, xs, reduction, v, flat_index=i, step=p.step)
 
 
 def _taylor(p: NumericProblem, g: torch.Tensor, seed: int):

@@ -19,7 +19,8 @@ difference, and the ``hint`` (the diagnosis and its first fix).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Callable
 
 import numpy as np
 import torch
@@ -115,6 +116,7 @@ def value_table(p: NumericProblem, index: torch.Tensor | None, est: Estimates,
         "rel_error": rel, "tolerance": tolerance, "ok": abs_err <= tolerance,
         "relative_perturbation": rho, "roundoff": np.asarray(predicted_roundoff(p, est.scale)),
         "below_atol": big <= tol.atol,
+        "flat": index.numpy().astype(np.int64) if index is not None else np.full(len(a), -1, dtype=np.int64),
     })
 
 
@@ -149,29 +151,37 @@ def _excess(error: np.ndarray, tolerance: np.ndarray, nan: float) -> np.ndarray:
 def element(table: Columns, pos: int) -> Element:
     """The checked value in row ``pos``: its best estimate when the table has states."""
     row = {name: table[name][pos] for name in table.names}
+    flat = int(row.get("flat", -1))
     if "state" not in table:
         return Element(str(row["element"]), float(row["autograd"]), float(row["numeric"]),
-                       float(row["abs_error"]), float(row["rel_error"]), float(row["tolerance"]))
+                       float(row["abs_error"]), float(row["rel_error"]), float(row["tolerance"]),
+                       flat_index=flat)
     a, n = float(row["autograd"]), float(row["best_numeric"])
     big = max(abs(a), abs(n))
     rel = float(row["best_abs_error"]) / big if big > 0 else 0.0
     return Element(str(row["element"]), a, n, float(row["best_abs_error"]), rel,
                    float(row["best_tolerance"]), error_bound=float(row["error_bound"]),
                    state=str(row["state"]), left_slope=float(row["left_slope"]),
-                   right_slope=float(row["right_slope"]), autograd_side=str(row["autograd_side"]))
+                   right_slope=float(row["right_slope"]), autograd_side=str(row["autograd_side"]),
+                   flat_index=flat)
 
 
 def summarize(p: NumericProblem, table: Columns, context: CheckContext, *, scale: torch.Tensor,
               located: Element | None, truncation_share: float | None,
-              first: Columns | None = None) -> CheckSummary:
+              first: Columns | None = None,
+              output_of: Callable[[int], str | None] | None = None) -> CheckSummary:
     """The verdict, the worst value, the diagnosis and their words.
 
     ``table`` carries the final estimates and states; ``first`` (default: table) the
-    values at the check's own step, which the diagnosis explains."""
+    values at the check's own step, which the diagnosis explains. ``output_of(flat_index)``
+    names the output part a failing element's disagreement comes through (fn with
+    several outputs)."""
     states = table["state"] if "state" in table else np.where(table["ok"], "pass", "fail")
     verdict = overall(states)
     counts = tuple((name, int((np.asarray(states) == name).sum())) for name in STATE_NAMES)
     worst = element(table, worst_position(table)) if len(table) else None
+    if verdict == "fail" and output_of is not None:
+        worst, located = _through(worst, output_of), _through(located, output_of)
     first = table if first is None else first
     named = located if located is not None else worst
     if named is not None and overall(states) == "pass":
@@ -192,6 +202,12 @@ def summarize(p: NumericProblem, table: Columns, context: CheckContext, *, scale
         backward_spread=context.backward_spread, notes=notes,
         fixed_step_failed=int((~table["ok"]).sum()),
     )
+
+
+def _through(e: Element | None, output_of: Callable[[int], str | None]) -> Element | None:
+    if e is None or e.flat_index < 0:
+        return e
+    return replace(e, output=output_of(e.flat_index) or "")
 
 
 def _refined(p: NumericProblem, table: Columns) -> int:

@@ -48,6 +48,13 @@ class Element:
     left_slope: float = float("nan")
     right_slope: float = float("nan")
     autograd_side: str = ""  # left | right | between | outside, on a kink
+    flat_index: int = -1  # position among all checked input elements (-1: a direction)
+    output: str = ""  # fn with several outputs: the part the disagreement comes through
+
+    @property
+    def where(self) -> str:
+        """The label, with the output part when one is named: ``x[3] (through out[1])``."""
+        return f"{self.label} (through {self.output})" if self.output else self.label
 
 
 @dataclass(frozen=True)

@@ -66,18 +66,18 @@ def verdict_words(p: NumericProblem, verdict: str, counts: dict[str, int], diagn
 
 def _fail(worst, located, n, checked, values, counts, diagnosis):
     named = located if located is not None else worst
-    message = (f"Gradient check failed at {worst.label}: {values}; the difference exceeds the "
+    message = (f"Gradient check failed at {worst.where}: {values}; the difference exceeds the "
                f"tolerance plus the bound, so the finite difference cannot explain it. {n} of "
                f"{checked} checked values fail{_also(counts, 'fail')}.")
     if located is not None:
-        message += (f" Bisecting that direction points at {located.label}: autograd "
+        message += (f" Bisecting that direction points at {located.where}: autograd "
                     f"{located.autograd:.6g}, finite difference {located.numeric:.6g}.")
     if diagnosis.kind in ("gradient", "nonfinite"):
         hint = f"{diagnosis.headline} {diagnosis.fixes[0] if diagnosis.fixes else ''}".rstrip()
     else:
-        hint = (f"The gradient looks wrong at {named.label}: check the backward formula for that "
+        hint = (f"The gradient looks wrong at {named.where}: check the backward formula for that "
                 "element (a custom autograd.Function, an in-place op, a detach).")
-    return f"Gradient check failed at {named.label} ({n} of {checked} values).", message, hint
+    return f"Gradient check failed at {named.where} ({n} of {checked} values).", message, hint
 
 
 def _kink(worst, n, checked, counts):
