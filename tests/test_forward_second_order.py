@@ -8,6 +8,8 @@ torch.autograd.gradgradcheck), so no value here is copied from GradLab's output.
 
 import pytest
 import torch
+
+import gradlab
 from torch.autograd.gradcheck import GradcheckError
 
 from gradlab.check import forward_mode
@@ -199,3 +201,55 @@ def test_the_gradient_function_is_the_weighted_gradient():
     leaf = x.clone().requires_grad_(True)
     (h,) = torch.autograd.grad(g(leaf).sum(), leaf)  # differentiable: the Hessian's row sums
     assert torch.allclose(h, 6 * x, rtol=1e-15, atol=0)
+
+
+def test_a_sampled_forward_mode_check_computes_only_the_sampled_columns(monkeypatch):
+    import gradlab.check.forward_mode as fm
+
+    seen = []
+    basis = fm._basis
+    monkeypatch.setattr(fm, "_basis", lambda x, columns: seen.append(len(columns)) or basis(x, columns))
+    x = torch.linspace(0.1, 2.0, 140 * 120, dtype=torch.float64).reshape(140, 120)
+    r = gradlab.gradcheck(lambda t: (t.sin() ** 2).sum(), x, mode="sampled", samples=7, check_forward=True,
+                          taylor=False)
+    assert r.forward.verdict == "pass" and len(r.forward.table) == 7
+    # 7 JVPs per backward pass (two passes: the nondeterminism rule), not one per each of 16,800 elements
+    assert seen == [7, 7]
+
+
+def test_a_wrong_jvp_at_a_sampled_element_is_caught():
+    from gradlab.check.api import sample_indices
+
+    x = torch.linspace(0.1, 2.0, 300, dtype=torch.float64)
+    target = int(sample_indices(300, 5, 0)[2])
+    r = gradlab.gradcheck(lambda t: _WrongJvpAt.apply(t, target), x, mode="sampled", samples=5,
+                          check_forward=True, taylor=False)
+    assert r.verdict == "fail" and r.forward.verdict == "fail" and r.first_order.verdict == "pass"
+    assert f"x[{target}]" in r.forward.summary.message or f"[{target}]" in r.forward.summary.message
+
+
+class _WrongJvpAt(torch.autograd.Function):
+    """sin, with a right backward and a forward-mode derivative off by 2x at one element."""
+
+    @staticmethod
+    def forward(t, at):
+        return t.sin()
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        t, at = inputs
+        ctx.save_for_backward(t)
+        ctx.save_for_forward(t)
+        ctx.at = at
+
+    @staticmethod
+    def backward(ctx, g):
+        (t,) = ctx.saved_tensors
+        return g * t.cos(), None
+
+    @staticmethod
+    def jvp(ctx, dt, _):
+        (t,) = ctx.saved_tensors
+        scale = torch.ones_like(t)
+        scale[ctx.at] = 2.0
+        return dt * t.cos() * scale

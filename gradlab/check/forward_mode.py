@@ -13,9 +13,11 @@ and returns the same :class:`~gradlab.check.results.CheckResult`. The finite
 differences never see the twin's backward: gradcheck evaluates them without
 grad, where the twin is ``fn`` itself.
 
-Cost: the twin's backward takes one JVP per input element (vectorised in chunks
-when vmap works), whatever the mode, so it is bounded by
-``LIMITS.full_check_elements`` like a full check.
+Cost: one JVP per checked column (vectorised in chunks when vmap works). A
+sampled check asks only for its sampled elements' columns (the twin's backward
+leaves the others 0, and gradcheck never reads them): its cost does not grow
+with the input. Full and directional checks need every column, so they are
+bounded by ``LIMITS.full_check_elements`` like a full check.
 
 >>> x = torch.linspace(-1, 1, 5, dtype=torch.float64)
 >>> check_forward_mode(torch.sin, x, mode="full", taylor=False).verdict
@@ -25,6 +27,7 @@ when vmap works), whatever the mode, so it is bounded by
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Callable, Sequence
 
 import torch
@@ -52,14 +55,25 @@ def check_forward_mode(fn: Callable, inputs: torch.Tensor | Sequence[torch.Tenso
     ...                    torch.ones(3, 2, dtype=torch.float64)], mode="full", taylor=False).passed
     True
     """
-    return gradcheck(forward_mode_twin(fn), inputs, **options)
+    columns = None
+    if options.get("mode", "sampled") == "sampled":  # gradcheck's own draw: the same elements
+        from gradlab.check.api import sample_indices
+
+        tensors = [inputs] if isinstance(inputs, torch.Tensor) else list(inputs)
+        numel = sum(t.numel() for t in tensors if isinstance(t, torch.Tensor) and t.is_floating_point())
+        defaults = inspect.signature(gradcheck).parameters
+        columns = sample_indices(numel, options.get("samples", defaults["samples"].default),
+                                 options.get("seed", defaults["seed"].default))
+    return gradcheck(forward_mode_twin(fn, columns), inputs, **options)
 
 
-def forward_mode_twin(fn: Callable) -> Callable:
+def forward_mode_twin(fn: Callable, columns: torch.Tensor | None = None) -> Callable:
     """``fn`` itself, except that gradients through it are computed with forward-mode AD.
 
     The twin returns what ``fn`` returns (a tensor, or a tuple, list or dict of
     tensors); called without grad, or on inputs that require none, it is ``fn``.
+    ``columns`` (flat indices over the inputs that require grad, in order) limits the
+    backward to those elements' JVPs; the rest of the gradient is 0.
 
     >>> x = torch.tensor([0.5, 2.0], dtype=torch.float64, requires_grad=True)
     >>> torch.autograd.grad(forward_mode_twin(torch.exp)(x).sum(), x)[0].tolist() == x.exp().tolist()
@@ -70,45 +84,62 @@ def forward_mode_twin(fn: Callable) -> Callable:
         if not (torch.is_grad_enabled() and any(_needs_grad(a) for a in args)):
             return fn(*args)
         structure: list = []
-        outputs = _JvpBackward.apply(fn, structure, *args)
+        outputs = _JvpBackward.apply(fn, structure, columns, *args)
         return _rebuild(structure[0], outputs)
 
     return twin
 
 
 def forward_mode_gradient(fn: Callable, args: Sequence, which: Sequence[int],
-                          cotangents: Sequence[torch.Tensor | None]) -> list[torch.Tensor]:
+                          cotangents: Sequence[torch.Tensor | None],
+                          columns: torch.Tensor | None = None) -> list[torch.Tensor]:
     """``vᵀJ`` for each argument ``args[i]``, ``i`` in ``which``, from forward-mode JVPs.
 
     ``cotangents`` are v, one per output tensor of ``fn`` (flattened in
-    :func:`_flatten`'s order; None counts as zeros).
+    :func:`_flatten`'s order; None counts as zeros). ``columns``: flat indices over the
+    ``which`` arguments in order; only those entries are computed, the others are 0.
 
     >>> x = torch.tensor([1.0, 2.0], dtype=torch.float64)
     >>> forward_mode_gradient(lambda t: t ** 3, [x], [0], [torch.ones(2, dtype=torch.float64)])[0].tolist()
     [3.0, 12.0]
     """
     args = [a.detach() if isinstance(a, torch.Tensor) else a for a in args]
-    check_limit("forward-mode columns", sum(args[i].numel() for i in which), LIMITS.full_check_elements)
-    return [_gradient_of(fn, args, i, cotangents) for i in which]
+    wanted = _local_columns(args, which, columns)
+    check_limit("forward-mode columns", sum(len(w) for w in wanted), LIMITS.full_check_elements)
+    return [_gradient_of(fn, args, i, cotangents, w) for i, w in zip(which, wanted)]
+
+
+def _local_columns(args, which, columns) -> list[torch.Tensor]:
+    """Per argument in ``which``: its flat element indices to compute (all, if columns is None)."""
+    wanted, offset = [], 0
+    for i in which:
+        n = args[i].numel()
+        if columns is None:
+            wanted.append(torch.arange(n))
+        else:
+            mine = columns[(columns >= offset) & (columns < offset + n)] - offset
+            wanted.append(torch.unique(mine))
+        offset += n
+    return wanted
 
 
 class _JvpBackward(torch.autograd.Function):
     """Forward: fn. Backward: vᵀJ assembled from forward-mode JVPs of fn."""
 
     @staticmethod
-    def forward(ctx, fn, structure, *args):
+    def forward(ctx, fn, structure, columns, *args):
         kind, outputs = _flatten(fn(*args))
         structure.append(kind)
-        ctx.fn, ctx.args = fn, args
+        ctx.fn, ctx.args, ctx.columns = fn, args, columns
         return tuple(outputs)
 
     @staticmethod
     def backward(ctx, *cotangents):
-        which = [i for i, needs in enumerate(ctx.needs_input_grad[2:]) if needs]
-        grads = forward_mode_gradient(ctx.fn, ctx.args, which, cotangents)
-        out: list = [None] * (2 + len(ctx.args))
+        which = [i for i, needs in enumerate(ctx.needs_input_grad[3:]) if needs]
+        grads = forward_mode_gradient(ctx.fn, ctx.args, which, cotangents, ctx.columns)
+        out: list = [None] * (3 + len(ctx.args))
         for i, g in zip(which, grads):
-            out[2 + i] = g
+            out[3 + i] = g
         return tuple(out)
 
 
@@ -136,18 +167,21 @@ def _rebuild(kind, outputs: tuple):
     return kind(outputs)
 
 
-def _gradient_of(fn, args, i: int, cotangents) -> torch.Tensor:
-    """vᵀJ for argument i: one JVP per element of args[i], contracted with the cotangents."""
+def _gradient_of(fn, args, i: int, cotangents, wanted: torch.Tensor) -> torch.Tensor:
+    """vᵀJ for argument i: one JVP per wanted element of args[i], contracted with the
+    cotangents (0 at the elements not wanted)."""
     x = args[i]
 
     def outputs_of(xi):
         return tuple(_flatten(fn(*args[:i], xi, *args[i + 1:]))[1])
 
-    try:
-        flat = _vmapped_products(outputs_of, x, cotangents)
-    except Exception:  # noqa: BLE001 - vmap cannot run this fn: one dual pass per column
-        flat = torch.stack([_contract(_dual_column(outputs_of, x, _unit(x, j)), cotangents)
-                            for j in range(x.numel())])
+    flat = torch.zeros(x.numel(), dtype=torch.float64)
+    if wanted.numel():
+        try:
+            flat[wanted] = _vmapped_products(outputs_of, x, cotangents, wanted)
+        except Exception:  # noqa: BLE001 - vmap cannot run this fn: one dual pass per column
+            flat[wanted] = torch.stack([_contract(_dual_column(outputs_of, x, _unit(x, int(j))), cotangents)
+                                        for j in wanted])
     return flat.reshape(x.shape).to(x.dtype)
 
 
@@ -157,26 +191,26 @@ def _unit(x: torch.Tensor, j: int) -> torch.Tensor:
     return e.reshape(x.shape)
 
 
-def _basis(x: torch.Tensor, start: int, stop: int) -> torch.Tensor:
-    """Unit vectors e_start … e_(stop-1) in x's shape, stacked (only this chunk is held)."""
-    rows = torch.zeros(stop - start, x.numel(), dtype=x.dtype)
-    rows[torch.arange(stop - start), torch.arange(start, stop)] = 1
-    return rows.reshape(stop - start, *x.shape)
+def _basis(x: torch.Tensor, columns: torch.Tensor) -> torch.Tensor:
+    """Unit vectors e_j for j in ``columns``, in x's shape, stacked (only this chunk is held)."""
+    rows = torch.zeros(len(columns), x.numel(), dtype=x.dtype)
+    rows[torch.arange(len(columns)), columns] = 1
+    return rows.reshape(len(columns), *x.shape)
 
 
-def _vmapped_products(outputs_of, x: torch.Tensor, cotangents) -> torch.Tensor:
-    """(vᵀJ e_j)_j in float64 through vmap over the unit vectors, a chunk of them per call."""
+def _vmapped_products(outputs_of, x: torch.Tensor, cotangents, wanted: torch.Tensor) -> torch.Tensor:
+    """(vᵀJ e_j) for j in ``wanted``, in float64, through vmap over the unit vectors, a chunk
+    of them per call."""
     out_numel = sum(o.numel() for o in outputs_of(x))
     chunk = max(1, _CHUNK_ELEMENTS // max(1, out_numel, x.numel()))
     one = vmap(lambda t: jvp(outputs_of, (x,), (t,))[1])
     weights = [None if v is None else v.to(torch.float64).reshape(-1) for v in cotangents]
     parts = []
-    for start in range(0, x.numel(), chunk):
-        stop = min(start + chunk, x.numel())
-        total = torch.zeros(stop - start, dtype=torch.float64)
-        for tangents, w in zip(one(_basis(x, start, stop)), weights):
+    for columns in torch.split(wanted, chunk):
+        total = torch.zeros(len(columns), dtype=torch.float64)
+        for tangents, w in zip(one(_basis(x, columns)), weights):
             if w is not None:
-                total = total + tangents.reshape(stop - start, -1).to(torch.float64) @ w
+                total = total + tangents.reshape(len(columns), -1).to(torch.float64) @ w
         parts.append(total)
     return torch.cat(parts)
 
