@@ -57,11 +57,11 @@ from gradlab.check.step_halving import truncation_share
 from gradlab.check.stencil import dense_maker, onehot_maker
 from gradlab.check.taylor_remainders import taylor_test
 from gradlab.check.verdicts import backward_spread, dense_estimator, judge, onehot_estimator
-from gradlab.check.validation import (GRAD_OUTPUTS, MODES, REDUCTIONS, check_full_limit, choose,
-                                      full_check_work, resolve_workers)
+from gradlab.check.validation import (GRAD_OUTPUTS, MODES, REDUCTIONS, check_full_limit, check_samples,
+                                      check_seed, choose, full_check_work, resolve_workers)
 from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS, check_limit
-from gradlab.numerics.dtypes import resolve_tolerances
+from gradlab.numerics.dtypes import facts, resolve_tolerances
 from gradlab.numerics.schemes import get_scheme, not_applicable_reason
 
 __all__ = [
@@ -198,8 +198,10 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
     """The check of autograd's gradient (what ``gradcheck`` does without its extra checks)."""
     choose("mode", mode, MODES)
     choose("reduction", reduction, REDUCTIONS)
-    workers = resolve_workers(workers)
+    samples, seed, workers = check_samples(samples), check_seed(seed), resolve_workers(workers)
     xs = check_inputs(args.reals())
+    if not sum(t.numel() for t in xs):
+        raise GradLabError("The checked inputs have no elements: there is no gradient to check.")
     user_dtype = least_precise(xs)
     step_dtype = torch.float64 if numeric_float64 else user_dtype
     s = get_scheme(scheme)
@@ -223,7 +225,7 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
     twin = _bound(numeric_fn, args) if numeric_fn is not None else call
     float64_problem = _float64_problem(twin, xs, reduction, v, s, p, args)
     first, table, scale, located, share = _measure(p, g, index, directions, tol, progress, workers,
-                                                   float64_problem)
+                                                   float64_problem, facts(user_dtype).eps)
     summary = summarize(p, table, CheckContext(mode, user_dtype, tol, y.numel(), spread), scale=scale,
                         located=located, truncation_share=share, first=first,
                         output_of=_output_of(call, xs, reduction, v, p))
@@ -278,7 +280,7 @@ def _float64_problem(fn, xs, reduction, v, s, p: NumericProblem, args: Arguments
 
 
 def _measure(p: NumericProblem, g: torch.Tensor, index, directions, tol: Tolerances, progress, workers,
-             float64_problem):
+             float64_problem, autograd_eps: float):
     """The first table (at the check's step), the final one (with states), the round-off
     scales, the located element and the truncation share."""
     total = index.numel() if index is not None else directions.shape[0]
@@ -294,6 +296,7 @@ def _measure(p: NumericProblem, g: torch.Tensor, index, directions, tol: Toleran
     share = truncation_share(p, first, maker_for, numeric, autograd_values)
     estimator = onehot_estimator(index, workers) if index is not None else dense_estimator(directions)
     table = judge(p, first, estimator, tol.of, sides=evaluator.sides, scale=scale.numpy(),
+                  autograd_eps=autograd_eps,
                   float64_problem=float64_problem)
     located = None
     if directions is not None and bool((table["state"] == "fail").any()):

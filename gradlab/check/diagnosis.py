@@ -216,8 +216,8 @@ def _percent(value: float) -> str:
 def _step_for_roundoff(e: Evidence) -> float | None:
     """The step at which round-off falls to rtol (it scales like 1/h): a lower bound."""
     pred = predicted_roundoff(e)
-    if not math.isfinite(pred) or get_scheme(e.scheme).complex_step:
-        return None
+    if not math.isfinite(pred) or get_scheme(e.scheme).complex_step or not e.rtol > 0:
+        return None  # rtol 0: no step brings round-off under a relative tolerance
     return e.step * pred / e.rtol
 
 

@@ -30,7 +30,7 @@ from typing import Callable
 import torch
 
 from gradlab.check.api import CheckResult, gradcheck
-from gradlab.check.validation import (GRAD_OUTPUTS, MODES, REDUCTIONS, check_full_limit, check_samples,
+from gradlab.check.validation import (GRAD_OUTPUTS, MODES, REDUCTIONS, check_full_limit, check_samples, check_seed,
                                       check_step, choose)
 from gradlab.errors import GradLabError
 from gradlab.numerics.expressions import parse
@@ -79,6 +79,7 @@ class CheckSettings:
         object.__setattr__(self, "shape", _valid_shape(self.shape))
         object.__setattr__(self, "eps", check_step(self.eps))
         check_samples(self.samples)
+        check_seed(self.seed)
         resolve_tolerances(self.dtype, self.rtol, self.atol)  # names a bad rtol or atol
         if self.model == "expression":
             parse(self.expression)  # raises ExpressionError naming the bad part

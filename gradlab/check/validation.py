@@ -22,7 +22,7 @@ from gradlab.errors import GradLabError, LimitError
 from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.schemes import Scheme, get_scheme
 
-__all__ = ["MODES", "REDUCTIONS", "GRAD_OUTPUTS", "choose", "check_step", "check_samples",
+__all__ = ["MODES", "REDUCTIONS", "GRAD_OUTPUTS", "choose", "check_step", "check_samples", "check_seed",
            "resolve_workers", "full_check_work", "check_full_limit"]
 
 MODES = ("sampled", "full", "directional")
@@ -51,6 +51,17 @@ def check_samples(samples) -> int:
     if isinstance(samples, bool) or not (isinstance(samples, int) and samples >= 1):
         raise GradLabError(f"samples must be a whole number >= 1; got {samples!r}.")
     return samples
+
+
+def check_seed(seed) -> int:
+    """A whole number from 0 to 2**63 - 1 (what torch's generators take).
+
+    >>> check_seed(7)
+    7
+    """
+    if isinstance(seed, bool) or not (isinstance(seed, int) and 0 <= seed < 2**63):
+        raise GradLabError(f"seed must be a whole number from 0 to 2**63 - 1; got {seed!r}.")
+    return seed
 
 
 def resolve_workers(workers: int | None) -> int:

@@ -46,6 +46,10 @@ __all__ = ["Tolerance", "backward_spread", "onehot_estimator", "dense_estimator"
 
 Tolerance = Callable[[np.ndarray], np.ndarray]  # |numeric| -> per-value tolerance
 
+#: Autograd's value carries rounding of its own (a backward pass is a few operations in
+#: its dtype, each within half an ulp): this many machine epsilons of it are not evidence.
+AUTOGRAD_ULPS = 8
+
 
 def backward_spread(first: torch.Tensor, second: torch.Tensor) -> float:
     """max |first - second| over two backward passes' gradients (0: deterministic;
@@ -86,9 +90,13 @@ class _Best:
 
 
 def judge(p: NumericProblem, table: Columns, estimator: Estimator, tolerance: Tolerance, *,
-          sides=None, scale: np.ndarray, float64_problem: Callable[[], NumericProblem | None]
-          ) -> Columns:
-    """The table with every value's state (see the module docstring)."""
+          sides=None, scale: np.ndarray, float64_problem: Callable[[], NumericProblem | None],
+          autograd_eps: float = 0.0) -> Columns:
+    """The table with every value's state (see the module docstring).
+
+    ``autograd_eps``: machine epsilon of autograd's dtype. Autograd's own value is
+    rounded too, so a disagreement within AUTOGRAD_ULPS of it is never a fail (it
+    matters only with tolerances near 0)."""
     a = table["autograd"]
     n = table["numeric"]
     step = np.full(len(n), p.step)
@@ -104,7 +112,7 @@ def judge(p: NumericProblem, table: Columns, estimator: Estimator, tolerance: To
     suspects = np.flatnonzero(~(np.abs(best.bounded.estimate - a) <= tolerance(best.bounded.estimate)))
     if sides is not None:
         suspects = np.union1d(suspects, candidates(p, sides, scale, tolerance(n)))
-    return _table(table, best, a, tolerance, p, estimator, suspects)
+    return _table(table, best, a, tolerance, p, estimator, suspects, AUTOGRAD_ULPS * autograd_eps * np.abs(a))
 
 
 def _not_passing(a, n, tolerance: Tolerance) -> np.ndarray:
@@ -137,13 +145,13 @@ def _in_float64(p, best: _Best, a, tolerance, estimator, float64_problem) -> _Be
     return _put(best, rows[better], found.rows(np.flatnonzero(better)), "float64")
 
 
-def _table(table: Columns, best: _Best, a, tolerance, p, estimator, suspects) -> Columns:
+def _table(table: Columns, best: _Best, a, tolerance, p, estimator, suspects, slack) -> Columns:
     b = best.bounded
     n, bound = b.estimate, b.bound
     tol = tolerance(n)
     err = np.abs(a - n)
     passed = err <= tol
-    unexplained = np.isfinite(n) & np.isfinite(bound) & ~(err <= tol + bound)
+    unexplained = np.isfinite(n) & np.isfinite(bound) & ~(err <= tol + bound + slack)
     state = np.where(passed, "pass", np.where(unexplained, "fail", "inconclusive")).astype(object)
     left, right = np.full(len(n), np.nan), np.full(len(n), np.nan)
     side = np.full(len(n), "", dtype=object)
