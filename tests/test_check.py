@@ -399,7 +399,11 @@ def test_an_exception_from_progress_stops_the_workers_and_propagates(workers):
     assert not _gradlab_threads()
     # each worker finishes the chunk it is on, and may have taken one more meanwhile
     assert calls["fn"] - calls["at_stop"] <= 2 * (workers - 1)
-    assert calls["fn"] < 0.5 * X_THREADS.numel() / 16  # far from the ~125 chunks of a full run
+    stopped, calls["fn"] = calls["fn"], 0
+    gradcheck(counted, X_THREADS, mode="full", workers=workers, taylor=False)
+    # far from a full run (the stop came at 10 % of the values; relaying progress from the
+    # worker threads may lag a few chunks on a loaded machine)
+    assert stopped < 0.5 * calls["fn"]
 
 
 def test_workers_beyond_the_bound_are_refused():
