@@ -151,7 +151,8 @@ PRESETS: tuple[Preset, ...] = (
            "Written with numbers only, the expression is a constant that GradLab folds "
            "exactly when parsing, so type it with x."),
     # Grad check.
-    Preset("gradcheck", "float32_check_fails", "A float32 grad check that fails",
+    Preset("gradcheck", "float32_check_fails",
+           "float32 at eps=1e-3: a hand-written check fails, the gradient is right",
            "Why does my float32 grad check fail?", _FLOAT32_CHECK,
            "(x+1)/2 with MSELoss(reduction='sum') on 140×120 inputs, forward difference, "
            "eps 1e-3, 5 sampled elements.", gallery=True),
