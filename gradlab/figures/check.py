@@ -106,11 +106,22 @@ def eps_sweep_figure(df: pd.DataFrame, rtol: float | None = None, step: float | 
         x_title += (f"<br><sup>{gaps} point{'s' if gaps != 1 else ''} with zero or non-finite error "
                     f"{'are' if gaps != 1 else 'is'} left out (gaps)</sup>")
     fig.update_xaxes(title=_title(x_title), nticks=6, automargin=True, range=span, **LOG_AXIS)
-    fig.update_yaxes(automargin=True, **LOG_AXIS)
+    fig.update_yaxes(automargin=True, dtick=_decade_step(df["rel_error"]), **LOG_AXIS)
     fig.update_layout(title=_title("Relative error vs step eps"), height=_HEIGHT, hovermode="closest",
                       margin=dict(l=0, r=0, t=75, b=10),
                       legend=dict(_LEGEND_BELOW, y=_LEGEND_BELOW["y"] - (0.08 if gaps else 0)))
     return fig.figure()
+
+
+def _decade_step(values, most: int = 6) -> int:
+    """Ticks every k decades, at most ``most`` of them: an integer dtick labels powers of ten
+    only (plotly labels 2 and 5 as well when a log axis spans few decades: clutter on a phone)."""
+    v = _positive(values)
+    v = v[np.isfinite(v)]
+    if not len(v):
+        return 1
+    decades = math.ceil(math.log10(v.max())) - math.floor(math.log10(v.min()))
+    return max(1, math.ceil(decades / most))
 
 
 def _mark_step(fig: FigureSpec, step: float, span: list[float] | None) -> None:
