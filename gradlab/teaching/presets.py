@@ -159,7 +159,7 @@ PRESETS: tuple[Preset, ...] = (
     Preset("gradcheck", "float64_passes", "Same in float64",
            "Does the same check pass in float64?", {**_FLOAT32_CHECK, "dtype": "float64"},
            "The same check in float64: round-off is gone."),
-    Preset("gradcheck", "per_element", "Same, per element (reduction none)",
+    Preset("gradcheck", "per_element", "Same, reduction none",
            "Does checking one output element at a time help?",
            {**_FLOAT32_CHECK, "reduction": "none"},
            "float32 again, but each difference is taken of one output element instead of "
