@@ -1,15 +1,24 @@
 """Grad check: a finite-difference gradient check on a real tensor, explained.
 
 Controls -> one frozen CheckSettings (the engine validates it) -> one cached engine
-call (run_check; the eps sweep's tab: check_sweep) -> render(result). Layout only:
-no numerics, limit checks or engine choices here.
+call (run_check; the eps sweep: check_sweep) -> render(result). Layout only: no
+numerics, limit checks or engine choices here.
+
+First screen (a projector at 1280x720): the question in one line, the presets, one
+row of the five controls that change the answer (the rest in the "More settings" popover),
+then the answer sentence (gradlab.teaching.check_answer) and the main chart: the
+error of the finite difference against the step for sum, mean and none, with the
+check's own step marked. That chart makes the page's point: at the question's step
+sum and mean sit on round-off's plateau while none dips under rtol, so the step
+failed, not the gradient. The diagnosis, metrics, table, Taylor test and heatmap
+follow below.
 """
 
 import streamlit as st
 
-from gradlab.ui.page_chrome import ensure_router
+from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page
 
-ensure_router()
+start_page("gradcheck")
 
 from gradlab.check.validation import GRAD_OUTPUTS, MODES, REDUCTIONS  # noqa: E402
 from gradlab.check.reduction_sweep import check_sweep, sweep_settings_for  # noqa: E402
@@ -20,17 +29,50 @@ from gradlab.literal_text import markdown_literal  # noqa: E402
 from gradlab.check.states import STATES  # noqa: E402
 from gradlab.check.settings import LOSSES, MODELS, CheckSettings, parse_shape, run_check  # noqa: E402
 from gradlab.figures.check import error_heatmap, eps_sweep_figure, taylor_figure  # noqa: E402
+from gradlab.teaching.check_answer import check_answer  # noqa: E402
 from gradlab.ui.presets import preset_buttons  # noqa: E402
 from gradlab.ui.figures import PreparedFigure, prepare_figure, show_figure  # noqa: E402
 from gradlab.ui.runtime import CHECK_WORKERS  # noqa: E402
-from gradlab.ui.bound_widgets import bound_number, bound_radio, bound_selectbox, bound_tabs, bound_text, bound_toggle
-from gradlab.ui.messages import show_error
+from gradlab.ui.bound_widgets import bound_number, bound_radio, bound_selectbox, bound_tabs, bound_text, bound_toggle  # noqa: E402
+from gradlab.ui.messages import show_error  # noqa: E402
 from gradlab.ui.controls import SCHEME_OPTIONS, dtype_selectbox, eps_options, format_eps, scheme_label  # noqa: E402
+
+try:  # the shared glossary (issue 15's chrome); until it is merged, the page's own words below
+    from gradlab.teaching.glossary import GLOSSARY  # noqa: E402
+except ImportError:  # pragma: no cover - depends on the merge order
+    GLOSSARY = {}
 
 DEFAULT_STEP = "default"
 STEP_OPTIONS = (DEFAULT_STEP, *(format_eps(v) for v in eps_options(1e-12, 1.0)))
-SWEEP_TAB, TAYLOR_TAB, HEATMAP_TAB = "Error vs eps (sum, mean, none)", "Taylor test", "Heatmap"
+VALUES_TAB, TAYLOR_TAB, HEATMAP_TAB = "Every checked value", "Taylor test", "Heatmap"
 PROGRESS_STEPS = 50  # redraws of the progress bar per full check
+CONTROL_WIDTH = 115  # px: five and the popover in one row at 1280 px, two a row on a phone (it wraps)
+
+#: One-line definitions, each shown where the term first appears (hover help).
+_TERMS = {
+    "atol/rtol": "A value passes when |autograd − finite difference| ≤ atol + rtol·|finite difference|: "
+                 "atol is the absolute tolerance (matters near 0), rtol the relative one (a fraction "
+                 "of the value).",
+    "relative_perturbation": "ρ = h·|dL/dxᵢ| / |L|: the fraction of the loss one step changes. When it "
+                             "is near the dtype's machine epsilon, the difference of two losses is "
+                             "mostly rounding.",
+    "VJP": "Vector–Jacobian product: what backward computes, vᵀ·J, for a vector v (grad_outputs) "
+           "over the outputs; reduction none checks it one output element at a time.",
+    "round-off": "Round-off: the error of storing each result to the dtype's precision. In a finite "
+                 "difference it is divided by the step, so it grows as the step shrinks.",
+    "truncation": "Truncation: the error of the finite-difference formula itself (the Taylor terms "
+                  "it leaves out). It shrinks as the step shrinks.",
+    "Richardson": "Richardson extrapolation: combine estimates at steps h and h/2 so that their "
+                  "leading truncation errors cancel.",
+    "states": "Each value is " + "; ".join(f"{r.label}: {r.meaning}" for r in STATES.values()) + ".",
+    "machine eps": "Machine epsilon: the gap between 1 and the next number of the dtype; round-off "
+                   "of one operation is at most half of it, relative.",
+}
+
+
+def term(name: str) -> str:
+    """The one-line definition of ``name``: the shared glossary's, else this page's."""
+    return GLOSSARY.get(name) or _TERMS[name]
 
 
 @st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False)
@@ -38,77 +80,78 @@ def cached_check(settings: CheckSettings, _progress=None):
     return run_check(settings, progress=_progress, workers=CHECK_WORKERS)
 
 
-@st.cache_resource(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds,
-                   show_spinner="Sweeping eps for sum, mean and none…")
-def sweep_figure(sweep_settings: CheckSettings) -> PreparedFigure:
-    # The figure, not the table, is cached: it is what every rerun of this tab needs. Keyed on
-    # the sweep's own settings (sweep_settings_for), so checks differing only in mode or step share it.
-    sweep = check_sweep(sweep_settings)
-    return prepare_figure(eps_sweep_figure, sweep.table, rtol=sweep.rtol)
+@st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds,
+               show_spinner="Sweeping eps for sum, mean and none…")
+def cached_sweep(sweep_settings: CheckSettings):
+    # Keyed on the sweep's own settings (sweep_settings_for): checks differing only in mode or
+    # step share it; the step is drawn on the figure, not computed into the sweep.
+    return check_sweep(sweep_settings)
 
+
+@st.cache_resource(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False)
+def sweep_figure(sweep_settings: CheckSettings, step: float) -> PreparedFigure:
+    # The figure, not only the table, is cached: it is what every rerun needs.
+    sweep = cached_sweep(sweep_settings)
+    return prepare_figure(eps_sweep_figure, sweep.table, rtol=sweep.rtol, step=step)
 
 
 st.title("Grad check")
-st.markdown(
-    "**The question:** a hand-written finite-difference check of `(x+1)/2` with "
-    "`MSELoss(reduction=\"sum\")` on a 140×120 input fails in float32 and passes in float64. "
-    "Is the gradient wrong? Check any built-in model here, see every checked element, and read "
-    "why the check passes or fails."
-)
+st.markdown("**The question:** my float32 grad check fails, float64 passes. Is the gradient wrong?",
+            help="A hand-written finite-difference check of (x+1)/2 with MSELoss(reduction=\"sum\") "
+                 "on a 140×120 input: the first preset below.")
 
 preset_buttons("gradcheck", primary="float32_check_fails")
 
 
 def _controls() -> dict:
-    """The control panel; returns the raw widget values."""
+    """One wrapping row: the five controls that change the answer, then the rest in a popover."""
     v = {}
-    with st.container(border=True):
-        c = st.columns(5)
-        with c[0]:
-            v["model"] = bound_selectbox("model", "model", MODELS,
-                                         help="affine: (x+1)/2, as in the question; expression: any f(x) "
-                                              "elementwise; mlp: a small tanh MLP, seeded weights.")
-        with c[1]:
-            v["shape"] = bound_text("input shape", "shape", value="140x120", max_chars=40,
-                                    help=f"e.g. 140x120; at most {LIMITS.tensor_elements:,} elements.")
-        with c[2]:
-            v["loss"] = bound_selectbox("loss against randn targets", "loss", LOSSES)
-        with c[3]:
-            v["reduction"] = bound_selectbox("reduction", "reduction", REDUCTIONS,
-                                             help="none: check the vector–Jacobian product with "
-                                                  "grad_outputs, one output element at a time.")
-        with c[4]:
-            v["dtype"] = dtype_selectbox("dtype", "dtype", default="float32")
-        c = st.columns(5)
-        with c[0]:
-            v["scheme"] = bound_selectbox("scheme", "scheme", SCHEME_OPTIONS, format_func=scheme_label,
-                                          index=SCHEME_OPTIONS.index("central"))
-        with c[1]:
-            v["eps"] = bound_selectbox("step eps", "eps", STEP_OPTIONS,
-                                       help="'default' takes the scheme's best step for the dtype.")
-        with c[2]:
-            v["mode"] = bound_selectbox("mode", "mode", MODES,
-                                        help="sampled: k random elements; full: every element "
-                                             f"(up to {LIMITS.full_check_elements:,}); directional: "
-                                             "k random directions.")
-        with c[3]:
-            v["samples"] = bound_number("samples / directions", "samples", value=5, min_value=1,
-                                        max_value=LIMITS.sampled_elements, step=1)
-        with c[4]:
-            v["seed"] = bound_number("seed", "seed", value=0, min_value=0, max_value=2**31 - 1,
-                                     step=1)
-        c = st.columns(3, vertical_alignment="center")
-        with c[0]:
-            v["numeric64"] = bound_toggle("finite differences in float64", "numeric64",
-                                          help="autograd stays in the chosen dtype.")
-        with c[1]:
-            if v["reduction"] == "none":
-                v["grad_outputs"] = bound_radio("grad_outputs", "grad_outputs", GRAD_OUTPUTS,
-                                                horizontal=True)
-            if v["model"] == "expression":
-                v["expression"] = bound_text("f(x) =", "expression", value="sin(x)",
-                                             max_chars=LIMITS.expression_chars)
+    w = dict(width=CONTROL_WIDTH)
+    with st.container(horizontal=True, wrap=True, gap="small", vertical_alignment="bottom"):
+        v["shape"] = bound_text("input shape", "shape", value="140x120", max_chars=40, **w,
+                                help=f"e.g. 140x120; at most {LIMITS.tensor_elements:,} elements.")
+        v["reduction"] = bound_selectbox("reduction", "reduction", REDUCTIONS, **w,
+                                         help="How the loss's elements are combined: sum, mean, or none "
+                                              "(each output element's gradient is checked, the VJP with "
+                                              "grad_outputs). " + term("VJP"))
+        v["dtype"] = dtype_selectbox("dtype", "dtype", default="float32", **w)
+        v["scheme"] = bound_selectbox("scheme", "scheme", SCHEME_OPTIONS, format_func=scheme_label,
+                                      index=SCHEME_OPTIONS.index("central"), **w,
+                                      help="The finite-difference formula: forward (f(x+h) − f(x))/h, "
+                                           "central (f(x+h) − f(x−h))/2h, and higher orders. "
+                                           + term("Richardson"))
+        v["eps"] = bound_selectbox("step eps", "eps", STEP_OPTIONS, **w,
+                                   help="The finite difference's step h. 'default' takes the scheme's "
+                                        "best step for the dtype, balancing the two errors. "
+                                        + term("round-off") + " " + term("truncation"))
+        with st.popover("More", icon=":material/tune:",
+                        help="model, loss, mode, samples, seed, finite differences in float64"):
+            _more_controls(v)
     return v
+
+
+def _more_controls(v: dict) -> None:
+    v["model"] = bound_selectbox("model", "model", MODELS,
+                                 help="affine: (x+1)/2, as in the question; expression: any f(x) "
+                                      "elementwise; mlp: a small tanh MLP, seeded weights.")
+    if v["model"] == "expression":
+        v["expression"] = bound_text("f(x) =", "expression", value="sin(x)",
+                                     max_chars=LIMITS.expression_chars)
+    v["loss"] = bound_selectbox("loss against randn targets", "loss", LOSSES)
+    v["mode"] = bound_selectbox("mode", "mode", MODES,
+                                help="sampled: k random elements; full: every element "
+                                     f"(up to {LIMITS.full_check_elements:,}); directional: "
+                                     "k random directions.")
+    v["samples"] = bound_number("samples / directions", "samples", value=5, min_value=1,
+                                max_value=LIMITS.sampled_elements, step=1)
+    v["seed"] = bound_number("seed", "seed", value=0, min_value=0, max_value=2**31 - 1, step=1)
+    v["numeric64"] = bound_toggle("finite differences in float64", "numeric64",
+                                  help="autograd stays in the chosen dtype; only the finite "
+                                       "differences are computed in float64, where round-off is "
+                                       "2²⁹ times smaller.")
+    if v["reduction"] == "none":
+        v["grad_outputs"] = bound_radio("grad_outputs", "grad_outputs", GRAD_OUTPUTS, horizontal=True,
+                                        help="The vector v of the VJP vᵀ·J. " + term("VJP"))
 
 
 def _settings(v: dict) -> CheckSettings:
@@ -146,23 +189,32 @@ def _run(settings: CheckSettings):
         bar.empty()  # also when the check was stopped: the message replaces the bar
 
 
-def _verdict(result) -> None:
+_BOXES = {"success": st.success, "warning": st.warning, "error": st.error}
+_ICONS = {"success": ":material/check_circle:", "warning": ":material/warning:", "error": ":material/error:"}
+
+
+def _answer(result) -> None:
+    """The page's one sentence: is the gradient wrong? (built in gradlab.teaching.check_answer)"""
+    answer = check_answer(result.summary)
+    with answer_box():
+        _BOXES[answer.level](markdown_literal(answer.text), icon=_ICONS[answer.level])
+
+
+def _diagnosis(result) -> None:
+    """Why the check at its own step passed or failed, and what helps: the long words."""
     s, d = result.summary, result.summary.diagnosis
-    box = {"success": st.success, "warning": st.warning, "error": st.error}[d.level]
-    icon = {"success": ":material/check_circle:", "warning": ":material/warning:",
-            "error": ":material/error:"}[d.level]
     fixes = "".join(f"\n- {markdown_literal(f)}" for f in d.fixes)
-    box(f"**{markdown_literal(d.headline)}**\n\n{markdown_literal(d.details)}"
-        + (f"\n\n**What helps:**{fixes}" if fixes else ""), icon=icon)
+    _BOXES[d.level](f"**{markdown_literal(d.headline)}**\n\n{markdown_literal(d.details)}"
+                    + (f"\n\n**What helps:**{fixes}" if fixes else ""), icon=_ICONS[d.level])
     c = st.columns(4)
     counts = ", ".join(f"{n} {STATES[k].label}" for k, n in s.counts if n)
-    c[0].metric(f"verdict ({counts})", STATES[s.verdict].label.upper(),
-                help="Each value is " + "; ".join(f"{r.label}: {r.meaning}" for r in STATES.values()) + ".")
-    c[1].metric("h·|dL/dxᵢ| / |L|", f"{s.relative_perturbation:.2e}",
-                help="How much of the loss one step changes (median over the checked elements).")
-    c[2].metric(f"machine eps ({s.numeric_dtype})", f"{s.machine_eps:.2e}")
+    c[0].metric(f"verdict ({counts})", STATES[s.verdict].label.upper(), help=term("states"))
+    c[1].metric("ρ = h·|dL/dxᵢ| / |L|", f"{s.relative_perturbation:.2e}",
+                help="relative_perturbation (median over the checked values). " + term("relative_perturbation"))
+    c[2].metric(f"machine eps ({s.numeric_dtype})", f"{s.machine_eps:.2e}", help=term("machine eps"))
     c[3].metric(f"step h ({s.scheme})", f"{s.step:.3g}",
-                help=f"Tolerances: rtol {s.rtol:g}, atol {s.atol:g} (the {s.dtype} defaults).")
+                help=f"Tolerances: rtol {s.rtol:g}, atol {s.atol:g} (the {s.dtype} defaults). "
+                     + term("atol/rtol"))
     _fixed_step_comparison(s)
     if not s.passed or s.message != d.headline:
         st.caption(markdown_literal(s.message))  # the hint is the diagnosis box above
@@ -187,16 +239,32 @@ def _state_colour(state: str) -> str:
     return f"color: {STATES[state].colour}; font-weight: bold"
 
 
+#: The table's columns (the answer, ``state``, second: visible on a phone) and what each means.
+_COLUMNS = {
+    "element": "Which input element was perturbed.",
+    "state": term("states"),
+    "autograd": "The gradient backward computed.",
+    "numeric": "The finite difference at the check's step h.",
+    "abs_error": "|autograd − numeric| at the check's step.",
+    "tolerance": "atol + rtol·|numeric|. " + term("atol/rtol"),
+    "best_numeric": "The finite difference re-estimated at the step (and dtype) where its own error "
+                    "is smallest.",
+    "error_bound": "How far the best estimate can be from the true derivative: round-off plus "
+                   "truncation, the latter estimated by Richardson. " + term("Richardson"),
+    "best_step": "The step of best_numeric.",
+    "relative_perturbation": term("relative_perturbation"),
+}
+
+
 def _table(result) -> None:
     """The values at the check's step, their best estimate, its bound and the state (in its colour)."""
-    cols = ["element", "state", "autograd", "numeric", "abs_error", "tolerance", "best_numeric",
-            "error_bound", "best_step", "relative_perturbation"]
-    table = result.table[cols]
-    st.dataframe(table.style.map(_state_colour, subset=["state"]), hide_index=True, width="stretch",
-                 height=240,
-                 column_config={c: st.column_config.NumberColumn(format="%.6g") for c in cols[2:7]}
-                 | {c: st.column_config.NumberColumn(format="%.2e")
-                    for c in ("error_bound", "best_step", "relative_perturbation")})
+    cols = list(_COLUMNS)
+    formats = {c: "%.6g" for c in cols[2:7]} | {c: "%.2e" for c in cols[7:]}
+    config = {c: (st.column_config.NumberColumn(c, help=h, format=formats[c]) if c in formats
+                  else st.column_config.Column(c, help=h, pinned=c in ("element", "state")))
+              for c, h in _COLUMNS.items()}
+    st.dataframe(result.table[cols].style.map(_state_colour, subset=["state"]), hide_index=True,
+                 width="stretch", height=240, column_config=config)
 
 
 @st.fragment
@@ -211,14 +279,17 @@ def _views(settings: CheckSettings) -> None:
 
 
 def _render(settings: CheckSettings, result) -> None:
-    _verdict(result)
-    _table(result)
-    # Lazy tabs: only the open one is computed (the eps sweep is most of a rerun's work); the open
-    # tab is in the URL, so a shared link opens the same view.
-    shown = bound_tabs([SWEEP_TAB, TAYLOR_TAB] + ([HEATMAP_TAB] if result.error_map is not None else []), "view")
+    _answer(result)
+    with main_chart_box():
+        _sweep_view(settings, result.summary.step)
+    _diagnosis(result)
+    # Lazy tabs: only the open one is drawn; the open tab is in the URL, so a shared link
+    # opens the same view.
+    shown = bound_tabs([VALUES_TAB, TAYLOR_TAB] + ([HEATMAP_TAB] if result.error_map is not None else []),
+                       "view")
     if shown[0].open:
         with shown[0]:
-            _sweep_view(settings)
+            _table(result)
     if shown[1].open and result.taylor is not None:
         with shown[1]:
             show_figure(prepare_figure(taylor_figure, result.taylor), "gradlab-gradcheck-taylor")
@@ -229,15 +300,16 @@ def _render(settings: CheckSettings, result) -> None:
                         "gradlab-gradcheck-heatmap")
 
 
-def _sweep_view(settings: CheckSettings) -> None:
+def _sweep_view(settings: CheckSettings, step: float) -> None:
     try:
-        figure = sweep_figure(sweep_settings_for(settings))
+        figure = sweep_figure(sweep_settings_for(settings), step)
     except GradLabError as err:
         show_error(err)
         return
     show_figure(figure, "gradlab-gradcheck-eps-sweep")
-    st.caption("Each line is one sampled element. With sum and mean the difference is of the "
-               "summed loss, so round-off is relative to |L|; with none it is per output element. "
+    st.caption("Each line is one sampled element, its error at each step eps. At relative error 1 the "
+               "estimate is 0: the step was lost to rounding. With sum and mean the difference is of "
+               "the summed loss, so round-off is relative to |L|; with none it is per output element. "
                "Mean has the same curve as sum: it scales L and dL/dxᵢ alike.")
 
 

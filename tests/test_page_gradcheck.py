@@ -30,6 +30,17 @@ def test_page_opens_with_a_verdict():
     assert len(at.dataframe) >= 1
 
 
+def test_the_float32_preset_is_named_for_what_it_shows():
+    # GradLab says PASS here: "a grad check that fails" read as if GradLab's check failed.
+    from gradlab.teaching.presets import preset
+
+    label = preset("gradcheck", "float32_check_fails").label
+    assert "float32" in label and "1e-3" in label
+    assert "hand-written check fails" in label and "gradient is right" in label
+    at = _open()
+    assert at.button(key="preset_float32_check_fails").label == label
+
+
 def test_seed_001_preset_sets_the_controls_and_fails_with_roundoff():
     at = _open()
     at.button(key="preset_float32_check_fails").click().run()
@@ -86,20 +97,103 @@ def _texts(at: AppTest) -> str:
     return " ".join(shown(m.value) for m in at.markdown) + " ".join(shown(c.value) for c in at.caption)
 
 
-def test_only_the_open_tab_is_computed_and_the_url_names_it():
+def test_only_the_open_tab_is_drawn_and_the_url_names_it_while_the_main_chart_always_shows():
     default = _open({"shape": "12x10"})
     assert not _problems(default)
     assert SWEEP_CAPTION in _texts(default) and TAYLOR_TEXT not in _texts(default)
+    assert len(default.dataframe) == 1  # the first tab: every checked value
 
     taylor = _open({"shape": "12x10", "view": "Taylor test"})
     assert not _problems(taylor)
-    assert TAYLOR_TEXT in _texts(taylor) and SWEEP_CAPTION not in _texts(taylor)
+    assert TAYLOR_TEXT in _texts(taylor) and not taylor.dataframe
+    assert SWEEP_CAPTION in _texts(taylor)  # the main chart is not a tab
 
 
 def test_a_url_naming_an_unknown_tab_opens_the_first():
     at = _open({"shape": "12x10", "view": "<script>"})
     assert not _problems(at)
-    assert SWEEP_CAPTION in _texts(at)
+    assert len(at.dataframe) == 1 and TAYLOR_TEXT not in _texts(at)
+
+
+# ---------------------------------------------------------------- the first screen
+
+ANSWER, CHART = "gl-answer", "gl-main-chart"  # gradlab.ui.page_chrome's keys
+
+
+def _block_key(node) -> str | None:
+    """The key of a keyed container (its proto id ends with '-<key>'), else None."""
+    block_id = getattr(getattr(node, "proto", None), "id", "") or ""
+    return next((k for k in (ANSWER, CHART) if block_id.endswith("-" + k)), None)
+
+
+def _reading_order(node) -> list:
+    """Depth first, as a reader meets them: every leaf element, and the two keyed boxes as one item."""
+    out = []
+    for child in getattr(node, "children", {}).values():
+        key = _block_key(child)
+        if key:
+            out.append((key, child))
+        elif hasattr(child, "children"):
+            out.extend(_reading_order(child))
+        else:
+            out.append((child.type, child))
+    return out
+
+
+WIDGETS = {"selectbox", "text_input", "number_input", "toggle", "radio", "button"}
+
+
+def test_the_answer_and_the_main_chart_come_right_after_the_compact_controls():
+    at = _open()
+    assert not _problems(at)
+    order = [kind for kind, _ in _reading_order(at.main)]
+    last_control = max(i for i, kind in enumerate(order) if kind in WIDGETS)
+    assert order[last_control + 1:last_control + 3] == [ANSWER, CHART]
+    # before the controls only the title and the one-line question
+    first_control = min(i for i, kind in enumerate(order) if kind in WIDGETS)
+    assert order[:first_control] == ["title", "markdown"]
+    # the long words come after the chart: the diagnosis box, the metrics, the table
+    rest = order[last_control + 3:]
+    assert {"warning", "metric", "dataframe"} <= set(rest)
+    answer = dict(_reading_order(at.main))[ANSWER]
+    chart = dict(_reading_order(at.main))[CHART]
+    assert [c.type for c in answer.children.values()] == ["success"]  # one sentence, nothing else
+    assert "plotly_chart" in [c.type for c in chart.children.values()]
+
+
+def test_the_controls_are_one_wrapping_row_and_the_rest_sits_in_a_popover():
+    at = _open()
+    row = at.main.children[3]  # title, question, presets, controls
+    assert row.proto.flex_container.wrap and row.proto.flex_container.direction == 2  # HORIZONTAL
+    shown_keys = [c.key for c in row.children.values() if getattr(c, "key", None)]
+    assert shown_keys == ["shape", "reduction", "dtype", "scheme", "eps"]
+    popover = [c for c in row.children.values() if c.type == "popover"]
+    assert len(popover) == 1
+    folded = {c.key for _, c in _reading_order(popover[0]) if getattr(c, "key", None)}
+    assert {"model", "loss", "mode", "samples", "seed", "numeric64"} <= folded
+
+
+def test_the_answer_says_the_gradient_is_right_and_why_the_hand_written_check_fails():
+    # The question's check: float32, forward differences at eps 1e-3 of a 16,800-element sum.
+    # rho = h·|g|/|L| ~ 1e-3·1/2.5e4 = 4e-8 < float32's eps 1.2e-7: the step is lost to round-off,
+    # while autograd of (x+1)/2 under MSE is exact to rounding, so the gradient is right.
+    at = _open({"shape": "140x120", "dtype": "float32", "scheme": "Forward", "eps": "1e-03"})
+    assert not _problems(at)
+    answer = dict(_reading_order(at.main))[ANSWER]
+    (box,) = answer.children.values()
+    text = shown(box.value)
+    assert text.startswith("The gradient is right")
+    assert "eps = 0.001 says FAIL because round-off" in text
+
+
+def test_a_clean_float64_check_answers_right_with_no_hand_written_fail():
+    # (x+1)/2 under MSE in float64 at the central default step: round-off ~u/rho is far under
+    # rtol, so the check passes at its own step and there is no FAIL to explain.
+    at = _open({"shape": "6x5", "dtype": "float64", "scheme": "Central"})
+    answer = dict(_reading_order(at.main))[ANSWER]
+    (box,) = answer.children.values()
+    assert box.type == "success" and "all 5 checked values agree" in shown(box.value)
+    assert "FAIL" not in shown(box.value)
 
 
 def test_the_questions_check_shows_the_verdict_after_re_estimation_and_the_diagnosis_of_its_step():

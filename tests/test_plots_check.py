@@ -92,16 +92,85 @@ def test_the_round_off_floor_label_sits_at_log10_of_the_floor(figures):
     assert label.y == pytest.approx(math.log10(line.y0), abs=1e-12)
 
 
-def test_the_reductions_are_side_by_side_panels_sharing_the_y_axis(figures):
+def test_the_reductions_share_one_panel_with_the_legend_below(figures):
+    # One panel, not three side by side: nothing to squeeze or collide on a 390 px phone.
     fig = figures["eps sweep (float32, rtol)"]
-    panels = ["x", "x2", "x3"]
-    assert {t.yaxis for t in fig.data} == {"y"}
+    layout = fig.layout
+    assert {t.xaxis for t in fig.data} == {"x"} and {t.yaxis for t in fig.data} == {"y"}
+    assert "xaxis2" not in layout.to_plotly_json()  # no second panel
+    assert layout.xaxis.domain is None or tuple(layout.xaxis.domain) == (0, 1)
     assert {t.name: t.line.color for t in fig.data} == REDUCTION_COLOURS
-    assert [t.xaxis for t in fig.data if t.showlegend] == panels  # one legend entry per reduction
-    titles = [a.text for a in fig.layout.annotations if a.yref == "paper"]
-    assert titles == ["reduction = sum", "reduction = mean", "reduction = none"]
-    assert [s.xref for s in fig.layout.shapes] == [f"{p} domain" for p in panels]  # rtol in every panel
-    assert [a.xref for a in fig.layout.annotations if a.yref == "y"] == ["x domain"]  # labelled once
+    assert [t.name for t in fig.data if t.showlegend] == ["sum", "mean", "none"]  # one entry each
+    # mean lies on sum (it scales L and dL/dx alike): dashed, so both stay visible
+    assert {t.line.dash for t in fig.data if t.name == "mean"} == {"dash"}
+    assert {t.line.dash for t in fig.data if t.name != "mean"} == {"solid"}
+    # the legend below the plot, in a row: a phone keeps its width for the plot
+    assert layout.legend.orientation == "h" and layout.legend.y < 0
+    # y ticks at powers of ten only (an integer dtick), at most 6 over the data's decades
+    errors = np.concatenate([np.asarray(t.y, dtype=float) for t in fig.data])
+    errors = errors[np.isfinite(errors)]
+    decades = math.ceil(math.log10(errors.max())) - math.floor(math.log10(errors.min()))
+    assert isinstance(layout.yaxis.dtick, int) and decades / layout.yaxis.dtick <= 6
+    # a title short enough for a phone (~35 characters), no panel titles
+    assert len(layout.title.text) <= 35
+    assert not [a for a in layout.annotations if a.yref == "paper"]
+
+
+def test_the_checks_own_step_is_marked_and_the_x_range_is_the_sweeps():
+    df = pd.DataFrame({"reduction": ["sum"] * 3, "element": ["x[0]"] * 3, "eps": [1e-8, 1e-4, 1.0],
+                       "estimate": [0.0, 1.1, 1.5], "autograd": [1.0] * 3, "rel_error": [1.0, 0.1, 0.5]})
+    layout = eps_sweep_figure(df, rtol=1e-3, step=1e-3).layout
+    line = next(s for s in layout.shapes if s.xref == "x")
+    assert (line.x0, line.x1, line.yref) == (1e-3, 1e-3, "y domain")  # shapes take eps itself
+    label = next(a for a in layout.annotations if a.text.startswith("this check"))
+    assert label.text == "this check: eps = 0.001"
+    assert label.x == pytest.approx(-3.0)  # annotations on a log axis take log10(eps)
+    assert (label.y, label.yanchor) == (1, "bottom")  # above the plot, over no curve
+    # 1e-3 lies right of the middle (1e-4) of 1e-8..1: the label reads leftwards, inside the figure
+    assert label.xanchor == "right"
+    assert tuple(layout.xaxis.range) == pytest.approx((-8.2, 0.2))  # 1e-8..1, padded 0.2 decade
+    left = eps_sweep_figure(df, step=1e-6).layout
+    assert next(a for a in left.annotations if a.text.startswith("this check")).xanchor == "left"
+
+
+def _luminance(colour: str) -> float:
+    """WCAG relative luminance of '#rrggbb' or 'rgb(r, g, b)'."""
+    if colour.startswith("#"):
+        rgb = [int(colour[i:i + 2], 16) for i in (1, 3, 5)]
+    else:
+        rgb = [int(float(v)) for v in colour[colour.index("(") + 1:-1].split(",")]
+    lin = [c / 255 / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def _contrast(a: str, b: str) -> float:
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+DARK_BACKGROUND = "#0e1117"  # Streamlit's dark theme
+
+
+def test_the_error_heatmaps_colours_all_stand_off_the_dark_background():
+    # Viridis starts at #440154, 1.2:1 on the dark theme: the best elements vanished into it.
+    fig = error_heatmap(np.array([[1e-9, 1e-6], [1e-3, 1.0]]))
+    scale = [c for _, c in fig.data[0].colorscale]
+    assert fig.data[0].colorscale[0][0] == 0 and fig.data[0].colorscale[-1][0] == 1
+    assert min(_contrast(c, DARK_BACKGROUND) for c in scale) >= 3.0
+    # still one ordered sequence: darker (small error) to lighter (large error)
+    lum = [_luminance(c) for c in scale]
+    assert lum == sorted(lum)
+
+
+def test_each_state_keeps_its_own_colour_and_stands_off_both_backgrounds():
+    from gradlab.check.states import STATES
+
+    fig = error_heatmap(np.array([[1e-3, 1e-2]]), np.array([["pass", "fail"]]))
+    bands = {c for _, c in fig.data[0].colorscale}
+    assert bands == {s.colour for s in STATES.values()}
+    for state in STATES.values():
+        assert _contrast(state.colour, DARK_BACKGROUND) >= 3.0, state.name
+        assert _contrast(state.colour, "#ffffff") >= 3.0, state.name
 
 
 def test_panels_sit_where_make_subplots_puts_them():
@@ -120,8 +189,9 @@ def test_gaps_are_counted_in_the_title(figures):
     fig = figures["eps sweep (float64, gaps, no rtol)"]
     gaps = sum(int(np.isnan(np.asarray(t.y, dtype=float)).sum()) for t in fig.data)
     assert gaps > 0
-    assert f"{gaps} points with zero or non-finite error" in fig.layout.title.text
-    assert "points with zero" not in figures["eps sweep (float32, rtol)"].layout.title.text
+    # under the x axis, so the top holds only the title and the step's label
+    assert f"{gaps} points with zero or non-finite error" in fig.layout.xaxis.title.text
+    assert "points with zero" not in figures["eps sweep (float32, rtol)"].layout.xaxis.title.text
 
 
 def test_heatmap_leaves_exact_elements_blank_and_says_how_many():

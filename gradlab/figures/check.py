@@ -19,6 +19,8 @@ log10 of the line's value (annotations there take log10 coordinates).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import plotly.colors
@@ -28,13 +30,20 @@ from gradlab.figures.spec import LOG_AXIS, FigureOrSpec, FigureSpec
 from gradlab.figures.style import GUIDE, MARK, NEUTRAL, REDUCTION_COLOURS
 from gradlab.check.taylor import TaylorResult
 
-__all__ = ["REDUCTION_COLOURS", "eps_sweep_figure", "taylor_figure", "error_heatmap"]
+__all__ = ["REDUCTION_COLOURS", "ERROR_COLORSCALE", "eps_sweep_figure", "taylor_figure", "error_heatmap"]
 
 _HEIGHT = 420
-_PANEL_SPACING = 0.04
-#: Viridis as an explicit scale, the stops plotly.py's validation would write (the
-#: unvalidated figure would hand the bare name to plotly.js, whose Viridis has other stops).
-_VIRIDIS = plotly.colors.make_colorscale(plotly.colors.sequential.Viridis)
+#: The log-error heatmap's scale: Viridis without its darkest third, as explicit stops. Its low
+#: end (#2f6c8e) stands 3.3:1 off the dark theme's background, so no cell sinks into it, and
+#: its high end (yellow) is the worst error. (Defined here until gradlab.figures.style has a
+#: dark-safe sequential scale of its own.)
+ERROR_COLORSCALE = [[k / 9, c] for k, c in enumerate(
+    plotly.colors.sample_colorscale(plotly.colors.make_colorscale(plotly.colors.sequential.Viridis),
+                                    list(np.linspace(0.35, 1.0, 10)), colortype="rgb"))]
+#: Legend below the plot, in a row: a phone's width stays the plot's (automargin makes room).
+_LEGEND_BELOW = dict(orientation="h", x=0, xanchor="left", y=-0.22, yanchor="top")
+#: ``mean`` lies on ``sum`` (it scales L and dL/dxᵢ alike): dashed, both stay visible.
+_REDUCTION_DASH = {"mean": "dash"}
 #: A reference line (rtol, round-off floor): dotted grey, its label small and grey at the right end.
 _REFERENCE_LINE = dict(dash="dot", color=GUIDE)
 _REFERENCE_LABEL = dict(font=dict(size=11, color=GUIDE), position="top right")
@@ -50,53 +59,94 @@ def _title(text: str) -> dict:
     return {"text": text}
 
 
-def eps_sweep_figure(df: pd.DataFrame, rtol: float | None = None) -> FigureOrSpec:
-    """Relative error against eps, one panel per reduction (sum, mean, none), one line per element.
+def eps_sweep_figure(df: pd.DataFrame, rtol: float | None = None, step: float | None = None) -> FigureOrSpec:
+    """Relative error against eps, the three reductions in one panel, one line per element.
 
-    The panels share the log y axis; ``rtol`` is a dotted line in each panel,
-    labelled in the first.
+    One panel, not one per reduction: it reads the same on a projector and on a
+    390 px phone (no side-by-side panels to squeeze, no panel titles to collide),
+    and the reductions are compared on the same axes. ``mean`` is dashed, so
+    where it lies on ``sum`` (it scales L and dL/dxᵢ alike) both stay visible.
+    ``rtol`` is a dotted line, ``step`` (the check's own step) a vertical line in
+    the colour of a chosen step. The legend sits below the plot, horizontal.
 
     >>> df = pd.DataFrame({"reduction": ["sum", "sum", "none", "none"], "element": ["x[0]"] * 4,
     ...                    "eps": [1e-6, 1e-3] * 2, "estimate": [1.0, 1.1, 1.0, 1.0],
     ...                    "autograd": [1.0] * 4, "rel_error": [0.0, 0.1, 1e-9, 0.0]})
-    >>> fig = eps_sweep_figure(df, rtol=1e-3)
+    >>> fig = eps_sweep_figure(df, rtol=1e-3, step=1e-3)
     >>> [a.text for a in fig.layout.annotations]
-    ['reduction = sum', 'reduction = none', 'rtol = 0.001']
-    >>> fig.layout.annotations[-1].y, fig.layout.yaxis.type, [t.xaxis for t in fig.data]
-    (-3.0, 'log', ['x', 'x2'])
+    ['rtol = 0.001', 'this check: eps = 0.001']
+    >>> fig.layout.annotations[0].y, fig.layout.yaxis.type, [t.xaxis for t in fig.data]
+    (-3.0, 'log', ['x', 'x'])
+    >>> fig.layout.legend.orientation, fig.layout.legend.y < 0, fig.layout.xaxis.range
+    ('h', True, (-6.2, -2.8))
     """
     reductions = [r for r in REDUCTION_COLOURS if r in set(df["reduction"])]
     fig = FigureSpec()
-    panels = fig.side_by_side([f"reduction = {r}" for r in reductions], spacing=_PANEL_SPACING)
     gaps = 0
-    for panel, reduction in zip(panels, reductions, strict=True):
+    for reduction in reductions:
         part = df[df["reduction"] == reduction]
         for k, (element, rows) in enumerate(part.groupby("element", sort=False)):
             y = _positive(rows["rel_error"])
             gaps += int(np.isnan(y).sum())
-            fig.add_trace(dict(
-                type="scatter", x=rows["eps"].to_numpy(), y=y, xaxis=panel, yaxis="y",
-                mode="lines+markers", name=reduction, legendgroup=reduction, showlegend=k == 0,
-                line=dict(color=REDUCTION_COLOURS[reduction], width=1.5), marker=dict(size=4),
-                customdata=np.stack([rows["estimate"], rows["autograd"]], axis=1),
-                hovertemplate=(f"{element}<br>eps = %{{x:.2e}}<br>estimate = %{{customdata[0]:.6g}}"
-                               "<br>autograd = %{customdata[1]:.6g}<br>relative error = %{y:.2e}"
-                               "<extra>" + reduction + "</extra>"),
-            ))
-        if rtol is not None:  # the label once, in the first panel
-            # top left: on the right the curves fall through the line and would hide the label
-            label = (dict(_REFERENCE_LABEL, text=f"rtol = {rtol:g}", position="top left")
-                     if panel == panels[0] else {})
-            fig.add_hline(rtol, log_axis=True, xaxis=panel, **label, **_REFERENCE_LINE)
-    fig.update_xaxes(title=_title("step eps"), **LOG_AXIS)
-    fig.update_yaxes(title=_title("|finite difference − autograd| / |autograd|"), **LOG_AXIS)
-    title = "Error of the finite difference against the step, per reduction"
+            fig.add_trace(_sweep_line(reduction, element, rows, y, first=k == 0))
+    if rtol is not None:
+        # top left: on the right the curves fall through the line and would hide the label
+        fig.add_hline(rtol, log_axis=True, **dict(_REFERENCE_LABEL, text=f"rtol = {rtol:g}",
+                                                   position="top left"), **_REFERENCE_LINE)
+    eps = df["eps"].to_numpy(dtype=np.float64)
+    # The sweep's own range, padded a little: autorange pads a log axis by a decade or more.
+    span = [float(np.log10(eps.min())) - 0.2, float(np.log10(eps.max())) + 0.2] if len(eps) else None
+    if step is not None:
+        _mark_step(fig, step, span)
+    # No y title: the chart's title names the quantity (a y title would cost a 390 px phone
+    # the 300 px of plot it needs); what it means is in the hover and the page's caption.
+    # Gaps go under the x axis, so the top holds only the title and the step's label.
+    x_title = "step eps"
     if gaps:
-        title += (f"<br><sup>{gaps} point{'s' if gaps != 1 else ''} with zero or non-finite error "
-                  f"{'are' if gaps != 1 else 'is'} left out (gaps)</sup>")
-    fig.update_layout(title=_title(title), height=_HEIGHT, hovermode="closest",
-                      legend=dict(title=_title("reduction")))
+        x_title += (f"<br><sup>{gaps} point{'s' if gaps != 1 else ''} with zero or non-finite error "
+                    f"{'are' if gaps != 1 else 'is'} left out (gaps)</sup>")
+    fig.update_xaxes(title=_title(x_title), nticks=6, automargin=True, range=span, **LOG_AXIS)
+    fig.update_yaxes(automargin=True, dtick=_decade_step(df["rel_error"]), **LOG_AXIS)
+    fig.update_layout(title=_title("Relative error vs step eps"), height=_HEIGHT, hovermode="closest",
+                      margin=dict(l=0, r=0, t=75, b=10),
+                      legend=dict(_LEGEND_BELOW, y=_LEGEND_BELOW["y"] - (0.08 if gaps else 0)))
     return fig.figure()
+
+
+def _decade_step(values, most: int = 6) -> int:
+    """Ticks every k decades, at most ``most`` of them: an integer dtick labels powers of ten
+    only (plotly labels 2 and 5 as well when a log axis spans few decades: clutter on a phone)."""
+    v = _positive(values)
+    v = v[np.isfinite(v)]
+    if not len(v):
+        return 1
+    decades = math.ceil(math.log10(v.max())) - math.floor(math.log10(v.min()))
+    return max(1, math.ceil(decades / most))
+
+
+def _mark_step(fig: FigureSpec, step: float, span: list[float] | None) -> None:
+    """The check's own step: a dashed line, its label just above the plot (never over a curve),
+    on the side of the line with more room, so a phone does not cut it off."""
+    fig.add_vline(step, color=MARK, width=2, dash="dash")
+    x = math.log10(step)
+    right_half = span is not None and x > (span[0] + span[1]) / 2
+    fig.add_annotation(x=x, xref="x", y=1, yref="y domain", yanchor="bottom",
+                       xanchor="right" if right_half else "left", text=f"this check: eps = {step:.3g}",
+                       showarrow=False, font=dict(size=12, color=MARK))
+
+
+def _sweep_line(reduction: str, element: str, rows: pd.DataFrame, y: np.ndarray, first: bool) -> dict:
+    """One element's error curve under one reduction (its legend entry only on the first)."""
+    return dict(
+        type="scatter", x=rows["eps"].to_numpy(), y=y, xaxis="x", yaxis="y",
+        mode="lines+markers", name=reduction, legendgroup=reduction, showlegend=first,
+        line=dict(color=REDUCTION_COLOURS[reduction], width=2, dash=_REDUCTION_DASH.get(reduction, "solid")),
+        marker=dict(size=5),
+        customdata=np.stack([rows["estimate"], rows["autograd"]], axis=1),
+        hovertemplate=(f"{element}<br>eps = %{{x:.2e}}<br>estimate = %{{customdata[0]:.6g}}"
+                       "<br>autograd = %{customdata[1]:.6g}<br>relative error = %{y:.2e}"
+                       "<extra>" + reduction + "</extra>"),
+    )
 
 
 def taylor_figure(taylor: TaylorResult) -> FigureOrSpec:
@@ -151,7 +201,7 @@ def error_heatmap(error_map: np.ndarray, states: np.ndarray | None = None) -> Fi
     exact = int((values == 0).sum())
     fig = FigureSpec()
     fig.add_trace(dict(
-        type="heatmap", z=logs, colorscale=_VIRIDIS, colorbar=dict(title=_title("log10 rel. error")),
+        type="heatmap", z=logs, colorscale=ERROR_COLORSCALE, colorbar=dict(title=_title("log10 rel. error")),
         customdata=values,
         hovertemplate="x[%{y}, %{x}]<br>relative error = %{customdata:.2e}<extra></extra>",
     ))

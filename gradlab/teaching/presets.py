@@ -151,14 +151,15 @@ PRESETS: tuple[Preset, ...] = (
            "Written with numbers only, the expression is a constant that GradLab folds "
            "exactly when parsing, so type it with x."),
     # Grad check.
-    Preset("gradcheck", "float32_check_fails", "A float32 grad check that fails",
+    Preset("gradcheck", "float32_check_fails",
+           "float32 at eps=1e-3: a hand-written check fails, the gradient is right",
            "Why does my float32 grad check fail?", _FLOAT32_CHECK,
            "(x+1)/2 with MSELoss(reduction='sum') on 140×120 inputs, forward difference, "
            "eps 1e-3, 5 sampled elements.", gallery=True),
     Preset("gradcheck", "float64_passes", "Same in float64",
            "Does the same check pass in float64?", {**_FLOAT32_CHECK, "dtype": "float64"},
            "The same check in float64: round-off is gone."),
-    Preset("gradcheck", "per_element", "Same, per element (reduction none)",
+    Preset("gradcheck", "per_element", "Same, reduction none",
            "Does checking one output element at a time help?",
            {**_FLOAT32_CHECK, "reduction": "none"},
            "float32 again, but each difference is taken of one output element instead of "

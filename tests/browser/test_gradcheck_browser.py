@@ -1,4 +1,5 @@
-"""Grad check page in Chromium: its tabs run lazily and the open tab is kept in the URL."""
+"""Grad check page in Chromium: the first screen at 1280x720 (light, dark) and on a 390x844 phone;
+its tabs are drawn lazily and the open tab is kept in the URL. Screenshots go to tests/artifacts."""
 
 import pytest
 from browser_helpers import open_page, screenshot, wait_for_app
@@ -12,8 +13,8 @@ SWEEP_CAPTION = "Each line is one sampled element"
 def test_clicking_a_tab_computes_it_and_puts_it_in_the_url(streamlit_server, browser_page):
     page = browser_page
     open_page(page, streamlit_server, "gradcheck", {"shape": "12x10"})
-    assert page.get_by_text(SWEEP_CAPTION).count() == 1
-    assert page.get_by_text(TAYLOR_TEXT).count() == 0  # not computed while its tab is closed
+    assert page.get_by_text(SWEEP_CAPTION).count() == 1  # the main chart: always there
+    assert page.get_by_text(TAYLOR_TEXT).count() == 0  # not drawn while its tab is closed
 
     page.get_by_role("tab", name="Taylor test").click()
     page.get_by_text(TAYLOR_TEXT).wait_for(timeout=30_000)
@@ -25,3 +26,86 @@ def test_clicking_a_tab_computes_it_and_puts_it_in_the_url(streamlit_server, bro
     page.reload()  # the shared link opens the same tab
     wait_for_app(page)
     page.get_by_text(TAYLOR_TEXT).wait_for(timeout=30_000)
+
+
+# ------------------------------------------------------------- the first screen, as a class sees it
+
+PROJECTOR = {"width": 1280, "height": 720}
+PHONE = {"width": 390, "height": 844}
+ANSWER, CHART = ".st-key-gl-answer", ".st-key-gl-main-chart"
+LOAD_MS = 120_000  # a first run imports torch and checks a 140×120 input
+#: The question's own check (the first preset): what a lecturer opens.
+QUESTION = {"shape": "140x120", "dtype": "float32", "scheme": "Forward", "eps": "1e-03"}
+
+BOX = """sel => { const e = document.querySelector(sel); if (!e) return null;
+  const b = e.getBoundingClientRect(); return {top: b.top, bottom: b.bottom, left: b.left, right: b.right}; }"""
+# The main chart's plot area (plotly's drag layer of the x/y subplot) and its legend.
+PLOT = """() => { const chart = document.querySelector('.st-key-gl-main-chart');
+  const area = chart.querySelector('.nsewdrag'), legend = chart.querySelector('.legend');
+  const box = e => { const b = e.getBoundingClientRect(); return {top: b.top, bottom: b.bottom, width: b.width}; };
+  return {area: box(area), legend: box(legend)}; }"""
+BACKGROUND = """() => getComputedStyle(document.querySelector('[data-testid=stApp]')).backgroundColor"""
+
+
+def _first_screen(browser, base_url: str, viewport: dict, scheme: str):
+    context = browser.new_context(viewport=viewport, color_scheme=scheme)
+    page = context.new_page()
+    query = dict(QUESTION, **({"embed_options": "dark_theme"} if scheme == "dark" else {}))
+    open_page(page, base_url, "gradcheck", query, timeout=LOAD_MS)
+    page.locator(f"{CHART} .nsewdrag").wait_for(timeout=LOAD_MS)
+    page.wait_for_timeout(500)  # plotly's first draw
+    return context, page
+
+
+def _brightness(css_colour: str) -> float:
+    r, g, b = (int(v) for v in css_colour[css_colour.index("(") + 1:-1].split(",")[:3])
+    return (r + g + b) / 3
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_at_1280x720_the_answer_and_the_top_of_the_main_chart_are_on_the_first_screen(
+        streamlit_server, _browser, scheme):
+    context, page = _first_screen(_browser, streamlit_server, PROJECTOR, scheme)
+    try:
+        assert page.locator("[data-testid='stException']").count() == 0
+        dark = _brightness(page.evaluate(BACKGROUND)) < 60
+        assert dark == (scheme == "dark")  # the theme asked for is the one drawn
+        answer, chart = page.evaluate(BOX, ANSWER), page.evaluate(BOX, CHART)
+        assert 0 <= answer["top"] and answer["bottom"] <= PROJECTOR["height"], answer  # read whole
+        said = page.locator(f"{ANSWER} [data-testid='stMarkdownContainer']").inner_text()
+        assert said.startswith("The gradient is right") and "says FAIL" in said, said
+        assert answer["bottom"] <= chart["top"] < PROJECTOR["height"], chart
+        plot = page.evaluate(PLOT)
+        assert plot["area"]["top"] < PROJECTOR["height"] - 100  # some of the plot itself shows
+        screenshot(page, f"gradcheck-first-screen-1280x720-{scheme}", full_page=False)
+    finally:
+        context.close()
+
+
+def test_on_a_390px_phone_the_plot_is_wide_the_legend_below_and_nothing_overflows(
+        streamlit_server, _browser):
+    context, page = _first_screen(_browser, streamlit_server, PHONE, "light")
+    try:
+        assert page.locator("[data-testid='stException']").count() == 0
+        screenshot(page, "gradcheck-phone-390x844-top", full_page=False)
+        page.locator(CHART).scroll_into_view_if_needed()
+        page.wait_for_timeout(300)
+        plot = page.evaluate(PLOT)
+        assert plot["area"]["width"] >= 300, plot
+        assert plot["legend"]["top"] >= plot["area"]["bottom"], plot  # below the plot, not beside it
+        widths = page.evaluate("""() => [document.documentElement.scrollWidth,
+            ...[...document.querySelectorAll('[data-testid=stMain], [data-testid=stMainBlockContainer]')]
+               .map(e => e.scrollWidth)]""")
+        assert max(widths) <= PHONE["width"], widths  # no sideways scrolling
+        screenshot(page, "gradcheck-phone-390x844-chart", full_page=False)
+        # The table's answer column (state) comes second, right after the element: on screen.
+        table = page.locator("[data-testid='stDataFrame']")
+        table.scroll_into_view_if_needed()
+        headers = page.evaluate("""() => [...document.querySelectorAll(
+            "[data-testid='stDataFrame'] [role='columnheader']")].map(e => e.innerText.trim())""")
+        assert headers[:2] == ["element", "state"], headers
+        box = table.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], box
+        screenshot(page, "gradcheck-phone-390x844-table", full_page=False)
+    finally:
+        context.close()
