@@ -353,37 +353,40 @@ async def student(idx: int, base_url: str, page: str, links: list[str], stop_at:
         stats.add("class", kind, result, idx, page)
         return result
 
+    async def recover(lost: RunResult) -> None:
+        # The websocket is gone: the browser opens the same URL again, through the load
+        # balancer. The view must come back: same page, same query values, a run that
+        # finishes without an exception.
+        query, page_hash = tab.query_string, tab.page_script_hash
+        back = await open_tab(query, "reconnect")
+        stats.reconnects.append({
+            "student": idx, "page": page, "lost": lost.replica, "replica": back.replica,
+            "error": lost.protocol_error[:80], "ok": back.ok,
+            "exceptions": len(back.exceptions), "seconds": back.seconds, "query": query,
+            "same_page": not page_hash or tab.page_script_hash == page_hash,
+            "same_query": sorted(parse_qsl(tab.query_string, keep_blank_values=True))
+            == sorted(parse_qsl(query, keep_blank_values=True)),
+            "query_after": tab.query_string,
+        })
+
     try:
-        await open_tab(rng.choice(links), "open")
+        result = await open_tab(rng.choice(links), "open")
         while True:
+            if result.protocol_error:
+                if not via_lb:
+                    break
+                await recover(result)
             await asyncio.sleep(rng.uniform(*think))
             if time.monotonic() >= stop_at:
                 break
             if rng.random() < 0.1:
                 # reload from another shared link: a new tab, as the browser does
-                await open_tab(rng.choice(links), "link")
+                result = await open_tab(rng.choice(links), "link")
                 continue
             result = await tab.change_widget(rng, text)
             if result is None:  # a page without widgets: just rerun it
                 result = await tab.rerun()
             stats.add("class", "widget", result, idx, page)
-            if result.protocol_error:
-                if not via_lb:
-                    break
-                # The websocket is gone: the browser opens the same URL again, through the
-                # load balancer. The view must come back: same page, same query values, a
-                # run that finishes without an exception.
-                query, page_hash = tab.query_string, tab.page_script_hash
-                back = await open_tab(query, "reconnect")
-                stats.reconnects.append({
-                    "student": idx, "page": page, "lost": result.replica, "replica": back.replica,
-                    "error": result.protocol_error[:80], "ok": back.ok,
-                    "exceptions": len(back.exceptions), "seconds": back.seconds, "query": query,
-                    "same_page": tab.page_script_hash == page_hash,
-                    "same_query": sorted(parse_qsl(tab.query_string, keep_blank_values=True))
-                    == sorted(parse_qsl(query, keep_blank_values=True)),
-                    "query_after": tab.query_string,
-                })
     except ProtocolError as exc:
         stats.connect_errors.append(f"student {idx}: {exc}")
     finally:
