@@ -14,6 +14,11 @@ FROM python:3.11-slim
 # gradlab/ui/runtime.py sets it (docs/DEPLOYMENT.md).
 # The STREAMLIT_* variables repeat the command line below for any other entry
 # point (e.g. `docker run ... streamlit run app.py`).
+# GRADLAB_LIMITS=classroom: the image is meant for public links shared with a class,
+# so every request a visitor can make stays well under a second of CPU (tensors of
+# 65,536 elements, sampled checks of 50, round-off comparisons of 20,000 points, exact
+# derivatives within 1 s; gradlab/limits.py PROFILES). The defaults (a million elements,
+# 1,000 samples) are for one person's own machine; override with -e GRADLAB_LIMITS=...
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
@@ -24,6 +29,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     MALLOC_ARENA_MAX=2 \
     PYTHONMALLOC=malloc \
     ONEDNN_PRIMITIVE_CACHE_CAPACITY=16 \
+    GRADLAB_LIMITS=classroom \
     STREAMLIT_SERVER_HEADLESS=true \
     STREAMLIT_SERVER_ADDRESS=0.0.0.0 \
     STREAMLIT_SERVER_PORT=8501 \
@@ -43,7 +49,7 @@ RUN pip install -r requirements.txt
 # A user without a password or shell privileges; the code stays owned by root,
 # so the app cannot rewrite itself.
 RUN useradd --create-home --uid 10001 --shell /usr/sbin/nologin gradlab
-COPY app.py ./
+COPY app.py serve.py ./
 COPY pages/ ./pages/
 COPY gradlab/ ./gradlab/
 COPY .streamlit/ ./.streamlit/
@@ -55,7 +61,9 @@ EXPOSE 8501
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
     CMD ["python", "-c", "import sys, urllib.request; r = urllib.request.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=4); sys.exit(0 if r.read() == b'ok' else 1)"]
 
-CMD ["streamlit", "run", "app.py", \
+# serve.py is app.py plus headers that stop other sites from framing the app
+# (Content-Security-Policy frame-ancestors 'self', X-Frame-Options SAMEORIGIN).
+CMD ["streamlit", "run", "serve.py", \
      "--server.headless", "true", \
      "--server.address", "0.0.0.0", \
      "--server.port", "8501", \

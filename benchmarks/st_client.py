@@ -27,6 +27,12 @@ The protocol, as the frontend speaks it:
   reported, and the state of *every* widget on the page (``WidgetStates``), the
   changed one included; a widget inside an ``st.fragment`` also sets
   ``fragment_id`` so only the fragment reruns.
+* Behind a load balancer with sticky sessions (``deploy/haproxy.cfg``) a tab
+  belongs to a browser: give the tabs of one browser one ``cookies`` dict. A
+  browser first loads the page's HTML (:meth:`StreamlitSession.load_page`),
+  which is where HAProxy sets its affinity cookie, then opens the websocket
+  with the cookie; ``replica`` is the ``X-GradLab-Replica`` header the load
+  balancer put on the handshake's answer (empty without one).
 * Message cache: a ``ForwardMsg`` with ``metadata.cacheable`` is kept by the
   client under its ``hash``; the client lists the hashes it holds in
   ``ClientState.cached_message_hashes`` and the server then sends a small
@@ -44,7 +50,9 @@ import asyncio
 import math
 import random
 import time
+import urllib.request
 from collections import Counter
+from http.cookies import SimpleCookie
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
@@ -61,6 +69,8 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates
 
 STREAM_PATH = "/_stcore/stream"
 SUBPROTOCOL = "streamlit"
+#: Response header in which deploy/haproxy.cfg names the replica that answered.
+REPLICA_HEADER = "X-GradLab-Replica"
 
 #: ``script_finished`` statuses that end what the user waits for.
 _TERMINAL = {
@@ -114,10 +124,34 @@ class RunResult:
     protocol_error: str = ""
     forward_msgs: list = field(default_factory=list)  # only with keep_messages=True
     request: str = ""  # what was asked: the widget changed and the query string sent
+    replica: str = ""  # the replica behind the load balancer that ran it ('' without one)
 
     @property
     def ok(self) -> bool:
         return self.status in ("ok", "ok-fragment") and not self.protocol_error
+
+
+def remember_cookies(cookies: dict[str, str] | None, set_cookie_headers: list[str]) -> None:
+    """Store what ``Set-Cookie`` headers set in ``cookies`` (name -> value), as a browser does.
+
+    >>> jar = {}
+    >>> remember_cookies(jar, ["GRADLAB_REPLICA=ab12; path=/; HttpOnly", "x=1"])
+    >>> jar
+    {'GRADLAB_REPLICA': 'ab12', 'x': '1'}
+    """
+    if cookies is None:
+        return
+    for header in set_cookie_headers:
+        parsed: SimpleCookie = SimpleCookie()
+        try:
+            parsed.load(header)
+        except Exception:  # noqa: BLE001 - a cookie Python cannot parse is not ours
+            continue
+        cookies.update({name: morsel.value for name, morsel in parsed.items()})
+
+
+def cookie_header(cookies: dict[str, str] | None) -> str:
+    return "; ".join(f"{k}={v}" for k, v in (cookies or {}).items())
 
 
 def _context_info(msg: BackMsg, url: str) -> None:
@@ -310,8 +344,11 @@ class StreamlitSession:
     """
 
     def __init__(self, base_url: str, *, use_message_cache: bool = True,
-                 run_timeout: float = 60.0, keep_messages: bool = False) -> None:
+                 run_timeout: float = 60.0, keep_messages: bool = False,
+                 cookies: dict[str, str] | None = None) -> None:
         self.base_url = base_url.rstrip("/")
+        self.cookies = cookies  # the browser's, shared by its tabs (None: no cookies kept)
+        self.replica = ""
         self.ws_url = self.base_url.replace("http", "ws", 1) + STREAM_PATH
         self.use_message_cache = use_message_cache
         self.run_timeout = run_timeout
@@ -341,15 +378,40 @@ class StreamlitSession:
         await self.close()
 
     async def connect(self, timeout: float = 10.0) -> None:
+        cookie = cookie_header(self.cookies)
         try:
             self._ws = await connect(
                 self.ws_url, subprotocols=[SUBPROTOCOL], max_size=None,
                 open_timeout=timeout, compression=None, proxy=None,
-                origin=self.base_url,
+                origin=self.base_url, additional_headers={"Cookie": cookie} if cookie else None,
             )
         except (OSError, websockets.WebSocketException, asyncio.TimeoutError) as exc:
             raise ProtocolError(f"cannot connect to {self.ws_url}: {exc!r}") from exc
+        headers = self._ws.response.headers
+        remember_cookies(self.cookies, headers.get_all("Set-Cookie"))
+        self.replica = headers.get(REPLICA_HEADER, "")
         self._reader = asyncio.create_task(self._read_loop())
+
+    async def load_page(self, page_name: str = "", query_string: str = "", timeout: float = 10.0) -> str:
+        """GET the page's HTML as a browser does before it opens the websocket; the replica that answered.
+
+        Keeps the cookies the answer sets (the load balancer's affinity cookie).
+        """
+        url = f"{self.base_url}/{page_name}" + (f"?{query_string}" if query_string else "")
+
+        def get() -> tuple[list[str], str]:
+            cookie = cookie_header(self.cookies)
+            request = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                response.read()
+                return response.headers.get_all("Set-Cookie") or [], response.headers.get(REPLICA_HEADER, "")
+
+        try:
+            set_cookies, replica = await asyncio.to_thread(get)
+        except OSError as exc:
+            raise ProtocolError(f"cannot load {url}: {exc!r}") from exc
+        remember_cookies(self.cookies, set_cookies)
+        return replica
 
     async def clear_caches(self) -> None:
         """Ask the server to clear st.cache_data and st.cache_resource, as the app menu's
@@ -486,7 +548,7 @@ class StreamlitSession:
     ) -> RunResult:
         """Send one ``rerun_script`` and wait for the run the user waits for to end."""
         t0 = time.perf_counter()
-        result = RunResult(status="pending", seconds=0.0)
+        result = RunResult(status="pending", seconds=0.0, replica=self.replica)
         try:
             self._drain()
             back = BackMsg()

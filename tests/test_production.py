@@ -48,7 +48,7 @@ def _image_env() -> dict[str, str]:
 def test_app_is_healthy_and_serves_its_pages_with_production_settings():
     env = _image_env()
     assert env["PYTHONMALLOC"] == "malloc" and env["MALLOC_ARENA_MAX"] == "2"
-    with Server(free_port(), extra_env=env) as server:
+    with Server(free_port(), app="serve.py", extra_env=env) as server:  # the image's CMD
         assert health(server.base_url) == "ok"
         with urllib.request.urlopen(server.base_url + "/", timeout=5) as response:
             assert response.status == 200
@@ -175,9 +175,26 @@ def test_dockerfile_is_slim_cpu_only_non_root_headless_with_a_healthcheck():
                     "OMP_NUM_THREADS=1", "ONEDNN_PRIMITIVE_CACHE_CAPACITY=16"):
         assert setting in env
     copied = " ".join(args["COPY"])
-    for needed in ("app.py", "pages/", "gradlab/", ".streamlit/", "requirements.txt"):
-        assert needed in copied  # everything `streamlit run app.py` reads
+    for needed in ("app.py", "serve.py", "pages/", "gradlab/", ".streamlit/", "requirements.txt"):
+        assert needed in copied  # everything `streamlit run serve.py` reads
+    # the served script is the one that sends the anti-framing headers
+    assert '"run", "serve.py"' in args["CMD"][-1]
     assert "torch==2.13.0" in (REPO_ROOT / "requirements.txt").read_text(encoding="utf-8")
+
+
+def test_the_image_runs_with_the_public_classroom_limits():
+    """A public link must not offer a visitor a million-element check: the image runs with a
+    named profile that lowers every heavy bound, and the profile exists and parses."""
+    from gradlab.limits import PROFILES, Limits, limits_from
+
+    profile = _image_env()["GRADLAB_LIMITS"]
+    assert profile in PROFILES
+    image, defaults = limits_from(profile), Limits()
+    for bound in ("tensor_elements", "sampled_elements", "full_check_elements", "full_check_seconds",
+                  "roundoff_samples", "roundoff_seconds", "evaluation_seconds"):
+        assert getattr(image, bound) < getattr(defaults, bound), bound
+    # the Dockerfile says why, next to the setting
+    assert "public links" in (REPO_ROOT / "Dockerfile").read_text(encoding="utf-8")
 
 
 def test_production_config_bounds_the_cache_and_skips_the_per_rerun_collection():

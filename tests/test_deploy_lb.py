@@ -1,0 +1,111 @@
+"""Two replicas behind the real HAProxy of ``deploy/``, on loopback, with a class running through it.
+
+``benchmarks/load_test.py --lb haproxy`` starts two ``streamlit run app.py``
+replicas, HAProxy with ``deploy/haproxy.cfg`` (its affinity cookie, health
+checks and websocket tunnels) in front of them, and a class spread over every
+page: each tab is a browser of its own that loads the page's HTML, keeps the
+cookie HAProxy sets and opens its websocket through HAProxy, then reruns with
+changed widget values (and the URL's query values) every 0.5-3 s. Partway
+through, the second replica is killed (SIGKILL). The test checks:
+
+* every browser's page loads and websockets reached one replica (HAProxy names
+  it in ``X-GradLab-Replica``), until its replica was killed;
+* the killed replica cost only its own sessions one lost run each: they
+  reconnected through HAProxy to the other replica and the view came back from
+  the URL (same page, same query values, a run that finished with no exception);
+* the other sessions saw no error, and no run anywhere showed an exception.
+
+Latencies are printed next to the issue's targets (class p95 < 1 s, burst p95
+< 2 s), not asserted: CI machines are shared. A second, short test checks the
+security headers of a real ``streamlit run serve.py`` and of HAProxy.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import shutil
+import urllib.request
+
+import pytest
+
+from benchmarks.load_test import Server, free_port
+from benchmarks.load_test import main as load_test_main
+from deploy.run_local import Balancer, local_config
+
+# Locally a missing HAProxy skips; .ci/run installs it, and a skipped test fails CI.
+pytestmark = pytest.mark.skipif(shutil.which("haproxy") is None,
+                                reason="HAProxy is not installed (apt-get install -y haproxy)")
+
+FRAME_HEADERS = {"content-security-policy": "frame-ancestors 'self'", "x-frame-options": "SAMEORIGIN"}
+
+
+def _run_load_test(argv: list[str]) -> int:
+    # A thread of its own: the browser tests' Playwright session keeps an event loop
+    # running in the main thread, where asyncio.run() refuses to start.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(load_test_main, argv).result()
+
+
+def test_a_class_through_haproxy_sticks_to_replicas_and_survives_losing_one(tmp_path, capsys):
+    summary_file = tmp_path / "summary.json"
+    argv = ["--page", "all", "--replicas", "2", "--lb", "haproxy", "--limits", "classroom",
+            "--sessions", "12", "--duration", "24", "--kill-at", "10", "--burst", "6",
+            "--browsers", "0", "--settle", "1", "--json", str(summary_file)]
+    status = _run_load_test(argv)
+    out = capsys.readouterr().out
+    print(out)  # the figures, for the CI log (pytest -s or a failure shows them)
+    summary = json.loads(summary_file.read_text())
+
+    assert summary["replicas_seen"] == ["r1", "r2"], out  # HAProxy spread the class
+    assert summary["sticky_violations"] == [], out
+    # The kill cost its own sessions one run each, and nothing else.
+    assert summary["killed"]["replica"] == "r2", out
+    reconnects = summary["reconnects"]
+    assert reconnects, out  # sessions on r2 did rerun after the kill
+    assert summary["protocol_errors_killed"] == len(reconnects), out
+    assert summary["protocol_errors_unexpected"] == 0, out
+    for back in reconnects:
+        assert back["lost"] == "r2" and back["replica"] == "r1", back
+        assert back["ok"] and back["exceptions"] == 0, back
+        assert back["same_page"] and back["same_query"], back
+    assert status == 0, out
+    # Nobody saw an exception, a failed run or a missing page.
+    assert summary["exceptions"] == 0, out
+    assert summary["page_not_found"] == 0, out
+    assert sum(p["failed_runs"] for p in summary["phases"].values()) == 0, out
+    assert summary["phases"]["class/all"]["n"] >= 40, out  # the class did run
+    assert len(summary["pages"]) == 6, out  # ... on every page
+    assert "Through HAProxy" in out and "with their view back" in out, out
+
+
+def _headers(url: str) -> dict[str, str]:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        assert response.status == 200
+        return {k.lower(): v for k, v in response.headers.items()}
+
+
+def test_serve_py_and_haproxy_forbid_framing_by_other_sites():
+    with Server(free_port(), app="serve.py") as server:
+        direct = {path: _headers(server.base_url + path) for path in ("/", "/explorer", "/_stcore/health")}
+        with Balancer(free_port(), [server.port]) as lb:
+            through = {path: _headers(lb.url + path) for path in ("/", "/_stcore/health")}
+    for path, headers in {**{f"direct {p}": h for p, h in direct.items()},
+                          **{f"haproxy {p}": h for p, h in through.items()}}.items():
+        for name, value in FRAME_HEADERS.items():
+            assert headers.get(name) == value, (path, name, headers)
+    assert through["/"]["x-gradlab-replica"] == "r1"
+    assert "GRADLAB_REPLICA=" in through["/"]["set-cookie"] and "HttpOnly" in through["/"]["set-cookie"]
+
+
+def test_the_local_config_is_the_compose_config_with_loopback_servers():
+    text = local_config([9001, 9002, 9003])
+    servers = [line.split() for line in text.splitlines() if line.strip().startswith("server ")]
+    assert [s[1:3] for s in servers] == [["r1", "127.0.0.1:9001"], ["r2", "127.0.0.1:9002"],
+                                        ["r3", "127.0.0.1:9003"]]
+    assert all("check" in s for s in servers)
+    for needed in ("cookie GRADLAB_REPLICA insert", "timeout tunnel 1h", "option httpchk GET /_stcore/health",
+                   "http-check expect string ok", "option redispatch",
+                   """http-response set-header Content-Security-Policy "frame-ancestors 'self'\"""",
+                   "http-response set-header X-Frame-Options SAMEORIGIN"):
+        assert needed in text, needed
