@@ -118,8 +118,6 @@ def _step_controls(dtypes, schemes) -> tuple[float, float, int]:
                                "reaches 100 %) to a decade past the best step u^(1/(p+1)), so "
                                "each V fills the chart. Off: choose the range yourself.")
     if fitted:
-        if "eps_range" in st.query_params:  # a range that no longer applies must not travel
-            del st.query_params["eps_range"]
         eps_min, eps_max = chart_step_range(dtypes, schemes) if dtypes and schemes else (1e-16, 1.0)
         st.caption(f"Steps from {eps_min:.0e} to {eps_max:.0e}.")
     else:
