@@ -58,7 +58,7 @@ def _regime_scheme(result: SweepResult, focus: str, x_range) -> tuple[str, float
 
 
 _BAND = 0.075  # height of one dtype's regime band, as a fraction of the plot's height
-_BAND_OPACITY = 0.22
+_BAND_OPACITY = 0.28
 
 
 def shading(fig: FigureSpec, result: SweepResult, dtypes: Sequence[str], x_range) -> None:
