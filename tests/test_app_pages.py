@@ -64,7 +64,8 @@ def test_each_preset_url_sets_every_value(preset):
 
 def test_every_page_calls_ensure_router_first():
     # See gradlab.ui.page_chrome.ensure_router: without it a shared deep link opened
-    # first after a server start bypasses app.py.
+    # first after a server start bypasses app.py. start_page(...) calls it first (and
+    # adds the shared chrome); pages not yet moved to start_page call it directly.
     for spec in PAGES:
         source = (REPO_ROOT / spec.path).read_text()
         # start_page (issue 15's page chrome) calls ensure_router itself

@@ -51,8 +51,59 @@ def test_opens_with_the_complex_step_classic():
     assert _charts(at) == 1
     assert at.session_state["fn"] == DEFAULTS["fn"] == "complex_step_classic"
     assert _state(at, "dtypes") == DEFAULTS["dtypes"]
+    # Formulas and tables are drawn only once their expander is opened (they cost the browser seconds).
+    assert len(at.latex) == 0
+    at.session_state["explorer_numbers"] = True
+    at.run()
     assert len(at.latex) >= 2  # f(x) and f'(x)
     assert at.get_by_key("download_csv") is not None
+    assert len(at.dataframe) == 3
+
+
+def _key(node) -> str | None:
+    return getattr(node, "key", None)
+
+
+def test_the_answer_and_the_chart_come_right_after_the_compact_controls():
+    at = _open()
+    top = list(at.main.children.values())
+    # Two rows of controls: the title with the Steps and Presets popovers, then one row of widgets.
+    assert {type(c).__name__ for c in top[0].children.values()} >= {"Header"}
+    assert [type(c).__name__ for c in top[1].children.values()] == [
+        "Selectbox", "NumberInput", "Multiselect", "Multiselect"]
+    assert _key(top[2]) == "gl-answer"
+    (answer,) = top[2].children.values()
+    assert answer.type == "info" and "central difference" in answer.value and "autograd" in answer.value
+    first_in_fragment = next(iter(top[3].children.values()))
+    assert _key(first_in_fragment) == "gl-main-chart"
+    assert len(first_in_fragment.get("plotly_chart")) == 1
+
+
+def test_the_default_view_shows_the_v_of_float32_and_float64_central_differences():
+    at = _open()
+    assert _state(at, "schemes") == ("central",) and _state(at, "dtypes") == ("float32", "float64")
+    assert at.session_state["eps_auto"] is True
+    # The steps fitted to float32 and float64 (u = 2^-24, 2^-53): a decade below float64's u ...
+    caption = " ".join(c.value for c in at.caption)
+    assert "Steps from 1e-17 to 5e-01" in caption
+
+
+def test_a_link_with_a_step_range_keeps_it():
+    # Links from before the fitted range (or copied with it off) name eps_range and mean it.
+    at = _open({"eps_range": ["1e-12", "1e-02"]})
+    assert at.session_state["eps_auto"] is False
+    assert _state(at, "eps_range") == (1e-12, 1e-2)
+
+
+def test_the_quiz_asks_first_and_reveals_only_after_an_answer():
+    at = _open()
+    assert at.radio(key="explorer_guess").value is None
+    reveals = lambda: [m for m in (*at.success, *at.info) if "The theory says" in m.value]  # noqa: E731
+    assert not reveals() and not any("E(h)" in l.value for l in at.latex)
+    at.radio(key="explorer_guess").set_value("habit").run()
+    (reveal,) = reveals()
+    assert reveal.value.startswith("Not quite") and "∛ε" in reveal.value
+    assert "explorer_guess" not in at.query_params  # a shared link arrives unanswered
 
 
 # (widget key, new value): every control on the page.
@@ -67,7 +118,9 @@ CONTROL_CHANGES = [
     ("dtypes", ["float32", "float64"]),
     ("schemes", ["five_point", "richardson"]),
     ("schemes", ["forward", "central", "complex_step"]),
+    ("eps_auto", False),
     ("eps_range", (1e-12, 1e-2)),
+    ("eps_auto", True),
     ("points", 201),
     ("error", "absolute"),
     ("theory", False),
@@ -158,7 +211,7 @@ def test_an_unknown_function_is_named_in_the_error():
 
 
 def test_eps_min_not_below_eps_max_is_an_error():
-    at = _open()
+    at = _open({"eps_auto": "false"})
     at.get_by_key("eps_range").set_value((1e-5, 1e-5)).run()
     assert not _exceptions(at) and _charts(at) == 0
     assert any("eps-min" in e.value for e in at.error)

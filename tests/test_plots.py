@@ -69,8 +69,18 @@ def test_axes_are_log_with_power_of_ten_labels(classic):
         for axis in (layout.xaxis, layout.yaxis):
             assert axis.type == "log"
             assert axis.exponentformat == "power"
-        assert error in layout.yaxis.title.text
+        # The y title sits above the plot (beside it, it costs a phone's plot ~30 px of width).
+        (title,) = [a for a in layout.annotations if a.name == "y-title"]
+        assert error in title.text and title.yanchor == "bottom" and title.y == 1
         assert layout.xaxis.range == (-20, 0)  # log10 of eps_min, eps_max
+
+
+def test_legend_below_the_plot_and_few_x_ticks(classic):
+    # A phone has ~356 px: a legend beside the plot left it ~70 px; below, the plot keeps the width.
+    layout = error_vs_eps_figure(classic).layout
+    assert layout.legend.orientation == "h" and layout.legend.y < 0 and layout.legend.yanchor == "top"
+    decades = 20  # eps from 1e-20 to 1
+    assert decades / layout.xaxis.dtick + 1 <= 6  # at most six tick labels under a 300 px plot
 
 
 def test_hover_shows_eps_step_estimate_and_error(classic):
@@ -126,22 +136,49 @@ def test_autograd_lines_sit_at_autograd_error(classic):
             assert lines[row.dtype].line.dash == "dot"
 
 
-def test_best_step_stars_and_regimes_for_the_focus_dtype(classic):
+def test_best_step_stars_for_the_focus_dtype(classic):
     fig = error_vs_eps_figure(classic, focus_dtype="float64")
     (stars,) = _kind(fig, "best")
-    assert stars.meta["dtype"] == "float64"
+    assert stars.meta["dtypes"] == ["float64"]
     best64 = classic.best[classic.best["dtype"] == "float64"]
-    assert sorted(stars.x) == sorted(best64["predicted_eps"])
-    regimes = [s for s in fig.layout.shapes if s.name == "regime"]
-    assert len(regimes) == 2 and all(s.type == "rect" for s in regimes)
-    # Central is shaded; its h* splits round-off (left) from truncation (right).
-    h_star = float(best64.loc[best64["scheme"] == "central", "predicted_eps"].iloc[0])
-    assert regimes[0].x1 == regimes[1].x0 == pytest.approx(h_star)
-    # Plotly puts annotations on a log axis in log10 units (shapes in data units).
+    finite = best64[np.isfinite(best64["predicted_eps"].astype(float))]
+    assert sorted(stars.x) == sorted(finite["predicted_eps"])
+    assert {t.meta["dtype"] for t in _kind(fig, "theory")} == {"float64"}
+
+
+def test_each_dtype_has_its_own_regime_band_split_at_its_own_h_star(classic):
+    # One background for every curve was wrong for all dtypes but one: each dtype gets a band,
+    # red (round-off) left of its central difference's h*, blue (truncation) right of it.
+    fig = error_vs_eps_figure(classic)
+    bands = [s for s in fig.layout.shapes if s.legendgroup == "regimes"]
+    assert len(bands) == 2 * len(DTYPES) and all(s.type == "rect" for s in bands)
     labels = [a for a in fig.layout.annotations if a.name == "regime"]
-    assert labels and all(a.x == pytest.approx(math.log10(h_star)) for a in labels)
-    assert any("round-off" in a.text for a in labels)
-    assert any("truncation" in a.text for a in labels)
+    for i, dtype in enumerate(DTYPES):
+        roundoff, truncation = bands[2 * i], bands[2 * i + 1]
+        rows = classic.best[(classic.best["dtype"] == dtype) & (classic.best["scheme"] == "central")]
+        h_star = float(rows["predicted_eps"].iloc[0])
+        assert roundoff.x1 == truncation.x0 == pytest.approx(h_star)
+        assert "round-off" in roundoff.name and "truncation" in truncation.name
+        assert (roundoff.y0, roundoff.y1) == (truncation.y0, truncation.y1)  # one band
+        # Plotly puts annotations on a log axis in log10 units (shapes in data units).
+        (label,) = [a for a in labels if dtype in a.text]
+        assert label.x == pytest.approx(math.log10(h_star))
+    assert bands[0].y0 != bands[2].y0  # the bands do not overlap
+    assert sum(bool(s.showlegend) for s in bands) == 2  # one legend entry per colour
+
+
+def test_theory_lines_are_wide_enough_for_a_projector(classic):
+    theory = _kind(error_vs_eps_figure(classic, focus_dtype="float32"), "theory")
+    assert theory and all(t.line.width >= 2 for t in theory)
+
+
+def test_auto_theory_draws_every_dtype_when_few_curves_and_one_otherwise(classic):
+    few = run_sweep(SweepSettings("exp(x)", 1.0, DTYPES, ("central",), 1e-12, 0.1, points=9))
+    assert {t.meta["dtype"] for t in _kind(error_vs_eps_figure(few, focus_dtype="auto"), "theory")} == set(DTYPES)
+    # classic: 2 dtypes x 2 real schemes = 4 curves -> still all; add a third real scheme -> first only.
+    many = run_sweep(SweepSettings("exp(x)", 1.0, DTYPES, ("forward", "backward", "central"), 1e-12, 0.1,
+                                   points=9))
+    assert {t.meta["dtype"] for t in _kind(error_vs_eps_figure(many, focus_dtype="auto"), "theory")} == {"float32"}
 
 
 def test_machine_epsilon_of_each_dtype_is_marked(classic):
@@ -171,7 +208,7 @@ def test_estimates_at_a_kink_are_plus_minus_one_and_zero():
 
 
 @pytest.mark.parametrize("error", ["relative", "absolute"])
-@pytest.mark.parametrize("focus", [None, "float32", "float64", "float16"])
+@pytest.mark.parametrize("focus", [None, "auto", "float32", "float64", "float16"])
 def test_every_figure_is_valid_plotly(classic, error, focus):
     # Figures are assembled without plotly's per-call validation; validate here.
     fig = error_vs_eps_figure(classic, error=error, focus_dtype=focus)

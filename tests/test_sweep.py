@@ -414,3 +414,49 @@ def test_sweep_of_any_accepted_expression_is_bounded_in_time():
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+# ------------------------------------------------- the step range fitted to a dtype's V
+
+# Unit round-off from the IEEE formats (stored fraction bits), not from the code's table.
+UNIT_ROUNDOFF = {"float16": 2.0**-11, "bfloat16": 2.0**-8, "float32": 2.0**-24, "float64": 2.0**-53}
+ORDER = {"forward": 1, "central": 2}
+
+
+@pytest.mark.parametrize("dtype", list(UNIT_ROUNDOFF))
+@pytest.mark.parametrize("scheme", list(ORDER))
+def test_the_fitted_step_range_holds_the_whole_v(dtype, scheme):
+    from gradlab.step_range import step_range
+
+    u, p = UNIT_ROUNDOFF[dtype], ORDER[scheme]
+    low, high = step_range(dtype, scheme)
+    # The bottom of the V, h* ~ u^(1/(p+1)) (sqrt(u) forward, cbrt(u) central), lies inside.
+    assert low < u ** (1 / (p + 1)) < high
+    # The left arm is there: round-off u/h reaches 100 % at h = u, and the range starts below it,
+    # but not more than two decades below (a little plateau, not 13 decades of it).
+    assert u / 100 <= low <= u
+    # It does not end on the far plateau: truncation ~h^p is below 100 % at the large end.
+    assert high**p < 1
+
+
+def test_on_exp_at_0_the_fitted_range_shows_both_arms_and_its_best_step_inside():
+    # exp at 0: f = f' = f''' = 1, so the error model u/h + h²/6 holds without constants.
+    from gradlab.step_range import chart_step_range
+
+    for dtype in ("float32", "float64"):
+        low, high = chart_step_range((dtype,), ("central",))
+        result = run_sweep(SweepSettings("exp(x)", 0.0, (dtype,), ("central",), low, high, points=61))
+        errors = result.table["rel_error"].to_numpy(dtype=float)
+        assert errors[-1] < 1  # the large end is on the truncation arm, below 100 %
+        assert errors[0] >= 0.5  # the small end is where round-off has eaten every digit
+        best = float(result.best.loc[0, "eps"])
+        assert low < best < high  # the bottom of the V is inside, not at an edge
+        # ... and within a decade of the theory's cbrt(3u) (h* for |f/f'''| = 1).
+        assert abs(math.log10(best / (3 * UNIT_ROUNDOFF[dtype]) ** (1 / 3))) < 1
+
+
+def test_the_chart_range_is_the_union_of_its_dtypes():
+    from gradlab.step_range import chart_step_range, step_range
+
+    r32, r64 = step_range("float32", "central"), step_range("float64", "central")
+    assert chart_step_range(("float32", "float64"), ("central",)) == (min(r32[0], r64[0]), max(r32[1], r64[1]))

@@ -46,11 +46,14 @@ __all__ = [
     "estimate_vs_eps_figure",
     "drawable_errors",
     "has_drawable_errors",
+    "theory_dtypes",
+    "THEORY_LINE_WIDTH",
 ]
 
 ErrorKind = Literal["relative", "absolute"]
 
-_THEORY_OPACITY = 0.45
+_THEORY_OPACITY = 0.75
+THEORY_LINE_WIDTH = 2.5  # px: visible on a projector and on the dark theme
 
 _ERROR_COLUMN = {"relative": "rel_error", "absolute": "abs_error"}
 
@@ -104,13 +107,6 @@ def has_drawable_errors(result: SweepResult, error: ErrorKind = "relative") -> b
     return bool(np.any(np.isfinite(values) & (values > 0)))
 
 
-def _focus(result: SweepResult, focus_dtype: str | None) -> str | None:
-    present = [str(d) for d in dict.fromkeys(result.table["dtype"])]
-    if focus_dtype in present:
-        return focus_dtype
-    return present[0] if present else None
-
-
 def _scatter(**trace) -> dict:
     return {"type": "scatter", **trace}
 
@@ -136,7 +132,7 @@ def _sweep_trace(dtype: str, scheme: str, rows: dict[str, np.ndarray], error: Er
         line={"color": _colour(dtype), "dash": scheme_dash(scheme),
               "width": _LINE_WIDTH},
         marker={"symbol": scheme_symbol(scheme), "size": _MARKER_SIZE},
-        legendgroup=dtype, legendgrouptitle={"text": dtype},
+        legendgroup=dtype,
         meta={"kind": "sweep", "dtype": dtype, "scheme": scheme},
     )
 
@@ -154,7 +150,7 @@ def _autograd_traces(result: SweepResult, error: ErrorKind, x_range: tuple[float
         traces.append(_scatter(
             x=list(x_range), y=[value, value], mode="lines", name=f"{row.dtype} · autograd",
             line={"color": _colour(row.dtype), "dash": "dot", "width": 2},
-            legendgroup=row.dtype, legendgrouptitle={"text": row.dtype},
+            legendgroup=row.dtype,
             hovertemplate=(f"<b>{row.dtype} autograd</b><br>value = {row.value:.12g}<br>"
                            "error = %{y:.3e}<extra></extra>"),
             meta={"kind": "autograd", "dtype": row.dtype},
@@ -162,58 +158,77 @@ def _autograd_traces(result: SweepResult, error: ErrorKind, x_range: tuple[float
     return traces, exact
 
 
-def _theory_traces(result: SweepResult, blocks, focus: str, error: ErrorKind) -> list[dict]:
-    """Thin, faded truncation and round-off lines for the focus dtype.
+def _theory_traces(result: SweepResult, blocks, dtypes: Sequence[str], error: ErrorKind) -> list[dict]:
+    """Truncation and round-off lines for each of ``dtypes``, in its colour and its curve's dash.
 
-    One legend entry per term (clicking it hides that term for every scheme);
-    hover names the scheme.
+    Wide enough to see on a projector and in the dark theme, a little faded so the
+    measured curve stays in front. One legend entry per dtype (clicking it hides
+    both terms of that dtype); hover names the scheme and the term.
     """
-    scale = _reference_scale(result, focus) if error == "relative" else 1.0
     traces, shown = [], set()
     for dtype, scheme, rows in blocks:
-        if dtype != focus:
+        if dtype not in dtypes:
             continue
+        scale = _reference_scale(result, dtype) if error == "relative" else 1.0
         order = get_scheme(scheme).order
-        for column, label in (("truncation", "truncation ∝ hᵖ"), ("roundoff", "round-off ∝ 1/h")):
+        for column in ("truncation", "roundoff"):
             values = rows[column] / scale
             if not np.any(np.isfinite(values) & (values > 0)):
                 continue
             traces.append(_scatter(
                 x=rows["eps"], y=drawable_errors(values), mode="lines",
-                name=f"theory: {label}", showlegend=column not in shown,
-                line={"color": _colour(dtype), "dash": scheme_dash(scheme),
-                      "width": 1},
-                opacity=_THEORY_OPACITY, legendgroup=f"theory-{column}",
-                legendgrouptitle={"text": f"theory ({focus})"} if not shown else None,
-                hovertemplate=f"<b>theory, {_scheme_label(scheme)}: {column} (p = {order})"
+                name=f"{dtype} theory", showlegend=dtype not in shown,
+                line={"color": _colour(dtype), "dash": scheme_dash(scheme), "width": THEORY_LINE_WIDTH},
+                opacity=_THEORY_OPACITY, legendgroup=f"theory-{dtype}",
+                hovertemplate=f"<b>theory, {dtype} {_scheme_label(scheme)}: {column} (p = {order})"
                               "</b><br>h = %{x:.3e}<br>error = %{y:.3e}<extra></extra>",
                 meta={"kind": "theory", "dtype": dtype, "scheme": scheme, "term": column},
             ))
-            shown.add(column)
-    for trace in traces:  # plotly rejects a None group title
-        if trace["legendgrouptitle"] is None:
-            del trace["legendgrouptitle"]
+            shown.add(dtype)
     return traces
 
 
-def _best_step_trace(result: SweepResult, focus: str, error: ErrorKind) -> dict | None:
-    rows = result.best[(result.best["dtype"] == focus)
+def _best_step_trace(result: SweepResult, dtypes: Sequence[str], error: ErrorKind) -> dict | None:
+    """Stars at the predicted best step h* of every real scheme, for each of ``dtypes``."""
+    rows = result.best[result.best["dtype"].isin(list(dtypes))
                        & np.isfinite(result.best["predicted_eps"].astype(float))]
     if rows.empty:
         return None
-    scale = 1.0 if error == "relative" else _reference_scale(result, focus)
+    scale = np.array([1.0 if error == "relative" else _reference_scale(result, d) for d in rows["dtype"]])
     y = drawable_errors(rows["predicted_rel_error"].to_numpy(dtype=float) * scale)
-    labels = [_scheme_label(s) for s in rows["scheme"]]
+    labels = [f"{d} {_scheme_label(s)}" for d, s in zip(rows["dtype"], rows["scheme"], strict=True)]
     return _scatter(
         x=rows["predicted_eps"].to_numpy(), y=y, mode="markers",
-        name=f"predicted best h* ({focus})", text=labels,
-        marker={"symbol": "star", "size": 16, "color": _colour(focus),
+        name="predicted best h*", text=labels,
+        marker={"symbol": "star", "size": 16, "color": [_colour(str(d)) for d in rows["dtype"]],
                 "line": {"width": 1.5, "color": MARKER_OUTLINE}},
         legendgroup="theory-best",
         hovertemplate="<b>predicted best step, %{text}</b><br>h* = %{x:.3e}<br>"
                       "error = %{y:.3e}<extra></extra>",
-        meta={"kind": "best", "dtype": focus},
+        meta={"kind": "best", "dtypes": list(dict.fromkeys(str(d) for d in rows["dtype"]))},
     )
+
+
+#: With more theory curves than this, "auto" draws the theory of the first dtype only.
+AUTO_THEORY_CURVES = 4
+
+
+def theory_dtypes(result: SweepResult, focus_dtype: str | None = None) -> list[str]:
+    """Which dtypes get theory lines and stars: ``focus_dtype``; "auto": all of them if few curves.
+
+    >>> from gradlab.error_sweep import SweepSettings, run_sweep
+    >>> r = run_sweep(SweepSettings("exp(x)", 1.0, ("float32", "float64"), ("central",), points=5))
+    >>> theory_dtypes(r, "auto"), theory_dtypes(r, "float64"), theory_dtypes(r)
+    (['float32', 'float64'], ['float64'], ['float32'])
+    """
+    present = [str(d) for d in dict.fromkeys(result.table["dtype"])]
+    if focus_dtype in present:
+        return [focus_dtype]
+    if focus_dtype == "auto":
+        real = {str(s) for s in result.table["scheme"] if not get_scheme(str(s)).complex_step}
+        if len(present) * max(len(real), 1) <= AUTO_THEORY_CURVES:
+            return present
+    return present[:1]
 
 
 # ------------------------------------------------------------------ figures
@@ -228,9 +243,11 @@ def error_vs_eps_figure(
 ) -> FigureOrSpec:
     """Error of every (dtype, scheme) estimate against the step, on log-log axes.
 
-    Theory lines, the predicted best step (stars) and the shaded regimes are drawn
-    for ``focus_dtype`` (default: the first dtype swept); machine epsilon of each
-    dtype is a dotted vertical line; autograd's error is a dotted horizontal line.
+    Theory lines and the predicted best step (stars) are drawn for ``focus_dtype``
+    (default: the first dtype swept; ``"auto"``: see :func:`theory_dtypes`); each
+    dtype's regimes (round-off left of its h*, truncation right) are a labelled band
+    at the top; machine epsilon of each dtype is a dotted vertical line; autograd's
+    error is a dotted horizontal line.
     Errors of exactly 0, inf or NaN are gaps, counted in an annotation.
 
     >>> from gradlab.error_sweep import SweepSettings, run_sweep
@@ -253,17 +270,17 @@ def error_vs_eps_figure(
         traces, exact_autograd = _autograd_traces(result, error, x_range)
         fig.add_traces(traces)
         observed = np.concatenate([observed, [t["y"][0] for t in traces]])
-    y_range = marks.y_range(observed)
-    focus = _focus(result, focus_dtype)
+    y_range = marks.y_range(observed, bands=len(settings.dtypes))
+    focus = theory_dtypes(result, focus_dtype)
     if y_range is None:
         marks.message(fig, marks.nothing_to_draw(result))
-    elif focus is not None:
+    elif focus:
         if show_theory:
             fig.add_traces(_theory_traces(result, blocks, focus, error))
             best = _best_step_trace(result, focus, error)
             if best is not None:
                 fig.add_trace(best)
-        marks.shading(fig, result, focus, x_range)
+        marks.shading(fig, result, list(settings.dtypes), x_range)
     marks.machine_eps_marks(fig, list(settings.dtypes), x_range)
     marks.layout(fig, error, x_range, y_range)
     marks.footnote(fig, marks.gap_count(fig), exact_autograd)
@@ -292,7 +309,7 @@ def estimate_vs_eps_figure(result: SweepResult) -> FigureOrSpec:
             mode="lines+markers", line={"color": _colour(dtype), "width": _LINE_WIDTH,
                                         "dash": scheme_dash(scheme)},
             marker={"symbol": scheme_symbol(scheme), "size": _MARKER_SIZE},
-            legendgroup=dtype, legendgrouptitle={"text": dtype},
+            legendgroup=dtype,
             hovertemplate="<b>%{fullData.name}</b><br>eps = %{x:.3e}<br>"
                           "step taken = %{customdata:.6e}<br>estimate = %{y:.12g}<extra></extra>",
             meta={"kind": "sweep", "dtype": dtype, "scheme": scheme},

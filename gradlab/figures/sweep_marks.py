@@ -30,10 +30,9 @@ from gradlab.figures.style import (
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import get_scheme
 
-__all__ = ["log10", "shading", "machine_eps_marks", "y_range", "layout", "message",
+__all__ = ["log10", "shading", "machine_eps_marks", "y_range", "layout", "x_dtick", "message",
            "gap_count", "footnote", "nothing_to_draw"]
 
-_SHADE_OPACITY = 0.08
 _Y_PAD_TOP, _Y_PAD_BOTTOM = 0.5, 2.0  # decades around the data (labels sit at the bottom)
 _Y_TITLES = {
     "relative": "relative error  |estimate − f′(x)| / |f′(x)|",
@@ -58,30 +57,41 @@ def _regime_scheme(result: SweepResult, focus: str, x_range) -> tuple[str, float
     return candidates[0] if candidates else None
 
 
-def shading(fig: FigureSpec, result: SweepResult, focus: str, x_range) -> None:
-    """Shade round-off (h < h*) and truncation (h > h*) regimes, labelled above the plot."""
-    chosen = _regime_scheme(result, focus, x_range)
-    if chosen is None:
-        return
-    scheme, h_star = chosen
+_BAND = 0.075  # height of one dtype's regime band, as a fraction of the plot's height
+_BAND_OPACITY = 0.28
+
+
+def shading(fig: FigureSpec, result: SweepResult, dtypes: Sequence[str], x_range) -> None:
+    """One band per dtype along the top: round-off left of its h*, truncation right, labelled.
+
+    Each band is true for the curve it names (that dtype's central difference, or its
+    first real one); one background for all would be wrong for every other dtype.
+    The two colours get one legend entry each; the dtype's name sits on the band's
+    wider side, so it is not cut off at the plot's edge.
+    """
     lo, hi = x_range
-    for x0, x1, colour, text, anchor in (
-        (lo, h_star, ROUNDOFF_SHADE, "← round-off dominates", "right"),
-        (h_star, hi, TRUNCATION_SHADE, "truncation dominates →", "left"),
-    ):
-        fig.add_shape(type="rect", x0=x0, x1=x1, y0=0, y1=1, xref="x", yref="y domain",
-                      fillcolor=colour, opacity=_SHADE_OPACITY, line_width=0, layer="below",
-                      name="regime")
-        fig.add_annotation(x=log10(h_star), y=1, xref="x", yref="y domain", xanchor=anchor,
-                           yanchor="bottom", showarrow=False, text=text,
-                           xshift=-6 if anchor == "right" else 6,
-                           font={"size": FONT_SIZE - 1}, name="regime")
-    fig.add_annotation(x=log10(h_star), y=1, xref="x", yref="y domain", yanchor="bottom",
-                       yshift=22, showarrow=False, name="regime",
-                       text=f"h* for {focus}, {get_scheme(scheme).curve_label}",
-                       font={"size": FONT_SIZE - 2, "color": dtype_colour(focus)})
-    fig.add_shape(type="line", x0=h_star, x1=h_star, y0=0, y1=1, xref="x", yref="y domain",
-                  line={"color": dtype_colour(focus), "width": 1.5, "dash": "dash"}, name="h*")
+    in_legend = True
+    for i, dtype in enumerate(dtypes):
+        chosen = _regime_scheme(result, dtype, x_range)
+        if chosen is None:
+            continue
+        scheme, h_star = chosen
+        y0, y1 = 1 - (i + 1) * _BAND, 1 - i * _BAND
+        for x0, x1, colour, text in ((lo, h_star, ROUNDOFF_SHADE, "round-off dominates"),
+                                     (h_star, hi, TRUNCATION_SHADE, "truncation dominates")):
+            fig.add_shape(type="rect", x0=x0, x1=x1, y0=y0, y1=y1, xref="x", yref="y domain",
+                          fillcolor=colour, opacity=_BAND_OPACITY, line_width=0, layer="below",
+                          name=text, showlegend=in_legend, legendgroup="regimes",
+                          legendrank=2000)
+        in_legend = False
+        left_wider = log10(h_star) - log10(lo) > log10(hi) - log10(h_star)
+        fig.add_annotation(x=log10(h_star), y=(y0 + y1) / 2, xref="x", yref="y domain",
+                           xanchor="right" if left_wider else "left", xshift=-6 if left_wider else 6,
+                           yanchor="middle", showarrow=False,
+                           text=f"{dtype} {get_scheme(scheme).curve_label}",
+                           font={"size": FONT_SIZE - 3, "color": dtype_colour(dtype)}, name="regime")
+        fig.add_shape(type="line", x0=h_star, x1=h_star, y0=y0, y1=y1, xref="x", yref="y domain",
+                      line={"color": dtype_colour(dtype), "width": 3}, name="h*")
 
 
 def machine_eps_marks(fig: FigureSpec, dtypes: Sequence[str], x_range) -> None:
@@ -99,37 +109,61 @@ def machine_eps_marks(fig: FigureSpec, dtypes: Sequence[str], x_range) -> None:
                            bgcolor="rgba(128,128,128,0.12)", name="machine-eps")
 
 
-def y_range(values: np.ndarray) -> list[float] | None:
+def y_range(values: np.ndarray, bands: int = 0) -> list[float] | None:
+    """log10 range of the y axis: the data, padded, plus room at the top for ``bands`` regime bands.
+
+    >>> y_range(np.array([1e-8, 1.0]))
+    [-10.0, 0.5]
+    """
     finite = values[np.isfinite(values) & (values > 0)]
     if finite.size == 0:
         return None
-    return [math.log10(finite.min()) - _Y_PAD_BOTTOM, math.log10(finite.max()) + _Y_PAD_TOP]
+    low, high = math.log10(finite.min()) - _Y_PAD_BOTTOM, math.log10(finite.max()) + _Y_PAD_TOP
+    share = min(bands * _BAND, 0.5)  # of the plot's height, kept free of data
+    return [low, high + (high - low) * share / (1 - share)]
 
 
-_MIN_HEIGHT = 560
-_LEGEND_ITEM_PX, _LEGEND_GROUP_PX = 22, 40  # one entry; one group title plus its gap
-_MARGINS_PX = 200  # top + bottom margins and a little air
+#: Height of the plot area plus axes; the legend below adds its rows (Plotly grows the
+#: bottom margin for a legend outside the plot), so :func:`_height` adds them too.
+_PLOT_PX = 420
+_LEGEND_ROW_PX = 26
+_ENTRIES_PER_ROW = 2  # on a phone; a wide screen fits more per row and keeps the spare room
+_MAX_TICKS = 6
+_TITLE_SHIFT = 22  # px above the plot: the y title; the footnote sits between it and the plot  # x tick labels that fit under a 300 px plot on a phone
 
 
 def _height(fig: FigureSpec) -> int:
-    """Tall enough that the legend never needs a scrollbar (four dtypes and theory lines)."""
-    shown = [t for t in fig.data if t.get("showlegend", True)]
-    groups = {t.get("legendgroup") for t in shown}
-    legend = _LEGEND_ITEM_PX * len(shown) + _LEGEND_GROUP_PX * len(groups)
-    return max(_MIN_HEIGHT, legend + _MARGINS_PX)
+    """The plot's height plus enough rows for the legend below it at phone width."""
+    shown = sum(1 for t in fig.data if t.get("showlegend", True))
+    rows = -(-shown // _ENTRIES_PER_ROW)
+    return _PLOT_PX + _LEGEND_ROW_PX * rows
+
+
+def x_dtick(x_range) -> int:
+    """Decades between x ticks: at most :data:`_MAX_TICKS` labels over the range.
+
+    >>> x_dtick((1e-17, 0.1)), x_dtick((1e-9, 0.1)), x_dtick((1e-20, 1.0))
+    (4, 2, 4)
+    """
+    decades = math.ceil(log10(x_range[1]) - log10(x_range[0]))
+    return max(1, math.ceil(decades / (_MAX_TICKS - 1)))
 
 
 def layout(fig: FigureSpec, error: str, x_range, y_range) -> None:
-    axis = {**LOG_AXIS, "tickfont": {"size": FONT_SIZE}, "showgrid": True}
-    fig.update_xaxes(title={"text": "step h (eps)", "font": {"size": AXIS_TITLE_SIZE}},
-                     range=[log10(x_range[0]), log10(x_range[1])], dtick=2, **axis)
-    fig.update_yaxes(title={"text": _Y_TITLES[error], "font": {"size": AXIS_TITLE_SIZE}},
-                     range=y_range, **axis)
+    """Log axes, few x ticks, the legend horizontal *below* the plot (so a phone keeps the width)."""
+    axis = {**LOG_AXIS, "tickfont": {"size": FONT_SIZE - 2}, "showgrid": True, "automargin": True}
+    fig.update_xaxes(title={"text": "step h", "font": {"size": AXIS_TITLE_SIZE}, "standoff": 6},
+                     range=[log10(x_range[0]), log10(x_range[1])], dtick=x_dtick(x_range), **axis)
+    # The y title sits above the plot, not beside it: beside, it costs a phone ~30 px of width.
+    fig.update_yaxes(range=y_range, **axis)
+    fig.add_annotation(x=0, y=1, yshift=_TITLE_SHIFT, xref="paper", yref="paper", xanchor="left",
+                       yanchor="bottom", showarrow=False, text=_Y_TITLES[error],
+                       font={"size": AXIS_TITLE_SIZE - 2}, name="y-title")
     fig.update_layout(
         font={"size": FONT_SIZE}, height=_height(fig), hovermode="closest",
-        margin={"l": 80, "r": 20, "t": 70, "b": 110},
-        legend={"groupclick": "toggleitem", "font": {"size": FONT_SIZE - 2},
-                "tracegroupgap": 12, "itemwidth": 40},
+        margin={"l": 0, "r": 6, "t": 52, "b": 10},
+        legend={"orientation": "h", "x": 0, "xanchor": "left", "y": -0.14, "yanchor": "top",
+                "groupclick": "toggleitem", "font": {"size": FONT_SIZE - 2}, "itemwidth": 30},
     )
 
 
@@ -156,6 +190,6 @@ def footnote(fig: FigureSpec, gaps: int, exact_autograd: list[str]) -> None:
     if exact_autograd:
         parts.append(f"autograd is exact (error 0) in {', '.join(exact_autograd)}")
     if parts:
-        fig.add_annotation(x=0, y=0, yshift=-78, xref="paper", yref="paper", xanchor="left",
-                           yanchor="top", showarrow=False, text="; ".join(parts) + ".",
+        fig.add_annotation(x=0, y=1, yshift=2, xref="paper", yref="paper", xanchor="left",
+                           yanchor="bottom", showarrow=False, text="; ".join(parts) + ".",
                            font={"size": FONT_SIZE - 3}, name="gaps")

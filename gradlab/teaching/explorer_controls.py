@@ -27,7 +27,8 @@ DEFAULTS: Mapping[str, Any] = MappingProxyType({
     "expr": DEFAULT_CUSTOM_EXPRESSION,
     "x": CATALOGUE[DEFAULT_FUNCTION].x,
     "dtypes": ("float32", "float64"),
-    "schemes": ("forward", "central", "complex_step"),
+    "schemes": ("central",),  # the V at once, in two dtypes
+    "eps_auto": True,  # steps fitted to the dtypes' V (gradlab.step_range); False: eps_range
     "eps_range": (1e-20, 1.0),
     "points": 61,
     "error": "relative",
@@ -37,6 +38,26 @@ DEFAULTS: Mapping[str, Any] = MappingProxyType({
 })
 
 FUNCTION_OPTIONS: tuple[str, ...] = (*CATALOGUE, CUSTOM)
+
+#: Terms the Explorer uses, defined where they first appear (widget help, captions), in
+#: words a second-year student knows. (Until a shared glossary exists, these are the Explorer's.)
+TERMS: Mapping[str, str] = MappingProxyType({
+    "ulp": "ulp (unit in the last place): the gap between a float and the next one of its dtype; "
+           "'within 1 ulp' means as close as that dtype can get.",
+    "unit round-off": "unit round-off u: the largest relative error of rounding one number to the "
+                      "dtype, half its machine epsilon (float32 6e-8, float64 1.1e-16).",
+    "round-off": "round-off: the error from rounding f(x+h) and f(x−h) to the dtype; their "
+                 "difference is divided by a small h, so it grows like u/h.",
+    "truncation": "truncation: the error of the formula itself, from the Taylor terms it drops; "
+                  "it shrinks like h (one-sided) or h² (central).",
+    "Richardson": "Richardson extrapolation: combine differences at h and h/2 so their leading "
+                  "truncation terms cancel, leaving an error ∝ h⁴.",
+    "complex step": "complex step: f′(x) ≈ Im f(x + ih)/h. There is no subtraction, so no "
+                    "round-off blow-up; it needs f to be holomorphic (built from functions that "
+                    "extend to complex numbers smoothly, like exp, sin, powers).",
+    "relative error": "relative error: |estimate − exact| / |exact|; 1e-6 means about six "
+                      "correct digits.",
+})
 
 
 def function_label(key: str) -> str:
@@ -50,7 +71,7 @@ def query_params(values: Mapping[str, Any]) -> dict[str, str | list[str]]:
     Kept for the benchmark and tests/test_page_explorer.py; new code uses
     :func:`gradlab.teaching.presets.url_query` (which also writes defaults).
 
-    >>> query_params({"fn": "reciprocal", "x": 0.3, "dtypes": ("float32",)})
+    >>> query_params({"fn": "reciprocal", "x": 0.3, "dtypes": ("float32",), "eps_auto": True})
     {'fn': '1/x', 'x': '0.3', 'dtypes': ['float32']}
     """
     from gradlab.teaching.presets import url_values  # the registry imports this module

@@ -126,7 +126,9 @@ _NETWORK = {"dtype": "float32", "act": "tanh", "idx": _NET.index, "dx": 1e-6,
             "range": (_NET.step_min, _NET.step_max)}
 _VJP = VJPSettings()
 _EXPLORER = {"fn": "complex_step_classic", "x": 1.5, "dtypes": ("float32", "float64"),
-             "schemes": ("forward", "central", "complex_step"), "eps_range": (1e-20, 1.0)}
+             "schemes": ("forward", "central", "complex_step"), "eps_auto": False,
+             "eps_range": (1e-20, 1.0)}
+_FITTED = {"eps_auto": True}  # steps chosen per dtype so the V fills the chart (gradlab.step_range)
 
 PRESETS: tuple[Preset, ...] = (
     # Round-off lab: the values come from the engine's table of comparisons.
@@ -198,22 +200,26 @@ PRESETS: tuple[Preset, ...] = (
     # Explorer.
     Preset("explorer", "v_shape", "The V-shaped error curve",
            "Which step size gives the most accurate finite difference?",
-           {**_EXPLORER, "dtypes": ("float32",), "schemes": ("central",)},
+           {"fn": "complex_step_classic", "x": 1.5, "dtypes": ("float32", "float64"),
+            "schemes": ("central",), **_FITTED},
            "Truncation falls with h, round-off grows as 1/h; the best step sits where they "
-           "cross, and it depends on the dtype.", gallery=True),
+           "cross, and it moves with the dtype: float64's V sits far to the left of float32's.",
+           gallery=True),
     Preset("explorer", "classic", "Complex-step classic",
            "How can a step of 1e-20 give a derivative exact to the last bit?", _EXPLORER,
            "Differences have a V; the complex step keeps falling to round-off.", gallery=True),
     Preset("explorer", "four_dtypes", "float16 to float64",
            "How much does the dtype matter for a finite difference?",
-           {**_EXPLORER, "dtypes": ("float16", "bfloat16", "float32", "float64"),
-            "schemes": ("central",)},
+           {"fn": "complex_step_classic", "x": 1.5,
+            "dtypes": ("float16", "bfloat16", "float32", "float64"), "schemes": ("central",),
+            **_FITTED},
            "The same central difference in four dtypes: the best step moves with the cube "
            "root of machine epsilon.", gallery=True),
     Preset("explorer", "reciprocal", "1/x in float32",
            "How close does float32 get to the derivative of 1/x?",
            {"fn": "reciprocal", "x": 0.3, "dtypes": ("float32",),
-            "schemes": ("forward", "central", "five_point"), "eps_range": (1e-12, 1.0)},
+            "schemes": ("forward", "central", "five_point"), "eps_auto": False,
+            "eps_range": (1e-12, 1.0)},
            "Autograd is within an ulp or two; the best difference is far worse.", gallery=True),
     Preset("explorer", "sqrt", "sqrt(x) near 0",
            "What happens to the best step near a branch point?",

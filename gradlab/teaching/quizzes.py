@@ -10,16 +10,24 @@ differences, cbrt(eps) for central ones, whatever the habit of ``h = 1e-6`` says
 ('sqrt', 'cbrt')
 >>> f"{guess_step('cbrt', 'float32'):.2e}"
 '4.92e-03'
+
+The page asks first and reveals after: :func:`quiz_reveal` builds the verdict (right or
+not, and the sentence) from the answer, so the page shows nothing of it until then.
+
+>>> quiz_reveal("central", "float32", "cbrt").right
+True
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import get_scheme
 
-__all__ = ["GUESSES", "HABIT_STEP", "quiz_scheme", "expected_guess", "guess_step", "guess_label"]
+__all__ = ["GUESSES", "HABIT_STEP", "Reveal", "quiz_scheme", "expected_guess", "guess_step", "guess_label",
+           "quiz_reveal"]
 
 #: The step many scripts hard-code (scipy.misc.derivative examples, torch's gradcheck).
 HABIT_STEP = 1e-6
@@ -56,3 +64,27 @@ def guess_step(key: str, dtype: str) -> float:
 def guess_label(key: str) -> str:
     """How a guess reads in the question."""
     return GUESSES[key][0]
+
+
+@dataclass(frozen=True)
+class Reveal:
+    """What the page shows once the student has answered: a verdict and one sentence."""
+
+    right: bool
+    text: str
+
+
+def quiz_reveal(scheme: str, dtype: str, guess: str, predicted: str | None = None,
+                observed: str | None = None) -> Reveal:
+    """The verdict on ``guess`` for ``scheme`` in ``dtype``; ``predicted``/``observed`` steps add the sweep's view.
+
+    >>> print(quiz_reveal("forward", "float64", "habit", predicted="1.5e-08", observed="1.0e-08").text)
+    Not quite. The theory says h ≈ √ε (ε = 2.22e-16 in float64, so about 1.5e-08); for this function it predicts h* = 1.5e-08, and the sweep's best step was 1.0e-08.
+    """
+    answer = expected_guess(scheme)
+    right = guess == answer
+    text = (f"{'Right' if right else 'Not quite'}. The theory says {guess_label(answer)} "
+            f"(ε = {facts(dtype).eps:.2e} in {dtype}, so about {guess_step(answer, dtype):.1e})")
+    if predicted is not None and observed is not None:
+        text += f"; for this function it predicts h* = {predicted}, and the sweep's best step was {observed}"
+    return Reveal(right, text + ".")

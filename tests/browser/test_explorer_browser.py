@@ -45,11 +45,43 @@ def test_a_shared_link_opens_its_view_and_the_url_follows_the_controls(streamlit
     assert "fn=1/x" in page.url.replace("%2F", "/")
     page.wait_for_selector("text=0.7", timeout=30_000)  # the rounding table follows
 
+    page.get_by_role("button", name="Presets").click()  # the presets sit in a popover
     page.get_by_role("button", name="sqrt(x) near 0").click()
     _wait_for_url(page, "fn=sqrt(x) near 0".replace(" ", "+"))
     assert "x=0.0001" in page.url
     assert page.locator("[data-testid='stException']").count() == 0
     screenshot(page, "explorer-after-preset")
+
+
+FIRST_SCREEN = """() => {
+  const box = s => { const e = document.querySelector(s); if (!e) return null;
+                     const r = e.getBoundingClientRect(); return {top: r.top, bottom: r.bottom}; };
+  const plot = document.querySelector('.st-key-gl-main-chart .nsewdrag');
+  return {answer: box('.st-key-gl-answer'), chart: box('.st-key-gl-main-chart'),
+          plotWidth: plot ? plot.getBoundingClientRect().width : 0,
+          overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+          mainOverflow: (() => { const m = document.querySelector('[data-testid=stMain]');
+                                 return m ? m.scrollWidth - m.clientWidth : 0; })()};
+}"""
+
+
+@pytest.mark.parametrize(("width", "height", "scheme"), [
+    (1280, 720, "light"), (1280, 720, "dark"), (390, 844, "light")], ids=["projector", "dark", "phone"])
+def test_the_answer_and_the_chart_are_on_the_first_screen(streamlit_server, _browser, width, height, scheme):
+    context = _browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
+    page = context.new_page()
+    try:
+        open_page(page, streamlit_server, "explorer", timeout=90_000)
+        page.wait_for_selector(".st-key-gl-main-chart .js-plotly-plot .scatterlayer .trace", timeout=60_000)
+        page.wait_for_timeout(500)  # let Plotly settle its size
+        seen = page.evaluate(FIRST_SCREEN)
+        screenshot(page, f"explorer-first-screen-{width}x{height}-{scheme}", full_page=False)
+        assert seen["answer"] and 0 <= seen["answer"]["top"] and seen["answer"]["bottom"] <= height
+        assert seen["chart"] and 0 <= seen["chart"]["top"] < height  # the chart starts on screen
+        assert seen["plotWidth"] >= 300, seen  # the plot area, not just the figure
+        assert seen["overflow"] <= 0 and seen["mainOverflow"] <= 0, seen  # nothing sideways
+    finally:
+        context.close()
 
 
 def test_a_hostile_expression_in_the_url_shows_an_error_not_a_chart(streamlit_server, browser_page):

@@ -1,0 +1,101 @@
+"""The Explorer's answer in one sentence: how close each dtype's best difference and autograd get.
+
+Built from the sweep's tables (the best row per dtype and autograd's row), never
+from prose: the page shows :func:`sweep_answer`'s note as it is, by its level.
+
+>>> from gradlab.error_sweep import SweepSettings, run_sweep
+>>> r = run_sweep(SweepSettings("exp(x)", 1.0, ("float32",), ("central",), 1e-9, 0.1, points=41))
+>>> print(sweep_answer(r).text)  # doctest: +ELLIPSIS
+At its best step (h ≈ ...) the float32 central difference is within ... of the exact derivative (relative error); autograd is within 1 ulp.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from gradlab.error_sweep import SweepResult
+from gradlab.notes import Note
+from gradlab.numerics.schemes import get_scheme
+from gradlab.numerics.ulp import ulp
+
+__all__ = ["sweep_answer", "ulps_off", "short_number"]
+
+
+def short_number(value: float) -> str:
+    """One significant digit, as a second-year student writes it: ``3e-6``, ``0.004``.
+
+    >>> short_number(3.2e-6), short_number(0.0039), short_number(0.26)
+    ('3e-6', '0.004', '0.3')
+    """
+    if value == 0 or not math.isfinite(value):
+        return str(value)
+    if 1e-3 <= abs(value) < 1e3:
+        return f"{value:.1g}"
+    mantissa, exponent = f"{value:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def ulps_off(value: float, exact: float, dtype: str) -> float:
+    """How many of the dtype's ulps (at ``value``) lie between ``value`` and ``exact``.
+
+    >>> ulps_off(1.0, 1.0, "float32"), ulps_off(1.0 + 2 ** -23, 1.0, "float32")
+    (0.0, 1.0)
+    """
+    return abs(value - exact) / float(ulp(value, dtype))
+
+
+def _ulp_words(n: float) -> str:
+    if n == 0:
+        return "exact"
+    return f"within {max(1, math.ceil(n - 1e-9))} ulp"
+
+
+def _best_clauses(result: SweepResult) -> list[str]:
+    """(step, 'the float32 central difference', 'within 3e-6') for each dtype's best scheme."""
+    clauses = []
+    for dtype, rows in result.best.groupby("dtype", sort=False, observed=True):
+        rows = rows[np.isfinite(rows["rel_error"].astype(float))]
+        if rows.empty:
+            continue
+        row = rows.loc[rows["rel_error"].astype(float).idxmin()]
+        name = get_scheme(row["scheme"]).curve_label
+        kind = "estimate" if get_scheme(row["scheme"]).complex_step else "difference"
+        error = "exact" if row["rel_error"] == 0 else f"within {short_number(row['rel_error'])}"
+        clauses.append((f"h ≈ {short_number(row['eps'])}", f"the {dtype} {name} {kind}", error))
+    return clauses
+
+
+def _autograd_clause(result: SweepResult) -> str:
+    words = []
+    for row in result.autograd.itertuples(index=False):
+        if math.isfinite(row.value) and math.isfinite(row.reference):
+            words.append((row.dtype, _ulp_words(ulps_off(row.value, row.reference, row.dtype))))
+    if not words:
+        return ""
+    if len({w for _, w in words}) == 1:
+        return f"autograd is {words[0][1]}" + ("" if len(words) == 1 else " in every dtype")
+    return "autograd is " + ", ".join(f"{w} in {d}" for d, w in words)
+
+
+def sweep_answer(result: SweepResult) -> Note:
+    """The page's one sentence: each dtype's best finite difference and autograd, against the exact value."""
+    if not result.reference.defined:
+        return Note.warning(f"There is no exact derivative here ({result.reference.reason.rstrip('.')}), "
+                            "so nothing can be closest: the chart shows what each method returns.")
+    clauses = _best_clauses(result)
+    autograd = _autograd_clause(result)
+    if not clauses:
+        return Note.warning("No finite difference gave a finite estimate at these steps; "
+                            + (autograd + "." if autograd else "try a wider step range."))
+    if len(clauses) == 1:
+        step, who, error = clauses[0]
+        of = " of the exact derivative" if error != "exact" else ""
+        text = f"At its best step ({step}) {who} is {error}{of} (relative error)"
+    else:
+        (_, who, error), rest = clauses[0], clauses[1:]
+        text = (f"At their best steps {who} is {error}, "
+                + ", ".join(f"{w} {e}" for _, w, e in rest)
+                + " (relative error against the exact derivative)")
+    return Note.info(text + (f"; {autograd}." if autograd else "."))
