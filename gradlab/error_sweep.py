@@ -28,6 +28,7 @@ from gradlab.errors import GradLabError
 from gradlab.numerics.expressions import Expression, parse
 from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.dtypes import DTYPE_NAMES, facts
+from gradlab.numerics.emulation import emulated, to_dtype
 from gradlab.numerics.exact_derivatives import Reference, exact_derivatives, reference_at
 from gradlab.notes import Note
 from gradlab.numerics.schemes import (
@@ -133,9 +134,10 @@ def autograd_derivative(expression: Expression, x: float, dtype) -> float:
     >>> autograd_derivative(parse("x**3"), 2.0, "float32")
     12.0
     """
-    xd = torch.tensor(float(x), dtype=facts(dtype).torch_dtype, requires_grad=True)
-    (grad,) = torch.autograd.grad(expression(xd), xd)
-    return float(grad.to(torch.float64))
+    xd = to_dtype(float(x), dtype).requires_grad_(True)
+    with emulated(dtype):  # an emulated dtype rounds every value, forward and backward
+        (grad,) = torch.autograd.grad(expression(xd), xd)
+    return float(to_dtype(grad.to(torch.float64).numpy(), dtype).to(torch.float64))  # x.grad is stored in the dtype
 
 
 def run_sweep(settings: SweepSettings) -> SweepResult:

@@ -52,6 +52,7 @@ class Limits:
     network_depth: int = 6
     backward_vector_entries: int = 32  # entries of a, b, c, v (the Jacobian is n x n)
     backward_steps: int = 20  # replayed backward()/zero/forward steps in one session
+    summed_terms: int = 200_000  # terms of the summed-loss lab (its compensated sum is a Python loop)
     # caches: entries kept per cached function, and for how long
     cache_entries: int = 32
     cache_entries_large: int = 8  # results holding one row per sample (megabytes each)

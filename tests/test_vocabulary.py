@@ -20,7 +20,9 @@ from streamlit.testing.v1 import AppTest
 from gradlab.error_sweep import SweepSettings, run_sweep
 from gradlab.figures.style import CATEGORICAL, PALETTE
 from gradlab.figures.sweep import error_vs_eps_figure
-from gradlab.numerics.dtypes import DTYPES, DtypeFacts
+from gradlab.numerics.dtypes import DTYPES, EMULATED_DTYPES, DtypeFacts
+
+ROWS = {**DTYPES, **EMULATED_DTYPES}  # native and emulated: one table of facts
 from gradlab.numerics.schemes import SCHEMES, Scheme
 from gradlab.teaching.explorer_controls import query_params
 from gradlab.ui import controls
@@ -58,12 +60,13 @@ def test_contrast_formula_spec():
 # ---------------------------------------------------------------- the rows
 
 
-@pytest.mark.parametrize("name", list(DTYPES))
+@pytest.mark.parametrize("name", list(ROWS))
 def test_every_dtype_row_has_every_field(name):
-    row = DTYPES[name]
+    row = ROWS[name]
     assert row.name == name and row.torch_dtype is not None
     for field in dataclasses.fields(DtypeFacts):
-        assert getattr(row, field.name) is not None or field.name == "complex_partner", field.name
+        optional = field.name == "complex_partner" or (field.name == "compute" and not row.emulated)
+        assert getattr(row, field.name) is not None or optional, field.name
     assert row.label.strip() and HEX.match(row.colour)
     assert 0 < row.atol and 0 < row.rtol < 1
 
@@ -90,14 +93,14 @@ def test_scheme_styles_are_distinct(attribute):
 
 def test_dtype_labels_and_colours_are_distinct():
     for attribute in ("label", "colour"):
-        values = [getattr(row, attribute) for row in DTYPES.values()]
+        values = [getattr(row, attribute) for row in ROWS.values()]
         assert len(set(values)) == len(values), attribute
 
 
 @pytest.mark.parametrize("background", [LIGHT, DARK])
-@pytest.mark.parametrize("name", list(DTYPES))
+@pytest.mark.parametrize("name", list(ROWS))
 def test_dtype_colour_reads_on_light_and_dark(name, background):
-    assert contrast(DTYPES[name].colour, background) >= MIN_CONTRAST
+    assert contrast(ROWS[name].colour, background) >= MIN_CONTRAST
 
 
 @pytest.mark.parametrize("background", [LIGHT, DARK])
@@ -110,7 +113,7 @@ def test_palette_colour_reads_on_light_and_dark(role, background):
 def test_theme_backgrounds_are_the_ones_checked_or_darker():
     # The app's own themes: a colour with 3:1 on LIGHT and DARK needs the same on these.
     theme = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())["theme"]
-    for colour in (*CATEGORICAL, *(row.colour for row in DTYPES.values())):
+    for colour in (*CATEGORICAL, *(row.colour for row in ROWS.values())):
         assert contrast(colour, theme["light"]["backgroundColor"]) >= MIN_CONTRAST
         assert contrast(colour, theme["dark"]["backgroundColor"]) >= MIN_CONTRAST
 

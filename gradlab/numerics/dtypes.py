@@ -54,6 +54,11 @@ class DtypeFacts:
     label: str  # what widgets show and the URL carries
     colour: str  # "#rrggbb": this dtype's lines and marks in every figure
     aliases: tuple[str, ...] = ()  # other spellings facts() accepts ("half", "f16")
+    # An emulated format (8-bit floats): torch stores and casts it but has no arithmetic on
+    # it, so GradLab computes in ``compute`` and rounds every result to it
+    # (gradlab.numerics.emulation). Only the Explorer and the precision table offer these.
+    emulated: bool = False
+    compute: torch.dtype | None = None
 
     @property
     def unit_roundoff(self) -> float:
@@ -71,7 +76,7 @@ class DtypeFacts:
 
 def _facts(
     name: str, complex_partner: torch.dtype | None, *, rtol: float, atol: float, colour: str,
-    aliases: tuple[str, ...] = (), label: str | None = None,
+    aliases: tuple[str, ...] = (), label: str | None = None, compute: torch.dtype | None = None,
 ) -> DtypeFacts:
     """One row: the format's numbers come from torch.finfo, the rest is given."""
     dtype = getattr(torch, name)
@@ -89,6 +94,8 @@ def _facts(
         label=name if label is None else label,
         colour=colour,
         aliases=aliases,
+        emulated=compute is not None,
+        compute=compute,
     )
 
 
@@ -113,6 +120,21 @@ DTYPES: dict[str, DtypeFacts] = {
 
 DTYPE_NAMES: tuple[str, ...] = tuple(DTYPES)
 
+# 8-bit floats, emulated in float32 (OCP FP8: e4m3 without infinities, and e5m2). Their
+# eps is 2**-3 and 2**-2: a central difference is at best ~eps**(2/3) ≈ 25 % (e4m3) off.
+EMULATED_DTYPES: dict[str, DtypeFacts] = {
+    f.name: f
+    for f in (
+        _facts("float8_e4m3fn", None, rtol=0.5, atol=0.1, colour="#00838f", aliases=("e4m3", "fp8_e4m3"),
+               label="float8_e4m3fn (emulated)", compute=torch.float32),
+        _facts("float8_e5m2", None, rtol=0.5, atol=0.1, colour="#a0522d", aliases=("e5m2", "fp8_e5m2"),
+               label="float8_e5m2 (emulated)", compute=torch.float32),
+    )
+}
+
+#: Every dtype the Explorer and the precision table offer: the native ones, then the emulated.
+ALL_DTYPE_NAMES: tuple[str, ...] = DTYPE_NAMES + tuple(EMULATED_DTYPES)
+
 
 def facts(dtype: str | torch.dtype) -> DtypeFacts:
     """Return the facts for a dtype given by name ("float32", "f32") or torch dtype.
@@ -120,15 +142,31 @@ def facts(dtype: str | torch.dtype) -> DtypeFacts:
     >>> facts("bf16").name
     'bfloat16'
     """
+    rows = {**DTYPES, **EMULATED_DTYPES}
     if isinstance(dtype, torch.dtype):
         name = str(dtype).removeprefix("torch.")
     else:
         name = str(dtype).strip().lower().removeprefix("torch.")
-        name = next((row.name for row in DTYPES.values() if name in row.aliases), name)
-    if name not in DTYPES:
-        known = ", ".join(DTYPES)
+        name = next((row.name for row in rows.values() if name in row.aliases), name)
+    if name not in rows:
+        known = ", ".join(rows)
         raise GradLabError(f"Unknown dtype {str(dtype)!r}; GradLab knows: {known}.")
-    return DTYPES[name]
+    return rows[name]
+
+
+def native_facts(dtype: str | torch.dtype, what: str = "This computation") -> DtypeFacts:
+    """:func:`facts`, refusing an emulated 8-bit dtype with a sentence (torch has no arithmetic
+    on it: only the Explorer and the precision table emulate it).
+
+    >>> native_facts("float32").name
+    'float32'
+    """
+    info = facts(dtype)
+    if info.emulated:
+        raise GradLabError(f"{what} needs a dtype torch computes in; {info.name} is emulated "
+                           "(the Explorer and the precision table only). Pick one of: "
+                           f"{', '.join(DTYPE_NAMES)}.")
+    return info
 
 
 def resolve_tolerances(

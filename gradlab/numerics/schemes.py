@@ -35,6 +35,7 @@ import numpy as np
 import torch
 
 from gradlab.errors import GradLabError
+from gradlab.numerics.emulation import emulated, to_dtype
 from gradlab.numerics.dtypes import facts
 
 __all__ = [
@@ -241,7 +242,8 @@ def not_applicable_reason(scheme: str | Scheme, dtype, expression=None) -> str |
 
 
 def _as_dtype(values, dtype) -> torch.Tensor:
-    return torch.as_tensor(np.asarray(values, dtype=np.float64)).to(facts(dtype).torch_dtype)
+    """``values`` as the dtype holds them (an emulated 8-bit dtype: in float32, rounded to it)."""
+    return to_dtype(values, dtype)
 
 
 def step_taken(x: float, h, dtype) -> np.ndarray:
@@ -251,7 +253,9 @@ def step_taken(x: float, h, dtype) -> np.ndarray:
     array([0.])
     """
     xd = _as_dtype(x, dtype)
-    return ((xd + _as_dtype(h, dtype)) - xd).to(torch.float64).numpy()
+    with emulated(dtype):
+        taken = (xd + _as_dtype(h, dtype)) - xd
+    return taken.to(torch.float64).numpy()
 
 
 def stencil_estimates(
@@ -292,8 +296,9 @@ def estimates_by_scheme(
 def _real_stencils(fn, x: float, h64: torch.Tensor, schemes: list[Scheme], dtype) -> dict[str, np.ndarray]:
     xd = _as_dtype(x, dtype)
     offsets = torch.tensor([c for s in schemes for c in s.offsets], dtype=torch.float64)[:, None]
-    points = xd + (offsets * h64).to(xd.dtype)  # shape (all stencil points, steps)
-    values = fn(points).to(torch.float64)
+    moves = _as_dtype((offsets * h64).numpy(), dtype)  # each c·h as the dtype holds it
+    with emulated(dtype):  # an emulated dtype rounds x + c·h and every value of fn
+        values = fn(xd + moves).to(torch.float64)  # shape (all stencil points, steps)
     results, start = {}, 0
     for s in schemes:
         rows = values[start : start + len(s.offsets)]

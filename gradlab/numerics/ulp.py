@@ -41,6 +41,8 @@ _INT_VIEW = {
     torch.bfloat16: torch.int16,
     torch.float32: torch.int32,
     torch.float64: torch.int64,
+    torch.float8_e4m3fn: torch.int8,  # the emulated 8-bit formats (gradlab.numerics.emulation)
+    torch.float8_e5m2: torch.int8,
 }
 
 

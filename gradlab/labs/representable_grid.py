@@ -1,0 +1,194 @@
+"""Why ``(x + h) - x`` is not ``h``: one finite difference on the dtype's grid of numbers.
+
+A dtype holds only the numbers of its grid: near x they are ``ulp(x)`` apart.
+A forward difference ``(f(x+h) - f(x)) / h`` in that dtype takes three
+roundings before it divides: ``x + h`` lands on the grid (the step actually
+taken is ``(x+h) - x``, a multiple of ulp(x), not h), and ``f(x)`` and
+``f(x+h)`` each land on the grid near f(x). When h is small, ``f(x)`` and
+``f(x+h)`` share their leading bits; the subtraction cancels those and keeps
+only the bits in which they differ, so the quotient can take only a few
+values: multiples of ``ulp(f(x)) / step``. :func:`grid_difference` gives every
+one of those numbers, with the bits that show it.
+
+>>> r = grid_difference(GridSettings(dtype="float32", x=1.0, h=1e-7, expression="x**2"))
+>>> r.step_taken == 2 ** -23  # h = 1e-7 rounds to the nearest grid point above 1: one ulp(1)
+True
+>>> r.kept_bits, r.secant == (r.fx_plus_h.value - r.fx.value) / r.step_taken
+(2, True)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from gradlab.errors import GradLabError
+from gradlab.numerics.dtypes import facts
+from gradlab.numerics.exact_derivatives import exact_derivatives
+from gradlab.numerics.expressions import parse
+from gradlab.numerics.ulp import float_bits, float_hex, ulp
+
+__all__ = ["GridSettings", "GridPoint", "GridDifference", "grid_difference", "shared_leading_bits",
+           "shared_decimal_digits", "grid_around"]
+
+
+@dataclass(frozen=True)
+class GridSettings:
+    """One forward difference: the dtype, the point, the step and the function."""
+
+    dtype: str = "float32"
+    x: float = 1.0
+    h: float = 1e-4
+    expression: str = "sin(x)"
+
+    def __post_init__(self) -> None:
+        facts(self.dtype)  # a dtype GradLab knows, or its sentence
+        if not (math.isfinite(self.x) and math.isfinite(self.h) and self.h > 0):
+            raise GradLabError(f"x must be finite and h a positive finite step; got x={self.x!r}, h={self.h!r}.")
+
+
+@dataclass(frozen=True)
+class GridPoint:
+    """A number as the dtype holds it: its value, bit pattern, hex, and the grid spacing there."""
+
+    value: float  # the dtype's value, exactly, as a float64
+    bits: str  # sign, exponent and fraction bits, space-separated
+    hex: str
+    ulp: float  # spacing of the dtype's numbers at this value
+
+    @classmethod
+    def of(cls, value: float, dtype: str) -> "GridPoint":
+        held = _rounded(value, dtype)
+        return cls(held, float_bits(held, dtype), float_hex(held, dtype), ulp(held, dtype))
+
+
+@dataclass(frozen=True)
+class GridDifference:
+    """Every number of one forward difference in the dtype, next to the exact derivative."""
+
+    settings: GridSettings
+    x: GridPoint
+    x_plus_h: GridPoint
+    step_taken: float  # (x + h) - x as the dtype computes it: a multiple of ulp(x)
+    fx: GridPoint
+    fx_plus_h: GridPoint
+    shared_bits: int  # leading significand bits f(x) and f(x+h) have in common (cancelled)
+    kept_bits: int  # significant bits left in f(x+h) - f(x) (0: the difference is 0)
+    precision_bits: int  # significand bits of the dtype (stored fraction + the implicit 1)
+    secant: float  # (f(x+h) - f(x)) / step_taken, as the dtype computes it
+    tangent: float  # f'(x) exactly (x as the dtype holds it), NaN where it does not exist
+    quantum: float  # ulp(f(x)) / step_taken: the spacing of the values the secant can take
+
+    @property
+    def relative_error(self) -> float:
+        """|secant - tangent| / |tangent| (NaN where the tangent is 0 or missing)."""
+        if not math.isfinite(self.tangent) or self.tangent == 0:
+            return math.nan
+        return abs(self.secant - self.tangent) / abs(self.tangent)
+
+
+def grid_difference(settings: GridSettings) -> GridDifference:
+    """The forward difference of ``settings`` with every rounding it takes (see the module docstring)."""
+    dtype, info = settings.dtype, facts(settings.dtype)
+    expr = parse(settings.expression)
+    x = _tensor(settings.x, dtype)
+    x_plus_h = x + _tensor(settings.h, dtype)
+    step = float(x_plus_h - x)
+    with torch.no_grad():
+        fx, fxh = float(expr(x)), float(expr(x_plus_h))
+    if not (math.isfinite(fx) and math.isfinite(fxh)):
+        raise GradLabError(f"f(x) = {settings.expression} is not finite in {dtype} at x = {float(x):g} "
+                           "or x + h: pick another point.")
+    secant = float((_tensor(fxh, dtype) - _tensor(fx, dtype)) / _tensor(step, dtype)) if step else math.nan
+    precision = info.mantissa_bits + 1
+    shared = shared_leading_bits(fx, fxh, dtype)
+    return GridDifference(
+        settings=settings, x=GridPoint.of(float(x), dtype), x_plus_h=GridPoint.of(float(x_plus_h), dtype),
+        step_taken=step, fx=GridPoint.of(fx, dtype), fx_plus_h=GridPoint.of(fxh, dtype),
+        shared_bits=shared, kept_bits=_kept_bits(fx, fxh, dtype), precision_bits=precision,
+        secant=secant, tangent=_tangent(settings.expression, float(x)),
+        quantum=ulp(fx, dtype) / step if step else math.inf)
+
+
+def shared_leading_bits(a: float, b: float, dtype: str) -> int:
+    """Leading significand bits (the implicit 1 included) two numbers of ``dtype`` share.
+
+    0 when their signs or binades differ; the full precision when they are equal.
+
+    >>> shared_leading_bits(1.0, 1.0 + 2 ** -23, "float32")  # they differ in the last of 24 bits
+    23
+    >>> shared_leading_bits(1.0, 2.0, "float32")
+    0
+    """
+    precision = facts(dtype).mantissa_bits + 1
+    a, b = _rounded(a, dtype), _rounded(b, dtype)
+    if a == b:
+        return precision
+    if a == 0 or b == 0 or (a < 0) != (b < 0) or math.frexp(a)[1] != math.frexp(b)[1]:
+        return 0
+    # same binade: the significands are integers of `precision` bits in units of ulp
+    unit = ulp(a, dtype)
+    ma, mb = int(abs(a) / unit), int(abs(b) / unit)
+    return precision - (ma ^ mb).bit_length()
+
+
+def shared_decimal_digits(a: str, b: str) -> int:
+    """How many leading significant digits two printed numbers share (the digits a subtraction
+    cancels); leading zeros do not count.
+
+    >>> shared_decimal_digits("0.84147096", "0.84147102")
+    5
+    """
+    n, significant = 0, False
+    for ca, cb in zip(a, b):
+        if ca != cb:
+            break
+        significant = significant or ca in "123456789"
+        n += ca.isdigit() and significant
+    return n
+
+
+def grid_around(value: float, dtype: str, count: int = 4) -> list[float]:
+    """``count`` grid numbers on each side of ``value`` (rounded to ``dtype``), in order.
+
+    >>> grid_around(1.0, "float16", 1)  # below 1 the spacing halves
+    [0.99951171875, 1.0, 1.0009765625]
+    """
+    t = _tensor(value, dtype)
+    below, above = [], []
+    lo = hi = t
+    for _ in range(count):
+        lo, hi = _step(lo, -1), _step(hi, +1)
+        below.append(float(lo))
+        above.append(float(hi))
+    return below[::-1] + [float(t)] + above
+
+
+def _step(t: torch.Tensor, direction: int) -> torch.Tensor:
+    """The neighbouring grid number of ``t`` in its dtype (up for +1, down for -1)."""
+    target = torch.tensor(math.inf * direction, dtype=t.dtype)
+    return torch.nextafter(t, target)
+
+
+def _kept_bits(a: float, b: float, dtype: str) -> int:
+    """Significant bits of b - a, counted in units of ulp of the larger: the bits that survive."""
+    a, b = _rounded(a, dtype), _rounded(b, dtype)
+    if a == b:
+        return 0
+    unit = min(ulp(a, dtype), ulp(b, dtype))
+    return int(round(abs(b - a) / unit)).bit_length()
+
+
+def _tangent(expression: str, x: float) -> float:
+    ref = exact_derivatives(expression, x)
+    return float(ref.d1) if ref.defined and ref.d1 is not None else math.nan
+
+
+def _tensor(value: float, dtype: str) -> torch.Tensor:
+    return torch.tensor(value, dtype=torch.float64).to(facts(dtype).torch_dtype)
+
+
+def _rounded(value: float, dtype: str) -> float:
+    return float(_tensor(value, dtype))

@@ -1,0 +1,124 @@
+"""The summed-loss lab against mathematics: exact sums by fractions and math.fsum, the
+classical error bounds of each summation, and seed 001's printed finite differences."""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import torch
+
+from gradlab.errors import GradLabError
+from gradlab.labs.summed_loss import (SUM_METHODS, SummedLossSettings, neumaier_sum, pairwise_sum,
+                                      sequential_sum, summed_loss)
+
+SEED_001 = summed_loss(SummedLossSettings())
+
+
+def test_the_exact_sum_is_the_correctly_rounded_fsum_of_the_same_terms():
+    terms = SEED_001.terms.to(torch.float64).tolist()
+    assert float(SEED_001.exact) == math.fsum(terms)  # fsum: the exact sum, rounded once
+    assert SEED_001.exact == sum(map(Fraction, terms))
+
+
+def test_seed_001_loss_lies_in_the_binade_whose_ulp_makes_the_quantum_1_9531():
+    L = SEED_001.exact_float
+    assert 2 ** 14 <= L < 2 ** 15  # float32 spacing there: 2**(14 - 23) = 2**-9
+    assert SEED_001.ulp_loss == 2.0 ** -9 == float(np.spacing(np.float32(L)))
+    assert SEED_001.quantum == pytest.approx(2.0 ** -9 / 1e-3, rel=1e-15)
+    assert f"{SEED_001.quantum:.4f}" == "1.9531"  # what the question printed
+
+
+def test_the_questions_forward_differences_are_whole_multiples_of_the_quantum():
+    # The question's own check: (L(x + h e_i) - L(x)) / h in float32 at h = 1e-3. Both sums are
+    # float32 numbers in [2**14, 2**15), so their difference is k ulps of L exactly, and the
+    # quotient is k * 1.953125, rounded once: the question's -1.9531, 0 and 1.9531.
+    from gradlab.check.settings import CheckSettings, build_problem
+
+    problem = build_problem(CheckSettings())  # seed 001: affine, mse, sum, 140x120, float32
+    loss = problem.fn(problem.x).sum()
+    flat = problem.x.reshape(-1)
+    seen = set()
+    for i in range(0, flat.numel(), 701):
+        moved = flat.clone()
+        moved[i] += torch.tensor(1e-3, dtype=torch.float32)
+        fd = ((problem.fn(moved.reshape(problem.x.shape)).sum() - loss) / torch.tensor(1e-3)).item()
+        k = round(fd / SEED_001.quantum)
+        assert fd == pytest.approx(k * SEED_001.quantum, rel=2 ** -23)
+        seen.add(f"{fd:.4f}")
+    assert {"-1.9531", "0.0000", "1.9531"} <= seen
+
+
+def test_sequential_equals_a_plain_float32_loop():
+    rng = np.random.default_rng(1)
+    terms = rng.standard_normal(500).astype(np.float32) ** 2
+    total = np.float32(0)
+    for t in terms:
+        total = np.float32(total + t)
+    assert sequential_sum(torch.from_numpy(terms)) == float(total)
+
+
+def test_pairwise_equals_its_recursive_definition():
+    def tree(values):
+        if len(values) == 1:
+            return values[0]
+        half = 1 << (len(values) - 1).bit_length() - 1  # the balanced split of the padded tree
+        return np.float32(tree(values[:half]) + tree(values[half:])) if len(values) > half else tree(values)
+
+    rng = np.random.default_rng(2)
+    for n in (1, 2, 3, 8, 13, 64, 100):
+        terms = rng.standard_normal(n).astype(np.float32)
+        padded = list(terms) + [np.float32(0)] * ((1 << (n - 1).bit_length()) - n)
+        assert pairwise_sum(torch.from_numpy(terms)) == float(tree(padded))
+
+
+@pytest.mark.parametrize("method", SUM_METHODS, ids=[m.name for m in SUM_METHODS])
+def test_each_method_is_within_its_classical_error_bound(method):
+    row = SEED_001.row(method.name)
+    n, absolute = SEED_001.terms.numel(), float(SEED_001.terms.abs().to(torch.float64).sum())
+    u = 2.0 ** -24 if method.in_dtype else 2.0 ** -53
+    bounds = {  # Higham, Accuracy and Stability, ch. 4 (first order in u)
+        "sequential": (n - 1) * u * absolute,
+        "pairwise": math.ceil(math.log2(n)) * u * absolute,
+        "torch.sum": math.ceil(math.log2(n)) * 16 * u * absolute,  # blocked: a few more levels
+        "neumaier": 2 * u * abs(SEED_001.exact_float) + n * u * u * absolute,
+        "float64": (n - 1) * u * absolute,
+    }
+    assert abs(row.error) <= bounds[method.name]
+
+
+def test_compensation_and_float64_beat_the_naive_loop_on_seed_001():
+    assert abs(SEED_001.row("neumaier").error_ulps) <= 1
+    assert abs(SEED_001.row("float64").error_ulps) < 1e-6
+    assert abs(SEED_001.row("sequential").error_ulps) > 5  # the naive loop loses many ulps
+
+
+@pytest.mark.parametrize("name", ["sequential", "pairwise", "torch.sum"])
+def test_a_change_below_about_half_an_ulp_of_L_does_not_move_the_rounded_sum(name):
+    threshold = SEED_001.row(name).threshold
+    assert SEED_001.ulp_loss / 4 <= threshold <= 4 * SEED_001.ulp_loss
+
+
+def test_mean_divides_the_exact_sum_by_n():
+    mean = summed_loss(SummedLossSettings(shape=(30, 20), reduction="mean"))
+    total = summed_loss(SummedLossSettings(shape=(30, 20)))
+    assert mean.exact == total.exact / 600
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float64"])
+def test_other_dtypes_measure_against_their_own_grid(dtype):
+    r = summed_loss(SummedLossSettings(shape=(20, 10), dtype=dtype))
+    assert r.terms.dtype == getattr(torch, dtype)
+    assert abs(r.row("neumaier").error_ulps) <= 1
+
+
+def test_reduction_none_and_bad_steps_are_refused_with_a_sentence():
+    with pytest.raises(GradLabError, match="reduction"):
+        SummedLossSettings(reduction="none")
+    with pytest.raises(GradLabError, match="step h"):
+        SummedLossSettings(h=0.0)
+
+
+def test_neumaier_recovers_what_the_loop_loses():
+    terms = torch.tensor([1.0, 1e8, 1.0, -1e8], dtype=torch.float32)
+    assert sequential_sum(terms) == 0.0 and neumaier_sum(terms) == 2.0
