@@ -7,10 +7,13 @@ for QUIET_MS). The server's part is timed separately, in this process: the engin
 call (``compare``, uncached) and the figure build (``prepare_figure`` of every
 chart the page draws). Also printed: the points each chart draws and how.
 
-Run against a server you started (it does not start one)::
+Before and after in the same run: with ``--before <git revision>`` the script exports
+that revision (``git archive``) to a temporary folder, serves it on ``--port``, measures,
+stops it, then serves this checkout on the same port and measures again::
 
-    python -m streamlit run app.py --server.headless true --server.port 8614 &
-    python benchmarks/bench_roundoff_browser.py --url http://localhost:8614 [--repeats 5]
+    python benchmarks/bench_roundoff_browser.py --before a25cff1 --port 8614 [--repeats 5]
+
+Without ``--before`` it measures this checkout only.
 
 A script, not a test: it prints numbers and the < 0.5 s target, asserts nothing.
 """
@@ -18,9 +21,15 @@ A script, not a test: it prints numbers and the < 0.5 s target, asserts nothing.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import statistics
+import subprocess
 import sys
+import tarfile
+import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -39,8 +48,10 @@ _WATCH = """() => {
   window.__glObs = obs;
 }"""
 
-_TRACES = """() => [...document.querySelectorAll('.js-plotly-plot')].map(p =>
-  (p.data || []).map(t => `${t.type}:${(t.x || []).length}`).join(' '))"""
+_DRAWN = """() => [...document.querySelectorAll('[data-testid=stPlotlyChart]')].map(c =>
+  c.querySelectorAll('svg *').length)"""
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _timed(page, act) -> float:
@@ -75,7 +86,10 @@ def browser_times(url: str, repeats: int) -> dict[str, list[float]]:
         page.goto(f"{url}/roundoff")
         wait_for_app(page)
         page.wait_for_timeout(1000)
-        print("charts drawn (type:points per trace):", page.evaluate(_TRACES))
+        page.mouse.wheel(0, 3000)  # Streamlit draws charts below the fold only when they scroll in
+        page.wait_for_timeout(1000)
+        page.mouse.wheel(0, -3000)
+        print("  SVG nodes per chart:", page.evaluate(_DRAWN))
         for i in range(repeats):
             times["new seed"].append(_timed(page, lambda i=i: _seed(page, 100 + i)))
             for key in ("preset_log1p", "preset_reciprocal_formulas"):
@@ -89,13 +103,13 @@ def _build_figures(result) -> None:
     """Every chart the page draws, as the dicts st.plotly_chart sends (what the page caches)."""
     import plotly.io as pio
 
-    from gradlab.figures import labs as plots
+    from gradlab.figures import roundoff as plots
     from gradlab.figures.spec import specs_only
 
     a, b = result.label_a, result.label_b
     with specs_only():
         figures = (plots.ulp_distance_bars(result.distance_histogram(), a, b),
-                   plots.error_histogram(result.table, a, b), plots.error_scatter(result.table, a, b))
+                   plots.error_histogram(result.table, a, b), plots.error_by_x(result.table, a, b))
     for fig in figures:
         pio.to_json(fig.to_dict(), validate=False)
 
@@ -120,16 +134,52 @@ def server_times(repeats: int) -> dict[str, float]:
     return out
 
 
+@contextlib.contextmanager
+def serving(folder: Path, port: int):
+    """``streamlit run app.py`` from ``folder`` on ``port``, until the block ends."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+         "--browser.gatherUsageStats", "false"], cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(240):
+            with contextlib.suppress(OSError):
+                if urllib.request.urlopen(f"http://localhost:{port}/_stcore/health", timeout=2).status == 200:
+                    break
+            time.sleep(0.25)
+        yield f"http://localhost:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def _exported(revision: str, into: Path) -> Path:
+    """The files of ``revision`` (git archive) under ``into``."""
+    archive = subprocess.run(["git", "archive", revision], cwd=ROOT, check=True, capture_output=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+def _report(label: str, url: str, repeats: int) -> None:
+    print(f"{label}:")
+    for name, values in browser_times(url, repeats).items():
+        print(f"  browser {name:16s} median {statistics.median(values):.2f} s, max {max(values):.2f} s "
+              f"(target < {TARGET_S} s) {[round(v, 2) for v in values]}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--url", default="http://localhost:8614")
+    parser.add_argument("--port", type=int, default=8614)
+    parser.add_argument("--before", help="a git revision to measure first, e.g. the commit before a change")
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     for name, seconds in server_times(3).items():
-        print(f"server  {name:32s} {seconds * 1e3:8.1f} ms (median, uncached)")
-    for name, values in browser_times(args.url, args.repeats).items():
-        print(f"browser {name:32s} median {statistics.median(values):.2f} s, max {max(values):.2f} s "
-              f"(target < {TARGET_S} s) {[round(v, 2) for v in values]}")
+        print(f"server (this checkout) {name:32s} {seconds * 1e3:8.1f} ms (median, uncached)")
+    if args.before:
+        with tempfile.TemporaryDirectory() as tmp, serving(_exported(args.before, Path(tmp)), args.port) as url:
+            _report(f"before ({args.before})", url, args.repeats)
+    with serving(ROOT, args.port) as url:
+        _report("after (this checkout)", url, args.repeats)
 
 
 if __name__ == "__main__":
