@@ -129,18 +129,22 @@ def _preset_note() -> None:
         st.caption(f"{shown.label}: {shown.note}")
 
 
+def _number(ulps: float) -> str:
+    """An ulp count short enough for a metric on a phone: as the answer writes it, without the unit."""
+    return ulps_text(ulps).removesuffix(" ulp")
+
+
 def _metrics(result: RoundoffResult) -> None:
     """The numbers behind the sentence: bit-for-bit agreement and each formula's worst error."""
     s = result.summary
     with st.container(horizontal=True, gap="small", key="roundoff-metrics"):
         st.metric("same bits", f"{s.bitwise_equal:.1%}", width=METRIC_WIDTH,
                   help="Points where A and B are the very same float.")
-        st.metric("A's worst error", ulps_text(s.max_ulps_a_exact), width=METRIC_WIDTH,
+        st.metric("A's worst error (ulp)", _number(s.max_ulps_a_exact), width=METRIC_WIDTH,
                   help=markdown_literal(f"A = {result.label_a}. ") + TERMS["ulp"])
-        st.metric("B's worst error", ulps_text(s.max_ulps_b_exact), width=METRIC_WIDTH,
+        st.metric("B's worst error (ulp)", _number(s.max_ulps_b_exact), width=METRIC_WIDTH,
                   help=markdown_literal(f"B = {result.label_b}. ") + TERMS["correctly rounded"])
-        st.metric("largest A–B distance", f"{s.max_ulps_a_b:,} ulp" if s.max_ulps_a_b < 10**6
-                  else f"{s.max_ulps_a_b:.2e} ulp", width=METRIC_WIDTH,
+        st.metric("A–B, at most (ulp)", _number(s.max_ulps_a_b), width=METRIC_WIDTH,
                   help="How many floats lie between A's and B's results, at most.")
 
 

@@ -59,7 +59,7 @@ def _layout(fig: FigureSpec, title: str, x_title: str, height: int) -> FigureOrS
         # The title sits under the modebar's row, so the buttons never cover it on a narrow phone.
         title=dict(text=title, x=0, xanchor="left", xref="paper", y=1, yref="container", yanchor="top",
                    pad=dict(t=TITLE_DROP)),
-        height=height, legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0),
+        height=height, legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0),
         margin=dict(l=4, r=4, t=TITLE_DROP + 32, b=10), hovermode="closest",
     )
     fig.update_xaxes(title=dict(text=x_title), nticks=X_TICKS, automargin=True)
@@ -226,5 +226,4 @@ def error_by_x(table: pd.DataFrame, label_a: str, label_b: str) -> FigureOrSpec:
         fig.update_xaxes(**LOG_AXIS)
     if log_y:
         fig.update_yaxes(**LOG_AXIS)
-    return _layout(fig, "Error (ulp) along x", "x" + (" (errors of 0 not drawn)" if log_y else ""),
-                   SIDE_CHART_HEIGHT)
+    return _layout(fig, "Error (ulp) along x" + (", 0 not drawn" if log_y else ""), "x", SIDE_CHART_HEIGHT)
