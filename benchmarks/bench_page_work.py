@@ -32,7 +32,7 @@ import numpy as np  # noqa: E402
 import plotly.io as pio  # noqa: E402
 import torch  # noqa: E402
 
-from gradlab.figures import labs as plots_teaching  # noqa: E402
+from gradlab.figures import roundoff as roundoff_figures  # noqa: E402
 from gradlab.check.api import REDUCTIONS, element_estimates, reduction_estimates, sample_indices  # noqa: E402
 from gradlab.check.reduction_sweep import eps_grid, reduction_sweep  # noqa: E402
 from gradlab.check.settings import CheckSettings, build_problem  # noqa: E402
@@ -78,9 +78,9 @@ def figures(repeats: int) -> None:
     table, a, b = r.table, r.label_a, r.label_b
     sweep = reduction_sweep(CheckSettings(shape=(140, 120), samples=4, dtype="float32"))
     cases = {
-        "Round-off ulp bars": (plots_teaching.ulp_distance_bars, ulp_histogram(table), a, b),
-        "Round-off error histogram": (plots_teaching.error_histogram, table, a, b),
-        f"Round-off scatter ({len(table):,} points)": (plots_teaching.error_scatter, table, a, b),
+        "Round-off ulp bars": (roundoff_figures.ulp_distance_bars, ulp_histogram(table), a, b),
+        "Round-off error histogram": (roundoff_figures.error_histogram, table, a, b),
+        f"Round-off error by x ({len(table):,} points)": (roundoff_figures.error_by_x, table, a, b),
         "Grad check eps sweep": (eps_sweep_figure, sweep, 1e-3),
     }
     print("Sending a figure to the page: build + serialise, median ms")

@@ -2,16 +2,17 @@
 
 Controls -> one frozen RoundoffSettings (the engine validates it) -> one cached engine
 call (compare) -> render(result). Layout only: no numerics, limit checks or engine
-choices here.
+choices here. First screen (issue 15): compact controls, the answer sentence, the
+main chart; the prediction, the other charts, the notes and the table below.
 """
 
 import streamlit as st
 
-from gradlab.ui.page_chrome import ensure_router
+from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page
 
-ensure_router()
+start_page("roundoff")
 
-from gradlab.figures import labs as plots  # noqa: E402
+from gradlab.figures import roundoff as plots  # noqa: E402
 from gradlab.labs.roundoff import (  # noqa: E402
     COMPARISONS,
     DISTRIBUTIONS,
@@ -20,6 +21,8 @@ from gradlab.labs.roundoff import (  # noqa: E402
     compare,
     with_hex,
 )
+from gradlab.labs.roundoff_answer import answer, ulps_text  # noqa: E402
+from gradlab.labs.roundoff_terms import TERMS  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
 from gradlab.literal_text import markdown_code, markdown_literal  # noqa: E402
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text  # noqa: E402
@@ -31,11 +34,14 @@ from gradlab.ui.presets import matching_preset, preset_buttons  # noqa: E402
 DEFAULTS = RoundoffSettings()
 QUESTION = COMPARISONS["reciprocal"].settings  # the question's own comparison, in the engine's table
 TABLE_ROWS = 500  # rows of the point-by-point table shown
+#: Widths (px) of the controls and metrics in their wrapping rows: one row each at 1280 px, two or three
+#: side by side on a 390 px phone (columns would stack one per line there).
+FORMULA_WIDTH, CHOICE_WIDTH, NUMBER_WIDTH, METRIC_WIDTH = 225, 120, 105, 160
 
 LESSON = r"""
 Every basic operation is **correctly rounded**: the result is the float nearest the exact
-one, off by at most half an ulp, a relative error of at most $u = \varepsilon/2$
-($u = 2^{-24}$ in float32).
+one, off by at most half an ulp, a relative error of at most the unit round-off
+$u = \varepsilon/2$ ($u = 2^{-24}$ in float32).
 
 * PyTorch computes `1/x` as `reciprocal(x)`, whose backward is `-grad * result * result`.
   So autograd returns $-\mathrm{fl}(r\cdot r)$ with $r = \mathrm{fl}(1/x)$: exactly
@@ -64,50 +70,56 @@ def _figures(settings: RoundoffSettings) -> tuple[PreparedFigure, PreparedFigure
     """The three figures of one comparison, built once: they are what every rerun draws."""
     result = _comparison(settings)
     a, b = result.label_a, result.label_b
-    return (prepare_figure(plots.ulp_distance_bars, result.distance_histogram(), a, b),
-            prepare_figure(plots.error_histogram, result.table, a, b),
-            prepare_figure(plots.error_scatter, result.table, a, b))
+    return (prepare_figure(plots.error_histogram, result.table, a, b),
+            prepare_figure(plots.ulp_distance_bars, result.distance_histogram(), a, b),
+            prepare_figure(plots.error_by_x, result.table, a, b))
 
 
 def _header() -> None:
-    """The title, the question this page answers and its preset buttons."""
+    """The title, the question this page answers in one line, and its preset buttons."""
     st.title("Round-off lab")
-    st.markdown(
-        "**The question:** autograd's gradient of `1/x` differs from `-1/x**2` by "
-        "`5.9605e-08`. Which one is wrong? Here the two formulas meet an **exact** value, "
-        "computed at high precision, at thousands of random points."
-    )
+    st.markdown("autograd's gradient of `1/x` differs from `-1/x**2` by `5.96e-08`: **which one is wrong?**",
+                help="Both formulas meet an exact value, computed at high precision, at thousands of random x.")
     preset_buttons("roundoff", primary="reciprocal_formulas")
 
 
 def _controls() -> RoundoffSettings:
-    """The control panel (every value in the URL); returns the one frozen settings object."""
-    with st.container(border=True):
-        left, right = st.columns(2)
-        with left:
-            a = bound_text("Formula A", "a", value=DEFAULTS.formula_a, max_chars=LIMITS.expression_chars,
-                           help="An expression of x, 'autograd' (torch.autograd.grad of 1/x) or grad(<expr>).")
-        with right:
-            b = bound_text("Formula B", "b", value=DEFAULTS.formula_b, max_chars=LIMITS.expression_chars,
-                           help="Must equal formula A in exact arithmetic, e.g. log(1+x) and log1p(x).")
-        c = st.columns(6)
-        with c[0]:
-            dtype = dtype_selectbox("dtype", "dtype", default=DEFAULTS.dtype)
-        with c[1]:
-            dist = bound_selectbox("x drawn from", "dist", DISTRIBUTIONS,
-                                   help="normal: mean (low+high)/2, sd (high-low)/2, so [-1, 1] is randn(). "
-                                        "log-uniform: positive x spread evenly over the decades.")
-        with c[2]:
-            low = bound_number("low", "low", value=DEFAULTS.low, min_value=-1e30, max_value=1e30, format="%g")
-        with c[3]:
-            high = bound_number("high", "high", value=DEFAULTS.high, min_value=-1e30, max_value=1e30,
-                                format="%g")
-        with c[4]:
-            n = bound_number("points", "n", value=DEFAULTS.samples, min_value=1,
-                             max_value=LIMITS.roundoff_samples, step=1000)
-        with c[5]:
-            seed = bound_number("seed", "seed", value=DEFAULTS.seed, min_value=0, max_value=2**31 - 1, step=1)
+    """Two wrapping rows of controls, what and how (every value in the URL); returns the frozen settings."""
+    with st.container(horizontal=True, gap="xsmall", key="roundoff-formulas"):
+        a = bound_text("Formula A", "a", value=DEFAULTS.formula_a, max_chars=LIMITS.expression_chars,
+                       width=FORMULA_WIDTH,
+                       help="An expression of x, 'autograd' (torch.autograd.grad of 1/x) or grad(<expr>).")
+        b = bound_text("Formula B", "b", value=DEFAULTS.formula_b, max_chars=LIMITS.expression_chars,
+                       width=FORMULA_WIDTH, help="Must equal formula A in exact arithmetic, e.g. log(1+x) and log1p(x).")
+        dtype = dtype_selectbox("dtype", "dtype", default=DEFAULTS.dtype, width=CHOICE_WIDTH)
+    with st.container(horizontal=True, gap="xsmall", key="roundoff-inputs"):
+        dist = bound_selectbox("x drawn from", "dist", DISTRIBUTIONS, width=CHOICE_WIDTH,
+                               help="normal: mean (low+high)/2, sd (high-low)/2, so [-1, 1] is randn(). "
+                                    "log-uniform: positive x spread evenly over the decades.")
+        low = bound_number("low", "low", value=DEFAULTS.low, min_value=-1e30, max_value=1e30, format="%g",
+                           width=NUMBER_WIDTH)
+        high = bound_number("high", "high", value=DEFAULTS.high, min_value=-1e30, max_value=1e30, format="%g",
+                            width=NUMBER_WIDTH)
+        n = bound_number("points", "n", value=DEFAULTS.samples, min_value=1,
+                         max_value=LIMITS.roundoff_samples, step=1000, width=NUMBER_WIDTH)
+        seed = bound_number("seed", "seed", value=DEFAULTS.seed, min_value=0, max_value=2**31 - 1, step=1,
+                            width=NUMBER_WIDTH)
     return RoundoffSettings(a, b, dtype, dist, float(low), float(high), int(n), int(seed))
+
+
+def _answer(result: RoundoffResult) -> None:
+    """The one sentence answering the page's question (from the engine), and what an ulp is."""
+    note = answer(result)
+    with answer_box():
+        show = st.warning if note.is_warning else st.success
+        show(markdown_literal(note.text), icon=":material/balance:")
+        st.caption(markdown_literal(TERMS["ulp"]))
+
+
+def _main_chart(figures: tuple[PreparedFigure, PreparedFigure, PreparedFigure]) -> None:
+    """Both formulas' errors against the exact value: the chart that answers the question."""
+    with main_chart_box():
+        show_figure(figures[0], "roundoff-error")
 
 
 def _preset_note() -> None:
@@ -117,31 +129,51 @@ def _preset_note() -> None:
         st.caption(f"{shown.label}: {shown.note}")
 
 
-def _ulps(distance: int) -> str:
-    """An ulp count as a person reads it: digits up to a million, then powers of ten."""
-    return f"{distance:,} ulp" if distance < 10**6 else f"{distance:.2e} ulp"
+def _number(ulps: float) -> str:
+    """An ulp count short enough for a metric on a phone: as the answer writes it, without the unit."""
+    return ulps_text(ulps).removesuffix(" ulp")
 
 
-def _summary(result: RoundoffResult) -> None:
-    """The verdict in one sentence, then its numbers."""
+def _metrics(result: RoundoffResult) -> None:
+    """The numbers behind the sentence: bit-for-bit agreement and each formula's worst error."""
     s = result.summary
-    st.info(markdown_literal(result.verdict()), icon=":material/balance:")
-    m = st.columns(4)
-    m[0].metric("bit for bit equal", f"{s.bitwise_equal:.1%}")
-    m[1].metric(f"A closer: {markdown_literal(result.label_a)}", f"{s.a_closer:.1%}")
-    m[2].metric(f"B closer: {markdown_literal(result.label_b)}", f"{s.b_closer:.1%}")
-    m[3].metric("largest A–B distance", _ulps(s.max_ulps_a_b))
+    with st.container(horizontal=True, gap="small", key="roundoff-metrics"):
+        st.metric("same bits", f"{s.bitwise_equal:.1%}", width=METRIC_WIDTH,
+                  help="Points where A and B are the very same float.")
+        st.metric("A's worst error (ulp)", _number(s.max_ulps_a_exact), width=METRIC_WIDTH,
+                  help=markdown_literal(f"A = {result.label_a}. ") + TERMS["ulp"])
+        st.metric("B's worst error (ulp)", _number(s.max_ulps_b_exact), width=METRIC_WIDTH,
+                  help=markdown_literal(f"B = {result.label_b}. ") + TERMS["correctly rounded"])
+        st.metric("A–B, at most (ulp)", _number(s.max_ulps_a_b), width=METRIC_WIDTH,
+                  help="How many floats lie between A's and B's results, at most.")
 
 
-def _charts(figures: tuple[PreparedFigure, PreparedFigure, PreparedFigure]) -> None:
-    """The A–B distances and both errors against the exact value."""
-    distance_bars, error_histogram, error_scatter = figures
+def _more_charts(figures: tuple[PreparedFigure, PreparedFigure, PreparedFigure]) -> None:
+    """How far apart A and B are, and where along x the errors grow (side by side; stacked on a phone)."""
     left, right = st.columns(2)
     with left:
-        show_figure(distance_bars, "roundoff-distance")
+        show_figure(figures[1], "roundoff-distance")
     with right:
-        show_figure(error_histogram, "roundoff-error")
-    show_figure(error_scatter, "roundoff-scatter")
+        show_figure(figures[2], "roundoff-error-by-x")
+
+
+def _quiz() -> None:
+    """Predict, then look: the question's own comparison, revealed only once answered (never in the URL)."""
+    with st.container(border=True):
+        # A quiz answer is not part of the view: plain st.radio, never in the URL.
+        guess = st.radio(
+            "Predict first: in float32, which is closer to the exact −1/x² more often?",
+            ("autograd", "-1/x**2", "neither: always equal"), index=None, horizontal=True,
+            key="roundoff_guess",
+        )
+        if guess is None:
+            st.caption("Pick an answer to see who is closer, point by point.")
+            return
+        asked = _comparison(QUESTION)
+        right = {"A": QUESTION.formula_a, "B": QUESTION.formula_b}[asked.summary.closer_more_often()]
+        (st.success if guess == right else st.info)(
+            f"{'Right' if guess == right else 'Not quite'}: {markdown_literal(asked.verdict())}"
+        )
 
 
 def _notes(result: RoundoffResult) -> None:
@@ -171,29 +203,19 @@ def _points(result: RoundoffResult) -> None:
 
 
 def _lesson() -> None:
-    """Why one ulp, and who is right; a guess before the reveal."""
+    """Why one ulp, and why neither formula is wrong."""
     with st.expander("Lesson: why one ulp, and who is right", icon=":material/school:"):
-        # A quiz answer is not part of the view: plain st.radio, never in the URL.
-        guess = st.radio(
-            "First, a guess: in float32, which is closer to the exact −1/x² more often?",
-            ("autograd", "-1/x**2", "neither: always equal"), index=None, horizontal=True,
-            key="roundoff_guess",
-        )
-        if guess is None:
-            st.caption("Pick an answer to see the explanation.")
-            return
-        asked = _comparison(QUESTION)
-        right = {"A": QUESTION.formula_a, "B": QUESTION.formula_b}[asked.summary.closer_more_often()]
-        (st.success if guess == right else st.info)(
-            f"{'Right' if guess == right else 'Not quite'}: {markdown_literal(asked.verdict())}"
-        )
         st.markdown(LESSON)
 
 
 def _render(result: RoundoffResult, figures: tuple[PreparedFigure, PreparedFigure, PreparedFigure]) -> None:
-    """Everything below the controls, from one comparison and its figures."""
-    _summary(result)
-    _charts(figures)
+    """Everything below the controls: the answer and main chart first, then the rest."""
+    _answer(result)
+    _main_chart(figures)
+    _preset_note()
+    _metrics(result)
+    _quiz()
+    _more_charts(figures)
     _notes(result)
     _points(result)
     _lesson()
@@ -202,7 +224,6 @@ def _render(result: RoundoffResult, figures: tuple[PreparedFigure, PreparedFigur
 # controls -> one frozen settings object -> one cached engine call -> render(result)
 _header()
 settings = _controls()
-_preset_note()
 try:
     result, figures = _comparison(settings), _figures(settings)
 except Exception as err:  # noqa: BLE001 - shown as a sentence, never a traceback

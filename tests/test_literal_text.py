@@ -10,7 +10,7 @@ import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gradlab.figures import labs as plots_teaching
+from gradlab.figures import roundoff as roundoff_figures
 from gradlab.literal_text import markdown_code, markdown_literal, plotly_literal
 
 PUNCTUATION = set(string.punctuation)
@@ -84,7 +84,7 @@ def test_round_off_figures_show_a_formula_with_markup_as_text():
     label = "<a href='https://evil.example'>x</a>"
     table = pd.DataFrame({"x": [0.5, 0.25], "ulps_a_exact": [0.1, 0.6], "ulps_b_exact": [0.3, 0.2],
                           "bits_a": [0, 1], "bits_b": [0, 1], "ulps_a_b": [0, 1]})
-    figures = [plots_teaching.error_histogram(table, label, "b"), plots_teaching.error_scatter(table, label, "b")]
+    figures = [roundoff_figures.error_histogram(table, label, "b"), roundoff_figures.error_by_x(table, label, "b")]
     for fig in figures:
         text = fig.to_json() if hasattr(fig, "to_json") else str(fig.to_dict())
         assert "<a" not in text and "evil.example'>" not in text

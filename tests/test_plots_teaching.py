@@ -17,6 +17,7 @@ import plotly.io as pio
 import pytest
 
 from gradlab.figures import labs as plots
+from gradlab.figures import roundoff as roundoff_plots
 from gradlab.labs.backward import MATRIX_EXAMPLES, VJPSettings, matrix_vjp, vector_jacobian
 from gradlab.figures.spec import FigureSpec, specs_only
 from gradlab.labs.network import NetgradSettings, finite_difference, step_sweep
@@ -47,9 +48,9 @@ def _figures(roundoff_result, cancellation_result, network) -> dict[str, go.Figu
     matrix = matrix_vjp(example.w, example.x, example.v)
     figures = {}
     for name, r in (("plain", roundoff_result), ("cancellation", cancellation_result)):
-        figures[f"ulp bars ({name})"] = plots.ulp_distance_bars(ulp_histogram(r.table), r.label_a, r.label_b)
-        figures[f"error histogram ({name})"] = plots.error_histogram(r.table, r.label_a, r.label_b)
-        figures[f"error scatter ({name})"] = plots.error_scatter(r.table, r.label_a, r.label_b)
+        figures[f"ulp bars ({name})"] = roundoff_plots.ulp_distance_bars(ulp_histogram(r.table), r.label_a, r.label_b)
+        figures[f"error histogram ({name})"] = roundoff_plots.error_histogram(r.table, r.label_a, r.label_b)
+        figures[f"error by x ({name})"] = roundoff_plots.error_by_x(r.table, r.label_a, r.label_b)
     figures["staircase"] = plots.staircase_figure(sweep.table, sweep.autograd, sweep.reference, fd.step,
                                                   fd.quantum, fd.dtype)
     figures["step error"] = plots.step_error_figure(sweep.table, sweep.predicted_step, fd.step, fd.dtype)
@@ -58,8 +59,9 @@ def _figures(roundoff_result, cancellation_result, network) -> dict[str, go.Figu
     return figures
 
 
-FIGURES = ["ulp bars (plain)", "error histogram (plain)", "error scatter (plain)", "ulp bars (cancellation)",
-           "error histogram (cancellation)", "error scatter (cancellation)", "staircase", "step error",
+ROUNDOFF_FIGURES = ["ulp bars (plain)", "error histogram (plain)", "error by x (plain)", "ulp bars (cancellation)",
+                    "error histogram (cancellation)", "error by x (cancellation)"]
+FIGURES = [*ROUNDOFF_FIGURES, "staircase", "step error",
            "jacobian", "weighted rows"]
 
 
@@ -164,18 +166,44 @@ def test_heatmap_cells_go_from_light_for_small_to_dark_for_large(figures):
 def test_error_histogram_bins_each_formula_into_fractions_that_sum_to_one():
     # errors in ulps: A at 0.12, 0.12, 0.37, 0.98; B at 0.02 four times
     table = pd.DataFrame({"ulps_a_exact": [0.12, 0.12, 0.37, 0.98], "ulps_b_exact": [0.02] * 4})
-    fig = plots.error_histogram(table, "A", "B")
+    fig = roundoff_plots.error_histogram(table, "A", "B")
     a, b = fig.data
+    # a step outline: x the bin edges, y each bin's fraction from its left edge, a closing 0
+    assert a.line.shape == "hv" and len(a.x) == len(a.y) and a.y[-1] == 0
     assert sum(a.y) == pytest.approx(1.0) and sum(b.y) == pytest.approx(1.0)
     # bins of 0.05 ulp from 0: 0.12 falls in [0.10, 0.15), 0.37 in [0.35, 0.40), 0.98 in [0.95, 1.00)
-    by_bin = {round(x - w / 2, 2): y for x, y, w in zip(a.x, a.y, a.width) if y}
+    by_bin = {round(x, 2): y for x, y in zip(a.x, a.y) if y}
     assert by_bin == {0.1: 0.5, 0.35: 0.25, 0.95: 0.25}
-    assert [round(x, 3) for x, y in zip(b.x, b.y) if y] == [0.025]
+    assert [round(x, 3) for x, y in zip(b.x, b.y) if y] == [0.0]
 
 
-def test_error_histogram_sends_bars_not_raw_values():
-    n = 50_000
+def test_round_off_figures_draw_a_few_hundred_marks_for_100000_points():
+    # What the browser draws must not grow with the points (issue 15: 6,000 SVG markers made
+    # every Round-off interaction take 1-1.6 s); the statistics still cover every point.
+    n = 100_000
     rng = np.random.default_rng(0)
-    table = pd.DataFrame({"ulps_a_exact": rng.uniform(0, 1, n), "ulps_b_exact": rng.uniform(0, 3, n)})
-    fig = plots.error_histogram(table, "A", "B")
-    assert all(len(trace.x) < 100 for trace in fig.data)
+    table = pd.DataFrame({"x": rng.uniform(-1, 1, n), "ulps_a_exact": rng.uniform(0, 1, n),
+                          "ulps_b_exact": rng.uniform(0, 3, n)})
+    for fig in (roundoff_plots.error_histogram(table, "A", "B"), roundoff_plots.error_by_x(table, "A", "B")):
+        assert all(trace.type in ("bar", "scatter") and len(trace.x) <= 100 for trace in fig.data)
+
+
+def test_error_by_x_gives_the_worst_and_mean_error_of_every_point_in_each_bin(monkeypatch):
+    # x = 0, 0.1, ..., 0.9 in 2 linear bins [0, 0.45) and [0.45, 0.9]; A's errors are 4·x ulp:
+    # bin 1 holds 0..1.6 (worst 1.6, mean 0.8), bin 2 holds 2..3.6 (worst 3.6, mean 2.8)
+    x = np.arange(10) / 10
+    table = pd.DataFrame({"x": x, "ulps_a_exact": 4 * x, "ulps_b_exact": np.ones(10)})
+    edges, index, log = roundoff_plots.x_bins(x, bins=2)
+    assert not log and edges.tolist() == pytest.approx([0, 0.45, 0.9]) and index.tolist() == [0] * 5 + [1] * 5
+    monkeypatch.setattr(roundoff_plots, "X_BINS", 2)
+    fig = roundoff_plots.error_by_x(table, "A", "B")
+    worst_a, mean_a = (t for t in fig.data if t.name.startswith("A "))
+    assert list(worst_a.y) == pytest.approx([1.6, 3.6]) and list(mean_a.y) == pytest.approx([0.8, 2.8])
+
+
+@pytest.mark.parametrize("name", ROUNDOFF_FIGURES)
+def test_round_off_figures_keep_their_legend_below_and_few_ticks_for_a_phone(figures, name):
+    layout = figures[name].layout
+    assert layout.legend.orientation == "h" and layout.legend.y < 0
+    assert layout.xaxis.nticks and layout.xaxis.nticks <= 6
+    assert not layout.yaxis.title.text  # the title says what y is; an axis title costs a phone 25 px

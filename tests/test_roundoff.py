@@ -284,3 +284,56 @@ def test_the_table_holds_bit_patterns_as_numbers_and_shows_them_in_hex():
     assert table["bits_a"].dtype == np.uint32 and table["closer"].dtype == "category"
     assert not any(table[c].dtype == object for c in table.columns)  # no Python object per point
     assert list(with_hex(table)["hex_a"]) == ["0x3eaaaaab", "0x3eaaaaab"]
+
+
+# ---------------------------------------------------------------- the page's answer sentence
+# Its numbers are checked against errors computed here with numpy's float32 arithmetic and exact
+# rationals (fractions.Fraction), the ulp from numpy.nextafter: nothing from the engine's own tables.
+
+from fractions import Fraction  # noqa: E402
+
+from gradlab.labs.roundoff_answer import answer  # noqa: E402
+
+
+def _ulp32(value: Fraction) -> Fraction:
+    """Spacing of float32 at the real number ``value``: nextafter of its binade's start, minus the start."""
+    start = np.float32(2.0 ** math.floor(math.log2(abs(float(value)))))
+    return Fraction(float(np.nextafter(start, np.float32(np.inf)) - start))
+
+
+def _worst_ulps(values: np.ndarray, exact: list[Fraction]) -> float:
+    return max(float(abs(Fraction(float(v)) - e) / _ulp32(e)) for v, e in zip(values, exact))
+
+
+def test_answer_for_the_question_gives_the_worst_error_of_either_formula_rounded_up():
+    s = RoundoffSettings("autograd", "-1/x**2", "float32", samples=3000, seed=5)
+    x = sample_inputs(s).numpy()
+    r = np.float32(1) / x  # autograd: -(r*r) with r = fl(1/x), rounded again (see the module docstring)
+    autograd = -(r * r)
+    quotient = np.float32(-1) / (x * x)
+    exact = [-1 / Fraction(float(v)) ** 2 for v in x]
+    worst = max(_worst_ulps(autograd, exact), _worst_ulps(quotient, exact))
+    assert 1.0 < worst <= 2.5  # the error analysis: at most 2.5 ulp (autograd) and 1.5 ulp (-1/x**2)
+    note = answer(compare(s))
+    assert note.level == "info"
+    assert note.text == (f"Both are within {math.ceil(worst * 10) / 10:g} ulp of the exact value at all "
+                         f"3,000 points: neither is wrong.")
+
+
+def test_answer_says_log_of_one_plus_tiny_x_loses_all_seven_digits_of_float32():
+    # x < 2**-24: 1 + x rounds to 1, log gives 0, the error is all of x: about x / ulp(x) = 2**23..2**24
+    # ulp, log10 of which is 6.9..7.2, i.e. every one of float32's 7 decimal digits (24 bits · log10 2).
+    s = RoundoffSettings("log(1+x)", "log1p(x)", "float32", "log-uniform", 1e-9, 1e-8, samples=200)
+    x = sample_inputs(s).numpy()
+    assert (np.float32(1) + x == np.float32(1)).all()
+    worst = _worst_ulps(np.zeros_like(x), [Fraction(float(v)) for v in x])  # log(1+x) - x = O(x**2): negligible
+    assert 2**23 <= worst <= 2**24
+    text = answer(compare(s)).text
+    assert text.startswith(f"log(1+x) is off by up to {worst:.1e} ulp: at worst it loses all 7 significant digits")
+    # log1p(x) returns x itself here: off by x**2/2, a relative x/2 <= 5e-9, under 0.1 of an ulp (>= 2**-24 x)
+    assert text.endswith("; log1p(x) stays within 0.1 ulp of the exact value.")
+
+
+def test_answer_for_bit_equal_formulas_calls_them_one_computation():
+    note = answer(compare(RoundoffSettings("autograd", "-(1/x)*(1/x)", samples=500)))
+    assert note.level == "info" and "same bits at all 500 points" in note.text

@@ -1,11 +1,12 @@
-"""Figures for the three teaching pages: pure functions, tidy DataFrame -> plotly Figure.
+"""Figures for the Network and Backward pages: pure functions, tidy DataFrame -> plotly Figure.
 
 No streamlit here; the pages show the figures with :func:`gradlab.ui.figures.show_figure`.
+The Round-off lab's figures are in :mod:`gradlab.figures.roundoff`.
 
->>> import pandas as pd
->>> fig = ulp_distance_bars(pd.DataFrame({"ulps": [0, 1], "count": [6, 4], "fraction": [0.6, 0.4]}), "A", "B")
+>>> import numpy as np
+>>> fig = jacobian_heatmap(np.eye(2), "J")
 >>> fig.data[0].type
-'bar'
+'heatmap'
 """
 
 from __future__ import annotations
@@ -17,12 +18,8 @@ import plotly.colors
 from gradlab.figures.spec import LOG_AXIS, FigureOrSpec, FigureSpec
 from gradlab.figures.style import FORMULA_A, FORMULA_B, GUIDE, MARK, MARKER_OUTLINE, NEUTRAL, TRUTH
 from gradlab.literal_text import plotly_literal
-from gradlab.numerics.ulp import hex_of
 
 __all__ = [
-    "ulp_distance_bars",
-    "error_histogram",
-    "error_scatter",
     "staircase_figure",
     "step_error_figure",
     "jacobian_heatmap",
@@ -31,17 +28,6 @@ __all__ = [
 
 #: Curves k*q drawn on the staircase: the multiples nearest the truth, each side.
 STAIR_MULTIPLES = 4
-#: Bins of the ulp-error histograms: a twentieth of an ulp resolves the 0.5-ulp line.
-ERROR_BIN_ULP = 0.05
-#: Above this many ulps an error axis becomes logarithmic (cancellation gives millions).
-LINEAR_ULP_AXIS_MAX = 4.0
-#: Bin width of the error histogram on its log axis, in decades.
-LOG_ERROR_BIN = 0.1
-#: More distinct ulp distances than this are grouped by decade, from FIRST_GROUPED up.
-MAX_BARS = 12
-FIRST_GROUPED = 3
-#: Points drawn in the per-x scatter: SVG stays light in any browser, even without a GPU.
-SCATTER_POINTS = 3000
 
 #: Light for small entries, dark for large, as an explicit scale: plotly.js's own "Blues"
 #: runs the other way, and the unvalidated figure would pass the bare name to it.
@@ -73,115 +59,6 @@ def _layout(fig: FigureSpec, title: str, x_title: str, y_title: str) -> FigureOr
     fig.update_xaxes(title=dict(text=x_title))
     fig.update_yaxes(title=dict(text=y_title))
     return fig.figure()
-
-
-# ---------------------------------------------------------------- round-off lab
-
-
-def _decade_bins(hist: pd.DataFrame) -> pd.DataFrame:
-    """0, 1, 2 ulps as they are, larger distances grouped by decade (3–9, 10–99, ...)."""
-    ulps = hist["ulps"].to_numpy()
-    decade = np.floor(np.log10(np.maximum(ulps, 1))).astype(int)
-    labels = np.where(ulps < FIRST_GROUPED, ulps.astype(str),
-                      np.where(decade == 0, f"{FIRST_GROUPED}–9",
-                               [f"1e{d}–1e{d + 1}" for d in decade]))
-    order = np.where(ulps < FIRST_GROUPED, ulps, FIRST_GROUPED + decade)
-    grouped = pd.DataFrame({"label": labels, "order": order, "count": hist["count"], "fraction": hist["fraction"]})
-    grouped = grouped.groupby(["order", "label"], as_index=False)[["count", "fraction"]].sum()
-    return grouped.sort_values("order").rename(columns={"label": "ulps"})
-
-
-def ulp_distance_bars(hist: pd.DataFrame, label_a: str, label_b: str) -> FigureOrSpec:
-    """Bars: how often the two formulas are 0, 1, 2, ... ulps apart (from ``ulp_histogram``).
-
-    Many distinct distances (a cancellation gives millions) are grouped by decade,
-    so the chart never has more than a few dozen bars.
-    """
-    label_a, label_b = plotly_literal(label_a), plotly_literal(label_b)  # formulas a visitor typed
-    if len(hist) > MAX_BARS:
-        hist = _decade_bins(hist)
-    fig = FigureSpec()
-    fig.add_trace(dict(
-        type="bar", x=_array(hist["ulps"].astype(str)), y=_array(hist["fraction"]), marker=dict(color=FORMULA_A),
-        text=[f"{f:.1%}" for f in hist["fraction"]], textposition="outside",
-        customdata=_array(hist["count"]),
-        hovertemplate="%{x} ulp apart: %{customdata:,} points (%{y:.1%})<extra></extra>",
-    ))
-    fig.update_yaxes(tickformat=".0%", rangemode="tozero")
-    fig.update_xaxes(type="category")
-    return _layout(fig, f"How far apart are {label_a} and {label_b}?", "distance in ulps (0 = bit for bit equal)",
-                   "fraction of points")
-
-
-def error_histogram(table: pd.DataFrame, label_a: str, label_b: str) -> FigureOrSpec:
-    """Overlaid histograms of each formula's distance from the exact value, in ulps; 0.5 ulp marked.
-
-    Binned here, not in the browser: 100,000 raw values would be megabytes of JSON
-    per view; the bars are a few hundred numbers.
-    """
-    label_a, label_b = plotly_literal(label_a), plotly_literal(label_b)  # formulas a visitor typed
-    used = table.dropna(subset=["ulps_a_exact", "ulps_b_exact"])
-    top = float(max(used["ulps_a_exact"].max(), used["ulps_b_exact"].max())) if len(used) else 1.0
-    log_errors = top > LINEAR_ULP_AXIS_MAX
-    columns = {label_a: used["ulps_a_exact"].to_numpy(), label_b: used["ulps_b_exact"].to_numpy()}
-    if log_errors:
-        columns = {k: np.log10(np.maximum(v, ERROR_BIN_ULP)) for k, v in columns.items()}
-    edges = _error_bin_edges(columns.values(), log_errors, top)
-    fig = FigureSpec()
-    for (label, values), color in zip(columns.items(), (FORMULA_A, FORMULA_B)):
-        counts, _ = np.histogram(values, bins=edges)
-        fig.add_trace(dict(
-            type="bar", x=(edges[:-1] + edges[1:]) / 2, y=counts / max(len(values), 1), width=np.diff(edges),
-            name=label, marker=dict(color=color), opacity=0.6,
-            customdata=np.stack([edges[:-1], edges[1:], counts], axis=1),
-            hovertemplate="%{customdata[0]:.3g} to %{customdata[1]:.3g}: %{customdata[2]:,} points "
-                          "(%{y:.1%})<extra>" + label + "</extra>",
-        ))
-    fig.update_layout(barmode="overlay", bargap=0)
-    fig.update_yaxes(tickformat=".0%")
-    if log_errors:  # the values are log10 already: a linear axis
-        x_title = "log10 of the error in ulps (values below 0.05 ulp counted at 0.05)"
-        half_ulp = float(np.log10(0.5))
-    else:
-        x_title = "distance from the exact value, in ulps"
-        half_ulp = 0.5
-    fig.add_vline(half_ulp, text="0.5 ulp: correctly rounded", position="top right",
-                  dash="dot", color=TRUTH)
-    return _layout(fig, "How far is each from the exact value?", x_title, "fraction of points")
-
-
-def _error_bin_edges(columns, log_errors: bool, top: float) -> np.ndarray:
-    """Bins of ERROR_BIN_ULP from 0 (linear), or of LOG_ERROR_BIN decades over the data (log10 values)."""
-    if not log_errors:
-        return np.arange(0.0, top + 2 * ERROR_BIN_ULP, ERROR_BIN_ULP)
-    values = np.concatenate([np.asarray(v) for v in columns])
-    low = np.floor(values.min() / LOG_ERROR_BIN) * LOG_ERROR_BIN if values.size else 0.0
-    high = np.ceil(values.max() / LOG_ERROR_BIN) * LOG_ERROR_BIN if values.size else 1.0
-    return np.arange(low, high + 1.5 * LOG_ERROR_BIN, LOG_ERROR_BIN)
-
-
-def error_scatter(table: pd.DataFrame, label_a: str, label_b: str) -> FigureOrSpec:
-    """Each point's error in ulps against x, both formulas; log x when every x is positive."""
-    label_a, label_b = plotly_literal(label_a), plotly_literal(label_b)  # formulas a visitor typed
-    used = table.dropna(subset=["ulps_a_exact", "ulps_b_exact"])
-    top = float(max(used["ulps_a_exact"].max(), used["ulps_b_exact"].max())) if len(used) else 1.0
-    shown = used.head(SCATTER_POINTS)  # the inputs are random already: the first ones are a fair sample
-    fig = FigureSpec()
-    for column, label, color, bits in (("ulps_a_exact", label_a, FORMULA_A, "bits_a"),
-                                       ("ulps_b_exact", label_b, FORMULA_B, "bits_b")):
-        fig.add_trace(dict(
-            type="scatter", x=_array(shown["x"]), y=_array(shown[column]), mode="markers", name=label,
-            # a list of str: the JSON encoder takes it fast, a numpy object array 6x slower
-            marker=dict(color=color, size=4, opacity=0.5), customdata=hex_of(shown[bits].to_numpy()),
-            hovertemplate="x = %{x:.9g}<br>%{y:.3f} ulp from exact<br>bits %{customdata}<extra>" + label + "</extra>",
-        ))
-    if len(used) and (used["x"] > 0).all():
-        fig.update_xaxes(**LOG_AXIS)
-    if top > LINEAR_ULP_AXIS_MAX:
-        fig.update_yaxes(**LOG_AXIS)
-    title = "Error at each x" + (f" (first {len(shown):,} of {len(used):,} points)" if len(shown) < len(used) else "")
-    return _layout(fig, title, "x", "distance from the exact value (ulps)"
-                   + (" — exact zeros are not drawn" if top > LINEAR_ULP_AXIS_MAX else ""))
 
 
 # ---------------------------------------------------------------- network page
