@@ -51,16 +51,17 @@ def _figures(roundoff_result, cancellation_result, network) -> dict[str, go.Figu
         figures[f"error histogram ({name})"] = plots.error_histogram(r.table, r.label_a, r.label_b)
         figures[f"error scatter ({name})"] = plots.error_scatter(r.table, r.label_a, r.label_b)
     figures["staircase"] = plots.staircase_figure(sweep.table, sweep.autograd, sweep.reference, fd.step,
-                                                  fd.quantum, fd.dtype)
+                                                  fd.quantum, fd.dtype, fd.estimate)
     figures["step error"] = plots.step_error_figure(sweep.table, sweep.predicted_step, fd.step, fd.dtype)
     figures["jacobian"] = plots.jacobian_heatmap(vjp.jacobians["b"], "∂y/∂b", "y", "b")
     figures["weighted rows"] = plots.weighted_rows_figure(matrix.table, matrix.grad)
+    figures["vjp rows"] = plots.vjp_rows_figure(vjp.table)
     return figures
 
 
 FIGURES = ["ulp bars (plain)", "error histogram (plain)", "error scatter (plain)", "ulp bars (cancellation)",
            "error histogram (cancellation)", "error scatter (cancellation)", "staircase", "step error",
-           "jacobian", "weighted rows"]
+           "jacobian", "weighted rows", "vjp rows"]
 
 
 @pytest.fixture(scope="module")
@@ -179,3 +180,43 @@ def test_error_histogram_sends_bars_not_raw_values():
     table = pd.DataFrame({"ulps_a_exact": rng.uniform(0, 1, n), "ulps_b_exact": rng.uniform(0, 3, n)})
     fig = plots.error_histogram(table, "A", "B")
     assert all(len(trace.x) < 100 for trace in fig.data)
+
+
+# ---------------------------------------------------------------- classroom first (issue 15)
+
+
+@pytest.mark.parametrize("name", ["staircase", "step error", "vjp rows"])
+def test_network_and_backward_legends_sit_below_the_plot(figures, name):
+    # A legend beside the plot leaves a 390 px phone no plot; below it takes rows instead.
+    legend = figures[name].layout.legend
+    assert legend.orientation == "h" and legend.y < 0
+
+
+def test_the_staircase_rings_the_questions_estimate_and_shows_autograd_between_the_steps(network):
+    fd, sweep = network
+    fig = plots.staircase_figure(sweep.table, sweep.autograd, sweep.reference, fd.step, fd.quantum, fd.dtype,
+                                 fd.estimate)
+    ringed = [t for t in fig.data if t.name == f"dx = {fd.step:g}"]
+    assert ringed and ringed[0].x == (1e-6,) and ringed[0].y == (-2.0**-25 / 2e-6,)
+    low, high = fig.layout.yaxis.range
+    # the estimate (-1 quantum), autograd (between -1 and 0 quanta) and 0 are all on the chart
+    assert low < -2.0**-25 / 2e-6 < fd.autograd < 0 < high
+
+
+def test_vjp_rows_show_each_grad_as_v_times_the_derivative():
+    r = vector_jacobian(VJPSettings())
+    fig = plots.vjp_rows_figure(r.table)
+    grads = next(t for t in fig.data if t.name == ".grad from y.backward(v)")
+    derivs = next(t for t in fig.data if t.name.startswith("∂yᵢ"))
+    v = (0.1, 1.0, 0.0001) * 3
+    # chain rule for y = 3a + 2b² + log c at a = [1,2,3], b = [3,4,5], c = [6,7,8]
+    expected_derivs = [3, 3, 3, 12, 16, 20, 1 / 6, 1 / 7, 1 / 8]
+    assert list(derivs.x) == pytest.approx(expected_derivs, rel=1e-6)
+    assert list(grads.x) == pytest.approx([d * w for d, w in zip(expected_derivs, v)], rel=1e-6)
+    assert list(grads.y) == ["a[0]", "a[1]", "a[2]", "b[0]", "b[1]", "b[2]", "c[0]", "c[1]", "c[2]"]
+    assert fig.layout.xaxis.type == "log"
+    # every value lies inside the x range, right of the room kept for the names
+    low, high = fig.layout.xaxis.range
+    assert low < math.log10(min(grads.x)) and math.log10(max(derivs.x)) < high
+    negative = plots.vjp_rows_figure(vector_jacobian(VJPSettings(v=(-1.0, 1.0, 0.5))).table)
+    assert negative.layout.xaxis.type != "log"

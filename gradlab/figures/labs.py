@@ -192,7 +192,7 @@ LEGEND_BELOW = dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0
 
 
 def _layout_below(fig: FigureSpec, title: str, x_title: str, y_title: str, height: int,
-                  inside_y_ticks: bool = False) -> FigureOrSpec:
+                  inside_y_ticks: bool = False, y_nticks: int | None = 6) -> FigureOrSpec:
     """The Network and Backward figures' layout: legend below, few ticks, margins that grow to fit.
 
     ``inside_y_ticks`` writes the y tick labels inside the plot, above their grid lines:
@@ -203,7 +203,9 @@ def _layout_below(fig: FigureSpec, title: str, x_title: str, y_title: str, heigh
         margin=dict(l=0, r=0, t=50, b=10), hovermode="closest",
     )
     fig.update_xaxes(title=dict(text=x_title), automargin=True, nticks=6)
-    fig.update_yaxes(title=dict(text=y_title), automargin=True, nticks=6)
+    fig.update_yaxes(title=dict(text=y_title), automargin=True)
+    if y_nticks:
+        fig.update_yaxes(nticks=y_nticks)
     if inside_y_ticks:
         fig.update_yaxes(ticklabelposition="inside top")
     return fig.figure()
@@ -329,12 +331,14 @@ def vjp_rows_figure(table: pd.DataFrame) -> FigureOrSpec:
     """One row per entry: ∂yᵢ/∂inputᵢ (what v = 1 gives) and .grad = vᵢ · ∂yᵢ/∂inputᵢ from backward(v).
 
     Rows instead of columns, so nine entries fit a phone's width; the .grad value is
-    written beside its marker. A log axis when every value is positive (v spans
-    decades), a linear one otherwise.
+    written above its marker. A log axis when every value is positive (v spans
+    decades), a linear one otherwise. The entry names sit inside the plot, left of
+    the data (the x range leaves them room), so a 390 px phone keeps 300 px of plot.
     """
     labels = [f"{name}[{i}]" for name, i in zip(table["input"], table["i"])]
     jac, grad, v = (table[c].to_numpy(dtype=float) for c in ("jacobian", "grad", "v"))
-    log_axis = bool(np.all(jac > 0) and np.all(grad > 0) and np.all(np.isfinite(grad)))
+    values = np.concatenate([jac, grad])
+    log_axis = bool(np.all(values > 0) and np.all(np.isfinite(values)))
     segments_x = [p for a, b in zip(jac, grad) for p in (a, b, None)]
     segments_y = [p for label in labels for p in (label, label, None)]
     fig = FigureSpec()
@@ -348,11 +352,25 @@ def vjp_rows_figure(table: pd.DataFrame) -> FigureOrSpec:
     fig.add_trace(dict(
         type="scatter", x=_array(grad), y=labels, mode="markers+text", name=".grad from y.backward(v)",
         marker=dict(symbol="diamond", size=13, color=FORMULA_A, line=dict(color=MARKER_OUTLINE, width=1)),
-        text=[f"{g:.4g}" for g in grad], textposition="middle left" if log_axis else "top center",
+        text=[f"{g:.4g}" for g in grad], textposition="top center",
         customdata=_array(v), hovertemplate="%{y}.grad = %{customdata:g} × ∂y/∂%{y} = %{x:.6g}<extra></extra>",
     ))
-    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_yaxes(autorange="reversed", type="category", ticklabelposition="inside", showgrid=True)
+    fig.update_xaxes(range=_rows_range(values[np.isfinite(values)], log_axis))
     if log_axis:
         fig.update_xaxes(**LOG_AXIS)
     return _layout_below(fig, ".grad = vᵢ × ∂yᵢ/∂inputᵢ", "value (log scale)" if log_axis else "value", "",
-                         max(300, 34 * len(labels) + 150))
+                         max(300, 34 * len(labels) + 170), y_nticks=None)
+
+
+#: Room left of the data for the entry names written inside the plot, as a share of the data's span.
+ROW_LABEL_ROOM = 0.22
+
+
+def _rows_range(values: np.ndarray, log_axis: bool) -> list[float]:
+    """The x range of the rows figure: the data, room for the names on the left, a margin on the right."""
+    if not values.size:
+        return [0.0, 1.0]
+    low, high = (np.log10(values.min()), np.log10(values.max())) if log_axis else (values.min(), values.max())
+    span = (high - low) or 1.0
+    return [float(low - ROW_LABEL_ROOM / (1 - ROW_LABEL_ROOM) * span - 0.05 * span), float(high + 0.1 * span)]
