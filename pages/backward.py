@@ -153,7 +153,7 @@ def _vector_controls() -> tuple[dict[str, str], str]:
 
 def _vjp_settings(typed: dict[str, str], dtype: str) -> VJPSettings:
     """The one frozen settings object; a GradLabError says what to fix."""
-    vectors = {key: parse_vector(text, key) for key, text in typed.items()}
+    vectors = {key: parse_vector(typed[key], key) for key, _ in VECTOR_FIELDS}  # a first, as y reads
     return VJPSettings(vectors["a"], vectors["b"], vectors["c"], vectors["v"], dtype)
 
 

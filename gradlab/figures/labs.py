@@ -238,7 +238,8 @@ def staircase_figure(table: pd.DataFrame, autograd: float, reference: float, mar
         hovertemplate=("h = %{x:.3g}<br>estimate %{y:.6g}<br>= k·q with k = %{customdata[0]}, "
                        "q = %{customdata[1]:.3g}<br>step taken %{customdata[2]:.4g}<extra></extra>"),
     ))
-    fig.add_hline(autograd, text=f"autograd {autograd:.3g}", position="bottom left", color=FORMULA_A, width=3)
+    # Its label on the right, where the estimates have met it; the left is the marked estimate's.
+    fig.add_hline(autograd, text=f"autograd {autograd:.3g}", position="bottom right", color=FORMULA_A, width=3)
     fig.add_trace(dict(type="scatter", x=[None], y=[None], mode="lines", name=f"autograd ({dtype})",
                        line=dict(color=FORMULA_A, width=3), hoverinfo="skip"))
     x_range = _log_range(table["step"])
@@ -252,10 +253,12 @@ def staircase_figure(table: pd.DataFrame, autograd: float, reference: float, mar
             hovertemplate=f"dx = {mark_step:g}: estimate {mark_estimate:.6g} = {k} × {mark_quantum:.3g}"
                           "<extra></extra>",
         ))
-        # Left of the mark, where only k = 0 estimates lie (tiny steps), unless the axis ends there.
+        # Just beside the ring, towards the side with room: short offsets keep it clear of the
+        # y tick labels (inside the plot) on a 390 px phone and on the first screen at 1280x720.
         left = np.log10(mark_step) - x_range[0] > 2
         fig.add_annotation(x=float(np.log10(mark_step)), y=mark_estimate, text=f"<b>{mark_estimate:.3g} = {k} × q</b>",
-                           showarrow=True, arrowcolor=MARK, font=dict(color=MARK), ax=-110 if left else 110, ay=0)
+                           showarrow=True, arrowcolor=MARK, font=dict(color=MARK), ax=-14 if left else 14, ay=-8,
+                           xanchor="right" if left else "left", yanchor="middle")
     fig.update_yaxes(range=_staircase_range(reference, mark_quantum, mark_estimate, autograd))
     fig.update_xaxes(**LOG_AXIS, range=x_range)
     return _layout_below(fig, "Estimates of ∂y/∂x = k · ulp(y)/(2h)", "step h", "", 420, inside_y_ticks=True)
