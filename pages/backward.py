@@ -5,19 +5,28 @@ Each section is the page skeleton: its controls -> one frozen settings object
 render(result). Layout only: no numerics, limit checks or engine choices here.
 The sections keep their own controls, drawn where they are read, so one cannot
 fold them into a single call without moving every control to the top.
+
+First screen (a projector at 1280x720): the question in one line, the presets, one
+row of controls (v and the dtype; a, b and c in a popover), the answer sentence
+(gradlab.teaching.lab_answers) and the main chart: for each entry, ∂yᵢ/∂inputᵢ and
+the .grad that backward(v) returned, v's scaling drawn between them. The answer
+table (.grad first), the Jacobians, accumulation, a full Jacobian and the
+question's torch.empty example follow below.
 """
 
+import pandas as pd
 import streamlit as st
 
-from gradlab.ui.page_chrome import ensure_router
+from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page
 
-ensure_router()
+start_page("backward")
 
 from gradlab.errors import GradLabError  # noqa: E402
 from gradlab.figures import labs as plots  # noqa: E402
 from gradlab.labs.backward import (  # noqa: E402
     EMPTY_NOTE,
     MATRIX_EXAMPLES,
+    QUESTION_CODE,
     SEED_FUNCTION,
     STEP_CODES,
     BackwardSession,
@@ -27,11 +36,14 @@ from gradlab.labs.backward import (  # noqa: E402
     VJPResult,
     VJPSettings,
     empty_demo,
+    empty_example,
     example_vjp,
     parse_vector,
     vector_jacobian,
 )
 from gradlab.limits import LIMITS  # noqa: E402
+from gradlab.teaching.lab_answers import backward_answer  # noqa: E402
+from gradlab.teaching.lab_terms import term  # noqa: E402
 from gradlab.literal_text import markdown_code, markdown_literal  # noqa: E402
 from gradlab.ui.bound_widgets import bound_selectbox, bound_text  # noqa: E402
 from gradlab.ui.controls import dtype_selectbox  # noqa: E402
@@ -44,6 +56,10 @@ VECTOR_FIELDS = (("a", "a"), ("b", "b"), ("c", "c (> 0)"), ("v", "gradient v")) 
 STEP_BUTTONS = {"br": "backward(v, retain)", "b": "backward(v)", "bn": "backward()", "z": "zero grads",
                 "f": "forward again"}
 STEP_ERROR = "_step_error"  # session_state: a step button's refusal, shown once on the next run
+V_WIDTH, DTYPE_WIDTH = 220, 110  # px: v, the dtype and the "a, b, c" popover in one row, also on a phone
+ANSWER_ICONS = {"success": ":material/check_circle:", "info": ":material/info:", "warning": ":material/warning:"}
+#: The answer table: the answer (.grad) right after the entry's name, so a phone shows it.
+TABLE_COLUMNS = ("entry", "grad", "v", "jacobian", "value")
 
 LESSON = r"""
 For $y = f(x)$ with a vector output, the Jacobian $J_{ij} = \partial y_i/\partial x_j$ can be
@@ -108,58 +124,98 @@ def _clear_steps() -> None:
 
 
 def _header() -> None:
-    """The title, the question this page answers and its preset buttons."""
+    """The title, the question this page answers (in one line) and its preset buttons."""
     st.title("Backward's gradient argument")
     st.markdown(
-        "**The question:** what does `gradients` mean in `y.backward(gradients)`? "
-        "With `y = 3a + 2b² + log(c)` and `gradients = [0.1, 1.0, 0.0001]` the code printed "
-        "`a.grad = [0.3, 3, 3e-4]`, `b.grad = [1.2, 16, 2e-3]`, `c.grad = [0.016667, 0.14286, 1.25e-5]`."
+        "**The question:** what does `gradients` mean in `y.backward(gradients)`? With "
+        "`y = 3a + 2b² + log(c)` and `gradients = [0.1, 1.0, 0.0001]` it printed `a.grad = [0.3, 3, 3e-4]`.",
+        help="The question's Example 1: a = [1, 2, 3], b = [3, 4, 5], c = [6, 7, 8]; it printed "
+             "a.grad = [0.3, 3, 3e-4], b.grad = [1.2, 16, 2e-3], c.grad = [0.016667, 0.14286, 1.25e-5]. "
+             + term("Jacobian"),
     )
     preset_buttons("backward", primary="gradient_argument")
 
 
 def _vector_controls() -> tuple[dict[str, str], str]:
-    """The tensors a, b, c, the gradient v (as typed) and the dtype."""
-    with st.container(border=True):
-        cols = st.columns(5)
-        typed = {}
-        for col, (key, label) in zip(cols, VECTOR_FIELDS):
-            with col:
+    """v and the dtype in one row, a, b and c in a popover; returns the vectors as typed and the dtype."""
+    typed = {}
+    with st.container(horizontal=True, wrap=True, gap="small", vertical_alignment="bottom"):
+        typed["v"] = bound_text("gradient v", "v", value=_text(QUESTION.v), max_chars=LIMITS.expression_chars,
+                                width=V_WIDTH, help="The argument of y.backward(v): one weight per entry of y. "
+                                                    + term("VJP"))
+        dtype = dtype_selectbox("dtype", "dtype", default=QUESTION.dtype, width=DTYPE_WIDTH)
+        with st.popover("a, b, c", icon=":material/tune:", help="the inputs of y = 3a + 2b² + log(c)"):
+            for key, label in VECTOR_FIELDS[:3]:
                 typed[key] = bound_text(label, key, value=_text(getattr(QUESTION, key)),
                                         max_chars=LIMITS.expression_chars)
-        with cols[4]:
-            dtype = dtype_selectbox("dtype", "dtype", default=QUESTION.dtype)
     return typed, dtype
 
 
 def _vjp_settings(typed: dict[str, str], dtype: str) -> VJPSettings:
     """The one frozen settings object; a GradLabError says what to fix."""
-    vectors = {key: parse_vector(text, key) for key, text in typed.items()}
+    vectors = {key: parse_vector(typed[key], key) for key, _ in VECTOR_FIELDS}  # a first, as y reads
     return VJPSettings(vectors["a"], vectors["b"], vectors["c"], vectors["v"], dtype)
+
+
+def _first_screen(r: VJPResult) -> None:
+    """The answer sentence and the main chart: each .grad is vᵢ times the derivative v = 1 would give."""
+    answer = backward_answer(r)
+    with answer_box():
+        getattr(st, answer.level)(markdown_literal(answer.text), icon=ANSWER_ICONS[answer.level])
+    with main_chart_box():
+        show_figure(prepare_figure(plots.vjp_rows_figure, r.table), "backward-grad")
+
+
+def _answer_table(r: VJPResult) -> None:
+    """The values behind the chart, .grad first (the answer column stays on a phone's screen)."""
+    table = r.table.assign(entry=[f"{k}[{i}]" for k, i in zip(r.table["input"], r.table["i"])])
+    st.dataframe(pd.DataFrame(table), hide_index=True, column_order=TABLE_COLUMNS, column_config={
+        "entry": st.column_config.TextColumn("entry"),
+        "grad": st.column_config.NumberColumn(".grad", format="%.6g", help="after y.backward(v)"),
+        "v": st.column_config.NumberColumn("vᵢ", format="%g"),
+        "jacobian": st.column_config.NumberColumn("∂yᵢ/∂inputᵢ", format="%.6g"),
+        "value": st.column_config.NumberColumn("input", format="%g"),
+    })
 
 
 def _render_vjp(r: VJPResult, typed_v: str) -> None:
     """Section 1: backward(v) computes vᵀJ."""
-    st.subheader("1 · backward(v) computes vᵀJ")
-    st.code(f"{SEED_FUNCTION}\ny.backward(v)   # v = torch.tensor([{typed_v}])", language="python")
-    st.markdown(
-        r"Each $y_i$ depends only on $a_i, b_i, c_i$, so each Jacobian block is diagonal: "
-        r"$\partial y/\partial a = 3I$, $\partial y/\partial b = \mathrm{diag}(4b)$, "
-        r"$\partial y/\partial c = \mathrm{diag}(1/c)$. backward(v) never builds them; it returns "
-        r"$v^\top J$ directly: **a.grad = 3v, b.grad = 4bv, c.grad = v/c**."
-    )
-    for col, name in zip(st.columns(3), ("a", "b", "c")):
-        with col:
-            show_figure(prepare_figure(plots.jacobian_heatmap, r.jacobians[name], f"∂y/∂{name}", "y", name),
-                        f"jacobian-{name}", key=f"jac-{name}")
-    st.dataframe(r.table, hide_index=True, column_config={
-        "jacobian": st.column_config.NumberColumn("∂yᵢ/∂inputᵢ", format="%.6g"),
-        "vjp": st.column_config.NumberColumn("vᵢ · ∂yᵢ/∂inputᵢ", format="%.6g"),
-        "grad": st.column_config.NumberColumn(".grad after y.backward(v)", format="%.6g"),
-    })
+    st.subheader("1 · backward(v) computes vᵀJ", help=term("VJP"))
+    _answer_table(r)
     if r.backward_equals_weighted_sum:
         st.success("`y.backward(v)` and `(v * y).sum().backward()` give the same .grad, bit for bit: "
                    "v weights each output, as if y were part of a larger scalar loss with ∂loss/∂y = v.")
+    with st.expander("The Jacobian blocks", icon=":material/grid_on:"):
+        st.code(f"{SEED_FUNCTION}\ny.backward(v)   # v = torch.tensor([{typed_v}])",
+                language="python")
+        st.markdown(
+            r"Each $y_i$ depends only on $a_i, b_i, c_i$, so each Jacobian block is diagonal: "
+            r"$\partial y/\partial a = 3I$, $\partial y/\partial b = \mathrm{diag}(4b)$, "
+            r"$\partial y/\partial c = \mathrm{diag}(1/c)$. backward(v) never builds them; it returns "
+            r"$v^\top J$ directly: **a.grad = 3v, b.grad = 4bv, c.grad = v/c**."
+        )
+        for name in ("a", "b", "c"):
+            show_figure(prepare_figure(plots.jacobian_heatmap, r.jacobians[name], f"∂y/∂{name}", "y", name),
+                        f"jacobian-{name}", key=f"jac-{name}")
+
+
+def _prediction() -> None:
+    """Predict, then look: what a second backward adds (section 2 shows it; the answer above does not)."""
+    with st.container(border=True):
+        # A quiz answer is not part of the view: plain st.radio, never in the URL.
+        guess = st.radio(
+            "**Predict, then look:** after `y.backward(v, retain_graph=True)` and then `y.backward(v)`, "
+            "what is a.grad?",
+            ("3v", "6v", "an error"), index=None, horizontal=True, key="backward_guess",
+        )
+        if guess is None:
+            st.caption("Pick an answer to see the explanation.")
+            return
+        (st.success if guess == "6v" else st.info)(
+            ("Right: " if guess == "6v" else "Not quite: ") + "6v. .grad adds every backward's result to what "
+            "is there; the first call kept the graph, so the second may run. A third would fail. "
+            "Try it in section 2."
+        )
 
 
 def _step_controls() -> str:
@@ -237,35 +293,25 @@ def _full_jacobian() -> None:
 
 
 def _empty() -> None:
-    """Section 4: torch.empty is not zeros (uncached: its values are arbitrary by design)."""
-    st.subheader("4 · torch.empty is not zeros")
-    st.markdown(EMPTY_NOTE.replace("*", r"\*"))
+    """Section 4: the question's torch.empty example, its printout, and what the printout says about a, b, c."""
+    st.subheader("4 · The question's torch.empty example")
+    st.code(QUESTION_CODE, language="python")
+    ex = empty_example()  # deterministic and instant: b = c = 0, as the printout implies; a = 1 (any value)
+    st.code("# The same in GradLab (PyTorch 2): b = c = 0, a = 1; y broadcast to the gradient's 3 entries\n"
+            "y.expand(3).backward(gradients)\n"
+            + "\n".join(f"print({k}.grad) # {ex.printed[k]}" for k in ("a", "b", "c")), language="python")
+    st.markdown(markdown_literal(EMPTY_NOTE))
     if not st.button("Call torch.empty(3) twice", key="empty"):
         return
-    demo = empty_demo()
+    demo = empty_demo()  # uncached: its values are arbitrary by design
     for n, values in enumerate(demo.empty_calls, start=1):
         st.code(f"torch.empty(3)  # call {n}: [{_text(values)}]   (arbitrary)", language="python")
-    st.code(f"torch.zeros(3)            # [{_text(demo.zeros)}]\n"
-            f"torch.tensor([1., 2., 3.]) # [{_text(demo.explicit)}]", language="python")
-    st.caption("With a = b = c = 0 the question's function gives b.grad = "
-               f"[{_text(demo.grads_if_zero['b'])}] and c.grad = [{_text(demo.grads_if_zero['c'])}], as it printed.")
+    st.code(f"torch.zeros(3)  # [{_text(demo.zeros)}]", language="python")
 
 
 def _lesson() -> None:
-    """What backward(v) multiplies; a guess before the reveal."""
+    """What backward(v) multiplies, with the formulas."""
     with st.expander("Lesson: what backward(v) multiplies", icon=":material/school:"):
-        # A quiz answer is not part of the view: plain st.radio, never in the URL.
-        guess = st.radio(
-            "First, a guess: after `y.backward(v, retain_graph=True)` and then `y.backward(v)`, what is a.grad?",
-            ("3v", "6v", "an error"), index=None, horizontal=True, key="backward_guess",
-        )
-        if guess is None:
-            st.caption("Pick an answer to see the explanation.")
-            return
-        (st.success if guess == "6v" else st.info)(
-            ("Right: " if guess == "6v" else "Not quite: ") + "6v. .grad adds every backward's result to what "
-            "is there; the first call kept the graph, so the second may run. A third would fail."
-        )
         st.markdown(LESSON)
 
 
@@ -278,6 +324,8 @@ try:
 except Exception as err:  # noqa: BLE001 - shown as a sentence, never a traceback
     show_error(err)
     st.stop()
+_first_screen(result)
+_prediction()
 _render_vjp(result, typed["v"])
 _accumulation(settings)
 _full_jacobian()

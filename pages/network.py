@@ -3,14 +3,21 @@
 Controls -> one frozen NetgradSettings (the engine validates it) -> one cached engine
 call (network_experiment: the central difference and the sweep over steps) ->
 render(result). Layout only: no numerics, limit checks or engine choices here.
+
+First screen (a projector at 1280x720): the question in one line, the presets, one
+row of the controls that change the answer (the rest in the "More" popover), the
+answer sentence (gradlab.teaching.lab_answers) and the main chart: the estimates
+against the step with the curves k·ulp(y)/(2h) they must sit on, autograd's line
+and the question's dx ringed. The prediction, the numbers, the error chart and the
+lesson follow below.
 """
 
 import pandas as pd
 import streamlit as st
 
-from gradlab.ui.page_chrome import ensure_router
+from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page
 
-ensure_router()
+start_page("network")
 
 from gradlab.figures import labs as plots  # noqa: E402
 from gradlab.labs.network import (  # noqa: E402
@@ -25,6 +32,8 @@ from gradlab.labs.network import (  # noqa: E402
 )
 from gradlab.limits import LIMITS  # noqa: E402
 from gradlab.literal_text import markdown_literal  # noqa: E402
+from gradlab.teaching.lab_answers import network_answer  # noqa: E402
+from gradlab.teaching.lab_terms import term  # noqa: E402
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text  # noqa: E402
 from gradlab.ui.controls import dtype_selectbox, eps_input, eps_range_input  # noqa: E402
 from gradlab.ui.figures import prepare_figure, show_figure  # noqa: E402
@@ -33,6 +42,11 @@ from gradlab.ui.presets import preset_buttons  # noqa: E402
 
 DEFAULTS = NetgradSettings()
 SWEEP_COLUMNS = ("step", "step_taken", "estimate", "abs_error", "ref_error", "quantum")
+CONTROL_WIDTH = 105  # px: all in one row at 1280 px; on a phone three, then the slider and "More"
+SLIDER_WIDTH = 230
+ANSWER_ICONS = {"success": ":material/check_circle:", "info": ":material/info:", "warning": ":material/warning:"}
+GUESSES = ("about 0.015, as in float32", "about 3e-11", "about 1e-6, the step itself")
+RIGHT_GUESS = "about 3e-11"
 
 LESSON = r"""
 A central difference computes $\dfrac{f(x+h)-f(x-h)}{2h}$. Both values are floats
@@ -57,60 +71,96 @@ def _experiment(settings: NetgradSettings) -> NetworkExperiment:
 
 
 def _header() -> None:
-    """The title, the question this page answers and its preset buttons."""
+    """The title, the question this page answers (in one line) and its preset buttons."""
     st.title("Network input gradients")
     st.markdown(
-        "**The question:** for a network's scalar output, `torch.autograd.grad` gives "
-        "`-0.009522666` for ∂y/∂x₃ but `scipy.misc.derivative(dx=1e-6)` gives `-0.014901161193847656`. "
-        "Which one is wrong? Look at the finite difference's last digits: it can only take a few values."
+        "**The question:** for a network's output, `torch.autograd.grad` gives **−0.009522666** for ∂y/∂x₃, "
+        "`scipy.misc.derivative(dx=1e-6)` gives **−0.014901161193847656**. Which is wrong?",
+        help="The question's code: x_test = torch.randn(D_in, requires_grad=True); y_test = model(x_test); "
+             "d = torch.autograd.grad(y_test, x_test)[0]; then derivative(fun, x0, dx=1e-6) of fun(x) = "
+             "model(x_test with x_test[3] = x).item(), all in float32. This page rebuilds it with a seeded "
+             "10-input tanh network whose output y = 0.28 lies where float32's ulp is 2⁻²⁵. "
+             + term("central difference"),
     )
     preset_buttons("network", primary="scipy_derivative")
 
 
 def _controls() -> NetgradSettings:
-    """The control panel (every value in the URL); returns the one frozen settings object.
+    """One wrapping row of the controls that change the answer, the rest in a popover; every value in the URL.
 
     The hidden widths are read after every widget is drawn, so a typo there (a
     GradLabError) leaves the whole panel on screen.
     """
-    with st.container(border=True):
-        c = st.columns(5)
-        with c[0]:
-            dtype = dtype_selectbox("dtype", "dtype", default=DEFAULTS.dtype)
-        with c[1]:
+    with st.container(horizontal=True, wrap=True, gap="small", vertical_alignment="bottom"):
+        dtype = dtype_selectbox("dtype", "dtype", default=DEFAULTS.dtype, width=CONTROL_WIDTH)
+        idx = bound_number("input index i", "idx", value=DEFAULTS.index, min_value=0,
+                           max_value=LIMITS.network_width - 1, step=1, width=CONTROL_WIDTH)
+        seed = bound_number("seed", "seed", value=DEFAULTS.seed, min_value=0, max_value=2**31 - 1, step=1,
+                            width=CONTROL_WIDTH, help="Seeds the weights and the input x. "
+                                                      f"{DEFAULTS.seed} rebuilds the question's numbers.")
+        dx = eps_input("step dx", "dx", default=DEFAULTS.step, smallest=1e-12, largest=1e-1,
+                       mantissas=(1, 2, 5), width=SLIDER_WIDTH,
+                       help="The step of the central difference. " + term("round-off") + " "
+                            + term("truncation"))
+        with st.popover("More", icon=":material/tune:", help="activation, layers, inputs, the sweep of steps"):
             act = bound_selectbox("activation", "act", tuple(ACTIVATIONS))
-        with c[2]:
             hidden_text = bound_text("hidden widths", "hidden", value="32, 32", max_chars=60,
                                      help=f"Up to {LIMITS.network_depth} layers of at most "
                                           f"{LIMITS.network_width} units.")
-        with c[3]:
             inputs = bound_number("inputs", "inputs", value=DEFAULTS.input_size, min_value=1,
                                   max_value=LIMITS.network_width, step=1)
-        with c[4]:
-            idx = bound_number("input index i", "idx", value=DEFAULTS.index, min_value=0,
-                               max_value=LIMITS.network_width - 1, step=1)
-        c = st.columns([2, 3, 1])
-        with c[0]:
-            dx = eps_input("step dx", "dx", default=DEFAULTS.step, smallest=1e-12, largest=1e-1,
-                           mantissas=(1, 2, 5))
-        with c[1]:
             lo, hi = eps_range_input("sweep of steps", "range", default=(DEFAULTS.step_min, DEFAULTS.step_max),
                                      smallest=1e-14, largest=1.0)
-        with c[2]:
-            seed = bound_number("seed", "seed", value=DEFAULTS.seed, min_value=0, max_value=2**31 - 1, step=1)
     return NetgradSettings(int(inputs), parse_hidden(hidden_text), act, dtype, int(seed), int(idx),
                            float(dx), float(lo), float(hi))
 
 
+def _answer(fd: FiniteDifference) -> None:
+    """The page's one sentence, built outside the page (gradlab.teaching.lab_answers)."""
+    answer = network_answer(fd)
+    with answer_box():
+        getattr(st, answer.level)(markdown_literal(answer.text), icon=ANSWER_ICONS[answer.level])
+
+
+def _main_chart(fd: FiniteDifference, sweep: StepSweep) -> None:
+    """The staircase: every estimate sits on a curve k·ulp(y)/(2h); autograd's line runs between them."""
+    with main_chart_box():
+        show_figure(prepare_figure(plots.staircase_figure, sweep.table, sweep.autograd, sweep.reference, fd.step,
+                                   fd.quantum, fd.dtype, fd.estimate),
+                    "network-staircase")
+        st.caption(f"y = {fd.y:.9g}, ulp(y) = {fd.ulp_y:.4g}, q = ulp(y)/(2·dx) = {fd.quantum:.6g}.",
+                   help=term("ulp"))
+
+
+def _prediction() -> None:
+    """Predict, then look: the quantum in float64 (the sentence above gives float32's away, not this)."""
+    with st.container(border=True):
+        # A quiz answer is not part of the view: plain st.radio, never in the URL.
+        guess = st.radio(
+            "**Predict, then look:** the same network in float64, still dx = 1e-6. "
+            "In steps of what size can the finite difference move now?",
+            GUESSES, index=None, key="network_guess", horizontal=True,
+        )
+        if guess is None:
+            st.caption("Pick an answer to see the explanation.")
+            return
+        right = guess == RIGHT_GUESS
+        (st.success if right else st.info)(
+            ("Right. " if right else f"Not quite: {RIGHT_GUESS}. ")
+            + "In float64, ulp(y) for y ≈ 0.28 is 2⁻⁵⁴ ≈ 5.6e-17; divided by 2·dx = 2e-6 that is 2.8e-11, "
+            "so the difference agrees with autograd to about 8 digits. Press “Same in float64” to see it."
+        )
+
+
 def _values(fd: FiniteDifference) -> None:
-    """Autograd, the central difference and the exact value side by side."""
+    """Autograd, the central difference and the exact value side by side (the value column first)."""
     dtype = fd.dtype
-    st.table(pd.DataFrame({
-        "": [f"autograd ({dtype})", f"central difference, dx = {fd.step:g} ({dtype})",
-             "exact: float64 autograd on the same rounded weights", "quantum q = ulp(y)/(2·dx)"],
-        "value": [f"{fd.autograd:.9g}", f"{fd.estimate:.9g}", f"{fd.reference:.9g}", f"{fd.quantum:.6g}"],
+    st.dataframe(pd.DataFrame({
+        "value": [repr(fd.autograd), repr(fd.estimate), f"{fd.reference:.9g}", f"{fd.quantum:.6g}"],
+        "what": [f"autograd ({dtype})", f"scipy-style difference, dx = {fd.step:g}",
+                 "exact (float64 autograd, same weights)", "q = ulp(y)/(2·dx)"],
         "off from exact": [f"{fd.autograd_error:+.2e}", f"{fd.estimate_error:+.2e}", "", ""],
-    }).set_index(""))
+    }), hide_index=True)
 
 
 def _quantisation(fd: FiniteDifference) -> None:
@@ -121,27 +171,18 @@ def _quantisation(fd: FiniteDifference) -> None:
         f"$k = {fd.k}$, so the estimate is $k \\cdot q = {fd.k} \\times {fd.quantum:.6g} = {fd.estimate:.9g}$. "
         f"The nearest multiple of $q$ to the exact value would be $k = {fd.nearest_multiple_of_reference}$: "
         f"no step of this size can do better. The step actually taken was "
-        f"$\\tfrac12(\\mathrm{{fl}}(x_i+dx)-\\mathrm{{fl}}(x_i-dx)) = {fd.step_taken:.4g}$, not {fd.step:g}."
+        f"$\\tfrac12(\\mathrm{{fl}}(x_i+dx)-\\mathrm{{fl}}(x_i-dx)) = {fd.step_taken:.4g}$, not {fd.step:g}.",
+        help=term("ulp"),
     )
     if fd.step_vanished:
         st.warning(f"In {fd.dtype}, x_i ± {fd.step:g} rounds back to x_i itself: the difference is exactly 0. "
                    "Try a larger step.")
 
 
-def _charts(fd: FiniteDifference, sweep: StepSweep) -> None:
-    """The staircase of possible estimates and the error against the step."""
-    left, right = st.columns(2)
-    with left:
-        show_figure(prepare_figure(plots.staircase_figure, sweep.table, sweep.autograd, sweep.reference, fd.step,
-                                   fd.quantum, fd.dtype),
-                    "network-staircase")
-    with right:
-        show_figure(prepare_figure(plots.step_error_figure, sweep.table, sweep.predicted_step, fd.step, fd.dtype),
-                    "network-step-error")
-
-
-def _best_step(sweep: StepSweep) -> None:
-    """The sweep's best step next to the theory's, then the engine's notes."""
+def _best_step(fd: FiniteDifference, sweep: StepSweep) -> None:
+    """The error against the step, the sweep's best step next to the theory's, then the engine's notes."""
+    show_figure(prepare_figure(plots.step_error_figure, sweep.table, sweep.predicted_step, fd.step, fd.dtype),
+                "network-step-error")
     best = sweep.best_row()
     st.markdown(
         f"Best step in this sweep: **h = {best['step']:.2g}**, error {best['ref_error']:.2g}; the theory's "
@@ -156,34 +197,19 @@ def _best_step(sweep: StepSweep) -> None:
                      column_config={c: st.column_config.NumberColumn(format="%.6g") for c in SWEEP_COLUMNS})
 
 
-def _lesson() -> None:
-    """A finite difference can only take a few values; a guess before the reveal."""
-    with st.expander("Lesson: a finite difference can only take a few values", icon=":material/school:"):
-        # A quiz answer is not part of the view: plain st.radio, never in the URL.
-        guess = st.radio(
-            "First, a guess: in float32 with dx = 1e-6 and y ≈ 0.3, how finely can the estimate resolve ∂y/∂x?",
-            ("to about 1e-9", "to about 1e-4", "to about 0.015"), index=None, key="network_guess",
-        )
-        if guess is None:
-            st.caption("Pick an answer to see the explanation.")
-            return
-        right = guess == "to about 0.015"
-        (st.success if right else st.info)(
-            ("Right. " if right else "Not quite: about 0.015. ")
-            + "Near 0.3 float32's ulp is 2⁻²⁵ ≈ 3e-8; divided by 2·dx = 2e-6 that is 0.0149 — "
-            "exactly the question's scipy value, k = −1."
-        )
-        st.markdown(LESSON)
-
-
 def _render(result: NetworkExperiment) -> None:
-    """Everything below the controls, from one experiment."""
+    """Everything below the controls, from one experiment: first screen, then the details."""
     fd, sweep = result.difference, result.sweep
+    _answer(fd)
+    _main_chart(fd, sweep)
+    _prediction()
+    st.subheader("The numbers")
     _values(fd)
     _quantisation(fd)
-    _charts(fd, sweep)
-    _best_step(sweep)
-    _lesson()
+    st.subheader("Which step would have worked?")
+    _best_step(fd, sweep)
+    with st.expander("Lesson: a finite difference can only take a few values", icon=":material/school:"):
+        st.markdown(LESSON)
 
 
 # controls -> one frozen settings object -> one cached engine call -> render(result)

@@ -10,11 +10,14 @@ import pytest
 from gradlab.labs.backward import (
     EMPTY_NOTE,
     MATRIX_EXAMPLES,
+    QUESTION_CODE,
+    QUESTION_PRINTOUT,
     STEP_CODES,
     BackwardSession,
     ExampleVJPSettings,
     VJPSettings,
     empty_demo,
+    empty_example,
     example_vjp,
     matrix_vjp,
     parse_vector,
@@ -179,13 +182,46 @@ def test_matrix_vjp_shape_errors():
 # ---------------------------------------------------------------- torch.empty
 
 
-def test_empty_demo_fix_and_shapes_only():
+def test_empty_demo_shows_arbitrary_values_next_to_zeros():
     demo = empty_demo(size=3, calls=2)
     assert len(demo.empty_calls) == 2 and all(len(c) == 3 for c in demo.empty_calls)
-    assert demo.zeros == (0.0, 0.0, 0.0) and demo.explicit == SEED_A
-    # With a = b = c = 0: a.grad = 3v, b.grad = 4*0*v = 0, c.grad = v/0 = inf (the seed's output).
-    assert demo.grads_if_zero["b"] == (0.0, 0.0, 0.0)
-    assert all(math.isinf(g) for g in demo.grads_if_zero["c"])
+    assert demo.zeros == (0.0, 0.0, 0.0)
     assert "pin_memory" in EMPTY_NOTE
     with pytest.raises(GradLabError):
         empty_demo(size=0)
+
+
+# The question's Example 3 printed these three lines (seed 003, as posted).
+PRINTED = {"a": "tensor([3.3003])", "b": "tensor([0.])", "c": "tensor([inf])"}
+
+
+def test_the_questions_printout_is_reproduced_character_for_character():
+    assert QUESTION_PRINTOUT == PRINTED
+    for line in (f"print({k}.grad) # {text}" for k, text in PRINTED.items()):
+        assert line in QUESTION_CODE
+    ex = empty_example(a=1.0, b=0.0, c=0.0)
+    assert ex.printed == PRINTED and ex.matches_question
+
+
+def test_what_the_printout_says_about_a_b_and_c():
+    # y has 1 entry, gradients 3: each .grad receives the sum of the weights, 0.1 + 1 + 0.0001.
+    weight_sum = float(np.float32(0.1) + np.float32(1.0) + np.float32(0.0001))
+    # a.grad = 3 * sum(v) whatever a is: the printout cannot tell a's value ...
+    for a in (-5.0, 0.0, 1.0, 1e6):
+        ex = empty_example(a=a)
+        assert ex.grads["a"] == pytest.approx(3 * weight_sum, rel=1e-6) and ex.printed["a"] == PRINTED["a"]
+    # ... b.grad = 4 b sum(v) is 0 only for b = 0, c.grad = sum(v)/c is +inf only for c = +0.
+    assert empty_example(b=0.5).printed["b"] != PRINTED["b"]
+    assert empty_example(c=1.0).printed["c"] != PRINTED["c"]
+    assert empty_example(c=-0.0).printed["c"] != PRINTED["c"]  # -inf
+    assert empty_example().y == -math.inf  # log(0)
+
+
+def test_the_note_agrees_with_the_printout():
+    # The words the page shows next to the printout: b and c were 0, a cannot be read off,
+    # and the numbers it quotes are the printed ones.
+    assert "b was 0" in EMPTY_NOTE and "c was 0" in EMPTY_NOTE
+    assert "a's value cannot be read off" in EMPTY_NOTE
+    assert "came out as 0" not in EMPTY_NOTE and "a was 0" not in EMPTY_NOTE  # the old, wrong claim
+    assert "3.3003" in EMPTY_NOTE and "1.1001" in EMPTY_NOTE and "inf" in EMPTY_NOTE
+    assert f"{3 * 1.1001:.4f}" == "3.3003"

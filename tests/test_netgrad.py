@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from gradlab.labs.network import (
     finite_difference,
     network_experiment,
     network_input,
+    scipy_derivative,
     step_sweep,
 )
 from gradlab.numerics.dtypes import DTYPE_NAMES, facts
@@ -162,3 +164,53 @@ def test_a_step_below_half_an_ulp_of_x_vanishes():
     tiny = ulp(x0, "float16") / 4
     assert finite_difference(NetgradSettings(dtype="float16", step=tiny, **SMALL)).step_vanished
     assert not finite_difference(NetgradSettings(dtype="float16", step=4 * ulp(x0, "float16"), **SMALL)).step_vanished
+
+
+# ---------------------------------------------------------------- the question, to the digit
+
+
+def _preset_settings() -> NetgradSettings:
+    """The settings the page builds from the 'scipy_derivative' preset's widget values."""
+    from gradlab.labs.network import parse_hidden
+    from gradlab.teaching.presets import preset
+
+    v = preset("network", "scipy_derivative").values
+    return NetgradSettings(v["inputs"], parse_hidden(v["hidden"]), v["act"], v["dtype"], v["seed"], v["idx"],
+                           v["dx"], *v["range"])
+
+
+def test_the_network_preset_prints_the_questions_scipy_value():
+    fd = finite_difference(_preset_settings())
+    assert (fd.dtype, fd.index, fd.step) == ("float32", 3, 1e-6)  # the question's settings
+    assert repr(fd.estimate) == "-0.014901161193847656"
+    # autograd: the question's -0.009522666223347187, to 2 (and 3) significant digits
+    assert f"{fd.autograd:.2g}" == f"{-0.009522666223347187:.2g}" == "-0.0095"
+    assert f"{fd.autograd:.3g}" == f"{-0.009522666223347187:.3g}"
+
+
+def test_why_the_question_printed_that_value():
+    fd = finite_difference(_preset_settings())
+    # y lies in [0.25, 0.5), where float32's spacing is 2**-23 * 2**-2 = 2**-25.
+    assert 0.25 <= fd.y_plus < 0.5 and 0.25 <= fd.y_minus < 0.5
+    assert float(np.spacing(np.float32(fd.y))) == 2.0**-25 == fd.ulp_y
+    assert math.ulp(0.25) * 2.0**29 == 2.0**-25  # float64's spacing there, 29 bits finer
+    # f(x+dx) - f(x-dx) is exactly one float32 ulp down ...
+    assert Fraction(fd.y_plus) - Fraction(fd.y_minus) == Fraction(-1, 2**25)
+    # ... and scipy's 0.5*f(x+dx) - 0.5*f(x-dx) = -2**-26, divided by dx in float64, is the
+    # correctly rounded -2**-26 / fl(1e-6): what Fraction -> float gives.
+    assert fd.estimate == float(Fraction(-1, 2**26) / Fraction(1e-6))
+    # the quantum ulp(y)/(2 dx) against autograd: autograd lies between 0 and one quantum down
+    assert fd.quantum == 2.0**-25 / 2e-6 and f"{fd.quantum:.6g}" == "0.0149012"
+    assert -fd.quantum < fd.autograd < 0 and fd.k == -1 == fd.nearest_multiple_of_reference
+    # autograd itself is right: within a few float32 roundings of the float64 reference
+    assert abs(fd.autograd - fd.reference) < 1e-6 * abs(fd.reference)
+
+
+def test_scipy_derivative_follows_scipys_order_of_operations():
+    calls = []
+    def fun(t):
+        calls.append(t)
+        return t**3
+    # weights [-1, 0, 1] / 2 in float64, every point evaluated (the middle one with weight 0), / dx
+    assert scipy_derivative(fun, 2.0, 0.5) == (-0.5 * 1.5**3 + 0.0 * 8.0 + 0.5 * 2.5**3) / 0.5 == 12.25
+    assert calls == [1.5, 2.0, 2.5]

@@ -89,7 +89,7 @@ def test_backward_preset_steps_url_and_bad_input():
 # Quiz answers (a guess before the reveal) are not part of a view: never in a URL.
 QUIZZES = [
     ("pages/roundoff.py", "roundoff_guess", "autograd"),
-    ("pages/network.py", "network_guess", "to about 0.015"),
+    ("pages/network.py", "network_guess", "about 3e-11"),
     ("pages/backward.py", "backward_guess", "6v"),
 ]
 
@@ -143,3 +143,89 @@ def test_the_engine_cache_is_keyed_on_a_frozen_settings_object(page):
     assert cached
     for f in cached:
         assert len(f.args.args) == 1 and f.args.args[0].annotation is not None, f.name
+
+
+# ---------------------------------------------------------------- classroom first (issue 15): Network, Backward
+
+ANSWER, CHART = "gl-answer", "gl-main-chart"  # gradlab.ui.page_chrome's keys
+WIDGETS = {"selectbox", "text_input", "number_input", "select_slider", "button", "popover"}
+
+
+def _block_key(node) -> str | None:
+    """The key of a keyed container (its proto id ends with '-<key>'), else None."""
+    block_id = getattr(getattr(node, "proto", None), "id", "") or ""
+    return next((k for k in (ANSWER, CHART) if block_id.endswith("-" + k)), None)
+
+
+def _reading_order(node) -> list:
+    """Depth first, as a reader meets them: every leaf element, the two keyed boxes as one item each."""
+    out = []
+    for child in getattr(node, "children", {}).values():
+        key = _block_key(child)
+        if key:
+            out.append((key, child))
+        elif child.type == "popover":
+            out.append(("popover", child))
+        elif hasattr(child, "children"):
+            out.extend(_reading_order(child))
+        else:
+            out.append((child.type, child))
+    return out
+
+
+@pytest.mark.parametrize("page", ["pages/network.py", "pages/backward.py"])
+def test_the_answer_and_the_main_chart_come_right_after_the_controls(page):
+    at = _open(page)
+    assert _clean(at)
+    items = _reading_order(at.main)
+    order = [kind for kind, _ in items]
+    a = order.index(ANSWER)
+    assert order[a + 1] == CHART
+    assert order[:2] == ["title", "markdown"] and set(order[2:a]) <= WIDGETS  # only controls before the answer
+    boxes = dict(items)
+    assert [c.type for c in boxes[ANSWER].children.values()] == ["success"]  # one sentence, nothing else
+    assert [c.type for c in boxes[CHART].children.values()][0] == "plotly_chart"
+    # the prediction comes after the chart, its reveal hidden until answered
+    assert order.index("radio") > a + 1
+
+
+def test_the_network_page_answers_with_the_questions_numbers():
+    at = _open("pages/network.py")
+    at.button(key="preset_scipy_derivative").click().run()
+    assert _clean(at)
+    answer = shown(at.success[0].value)
+    assert answer.startswith("Autograd (-0.00952) is right") and "0.0149" in answer
+    values = at.dataframe[0].value
+    # the table prints the scipy value as Python would: repr of the float
+    assert "-0.014901161193847656" in values["value"].tolist()
+    assert values["value"][0].startswith("-0.009523")
+
+
+def test_the_prediction_hides_its_reveal_until_answered():
+    for page, key, answer, reveal in (("pages/network.py", "network_guess", "about 3e-11", "2⁻⁵⁴"),
+                                      ("pages/backward.py", "backward_guess", "6v", "adds every backward")):
+        at = _open(page)
+        assert not any(reveal in shown(m.value) for m in [*at.success, *at.info])
+        at.radio(key=key).set_value(answer).run()
+        assert any(reveal in shown(m.value) for m in [*at.success, *at.info]), page
+
+
+def test_the_backward_table_puts_the_answer_column_first():
+    at = _open("pages/backward.py")
+    table = at.dataframe[0]
+    assert list(table.proto.column_order[:2]) == ["entry", "grad"]
+    grads = dict(zip(table.value["entry"], table.value["grad"]))
+    # chain rule: a.grad = 3v, b.grad = 4bv, c.grad = v/c at the question's a, b, c and v
+    assert grads["a[1]"] == pytest.approx(3.0) and grads["b[1]"] == pytest.approx(16.0)
+    assert grads["c[2]"] == pytest.approx(0.0001 / 8, rel=1e-6)
+
+
+def test_the_backward_torch_empty_section_shows_the_printout_its_words_explain():
+    at = _open("pages/backward.py")
+    codes = [c.value for c in at.code]
+    question = next(c for c in codes if "torch.empty(1, requires_grad" in c)
+    rebuilt = next(c for c in codes if "y.expand(3).backward(gradients)" in c)
+    for line in ("print(a.grad) # tensor([3.3003])", "print(b.grad) # tensor([0.])", "print(c.grad) # tensor([inf])"):
+        assert line in question and line in rebuilt  # GradLab prints what the question printed
+    note = next(shown(m.value) for m in at.markdown if "torch.empty allocates" in shown(m.value))
+    assert "b was 0" in note and "c was 0" in note and "cannot be read off" in note and "3.3003" in note

@@ -52,17 +52,18 @@ def _figures(roundoff_result, cancellation_result, network) -> dict[str, go.Figu
         figures[f"error histogram ({name})"] = roundoff_plots.error_histogram(r.table, r.label_a, r.label_b)
         figures[f"error by x ({name})"] = roundoff_plots.error_by_x(r.table, r.label_a, r.label_b)
     figures["staircase"] = plots.staircase_figure(sweep.table, sweep.autograd, sweep.reference, fd.step,
-                                                  fd.quantum, fd.dtype)
+                                                  fd.quantum, fd.dtype, fd.estimate)
     figures["step error"] = plots.step_error_figure(sweep.table, sweep.predicted_step, fd.step, fd.dtype)
     figures["jacobian"] = plots.jacobian_heatmap(vjp.jacobians["b"], "∂y/∂b", "y", "b")
     figures["weighted rows"] = plots.weighted_rows_figure(matrix.table, matrix.grad)
+    figures["vjp rows"] = plots.vjp_rows_figure(vjp.table)
     return figures
 
 
 ROUNDOFF_FIGURES = ["ulp bars (plain)", "error histogram (plain)", "error by x (plain)", "ulp bars (cancellation)",
                     "error histogram (cancellation)", "error by x (cancellation)"]
 FIGURES = [*ROUNDOFF_FIGURES, "staircase", "step error",
-           "jacobian", "weighted rows"]
+           "jacobian", "weighted rows", "vjp rows"]
 
 
 @pytest.fixture(scope="module")
@@ -207,3 +208,43 @@ def test_round_off_figures_keep_their_legend_below_and_few_ticks_for_a_phone(fig
     assert layout.legend.orientation == "h" and layout.legend.y < 0
     assert layout.xaxis.nticks and layout.xaxis.nticks <= 6
     assert not layout.yaxis.title.text  # the title says what y is; an axis title costs a phone 25 px
+
+
+# ---------------------------------------------------------------- classroom first (issue 15)
+
+
+@pytest.mark.parametrize("name", ["staircase", "step error", "vjp rows"])
+def test_network_and_backward_legends_sit_below_the_plot(figures, name):
+    # A legend beside the plot leaves a 390 px phone no plot; below it takes rows instead.
+    legend = figures[name].layout.legend
+    assert legend.orientation == "h" and legend.y < 0
+
+
+def test_the_staircase_rings_the_questions_estimate_and_shows_autograd_between_the_steps(network):
+    fd, sweep = network
+    fig = plots.staircase_figure(sweep.table, sweep.autograd, sweep.reference, fd.step, fd.quantum, fd.dtype,
+                                 fd.estimate)
+    ringed = [t for t in fig.data if t.name == f"dx = {fd.step:g}"]
+    assert ringed and ringed[0].x == (1e-6,) and ringed[0].y == (-2.0**-25 / 2e-6,)
+    low, high = fig.layout.yaxis.range
+    # the estimate (-1 quantum), autograd (between -1 and 0 quanta) and 0 are all on the chart
+    assert low < -2.0**-25 / 2e-6 < fd.autograd < 0 < high
+
+
+def test_vjp_rows_show_each_grad_as_v_times_the_derivative():
+    r = vector_jacobian(VJPSettings())
+    fig = plots.vjp_rows_figure(r.table)
+    grads = next(t for t in fig.data if t.name == ".grad from y.backward(v)")
+    derivs = next(t for t in fig.data if t.name.startswith("∂yᵢ"))
+    v = (0.1, 1.0, 0.0001) * 3
+    # chain rule for y = 3a + 2b² + log c at a = [1,2,3], b = [3,4,5], c = [6,7,8]
+    expected_derivs = [3, 3, 3, 12, 16, 20, 1 / 6, 1 / 7, 1 / 8]
+    assert list(derivs.x) == pytest.approx(expected_derivs, rel=1e-6)
+    assert list(grads.x) == pytest.approx([d * w for d, w in zip(expected_derivs, v)], rel=1e-6)
+    assert list(grads.y) == ["a[0]", "a[1]", "a[2]", "b[0]", "b[1]", "b[2]", "c[0]", "c[1]", "c[2]"]
+    assert fig.layout.xaxis.type == "log"
+    # every value lies inside the x range, right of the room kept for the names
+    low, high = fig.layout.xaxis.range
+    assert low < math.log10(min(grads.x)) and math.log10(max(derivs.x)) < high
+    negative = plots.vjp_rows_figure(vector_jacobian(VJPSettings(v=(-1.0, 1.0, 0.5))).table)
+    assert negative.layout.xaxis.type != "log"

@@ -12,8 +12,9 @@ gradient of the scalar ``sum(v * y)``. Here J is diagonal in each input
 >>> r.backward_equals_weighted_sum
 True
 
-A Jacobian that is not diagonal (``z = W x``) is in :mod:`gradlab.labs.matrix_vjp`;
-its names are importable from here too.
+A Jacobian that is not diagonal (``z = W x``) is in :mod:`gradlab.labs.matrix_vjp`, the
+question's ``torch.empty`` example in :mod:`gradlab.labs.empty_example`; their names are
+importable from here too.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ import pandas as pd
 import torch
 
 from gradlab.errors import GradLabError
+from gradlab.labs.empty_example import (EMPTY_NOTE, QUESTION_CODE, QUESTION_PRINTOUT, EmptyDemo, EmptyExample,
+                                        empty_demo, empty_example)
 from gradlab.labs.matrix_vjp import (MATRIX_EXAMPLES, ExampleVJPSettings, MatrixExample, MatrixVJP, example_vjp,
                                      matrix_vjp)
 from gradlab.limits import LIMITS, check_limit
@@ -48,6 +51,10 @@ __all__ = [
     "example_vjp",
     "EmptyDemo",
     "empty_demo",
+    "EmptyExample",
+    "empty_example",
+    "QUESTION_CODE",
+    "QUESTION_PRINTOUT",
     "EMPTY_NOTE",
     "SEED_FUNCTION",
 ]
@@ -309,51 +316,3 @@ class BackwardSession:
         """The .grad values after the last step (None where never computed or zeroed)."""
         records = self.replay()
         return records[-1].grads if records else {k: None for k in INPUT_NAMES}
-
-
-# ---------------------------------------------------------------- the torch.empty pitfall
-
-EMPTY_NOTE = (
-    "torch.empty allocates memory and does not write to it: the values are whatever bytes were "
-    "there before, often zeros from a fresh page, sometimes leftovers of an earlier tensor, and "
-    "they can differ from run to run. pin_memory=True changes none of that; it only page-locks "
-    "CPU memory so that copies to a GPU are faster. In the question, a, b and c evidently came "
-    "out as 0: then b.grad = 4*b*v = 0 and c.grad = v/c = inf, as printed. The fix is to say "
-    "what you mean: torch.zeros, torch.ones or torch.tensor([...])."
-)
-
-
-@dataclass(frozen=True)
-class EmptyDemo:
-    """Values torch.empty happened to return (display only), and the fixed, deterministic version."""
-
-    empty_calls: tuple[tuple[float, ...], ...]
-    zeros: tuple[float, ...]
-    explicit: tuple[float, ...]
-    grads_if_zero: dict[str, tuple[float, ...]]  # the seed's function at a = b = c = 0
-
-
-def empty_demo(size: int = 3, calls: int = 2, v: tuple[float, ...] = (0.1, 1.0, 0.0001)) -> EmptyDemo:
-    """A few torch.empty results (arbitrary; may even coincide) next to torch.zeros / torch.tensor.
-
-    >>> demo = empty_demo()
-    >>> demo.zeros, demo.explicit, len(demo.empty_calls), demo.grads_if_zero["c"][0]
-    ((0.0, 0.0, 0.0), (1.0, 2.0, 3.0), 2, inf)
-    """
-    most = len(VJPSettings().a)
-    if not (1 <= size <= most and 1 <= calls <= most):
-        raise GradLabError(f"Show between 1 and {most} values from between 1 and {most} calls of torch.empty.")
-    seen = []
-    for _ in range(calls):
-        # Uninitialised on purpose: whatever the allocator hands back. Never used in a computation.
-        seen.append(tuple(float(x) for x in torch.empty(size).tolist()))
-    # The seed's function at a = b = c = 0 (what its torch.empty evidently returned).
-    # VJPSettings refuses c = 0 (log 0 = -inf), so run the function directly.
-    t = {k: torch.zeros(len(v), requires_grad=True) for k in INPUT_NAMES}
-    _seed_function(t).backward(torch.tensor(v, dtype=torch.float32))
-    return EmptyDemo(
-        empty_calls=tuple(seen),
-        zeros=_as_tuple(torch.zeros(size)),
-        explicit=_as_tuple(torch.tensor(VJPSettings().a[:size])),
-        grads_if_zero={k: _as_tuple(t[k].grad) for k in INPUT_NAMES},
-    )

@@ -27,8 +27,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from gradlab.labs.network_model import (ACTIVATIONS, ActivationSpec, NetgradSettings, Network, autograd_gradient,
-                                        build_network, network_input, parse_hidden)
+from gradlab.labs.network_model import (ACTIVATIONS, QUESTION_SEED, ActivationSpec, NetgradSettings, Network,
+                                        autograd_gradient, build_network, network_input, parse_hidden)
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import default_step, predicted_best_step
 from gradlab.numerics.ulp import ulp
@@ -37,6 +37,7 @@ __all__ = [
     "ActivationSpec",
     "ACTIVATIONS",
     "NetgradSettings",
+    "QUESTION_SEED",
     "Network",
     "build_network",
     "network_input",
@@ -49,6 +50,7 @@ __all__ = [
     "network_experiment",
     "SCIPY_NOTE",
     "parse_hidden",
+    "scipy_derivative",
 ]
 
 #: Shown on the page for readers of the seed, who used scipy.
@@ -67,19 +69,43 @@ SCIPY_NOTE = (
 def _perturbed_outputs(net: Network, x: torch.Tensor, index: int, steps: np.ndarray):
     """f at x with x[index] replaced by fl(x[index] + h) and fl(x[index] - h), for every h.
 
-    One batched forward pass. Like the seed (x0 + dx in float64, assigned into a
-    float32 tensor), the shifted inputs are computed in float64 and rounded to the dtype.
+    As the seed's ``fun`` did: x0 + h computed in float64, assigned into the
+    dtype's input (rounded once), one unbatched forward pass per value. A batched
+    pass would be faster but may round its sums differently in the last bit,
+    and the seed's digits are the point.
     """
     x0 = float(x[index])
     h = torch.as_tensor(steps, dtype=torch.float64)
     shifted = torch.cat([x0 + h, x0 - h]).to(x.dtype)
-    batch = x.detach().repeat(shifted.numel(), 1)
-    batch[:, index] = shifted
-    with torch.no_grad():
-        y = net(batch).to(torch.float64).numpy()
+    y = np.array([_output_at(net, x, index, v) for v in shifted.tolist()])
     n = len(steps)
     taken = (shifted[:n].to(torch.float64) - shifted[n:].to(torch.float64)).numpy() / 2
     return y[:n], y[n:], taken
+
+
+def _output_at(net: Network, x: torch.Tensor, index: int, value: float) -> float:
+    """The seed's ``fun(value)``: x with x[index] = value (rounded to the dtype), f as a Python float."""
+    shifted = x.detach().clone()
+    shifted[index] = value
+    with torch.no_grad():
+        return float(net(shifted))
+
+
+def scipy_derivative(fun, x0: float, dx: float) -> float:
+    """``scipy.misc.derivative(fun, x0, dx)`` (n=1, order=3), in SciPy's own order of operations.
+
+    SciPy <= 1.11 summed ``weights[k] * fun(x0 + (k - 1) * dx)`` with weights
+    ``[-1, 0, 1] / 2.0`` in float64 and divided by ``dx``; it evaluated
+    ``fun(x0)`` too, with weight 0.
+
+    >>> scipy_derivative(lambda t: t * t, 3.0, 0.5)
+    6.0
+    """
+    weights = (-0.5, 0.0, 0.5)
+    val = 0.0
+    for k, weight in enumerate(weights):
+        val += weight * fun(x0 + (k - 1) * dx)
+    return val / dx
 
 
 def _quantum(y_plus: np.ndarray, y_minus: np.ndarray, steps: np.ndarray, dtype: str):
@@ -158,10 +184,11 @@ def finite_difference(settings: NetgradSettings) -> FiniteDifference:
     spacing, quantum, k = _quantum(y_plus, y_minus, steps, s.dtype)
     with torch.no_grad():
         y = float(net(x))
+    x0 = float(x[s.index])
     return FiniteDifference(
-        dtype=s.dtype, index=s.index, x0=float(x[s.index]), step=s.step, step_taken=float(taken[0]),
+        dtype=s.dtype, index=s.index, x0=x0, step=s.step, step_taken=float(taken[0]),
         y=y, y_plus=float(y_plus[0]), y_minus=float(y_minus[0]),
-        estimate=float((y_plus[0] - y_minus[0]) / (2 * s.step)),
+        estimate=scipy_derivative(lambda v: _output_at(net, x, s.index, v), x0, s.step),
         ulp_y=float(spacing[0]), quantum=float(quantum[0]), k=int(k[0]),
         autograd=float(autograd_gradient(net, x)[s.index]),
         reference=float(_reference_gradient(net, x)[s.index]),

@@ -20,8 +20,8 @@ from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.dtypes import facts
 
-__all__ = ["ActivationSpec", "ACTIVATIONS", "NetgradSettings", "Network", "network_input", "build_network",
-           "autograd_gradient", "parse_hidden"]
+__all__ = ["ActivationSpec", "ACTIVATIONS", "NetgradSettings", "QUESTION_SEED", "Network", "network_input",
+           "build_network", "autograd_gradient", "parse_hidden"]
 
 
 @dataclass(frozen=True)
@@ -48,18 +48,26 @@ ACTIVATIONS: dict[str, ActivationSpec] = {
 }
 
 
+#: The seed of the network (10 inputs, tanh 32-32) that reproduces the question's
+#: two numbers at input index 3: autograd -0.00952384, scipy -0.014901161193847656.
+QUESTION_SEED = 46832
+
+
 @dataclass(frozen=True)
 class NetgradSettings:
     """Everything that defines one experiment, as plain values (cache-friendly).
 
-    The defaults reproduce the seed: float32, input index 3, dx = 1e-6.
+    The defaults reproduce the question to the digit: float32, input index 3,
+    dx = 1e-6 and :data:`QUESTION_SEED`, a network whose output y lies in
+    [0.25, 0.5) (so ulp(y) = 2**-25) with autograd -0.00952 and scipy's
+    difference -0.014901161193847656 (found by scanning seeds 0-99,999 for that).
     """
 
     input_size: int = 10
     hidden: tuple[int, ...] = (32, 32)
     activation: str = "tanh"
     dtype: str = "float32"
-    seed: int = 0
+    seed: int = QUESTION_SEED
     index: int = 3
     step: float = 1e-6
     step_min: float = 1e-9

@@ -23,7 +23,7 @@ CHANGES = {
     "roundoff": ("number", "seed", "1", ("seed", "1")),
     "gradcheck": ("select", "dtype", "float64", ("dtype", "float64")),
     "network": ("number", "seed", "1", ("seed", "1")),
-    "backward": ("text", "a", "1, 2, 4", ("a", "1, 2, 4")),
+    "backward": ("text", "gradient v", "1, 2, 4", ("v", "1, 2, 4")),  # a, b, c sit in a popover
     "explorer": ("number", "point x", "0.7", ("x", "0.7")),
 }
 
@@ -63,6 +63,7 @@ def _change(page, kind: str, label: str, value: str) -> None:
     field = page.locator(f"input[aria-label='{label}']").first
     field.fill(value)
     field.press("Enter")
+    field.blur()  # as a visitor moving on: a focused text field shows its character count in the label
 
 
 def _wait_for_param(page, key: str, value: str) -> None:

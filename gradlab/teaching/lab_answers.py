@@ -1,0 +1,81 @@
+"""The Network and Backward pages' answers: one plain sentence each, with a display level.
+
+Built from the engines' structured results (fields, never prose), in words a
+second-year student knows. The Network page's question: *which gradient is
+wrong, autograd's or scipy's?* The Backward page's: *what does the gradient
+argument of backward() do?*
+
+>>> from gradlab.labs.network import NetgradSettings, finite_difference
+>>> answer = network_answer(finite_difference(NetgradSettings()))
+>>> answer.level
+'success'
+>>> print(answer.text)  # doctest: +NORMALIZE_WHITESPACE
+Autograd (-0.00952) is right: the finite difference can only move in steps of ulp(y)/(2·dx) =
+0.0149, and -0.0149 (-1 step) is the closest it can get.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["Answer", "network_answer", "backward_answer", "AGREE_RELATIVE", "ANSWER_ENTRIES"]
+
+AnswerLevel = Literal["success", "info", "warning"]
+
+#: Estimate and autograd "agree" when they differ by less than this fraction of the gradient.
+AGREE_RELATIVE = 1e-3
+#: A quantum this large against the estimate's error means round-off, not truncation, set the error.
+ROUNDOFF_SHARE = 0.25
+#: Entries of a vector written out in the sentence; longer ones end in "…".
+ANSWER_ENTRIES = 4
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A page's one sentence and how to show it."""
+
+    level: AnswerLevel
+    text: str
+
+
+def _steps(k: int) -> str:
+    return f"{k} step" if abs(k) == 1 else f"{k} steps"
+
+
+def network_answer(fd) -> Answer:
+    """The Network page's answer, from a :class:`gradlab.labs.network.FiniteDifference`."""
+    if fd.step_vanished:
+        return Answer("warning", f"The step is too small for {fd.dtype}: x ± {fd.step:g} rounds back to x, "
+                                 "so the finite difference is exactly 0. Autograd is not affected.")
+    error = abs(fd.estimate - fd.reference)
+    if error <= AGREE_RELATIVE * abs(fd.reference):
+        return Answer("success", f"Both agree ({fd.autograd:.6g} and {fd.estimate:.6g}): in {fd.dtype} the "
+                                 f"finite difference moves in steps of ulp(y)/(2·dx) = {fd.quantum:.2g}, "
+                                 "far finer than the gradient.")
+    if fd.quantum >= ROUNDOFF_SHARE * error:
+        closest = "the closest it can get" if fd.k == fd.nearest_multiple_of_reference else (
+            f"one of the few values it can take (the closest is {_steps(fd.nearest_multiple_of_reference)})")
+        return Answer("success", f"Autograd ({fd.autograd:.3g}) is right: the finite difference can only move "
+                                 f"in steps of ulp(y)/(2·dx) = {fd.quantum:.3g}, and {fd.estimate:.3g} "
+                                 f"({_steps(fd.k)}) is {closest}.")
+    return Answer("success", f"Autograd ({fd.autograd:.3g}) is right: dx = {fd.step:g} is too large, and the "
+                             f"finite difference ({fd.estimate:.3g}) is off by the Taylor terms it leaves out.")
+
+
+def _vector(values) -> str:
+    shown = ", ".join(f"{v:.4g}" for v in values[:ANSWER_ENTRIES])
+    return f"[{shown}{', …' if len(values) > ANSWER_ENTRIES else ''}]"
+
+
+def backward_answer(result) -> Answer:
+    """The Backward page's answer, from a :class:`gradlab.labs.backward.VJPResult`.
+
+    >>> from gradlab.labs.backward import VJPSettings, vector_jacobian
+    >>> print(backward_answer(vector_jacobian(VJPSettings())).text)  # doctest: +NORMALIZE_WHITESPACE
+    y.backward(v) weights each output's derivative by v: .grad = vᵢ × ∂yᵢ/∂inputᵢ, so
+    a.grad = [0.3, 3, 0.0003], b.grad = [1.2, 16, 0.002], c.grad = [0.01667, 0.1429, 1.25e-05].
+    """
+    grads = ", ".join(f"{name}.grad = {_vector(values)}" for name, values in result.grads.items())
+    text = f"y.backward(v) weights each output's derivative by v: .grad = vᵢ × ∂yᵢ/∂inputᵢ, so {grads}."
+    return Answer("success" if result.backward_equals_weighted_sum else "warning", text)
