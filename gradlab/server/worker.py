@@ -15,9 +15,11 @@ Only the parent kills; the worker never exits on its own while the pipe is open.
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 import os
 import pickle
+import signal
 import traceback
 
 from gradlab.errors import GradLabError, LimitError
@@ -50,6 +52,7 @@ def serve(conn, imports: bool = True) -> None:
     """Run jobs from ``conn`` until it closes; ``imports``: import :data:`PRELOAD` first."""
     from gradlab.server.deadline import set_phase_reporter
 
+    _die_with_parent()
     if imports:
         preload()  # a server's worker; a CLI's forked child keeps the parent's modules and threads
     set_phase_reporter(lambda phase: conn.send(("phase", phase)))
@@ -71,6 +74,20 @@ def serve(conn, imports: bool = True) -> None:
             reply = ("error", "other", f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=-8)}")
         del kwargs
         _send(conn, reply)
+
+
+def _die_with_parent() -> None:
+    """Be killed when the parent process goes (Linux's PR_SET_PDEATHSIG): a server stopped
+    while a worker runs away must not leave it behind (it stops reading its pipe only
+    between jobs). The parent is the fork server, which exits with the server."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass  # elsewhere: the worker ends at its next job's end-of-file
+
+
+_PR_SET_PDEATHSIG = 1  # from linux/prctl.h
 
 
 def _send(conn, reply: tuple) -> None:
