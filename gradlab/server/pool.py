@@ -35,6 +35,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from gradlab.compat import forkserver_process_class
 from gradlab.errors import GradLabError, LimitError
 from gradlab.limits import LIMITS
 from gradlab.server.deadline import SIMPLIFY, time_limit_message
@@ -92,8 +93,10 @@ class WorkerPool:
 
     def __post_init__(self):
         self._ctx = multiprocessing.get_context(self.context)
+        self._process = self._ctx.Process
         if self.context == "forkserver":
             self._ctx.set_forkserver_preload(list(PRELOAD))
+            self._process = forkserver_process_class()  # children do not re-run the page script
         self._lock = threading.Condition()
         self._idle: list[_Worker] = []
         self._busy: set[int] = set()
@@ -125,7 +128,7 @@ class WorkerPool:
     def _add_worker(self) -> None:
         parent, child = self._ctx.Pipe()
         # A forked child has the parent's modules already; a fork-server child imports PRELOAD.
-        process = self._ctx.Process(target=serve, args=(child, self.context != "fork"), daemon=True,
+        process = self._process(target=serve, args=(child, self.context != "fork"), daemon=True,
                                     name="gradlab-worker")
         process.start()
         child.close()
