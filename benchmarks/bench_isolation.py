@@ -36,6 +36,7 @@ CASES = {
     "sigmoid-8-deep": (SIGMOID_8, 1.0, True),
     "x**x**x at 1e9": ("x**x**x", 1e9, False),
     "tower-6 at 2": ("x**x**x**x**x**x", 2.0, True),
+    "tan-tower at 1": ("**".join(["tan(x)"] * 8), 1.0, True),  # legitimate, seconds of sympy work
 }
 _TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -102,13 +103,29 @@ async def measure(base_url: str, server_pid: int, case: str, mode: str, cap: flo
                    max(latencies, default=float("nan")), len(latencies), cores)
 
 
-def run_case(port: int, case: str, mode: str, cap: float) -> Outcome:
+async def measure_pair(base_url: str, server_pid: int, case: str, mode: str, cap: float) -> str:
+    """Two sessions make the same heavy request (at two points) at once: wall times and cores used."""
+    expr, x, formulas = CASES[case]
+    queries = [f"heavy=1&mode={mode}&x={x + k * 0.01!r}&expr={expr}" + ("&formulas=1" if formulas else "")
+               for k in (1, 2)]
+    async with StreamlitSession(base_url, run_timeout=cap) as a, StreamlitSession(base_url, run_timeout=cap) as b:
+        cpu0, t0 = _tree_cpu_seconds(server_pid), time.perf_counter()
+        runs = await asyncio.gather(a.open("", queries[0]), b.open("", queries[1]))
+        wall = time.perf_counter() - t0
+        cores = (_tree_cpu_seconds(server_pid) - cpu0) / wall
+    return (f"{case:16} {mode:6} two sessions at once: {runs[0].seconds:.2f} s and {runs[1].seconds:.2f} s "
+            f"({runs[0].status}, {runs[1].status}), wall {wall:.2f} s, {cores:.2f} cores")
+
+
+def run_case(port: int, case: str, mode: str, cap: float, pair: bool = False):
     env = {"PYTHONPATH": str(REPO_ROOT)}
     with Server(port, app="benchmarks/isolation_app.py", extra_env=env) as server:
         async def warm():
             async with StreamlitSession(server.base_url, run_timeout=60) as s:
                 await s.open("", "heavy=1&mode=pool&expr=x**2&x=1.0")  # the pool's workers are up
         asyncio.run(warm())
+        if pair:
+            return asyncio.run(measure_pair(server.base_url, server.proc.pid, case, mode, cap))
         return asyncio.run(measure(server.base_url, server.proc.pid, case, mode, cap))
 
 
@@ -118,11 +135,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modes", nargs="+", default=["thread", "pool"], choices=["thread", "pool"])
     parser.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     parser.add_argument("--cap", type=float, default=30.0, help="seconds A's request is waited for")
+    parser.add_argument("--pair", action="store_true", help="two sessions make the heavy request at once")
     args = parser.parse_args(argv)
     print(f"load average before: {os.getloadavg()}")
     for case in args.cases:
         for mode in args.modes:
-            print(run_case(args.port, case, mode, args.cap).line(), flush=True)
+            outcome = run_case(args.port, case, mode, args.cap, args.pair)
+            print(outcome if args.pair else outcome.line(), flush=True)
     print(f"load average after: {os.getloadavg()}")
     return 0
 
