@@ -129,8 +129,14 @@ class WorkerPool:
         parent, child = self._ctx.Pipe()
         # A forked child has the parent's modules already; a fork-server child imports PRELOAD.
         process = self._process(target=serve, args=(child, self.context != "fork"), daemon=True,
-                                    name="gradlab-worker")
-        process.start()
+                                name="gradlab-worker")
+        try:
+            process.start()
+        except BaseException:
+            with self._lock:  # callers waiting for it are told (_acquire), not left waiting
+                self._starting -= 1
+                self._lock.notify_all()
+            raise
         child.close()
         with self._lock:
             self._starting -= 1
@@ -157,6 +163,8 @@ class WorkerPool:
             if previous is not None:
                 previous.cancelled = True  # its caller kills and replaces it on its next poll
             while not self._idle:
+                if not self._busy and not self._starting:
+                    raise WorkerFailed("no worker process could be started")
                 if cancelled is not None and cancelled():
                     raise Superseded("This request was replaced by a newer one from the same page.")
                 self._lock.wait(POLL_SECONDS * 5)
@@ -297,11 +305,17 @@ def run_in_child(fn: Callable, *args, seconds: float, what: str, bound_name: str
     """:func:`run_bounded` in one child forked for this call (the CLI: one call, no threads).
 
     Forked, so the modules the parent imported cost the child nothing; the
-    child is killed when the call ends, in time or not.
+    child is killed when the call ends, in time or not. A process with other
+    threads (a notebook, a test suite that ran Streamlit) is not forked: a child
+    can deadlock on a lock another thread held at the fork (seen in the suite),
+    so there the call runs in this thread, bounded only by the ``run_within``
+    blocks inside it.
 
     >>> run_in_child(max, 3, 4, seconds=30, what="a max")
     4
     """
+    if threading.active_count() > 1:
+        return fn(*args, **kwargs)
     pool = WorkerPool(1, context="fork").start()
     try:
         return pool.run(fn, *args, seconds=seconds, what=what, bound_name=bound_name, advice=advice, **kwargs)
