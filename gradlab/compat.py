@@ -15,13 +15,18 @@ libraries and fails with a message naming the internal. The Streamlit internals
 from __future__ import annotations
 
 import ctypes
+import io
 import logging
+import os
+from multiprocessing import context as mp_context
+from multiprocessing import forkserver, popen_forkserver, reduction, spawn
+from multiprocessing import util as mp_util
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
-__all__ = ["unvalidated_figure", "encode_typed_arrays", "raise_in_thread"]
+__all__ = ["unvalidated_figure", "encode_typed_arrays", "raise_in_thread", "forkserver_process_class"]
 
 _LOG = logging.getLogger("gradlab.compat")
 
@@ -83,3 +88,51 @@ def raise_in_thread(thread_id: int, exc_type: type[BaseException]) -> bool:
     """
     changed = ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exc_type))
     return changed == 1
+
+
+
+class _ForkServerPopen(popen_forkserver.Popen):
+    """``popen_forkserver.Popen`` whose child is not told to re-import the parent's ``__main__``."""
+
+    def _launch(self, process_obj):
+        prep_data = spawn.get_preparation_data(process_obj._name)
+        prep_data.pop("init_main_from_path", None)
+        prep_data.pop("init_main_from_name", None)
+        buf = io.BytesIO()
+        mp_context.set_spawning_popen(self)
+        try:
+            reduction.dump(prep_data, buf)
+            reduction.dump(process_obj, buf)
+        finally:
+            mp_context.set_spawning_popen(None)
+        self.sentinel, w = forkserver.connect_to_new_process(self._fds)
+        _parent_w = os.dup(w)  # the child's sentinel of its parent, as in CPython
+        self.finalizer = mp_util.Finalize(self, mp_util.close_fds, (_parent_w, self.sentinel))
+        with open(w, "wb", closefd=True) as f:
+            f.write(buf.getbuffer())
+        self.pid = forkserver.read_signed(self.sentinel)
+
+
+class ForkServerProcess(mp_context.ForkServerProcess):
+    """A forkserver Process whose child does not re-run ``__main__`` (see :func:`forkserver_process_class`)."""
+
+    @staticmethod
+    def _Popen(process_obj):
+        return _ForkServerPopen(process_obj)
+
+
+def forkserver_process_class() -> type:
+    """A ``multiprocessing`` forkserver Process class whose children do not re-run ``__main__``.
+
+    Internal: ``multiprocessing.popen_forkserver.Popen._launch`` (CPython 3.11),
+    reproduced with the parent's main module left out of the preparation data
+    (``init_main_from_path``/``init_main_from_name``, from
+    ``multiprocessing.spawn.get_preparation_data``). Why: a child started by
+    forkserver or spawn re-imports the parent's ``__main__`` by path, and under
+    Streamlit ``__main__`` is the page script being run (Streamlit installs it
+    there), so every worker would run the app, or crash when the script was a
+    temporary file (AppTest); there is no public switch. The workers need
+    nothing from ``__main__``: they run top-level functions of ``gradlab``.
+    If it goes: workers fail to start; tests/test_compat.py fails naming it.
+    """
+    return ForkServerProcess

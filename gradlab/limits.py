@@ -45,6 +45,10 @@ class Limits:
     # evaluation time: symbolic work whose cost size alone does not bound
     # (the 5th derivative of tan(tan(...(x))) grows ~6x per order: minutes for 12 levels)
     evaluation_seconds: float = 2.0  # exact derivatives of one expression (sympy + mpmath)
+    # worker processes (gradlab.server.pool): heavy work runs there and is killed over a bound
+    request_seconds: float = 10.0  # wall clock of one heavy request, whatever its steps
+    worker_memory_mb: int = 1536  # resident memory of the worker running one request
+    pool_workers: int = os.cpu_count() or 1  # worker processes of one server
     # teaching pages
     roundoff_samples: int = 100_000
     roundoff_seconds: float = 5.0  # one comparison (~1 s per 100k points); tiny |x| in float64 needs ~3000-bit references

@@ -90,7 +90,7 @@ def test_subprocess_refusal_is_one_line_exit_2(processes):
 
 def test_table_output(capsys):
     code, out, err = _run(["sweep", CLASSIC, "--at", "1.5", "--points", "21"], capsys)
-    assert code == 0 and err == ""
+    assert code == 0 and err == "", err
     assert f"f(x)  = {CLASSIC}" in out
     assert "best step per dtype and scheme" in out
     assert "autograd" in out

@@ -11,11 +11,13 @@ import base64
 import inspect
 import threading
 import time
+from types import SimpleNamespace
 from unittest.mock import MagicMock
 
 import numpy as np
 import plotly.graph_objects as go
 import pytest
+from streamlit.runtime.scriptrunner_utils.script_requests import RerunData, ScriptRequests
 from streamlit.testing.v1 import AppTest
 
 from gradlab.compat import encode_typed_arrays, raise_in_thread, unvalidated_figure
@@ -206,3 +208,53 @@ def test_streamlit_sends_a_prepared_figure_as_it_is():
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert spec["data"][0]["bogus"] == 1, \
         _broken("st.plotly_chart of a BaseFigure", "the figure's dict was validated or rebuilt")
+
+
+# ------------------------------------------------------------------ Streamlit: pending reruns (gradlab.ui.heavy)
+
+
+@pytest.mark.parametrize(("request_", "expected"), [
+    (None, False),
+    (lambda r: r.request_rerun(RerunData()), True),
+    (lambda r: r.request_rerun(RerunData(fragment_id="f")), False),  # Streamlit lets the run finish
+    (lambda r: r.request_rerun(RerunData(fragment_id="f", is_fragment_scoped_rerun=True)), True),
+    (lambda r: r.request_stop(), True),
+], ids=["none", "full rerun", "fragment rerun", "scoped fragment rerun", "stop"])
+def test_streamlit_script_requests_say_when_a_run_will_be_interrupted(monkeypatch, request_, expected):
+    import streamlit.runtime.scriptrunner as scriptrunner
+
+    requests = ScriptRequests()
+    if request_ is not None:
+        request_(requests)
+    monkeypatch.setattr(scriptrunner, "get_script_run_ctx",
+                        lambda suppress_warning=False: SimpleNamespace(script_requests=requests, session_id="s"))
+    internal = "ScriptRequests._state/_rerun_data, _fragment_run_should_not_preempt_script"
+    assert ui_compat.run_will_be_interrupted() is expected, _broken(internal, "a pending request was misread")
+    assert ui_compat.session_id() == "s"
+
+
+def test_no_script_run_means_no_interruption_and_no_session():
+    assert ui_compat.run_will_be_interrupted() is False
+    assert ui_compat.session_id() is None
+
+
+# ------------------------------------------------------------------ CPython: forkserver children without __main__
+
+
+def test_forkserver_children_do_not_rerun_the_parents_main(monkeypatch, tmp_path):
+    """Under Streamlit, __main__ is the page script (here: a file that is gone): a worker must start anyway."""
+    import multiprocessing
+    import sys
+    import types
+
+    from gradlab.compat import forkserver_process_class
+
+    page = types.ModuleType("__main__")
+    page.__file__ = str(tmp_path / "deleted_page_script.py")
+    monkeypatch.setitem(sys.modules, "__main__", page)
+    multiprocessing.get_context("forkserver")  # the class uses the forkserver of this process
+    process = forkserver_process_class()(target=int, daemon=True)
+    process.start()
+    process.join(60)
+    internal = "multiprocessing.popen_forkserver.Popen._launch / spawn.get_preparation_data"
+    assert process.exitcode == 0, _broken(internal, f"the child exited with {process.exitcode}")

@@ -27,6 +27,10 @@ from gradlab.check.settings import LOSSES, MODELS, CheckSettings, parse_shape, r
 from gradlab.check.validation import GRAD_OUTPUTS, MODES, REDUCTIONS
 from gradlab.cli.main import to_json
 from gradlab.errors import GradLabError
+from gradlab.limits import LIMITS
+from gradlab.server.deadline import paced_progress
+from gradlab.server.heavy_work import CLI_CHECK_ADVICE
+from gradlab.server.pool import run_in_child
 from gradlab.numerics.dtypes import DTYPE_NAMES
 from gradlab.numerics.schemes import SCHEME_NAMES
 
@@ -89,16 +93,28 @@ def _settings(args) -> CheckSettings:
 def run(args) -> int:
     """Run the check described by parsed ``args``; print it as a table or JSON."""
     try:
-        result = run_check(_settings(args))
+        settings = _settings(args)
+        # In a child process, as on the server: over LIMITS.full_check_seconds (projected from
+        # its pace), LIMITS.request_seconds more, or LIMITS.worker_memory_mb it is ended.
+        text, status = run_in_child(_output, settings, args.format,
+                                    seconds=LIMITS.full_check_seconds + LIMITS.request_seconds,
+                                    what="the check", bound_name="LIMITS.full_check_seconds",
+                                    advice=CLI_CHECK_ADVICE)
     except GradLabError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    if args.format == "json":
-        json.dump(result_json(result), sys.stdout, indent=1, allow_nan=False)
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write(_text(result))
-    return EXIT_CODES[result.verdict]
+    sys.stdout.write(text)
+    return status
+
+
+def _output(settings: CheckSettings, format: str) -> tuple[str, int]:
+    """What ``check`` prints and its exit status (run in the child)."""
+    paced = paced_progress(LIMITS.full_check_seconds, f"this {settings.mode} check",
+                           bound_name="LIMITS.full_check_seconds", advice=CLI_CHECK_ADVICE)
+    result = run_check(settings, progress=paced)
+    if format == "json":
+        return json.dumps(result_json(result), indent=1, allow_nan=False) + "\n", EXIT_CODES[result.verdict]
+    return _text(result), EXIT_CODES[result.verdict]
 
 
 _ROW_KEYS = ("element", "index", "autograd", "numeric", "ratio", "abs_error", "rel_error",

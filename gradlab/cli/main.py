@@ -79,8 +79,23 @@ def _add_sweep(subparsers) -> None:
 
 
 def _run_sweep(args) -> int:
+    from gradlab.limits import LIMITS
+    from gradlab.server.pool import run_in_child
+
+    # In a child process, text included: a runaway step (a big-integer power, the digits of
+    # a huge number) is ended at the bound, as on the server, not waited for.
+    sys.stdout.write(run_in_child(_sweep_output, args, seconds=LIMITS.request_seconds,
+                                  what=f"the sweep of {args.expression}"))
+    return 0
+
+
+def _sweep_output(args) -> str:
+    """What ``sweep`` prints, as one string (run in the child)."""
+    import io
+
     from gradlab.error_sweep import SweepSettings, run_sweep
 
+    out = io.StringIO()
     settings = SweepSettings(
         args.expression, args.x,
         tuple(args.dtype or DTYPE_NAMES), tuple(args.scheme or SCHEME_NAMES),
@@ -88,13 +103,13 @@ def _run_sweep(args) -> int:
     )
     result = run_sweep(settings)
     if args.format == "csv":
-        sys.stdout.write(result.table.to_csv(index=False))
+        out.write(result.table.to_csv(index=False))
     elif args.format == "json":
-        json.dump(_sweep_json(result), sys.stdout, indent=1, allow_nan=False)
-        sys.stdout.write("\n")
+        json.dump(_sweep_json(result), out, indent=1, allow_nan=False)
+        out.write("\n")
     else:
-        sys.stdout.write(_sweep_text(result))
-    return 0
+        out.write(_sweep_text(result))
+    return out.getvalue()
 
 
 def _records(frame) -> list[dict]:
@@ -119,9 +134,9 @@ def _sweep_json(result) -> dict:
 
 
 def _digits(value, digits: int = 30) -> str:
-    import mpmath
+    from gradlab.numerics.mp_format import format_mp
 
-    return mpmath.nstr(value, digits)
+    return format_mp(value, digits)
 
 
 def _sweep_text(result) -> str:

@@ -25,6 +25,7 @@ from gradlab.numerics.exact_derivatives import mp_evaluate
 from gradlab.numerics.expressions import X
 from gradlab.numerics.mp_precision import working_digits
 from gradlab.numerics.ulp import ulp
+from gradlab.numerics.mp_format import format_mp
 
 __all__ = ["EXACT_DIGITS", "ExactReference", "digits_for", "exact_reference", "error_in_ulps",
            "check_same_maths", "reference_note"]
@@ -129,7 +130,7 @@ def check_same_maths(fa: Formula, fb: Formula, xs: np.ndarray, exact: ExactRefer
             if abs(a - b) > mpmath.mpf(10) ** -AGREEMENT_DIGITS * max(abs(a), abs(b)):
                 raise GradLabError(
                     f"The two formulas are not equal in mathematics: at x = {xs[i]:.17g}, "
-                    f"{fa.label} = {mpmath.nstr(a, 12)} but {fb.label} = {mpmath.nstr(b, 12)}. "
+                    f"{fa.label} = {format_mp(a, 12)} but {fb.label} = {format_mp(b, 12)}. "
                     "This lab compares two ways of computing the same value; check both formulas."
                 )
 

@@ -48,6 +48,10 @@ class _Undefined(ValueError):
     """
 
 
+class _TooLarge(ValueError):
+    """A value's magnitude overflows even mpmath (its exponent has too many digits)."""
+
+
 # ---------------------------------------------------------------- mpmath walker
 
 
@@ -147,7 +151,9 @@ def mp_evaluate(expr: sympy.Expr, x, dps: int = DIGITS):
             value = _mp_walk(expr, ctx.mpf(x), {}, ctx)
         except NotImplementedError:
             value = ctx.mpf(_evalf(expr, x, dps))
-        except (_Undefined, ZeroDivisionError, ValueError, OverflowError) as err:
+        except OverflowError as err:  # the number itself is too big even for mpmath (x**x**... 24 levels)
+            raise _TooLarge(str(err)) from None
+        except (_Undefined, ZeroDivisionError, ValueError) as err:
             raise ValueError(str(err)) from None
         if _is_complex(value) or not ctx.isfinite(value):
             raise ValueError("the value is not a finite real number")
@@ -271,10 +277,14 @@ def _first_two(expr: Expression, x: float):
     """((0, f), (1, f')) at x, or a reason template when either has no finite real value."""
     try:
         f = _accurate(expr.sympy, x)
+    except _TooLarge:
+        return "f(x) = {text} at x = {where} is too large for any number GradLab can compute with."
     except ValueError:
         return "f(x) = {text} has no real value at x = {where}."
     try:
         d1 = _accurate(expr.derivative(1), x)
+    except _TooLarge:
+        return "f'(x) of {text} at x = {where} is too large for any number GradLab can compute with."
     except ValueError:
         return "f(x) = {text} has no finite derivative at x = {where}."
     return ((0, f), (1, d1))

@@ -31,12 +31,24 @@ from typing import Callable, TypeVar
 from gradlab.compat import raise_in_thread
 from gradlab.errors import LimitError
 
-__all__ = ["run_within", "time_limit_message", "paced_progress", "PACE_AFTER_SECONDS"]
+__all__ = ["run_within", "time_limit_message", "paced_progress", "PACE_AFTER_SECONDS", "set_phase_reporter"]
 
 #: Time measured before the pace is trusted for a projection (the first chunk includes warm-up).
 PACE_AFTER_SECONDS = 0.5
 
 T = TypeVar("T")
+
+#: Told when a bounded block starts (its bound) and ends (None); set in a pool worker
+#: (gradlab.server.worker) so the parent process can kill the worker when a single C
+#: call (a big-integer power) holds the interpreter past the bound, which the
+#: asynchronous exception below cannot interrupt.
+_phase_reporter: Callable[[tuple | None], None] | None = None
+
+
+def set_phase_reporter(reporter: Callable[[tuple | None], None] | None) -> None:
+    """Have :func:`run_within` report ``(what, seconds, bound_name, advice)`` on entry and None on exit."""
+    global _phase_reporter
+    _phase_reporter = reporter
 
 
 class _Expired(BaseException):
@@ -106,12 +118,17 @@ def run_within(seconds: float, what: str, fn: Callable[..., T], *args,
     enclosing ``try`` in this frame is sure to catch it.
     """
     watchdog = _Watchdog(seconds)
+    reporter = _phase_reporter
     try:
+        if reporter is not None:
+            reporter((what, seconds, bound_name, advice))
         watchdog.start()
         try:
             return fn(*args, **kwargs)
         finally:
             watchdog.stop()
+            if reporter is not None:
+                reporter(None)
     except _Expired:
         raise LimitError(time_limit_message(what, seconds, bound_name, advice)) from None
 

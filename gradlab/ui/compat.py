@@ -96,6 +96,47 @@ def mark_session_nonresumable() -> bool:
     return True
 
 
+def session_id() -> str | None:
+    """The id of the Streamlit session running this thread, or None outside a script run.
+
+    Public: ``get_script_run_ctx()`` is exported by ``streamlit.runtime.scriptrunner``.
+    """
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return None if ctx is None else ctx.session_id
+
+
+def run_will_be_interrupted() -> bool:
+    """Whether the script run on this thread has a stop, or a rerun that preempts it, pending.
+
+    Internal: ``ScriptRunContext.script_requests`` (a ``ScriptRequests``), its
+    ``_state`` and ``_rerun_data``, and ``_fragment_run_should_not_preempt_script``
+    (``streamlit.runtime.scriptrunner_utils.script_requests``): the same test
+    Streamlit applies at its next interrupt point. Why: a session waiting on a
+    worker process reaches no interrupt point, so a visitor's new rerun would
+    wait for the old heavy work; the pool ends that work as soon as this is
+    true. If it goes: this answers False, heavy work runs to its bound before
+    the rerun starts (slower, still bounded); tests/test_compat.py fails naming it.
+    """
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+    from streamlit.runtime.scriptrunner_utils.script_requests import (
+        ScriptRequestType,
+        _fragment_run_should_not_preempt_script,
+    )
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    requests = getattr(ctx, "script_requests", None)
+    if requests is None:
+        return False
+    state = requests._state
+    if state == ScriptRequestType.STOP:
+        return True
+    data = requests._rerun_data
+    return state == ScriptRequestType.RERUN and not _fragment_run_should_not_preempt_script(
+        data.fragment_id_queue, data.is_fragment_scoped_rerun)
+
+
 class PreparedFigure(BaseFigure):
     """A figure reduced to the dict st.plotly_chart sends, computed once.
 

@@ -25,6 +25,7 @@ import time
 
 import torch
 
+from gradlab.server.pool import shared_pool
 from gradlab.ui.compat import mark_session_nonresumable
 
 __all__ = ["configure_runtime", "release_session_on_disconnect", "housekeeping",
@@ -83,7 +84,8 @@ def configure_runtime() -> None:
     The intra-op setting is re-applied each time (cheap), so code that changed it
     meanwhile cannot leave the server on every core. The rest is done once per
     process, before any page runs: the inter-op pool, oneDNN's kernel cache,
-    glibc's arenas, the frozen start-up heap and the background housekeeper.
+    glibc's arenas, the frozen start-up heap, the background housekeeper and
+    the worker processes of heavy work.
     """
     global _configured, _last_rerun, _idle_collections
     with _lock:
@@ -100,6 +102,7 @@ def configure_runtime() -> None:
         _limit_malloc_arenas()
         _freeze_startup_heap()
         _start_housekeeper()
+        shared_pool()  # the worker processes start now, in the background (gradlab.server.pool)
         _configured = True
 
 

@@ -1,0 +1,77 @@
+"""The heavy engine calls of the pages, as top-level functions a pool worker can run.
+
+Each is the engine call a page makes, unchanged, plus the bound that a page
+adds around it; :data:`BOUNDS` says how long each may take as a whole
+(:func:`gradlab.server.pool.run_bounded` kills the worker past it). They are
+plain functions of plain values: the CLI and notebooks call the engine directly.
+
+>>> sweep_formulas("x**2")
+('x^{2}', '2 x')
+"""
+
+from __future__ import annotations
+
+from gradlab.limits import LIMITS
+from gradlab.server.deadline import paced_progress
+
+__all__ = ["sweep", "sweep_formulas", "check", "check_eps_sweep", "roundoff", "BOUNDS", "CHECK_ADVICE",
+           "CLI_CHECK_ADVICE"]
+
+CHECK_ADVICE = ("Pick mode 'sampled' or 'directional', fewer samples, or a smaller shape; on your own "
+                "machine gradlab.gradcheck has no time bound.")
+CLI_CHECK_ADVICE = ("Pick --mode sampled or directional, fewer --samples, or a smaller --shape; on your "
+                    "own machine raise the bound (GRADLAB_LIMITS=full_check_seconds=600) or call "
+                    "gradlab.gradcheck, which has none.")
+
+
+def sweep(settings):
+    """The Explorer's sweep (:func:`gradlab.error_sweep.run_sweep`)."""
+    from gradlab.error_sweep import run_sweep
+
+    return run_sweep(settings)
+
+
+def sweep_formulas(text: str) -> tuple[str, str]:
+    """LaTeX of f and f' (sympy's printer: bounded here, as it is the page's own step)."""
+    from gradlab.numerics.expressions import parse
+
+    expression = parse(text)
+    return expression.latex(), expression.derivative_latex()
+
+
+def check(settings, workers: int | None = 1, progress=None, advice: str = CHECK_ADVICE):
+    """A gradient check (:func:`gradlab.check.settings.run_check`), stopped once its pace projects
+    past ``LIMITS.full_check_seconds`` (every mode: a sampled check of 1,000 elements of a 1M-element
+    complex-step expression would take minutes)."""
+    from gradlab.check.settings import run_check
+
+    paced = paced_progress(LIMITS.full_check_seconds, f"this {settings.mode} check", progress,
+                           bound_name="LIMITS.full_check_seconds", advice=advice)
+    return run_check(settings, progress=paced, workers=workers)
+
+
+def check_eps_sweep(settings):
+    """The Grad check page's eps sweep for sum, mean and none (:func:`gradlab.check.reduction_sweep.check_sweep`)."""
+    from gradlab.check.reduction_sweep import check_sweep
+
+    return check_sweep(settings)
+
+
+def roundoff(settings):
+    """The Round-off lab's comparison (:func:`gradlab.labs.roundoff.compare`)."""
+    from gradlab.labs.roundoff import compare
+
+    return compare(settings)
+
+
+#: Per function: (what the message calls it, the whole call's bound in seconds, that bound's name).
+#: The bounds inside (LIMITS.evaluation_seconds, roundoff_seconds, ...) end each step sooner.
+BOUNDS = {
+    sweep: ("the sweep", lambda: LIMITS.request_seconds, "LIMITS.request_seconds"),
+    sweep_formulas: ("the formulas' LaTeX", lambda: LIMITS.evaluation_seconds, "LIMITS.evaluation_seconds"),
+    check: ("the check", lambda: LIMITS.full_check_seconds + LIMITS.request_seconds,
+            "LIMITS.full_check_seconds"),
+    check_eps_sweep: ("the eps sweep", lambda: LIMITS.request_seconds, "LIMITS.request_seconds"),
+    roundoff: ("the comparison", lambda: LIMITS.roundoff_seconds + LIMITS.request_seconds,
+               "LIMITS.roundoff_seconds"),
+}

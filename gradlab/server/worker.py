@@ -1,0 +1,115 @@
+"""The loop a pool worker process runs (:mod:`gradlab.server.pool` is the parent's side).
+
+A worker receives ``(fn, args, kwargs, wants_progress)``, calls ``fn`` and sends
+back one of ``("done", result)`` or ``("error", kind, payload)``. While ``fn``
+runs it reports to the parent, on the same pipe:
+
+* ``("phase", (what, seconds, bound_name, advice))`` / ``("phase", None)`` when a
+  :func:`gradlab.server.deadline.run_within` block starts and ends, so the parent
+  can end the worker when one C call holds it past that block's bound;
+* ``("progress", done, total)`` when the caller asked for progress (the parent
+  calls the caller's callback, which may stop the work by raising).
+
+Only the parent kills; the worker never exits on its own while the pipe is open.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import os
+import pickle
+import signal
+import traceback
+
+from gradlab.errors import GradLabError, LimitError
+
+__all__ = ["serve", "PRELOAD", "preload", "memory_message"]
+
+#: Imported once, before the first job (in the fork server, so every forked worker has them).
+PRELOAD = ("torch", "sympy", "mpmath", "pandas", "gradlab.error_sweep", "gradlab.check.settings",
+           "gradlab.check.reduction_sweep", "gradlab.labs.roundoff", "gradlab.server.heavy_work")
+
+
+def preload() -> None:
+    """Import :data:`PRELOAD` and keep torch to one thread (a worker is one core's work)."""
+    for name in PRELOAD:
+        importlib.import_module(name)
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def memory_message(what: str, megabytes: float, bound: float) -> str:
+    """The sentence shown when ``what`` went over the memory bound of a worker."""
+    return (f"Computing {what} needed more than {bound:g} MB of memory (it had reached "
+            f"{megabytes:,.0f} MB), GradLab's bound per request (LIMITS.worker_memory_mb), so it "
+            f"was stopped: one request cannot slow the server for everyone. Simplify the "
+            f"expression or ask for less.")
+
+
+def serve(conn, imports: bool = True) -> None:
+    """Run jobs from ``conn`` until it closes; ``imports``: import :data:`PRELOAD` first."""
+    from gradlab.server.deadline import set_phase_reporter
+
+    _die_with_parent()
+    if imports:
+        preload()  # a server's worker; a CLI's forked child keeps the parent's modules and threads
+    set_phase_reporter(lambda phase: conn.send(("phase", phase)))
+    while True:
+        try:
+            fn, args, kwargs, wants_progress, what = conn.recv()
+        except (EOFError, OSError):
+            return
+        if wants_progress:
+            kwargs = {**kwargs, "progress": lambda done, total: conn.send(("progress", done, total))}
+        try:
+            reply = ("done", fn(*args, **kwargs))
+        except MemoryError:
+            # Python's own allocation failed (a huge integer): the same sentence as the parent's bound.
+            reply = ("error", "limit", memory_message(what, _rss_mb(), _memory_bound()))
+        except GradLabError as err:
+            reply = ("error", "limit" if isinstance(err, LimitError) else "gradlab", err)
+        except Exception as err:  # noqa: BLE001 - the parent turns it into a generic failure
+            reply = ("error", "other", f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=-8)}")
+        del kwargs
+        _send(conn, reply)
+
+
+def _die_with_parent() -> None:
+    """Be killed when the parent process goes (Linux's PR_SET_PDEATHSIG): a server stopped
+    while a worker runs away must not leave it behind (it stops reading its pipe only
+    between jobs). The parent is the fork server, which exits with the server."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass  # elsewhere: the worker ends at its next job's end-of-file
+
+
+_PR_SET_PDEATHSIG = 1  # from linux/prctl.h
+
+
+def _send(conn, reply: tuple) -> None:
+    """Send the reply; an exception or result that does not pickle goes as its text."""
+    try:
+        conn.send(reply)
+    except (pickle.PicklingError, TypeError, AttributeError) as err:
+        if reply[0] == "error" and reply[1] in ("limit", "gradlab"):
+            conn.send(("error", reply[1], str(reply[2])))
+        else:
+            conn.send(("error", "other", f"the result could not be sent back: {type(err).__name__}: {err}"))
+
+
+def _rss_mb() -> float:
+    try:
+        with open(f"/proc/{os.getpid()}/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except OSError:
+        return float("nan")
+
+
+def _memory_bound() -> float:
+    from gradlab.limits import LIMITS
+
+    return LIMITS.worker_memory_mb

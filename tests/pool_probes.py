@@ -1,0 +1,51 @@
+"""Top-level functions for tests/test_pool.py to run in worker processes (they must be importable there)."""
+
+from __future__ import annotations
+
+import time
+
+from gradlab.numerics.expression_syntax import ExpressionError
+from gradlab.server.deadline import run_within
+
+
+def echo(value):
+    return value
+
+
+def raise_gradlab(text: str):
+    raise ExpressionError(text)
+
+
+def raise_bug():
+    return {}["missing"]
+
+
+def c_power(exponent: int = 10**8) -> int:
+    """One C call that holds the interpreter for a minute or more (3**(10**8), a big-integer power)."""
+    return pow(3, exponent).bit_length()
+
+
+def c_power_in_block(seconds: float) -> int:
+    """The big-integer power inside a run_within block: its asynchronous exception cannot stop it."""
+    return run_within(seconds, "a big power", c_power, bound_name="LIMITS.evaluation_seconds")
+
+
+def allocate(megabytes_per_step: int = 64, steps: int = 200) -> int:
+    """Touch ``megabytes_per_step`` more memory every 10 ms (12.8 GB if nothing stops it)."""
+    held = []
+    for _ in range(steps):
+        held.append(bytearray(megabytes_per_step * 2**20))
+        time.sleep(0.01)
+    return len(held)
+
+
+def sleep(seconds: float) -> float:
+    time.sleep(seconds)
+    return seconds
+
+
+def counted(total: int, progress=None) -> int:
+    for done in range(1, total + 1):
+        time.sleep(0.01)
+        progress(done, total)
+    return total

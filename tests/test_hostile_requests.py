@@ -1,0 +1,156 @@
+"""The hostile requests of issue 16: each ends in a result or one sentence naming its bound, in time.
+
+Expressions that parse (so tests/test_hostile.py accepts them) and then ask for
+unbounded work: symbolic work whose LaTeX took minutes, a big-integer power
+that held the interpreter lock for 20 s and 8 GB, a number whose digits took
+minutes to write, a gradient check of a minute per element. On the server path
+they run as the pages run them (gradlab.server.heavy_work in a worker of
+gradlab.server.pool, the bounds of gradlab.server.heavy_work.BOUNDS); in the
+CLI through ``python -m gradlab``. Each must end within its bound plus
+:data:`SLACK` (a loaded 2-core machine), in a result or a LimitError/exit 2
+whose sentence names the bound, and never in a bug's generic failure.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gradlab.check.settings import CheckSettings
+from gradlab.cli.main import UNEXPECTED
+from gradlab.error_sweep import SweepSettings
+from gradlab.errors import LimitError
+from gradlab.limits import LIMITS
+from gradlab.numerics.mp_format import format_mp
+from gradlab.server import heavy_work
+from gradlab.server.pool import GRACE_SECONDS, WorkerPool
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SLACK = 4.0
+
+SIGMOID_8 = "sigmoid(" * 8 + "x" + ")" * 8
+SIGMOID_20 = "sigmoid(" * 20 + "x" + ")" * 20
+TOWER_6 = "x**x**x**x**x**x"
+TOWER_24 = "**".join(["x"] * 24)
+TAN_TOWER = "**".join(["tan(x)"] * 8)
+GRADCHECK_EXPRESSION = "+".join(["x**sin(x)"] * 20)
+
+#: name -> (expression, x): the Explorer's requests (sweep and formulas)
+SWEEPS = {
+    "sigmoid-8-deep": (SIGMOID_8, 1.0),
+    "sigmoid-20-deep": (SIGMOID_20, 1.0),
+    "x**x**x at 1e9": ("x**x**x", 1e9),
+    "tower-6 at 2": (TOWER_6, 2.0),
+    "tower-24 at 2": (TOWER_24, 2.0),
+    "tan-tower at 1": (TAN_TOWER, 1.0),
+}
+#: the bound a request may reach before it has to have ended (the sweep's whole bound)
+SWEEP_BOUND = LIMITS.request_seconds
+
+
+@pytest.fixture(scope="module")
+def pool():
+    pool = WorkerPool(2).start()
+    yield pool
+    pool.close()
+
+
+def _run(pool, fn, *args, seconds=None):
+    what, bound, bound_name = heavy_work.BOUNDS[fn]
+    seconds = bound() if seconds is None else seconds
+    start = time.monotonic()
+    try:
+        outcome = pool.run(fn, *args, seconds=seconds, what=what, bound_name=bound_name)
+    except LimitError as err:
+        outcome = err
+    return outcome, time.monotonic() - start, seconds
+
+
+def _names_a_bound(err: Exception) -> bool:
+    return "LIMITS." in str(err) and "one request cannot slow the server" in str(err)
+
+
+@pytest.mark.parametrize("case", list(SWEEPS))
+def test_explorer_request_ends_in_a_result_or_a_sentence_in_time(pool, case):
+    expression, x = SWEEPS[case]
+    formulas, elapsed, bound = _run(pool, heavy_work.sweep_formulas, expression)
+    assert elapsed < bound + GRACE_SECONDS + SLACK
+    assert isinstance(formulas, tuple) or _names_a_bound(formulas), formulas
+    result, elapsed, bound = _run(pool, heavy_work.sweep, SweepSettings(expression, x))
+    assert elapsed < bound + SLACK, f"{case}: {elapsed:.1f} s"
+    if isinstance(result, LimitError):
+        assert _names_a_bound(result), result
+        return
+    ref = result.reference
+    if ref.defined:  # the page writes its digits: bounded whatever the magnitude
+        start = time.monotonic()
+        assert format_mp(ref.d1, 20)
+        assert time.monotonic() - start < 1.0
+    else:
+        assert ref.reason and ref.reason.endswith(".")
+
+
+def test_x_to_the_x_to_the_x_at_1e9_ends_at_a_bound_not_after_20_s(pool):
+    result, elapsed, _ = _run(pool, heavy_work.sweep, SweepSettings("x**x**x", 1e9))
+    assert isinstance(result, LimitError)
+    assert "LIMITS.worker_memory_mb" in str(result) or "LIMITS.evaluation_seconds" in str(result)
+    assert elapsed < LIMITS.evaluation_seconds + GRACE_SECONDS + SLACK
+
+
+def test_a_check_of_a_minute_per_element_is_ended_at_the_bound(pool):
+    settings = CheckSettings(model="expression", expression=GRADCHECK_EXPRESSION, shape=(1024, 1024),
+                             dtype="float64", scheme="complex_step", mode="sampled", samples=1000)
+    result, elapsed, bound = _run(pool, heavy_work.check, settings, seconds=3.0)  # the page's is 30 s
+    assert isinstance(result, LimitError) and _names_a_bound(result), result
+    assert elapsed < bound + SLACK
+
+
+# ------------------------------------------------------------------ the CLI
+
+
+def _cli(*argv: str, env: dict | None = None):
+    """``python -m gradlab`` as a user runs it (one thread: the heavy call runs in a killable child)."""
+    start = time.monotonic()
+    run = subprocess.run([sys.executable, "-m", "gradlab", *argv], cwd=REPO_ROOT, env={**os.environ, **(env or {})},
+                         capture_output=True, text=True, timeout=180)
+    return run.returncode, run.stdout, run.stderr, time.monotonic() - start
+
+
+CLI_IMPORTS = 10.0  # seconds a loaded machine may take to import torch and sympy before any bound starts
+
+
+@pytest.mark.parametrize(("expression", "x"), [("x**x**x", "1e9"), (TOWER_6, "2"), (TOWER_24, "2"),
+                                               (TAN_TOWER, "1")], ids=["x**x**x", "tower-6", "tower-24", "tan-tower"])
+def test_cli_sweep_ends_in_a_result_or_one_sentence_in_time(expression, x):
+    status, out, err, elapsed = _cli("sweep", expression, "--at", x, "--dtype", "float64",
+                                     "--scheme", "central", "--points", "5")
+    assert elapsed < SWEEP_BOUND + CLI_IMPORTS + SLACK
+    assert UNEXPECTED not in err and "Traceback" not in err, err
+    if status == 2:
+        assert err.startswith("error: ") and err.count("\n") == 1 and "LIMITS." in err, err
+    else:
+        assert status == 0 and "exact f'(x) = " in out, err
+    if expression == TOWER_6:  # its f' is about 2**(2**65536): written as a power of ten, at once
+        assert "exact f'(x) = 10^(6.03122606263029537156454849966e+19727)" in out
+
+
+def test_cli_check_of_a_minute_per_element_ends_at_the_bound():
+    status, _, err, elapsed = _cli("check", "--model", "expression", "--expression", GRADCHECK_EXPRESSION,
+                                   "--shape", "1024x1024", "--dtype", "float64", "--scheme", "complex_step",
+                                   "--samples", "1000",
+                                   env={"GRADLAB_LIMITS": "full_check_seconds=1, request_seconds=2"})
+    assert status == 2, err
+    assert err.startswith("error: ") and "LIMITS.full_check_seconds" in err, err
+    assert elapsed < 3 + CLI_IMPORTS + SLACK  # 3 s of bounds, plus the CLI's imports
+
+
+def test_a_value_too_large_even_for_mpmath_is_called_that_not_unreal():
+    from gradlab.numerics.exact_derivatives import exact_derivatives
+
+    reference = exact_derivatives(TOWER_24, 2.0)  # mpmath: OverflowError, too many digits in integer
+    assert not reference.defined and "too large" in reference.reason, reference.reason
