@@ -10,7 +10,9 @@ from __future__ import annotations
 import streamlit as st
 
 from gradlab.errors import GradLabError
-from gradlab.error_sweep import SweepResult, SweepSettings, run_sweep
+from gradlab.error_sweep import SweepResult, SweepSettings
+from gradlab.server.heavy_work import sweep, sweep_formulas
+from gradlab.ui.heavy import heavy
 from gradlab.figures.sweep import error_vs_eps_figure, estimate_vs_eps_figure, has_drawable_errors
 from gradlab.figures.sweep_tables import autograd_table, best_step_table, exact_digits, format_sig, rounding_table
 from gradlab.limits import LIMITS
@@ -49,14 +51,13 @@ start_page("explorer")
                show_spinner="Computing the sweep…")
 def _sweep(expression: str, x: float, dtypes: tuple, schemes: tuple,
            eps_min: float, eps_max: float, points: int) -> SweepResult:
-    return run_sweep(SweepSettings(expression, x, dtypes, schemes, eps_min, eps_max, points))
+    return heavy(sweep, SweepSettings(expression, x, dtypes, schemes, eps_min, eps_max, points))
 
 
 @st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds,
                show_spinner=False)
 def _latex(text: str) -> tuple[str, str]:
-    expression = parse(text)
-    return expression.latex(), expression.derivative_latex()
+    return heavy(sweep_formulas, text)
 
 
 def _on_function_change() -> None:
@@ -207,9 +208,13 @@ def _numbers(result: SweepResult, text: str) -> None:
     if not box.open:
         return
     with box:
-        f_latex, d_latex = _latex(text)
-        st.latex(rf"f(x) = {f_latex}")
-        st.latex(rf"f'(x) = {d_latex}")
+        try:
+            f_latex, d_latex = _latex(text)
+        except GradLabError as err:  # a time bound's sentence, not an exception element
+            show_error(err)
+        else:
+            st.latex(rf"f(x) = {f_latex}")
+            st.latex(rf"f'(x) = {d_latex}")
         x = result.settings.x
         if result.reference.defined:
             st.markdown(f"Exact f′(x) at x = {x!r}, to 20 digits: "

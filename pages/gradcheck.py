@@ -1,7 +1,7 @@
 """Grad check: a finite-difference gradient check on a real tensor, explained.
 
 Controls -> one frozen CheckSettings (the engine validates it) -> one cached engine
-call (run_check; the eps sweep: check_sweep) -> render(result). Layout only: no
+call (run_check; the eps sweep: check_sweep; both in a worker process) -> render(result). Layout only: no
 numerics, limit checks or engine choices here.
 
 First screen (a projector at 1280x720): the question in one line, the presets, one
@@ -21,13 +21,14 @@ from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page
 start_page("gradcheck")
 
 from gradlab.check.validation import GRAD_OUTPUTS, MODES, REDUCTIONS  # noqa: E402
-from gradlab.check.reduction_sweep import check_sweep, sweep_settings_for  # noqa: E402
-from gradlab.server.deadline import paced_progress  # noqa: E402
+from gradlab.check.reduction_sweep import sweep_settings_for  # noqa: E402
 from gradlab.errors import GradLabError  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
 from gradlab.literal_text import markdown_literal  # noqa: E402
 from gradlab.check.states import STATES  # noqa: E402
-from gradlab.check.settings import LOSSES, MODELS, CheckSettings, parse_shape, run_check  # noqa: E402
+from gradlab.check.settings import LOSSES, MODELS, CheckSettings, parse_shape  # noqa: E402
+from gradlab.server.heavy_work import check, check_eps_sweep  # noqa: E402
+from gradlab.ui.heavy import heavy  # noqa: E402
 from gradlab.figures.check import error_heatmap, eps_sweep_figure, taylor_figure  # noqa: E402
 from gradlab.teaching.check_answer import check_answer  # noqa: E402
 from gradlab.ui.presets import preset_buttons  # noqa: E402
@@ -77,7 +78,8 @@ def term(name: str) -> str:
 
 @st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False)
 def cached_check(settings: CheckSettings, _progress=None):
-    return run_check(settings, progress=_progress, workers=CHECK_WORKERS)
+    # In a worker process, ended at its bound (its pace is judged there: LIMITS.full_check_seconds).
+    return heavy(check, settings, CHECK_WORKERS, progress=_progress)
 
 
 @st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds,
@@ -85,7 +87,7 @@ def cached_check(settings: CheckSettings, _progress=None):
 def cached_sweep(sweep_settings: CheckSettings):
     # Keyed on the sweep's own settings (sweep_settings_for): checks differing only in mode or
     # step share it; the step is drawn on the figure, not computed into the sweep.
-    return check_sweep(sweep_settings)
+    return heavy(check_eps_sweep, sweep_settings)
 
 
 @st.cache_resource(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False)
@@ -178,13 +180,8 @@ def _run(settings: CheckSettings):
             last["shown"] = step
             bar.progress(done / max(total, 1), text=f"Full check: {done:,} of {total:,} elements")
 
-    paced = paced_progress(
-        LIMITS.full_check_seconds, "this full check", progress,
-        bound_name="LIMITS.full_check_seconds",
-        advice="Pick mode 'sampled' or 'directional', or a smaller shape; on your own machine "
-               "gradlab.gradcheck and python -m gradlab check have no time bound.")
     try:
-        return cached_check(settings, _progress=paced)
+        return cached_check(settings, _progress=progress)
     finally:
         bar.empty()  # also when the check was stopped: the message replaces the bar
 
@@ -303,7 +300,7 @@ def _render(settings: CheckSettings, result) -> None:
 def _sweep_view(settings: CheckSettings, step: float) -> None:
     try:
         figure = sweep_figure(sweep_settings_for(settings), step)
-    except GradLabError as err:
+    except Exception as err:  # noqa: BLE001 - a bound's sentence, or a worker's failure shown generically
         show_error(err)
         return
     show_figure(figure, "gradlab-gradcheck-eps-sweep")

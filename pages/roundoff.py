@@ -18,12 +18,13 @@ from gradlab.labs.roundoff import (  # noqa: E402
     DISTRIBUTIONS,
     RoundoffResult,
     RoundoffSettings,
-    compare,
     with_hex,
 )
 from gradlab.labs.roundoff_answer import answer, ulps_text  # noqa: E402
 from gradlab.labs.roundoff_terms import TERMS  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
+from gradlab.server.heavy_work import roundoff  # noqa: E402
+from gradlab.ui.heavy import heavy  # noqa: E402
 from gradlab.literal_text import markdown_code, markdown_literal  # noqa: E402
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text  # noqa: E402
 from gradlab.ui.controls import dtype_selectbox  # noqa: E402
@@ -62,7 +63,7 @@ between 0.5 and 1 ($2^{-24}$). The same happens in float64, $2^{29}$ times small
                show_spinner="Comparing the formulas against the exact value…")
 def _comparison(settings: RoundoffSettings) -> RoundoffResult:
     """The one engine call: both formulas against the exact value at the settings' points."""
-    return compare(settings)
+    return heavy(roundoff, settings)  # in a worker process, ended at its bound
 
 
 @st.cache_resource(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False)

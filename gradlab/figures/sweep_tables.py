@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import math
 
-import mpmath
+import mpmath  # noqa: F401 - the docstring examples use it
 import numpy as np
 import pandas as pd
 
 from gradlab.error_sweep import SweepResult
+from gradlab.numerics.mp_format import format_mp
 from gradlab.numerics.schemes import get_scheme
 
 __all__ = ["best_step_table", "autograd_table", "rounding_table", "format_sig", "exact_digits"]
@@ -53,7 +54,7 @@ def exact_digits(value, digits: int = _EXACT_DIGITS) -> str:
     """
     if value is None:
         return "—"
-    return mpmath.nstr(mpmath.mpf(value), digits)
+    return format_mp(value, digits)  # huge magnitudes from their logarithm, never their digits
 
 
 
