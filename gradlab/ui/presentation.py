@@ -20,7 +20,8 @@ from gradlab.teaching.presets import Preset, presets_for
 from gradlab.ui.presets import apply, matching_preset
 
 __all__ = ["PRESENT_PARAM", "is_presenting", "enter_presentation", "leave_presentation", "step_index",
-           "present_button", "presentation_chrome", "finish_presentation", "MAIN_CHART_STRETCH"]
+           "present_button", "presentation_chrome", "finish_presentation", "current_preset", "position_text",
+           "MAIN_CHART_STRETCH"]
 
 PRESENT_PARAM = "present"
 
@@ -36,9 +37,19 @@ html { font-size: 24px !important; }
 .st-key-gl-answer, .st-key-gl-answer p, .st-key-gl-answer li { font-size: 1.35rem !important; line-height: 1.3 !important; }
 .st-key-gl-main-chart { height: CHART_HEIGHT !important; flex: 0 0 auto !important; min-height: 12rem; }
 .st-key-gl-main-chart [data-testid="stPlotlyChart"] { flex: 1 1 auto; }
-.st-key-gl-present-bar { position: fixed; top: 0.35rem; left: 1.2rem; right: 5rem; z-index: 999990;
-  align-items: center; }
+.st-key-gl-present-bar { position: fixed; top: 0.35rem; left: 1.2rem; right: 4.5rem; width: auto !important;
+  z-index: 999990; align-items: center; }
 .st-key-gl-present-bar p { margin: 0; }
+/* On a page with a main chart, show only the answer and the chart: every block on the
+   way down to them keeps only the children that hold one of them (controls, formulas
+   and tables are a click on Exit away). A column holding them takes the full width. */
+[data-testid="stMainBlockContainer"]:has(.st-key-gl-main-chart)
+  :is([data-testid="stVerticalBlock"], [data-testid="stHorizontalBlock"]):has(.st-key-gl-main-chart, .st-key-gl-answer)
+  > :not(:has(.st-key-gl-main-chart, .st-key-gl-answer, .st-key-gl-present-bar)):not(.st-key-gl-main-chart):not(.st-key-gl-answer):not(.st-key-gl-present-bar) {
+  display: none !important;
+}
+[data-testid="stMainBlockContainer"]:has(.st-key-gl-main-chart)
+  [data-testid="stColumn"]:has(.st-key-gl-main-chart, .st-key-gl-answer) { flex: 1 1 100% !important; width: 100% !important; }
 </style>
 """
 
@@ -74,12 +85,38 @@ def step_index(count: int, current: int | None, delta: int) -> int:
     return (current + delta) % count
 
 
+_STEPPED = "_gl_present_stepped"  # the preset Previous / Next applied last: (page, key)
+
+
+def _holds(p: Preset) -> bool:
+    """Whether the widgets hold every value of ``p`` now."""
+    def same(current, wanted) -> bool:
+        if isinstance(wanted, tuple | list):
+            return isinstance(current, tuple | list) and tuple(current) == tuple(wanted)
+        return current == wanted
+    return all(k in st.session_state and same(st.session_state[k], v) for k, v in p.values.items())
+
+
+def current_preset(page: str) -> Preset | None:
+    """The preset on screen: the one stepped to last if the widgets still hold it, else the first that matches.
+
+    Presets may set only some widgets ("v = ones" sets v and keeps the steps of the
+    preset before it), so after a step more than one can match; the stepped one wins.
+    """
+    stepped = st.session_state.get(_STEPPED)
+    for p in presets_for(page):
+        if stepped == (page, p.key) and _holds(p):
+            return p
+    return matching_preset(page)
+
+
 def _step(page: str, delta: int) -> None:
     """``on_click`` of Previous / Next: apply the neighbouring preset the page's buttons would."""
     presets = presets_for(page)
-    current = matching_preset(page)
+    current = current_preset(page)
     index = step_index(len(presets), presets.index(current) if current in presets else None, delta)
     apply(presets[index])
+    st.session_state[_STEPPED] = (page, presets[index].key)
 
 
 def present_button() -> None:
@@ -128,7 +165,7 @@ def finish_presentation(page: str, slot) -> None:
     from gradlab.ui.theme import theme_links
 
     with slot.container(horizontal=True, gap="medium"):
-        text = position_text(page, matching_preset(page))
+        text = position_text(page, current_preset(page))
         if text:
             st.markdown(markdown_literal(text))
         theme_links()
