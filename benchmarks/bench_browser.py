@@ -139,7 +139,9 @@ def interaction_s(browser, base: str, path: str) -> tuple[float | None, str]:
                 break
             page.wait_for_timeout(50)
         last = page.evaluate("window.__glChartChange")
-        return (max(last, start) - start) / 1000, what
+        if last <= start:
+            return 0.0, what + " (no chart changed)"
+        return (last - start) / 1000, what
     finally:
         context.close()
 
