@@ -40,7 +40,7 @@ _CONTRAST_CSS = """
 .js-plotly-plot .cbaxis text, .js-plotly-plot .cbtitle text, .js-plotly-plot .gtitle {
   fill: currentColor !important;
 }
-.st-key-gl-theme-links a { margin-right: 0.6em; }
+.st-key-gl-theme-links a { margin-right: 0.6em; color: inherit; font-weight: 600; }
 </style>
 """
 
