@@ -81,7 +81,7 @@ def _position(page) -> str:
 
 def test_present_button_enters_and_exit_leaves(streamlit_server, new_page):
     page = new_page()
-    open_page(page, streamlit_server, "backward")
+    open_page(page, streamlit_server)
     normal = float(page.evaluate("parseFloat(getComputedStyle(document.documentElement).fontSize)"))
     assert page.locator("[data-testid=stSidebar]").is_visible()
     page.locator(".st-key-gl-present button:visible").click()
