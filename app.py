@@ -3,6 +3,7 @@
 import streamlit as st
 
 from gradlab.ui.navigation import PAGES
+from gradlab.ui.page_chrome import finish_page
 from gradlab.ui.runtime import configure_runtime, release_session_on_disconnect
 
 configure_runtime()  # torch on one thread per op; garbage collected in the background every 30 s
@@ -18,3 +19,4 @@ navigation = st.navigation(
     ]
 )
 navigation.run()
+finish_page()  # chrome that needs the page's final widget values (theme links, preset position)

@@ -3,16 +3,25 @@
 import streamlit as st
 
 from gradlab.teaching.presets import Preset, gallery, url_query
-from gradlab.ui.page_chrome import ensure_router
+from gradlab.ui.page_chrome import answer_box, start_page
 from gradlab.ui.navigation import PAGES, page_by_url
 
-ensure_router()
+start_page("")
 
 st.title("GradLab")
 st.markdown(
     "#### Why do autograd and finite differences disagree — and which one is right?"
 )
-st.markdown(
+with answer_box():
+    # Home has no chart: its first screen is this answer and the gallery below it.
+    st.markdown(
+        "**Usually neither is wrong.** Autograd is off from the exact derivative by a few "
+        "rounding steps; a finite difference is off by its step: too large a step bends the "
+        "answer, too small a step drowns it in rounding. Pick a question below to see which, "
+        "and by how much."
+    )
+with st.expander("How GradLab tells them apart"):
+    st.markdown(
     """
 Autograd applies the chain rule to the operations your code actually ran, rounding
 each one in the tensor's dtype. A finite difference divides a difference of two
@@ -24,7 +33,7 @@ at the dtype-rounded point, so you can see which one is off and by how much. It 
 shows why a loss's `sum` or `mean` reduction does not rescue a float32 gradient check:
 both scale the loss and its gradient alike.
 """
-)
+    )
 
 
 

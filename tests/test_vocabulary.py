@@ -18,7 +18,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from gradlab.error_sweep import SweepSettings, run_sweep
-from gradlab.figures.style import CATEGORICAL, PALETTE
+from gradlab.figures.style import CATEGORICAL, HEATMAP_COLOURS, HEATMAP_COLOURSCALE, PALETTE
 from gradlab.figures.sweep import error_vs_eps_figure
 from gradlab.numerics.dtypes import DTYPES, EMULATED_DTYPES, DtypeFacts
 
@@ -30,6 +30,8 @@ from gradlab.ui import controls
 REPO = Path(__file__).resolve().parents[1]
 LIGHT, DARK = "#ffffff", "#0e1117"  # Streamlit's light and dark backgrounds
 MIN_CONTRAST = 3.0  # WCAG 2.x, 1.4.11: graphical objects
+TEXT_CONTRAST = 4.5  # WCAG 2.x, 1.4.3 (AA): text, tick labels, button labels
+BUTTON_TEXT = "#ffffff"  # Streamlit draws a primary button's label in white in both themes
 HEX = re.compile(r"^#[0-9a-f]{6}$")
 #: What widgets show and the URL carries: links already shared depend on these exact words.
 URL_LABELS = {"forward": "Forward", "backward": "Backward", "central": "Central",
@@ -121,6 +123,57 @@ def test_theme_backgrounds_are_the_ones_checked_or_darker():
 def test_theme_categorical_colours_are_the_palette():
     theme = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())["theme"]
     assert tuple(theme["chartCategoricalColors"]) == CATEGORICAL
+
+
+# ---------------------------------------------------------------- text in both themes
+
+
+def _themes() -> dict[str, dict]:
+    theme = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())["theme"]
+    return {"light": theme["light"], "dark": theme["dark"]}
+
+
+@pytest.mark.parametrize("mode", ["light", "dark"])
+@pytest.mark.parametrize("role", ["textColor", "linkColor", "codeTextColor"])
+def test_theme_text_reads_on_its_backgrounds(mode, role):
+    colours = _themes()[mode]
+    for background in ("backgroundColor", "secondaryBackgroundColor"):
+        assert contrast(colours[role], colours[background]) >= TEXT_CONTRAST, (mode, role, background)
+
+
+@pytest.mark.parametrize("mode", ["light", "dark"])
+def test_primary_button_label_reads_on_the_primary_colour(mode):
+    # The dark theme's old primary #6ea8ff gave white labels 2.4:1.
+    assert contrast(BUTTON_TEXT, _themes()[mode]["primaryColor"]) >= TEXT_CONTRAST
+
+
+@pytest.mark.parametrize("mode", ["light", "dark"])
+def test_primary_colour_reads_on_the_background(mode):
+    colours = _themes()[mode]
+    assert contrast(colours["primaryColor"], colours["backgroundColor"]) >= MIN_CONTRAST
+
+
+def test_chart_axis_text_is_drawn_in_the_theme_text_colour():
+    # Plotly's own tick grey #808495 has 3.7:1 on white; the chrome's CSS draws tick
+    # labels and axis titles in the theme's text colour (currentColor), whose
+    # contrast the test above checks. The browser test reads the computed colour.
+    assert contrast("#808495", "#ffffff") < TEXT_CONTRAST  # why the override exists
+    from gradlab.ui.theme import _CONTRAST_CSS
+    rule = re.search(r"([^{}]*)\{\s*fill:\s*currentColor\s*!important;\s*\}", _CONTRAST_CSS)
+    assert rule is not None
+    for selector in (".xtick text", ".ytick text", ".g-xtitle text", ".g-ytitle text", ".cbaxis text"):
+        assert selector in rule.group(1)
+
+
+def test_heatmap_scale_reads_in_the_dark_theme():
+    dark, light = _themes()["dark"]["backgroundColor"], _themes()["light"]["backgroundColor"]
+    low, high = HEATMAP_COLOURS[0], HEATMAP_COLOURS[-1]
+    assert contrast(low, dark) >= MIN_CONTRAST and contrast(high, dark) >= MIN_CONTRAST
+    assert contrast(low, light) >= MIN_CONTRAST  # the light theme's cells stand out from the page too
+    lightness = [luminance(c) for c in HEATMAP_COLOURS]
+    assert lightness == sorted(lightness)  # sequential: higher value, lighter cell
+    assert [c for _, c in HEATMAP_COLOURSCALE] == list(HEATMAP_COLOURS)
+    assert HEATMAP_COLOURSCALE[0][0] == 0.0 and HEATMAP_COLOURSCALE[-1][0] == 1.0
 
 
 # ---------------------------------------------------------------- adding a row

@@ -17,6 +17,8 @@ True
 ('solid', 'circle')
 >>> dtype_colour("float8"), scheme_dash("secant")  # unknown: neutral, solid
 ('#6b7280', 'solid')
+>>> HEATMAP_COLOURSCALE[0], HEATMAP_COLOURSCALE[-1]
+((0.0, '#3e6db0'), (1.0, '#f0e08a'))
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ __all__ = [
     "AXIS_TITLE_SIZE",
     "LINE_WIDTH",
     "MARKER_SIZE",
+    "HEATMAP_COLOURS",
+    "HEATMAP_COLOURSCALE",
 ]
 
 #: Colour by role, for everything that is not a dtype.
@@ -72,6 +76,16 @@ GUIDE = PALETTE["guide"]
 NEUTRAL = PALETTE["neutral"]
 ROUNDOFF_SHADE, TRUNCATION_SHADE = PALETTE["red"], PALETTE["blue"]  # regimes, drawn faint
 MARKER_OUTLINE = "#ffffff"  # a white ring keeps a marker apart from the lines under it
+
+#: A sequential heatmap scale readable in both themes (low -> high, lightness rising):
+#: its low end has >= 3:1 against the light *and* the dark background, its high end
+#: >= 3:1 against the dark one, so no cell glares white or sinks into black in the
+#: dark theme (Blues starts at white, Viridis at near-black). Cell text keeps its
+#: contrast too: Plotly picks dark or light text per cell.
+HEATMAP_COLOURS: tuple[str, ...] = ("#3e6db0", "#3a8fb7", "#4bab9f", "#97c97f", "#f0e08a")
+#: The same as a Plotly ``colorscale`` ([position, colour] pairs).
+HEATMAP_COLOURSCALE: tuple[tuple[float, str], ...] = tuple(
+    (i / (len(HEATMAP_COLOURS) - 1), colour) for i, colour in enumerate(HEATMAP_COLOURS))
 
 FONT_SIZE = 16  # readable from the back of a lecture room
 AXIS_TITLE_SIZE = 18

@@ -15,6 +15,7 @@ import streamlit as st
 
 from gradlab.figures.spec import FigureOrSpec, specs_only
 from gradlab.ui.compat import PreparedFigure
+from gradlab.ui.page_chrome import main_chart_height
 
 __all__ = ["figure_config", "prepare_figure", "show_figure", "PreparedFigure"]
 
@@ -63,11 +64,13 @@ def show_figure(fig: go.Figure | PreparedFigure, name: str, key: str | None = No
 
     ``name`` becomes the file name of the "download as PNG" button (made safe for a
     file system); ``key`` is needed only when two identical figures share a page.
-    The chart uses ``theme="streamlit"`` so it follows the app's light/dark theme.
+    The chart uses ``theme="streamlit"`` so it follows the app's light/dark theme;
+    inside ``main_chart_box()`` in presentation mode it fills the enlarged box.
     """
     st.plotly_chart(
         fig,
         width="stretch",
+        height=main_chart_height(),
         theme="streamlit",
         key=key,
         config=figure_config(name),

@@ -2,8 +2,12 @@
 
 Each script in ``pages/`` starts with::
 
-    from gradlab.ui.page_chrome import ensure_router
-    ensure_router()
+    from gradlab.ui.page_chrome import start_page
+    start_page("explorer")  # the page's URL path; "" for home
+
+and puts its one plain answer sentence in ``with answer_box():`` and its main
+chart in ``with main_chart_box():``. ``app.py`` calls :func:`finish_page` after
+the page ran, for the chrome that needs the page's final widget values.
 """
 
 from __future__ import annotations
@@ -11,6 +15,9 @@ from __future__ import annotations
 import streamlit as st
 
 from gradlab.ui.compat import leave_legacy_pages_mode
+
+__all__ = ["ensure_router", "start_page", "finish_page", "answer_box", "main_chart_box",
+           "main_chart_height", "ANSWER_KEY", "MAIN_CHART_KEY"]
 
 
 def ensure_router() -> None:
@@ -35,13 +42,50 @@ def ensure_router() -> None:
 ANSWER_KEY = "gl-answer"
 MAIN_CHART_KEY = "gl-main-chart"
 
+# What start_page left for finish_page in this script run (one run per session at a time).
+_RUN_STATE = "_gl_chrome_run"
+
 
 def start_page(page: str) -> None:
     """What every page calls first: the router check, then the shared chrome for ``page``.
 
     ``page`` is the page's URL path (``"explorer"``, ``"gradcheck"`` …, ``""`` for home).
+    The chrome: chart axis text in the theme's text colour (WCAG AA in both themes),
+    and either presentation mode (``?present=1``: no sidebar, large type, the main
+    chart filling the screen, Previous / Next through the page's presets, Exit) or
+    the sidebar's Present button and Light / Dark theme links.
     """
+    from gradlab.ui.presentation import is_presenting, present_button, presentation_chrome
+    from gradlab.ui.theme import contrast_css
+
     ensure_router()
+    contrast_css()
+    if is_presenting():
+        slot = presentation_chrome(page)
+    else:
+        present_button()
+        slot = st.sidebar.empty()
+    st.session_state[_RUN_STATE] = (page, slot)
+
+
+def finish_page() -> None:
+    """After the page ran (``app.py``): the chrome that shows the page's final state.
+
+    The theme links carry the URL the page's widgets just wrote, and the
+    presentation bar names the preset on screen; both are known only now.
+    """
+    from gradlab.ui.presentation import finish_presentation, is_presenting
+    from gradlab.ui.theme import theme_links
+
+    run = st.session_state.pop(_RUN_STATE, None)
+    if run is None:  # the page did not call start_page
+        return
+    page, slot = run
+    if is_presenting():
+        finish_presentation(page, slot)
+    else:
+        with slot.container():
+            theme_links()
 
 
 def answer_box():
@@ -52,6 +96,42 @@ def answer_box():
     return st.container(key=ANSWER_KEY)
 
 
+_IN_MAIN_CHART = "_gl_in_main_chart"
+
+
+class _MainChartBox:
+    """``st.container(key=MAIN_CHART_KEY)`` that knows, while entered, that a chart drawn now is the main one."""
+
+    def __init__(self) -> None:
+        self._box = st.container(key=MAIN_CHART_KEY)
+
+    def __enter__(self):
+        st.session_state[_IN_MAIN_CHART] = True
+        return self._box.__enter__()
+
+    def __exit__(self, *exc):
+        st.session_state.pop(_IN_MAIN_CHART, None)
+        return self._box.__exit__(*exc)
+
+    def __getattr__(self, name: str):  # box.plotly_chart(...) etc. still work
+        return getattr(self._box, name)
+
+
 def main_chart_box():
-    """The container for the page's main chart (first screen at 1280x720)."""
-    return st.container(key=MAIN_CHART_KEY)
+    """The container for the page's main chart (first screen at 1280x720): ``with main_chart_box(): ...``.
+
+    In presentation mode CSS makes it fill most of the screen, and a chart drawn
+    inside it with ``gradlab.ui.figures.show_figure`` stretches to fill it
+    (:func:`main_chart_height`).
+    """
+    return _MainChartBox()
+
+
+def main_chart_height() -> str:
+    """The ``height=`` for ``st.plotly_chart``: ``"stretch"`` for the main chart in presentation mode.
+
+    Otherwise ``"content"``: the figure's own height.
+    """
+    from gradlab.ui.presentation import is_presenting
+
+    return "stretch" if st.session_state.get(_IN_MAIN_CHART) and is_presenting() else "content"

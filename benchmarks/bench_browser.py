@@ -1,0 +1,193 @@
+"""Speed as felt in Chromium: each page's first chart after navigation, and one interaction's last chart update.
+
+For every page (gradlab.ui.navigation.PAGES) and N runs each, in a fresh browser context:
+
+1. **First chart**: from ``page.goto`` (the browser's navigation start,
+   ``performance.now()`` = 0) to the moment the main chart is drawn
+   (``.st-key-gl-main-chart .main-svg`` present) and the script run has finished
+   (``data-test-script-state=notRunning``). A page without ``main_chart_box()``
+   yet is timed to its first Plotly chart anywhere and marked ``*``; home has no
+   chart and is timed to its finished first run.
+2. **Interaction**: one input (a slider's thumb nudged with the arrow key, or, on
+   a page without a slider, its last preset button clicked), from the input to
+   the last change of any Plotly chart after the script run finished (a
+   MutationObserver on the charts; "last" = no change for 400 ms).
+
+Prints the medians and the targets (first chart < 1.5 s, interaction < 0.5 s), and the
+load average, since other work on the machine makes the numbers noisy. A script, not
+a test: ``python benchmarks/bench_browser.py [--runs 3] [--pages explorer roundoff]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests" / "browser"))
+
+from browser_helpers import CHROMIUM_ARGS, SCRIPT_FINISHED  # noqa: E402
+
+from gradlab.teaching.presets import presets_for  # noqa: E402
+from gradlab.ui.navigation import PAGES  # noqa: E402
+
+FIRST_CHART_TARGET_S, INTERACTION_TARGET_S = 1.5, 0.5
+QUIET_MS = 400  # no chart change for this long after the run finished = the last update happened
+TIMEOUT_MS = 60_000
+
+_DRAWN = """sel => {
+  const app = document.querySelector('[data-testid=stApp]');
+  const done = app && app.dataset.testScriptState === 'notRunning';
+  return done && (sel === '' || document.querySelector(sel)) ? performance.now() : false; }"""
+_CHART_CHANGE = """() => { if (!window.__glObs) { window.__glObs = true; window.__glChartChange = 0;
+  const watch = () => document.querySelectorAll('.js-plotly-plot').forEach(p => {
+    if (p.__glWatched) return; p.__glWatched = true; window.__glChartChange = performance.now();
+    new MutationObserver(() => { window.__glChartChange = performance.now(); })
+      .observe(p, {subtree: true, childList: true, attributes: true}); });
+  watch(); window.__glChartChange = 0; new MutationObserver(watch).observe(document.body, {subtree: true, childList: true}); }
+  window.__glRan = false; const app = document.querySelector('[data-testid=stApp]');
+  new MutationObserver(() => { if (app.dataset.testScriptState === 'running') window.__glRan = true; })
+    .observe(app, {attributes: true}); }"""
+_RAN = "() => window.__glRan && document.querySelector('[data-testid=stApp]').dataset.testScriptState === 'notRunning'"
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def _start_app(port: int) -> subprocess.Popen:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
+        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not _healthy(f"http://127.0.0.1:{port}"):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise SystemExit("streamlit did not start")
+        time.sleep(0.25)
+    return proc
+
+
+def _chart_selector(page, path: str) -> tuple[str, str]:
+    """What 'the main chart drawn' means on this page, and a mark for the report."""
+    if not path:
+        return "", "(no chart)"
+    if page.locator(".st-key-gl-main-chart").count():
+        return ".st-key-gl-main-chart .main-svg", ""
+    return ".js-plotly-plot .main-svg", "*"
+
+
+def first_chart_s(browser, base: str, path: str) -> tuple[float, str]:
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    try:
+        page.goto(f"{base}/{path}")
+        page.wait_for_selector(SCRIPT_FINISHED, timeout=TIMEOUT_MS)
+        selector, mark = _chart_selector(page, path)
+        drawn = page.wait_for_function(_DRAWN, arg=selector, timeout=TIMEOUT_MS, polling="raf")
+        return drawn.json_value() / 1000, mark
+    finally:
+        context.close()
+
+
+def _interact(page, path: str) -> str:
+    """Make one input; returns what it was."""
+    slider = page.locator("[data-testid=stSlider] [role=slider]:visible")
+    if slider.count():
+        slider.first.focus()
+        page.keyboard.press("ArrowRight")
+        return "slider +1 step"
+    presets = presets_for(path)
+    if len(presets) > 1:  # the last: a page's default view is often its first or second preset
+        page.locator(f".st-key-preset_{presets[-1].key} button:visible").first.click()
+        return f"preset {presets[-1].key}"
+    return ""
+
+
+def interaction_s(browser, base: str, path: str) -> tuple[float | None, str]:
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    try:
+        page.goto(f"{base}/{path}")
+        page.wait_for_selector(SCRIPT_FINISHED, timeout=TIMEOUT_MS)
+        selector, _ = _chart_selector(page, path)
+        if not selector:
+            return None, "(no chart)"
+        page.wait_for_function(_DRAWN, arg=selector, timeout=TIMEOUT_MS)
+        page.wait_for_timeout(QUIET_MS)
+        page.evaluate(_CHART_CHANGE)
+        start = page.evaluate("performance.now()")
+        what = _interact(page, path)
+        if not what:
+            return None, "(no input found)"
+        page.wait_for_function(_RAN, timeout=TIMEOUT_MS)  # a run started after the input and finished
+        while True:  # wait until the charts have been quiet for QUIET_MS
+            now, last = page.evaluate("[performance.now(), window.__glChartChange]")
+            if now - max(last, start) >= QUIET_MS:
+                break
+            page.wait_for_timeout(50)
+        last = page.evaluate("window.__glChartChange")
+        if last <= start:
+            return 0.0, what + " (no chart changed)"
+        return (last - start) / 1000, what
+    finally:
+        context.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--pages", nargs="*", help="url paths (default: every page; home is '')")
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    paths = args.pages if args.pages is not None else ["" if p.default else p.url_path for p in PAGES]
+    proc = _start_app(args.port)
+    base = f"http://127.0.0.1:{args.port}"
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=list(CHROMIUM_ARGS))
+            for path in paths:  # one warm-up load per page: imports and caches, not what a class feels
+                first_chart_s(browser, base, path)
+            print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+            print(f"{'page':<12} {'first chart (s)':>16} {'interaction (s)':>16}  input")
+            for path in paths:
+                loads, marks, inputs, what = [], set(), [], ""
+                for _ in range(args.runs):
+                    seconds, mark = first_chart_s(browser, base, path)
+                    loads.append(seconds)
+                    marks.add(mark)
+                    seconds, what = interaction_s(browser, base, path)
+                    if seconds is not None:
+                        inputs.append(seconds)
+                load = f"{statistics.median(loads):.2f}{''.join(sorted(marks))}"
+                act = f"{statistics.median(inputs):.2f}" if inputs else "-"
+                flag = " <- over target" if statistics.median(loads) > FIRST_CHART_TARGET_S or (
+                    inputs and statistics.median(inputs) > INTERACTION_TARGET_S) else ""
+                print(f"{path or 'home':<12} {load:>16} {act:>16}  {what}{flag}")
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    print(f"targets: first chart < {FIRST_CHART_TARGET_S} s, interaction < {INTERACTION_TARGET_S} s "
+          f"(medians of {args.runs} runs)")
+    print("* = the page has no main_chart_box() yet: timed to its first chart anywhere")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
+          f"({os.cpu_count()} CPUs; other work on the machine slows every figure)")
+
+
+if __name__ == "__main__":
+    main()

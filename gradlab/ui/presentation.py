@@ -1,0 +1,171 @@
+"""Presentation mode, ``?present=1``: what a lecturer projects.
+
+No sidebar, large type, the page's main chart (``main_chart_box``) as wide as the
+screen and most of its height, the answer sentence large, and a bar to step through
+the page's presets (Previous / Next apply a preset exactly as the page's own preset
+buttons do: :func:`gradlab.ui.presets.apply` as ``on_click``). The mode is one URL
+parameter, so a link opens in it; Exit removes the parameter. On a page without
+presets (home) the bar has only Exit and the theme links, and the page is just larger.
+
+Call order (``gradlab.ui.page_chrome`` does it): :func:`presentation_chrome` before the
+page's widgets, :func:`finish_presentation` after them (``app.py``), because which
+preset is on screen is known only once the widgets have run.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from gradlab.teaching.presets import Preset, presets_for
+from gradlab.ui.presets import apply, matching_preset
+
+__all__ = ["PRESENT_PARAM", "is_presenting", "enter_presentation", "leave_presentation", "step_index",
+           "present_button", "presentation_chrome", "finish_presentation", "current_preset", "position_text",
+           "MAIN_CHART_STRETCH"]
+
+PRESENT_PARAM = "present"
+
+#: In presentation mode the main chart box is this tall; the chart stretches to fill it.
+MAIN_CHART_STRETCH = "calc(100vh - 9.5rem)"
+
+_CSS = """
+<style>
+[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
+[data-testid="stExpandSidebarButton"], [data-testid="stSidebarNav"] { display: none !important; }
+html { font-size: 24px !important; }
+[data-testid="stMainBlockContainer"] { max-width: 100% !important; padding: 3.2rem 1.2rem 1rem !important; }
+.st-key-gl-answer, .st-key-gl-answer p, .st-key-gl-answer li { font-size: 1.35rem !important; line-height: 1.3 !important; }
+.st-key-gl-main-chart { height: CHART_HEIGHT !important; flex: 0 0 auto !important; min-height: 12rem; }
+.st-key-gl-main-chart [data-testid="stPlotlyChart"] { flex: 1 1 auto; }
+.st-key-gl-present-bar { position: fixed; top: 0.35rem; left: 1.2rem; right: 4.5rem; width: auto !important;
+  z-index: 999990; align-items: center; }
+.st-key-gl-present-bar p { margin: 0; }
+/* On a page with a main chart, show only the answer and the chart: every block on the
+   way down to them keeps only the children that hold one of them (controls, formulas
+   and tables are a click on Exit away). A column holding them takes the full width. */
+[data-testid="stMainBlockContainer"]:has(.st-key-gl-main-chart)
+  :is([data-testid="stVerticalBlock"], [data-testid="stHorizontalBlock"]):has(.st-key-gl-main-chart, .st-key-gl-answer)
+  > :not(:has(.st-key-gl-main-chart, .st-key-gl-answer, .st-key-gl-present-bar)):not(.st-key-gl-main-chart):not(.st-key-gl-answer):not(.st-key-gl-present-bar) {
+  display: none !important;
+}
+[data-testid="stMainBlockContainer"]:has(.st-key-gl-main-chart)
+  [data-testid="stColumn"]:has(.st-key-gl-main-chart, .st-key-gl-answer) { flex: 1 1 100% !important; width: 100% !important; }
+</style>
+"""
+
+
+def is_presenting() -> bool:
+    """Whether the page is in presentation mode (``?present=1`` in its URL)."""
+    return st.query_params.get(PRESENT_PARAM) == "1"
+
+
+def enter_presentation() -> None:
+    """``on_click`` of the Present button: put ``present=1`` into the URL."""
+    st.query_params[PRESENT_PARAM] = "1"
+
+
+def leave_presentation() -> None:
+    """``on_click`` of Exit: take ``present`` out of the URL (the view's values stay)."""
+    if PRESENT_PARAM in st.query_params:
+        del st.query_params[PRESENT_PARAM]
+
+
+def step_index(count: int, current: int | None, delta: int) -> int:
+    """The preset to show after stepping ``delta`` from ``current`` among ``count``, cyclically.
+
+    From no preset, Next opens the first and Previous the last.
+
+    >>> step_index(3, 2, +1), step_index(3, 0, -1), step_index(3, None, +1), step_index(3, None, -1)
+    (0, 2, 0, 2)
+    """
+    if count <= 0:
+        raise ValueError("There is no preset to step to: the page has none.")
+    if current is None:
+        return 0 if delta > 0 else count - 1
+    return (current + delta) % count
+
+
+_STEPPED = "_gl_present_stepped"  # the preset Previous / Next applied last: (page, key)
+
+
+def _holds(p: Preset) -> bool:
+    """Whether the widgets hold every value of ``p`` now."""
+    def same(current, wanted) -> bool:
+        if isinstance(wanted, tuple | list):
+            return isinstance(current, tuple | list) and tuple(current) == tuple(wanted)
+        return current == wanted
+    return all(k in st.session_state and same(st.session_state[k], v) for k, v in p.values.items())
+
+
+def current_preset(page: str) -> Preset | None:
+    """The preset on screen: the one stepped to last if the widgets still hold it, else the first that matches.
+
+    Presets may set only some widgets ("v = ones" sets v and keeps the steps of the
+    preset before it), so after a step more than one can match; the stepped one wins.
+    """
+    stepped = st.session_state.get(_STEPPED)
+    for p in presets_for(page):
+        if stepped == (page, p.key) and _holds(p):
+            return p
+    return matching_preset(page)
+
+
+def _step(page: str, delta: int) -> None:
+    """``on_click`` of Previous / Next: apply the neighbouring preset the page's buttons would."""
+    presets = presets_for(page)
+    current = current_preset(page)
+    index = step_index(len(presets), presets.index(current) if current in presets else None, delta)
+    apply(presets[index])
+    st.session_state[_STEPPED] = (page, presets[index].key)
+
+
+def present_button() -> None:
+    """The sidebar's way into presentation mode."""
+    st.sidebar.button("Present", key="gl-present", icon=":material/slideshow:", on_click=enter_presentation,
+                      help="Large type, the chart filling the screen, Previous / Next through the "
+                           "page's examples; for a projector. The link keeps it (?present=1).")
+
+
+def presentation_chrome(page: str):
+    """Before the page's widgets: the CSS and the bar; returns the bar's slot for :func:`finish_presentation`."""
+    st.html(_CSS.replace("CHART_HEIGHT", MAIN_CHART_STRETCH))
+    presets = presets_for(page)
+    with st.container(horizontal=True, key="gl-present-bar", gap="small"):
+        if presets:
+            st.button("Previous", key="gl-present-prev", icon=":material/arrow_back:", on_click=_step,
+                      args=(page, -1), help="The page's previous example")
+            st.button("Next", key="gl-present-next", icon=":material/arrow_forward:", on_click=_step,
+                      args=(page, +1), help="The page's next example", type="primary")
+        slot = st.empty()
+        st.button("Exit", key="gl-present-exit", icon=":material/close:", on_click=leave_presentation,
+                  help="Leave presentation mode")
+    return slot
+
+
+def position_text(page: str, current: Preset | None) -> str:
+    """Where the view stands among the page's presets, in words.
+
+    >>> position_text("backward", None)
+    '3 examples; Next opens the first'
+    >>> from gradlab.teaching.presets import preset
+    >>> position_text("backward", preset("backward", "accumulate"))
+    '2 of 3: Backward twice, then once more'
+    """
+    presets = presets_for(page)
+    if not presets:
+        return ""
+    if current is None or current not in presets:
+        return f"{len(presets)} examples; Next opens the first"
+    return f"{presets.index(current) + 1} of {len(presets)}: {current.label}"
+
+
+def finish_presentation(page: str, slot) -> None:
+    """After the page's widgets: fill the bar's slot with the position among the presets and the theme links."""
+    from gradlab.literal_text import markdown_literal
+    from gradlab.ui.theme import theme_links
+
+    with slot.container(horizontal=True, gap="medium"):
+        text = position_text(page, current_preset(page))
+        if text:
+            st.markdown(markdown_literal(text))
+        theme_links()

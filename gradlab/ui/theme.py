@@ -1,0 +1,92 @@
+"""The light and the dark theme as a visitor meets them: the switch, the contrast CSS, the theme type.
+
+Streamlit 1.67 gives two supported ways to pick a theme, and GradLab offers both:
+
+- the app menu (⋮, top right) lists System / Light / Dark once ``client.toolbarMode``
+  is ``"viewer"`` (``.streamlit/config.toml``). It switches at once and the browser
+  remembers the choice;
+- the documented URL option ``?embed_options=light_theme`` / ``dark_theme``, read by
+  the browser when a page loads. :func:`theme_links` draws two plain links that reload
+  the current view (every control is in its URL) with that option, so a lecturer
+  finds "Light" and "Dark" on the page itself, also in presentation mode.
+
+Charts follow either choice by themselves (``st.plotly_chart(theme="streamlit")``);
+:func:`contrast_css` makes their tick labels and axis titles the theme's text colour
+(Plotly draws them in a grey with 3.7:1 on white), so they reach WCAG AA in both themes.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from urllib.parse import urlencode
+
+import streamlit as st
+
+__all__ = ["THEMES", "theme_type", "theme_link_query", "theme_links", "contrast_css", "current_query"]
+
+#: The theme choices, as (label, Streamlit's ``embed_options`` value).
+THEMES: tuple[tuple[str, str], ...] = (("Light", "light_theme"), ("Dark", "dark_theme"))
+
+# Plotly's axis text (tick labels, axis and colour-bar titles) in the theme's text
+# colour: SVG text inherits `color` from the page, `currentColor` picks it up, and
+# !important beats the inline fill Plotly writes. Annotations and legends keep the
+# colours their figures chose.
+_CONTRAST_CSS = """
+<style>
+.js-plotly-plot .xtick text, .js-plotly-plot .ytick text,
+.js-plotly-plot .g-xtitle text, .js-plotly-plot .g-ytitle text,
+.js-plotly-plot [class^="g-x"][class$="title"] text, .js-plotly-plot [class^="g-y"][class$="title"] text,
+.js-plotly-plot .cbaxis text, .js-plotly-plot .cbtitle text, .js-plotly-plot .gtitle {
+  fill: currentColor !important;
+}
+.st-key-gl-theme-links a { margin-right: 0.6em; color: inherit; font-weight: 600; }
+</style>
+"""
+
+
+def theme_type() -> str:
+    """``"light"`` or ``"dark"``: the theme the visitor's browser shows (light when unknown).
+
+    Streamlit infers it from the app's background colour; on a session's first run
+    and just after a switch it may lag one run behind (its documentation says so).
+    """
+    kind = st.context.theme.type
+    return kind if kind in ("light", "dark") else "light"
+
+
+def contrast_css() -> None:
+    """Inject the CSS that gives chart axis text the theme's text colour (takes no space)."""
+    st.html(_CONTRAST_CSS)
+
+
+def current_query() -> dict[str, list[str]]:
+    """The page's query parameters now, every value of a repeated key kept (multiselects)."""
+    return {key: st.query_params.get_all(key) for key in st.query_params}
+
+
+def theme_link_query(query: Mapping[str, Sequence[str]], option: str) -> str:
+    """The query string of the current view opened in the theme ``option``.
+
+    >>> theme_link_query({"dtypes": ["float32", "float64"], "x": ["1/3"]}, "dark_theme")
+    '?dtypes=float32&dtypes=float64&x=1%2F3&embed_options=dark_theme'
+    """
+    pairs = [(key, value) for key, values in query.items() for value in values]
+    return "?" + urlencode([*pairs, ("embed_options", option)])
+
+
+def theme_links(query: Mapping[str, Sequence[str]] | None = None) -> None:
+    """Two links, Light and Dark, that reload the current view in that theme.
+
+    Call it after the page's widgets ran (``app.py`` does), so the links carry the
+    values they just wrote to the URL. Plain ``<a>`` links: a same-tab page load is
+    what makes the browser read ``embed_options`` (an ``st.page_link`` would not reload).
+    """
+    query = current_query() if query is None else query
+    links = " ".join(
+        f'<a href="{html.escape(theme_link_query(query, option), quote=True)}" '
+        f'title="Show this view in the {label.lower()} theme">{label}</a>'
+        for label, option in THEMES
+    )
+    with st.container(key="gl-theme-links"):
+        st.html(f"<span>Theme: {links}</span>")

@@ -1,0 +1,165 @@
+"""Every page makes its point on the first screen: a projector (1280x720, light and dark) and a phone.
+
+At 1280x720, with the page scrolled to the top, the answer sentence
+(``.st-key-gl-answer``) is inside the viewport and not empty, and the main chart
+(``.st-key-gl-main-chart``) starts inside it and holds a drawn Plotly chart; at the
+page's default view and at its first preset. On a 390x844 phone the main plot area
+is at least 300 px wide and nothing scrolls sideways. Screenshots of each case go to
+tests/artifacts/first-screen-<page>-<case>.png: look at them.
+
+The home page has no chart: its rule is the answer sentence on the first screen and no
+sideways overflow (its gallery is the rest of the first screen).
+
+A last test answers every quiz and checks the URL never carries the answer.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote, quote_plus
+
+import pytest
+from browser_helpers import open_page, screenshot, wait_for_app
+
+from gradlab.teaching.presets import presets_for, url_query
+from gradlab.ui.navigation import PAGES
+
+pytestmark = pytest.mark.browser
+
+PROJECTOR = {"width": 1280, "height": 720}
+PHONE = {"width": 390, "height": 844}
+MIN_PLOT_WIDTH = 300
+CHART_DRAWN_MS = 60_000  # the first Plotly draw on a shared 2-core machine can take seconds
+
+#: (url path for the browser, page key for presets): home is served at "/".
+PAGE_PATHS = [("" if spec.default else spec.url_path, "" if spec.default else spec.url_path) for spec in PAGES]
+#: Every page at its default view and at its first preset (if it has presets).
+CASES = [(path, None) for path, _ in PAGE_PATHS] + [
+    (path, presets_for(key)[0].key) for path, key in PAGE_PATHS if presets_for(key)]
+QUIZ_KEYS = {"explorer": "explorer_guess", "roundoff": "roundoff_guess", "network": "network_guess",
+             "backward": "backward_guess"}
+
+
+def _case_id(case) -> str:
+    path, preset_key = case
+    return f"{path or 'home'}-{preset_key or 'default'}"
+
+
+@pytest.fixture()
+def new_page(_browser):
+    """Open pages in a context of a given viewport and colour scheme; closes them after the test."""
+    contexts = []
+
+    def make(viewport: dict, scheme: str = "light"):
+        context = _browser.new_context(viewport=viewport, color_scheme=scheme)
+        contexts.append(context)
+        return context.new_page()
+
+    yield make
+    for context in contexts:
+        context.close()
+
+
+def _open_case(page, base_url: str, path: str, preset_key: str | None) -> None:
+    query = None
+    if preset_key is not None:
+        query = url_query(next(p for p in presets_for(path) if p.key == preset_key))
+    open_page(page, base_url, path, query, timeout=CHART_DRAWN_MS)
+
+
+_BOX = """sel => { const e = document.querySelector(sel); if (!e) return null;
+  const r = e.getBoundingClientRect(); return {top: r.top, bottom: r.bottom, left: r.left, right: r.right,
+  width: r.width, height: r.height, text: (e.innerText || e.textContent || '').trim()}; }"""
+_SCROLLED = """() => Math.max(window.scrollY, ...[...document.querySelectorAll(
+  '[data-testid=stMain], [data-testid=stAppScrollToBottomContainer]')].map(e => e.scrollTop))"""
+_OVERFLOW = """() => [document.documentElement, document.body, ...document.querySelectorAll(
+  '[data-testid=stMain], [data-testid=stMainBlockContainer], [data-testid=stAppScrollToBottomContainer]')]
+  .filter(e => e.scrollWidth > e.clientWidth + 1)
+  .map(e => `${e.dataset.testid || e.tagName}: scrollWidth ${e.scrollWidth} > clientWidth ${e.clientWidth}`)"""
+
+
+def _has_chart(path: str) -> bool:
+    return path != ""  # home: answer only (see the module docstring)
+
+
+def _wait_for_main_chart(page) -> None:
+    page.wait_for_selector(".st-key-gl-main-chart .js-plotly-plot .main-svg", timeout=CHART_DRAWN_MS)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("case", CASES, ids=_case_id)
+def test_answer_and_main_chart_are_on_the_first_projector_screen(streamlit_server, new_page, case, scheme):
+    path, preset_key = case
+    page = new_page(PROJECTOR, scheme)
+    _open_case(page, streamlit_server, path, preset_key)
+    if _has_chart(path):
+        assert page.locator(".st-key-gl-main-chart").count() == 1, f"/{path}: no main_chart_box()"
+        _wait_for_main_chart(page)
+    name = f"first-screen-{_case_id(case)}-{scheme}"
+    screenshot(page, name, full_page=False)
+
+    assert page.evaluate(_SCROLLED) == 0, "the page must open scrolled to the top"
+    answer = page.evaluate(_BOX, ".st-key-gl-answer")
+    assert answer is not None, f"/{path}: no answer_box()"
+    assert answer["text"], f"/{path}: the answer box is empty"
+    assert page.locator(".st-key-gl-answer").is_visible()
+    assert 0 <= answer["top"] and answer["bottom"] <= PROJECTOR["height"], (
+        f"/{path} ({scheme}): the answer spans y={answer['top']:.0f}..{answer['bottom']:.0f}, "
+        f"not inside the first {PROJECTOR['height']} px; see {name}.png")
+    if _has_chart(path):
+        chart = page.evaluate(_BOX, ".st-key-gl-main-chart")
+        assert 0 <= chart["top"] < PROJECTOR["height"], (
+            f"/{path} ({scheme}): the main chart starts at y={chart['top']:.0f}, below the first "
+            f"{PROJECTOR['height']} px; see {name}.png")
+        plot = page.evaluate(_BOX, ".st-key-gl-main-chart .main-svg")
+        assert plot["height"] > 100 and plot["width"] > 300, plot
+
+
+@pytest.mark.parametrize("case", CASES, ids=_case_id)
+def test_phone_plot_is_wide_enough_and_nothing_overflows(streamlit_server, new_page, case):
+    path, preset_key = case
+    page = new_page(PHONE)
+    _open_case(page, streamlit_server, path, preset_key)
+    if _has_chart(path):
+        _wait_for_main_chart(page)
+    name = f"first-screen-{_case_id(case)}-phone"
+    screenshot(page, name, full_page=False)
+
+    assert page.evaluate(_OVERFLOW) == [], f"/{path}: sideways overflow on a phone; see {name}.png"
+    if _has_chart(path):
+        # The plot area proper: the drag layer of the first subplot (axes' inside).
+        area = page.evaluate(_BOX, ".st-key-gl-main-chart .nsewdrag")
+        assert area is not None, f"/{path}: the main chart has no plot area"
+        assert area["width"] >= MIN_PLOT_WIDTH, (
+            f"/{path}: the main plot area is {area['width']:.0f} px wide on a phone "
+            f"(legend or margins take the rest); see {name}.png")
+
+
+def _url_forms(text: str) -> set[str]:
+    return {text, quote(text, safe=""), quote_plus(text)}
+
+
+@pytest.mark.parametrize("path", sorted(QUIZ_KEYS))
+def test_no_url_ever_holds_a_quiz_answer(streamlit_server, new_page, path):
+    page = new_page(PROJECTOR)
+    open_page(page, streamlit_server, path, timeout=CHART_DRAWN_MS)
+    key = QUIZ_KEYS[path]
+    quiz = page.locator(f".st-key-{key}")
+    assert quiz.count() == 1, f"/{path}: no radio with key {key}"
+    expander = page.locator("[data-testid=stExpander]").filter(has=quiz)
+    if expander.count() and expander.first.locator("details[open]").count() == 0:
+        expander.first.locator("summary").first.click()  # a closed expander draws its content when opened
+    options = quiz.locator("label")
+    options.first.wait_for(timeout=CHART_DRAWN_MS)
+    assert options.count() >= 2
+    choice = options.last
+    chosen = choice.inner_text().strip()
+    choice.click()
+    page.wait_for_timeout(300)
+    wait_for_app(page, timeout=CHART_DRAWN_MS)
+    # The choice took: the radio shows it checked.
+    assert quiz.locator("input[type=radio]:checked").count() == 1
+    url = page.url
+    query = url.split("?", 1)[1] if "?" in url else ""
+    assert key not in url, f"/{path}: the quiz key is in the URL: {url}"
+    for form in _url_forms(chosen):
+        assert form not in query, f"/{path}: the chosen answer {chosen!r} is in the URL: {url}"

@@ -1,0 +1,193 @@
+"""The shared chrome in Chromium: presentation mode, the Light / Dark switch, and contrast as drawn.
+
+Contrast is computed here from the colours the browser actually paints (computed
+styles), with WCAG 2.x relative luminance; a translucent colour is first blended
+over the background it sits on.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from browser_helpers import open_page, screenshot, wait_for_app
+
+from gradlab.teaching.presets import presets_for, url_query
+from gradlab.ui.navigation import PAGES
+
+pytestmark = pytest.mark.browser
+
+PROJECTOR = {"width": 1280, "height": 720}
+TEXT_CONTRAST = 4.5  # WCAG AA, text
+DRAWN_MS = 60_000
+LIGHT_BG, DARK_BG = (255, 255, 255), (16, 20, 24)  # .streamlit/config.toml backgroundColor
+CHART_PAGES = [spec.url_path for spec in PAGES if not spec.default]
+
+
+@pytest.fixture()
+def new_page(_browser):
+    contexts = []
+
+    def make(scheme: str = "light", viewport: dict = PROJECTOR):
+        context = _browser.new_context(viewport=viewport, color_scheme=scheme)
+        contexts.append(context)
+        return context.new_page()
+
+    yield make
+    for context in contexts:
+        context.close()
+
+
+def _rgba(css: str) -> tuple[float, ...]:
+    numbers = [float(n) for n in re.findall(r"[\d.]+", css)]
+    return tuple(numbers[:3]) + ((numbers[3],) if len(numbers) > 3 else (1.0,))
+
+
+def _over(colour: str, background: tuple[float, ...]) -> tuple[float, ...]:
+    r, g, b, a = _rgba(colour)
+    return tuple(a * c + (1 - a) * bc for c, bc in zip((r, g, b), background[:3], strict=True))
+
+
+def _luminance(rgb) -> float:
+    def channel(v: float) -> float:
+        c = v / 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (channel(v) for v in rgb[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def _contrast(a, b) -> float:
+    high, low = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_contrast_helper_spec():
+    assert _contrast((0, 0, 0), (255, 255, 255)) == pytest.approx(21.0)
+    assert _contrast(_over("rgba(0, 0, 0, 0.5)", (255, 255, 255)), (255, 255, 255)) == pytest.approx(
+        _contrast((127.5, 127.5, 127.5), (255, 255, 255)))
+
+
+def _app_background(page) -> tuple[float, ...]:
+    return _rgba(page.evaluate(
+        "getComputedStyle(document.querySelector('[data-testid=stApp]')).backgroundColor"))
+
+
+def _position(page) -> str:
+    return page.locator(".st-key-gl-present-bar").inner_text()
+
+
+# ---------------------------------------------------------------- presentation mode
+
+
+def test_present_button_enters_and_exit_leaves(streamlit_server, new_page):
+    page = new_page()
+    open_page(page, streamlit_server)
+    normal = float(page.evaluate("parseFloat(getComputedStyle(document.documentElement).fontSize)"))
+    assert page.locator("[data-testid=stSidebar]").is_visible()
+    page.locator(".st-key-gl-present button:visible").click()
+    wait_for_app(page)
+    assert "present=1" in page.url
+    page.locator(".st-key-gl-present-bar").wait_for()
+    assert not page.locator("[data-testid=stSidebar]").is_visible()
+    large = float(page.evaluate("parseFloat(getComputedStyle(document.documentElement).fontSize)"))
+    assert large >= 1.3 * normal, (normal, large)
+    page.locator(".st-key-gl-present-exit button:visible").click()
+    wait_for_app(page)
+    assert "present" not in page.url
+    assert page.locator("[data-testid=stSidebar]").is_visible()
+
+
+def test_home_in_presentation_is_just_larger(streamlit_server, new_page):
+    page = new_page()
+    open_page(page, streamlit_server, "", {"present": "1"})
+    screenshot(page, "presentation-home-light", full_page=False)
+    assert page.locator(".st-key-gl-answer").is_visible()
+    assert page.get_by_role("heading", name="Start from a question").count() == 1  # nothing hidden
+    assert page.locator(".st-key-gl-present-prev").count() == 0  # home has no presets to step
+    assert float(page.evaluate("parseFloat(getComputedStyle(document.documentElement).fontSize)")) >= 22
+
+
+def test_next_and_previous_step_through_the_page_presets(streamlit_server, new_page):
+    presets = presets_for("backward")
+    n = len(presets)
+    page = new_page()
+    open_page(page, streamlit_server, "backward", {"present": "1"})
+    start = re.search(rf"(\d+) of {n}:", _position(page))  # the default view may be a preset
+    current = int(start.group(1)) - 1 if start else None
+    for step, delta in (("next", +1), ("next", +1), ("prev", -1), ("prev", -1), ("prev", -1)):
+        # Cyclic: from no preset Next opens the first and Previous the last.
+        expected = (0 if delta > 0 else n - 1) if current is None else (current + delta) % n
+        page.locator(f".st-key-gl-present-{step} button:visible").click()
+        wait_for_app(page)
+        p = presets[expected]
+        assert f"{expected + 1} of {n}: {p.label}" in _position(page), _position(page)
+        assert "present=1" in page.url  # stepping keeps presentation mode
+        current = expected
+    last = presets[current]
+    # The preset's values are in the URL, as after the page's own preset button.
+    assert any(f"{key}=" in page.url for key in url_query(last)), page.url
+
+
+@pytest.mark.parametrize("path", CHART_PAGES)
+def test_main_chart_fills_the_screen_in_presentation(streamlit_server, new_page, path):
+    page = new_page("dark")
+    open_page(page, streamlit_server, path, {"present": "1"}, timeout=DRAWN_MS)
+    assert page.locator(".st-key-gl-main-chart").count() == 1, f"/{path}: no main_chart_box()"
+    page.wait_for_selector(".st-key-gl-main-chart .main-svg", timeout=DRAWN_MS)
+    screenshot(page, f"presentation-{path}-dark", full_page=False)
+    chart = page.locator(".st-key-gl-main-chart .main-svg").first.bounding_box()
+    assert chart["width"] >= 0.9 * PROJECTOR["width"], chart
+    assert chart["height"] >= 0.6 * PROJECTOR["height"], chart
+    assert chart["y"] + 0.6 * PROJECTOR["height"] <= PROJECTOR["height"] + 1, chart  # on the first screen
+    answer = page.locator(".st-key-gl-answer")
+    assert answer.is_visible()
+    size = float(answer.evaluate("e => parseFloat(getComputedStyle(e.querySelector('p') || e).fontSize)"))
+    assert size >= 28, size  # the answer sentence reads from the back of the room
+
+
+# ---------------------------------------------------------------- theme switch and contrast
+
+
+def test_theme_links_switch_and_keep_the_view(streamlit_server, new_page):
+    preset = presets_for("backward")[1]
+    page = new_page("light")
+    open_page(page, streamlit_server, "backward", url_query(preset))
+    assert _app_background(page)[:3] == LIGHT_BG
+    view = page.url.split("?", 1)[1]
+    page.locator(".st-key-gl-theme-links a", has_text="Dark").click()
+    wait_for_app(page)
+    assert _app_background(page)[:3] == DARK_BG
+    assert "embed_options=dark_theme" in page.url and view in page.url, page.url
+    page.locator(".st-key-gl-theme-links a", has_text="Light").click()
+    wait_for_app(page)
+    assert _app_background(page)[:3] == LIGHT_BG
+
+
+def test_app_menu_offers_the_theme_switch(streamlit_server, new_page):
+    page = new_page("dark")
+    open_page(page, streamlit_server)
+    assert _app_background(page)[:3] == DARK_BG  # follows the laptop's dark mode ...
+    page.locator("[data-testid=stMainMenuButton]").click()
+    page.locator("[data-testid=stMainMenuItem-theme-Light]").click()
+    page.wait_for_timeout(500)
+    assert _app_background(page)[:3] == LIGHT_BG  # ... and a lecturer can pick light
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_tick_labels_and_primary_buttons_meet_aa(streamlit_server, new_page, scheme):
+    page = new_page(scheme)
+    open_page(page, streamlit_server, "explorer", {"present": "1"}, timeout=DRAWN_MS)
+    page.wait_for_selector(".js-plotly-plot .xtick text", timeout=DRAWN_MS)
+    background = _app_background(page)
+    assert background[:3] == (LIGHT_BG if scheme == "light" else DARK_BG)
+    for selector in (".js-plotly-plot .xtick text", ".js-plotly-plot .ytick text", ".js-plotly-plot .g-xtitle text"):
+        fill = page.locator(selector).first.evaluate("e => getComputedStyle(e).fill")
+        ratio = _contrast(_over(fill, background), background)
+        assert ratio >= TEXT_CONTRAST, f"{scheme}: {selector} {fill} has {ratio:.2f}:1"
+    button = page.locator("[data-testid=stBaseButton-primary]:visible").first
+    colours = button.evaluate("e => [getComputedStyle(e).color, getComputedStyle(e).backgroundColor]")
+    face = _over(colours[1], background)
+    ratio = _contrast(_over(colours[0], face), face)
+    assert ratio >= TEXT_CONTRAST, f"{scheme}: primary button {colours} has {ratio:.2f}:1"
+    body = page.locator("[data-testid=stMarkdownContainer] p").first.evaluate("e => getComputedStyle(e).color")
+    assert _contrast(_over(body, background), background) >= TEXT_CONTRAST
