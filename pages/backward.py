@@ -43,7 +43,7 @@ from gradlab.labs.backward import (  # noqa: E402
 )
 from gradlab.limits import LIMITS  # noqa: E402
 from gradlab.teaching.lab_answers import backward_answer  # noqa: E402
-from gradlab.teaching.lab_terms import term  # noqa: E402
+from gradlab.teaching.glossary import term  # noqa: E402
 from gradlab.literal_text import markdown_code, markdown_literal  # noqa: E402
 from gradlab.ui.bound_widgets import bound_selectbox, bound_text  # noqa: E402
 from gradlab.ui.controls import dtype_selectbox  # noqa: E402

@@ -22,6 +22,7 @@ from gradlab.numerics.expressions import parse
 from gradlab.step_range import chart_step_range
 from gradlab.sweep_answer import sweep_answer
 from gradlab.teaching.catalogue import CATALOGUE
+from gradlab.teaching.glossary import term
 from gradlab.teaching.explorer_controls import (
     CUSTOM,
     DEFAULTS,
@@ -30,7 +31,6 @@ from gradlab.teaching.explorer_controls import (
     FUNCTION_OPTIONS,
     POINTS_MIN,
     POINTS_STEP,
-    TERMS,
     function_label,
 )
 from gradlab.teaching.quizzes import GUESSES, guess_label, guess_step, quiz_reveal, quiz_scheme
@@ -80,7 +80,7 @@ def _honour_a_linked_step_range() -> None:
 # ---------------------------------------------------------------- controls
 
 _SCHEME_HELP = ("Central: (f(x+h) − f(x−h))/2h, error ∝ h². Forward: (f(x+h) − f(x))/h, error ∝ h. "
-                + TERMS["Richardson"] + " " + TERMS["complex step"])
+                + term("Richardson extrapolation") + " " + term("complex step"))
 
 
 def _controls() -> tuple[str, SweepSettings]:
@@ -99,7 +99,7 @@ def _controls() -> tuple[str, SweepSettings]:
                          max_value=LIMITS.literal_magnitude, format="%.12g", width=120,
                          help="Any float, e.g. 0.3, 1e-10 or -2.5e3.")
         dtypes = dtype_multiselect(default=DEFAULTS["dtypes"], width="stretch",
-                                   help=dtype_help() + " " + TERMS["unit round-off"])
+                                   help=dtype_help() + " " + term("unit round-off"))
         schemes = scheme_multiselect(default=DEFAULTS["schemes"], help=_SCHEME_HELP, width=150)
     with steps:
         eps_min, eps_max, points = _step_controls(dtypes, schemes)
@@ -170,11 +170,11 @@ def _chart(result: SweepResult) -> None:
     chart = main_chart_box()  # drawn above the options, filled after they are read
     with st.container(horizontal=True, vertical_alignment="bottom"):
         error = bound_radio("error", "error", ("relative", "absolute"), horizontal=True,
-                            help=TERMS["relative error"])
+                            help=term("relative error"))
         theory = bound_toggle("theory lines", "theory", value=DEFAULTS["theory"],
-                              help=TERMS["truncation"] + " " + TERMS["round-off"])
+                              help=term("truncation error") + " " + term("round-off error"))
         autograd = bound_toggle("autograd lines", "autograd", value=DEFAULTS["autograd"],
-                                help="Autograd's own error: a flat line, it has no step. " + TERMS["ulp"])
+                                help="Autograd's own error: a flat line, it has no step. " + term("ulp"))
         focus = bound_selectbox("theory for", "focus", ("auto", *DTYPE_OPTIONS),
                                 format_func=lambda d: "auto (all, if few curves)" if d == "auto" else d,
                                 width=240, help="Which dtypes get theory lines and predicted-best stars.")

@@ -31,6 +31,7 @@ from gradlab.server.heavy_work import check, check_eps_sweep  # noqa: E402
 from gradlab.ui.heavy import heavy  # noqa: E402
 from gradlab.figures.check import error_heatmap, eps_sweep_figure, taylor_figure  # noqa: E402
 from gradlab.teaching.check_answer import check_answer  # noqa: E402
+from gradlab.teaching.glossary import term  # noqa: E402
 from gradlab.ui.presets import preset_buttons  # noqa: E402
 from gradlab.ui.figures import PreparedFigure, prepare_figure, show_figure  # noqa: E402
 from gradlab.ui.runtime import CHECK_WORKERS  # noqa: E402
@@ -38,42 +39,16 @@ from gradlab.ui.bound_widgets import bound_number, bound_radio, bound_selectbox,
 from gradlab.ui.messages import show_error  # noqa: E402
 from gradlab.ui.controls import SCHEME_OPTIONS, dtype_selectbox, eps_options, format_eps, scheme_label  # noqa: E402
 
-try:  # the shared glossary (issue 15's chrome); until it is merged, the page's own words below
-    from gradlab.teaching.glossary import GLOSSARY  # noqa: E402
-except ImportError:  # pragma: no cover - depends on the merge order
-    GLOSSARY = {}
-
 DEFAULT_STEP = "default"
 STEP_OPTIONS = (DEFAULT_STEP, *(format_eps(v) for v in eps_options(1e-12, 1.0)))
 VALUES_TAB, TAYLOR_TAB, HEATMAP_TAB = "Every checked value", "Taylor test", "Heatmap"
 PROGRESS_STEPS = 50  # redraws of the progress bar per full check
 CONTROL_WIDTH = 115  # px: five and the popover in one row at 1280 px, two a row on a phone (it wraps)
 
-#: One-line definitions, each shown where the term first appears (hover help).
-_TERMS = {
-    "atol/rtol": "A value passes when |autograd − finite difference| ≤ atol + rtol·|finite difference|: "
-                 "atol is the absolute tolerance (matters near 0), rtol the relative one (a fraction "
-                 "of the value).",
-    "relative_perturbation": "ρ = h·|dL/dxᵢ| / |L|: the fraction of the loss one step changes. When it "
-                             "is near the dtype's machine epsilon, the difference of two losses is "
-                             "mostly rounding.",
-    "VJP": "Vector–Jacobian product: what backward computes, vᵀ·J, for a vector v (grad_outputs) "
-           "over the outputs; reduction none checks it one output element at a time.",
-    "round-off": "Round-off: the error of storing each result to the dtype's precision. In a finite "
-                 "difference it is divided by the step, so it grows as the step shrinks.",
-    "truncation": "Truncation: the error of the finite-difference formula itself (the Taylor terms "
-                  "it leaves out). It shrinks as the step shrinks.",
-    "Richardson": "Richardson extrapolation: combine estimates at steps h and h/2 so that their "
-                  "leading truncation errors cancel.",
-    "states": "Each value is " + "; ".join(f"{r.label}: {r.meaning}" for r in STATES.values()) + ".",
-    "machine eps": "Machine epsilon: the gap between 1 and the next number of the dtype; round-off "
-                   "of one operation is at most half of it, relative.",
-}
+#: The check's four states, each in one line (from the one table of states).
+STATES_HELP = "Each value is " + "; ".join(f"{r.label}: {r.meaning}" for r in STATES.values()) + "."
 
 
-def term(name: str) -> str:
-    """The one-line definition of ``name``: the shared glossary's, else this page's."""
-    return GLOSSARY.get(name) or _TERMS[name]
 
 
 @st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False)
@@ -121,11 +96,11 @@ def _controls() -> dict:
                                       index=SCHEME_OPTIONS.index("central"), **w,
                                       help="The finite-difference formula: forward (f(x+h) − f(x))/h, "
                                            "central (f(x+h) − f(x−h))/2h, and higher orders. "
-                                           + term("Richardson"))
+                                           + term("Richardson extrapolation"))
         v["eps"] = bound_selectbox("step eps", "eps", STEP_OPTIONS, **w,
                                    help="The finite difference's step h. 'default' takes the scheme's "
                                         "best step for the dtype, balancing the two errors. "
-                                        + term("round-off") + " " + term("truncation"))
+                                        + term("round-off error") + " " + term("truncation error"))
         with st.popover("More", icon=":material/tune:",
                         help="model, loss, mode, samples, seed, finite differences in float64"):
             _more_controls(v)
@@ -205,10 +180,10 @@ def _diagnosis(result) -> None:
                     + (f"\n\n**What helps:**{fixes}" if fixes else ""), icon=_ICONS[d.level])
     c = st.columns(4)
     counts = ", ".join(f"{n} {STATES[k].label}" for k, n in s.counts if n)
-    c[0].metric(f"verdict ({counts})", STATES[s.verdict].label.upper(), help=term("states"))
+    c[0].metric(f"verdict ({counts})", STATES[s.verdict].label.upper(), help=STATES_HELP)
     c[1].metric("ρ = h·|dL/dxᵢ| / |L|", f"{s.relative_perturbation:.2e}",
                 help="relative_perturbation (median over the checked values). " + term("relative_perturbation"))
-    c[2].metric(f"machine eps ({s.numeric_dtype})", f"{s.machine_eps:.2e}", help=term("machine eps"))
+    c[2].metric(f"machine eps ({s.numeric_dtype})", f"{s.machine_eps:.2e}", help=term("machine epsilon"))
     c[3].metric(f"step h ({s.scheme})", f"{s.step:.3g}",
                 help=f"Tolerances: rtol {s.rtol:g}, atol {s.atol:g} (the {s.dtype} defaults). "
                      + term("atol/rtol"))
@@ -239,7 +214,7 @@ def _state_colour(state: str) -> str:
 #: The table's columns (the answer, ``state``, second: visible on a phone) and what each means.
 _COLUMNS = {
     "element": "Which input element was perturbed.",
-    "state": term("states"),
+    "state": STATES_HELP,
     "autograd": "The gradient backward computed.",
     "numeric": "The finite difference at the check's step h.",
     "abs_error": "|autograd − numeric| at the check's step.",
@@ -247,7 +222,7 @@ _COLUMNS = {
     "best_numeric": "The finite difference re-estimated at the step (and dtype) where its own error "
                     "is smallest.",
     "error_bound": "How far the best estimate can be from the true derivative: round-off plus "
-                   "truncation, the latter estimated by Richardson. " + term("Richardson"),
+                   "truncation, the latter estimated by Richardson. " + term("Richardson extrapolation"),
     "best_step": "The step of best_numeric.",
     "relative_perturbation": term("relative_perturbation"),
 }

@@ -33,7 +33,7 @@ from gradlab.labs.network import (  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
 from gradlab.literal_text import markdown_literal  # noqa: E402
 from gradlab.teaching.lab_answers import network_answer  # noqa: E402
-from gradlab.teaching.lab_terms import term  # noqa: E402
+from gradlab.teaching.glossary import term  # noqa: E402
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text  # noqa: E402
 from gradlab.ui.controls import dtype_selectbox, eps_input, eps_range_input  # noqa: E402
 from gradlab.ui.figures import prepare_figure, show_figure  # noqa: E402
@@ -100,8 +100,8 @@ def _controls() -> NetgradSettings:
                                                       f"{DEFAULTS.seed} rebuilds the question's numbers.")
         dx = eps_input("step dx", "dx", default=DEFAULTS.step, smallest=1e-12, largest=1e-1,
                        mantissas=(1, 2, 5), width=SLIDER_WIDTH,
-                       help="The step of the central difference. " + term("round-off") + " "
-                            + term("truncation"))
+                       help="The step of the central difference. " + term("round-off error") + " "
+                            + term("truncation error"))
         with st.popover("More", icon=":material/tune:", help="activation, layers, inputs, the sweep of steps"):
             act = bound_selectbox("activation", "act", tuple(ACTIVATIONS))
             hidden_text = bound_text("hidden widths", "hidden", value="32, 32", max_chars=60,

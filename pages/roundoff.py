@@ -21,7 +21,7 @@ from gradlab.labs.roundoff import (  # noqa: E402
     with_hex,
 )
 from gradlab.labs.roundoff_answer import answer, ulps_text  # noqa: E402
-from gradlab.labs.roundoff_terms import TERMS  # noqa: E402
+from gradlab.teaching.glossary import term  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
 from gradlab.server.heavy_work import roundoff  # noqa: E402
 from gradlab.ui.heavy import heavy  # noqa: E402
@@ -114,7 +114,7 @@ def _answer(result: RoundoffResult) -> None:
     with answer_box():
         show = st.warning if note.is_warning else st.success
         show(markdown_literal(note.text), icon=":material/balance:")
-        st.caption(markdown_literal(TERMS["ulp"]))
+        st.caption(markdown_literal(term("ulp")))
 
 
 def _main_chart(figures: tuple[PreparedFigure, PreparedFigure, PreparedFigure]) -> None:
@@ -142,9 +142,9 @@ def _metrics(result: RoundoffResult) -> None:
         st.metric("same bits", f"{s.bitwise_equal:.1%}", width=METRIC_WIDTH,
                   help="Points where A and B are the very same float.")
         st.metric("A's worst error (ulp)", _number(s.max_ulps_a_exact), width=METRIC_WIDTH,
-                  help=markdown_literal(f"A = {result.label_a}. ") + TERMS["ulp"])
+                  help=markdown_literal(f"A = {result.label_a}. ") + term("ulp"))
         st.metric("B's worst error (ulp)", _number(s.max_ulps_b_exact), width=METRIC_WIDTH,
-                  help=markdown_literal(f"B = {result.label_b}. ") + TERMS["correctly rounded"])
+                  help=markdown_literal(f"B = {result.label_b}. ") + term("correctly rounded"))
         st.metric("A–B, at most (ulp)", _number(s.max_ulps_a_b), width=METRIC_WIDTH,
                   help="How many floats lie between A's and B's results, at most.")
 

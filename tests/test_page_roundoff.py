@@ -57,7 +57,7 @@ def test_the_answer_sentence_and_the_ulp_it_uses_are_on_the_first_screen():
     at = _open()
     answer, definition = at.success[0].value, at.caption[0].value
     assert shown(answer).startswith("Both are within ") and shown(answer).endswith(": neither is wrong.")
-    assert "ulp" in answer and shown(definition).startswith("1 ulp (unit in the last place)")
+    assert "ulp" in answer and shown(definition).startswith("ulp: unit in the last place")
 
 
 def test_a_formula_that_loses_digits_gets_a_warning_naming_it():

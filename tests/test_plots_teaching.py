@@ -156,12 +156,20 @@ def test_line_labels_point_into_the_plot(figures, name):
         assert a.xanchor == ("right" if right_half else "left"), (a.text, a.x, low, high)
 
 
-def test_heatmap_cells_go_from_light_for_small_to_dark_for_large(figures):
+def test_heatmap_cells_brighten_with_size_and_stay_readable_in_both_themes(figures):
+    # One dark-safe scale (gradlab.figures.style): lightness rises with the entry, and its
+    # darkest colour still stands out on the dark theme's background (WCAG graphics: 3:1).
     scale = figures["jacobian"].data[0].colorscale
-    def brightness(stop):
-        r, g, b = (int(v) for v in stop[1].strip("rgb()").split(","))
-        return r + g + b
-    assert brightness(scale[0]) > brightness(scale[-1])
+
+    def luminance(colour: str) -> float:
+        rgb = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    levels = [luminance(stop[1]) for stop in scale]
+    assert levels == sorted(levels)
+    dark = luminance("#101418")
+    assert (levels[0] + 0.05) / (dark + 0.05) >= 3
 
 
 def test_error_histogram_bins_each_formula_into_fractions_that_sum_to_one():

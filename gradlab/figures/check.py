@@ -23,23 +23,17 @@ import math
 
 import numpy as np
 import pandas as pd
-import plotly.colors
 
 from gradlab.check.states import STATE_NAMES, STATES
 from gradlab.figures.spec import LOG_AXIS, FigureOrSpec, FigureSpec
-from gradlab.figures.style import GUIDE, MARK, NEUTRAL, REDUCTION_COLOURS
+from gradlab.figures.style import GUIDE, HEATMAP_COLOURSCALE, MARK, NEUTRAL, REDUCTION_COLOURS
 from gradlab.check.taylor import TaylorResult
 
 __all__ = ["REDUCTION_COLOURS", "ERROR_COLORSCALE", "eps_sweep_figure", "taylor_figure", "error_heatmap"]
 
 _HEIGHT = 420
-#: The log-error heatmap's scale: Viridis without its darkest third, as explicit stops. Its low
-#: end (#2f6c8e) stands 3.3:1 off the dark theme's background, so no cell sinks into it, and
-#: its high end (yellow) is the worst error. (Defined here until gradlab.figures.style has a
-#: dark-safe sequential scale of its own.)
-ERROR_COLORSCALE = [[k / 9, c] for k, c in enumerate(
-    plotly.colors.sample_colorscale(plotly.colors.make_colorscale(plotly.colors.sequential.Viridis),
-                                    list(np.linspace(0.35, 1.0, 10)), colortype="rgb"))]
+#: The log-error heatmap's scale: the one dark-safe sequential scale (gradlab.figures.style).
+ERROR_COLORSCALE = [list(stop) for stop in HEATMAP_COLOURSCALE]
 #: Legend below the plot, in a row: a phone's width stays the plot's (automargin makes room).
 _LEGEND_BELOW = dict(orientation="h", x=0, xanchor="left", y=-0.22, yanchor="top")
 #: ``mean`` lies on ``sum`` (it scales L and dL/dxᵢ alike): dashed, both stay visible.

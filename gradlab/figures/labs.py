@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import plotly.colors
 
 from gradlab.figures.spec import LOG_AXIS, FigureOrSpec, FigureSpec
-from gradlab.figures.style import FORMULA_A, FORMULA_B, GUIDE, MARK, MARKER_OUTLINE, NEUTRAL, TRUTH
+from gradlab.figures.style import FORMULA_A, FORMULA_B, GUIDE, HEATMAP_COLOURSCALE, MARK, MARKER_OUTLINE, NEUTRAL, TRUTH
 from gradlab.literal_text import plotly_literal
 
 __all__ = [
@@ -30,9 +29,8 @@ __all__ = [
 #: Curves k*q drawn on the staircase: the multiples nearest the truth, each side.
 STAIR_MULTIPLES = 4
 
-#: Light for small entries, dark for large, as an explicit scale: plotly.js's own "Blues"
-#: runs the other way, and the unvalidated figure would pass the bare name to it.
-BLUES = plotly.colors.make_colorscale(plotly.colors.sequential.Blues)
+#: The one dark-safe sequential scale (gradlab.figures.style), as [position, colour] pairs.
+BLUES = [list(stop) for stop in HEATMAP_COLOURSCALE]
 
 
 def _log_range(values: pd.Series) -> list[float]:

@@ -41,23 +41,6 @@ FUNCTION_OPTIONS: tuple[str, ...] = (*CATALOGUE, CUSTOM)
 
 #: Terms the Explorer uses, defined where they first appear (widget help, captions), in
 #: words a second-year student knows. (Until a shared glossary exists, these are the Explorer's.)
-TERMS: Mapping[str, str] = MappingProxyType({
-    "ulp": "ulp (unit in the last place): the gap between a float and the next one of its dtype; "
-           "'within 1 ulp' means as close as that dtype can get.",
-    "unit round-off": "unit round-off u: the largest relative error of rounding one number to the "
-                      "dtype, half its machine epsilon (float32 6e-8, float64 1.1e-16).",
-    "round-off": "round-off: the error from rounding f(x+h) and f(x−h) to the dtype; their "
-                 "difference is divided by a small h, so it grows like u/h.",
-    "truncation": "truncation: the error of the formula itself, from the Taylor terms it drops; "
-                  "it shrinks like h (one-sided) or h² (central).",
-    "Richardson": "Richardson extrapolation: combine differences at h and h/2 so their leading "
-                  "truncation terms cancel, leaving an error ∝ h⁴.",
-    "complex step": "complex step: f′(x) ≈ Im f(x + ih)/h. There is no subtraction, so no "
-                    "round-off blow-up; it needs f to be holomorphic (built from functions that "
-                    "extend to complex numbers smoothly, like exp, sin, powers).",
-    "relative error": "relative error: |estimate − exact| / |exact|; 1e-6 means about six "
-                      "correct digits.",
-})
 
 
 def function_label(key: str) -> str:

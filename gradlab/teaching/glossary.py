@@ -4,9 +4,9 @@ Pages define a term where it first appears, as the hover help of the widget or
 metric that uses it (``help=define("ulp")``) or as one line under it. One
 definition per term, here, so every page says the same thing.
 
->>> define("ulp")
-'ulp: the gap between a number and the next larger number the dtype can store, the unit in which small rounding differences are counted.'
->>> define("nonsense")
+>>> define("ulp")  # doctest: +ELLIPSIS
+'ulp: unit in the last place: the gap between a number and the next larger number the dtype can store, ...'
+>>> define("nonsense")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
 KeyError: "No glossary entry 'nonsense'; known terms: ulp, unit round-off, ..."
@@ -17,41 +17,56 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-__all__ = ["GLOSSARY", "define", "definition"]
+__all__ = ["GLOSSARY", "define", "definition", "term"]
 
 GLOSSARY: Mapping[str, str] = MappingProxyType({
-    "ulp": "the gap between a number and the next larger number the dtype can store, "
-           "the unit in which small rounding differences are counted.",
+    "ulp": "unit in the last place: the gap between a number and the next larger number the "
+           "dtype can store, the unit in which small rounding differences are counted.",
     "unit round-off": "the largest relative error of rounding one exact result to the dtype, "
-                      "half of machine epsilon (about 6e-8 for float32).",
+                      "half of machine epsilon (2^-24, about 6e-8, for float32).",
+    "machine epsilon": "the distance from 1 to the next larger number the dtype can store "
+                       "(2^-23, about 1.2e-7, for float32).",
+    "correctly rounded": "the stored result is the number of the dtype nearest the exact one, "
+                         "so it is off by at most half an ulp.",
     "round-off error": "the error that comes from storing every intermediate result with a fixed "
-                       "number of binary digits; in a finite difference it grows as the step gets smaller.",
+                       "number of binary digits; in a finite difference it is divided by the step, "
+                       "so it grows as the step gets smaller.",
     "truncation error": "the error a formula makes by stopping a Taylor series after a few terms; "
-                        "in a finite difference it shrinks as the step gets smaller.",
-    "rho": "the relative error of a computed derivative, |computed - exact| / |exact|, "
-           "measured against the exact value worked out at high precision.",
+                        "in a finite difference it shrinks as the step gets smaller (like h, or h "
+                        "squared for a central difference).",
+    "catastrophic cancellation": "the loss of correct digits when two nearly equal rounded numbers "
+                                 "are subtracted: their common leading digits cancel and mostly "
+                                 "rounding error is left.",
+    "relative error": "|estimate - exact| / |exact|; 1e-6 means about six correct digits.",
+    "exact value": "the formula computed at high precision (mpmath) at the same rounded input, "
+                   "then compared without rounding.",
+    "central difference": "the slope (f(x + h) - f(x - h)) / 2h, whose truncation error "
+                          "shrinks like h squared.",
+    "forward difference": "the slope (f(x + h) - f(x)) / h, whose truncation error shrinks like h.",
+    "complex step": "f'(x) is taken as Im f(x + ih) / h: there is no subtraction, so no round-off "
+                    "blow-up, but f must be holomorphic.",
     "holomorphic": "a function of a complex variable that has a complex derivative everywhere nearby, "
                    "like sin, exp or a polynomial, but not abs or max.",
     "Richardson extrapolation": "combining two estimates made with steps h and h/2 so that their "
-                                "leading errors cancel, giving a more accurate estimate than either.",
+                                "leading truncation errors cancel, giving a more accurate estimate "
+                                "than either.",
+    "rho": "the relative perturbation ρ = h·|∂L/∂xᵢ| / |L|: the fraction of the loss one step "
+           "changes; near the dtype's machine epsilon, the difference of two losses is mostly rounding.",
+    "relative_perturbation": "ρ = h·|∂L/∂xᵢ| / |L|: the fraction of the loss one step changes; "
+                             "near the dtype's machine epsilon, the difference of two losses is "
+                             "mostly rounding.",
     "atol": "the absolute tolerance: a difference smaller than this number passes, "
-            "whatever the size of the values compared.",
+            "whatever the size of the values compared (it matters near 0).",
     "rtol": "the relative tolerance: a difference smaller than this fraction of the "
             "expected value's size passes.",
-    "relative_perturbation": "a step chosen as a fraction of the input's size, h = fraction × |x|, "
-                             "so large and small inputs are nudged by the same proportion.",
+    "atol/rtol": "a value passes when |autograd - finite difference| <= atol + rtol·|finite "
+                 "difference|: atol is absolute (it matters near 0), rtol a fraction of the value.",
+    "Jacobian": "the table of every partial derivative ∂yᵢ/∂xⱼ, one row per output, one column "
+                "per input.",
     "VJP": "vector-Jacobian product: the vector v times the matrix of partial derivatives, "
            "which is what backward(gradient=v) computes without building the matrix.",
     "JVP": "Jacobian-vector product: the matrix of partial derivatives times a direction vector, "
            "the change of every output when the input moves a little in that direction.",
-    "central difference": "the slope (f(x + h) - f(x - h)) / 2h, whose truncation error "
-                          "shrinks like h squared.",
-    "forward difference": "the slope (f(x + h) - f(x)) / h, whose truncation error shrinks like h.",
-    "machine epsilon": "the distance from 1 to the next larger number the dtype can store "
-                       "(2^-23, about 1.2e-7, for float32).",
-    "catastrophic cancellation": "the loss of correct digits when two nearly equal rounded numbers "
-                                 "are subtracted: their common leading digits cancel and mostly "
-                                 "rounding error is left.",
 })
 
 
@@ -75,3 +90,13 @@ def define(term: str) -> str:
     True
     """
     return f"{term}: {definition(term)}"
+
+
+def term(name: str) -> str:
+    """What a page puts where ``name`` first appears: :func:`define`, with the name's first
+    letter as the sentence's.
+
+    >>> term("ulp").startswith("ulp: unit in the last place")
+    True
+    """
+    return define(name)
