@@ -253,7 +253,12 @@ def _views(settings: CheckSettings) -> None:
 def _render(settings: CheckSettings, result) -> None:
     _answer(result)
     with main_chart_box():
-        _sweep_view(settings, result.summary.step)
+        shown_chart = _sweep_view(settings, result.summary.step)
+    if shown_chart:  # under the box: in presentation mode the chart takes all of it
+        st.caption("Each line is one sampled element, its error at each step eps. At relative error 1 the "
+                   "estimate is 0: the step was lost to rounding. With sum and mean the difference is of "
+                   "the summed loss, so round-off is relative to |L|; with none it is per output element. "
+                   "Mean has the same curve as sum: it scales L and dL/dxᵢ alike.")
     _diagnosis(result)
     # Lazy tabs: only the open one is drawn; the open tab is in the URL, so a shared link
     # opens the same view.
@@ -272,17 +277,15 @@ def _render(settings: CheckSettings, result) -> None:
                         "gradlab-gradcheck-heatmap")
 
 
-def _sweep_view(settings: CheckSettings, step: float) -> None:
+def _sweep_view(settings: CheckSettings, step: float) -> bool:
+    """The eps sweep for sum, mean and none; False when a message took its place."""
     try:
         figure = sweep_figure(sweep_settings_for(settings), step)
     except Exception as err:  # noqa: BLE001 - a bound's sentence, or a worker's failure shown generically
         show_error(err)
-        return
+        return False
     show_figure(figure, "gradlab-gradcheck-eps-sweep")
-    st.caption("Each line is one sampled element, its error at each step eps. At relative error 1 the "
-               "estimate is 0: the step was lost to rounding. With sum and mean the difference is of "
-               "the summed loss, so round-off is relative to |L|; with none it is per output element. "
-               "Mean has the same curve as sum: it scales L and dL/dxᵢ alike.")
+    return True
 
 
 # controls -> one frozen settings object -> one cached engine call -> render(result)

@@ -128,8 +128,8 @@ def _main_chart(fd: FiniteDifference, sweep: StepSweep) -> None:
         show_figure(prepare_figure(plots.staircase_figure, sweep.table, sweep.autograd, sweep.reference, fd.step,
                                    fd.quantum, fd.dtype, fd.estimate),
                     "network-staircase")
-        st.caption(f"y = {fd.y:.9g}, ulp(y) = {fd.ulp_y:.4g}, q = ulp(y)/(2·dx) = {fd.quantum:.6g}.",
-                   help=term("ulp"))
+    st.caption(f"y = {fd.y:.9g}, ulp(y) = {fd.ulp_y:.4g}, q = ulp(y)/(2·dx) = {fd.quantum:.6g}.",
+               help=term("ulp"))
 
 
 def _prediction() -> None:

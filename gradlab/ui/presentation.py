@@ -26,7 +26,7 @@ __all__ = ["PRESENT_PARAM", "is_presenting", "enter_presentation", "leave_presen
 PRESENT_PARAM = "present"
 
 #: In presentation mode the main chart box is this tall; the chart stretches to fill it.
-MAIN_CHART_STRETCH = "calc(100vh - 9.5rem)"
+MAIN_CHART_STRETCH = "calc(100vh - 10rem)"  # the bar and a three-line answer above it
 
 _CSS = """
 <style>
@@ -34,7 +34,8 @@ _CSS = """
 [data-testid="stExpandSidebarButton"], [data-testid="stSidebarNav"] { display: none !important; }
 html { font-size: 24px !important; }
 [data-testid="stMainBlockContainer"] { max-width: 100% !important; padding: 3.2rem 1.2rem 1rem !important; }
-.st-key-gl-answer, .st-key-gl-answer p, .st-key-gl-answer li { font-size: 1.35rem !important; line-height: 1.3 !important; }
+.st-key-gl-answer, .st-key-gl-answer p, .st-key-gl-answer li { font-size: 1.2rem !important; line-height: 1.2 !important; }
+.st-key-gl-answer [data-testid="stCaptionContainer"] { display: none !important; }  /* the chart needs the room */
 .st-key-gl-main-chart { height: CHART_HEIGHT !important; flex: 0 0 auto !important; min-height: 12rem; }
 .st-key-gl-main-chart [data-testid="stPlotlyChart"] { flex: 1 1 auto; }
 .st-key-gl-present-bar { position: fixed; top: 0.35rem; left: 1.2rem; right: 4.5rem; width: auto !important;
