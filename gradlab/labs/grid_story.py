@@ -27,7 +27,8 @@ from gradlab.numerics.emulation import emulated, to_dtype
 from gradlab.numerics.expressions import parse
 from gradlab.numerics.ulp import ulp, ulp_distance
 
-__all__ = ["PrintedValues", "printed_values", "grid_answer", "steps_in_ulps", "secant_series", "grid_fields"]
+__all__ = ["PrintedValues", "printed_values", "grid_answer", "steps_in_ulps", "secant_series", "grid_fields",
+           "window_points"]
 
 
 @dataclass(frozen=True)
@@ -134,3 +135,23 @@ def grid_fields(r: GridDifference) -> dict:
         "precision_bits": r.precision_bits, "secant": r.secant, "tangent": r.tangent,
         "relative_error": r.relative_error, "quantum": r.quantum, "answer": grid_answer(r),
     }
+
+
+def window_points(r: GridDifference, samples: int = 121) -> pd.DataFrame:
+    """f in the dtype at grid numbers around x and x + h (columns x, fx; every grid number of
+    the window when there are at most ``samples``, else ``samples`` of them).
+
+    >>> from gradlab.labs.representable_grid import grid_difference
+    >>> w = window_points(grid_difference(GridSettings("float32", 1.0, 1e-7, "x")))
+    >>> len(w), bool((w["x"] == w["fx"]).all())  # 4 ulps below 1 (8 half-ulps), 8 ulps above
+    (17, True)
+    """
+    dtype, x = r.settings.dtype, r.x.value
+    span = max(r.step_taken, 4 * r.x.ulp)
+    wanted = np.linspace(x - span, x + span * (1 + (r.step_taken > 0)), 4 * samples)
+    xs = np.unique(to_dtype(wanted, dtype).double().numpy())
+    if len(xs) > samples:
+        xs = np.unique(to_dtype(np.linspace(xs[0], xs[-1], samples), dtype).double().numpy())
+    with torch.no_grad(), emulated(dtype), np.errstate(all="ignore"):
+        fx = parse(r.settings.expression)(to_dtype(xs, dtype)).double().numpy()
+    return pd.DataFrame({"x": xs, "fx": fx})
