@@ -95,7 +95,7 @@ def grid_difference(settings: GridSettings) -> GridDifference:
     dtype, info = settings.dtype, facts(settings.dtype)
     expr = parse(settings.expression)
     x = _tensor(settings.x, dtype)
-    if not math.isfinite(float(x)):
+    if not math.isfinite(float(x)) or abs(settings.x) > info.max:  # torch's fp8 casts saturate
         raise GradLabError(f"x = {settings.x:g} is beyond {dtype}'s largest number ({info.max:g}): "
                            "pick a smaller x.")
     with torch.no_grad(), emulated(dtype):  # an 8-bit format: float32, each result rounded to it
