@@ -48,7 +48,7 @@ def _on_function_change() -> None:
 
 def _controls() -> GridSettings | None:
     with st.container(horizontal=True, vertical_alignment="center", gap="small"):
-        st.header("Representable grid: why (x+h) − x is not h", anchor=False, width="content")
+        st.header("Representable grid: (x+h) − x ≠ h", anchor=False, width="content")
         st.space("stretch")
         with st.popover("Presets", icon=":material/bookmarks:"):
             preset_buttons("grid")
@@ -59,17 +59,17 @@ def _controls() -> GridSettings | None:
                          max_value=LIMITS.literal_magnitude, format="%.12g", width=120,
                          help="Any float, e.g. 1, 0.3 or 1e-3. It is rounded to the dtype first.")
         dtype = bound_selectbox("dtype", "dtype", ALL_DTYPE_NAMES, index=ALL_DTYPE_NAMES.index("float32"),
-                                width=230, format_func=lambda n: facts(n).label,
+                                width=210, format_func=lambda n: facts(n).label,
                                 help="The 8-bit formats are emulated: arithmetic in float32, x, x+h and "
                                      "every value of f rounded to the 8-bit format. " + TERMS["ulp"])
+        if fn == CUSTOM:
+            text = bound_text("f(x) =", "expr", value=DEFAULT_EXPRESSION, max_chars=LIMITS.expression_chars,
+                              width=180, help="Python syntax in x: + - * / **, exp, log, sin, sqrt, abs, ...")
+        else:
+            text = CATALOGUE[fn].expression
         h = eps_input("step h", "h", default=1e-4, smallest=1e-20, largest=1.0, width="stretch",
                       help="The step you ask for. x + h is rounded to the grid, so the step taken "
                            "is a whole number of ulps of x (or none).")
-    if fn == CUSTOM:
-        text = bound_text("f(x) =", "expr", value=DEFAULT_EXPRESSION, max_chars=LIMITS.expression_chars,
-                          help="Python syntax in x: + - * / **, exp, log, sin, sqrt, abs, ...")
-    else:
-        text = CATALOGUE[fn].expression
     try:
         parse(text)
         return GridSettings(dtype=dtype, x=float(x), h=float(h), expression=text)
