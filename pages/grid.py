@@ -87,23 +87,31 @@ def _marked(text: str, shared: int) -> str:
 
 
 def _bits_marked(bits: str, shared_bits: int) -> str:
-    """Sign, exponent and the first shared significand bits marked (the implicit 1 counts as one)."""
-    if shared_bits == 0:
-        return f"`{bits}`"
+    """Sign, exponent and fraction (in bytes) as separate code spans, so a phone can wrap them;
+    the sign, exponent and shared significand bits marked (the implicit 1 counts as one)."""
     sign, exponent, fraction = bits.split(" ")
-    keep = len(sign) + len(exponent) + 2 + max(shared_bits - 1, 0)
-    return _marked(bits, min(keep, len(bits)))
+    groups = [sign, exponent] + [fraction[i:i + 8] for i in range(0, len(fraction), 8)]
+    left = len(sign) + len(exponent) + shared_bits - 1 if shared_bits else 0
+    out = []
+    for group in groups:
+        cut, left = min(max(left, 0), len(group)), left - len(group)
+        out.append(_marked(group, cut).replace("``", ""))
+    return " ".join(out)
 
 
 def _numbers(r: GridDifference) -> list[str]:
     p = printed_values(r)
     rows = [
-        "| | value | bits (sign exponent fraction) | spacing (ulp) |", "|---|---|---|---|",
-        f"| x | `{r.x.value!r}` | `{r.x.bits}` | {r.x.ulp:.3g} |",
-        f"| x + h | `{r.x_plus_h.value!r}` | `{r.x_plus_h.bits}` | {r.x_plus_h.ulp:.3g} |",
-        f"| f(x) | {_marked(p.fx, p.shared_chars)} | {_bits_marked(r.fx.bits, r.shared_bits)} | {r.fx.ulp:.3g} |",
-        f"| f(x+h) | {_marked(p.fx_plus_h, p.shared_chars)} | {_bits_marked(r.fx_plus_h.bits, r.shared_bits)} "
-        f"| {r.fx_plus_h.ulp:.3g} |",
+        "| | value | spacing (ulp) there |", "|---|---|---|",
+        f"| x | `{r.x.value!r}` | {r.x.ulp:.3g} |",
+        f"| x + h | `{r.x_plus_h.value!r}` | {r.x_plus_h.ulp:.3g} |",
+        f"| f(x) | {_marked(p.fx, p.shared_chars)} | {r.fx.ulp:.3g} |",
+        f"| f(x+h) | {_marked(p.fx_plus_h, p.shared_chars)} | {r.fx_plus_h.ulp:.3g} |",
+        "", "| | bits: sign, exponent, fraction |", "|---|---|",
+        f"| x | {_bits_marked(r.x.bits, 0)} |",
+        f"| x + h | {_bits_marked(r.x_plus_h.bits, 0)} |",
+        f"| f(x) | {_bits_marked(r.fx.bits, r.shared_bits)} |",
+        f"| f(x+h) | {_bits_marked(r.fx_plus_h.bits, r.shared_bits)} |",
     ]
     n = steps_in_ulps(r)
     st.markdown(

@@ -58,7 +58,10 @@ def test_one_ulp_and_the_shared_digits_are_marked():
     fx = str(np.float32(math.sin(1.0)))  # 0.84147096 (torch's float32 sin agrees here)
     assert fx.startswith("0.84147")
     assert ":orange-background[`0.84147`]" in text  # the five shared digits marked
-    assert "`0 01111110 1010111011010101010010`" in text  # 23 shared bits: sign, exponent, 22 fraction bits
+    # 23 shared significand bits: sign, exponent and 22 of the 23 fraction bits marked, the last not
+    marked = ":orange-background[`0`] :orange-background[`01111110`] :orange-background[`10101110`] " \
+             ":orange-background[`11010101`] :orange-background[`010010`]"
+    assert f"{marked}`0`" in text and f"{marked}`1`" in text
 
 
 def test_no_step_and_the_8_bit_dtype():

@@ -81,10 +81,10 @@ def grid_figure(r: GridDifference, window: pd.DataFrame) -> FigureOrSpec:
                    "name": "x and x + h on the grid", "text": ["x", "x+h" if r.step_taken else "x+h = x"],
                    "textposition": "top left", "textfont": {"size": 16},
                    "marker": {"color": MARK, "size": 13, "line": {"color": MARKER_OUTLINE, "width": 2}}})
-    fig.update_layout(margin=dict(l=10, r=10, t=10, b=10), legend=_LEGEND, height=440,
+    fig.update_layout(margin=dict(l=0, r=0, t=10, b=10), legend=_LEGEND, height=440,
                       hovermode="closest")
-    fig.update_xaxes(title=dict(text=f"x − x₀ in ulps of x (1 ulp = {ux:.3g})"), zeroline=False)
-    fig.update_yaxes(title=dict(text=f"f − f(x₀) in ulps of f (1 ulp = {uf:.3g})"), zeroline=False)
+    fig.update_xaxes(title=dict(text=f"x − x₀, in ulps of x (1 ulp = {ux:.3g})"), zeroline=False)
+    fig.update_yaxes(title=dict(text=f"f − f(x₀), ulps of f ({uf:.3g})", standoff=4), zeroline=False)
     return fig.figure()
 
 
