@@ -96,7 +96,7 @@ def grid_answer(r: GridDifference) -> str:
 def secant_series(settings: GridSettings, per_decade: int = 10) -> pd.DataFrame:
     """The secant's slope in the dtype for h on a log grid (columns h, step, secant).
 
-    From a decade below ulp(x)/2 (no step at all) up to about |x|/10 (at least 0.1), with
+    From a decade below ulp(x)/2 (no step at all) up to about |x|/10 (at least 0.1 and 8 ulps), with
     the chosen h among them. NaN where no step is taken or f is not finite.
 
     >>> t = secant_series(GridSettings("float32", 1.0, 1e-7, "x**2"))
@@ -106,7 +106,7 @@ def secant_series(settings: GridSettings, per_decade: int = 10) -> pd.DataFrame:
     dtype = settings.dtype
     x = to_dtype(settings.x, dtype)
     low = math.floor(math.log10(ulp(float(x), dtype) / 2)) - 1
-    high = math.ceil(math.log10(max(abs(float(x)) / 10, 0.1)))
+    high = math.ceil(math.log10(max(abs(float(x)) / 10, 0.1, 8 * ulp(float(x), dtype))))
     low = min(low, math.floor(math.log10(settings.h)))
     hs = np.unique(np.append(np.logspace(low, high, (high - low) * per_decade + 1), settings.h))
     with torch.no_grad(), emulated(dtype), np.errstate(all="ignore"):
