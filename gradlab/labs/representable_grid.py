@@ -26,6 +26,7 @@ import torch
 
 from gradlab.errors import GradLabError
 from gradlab.numerics.dtypes import facts
+from gradlab.numerics.emulation import emulated, to_dtype
 from gradlab.numerics.exact_derivatives import exact_derivatives
 from gradlab.numerics.expressions import parse
 from gradlab.numerics.ulp import float_bits, float_hex, ulp
@@ -94,14 +95,17 @@ def grid_difference(settings: GridSettings) -> GridDifference:
     dtype, info = settings.dtype, facts(settings.dtype)
     expr = parse(settings.expression)
     x = _tensor(settings.x, dtype)
-    x_plus_h = x + _tensor(settings.h, dtype)
-    step = float(x_plus_h - x)
-    with torch.no_grad():
+    if not math.isfinite(float(x)) or abs(settings.x) > info.max:  # torch's fp8 casts saturate
+        raise GradLabError(f"x = {settings.x:g} is beyond {dtype}'s largest number ({info.max:g}): "
+                           "pick a smaller x.")
+    with torch.no_grad(), emulated(dtype):  # an 8-bit format: float32, each result rounded to it
+        x_plus_h = x + _tensor(settings.h, dtype)
+        step = float(x_plus_h - x)
         fx, fxh = float(expr(x)), float(expr(x_plus_h))
+        secant = float((_tensor(fxh, dtype) - _tensor(fx, dtype)) / _tensor(step, dtype)) if step else math.nan
     if not (math.isfinite(fx) and math.isfinite(fxh)):
         raise GradLabError(f"f(x) = {settings.expression} is not finite in {dtype} at x = {float(x):g} "
                            "or x + h: pick another point.")
-    secant = float((_tensor(fxh, dtype) - _tensor(fx, dtype)) / _tensor(step, dtype)) if step else math.nan
     precision = info.mantissa_bits + 1
     shared = shared_leading_bits(fx, fxh, dtype)
     return GridDifference(
@@ -160,16 +164,30 @@ def grid_around(value: float, dtype: str, count: int = 4) -> list[float]:
     below, above = [], []
     lo = hi = t
     for _ in range(count):
-        lo, hi = _step(lo, -1), _step(hi, +1)
+        lo, hi = _step(lo, -1, dtype), _step(hi, +1, dtype)
         below.append(float(lo))
         above.append(float(hi))
     return below[::-1] + [float(t)] + above
 
 
-def _step(t: torch.Tensor, direction: int) -> torch.Tensor:
-    """The neighbouring grid number of ``t`` in its dtype (up for +1, down for -1)."""
+def _step(t: torch.Tensor, direction: int, dtype: str) -> torch.Tensor:
+    """The neighbouring grid number of ``t`` in ``dtype`` (up for +1, down for -1)."""
+    info = facts(dtype)
+    if info.emulated:  # torch has no nextafter on 8-bit floats: look it up among all 256 of them
+        grid = _all_values(dtype)
+        value = float(t)
+        beyond = grid[grid > value] if direction > 0 else grid[grid < value]
+        if beyond.numel() == 0:
+            return torch.tensor(math.inf * direction, dtype=t.dtype)
+        return (beyond.min() if direction > 0 else beyond.max()).to(t.dtype)
     target = torch.tensor(math.inf * direction, dtype=t.dtype)
     return torch.nextafter(t, target)
+
+
+def _all_values(dtype: str) -> torch.Tensor:
+    """Every finite number of an 8-bit format, as float64 (from all 256 bit patterns)."""
+    values = torch.arange(256, dtype=torch.int16).to(torch.uint8).view(facts(dtype).torch_dtype).to(torch.float64)
+    return values[torch.isfinite(values)]
 
 
 def _kept_bits(a: float, b: float, dtype: str) -> int:
@@ -187,7 +205,8 @@ def _tangent(expression: str, x: float) -> float:
 
 
 def _tensor(value: float, dtype: str) -> torch.Tensor:
-    return torch.tensor(value, dtype=torch.float64).to(facts(dtype).torch_dtype)
+    """``value`` on the dtype's grid, in the dtype torch computes in (float32 for an 8-bit one)."""
+    return to_dtype(value, dtype)
 
 
 def _rounded(value: float, dtype: str) -> float:

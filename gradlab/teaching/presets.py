@@ -34,6 +34,7 @@ from typing import Any
 from gradlab.labs.backward import MATRIX_EXAMPLES, VJPSettings
 from gradlab.labs.network import QUESTION_SEED, NetgradSettings
 from gradlab.labs.roundoff import COMPARISONS
+from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import get_scheme
 from gradlab.teaching.explorer_controls import function_label
 
@@ -73,6 +74,7 @@ _URL_FORMATS: Mapping[str, Mapping[str, Callable[[Any], str]]] = {
     "gradcheck": {"scheme": _scheme_text},
     "network": {"dx": _step_text, "range": _step_text},
     "backward": {"mx": lambda name: MATRIX_EXAMPLES[name].title},
+    "grid": {"fn": function_label, "h": _step_text, "dtype": lambda name: facts(name).label},
 }
 
 
@@ -130,6 +132,7 @@ _EXPLORER = {"fn": "complex_step_classic", "x": 1.5, "dtypes": ("float32", "floa
              "schemes": ("forward", "central", "complex_step"), "eps_auto": False,
              "eps_range": (1e-20, 1.0)}
 _FITTED = {"eps_auto": True}  # steps chosen per dtype so the V fills the chart (gradlab.step_range)
+_GRID = {"fn": "custom", "expr": "sin(x)", "x": 1.0, "dtype": "float32"}  # the Grid page: sin(x) at 1
 
 PRESETS: tuple[Preset, ...] = (
     # Round-off lab: the values come from the engine's table of comparisons.
@@ -233,6 +236,23 @@ PRESETS: tuple[Preset, ...] = (
             "schemes": ("forward", "backward", "central"), "eps_range": (1e-16, 1.0)},
            "One-sided differences give ±1, central 0, autograd 0: none is 'right'.",
            gallery=True),
+    # Representable grid: sin(x) at 1 in float32 as h shrinks, then one 8-bit case.
+    Preset("grid", "h_1e-4", "float32, h = 1e-4",
+           "How many bits does a float32 difference keep at h = 1e-4?", {**_GRID, "h": 1e-4},
+           "x + h is hundreds of ulps above x; f(x) and f(x+h) still differ in about 10 bits."),
+    Preset("grid", "h_1e-6", "h = 1e-6",
+           "What is left of the difference at h = 1e-6?", {**_GRID, "h": 1e-6},
+           "A few ulps of step: the slope is a multiple of 1/16.", gallery=True),
+    Preset("grid", "one_ulp", "h = 1e-7: one ulp",
+           "Why is the float32 step 1.19e-7 when I asked for 1e-7?", {**_GRID, "h": 1e-7},
+           "x + h rounds to the next float32 after 1: the step is one ulp, and the slope is 0.5."),
+    Preset("grid", "no_step", "h = 1e-8: no step",
+           "What happens when h is smaller than half an ulp of x?", {**_GRID, "h": 1e-8},
+           "x + h rounds back to x: no step is taken, the difference is 0/0."),
+    Preset("grid", "e4m3", "8-bit e4m3, h = 0.1",
+           "How coarse is an 8-bit float's finite difference?",
+           {**_GRID, "dtype": "float8_e4m3fn", "h": 0.1},
+           "e4m3 has 4 bits of precision: 1 + 0.1 rounds to 1.125, and f keeps one bit of difference."),
 )
 
 

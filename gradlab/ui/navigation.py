@@ -40,6 +40,11 @@ PAGES: tuple[PageSpec, ...] = (
         "truncation on the right, round-off on the left, the best step marked.",
     ),
     PageSpec(
+        "pages/grid.py", "Representable grid", ":material/grid_on:", "grid",
+        "Why (x+h) − x is not h: x, x+h, f(x) and f(x+h) on the dtype's grid, the bits a "
+        "subtraction keeps, and the few slopes a secant can take.",
+    ),
+    PageSpec(
         "pages/gradcheck.py", "Grad check", ":material/fact_check:", "gradcheck",
         "A finite-difference gradient check on a real tensor and loss, "
         "with a diagnosis of why it passes or fails.",

@@ -1,0 +1,67 @@
+"""``python -m gradlab grid`` and ``python -m gradlab dtypes``: the Grid page's numbers in a terminal.
+
+>>> import argparse
+>>> parser = argparse.ArgumentParser()
+>>> register(parser.add_subparsers(dest="command"))
+>>> parser.parse_args(["grid", "--h", "1e-7"]).dtype
+'float32'
+"""
+
+from __future__ import annotations
+
+import json
+
+from gradlab.labs.grid_story import grid_fields
+from gradlab.labs.representable_grid import GridSettings, grid_difference
+from gradlab.numerics.dtypes import ALL_DTYPE_NAMES
+from gradlab.numerics.precision_table import COLUMNS, precision_table
+
+__all__ = ["register"]
+
+
+def register(subparsers) -> None:
+    """Add the ``grid`` and ``dtypes`` sub-commands to an argparse subparsers object."""
+    from gradlab.cli.main import finite_float
+
+    p = subparsers.add_parser(
+        "grid", help="one forward difference on the dtype's grid: bits, ulps, the step taken, kept bits",
+        description="Why (x+h) - x is not h: x, x+h, f(x), f(x+h) as the dtype holds them.")
+    p.add_argument("--dtype", choices=ALL_DTYPE_NAMES, default="float32",
+                   help="the 8-bit ones are emulated (float32 arithmetic, every result rounded)")
+    p.add_argument("--at", dest="x", type=finite_float, default=1.0, help="the point x (default 1)")
+    p.add_argument("--h", type=finite_float, default=1e-4, help="the step h > 0 (default 1e-4)")
+    p.add_argument("--expression", default="sin(x)", help="a function of x (default sin(x))")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.set_defaults(run=_run_grid)
+    d = subparsers.add_parser("dtypes", help="the precision table: every dtype's eps, u, range, best step",
+                              description="Bits, precision, eps, unit round-off, range and the central "
+                                          "difference's best step and error, per dtype.")
+    d.add_argument("--format", choices=("table", "json"), default="table")
+    d.set_defaults(run=_run_dtypes)
+
+
+def _run_grid(args) -> int:
+    from gradlab.cli.main import to_json
+
+    fields = grid_fields(grid_difference(GridSettings(args.dtype, args.x, args.h, args.expression)))
+    if args.format == "json":
+        print(json.dumps(to_json(fields), indent=2))
+        return 0
+    width = max(map(len, fields))
+    for key, value in fields.items():
+        if key != "answer":
+            print(f"{key:<{width}}  {value!r}" if isinstance(value, float) else f"{key:<{width}}  {value}")
+    print()
+    print(fields["answer"])
+    return 0
+
+
+def _run_dtypes(args) -> int:
+    from gradlab.cli.main import to_json
+
+    table = precision_table()
+    if args.format == "json":
+        print(json.dumps(to_json(table.to_dict(orient="records")), indent=2))
+        return 0
+    print(table.rename(columns=COLUMNS).to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    return 0

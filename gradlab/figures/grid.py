@@ -1,0 +1,111 @@
+"""Figures of the Grid page: a finite difference on the dtype's grid, and its slope as h shrinks.
+
+Pure functions (no streamlit). The main chart is drawn in grid units: x − x₀ in ulps
+of x and f − f(x₀) in ulps of f(x₀), so the representable numbers sit on whole
+numbers and the secant's few possible slopes are visible.
+
+>>> from gradlab.labs.representable_grid import GridSettings, grid_difference
+>>> from gradlab.labs.grid_story import window_points, secant_series
+>>> r = grid_difference(GridSettings("float32", 1.0, 1e-7, "sin(x)"))
+>>> [t.name for t in grid_figure(r, window_points(r)).data][:2]
+['representable x', 'f in float32']
+>>> secant_series_figure(secant_series(r.settings), r).data[0].type
+'scatter'
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from gradlab.figures.spec import FigureOrSpec, FigureSpec
+from gradlab.figures.style import GUIDE, MARK, MARKER_OUTLINE, NEUTRAL, TRUTH
+from gradlab.labs.representable_grid import GridDifference
+from gradlab.numerics.dtypes import facts
+
+__all__ = ["grid_figure", "secant_series_figure", "MAX_TICKS"]
+
+#: At most this many grid numbers are drawn as ticks (and f's grid as faint lines).
+MAX_TICKS = 60
+_FAINT = "rgba(138, 148, 166, 0.35)"  # the guide colour, faint: f's grid levels
+_LEGEND = dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0)
+
+
+def _colour(dtype: str) -> str:
+    return facts(dtype).colour
+
+
+def grid_figure(r: GridDifference, window: pd.DataFrame) -> FigureOrSpec:
+    """f near x on the dtype's grid: grid ticks, f in the dtype, x and x+h, the secant and the tangent."""
+    dtype, ux, uf = r.settings.dtype, r.x.ulp, r.fx.ulp
+    label = facts(dtype).label
+    t = (window["x"].to_numpy() - r.x.value) / ux
+    y = (window["fx"].to_numpy() - r.fx.value) / uf
+    t1, y1 = r.step_taken / ux, (r.fx_plus_h.value - r.fx.value) / uf
+    finite = y[np.isfinite(y)]
+    low = min(float(finite.min()) if finite.size else 0.0, 0.0, y1)
+    high = max(float(finite.max()) if finite.size else 1.0, 1.0, y1)
+    pad = 0.08 * (high - low or 1)
+    row = low - pad  # the row of grid ticks, under the data
+    fig = FigureSpec()
+    if len(t) <= MAX_TICKS:
+        fig.add_trace({"type": "scatter", "x": t, "y": np.full(len(t), row), "mode": "markers",
+                       "name": "representable x", "marker": {"symbol": "line-ns-open", "size": 14,
+                                                             "color": GUIDE, "line": {"width": 2}},
+                       "hovertemplate": "grid number<extra></extra>"})
+        for level in range(math.floor(low), math.ceil(high) + 1):
+            if math.ceil(high) - math.floor(low) <= MAX_TICKS:
+                fig.add_hline(level, color=_FAINT, width=1)
+    else:
+        fig.add_trace({"type": "scatter", "x": [], "y": [], "mode": "markers", "name": "representable x",
+                       "marker": {"color": GUIDE}})
+    fig.add_trace({"type": "scatter", "x": t, "y": y, "mode": "markers", "name": f"f in {label}",
+                   "marker": {"color": _colour(dtype), "size": 7, "line": {"color": MARKER_OUTLINE, "width": 1}},
+                   "hovertemplate": "x − x₀ = %{x:.4g} ulp<br>f − f(x₀) = %{y:.4g} ulp<extra></extra>"})
+    ends = np.array([t.min(), t.max()]) if len(t) else np.array([-1.0, 1.0])
+    if r.step_taken:
+        slope = y1 / t1
+        fig.add_trace({"type": "scatter", "x": ends, "y": slope * ends, "mode": "lines",
+                       "name": f"secant, slope {r.secant:.4g}", "line": {"color": MARK, "width": 3}})
+    if math.isfinite(r.tangent):
+        fig.add_trace({"type": "scatter", "x": ends, "y": r.tangent * ux / uf * ends, "mode": "lines",
+                       "name": f"tangent, slope {r.tangent:.4g}",
+                       "line": {"color": TRUTH, "width": 2.5, "dash": "dash"}})
+    asked = r.settings.h / ux
+    fig.add_trace({"type": "scatter", "x": [asked], "y": [row], "mode": "markers",
+                   "name": "x + h as asked", "marker": {"symbol": "x-thin-open", "size": 16,
+                                                        "color": NEUTRAL, "line": {"width": 3}}})
+    fig.add_trace({"type": "scatter", "x": [0.0, t1], "y": [0.0, y1], "mode": "markers+text",
+                   "name": "x and x + h on the grid", "text": ["x", "x+h" if r.step_taken else "x+h = x"],
+                   "textposition": "top left", "textfont": {"size": 16},
+                   "marker": {"color": MARK, "size": 13, "line": {"color": MARKER_OUTLINE, "width": 2}}})
+    fig.update_layout(margin=dict(l=0, r=0, t=10, b=10), legend=_LEGEND, height=440,
+                      hovermode="closest")
+    fig.update_xaxes(title=dict(text=f"x − x₀, in ulps of x (1 ulp = {ux:.3g})"), zeroline=False)
+    fig.update_yaxes(title=dict(text=f"f − f(x₀), ulps of f ({uf:.3g})", standoff=4), zeroline=False)
+    return fig.figure()
+
+
+def secant_series_figure(series: pd.DataFrame, r: GridDifference) -> FigureOrSpec:
+    """The secant's slope against h (log axis): it jumps between few values once h nears ulp(x)."""
+    dtype = r.settings.dtype
+    fig = FigureSpec()
+    fig.add_trace({"type": "scatter", "x": series["h"], "y": series["secant"], "mode": "markers",
+                   "name": f"secant in {facts(dtype).label}",
+                   "marker": {"color": _colour(dtype), "size": 6},
+                   "hovertemplate": "h = %{x:.3g}<br>slope = %{y:.6g}<extra></extra>"})
+    if math.isfinite(r.tangent):
+        fig.add_hline(r.tangent, color=TRUTH, dash="dash", width=2)
+        fig.add_trace({"type": "scatter", "x": [None], "y": [None], "mode": "lines", "name": "tangent",
+                       "line": {"color": TRUTH, "dash": "dash"}})
+    fig.add_vline(r.x.ulp, log_axis=True, text="ulp(x)", position="top right", color=GUIDE,
+                  dash="dot", width=2)
+    fig.add_trace({"type": "scatter", "x": [r.settings.h], "y": [r.secant], "mode": "markers",
+                   "name": "your h", "marker": {"color": MARK, "size": 12, "symbol": "diamond",
+                                                "line": {"color": MARKER_OUTLINE, "width": 1}}})
+    fig.update_layout(margin=dict(l=10, r=10, t=10, b=10), legend=_LEGEND, height=320, hovermode="closest")
+    fig.update_xaxes(type="log", title=dict(text="h"), exponentformat="power")
+    fig.update_yaxes(title=dict(text="slope of the secant"))
+    return fig.figure()

@@ -1,0 +1,157 @@
+"""The representable grid in words and series: the answer sentence, the printed values with
+the digits a subtraction cancels, and the secant's slope as h shrinks.
+
+Plain values only (no streamlit): the Grid page and ``python -m gradlab grid`` show the same.
+
+>>> from gradlab.labs.representable_grid import GridSettings, grid_difference
+>>> r = grid_difference(GridSettings(dtype="float32", x=1.0, h=1e-8, expression="sin(x)"))
+>>> grid_answer(r).startswith("x + h rounds back to x")
+True
+>>> printed_values(grid_difference(GridSettings("float32", 1.0, 1e-6, "sin(x)"))).shared_chars
+7
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+
+from gradlab.labs.representable_grid import GridDifference, GridSettings, shared_decimal_digits
+from gradlab.numerics.dtypes import facts
+from gradlab.numerics.emulation import emulated, to_dtype
+from gradlab.numerics.expressions import parse
+from gradlab.numerics.ulp import ulp, ulp_distance
+
+__all__ = ["PrintedValues", "printed_values", "grid_answer", "steps_in_ulps", "secant_series", "grid_fields",
+           "window_points"]
+
+
+@dataclass(frozen=True)
+class PrintedValues:
+    """f(x) and f(x+h) printed to the dtype's digits, and how much of the text they share."""
+
+    fx: str
+    fx_plus_h: str
+    shared_chars: int  # characters of the common prefix (the digits the subtraction cancels)
+    shared_digits: int  # significant decimal digits in that prefix
+    digits: int  # significant digits printed: enough to tell any two numbers of the dtype apart
+
+
+def printed_values(r: GridDifference) -> PrintedValues:
+    """The two function values as text, with the length of the prefix they share."""
+    digits = math.ceil(r.precision_bits * math.log10(2)) + 1
+    a, b = (_printed(v, r.settings.dtype) for v in (r.fx.value, r.fx_plus_h.value))
+    prefix = len(os.path.commonprefix([a, b]))
+    return PrintedValues(a, b, prefix, shared_decimal_digits(a[:prefix], a[:prefix]), digits)
+
+
+def _printed(value: float, dtype: str) -> str:
+    """The shortest decimal that reads back as this number of the dtype (exact for short formats).
+
+    >>> _printed(0.8125, "float8_e4m3fn"), _printed(float(np.float32(0.1)), "float32")
+    ('0.8125', '0.1')
+    """
+    if dtype == "float32":
+        return str(np.float32(value))
+    return repr(value)  # float64 round-trips; 8- and 16-bit values are short and exact in float64
+
+
+def _distinct(value: float, other: float) -> str:
+    """``value`` with enough digits to tell it from ``other`` (3 at least)."""
+    for k in range(3, 18):
+        if f"{value:.{k}g}" != f"{other:.{k}g}":
+            return f"{value:.{k}g}"
+    return f"{value:.17g}"
+
+
+def steps_in_ulps(r: GridDifference) -> int:
+    """How many grid steps of the dtype lie between x and x + h (0: no step at all)."""
+    return ulp_distance(r.x.value, r.x_plus_h.value, r.settings.dtype)
+
+
+def grid_answer(r: GridDifference) -> str:
+    """One plain sentence (or two) on what the grid did to this difference."""
+    s, dtype = r.settings, r.settings.dtype
+    if r.step_taken == 0:
+        return (f"x + h rounds back to x in {dtype}: h = {s.h:.3g} is less than half the spacing "
+                f"ulp(x) = {r.x.ulp:.3g}, so no step is taken and the difference is 0/0.")
+    n = steps_in_ulps(r)
+    where = f"{n:,} ulp{'s' if n != 1 else ''} above x"
+    exact = "exactly h" if r.step_taken == s.h else f"{_distinct(r.step_taken, s.h)}, not {s.h:.3g}"
+    first = f"x + h is {where}: the step taken is {exact}."
+    if r.kept_bits == 0:
+        return (f"{first} f(x) and f(x+h) round to the same {dtype} number, so the slope comes out 0 "
+                f"(the tangent's is {r.tangent:.4g}).")
+    tangent = "" if not math.isfinite(r.tangent) else f", where the tangent's slope is {r.tangent:.4g}"
+    return (f"{first} f(x) and f(x+h) share {r.shared_bits} of {r.precision_bits} bits, so the "
+            f"difference keeps {r.kept_bits} and the slope can only be a multiple of {r.quantum:.3g}: "
+            f"here {r.secant:.4g}{tangent}.")
+
+
+def secant_series(settings: GridSettings, per_decade: int = 10) -> pd.DataFrame:
+    """The secant's slope in the dtype for h on a log grid (columns h, step, secant).
+
+    From a decade below ulp(x)/2 (no step at all) up to about |x|/10 (at least 0.1 and 8 ulps), with
+    the chosen h among them. NaN where no step is taken or f is not finite.
+
+    >>> t = secant_series(GridSettings("float32", 1.0, 1e-7, "x**2"))
+    >>> bool(t["secant"].isna().any()), float(t.loc[t["h"] == 1e-7, "step"].iloc[0]) == 2 ** -23
+    (True, True)
+    """
+    dtype = settings.dtype
+    x = to_dtype(settings.x, dtype)
+    low = math.floor(math.log10(ulp(float(x), dtype) / 2)) - 1
+    high = math.ceil(math.log10(max(abs(float(x)) / 10, 0.1, 8 * ulp(float(x), dtype))))
+    low = min(low, math.floor(math.log10(settings.h)))
+    hs = np.unique(np.append(np.logspace(low, high, (high - low) * per_decade + 1), settings.h))
+    with torch.no_grad(), emulated(dtype), np.errstate(all="ignore"):
+        xh = x + to_dtype(hs, dtype)
+        step = xh - x
+        expr = parse(settings.expression)
+        secant = (expr(xh) - expr(x)) / step
+    step_f = step.double().numpy()
+    secant_f = np.where((step_f == 0) | ~np.isfinite(secant.double().numpy()), np.nan,
+                        secant.double().numpy())
+    return pd.DataFrame({"h": hs, "step": step_f, "secant": secant_f})
+
+
+def grid_fields(r: GridDifference) -> dict:
+    """Every number the page shows, as plain values (the CLI's JSON)."""
+    p = printed_values(r)
+    s = r.settings
+    return {
+        "dtype": s.dtype, "emulated": facts(s.dtype).emulated, "expression": s.expression, "h": s.h,
+        "x": r.x.value, "x_bits": r.x.bits, "x_hex": r.x.hex, "ulp_x": r.x.ulp,
+        "x_plus_h": r.x_plus_h.value, "x_plus_h_bits": r.x_plus_h.bits, "x_plus_h_hex": r.x_plus_h.hex,
+        "step_taken": r.step_taken, "steps_in_ulps": steps_in_ulps(r),
+        "fx": r.fx.value, "fx_printed": p.fx, "fx_bits": r.fx.bits, "ulp_fx": r.fx.ulp,
+        "fx_plus_h": r.fx_plus_h.value, "fx_plus_h_printed": p.fx_plus_h, "fx_plus_h_bits": r.fx_plus_h.bits,
+        "shared_decimal_digits": p.shared_digits, "shared_bits": r.shared_bits, "kept_bits": r.kept_bits,
+        "precision_bits": r.precision_bits, "secant": r.secant, "tangent": r.tangent,
+        "relative_error": r.relative_error, "quantum": r.quantum, "answer": grid_answer(r),
+    }
+
+
+def window_points(r: GridDifference, samples: int = 121) -> pd.DataFrame:
+    """f in the dtype at grid numbers around x and x + h (columns x, fx; every grid number of
+    the window when there are at most ``samples``, else ``samples`` of them).
+
+    >>> from gradlab.labs.representable_grid import grid_difference
+    >>> w = window_points(grid_difference(GridSettings("float32", 1.0, 1e-7, "x")))
+    >>> len(w), bool((w["x"] == w["fx"]).all())  # 4 ulps below 1 (8 half-ulps), 8 ulps above
+    (17, True)
+    """
+    dtype, x = r.settings.dtype, r.x.value
+    span = max(r.step_taken, 4 * r.x.ulp)
+    wanted = np.linspace(x - span, x + span * (1 + (r.step_taken > 0)), 4 * samples)
+    xs = np.unique(to_dtype(wanted, dtype).double().numpy())
+    if len(xs) > samples:
+        xs = np.unique(to_dtype(np.linspace(xs[0], xs[-1], samples), dtype).double().numpy())
+    with torch.no_grad(), emulated(dtype), np.errstate(all="ignore"):
+        fx = parse(r.settings.expression)(to_dtype(xs, dtype)).double().numpy()
+    return pd.DataFrame({"x": xs, "fx": fx})

@@ -1,0 +1,176 @@
+"""Representable grid: why (x+h) − x is not h. Layout only.
+
+First screen (1280x720): compact controls, the answer sentence, the chart of f on the
+dtype's grid. Below: the numbers with their bits (the shared leading digits marked),
+the secant's slope as h shrinks, the definitions (anchor ``#definitions``, linked from
+other pages) and the precision table of every dtype.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from gradlab.errors import GradLabError
+from gradlab.figures.grid import grid_figure, secant_series_figure
+from gradlab.labs.grid_story import grid_answer, printed_values, secant_series, steps_in_ulps, window_points
+from gradlab.labs.representable_grid import GridDifference, GridSettings, grid_difference
+from gradlab.limits import LIMITS
+from gradlab.literal_text import markdown_literal
+from gradlab.numerics.dtypes import ALL_DTYPE_NAMES, facts
+from gradlab.numerics.expressions import parse
+from gradlab.numerics.precision_table import COLUMNS, precision_table
+from gradlab.teaching.catalogue import CATALOGUE
+from gradlab.teaching.explorer_controls import CUSTOM, FUNCTION_OPTIONS, TERMS, function_label
+from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
+from gradlab.ui.controls import eps_input
+from gradlab.ui.figures import prepare_figure, show_figure
+from gradlab.ui.messages import show_error
+from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page
+from gradlab.ui.presets import preset_buttons
+
+start_page("grid")
+
+DEFAULT_EXPRESSION = "sin(x)"
+
+
+@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False)
+def _difference(settings: GridSettings) -> tuple[GridDifference, pd.DataFrame, pd.DataFrame]:
+    r = grid_difference(settings)
+    return r, window_points(r), secant_series(settings)
+
+
+def _on_function_change() -> None:
+    key = st.session_state.get("fn")
+    if key in CATALOGUE:
+        st.session_state["x"] = CATALOGUE[key].x
+
+
+def _controls() -> GridSettings | None:
+    with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+        st.header("Representable grid: (x+h) − x ≠ h", anchor=False, width="content")
+        st.space("stretch")
+        with st.popover("Presets", icon=":material/bookmarks:"):
+            preset_buttons("grid")
+    with st.container(horizontal=True, vertical_alignment="bottom", gap="small"):
+        fn = bound_selectbox("function", "fn", FUNCTION_OPTIONS, index=FUNCTION_OPTIONS.index(CUSTOM),
+                             width=200, format_func=function_label, on_change=_on_function_change)
+        x = bound_number("point x", "x", value=1.0, min_value=-LIMITS.literal_magnitude,
+                         max_value=LIMITS.literal_magnitude, format="%.12g", width=120,
+                         help="Any float, e.g. 1, 0.3 or 1e-3. It is rounded to the dtype first.")
+        dtype = bound_selectbox("dtype", "dtype", ALL_DTYPE_NAMES, index=ALL_DTYPE_NAMES.index("float32"),
+                                width=210, format_func=lambda n: facts(n).label,
+                                help="The 8-bit formats are emulated: arithmetic in float32, x, x+h and "
+                                     "every value of f rounded to the 8-bit format. " + TERMS["ulp"])
+        if fn == CUSTOM:
+            text = bound_text("f(x) =", "expr", value=DEFAULT_EXPRESSION, max_chars=LIMITS.expression_chars,
+                              width=180, help="Python syntax in x: + - * / **, exp, log, sin, sqrt, abs, ...")
+        else:
+            text = CATALOGUE[fn].expression
+        h = eps_input("step h", "h", default=1e-4, smallest=1e-20, largest=1.0, width="stretch",
+                      help="The step you ask for. x + h is rounded to the grid, so the step taken "
+                           "is a whole number of ulps of x (or none).")
+    try:
+        parse(text)
+        return GridSettings(dtype=dtype, x=float(x), h=float(h), expression=text)
+    except GradLabError as err:
+        show_error(err, icon=":material/edit:")
+        return None
+
+
+def _marked(text: str, shared: int) -> str:
+    """A printed number with its shared leading characters marked (the digits the subtraction cancels)."""
+    if shared == 0:
+        return f"`{text}`"
+    return f":orange-background[`{text[:shared]}`]`{text[shared:]}`" if text[shared:] else \
+        f":orange-background[`{text}`]"
+
+
+def _bits_marked(bits: str, shared_bits: int) -> str:
+    """Sign, exponent and fraction (in bytes) as separate code spans, so a phone can wrap them;
+    the sign, exponent and shared significand bits marked (the implicit 1 counts as one)."""
+    sign, exponent, fraction = bits.split(" ")
+    groups = [sign, exponent] + [fraction[i:i + 8] for i in range(0, len(fraction), 8)]
+    left = len(sign) + len(exponent) + shared_bits - 1 if shared_bits else 0
+    out = []
+    for group in groups:
+        cut, left = min(max(left, 0), len(group)), left - len(group)
+        out.append(_marked(group, cut).replace("``", ""))
+    return " ".join(out)
+
+
+def _numbers(r: GridDifference) -> list[str]:
+    p = printed_values(r)
+    rows = [
+        "| | value | spacing (ulp) there |", "|---|---|---|",
+        f"| x | `{r.x.value!r}` | {r.x.ulp:.3g} |",
+        f"| x + h | `{r.x_plus_h.value!r}` | {r.x_plus_h.ulp:.3g} |",
+        f"| f(x) | {_marked(p.fx, p.shared_chars)} | {r.fx.ulp:.3g} |",
+        f"| f(x+h) | {_marked(p.fx_plus_h, p.shared_chars)} | {r.fx_plus_h.ulp:.3g} |",
+        "", "| | bits: sign, exponent, fraction |", "|---|---|",
+        f"| x | {_bits_marked(r.x.bits, 0)} |",
+        f"| x + h | {_bits_marked(r.x_plus_h.bits, 0)} |",
+        f"| f(x) | {_bits_marked(r.fx.bits, r.shared_bits)} |",
+        f"| f(x+h) | {_bits_marked(r.fx_plus_h.bits, r.shared_bits)} |",
+    ]
+    n = steps_in_ulps(r)
+    st.markdown(
+        f"- step taken (x+h) − x: **{r.step_taken!r}** = {n:,} ulp{'s' if n != 1 else ''} of x "
+        f"(asked: h = {r.settings.h:g})\n"
+        f"- shared: {p.shared_digits} decimal digit{'s' if p.shared_digits != 1 else ''}, "
+        f"{r.shared_bits} of {r.precision_bits} bits; "
+        f"the difference keeps **{r.kept_bits} significant bits**\n"
+        f"- secant (f(x+h) − f(x)) / step: **{r.secant:.6g}**; tangent f′(x): **{r.tangent:.6g}**\n"
+        f"- the secant can only be a multiple of ulp(f)/step = **{r.quantum:.4g}**")
+    return rows
+
+
+def _bits_table(rows: list[str]) -> None:
+    st.markdown("\n".join(rows))
+    st.caption("Marked: the leading digits and bits f(x) and f(x+h) share. The subtraction "
+               "f(x+h) − f(x) cancels them; only the rest survives.")
+
+
+def _definitions() -> None:
+    st.subheader("Definitions", anchor="definitions")
+    st.markdown(
+        "- **grid**: the numbers a dtype can hold. Between powers of two they are evenly spaced; "
+        "the spacing doubles at each power of two.\n"
+        f"- **ulp** {TERMS['ulp'].removeprefix('ulp ')}\n"
+        "- **precision p**: significand bits, the implicit leading 1 included (float32: 24).\n"
+        "- **machine epsilon** eps = 2^(1−p): the gap between 1 and the next number, ulp(1).\n"
+        f"- **unit round-off** {TERMS['unit round-off'].removeprefix('unit round-off ')} "
+        "In symbols u = 2^−p = eps/2.\n"
+        "- **subnormal**: the evenly spaced numbers below the smallest normal one, "
+        "spacing smallest normal × eps.")
+    st.markdown("**Precision table**: every dtype, native and emulated. The best step and error of "
+                "a central difference assume |f|, |f′|, |f‴| of order 1.")
+    table = precision_table()
+    for column in table.columns:
+        if table[column].dtype == float:
+            table[column] = table[column].map(lambda v: f"{v:.3g}")
+    table["emulated"] = table["emulated"].map({True: "yes (in float32)", False: "no"})
+    st.dataframe(table.rename(columns=COLUMNS), hide_index=True, width="stretch")
+
+
+settings = _controls()
+if settings is not None:
+    try:
+        result, window, series = _difference(settings)
+    except Exception as err:  # noqa: BLE001 - every failure becomes a message
+        show_error(err)
+        result = None
+    if result is not None:
+        with answer_box():
+            st.info(markdown_literal(grid_answer(result)), icon=":material/lightbulb:")
+        with main_chart_box():
+            show_figure(prepare_figure(grid_figure, result, window), f"gradlab-grid-{settings.dtype}-x{settings.x:g}-h{settings.h:g}")
+        left, right = st.columns([3, 2])
+        with left:
+            rows = _numbers(result)
+        with right:
+            st.markdown("**The secant's slope as h shrinks**: near ulp(x) it can take only a few values.")
+            show_figure(prepare_figure(secant_series_figure, series, result), "gradlab-grid-secant-over-h",
+                        key="grid_series")
+        _bits_table(rows)
+_definitions()

@@ -1,0 +1,60 @@
+"""The Grid page in Debian's Chromium: answer and chart on the first screen (projector, dark,
+phone), a shared link opens its view, and the definitions have their anchor."""
+
+from __future__ import annotations
+
+import pytest
+from browser_helpers import open_page, screenshot, wait_for_app
+
+pytestmark = pytest.mark.browser
+
+FIRST_SCREEN = """() => {
+  const box = s => { const e = document.querySelector(s); if (!e) return null;
+                     const r = e.getBoundingClientRect(); return {top: r.top, bottom: r.bottom}; };
+  const plot = document.querySelector('.st-key-gl-main-chart .nsewdrag');
+  return {answer: box('.st-key-gl-answer'), chart: box('.st-key-gl-main-chart'),
+          plotWidth: plot ? plot.getBoundingClientRect().width : 0,
+          plotHeight: plot ? plot.getBoundingClientRect().height : 0,
+          overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+          mainOverflow: (() => { const m = document.querySelector('[data-testid=stMain]');
+                                 return m ? m.scrollWidth - m.clientWidth : 0; })()};
+}"""
+
+
+@pytest.mark.parametrize(("width", "height", "scheme"), [
+    (1280, 720, "light"), (1280, 720, "dark"), (390, 844, "light")], ids=["projector", "dark", "phone"])
+def test_the_answer_and_the_chart_are_on_the_first_screen(streamlit_server, _browser, width, height, scheme):
+    context = _browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
+    page = context.new_page()
+    try:
+        open_page(page, streamlit_server, "grid", {"h": "1e-07"}, timeout=90_000)
+        page.wait_for_selector(".st-key-gl-main-chart .js-plotly-plot .scatterlayer .trace", timeout=60_000)
+        page.wait_for_timeout(500)  # let Plotly settle its size
+        seen = page.evaluate(FIRST_SCREEN)
+        screenshot(page, f"grid-first-screen-{width}x{height}-{scheme}", full_page=False)
+        assert seen["answer"] and 0 <= seen["answer"]["top"] and seen["answer"]["bottom"] <= height, seen
+        assert seen["chart"] and 0 <= seen["chart"]["top"] < height, seen  # the chart starts on screen
+        assert seen["plotWidth"] >= 300 and seen["plotHeight"] >= 200, seen
+        assert seen["overflow"] <= 0 and seen["mainOverflow"] <= 0, seen  # nothing sideways
+        assert "1 ulp above x" in page.locator(".st-key-gl-answer").inner_text()
+        assert page.locator("[data-testid='stException']").count() == 0
+    finally:
+        context.close()
+
+
+def test_a_link_opens_the_8_bit_view_and_the_definitions_anchor(streamlit_server, browser_page):
+    page = browser_page
+    open_page(page, streamlit_server, "grid", {"dtype": "float8_e4m3fn (emulated)", "h": "1e-01"},
+              timeout=90_000)
+    page.wait_for_selector(".st-key-gl-main-chart .js-plotly-plot", timeout=60_000)
+    assert "0.125, not 0.1" in page.locator(".st-key-gl-answer").inner_text()
+    assert page.locator("#definitions").count() == 1  # other pages link to /grid#definitions
+    screenshot(page, "grid-e4m3")
+
+    page.get_by_role("button", name="Presets").click()
+    page.get_by_role("button", name="h = 1e-8: no step").click()
+    page.wait_for_function("() => decodeURIComponent(location.search).includes('h=1e-08')", timeout=30_000)
+    wait_for_app(page)
+    assert "rounds back to x" in page.locator(".st-key-gl-answer").inner_text()
+    assert "float8" not in page.url  # back to float32, the default (so absent from the URL)
+    assert page.locator("[data-testid='stException']").count() == 0

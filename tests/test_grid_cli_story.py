@@ -1,0 +1,99 @@
+"""The Grid page's numbers from a terminal, and its story (answer, printed values, secant over h),
+checked against IEEE arithmetic by numpy and against torch's own fp8 casts."""
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from gradlab.cli.main import main
+from gradlab.labs.grid_story import grid_answer, printed_values, secant_series, steps_in_ulps, window_points
+from gradlab.labs.representable_grid import GridSettings, grid_difference
+
+
+def test_cli_grid_json_matches_numpy(capsys):
+    assert main(["grid", "--dtype", "float32", "--at", "1", "--h", "1e-7", "--expression", "sin(x)",
+                 "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    x, xh = np.float32(1), np.float32(1) + np.float32(1e-7)
+    assert d["step_taken"] == float(xh - x) == 2.0 ** -23 and d["steps_in_ulps"] == 1
+    assert d["x_plus_h_hex"] == f"0x{int(xh.view(np.uint32)):08x}"
+    # torch's float32 sin (what the dtype computes) is faithful: within one ulp of the exact value
+    fx, fxh = (np.float32(torch.sin(torch.tensor(float(v), dtype=torch.float32))) for v in (x, xh))
+    assert d["fx"] == float(fx) and d["fx_plus_h"] == float(fxh)
+    for got, v in ((fx, x), (fxh, xh)):
+        assert abs(float(got) - math.sin(float(v))) < float(np.spacing(got))
+    assert d["secant"] == float((fxh - fx) / (xh - x))
+    assert d["quantum"] == float(np.spacing(fx)) / 2.0 ** -23 == 0.5
+    assert d["tangent"] == pytest.approx(math.cos(1.0), rel=1e-15)
+    assert "1 ulp above x" in d["answer"] and "multiple of 0.5" in d["answer"]
+
+
+def test_cli_grid_table_and_one_line_errors(capsys):
+    assert main(["grid", "--h", "1e-8"]) == 0
+    out = capsys.readouterr().out
+    assert "steps_in_ulps" in out and "rounds back to x" in out
+    for argv in (["grid", "--h", "0"], ["grid", "--at", "-1", "--expression", "log(x)"],
+                 ["grid", "--dtype", "float8_e4m3fn", "--at", "1000"], ["grid", "--expression", "x +"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and err.count("\n") == 1
+
+
+def test_cli_grid_subprocess_bad_dtype_exit_2():
+    p = subprocess.run([sys.executable, "-m", "gradlab", "grid", "--dtype", "float7"], capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr
+
+
+@pytest.mark.parametrize("name", ["float8_e4m3fn", "float8_e5m2"])
+def test_fp8_difference_rounds_like_torchs_casts(name):
+    dt = getattr(torch, name)
+    cast = lambda v: float(torch.tensor(v, dtype=torch.float32).to(dt).float())  # noqa: E731
+    r = grid_difference(GridSettings(name, 1.0, 0.1, "sin(x)"))
+    x = cast(1.0)
+    xh = cast(x + cast(0.1))
+    assert r.x_plus_h.value == xh and r.step_taken == cast(xh - x)
+    assert r.fx.value == cast(math.sin(x)) and r.fx_plus_h.value == cast(math.sin(xh))
+
+
+def test_e4m3_one_plus_a_tenth_is_one_and_an_eighth():
+    r = grid_difference(GridSettings("float8_e4m3fn", 1.0, 0.1, "sin(x)"))
+    assert r.x_plus_h.value == 1.125 and steps_in_ulps(r) == 1  # e4m3: 3 fraction bits, ulp(1) = 1/8
+    assert "0.125, not 0.1" in grid_answer(r)
+
+
+def test_printed_values_share_the_prefix_of_their_text():
+    r = grid_difference(GridSettings("float32", 1.0, 1e-6, "sin(x)"))
+    p = printed_values(r)
+    assert p.fx == str(np.float32(r.fx.value)) and p.fx_plus_h == str(np.float32(r.fx_plus_h.value))
+    k = p.shared_chars
+    assert p.fx[:k] == p.fx_plus_h[:k] and p.fx[k] != p.fx_plus_h[k]
+
+
+def test_no_step_sentence_and_nan_secant():
+    r = grid_difference(GridSettings("float32", 1.0, 1e-8, "sin(x)"))  # 1e-8 < ulp(1)/2 = 5.96e-8
+    assert r.step_taken == 0 and math.isnan(r.secant)
+    assert grid_answer(r).startswith("x + h rounds back to x in float32")
+
+
+def test_secant_series_takes_few_values_near_one_ulp():
+    t = secant_series(GridSettings("float32", 1.0, 1e-7, "x**2"))
+    # at x = 1 in float32, every step of one to three ulps gives a slope that is a multiple of ulp(1)/step
+    few = t[(t["step"] > 0) & (t["step"] <= 3 * 2.0 ** -23)]
+    assert len(few) >= 3
+    for step, secant in zip(few["step"], few["secant"]):
+        fx, fxh = np.float32(1), np.float32(np.float32(1 + step) ** 2)
+        assert secant == float((fxh - fx) / np.float32(step))
+    assert t.loc[t["h"] < 2.0 ** -25, "secant"].isna().all()  # below half an ulp: no step
+
+
+def test_window_points_lie_on_the_grid():
+    r = grid_difference(GridSettings("float16", 1.5, 1e-3, "x"))
+    w = window_points(r)
+    assert (w["x"].to_numpy() == w["x"].to_numpy().astype(np.float16).astype(float)).all()
+    assert (w["x"] == w["fx"]).all() and w["x"].min() < 1.5 < w["x"].max()

@@ -1,0 +1,97 @@
+"""The Grid page in AppTest: answer and main chart first after the controls, the shared digits
+marked, presets and URLs open their view, bad input gives one sentence."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app_text import shown
+from gradlab.teaching.presets import presets_for, url_query
+
+PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "grid.py")
+TIMEOUT_S = 120
+
+
+def _open(query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT_S)
+    if query:
+        at.query_params.update(query)
+    return at.run()
+
+
+def _order(node, out: list[str]) -> list[str]:
+    """Element kinds (and container keys) in the order the page draws them."""
+    for child in getattr(node, "children", {}).values():
+        key = getattr(getattr(child, "proto", None), "id", "") or ""
+        out.append(f"{child.type}:{key}")
+        _order(child, out)
+    return out
+
+
+def test_answer_and_chart_come_first_after_the_controls():
+    at = _open()
+    assert not at.exception
+    kinds = _order(at.main, [])
+    answer = next(i for i, k in enumerate(kinds) if k.endswith("gl-answer"))
+    chart = next(i for i, k in enumerate(kinds) if k.endswith("gl-main-chart"))
+    assert kinds[answer + 1] == "info:" and kinds[chart + 1].startswith("plotly_chart")
+    assert answer + 2 == chart  # the chart right under the answer
+    controls = {"flex_container", "header", "space", "popover", "button", "selectbox", "number_input",
+                "text_input", "select_slider"}
+    assert {k.split(":")[0] for k in kinds[:answer]} <= controls, kinds[:answer]  # only controls above
+    first_text = next(i for i, k in enumerate(kinds) if k.startswith("markdown"))
+    first_table = next(i for i, k in enumerate(kinds) if k.startswith("dataframe"))
+    assert chart < first_text < first_table
+    assert "839 ulps above x" in shown(at.info[0].value)  # float32: 1e-4 / 2**-23 rounds to 839
+
+
+def test_one_ulp_and_the_shared_digits_are_marked():
+    at = _open({"h": "1e-07"})
+    answer = shown(at.info[0].value)
+    assert "1 ulp above x" in answer and "share 23 of 24 bits" in answer and "multiple of 0.5" in answer
+    text = "\n".join(m.value for m in at.markdown)
+    fx = str(np.float32(math.sin(1.0)))  # 0.84147096 (torch's float32 sin agrees here)
+    assert fx.startswith("0.84147")
+    assert ":orange-background[`0.84147`]" in text  # the five shared digits marked
+    # 23 shared significand bits: sign, exponent and 22 of the 23 fraction bits marked, the last not
+    marked = ":orange-background[`0`] :orange-background[`01111110`] :orange-background[`10101110`] " \
+             ":orange-background[`11010101`] :orange-background[`010010`]"
+    assert f"{marked}`0`" in text and f"{marked}`1`" in text
+
+
+def test_no_step_and_the_8_bit_dtype():
+    at = _open({"h": "1e-08"})
+    assert shown(at.info[0].value).startswith("x + h rounds back to x in float32")
+    at = _open({"dtype": "float8_e4m3fn (emulated)", "h": "1e-01"})
+    assert not at.exception
+    assert "0.125, not 0.1" in shown(at.info[0].value)
+
+
+@pytest.mark.parametrize("query", [{"fn": "custom (type it)", "expr": "x +"},
+                                   {"fn": "custom (type it)", "expr": "log(x)", "x": "-1"}])
+def test_bad_input_gives_one_sentence_and_no_chart(query):
+    at = _open(query)
+    assert not at.exception and len(at.error) == 1
+    assert len(at.get("plotly_chart")) == 0
+    assert shown(at.error[0].value).count(". ") <= 2
+
+
+def test_presets_open_their_view():
+    for p in presets_for("grid"):
+        at = _open(url_query(p))
+        assert not at.exception
+        for key, value in p.values.items():
+            assert at.session_state[key] == value, (p.key, key)
+        assert len(at.info) >= 1
+
+
+def test_definitions_and_the_precision_table_are_on_the_page():
+    at = _open()
+    assert any(h.value == "Definitions" for h in at.subheader)
+    table = at.dataframe[0].value
+    assert len(table) == 6 and "u = 2^−p" in table.columns

@@ -1,0 +1,69 @@
+"""The precision table against IEEE 754's definitions and torch.finfo (and the 8-bit formats'
+documented numbers): u = 2**-p, eps = 2**(1-p), subnormal = tiny * eps."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from gradlab.cli.main import main
+from gradlab.numerics.dtypes import ALL_DTYPE_NAMES
+from gradlab.numerics.precision_table import precision_rows, precision_table
+
+# IEEE 754 / OCP FP8 formats: (bits, precision incl. implicit 1, emax, largest finite)
+FORMATS = {
+    "float16": (16, 11, 15, 65504.0),
+    "bfloat16": (16, 8, 127, (2 - 2 ** -7) * 2.0 ** 127),
+    "float32": (32, 24, 127, float(np.finfo(np.float32).max)),
+    "float64": (64, 53, 1023, float(np.finfo(np.float64).max)),
+    "float8_e4m3fn": (8, 4, 8, 448.0),  # no infinities: the top exponent holds numbers up to 1.75 * 2**8
+    "float8_e5m2": (8, 3, 15, 57344.0),
+}
+ROWS = {r.name: r for r in precision_rows()}
+
+
+def test_every_dtype_has_one_row_native_then_emulated():
+    assert [r.name for r in precision_rows()] == list(ALL_DTYPE_NAMES)
+    assert {n for n, r in ROWS.items() if r.emulated} == {"float8_e4m3fn", "float8_e5m2"}
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_columns_from_the_definitions(name):
+    bits, p, emax, largest = FORMATS[name]
+    r, info = ROWS[name], torch.finfo(getattr(torch, name))
+    emin = 1 - (15 if name == "float16" else 127 if name in ("bfloat16", "float32") else
+                1023 if name == "float64" else 7 if name == "float8_e4m3fn" else 15)
+    assert (r.bits, r.precision_bits) == (bits, p) == (info.bits, p)
+    assert r.eps == 2.0 ** (1 - p) == info.eps
+    assert r.unit_roundoff == 2.0 ** -p
+    assert r.smallest_normal == 2.0 ** emin == info.tiny
+    assert r.smallest_subnormal == 2.0 ** (emin - p + 1)
+    assert r.largest == largest == info.max
+    assert r.best_central_step == pytest.approx(2.0 ** (-p / 3), rel=1e-12)
+    assert r.best_central_error == pytest.approx(2.0 ** (-2 * p / 3), rel=1e-12)
+
+
+def test_subnormals_by_torch_and_numpy():
+    assert ROWS["float32"].smallest_subnormal == float(np.nextafter(np.float32(0), np.float32(1)))
+    assert ROWS["float64"].smallest_subnormal == math.ulp(0.0)
+    assert ROWS["float16"].smallest_subnormal == float(np.nextafter(np.float16(0), np.float16(1)))
+    for name in ("float8_e4m3fn", "float8_e5m2"):  # the smallest positive bit pattern 0x01
+        assert ROWS[name].smallest_subnormal == float(torch.tensor(1, dtype=torch.uint8).view(getattr(torch, name)))
+
+
+def test_the_e4m3_best_error_is_the_issues_order():
+    assert 0.1 < ROWS["float8_e4m3fn"].best_central_error < 0.3
+
+
+def test_cli_dtypes_table_and_json(capsys):
+    assert main(["dtypes"]) == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in ALL_DTYPE_NAMES) and "u = 2^−p" in out
+    assert main(["dtypes", "--format", "json"]) == 0
+    import json
+
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["name"] for r in rows] == list(ALL_DTYPE_NAMES)
+    assert rows[2]["unit_roundoff"] == 2.0 ** -24 and rows[2]["emulated"] is False
+    assert len(precision_table().columns) == len(rows[0])
