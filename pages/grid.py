@@ -21,7 +21,8 @@ from gradlab.numerics.dtypes import ALL_DTYPE_NAMES, facts
 from gradlab.numerics.expressions import parse
 from gradlab.numerics.precision_table import COLUMNS, precision_table
 from gradlab.teaching.catalogue import CATALOGUE
-from gradlab.teaching.explorer_controls import CUSTOM, FUNCTION_OPTIONS, TERMS, function_label
+from gradlab.teaching.explorer_controls import CUSTOM, FUNCTION_OPTIONS, function_label
+from gradlab.teaching.glossary import definition, term
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
 from gradlab.ui.controls import eps_input
 from gradlab.ui.figures import prepare_figure, show_figure
@@ -61,7 +62,7 @@ def _controls() -> GridSettings | None:
         dtype = bound_selectbox("dtype", "dtype", ALL_DTYPE_NAMES, index=ALL_DTYPE_NAMES.index("float32"),
                                 width=210, format_func=lambda n: facts(n).label,
                                 help="The 8-bit formats are emulated: arithmetic in float32, x, x+h and "
-                                     "every value of f rounded to the 8-bit format. " + TERMS["ulp"])
+                                     "every value of f rounded to the 8-bit format. " + term("ulp"))
         if fn == CUSTOM:
             text = bound_text("f(x) =", "expr", value=DEFAULT_EXPRESSION, max_chars=LIMITS.expression_chars,
                               width=180, help="Python syntax in x: + - * / **, exp, log, sin, sqrt, abs, ...")
@@ -136,10 +137,10 @@ def _definitions() -> None:
     st.markdown(
         "- **grid**: the numbers a dtype can hold. Between powers of two they are evenly spaced; "
         "the spacing doubles at each power of two.\n"
-        f"- **ulp** {TERMS['ulp'].removeprefix('ulp ')}\n"
+        f"- **ulp**: {definition('ulp')}\n"
         "- **precision p**: significand bits, the implicit leading 1 included (float32: 24).\n"
         "- **machine epsilon** eps = 2^(1−p): the gap between 1 and the next number, ulp(1).\n"
-        f"- **unit round-off** {TERMS['unit round-off'].removeprefix('unit round-off ')} "
+        f"- **unit round-off**: {definition('unit round-off')} "
         "In symbols u = 2^−p = eps/2.\n"
         "- **subnormal**: the evenly spaced numbers below the smallest normal one, "
         "spacing smallest normal × eps.")
