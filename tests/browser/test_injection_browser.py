@@ -9,7 +9,7 @@ nothing from it, and the message quotes the text literally.
 from urllib.parse import urlsplit
 
 import pytest
-from browser_helpers import open_page, screenshot
+from browser_helpers import open_page, screenshot, wait_for_app
 
 pytestmark = pytest.mark.browser
 
@@ -33,9 +33,36 @@ FIELDS = [
     ("backward", "mv", {}),
 ]
 
-_OUTSIDE_REFERENCES = """host => [...document.querySelectorAll('[href], [src], [srcset], [style]')]
-    .flatMap(e => ['href', 'src', 'srcset', 'style'].map(a => e.getAttribute(a) || ''))
-    .filter(value => value.includes(host))"""
+# Every address an element links to or loads, resolved against the page: one whose host is the
+# outside host is the injection. (A same-page link may carry the visitor's text in its query
+# string, e.g. the theme links, which reload the view with its values: that goes nowhere else.)
+_OUTSIDE_REFERENCES = """host => {
+    const hostOf = v => { try { return new URL(v, document.baseURI).hostname; } catch (e) { return ''; } };
+    const found = [];
+    for (const e of document.querySelectorAll('[href], [src], [srcset], [style]')) {
+        for (const a of ['href', 'src']) {
+            const v = e.getAttribute(a);
+            if (v && hostOf(v) === host) found.push(v);
+        }
+        for (const part of (e.getAttribute('srcset') || '').split(',')) {
+            const u = part.trim().split(/\\s+/)[0];
+            if (u && hostOf(u) === host) found.push(u);
+        }
+        for (const m of (e.getAttribute('style') || '').matchAll(/url\\(\\s*['"]?([^'")]+)/g)) {
+            if (hostOf(m[1]) === host) found.push(m[1]);
+        }
+    }
+    return found;
+}"""
+
+
+def test_the_outside_reference_check_finds_links_images_and_styles(browser_page):
+    # The check itself can fail: an outside link, image and background are
+    # found; a same-page link carrying the host's name in its query string is not.
+    browser_page.set_content(
+        f'<a href="https://{EVIL}/a">a</a><img src="https://{EVIL}/p.png">'
+        f'<div style="background: url(\'https://{EVIL}/b.png\')"></div><a href="?q={EVIL}">same</a>')
+    assert len(browser_page.evaluate(_OUTSIDE_REFERENCES, EVIL)) == 3
 
 
 @pytest.mark.parametrize("kind", sorted(PAYLOADS))
@@ -67,6 +94,9 @@ def test_cube_root_renders_on_the_explorer(streamlit_server, browser_page):
         open_page(page, streamlit_server, "explorer", {"fn": "custom (type it)", "expr": expr, "x": "0.7"})
         assert page.locator("[data-testid='stException']").count() == 0
         assert page.locator("[data-testid='stAlertContentError']").count() == 0
+        page.get_by_text("Formulas and numbers").first.click()  # drawn only when opened
+        page.wait_for_selector(".katex", timeout=30_000)
+        wait_for_app(page)
         assert page.locator(".katex").count() >= 2  # f(x) and f'(x) are typeset
         page.wait_for_selector(".js-plotly-plot", timeout=30_000)  # the error-vs-step chart is drawn
         screenshot(page, f"explorer-{expr}", full_page=True)
