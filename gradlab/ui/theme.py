@@ -41,6 +41,8 @@ _CONTRAST_CSS = """
   fill: currentColor !important;
 }
 .st-key-gl-theme-links a { margin-right: 0.6em; color: inherit; font-weight: 600; }
+/* A projector's first screen is 720 px: a smaller page title leaves the room to the chart. */
+[data-testid="stMainBlockContainer"] h1 { font-size: 2.1rem; padding-top: 0; padding-bottom: 0.4rem; }
 </style>
 """
 
