@@ -25,6 +25,7 @@ CHANGES = {
     "network": ("number", "seed", "1", ("seed", "1")),
     "backward": ("text", "gradient v", "1, 2, 4", ("v", "1, 2, 4")),  # a, b, c sit in a popover
     "explorer": ("number", "point x", "0.7", ("x", "0.7")),
+    "grid": ("number", "point x", "0.7", ("x", "0.7")),
 }
 
 # Everything a visitor sees that depends on the view: each widget's label, shown value
