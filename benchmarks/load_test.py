@@ -364,8 +364,7 @@ async def student(idx: int, base_url: str, page: str, links: list[str], stop_at:
             "error": lost.protocol_error[:80], "ok": back.ok,
             "exceptions": len(back.exceptions), "seconds": back.seconds, "query": query,
             "same_page": not page_hash or tab.page_script_hash == page_hash,
-            "same_query": sorted(parse_qsl(tab.query_string, keep_blank_values=True))
-            == sorted(parse_qsl(query, keep_blank_values=True)),
+            "same_query": _same_view(query, tab.query_string),
             "query_after": tab.query_string,
         })
 
@@ -860,6 +859,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         args.page = "explorer" if (REPO_ROOT / "pages" / "explorer.py").is_file() else "home"
     args.page = "" if args.page in ("home", "/") else args.page.strip("/")
     return args
+
+
+def _same_view(before: str, after: str) -> bool:
+    """Whether the URL after a reconnect shows the view ``before`` showed: no parameter added
+    or changed. One may be gone: a bound widget at its default value is left out of the URL
+    when a fresh session reads it (e.g. ``schemes=Central`` on the Explorer)."""
+    was = {}
+    for key, value in parse_qsl(before, keep_blank_values=True):
+        was.setdefault(key, []).append(value)
+    now = {}
+    for key, value in parse_qsl(after, keep_blank_values=True):
+        now.setdefault(key, []).append(value)
+    return all(was.get(key) == values for key, values in now.items())
 
 
 def main(argv: list[str] | None = None) -> int:

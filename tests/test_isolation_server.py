@@ -11,9 +11,9 @@ Set GRADLAB_TEST_PORT to choose the port (else a free one).
 
 from __future__ import annotations
 
-import asyncio
 import os
 
+from async_helpers import run_async
 from benchmarks.bench_isolation import measure
 from benchmarks.load_test import Server, free_port
 from benchmarks.st_client import StreamlitSession
@@ -36,8 +36,8 @@ async def _warm(base_url: str) -> None:
 
 def test_another_session_stays_responsive_during_the_heaviest_request():
     with _server() as server:
-        asyncio.run(_warm(server.base_url))
-        outcome = asyncio.run(measure(server.base_url, server.proc.pid, "x**x**x at 1e9", "pool", cap=60))
+        run_async(_warm(server.base_url))
+        outcome = run_async(measure(server.base_url, server.proc.pid, "x**x**x at 1e9", "pool", cap=60))
     print(outcome.line())
     assert outcome.heavy_status == "ok"
     assert "LimitError" in outcome.heavy_text and "LIMITS" in outcome.heavy_text, outcome.heavy_text
@@ -61,8 +61,8 @@ async def _rerun_during_heavy_work(base_url: str) -> tuple[float, float]:
 
 def test_a_new_rerun_of_the_same_session_ends_its_previous_heavy_work():
     with _server() as server:
-        asyncio.run(_warm(server.base_url))
-        alone, trivial = asyncio.run(_rerun_during_heavy_work(server.base_url))
+        run_async(_warm(server.base_url))
+        alone, trivial = run_async(_rerun_during_heavy_work(server.base_url))
     print(f"heavy alone {alone:.2f} s; trivial rerun sent 0.5 s into it answered in {trivial:.2f} s")
     assert alone > 1.5  # the heavy work is long enough that waiting for it would show
     assert trivial < min(1.0, alone - 0.5), (alone, trivial)

@@ -297,8 +297,20 @@ def test_page_url_over_a_bound_shows_the_bound(name, page, query, words):
     assert words in _messages(at), _messages(at)
 
 
+def _heavy_in_this_process(monkeypatch) -> None:
+    """Pages run heavy work in worker processes, which keep their own LIMITS: to see a page's
+    message for a bound lowered here, its heavy call runs here (the pool's own bounds are
+    tested in tests/test_pool.py)."""
+    def in_process(fn, *args, progress=None, seconds=None, what=None, bound_name=None, advice=None,
+                   session=None, cancelled=None, **kwargs):
+        return fn(*args, **kwargs, **({"progress": progress} if progress is not None else {}))
+
+    monkeypatch.setattr("gradlab.ui.heavy.run_bounded", in_process)
+
+
 def test_roundoff_page_over_the_time_bound_shows_it(monkeypatch):
     _lowered(monkeypatch, roundoff, roundoff_seconds=0.2)
+    _heavy_in_this_process(monkeypatch)
     at = _open("pages/roundoff.py", {"a": "log(1+x)", "b": "log1p(x)", "dtype": "float64",
                                      "dist": "log-uniform", "low": "1e-300", "high": "1e+30",
                                      "n": str(LIMITS.roundoff_samples)})

@@ -50,7 +50,8 @@ class FrameGuard:
     >>> sent = []
     >>> async def send(message):
     ...     sent.append(message)
-    >>> asyncio.run(FrameGuard(page)({"type": "http"}, None, send))
+    >>> from concurrent.futures import ThreadPoolExecutor  # a thread: a test may hold a running loop
+    >>> ThreadPoolExecutor(1).submit(asyncio.run, FrameGuard(page)({"type": "http"}, None, send)).result()
     >>> sorted(sent[0]["headers"])
     [(b'content-security-policy', b"frame-ancestors 'self'"), (b'x-frame-options', b'SAMEORIGIN')]
     """
