@@ -29,6 +29,8 @@ import urllib.request
 
 import pytest
 
+from gradlab.ui.navigation import PAGES
+
 from benchmarks.load_test import Server, free_port
 from benchmarks.load_test import main as load_test_main
 from deploy.run_local import Balancer, local_config
@@ -75,7 +77,7 @@ def test_a_class_through_haproxy_sticks_to_replicas_and_survives_losing_one(tmp_
     assert summary["page_not_found"] == 0, out
     assert sum(p["failed_runs"] for p in summary["phases"].values()) == 0, out
     assert summary["phases"]["class/all"]["n"] >= 40, out  # the class did run
-    assert len(summary["pages"]) == 6, out  # ... on every page
+    assert len(summary["pages"]) == len(PAGES), out  # ... on every page
     assert "Through HAProxy" in out and "with their view back" in out, out
 
 
