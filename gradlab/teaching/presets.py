@@ -73,6 +73,7 @@ _URL_FORMATS: Mapping[str, Mapping[str, Callable[[Any], str]]] = {
     "gradcheck": {"scheme": _scheme_text},
     "network": {"dx": _step_text, "range": _step_text},
     "backward": {"mx": lambda name: MATRIX_EXAMPLES[name].title},
+    "summed": {"h": _step_text},
 }
 
 
@@ -128,6 +129,7 @@ _VJP = VJPSettings()
 _EXPLORER = {"fn": "complex_step_classic", "x": 1.5, "dtypes": ("float32", "float64"),
              "schemes": ("forward", "central", "complex_step"), "eps_auto": False,
              "eps_range": (1e-20, 1.0)}
+_SUMMED = {"shape": "140x120", "dtype": "float32", "reduction": "sum", "h": 1e-3}
 _FITTED = {"eps_auto": True}  # steps chosen per dtype so the V fills the chart (gradlab.step_range)
 
 PRESETS: tuple[Preset, ...] = (
@@ -197,6 +199,21 @@ PRESETS: tuple[Preset, ...] = (
     Preset("backward", "ones", "v = ones",
            "What does backward() do with v = [1, 1, 1]?", {"v": "1, 1, 1"},
            "With v = 1 each .grad is the gradient of y.sum()."),
+    # Summed loss.
+    Preset("summed", "seed_001", "The float32 check's loss: 140×120, sum",
+           "Why does the float32 check print only −1.9531, 0 and 1.9531?", _SUMMED,
+           "L ≈ 25230 lies in [2¹⁴, 2¹⁵): its ulp is 2⁻⁹, and 2⁻⁹/1e-3 = 1.953125.", gallery=True),
+    Preset("summed", "float16", "Same in float16",
+           "How coarse is the loss in float16?", {**_SUMMED, "dtype": "float16"},
+           "float16's ulp at 25230 is 16: a naive loop stops growing long before the end."),
+    Preset("summed", "mean", "Same, reduction mean",
+           "Does reduction='mean' help?", {**_SUMMED, "reduction": "mean"},
+           "Mean divides L and every gradient element by n alike: the quantum is still larger "
+           "than a gradient element."),
+    Preset("summed", "larger", "A larger loss: 400×500",
+           "What happens with more terms?", {**_SUMMED, "shape": "400x500"},
+           "L grows with the number of terms and so does its ulp: the steps of the difference "
+           "get coarser while a gradient element stays the same."),
     # Explorer.
     Preset("explorer", "v_shape", "The V-shaped error curve",
            "Which step size gives the most accurate finite difference?",

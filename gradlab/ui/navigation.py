@@ -45,6 +45,11 @@ PAGES: tuple[PageSpec, ...] = (
         "with a diagnosis of why it passes or fails.",
     ),
     PageSpec(
+        "pages/summed_loss.py", "Summed loss", ":material/functions:", "summed",
+        "Seed 001's loss summed five ways against the exact sum: the grid of L, and why "
+        "a float32 finite difference moves in steps of ulp(L)/h.",
+    ),
+    PageSpec(
         "pages/roundoff.py", "Round-off lab", ":material/blur_on:", "roundoff",
         "Two formulas for the same derivative, an ulp apart: which one is closer "
         "to the exact value, point by point.",

@@ -1,0 +1,73 @@
+"""The Summed-loss page's figure: each summation's error, in ulps of the loss.
+
+One horizontal bar per method of :data:`gradlab.labs.summed_loss.SUM_METHODS`, in
+the colour of the dtype it adds in; the band of ±½ ulp around 0 is where a
+correctly rounded sum lies, and the axis's grid lines fall on whole ulps when the
+errors are a few ulps wide, so the grid of the loss itself is visible.
+
+>>> from gradlab.labs.summed_loss import SummedLossSettings, summed_loss
+>>> fig = summed_error_bars(summed_loss(SummedLossSettings(shape=(20, 10))))
+>>> [t.type for t in fig.data], len(fig.data[0].y)
+(['bar'], 5)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gradlab.figures.spec import FigureOrSpec, FigureSpec
+from gradlab.figures.style import TRUTH, dtype_colour
+from gradlab.labs.summed_loss import SUM_METHODS, SummedLoss
+
+__all__ = ["summed_error_bars", "ulp_words"]
+
+#: Up to this many ulps either side, a grid line on every whole ulp.
+WHOLE_ULP_TICKS = 12
+
+
+def ulp_words(ulps: float) -> str:
+    """A bar's label: ``−24.2 ulp``, ``0.18 ulp``, ``≈ 0 ulp``.
+
+    >>> ulp_words(-24.18), ulp_words(0.1837), ulp_words(-2.5), ulp_words(7.9e-10)
+    ('−24.2 ulp', '0.18 ulp', '−2.5 ulp', '≈ 0 ulp')
+    """
+    if abs(ulps) < 0.005:
+        return "≈ 0 ulp"
+    text = f"{ulps:.2f}".rstrip("0").rstrip(".") if abs(ulps) < 1 else f"{ulps:.3g}"
+    return text.replace("-", "−") + " ulp"
+
+
+def summed_error_bars(result: SummedLoss) -> FigureOrSpec:
+    """Bars: (value − exact) / ulp(L) per method, the correctly rounded band ±½ ulp shaded."""
+    dtype = result.settings.dtype
+    methods = {m.name: m for m in SUM_METHODS}
+    rows = list(reversed(result.rows))  # the table's first method on top
+    ulps = np.array([r.error_ulps for r in rows], dtype=float)
+    labels = [r.label for r in rows]
+    colours = [dtype_colour(dtype if methods[r.method].in_dtype else "float64") for r in rows]
+    fig = FigureSpec()
+    fig.add_shape(type="rect", xref="x", yref="paper", x0=-0.5, x1=0.5, y0=0, y1=1, layer="below",
+                  fillcolor=TRUTH, opacity=0.18, line=dict(width=0))
+    fig.add_trace(dict(
+        type="bar", orientation="h", x=ulps, y=labels, marker=dict(color=colours),
+        text=[ulp_words(u) for u in ulps], textposition="outside", cliponaxis=False,
+        customdata=np.array([[r.value, r.error] for r in rows]), name="error",
+        hovertemplate="%{y}: L = %{customdata[0]:.10g}, off by %{customdata[1]:.3g} = %{x:.3g} ulp"
+                      "<extra></extra>",
+    ))
+    widest = max(1.0, float(np.nanmax(np.abs(ulps))) if np.isfinite(ulps).any() else 1.0)
+    pad = 0.35 * widest  # room for the labels outside the bars
+    axis = dict(range=[-widest - pad, widest + pad], zeroline=True, zerolinewidth=2,
+                title=dict(text=f"error in ulps of L (1 ulp = {result.ulp_loss:.3g} in {dtype})"))
+    if widest <= WHOLE_ULP_TICKS:
+        axis["dtick"] = 1
+    fig.update_xaxes(**axis)
+    fig.update_yaxes(automargin=True)
+    fig.add_annotation(x=0, y=1, xref="x", yref="paper", yanchor="bottom", showarrow=False,
+                       text="±½ ulp: correctly rounded", font=dict(color=TRUTH))
+    fig.update_layout(
+        title=dict(text=f"The loss summed five ways: how far from the exact sum L = "
+                        f"{result.exact_float:.7g}", x=0, xanchor="left"),
+        showlegend=False, margin=dict(l=10, r=10, t=70, b=10), hovermode="closest", bargap=0.35,
+    )
+    return fig.figure()

@@ -1,0 +1,153 @@
+"""Summed loss: seed 001's loss summed term by term, five ways, against the exact sum. Layout only.
+
+First screen (1280x720): the question, the presets, one row of controls, the answer
+sentence (gradlab.teaching.summed_answer) and the main chart: each summation's error
+in ulps of L, the ±½ ulp band of a correctly rounded sum shaded. Below: how large a
+one-element change must be to move each rounded sum, the quantum ulp(L)/h of a
+finite difference, and the link back to the Grad check's seed-001 view.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import pandas as pd
+import streamlit as st
+
+from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page
+
+start_page("summed")
+
+from gradlab.check.settings import parse_shape  # noqa: E402
+from gradlab.errors import GradLabError  # noqa: E402
+from gradlab.figures.summed import summed_error_bars  # noqa: E402
+from gradlab.labs.summed_loss import SUM_METHODS, SummedLoss, SummedLossSettings, summed_loss  # noqa: E402
+from gradlab.limits import LIMITS  # noqa: E402
+from gradlab.literal_text import markdown_literal  # noqa: E402
+from gradlab.numerics.dtypes import DTYPE_NAMES  # noqa: E402
+from gradlab.teaching.presets import preset, url_query  # noqa: E402
+from gradlab.teaching.summed_answer import summed_answer  # noqa: E402
+from gradlab.ui.bound_widgets import bound_selectbox, bound_text  # noqa: E402
+from gradlab.ui.controls import dtype_selectbox, eps_input  # noqa: E402
+from gradlab.ui.figures import prepare_figure, show_figure  # noqa: E402
+from gradlab.ui.messages import show_error  # noqa: E402
+from gradlab.ui.presets import preset_buttons  # noqa: E402
+
+CONTROL_WIDTH = 150  # px: four in a row at 1280 px, two a row on a phone
+
+#: One-line definitions, shown where the term first appears (hover help).
+TERMS = {
+    "ulp": "ulp(L), unit in the last place: the gap between L and the next number the dtype can hold. "
+           "A rounded sum is always a whole number of these.",
+    "quantum": "A forward difference (L(x + h·eᵢ) − L(x))/h of two rounded losses near L is a whole "
+               "number of ulp(L), divided by h: it can only take multiples of ulp(L)/h.",
+    "threshold": "The smallest increase of one element's loss term (the largest term) that changes the "
+                 "rounded sum at all. For a sum rounded once it is about ulp(L)/2.",
+    "exact": "Every float is a fraction, so the exact sum of the float terms is a fraction too "
+             "(Python's fractions.Fraction); GradLab measures each method against it.",
+}
+_BOXES = {"success": st.success, "info": st.info, "warning": st.warning}
+
+
+@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner="Summing…")
+def cached_sum(settings: SummedLossSettings) -> SummedLoss:
+    return summed_loss(settings)
+
+
+def _controls() -> dict:
+    w = dict(width=CONTROL_WIDTH)
+    with st.container(horizontal=True, wrap=True, gap="small", vertical_alignment="bottom"):
+        shape = bound_text("input shape", "shape", value="140x120", max_chars=40, **w,
+                           help=f"e.g. 140x120: one squared error per element, at most "
+                                f"{LIMITS.summed_terms:,} of them.")
+        dtype = dtype_selectbox("dtype", "dtype", default="float32", options=DTYPE_NAMES, **w)
+        reduction = bound_selectbox("reduction", "reduction", ("sum", "mean"), **w,
+                                    help="sum: L is the sum of the squared errors; mean: the sum "
+                                         "divided by their number. Both scale L and each gradient "
+                                         "element alike.")
+        h = eps_input("step h", "h", default=1e-3, smallest=1e-8, largest=1.0, **w,
+                      help="The finite-difference step of the grad check: x + h in one element.")
+    return {"shape": shape, "dtype": dtype, "reduction": reduction, "h": float(h)}
+
+
+def _answer(result: SummedLoss) -> None:
+    answer = summed_answer(result)
+    with answer_box():
+        _BOXES[answer.level](markdown_literal(answer.text), icon=":material/lightbulb:")
+
+
+def _table(result: SummedLoss) -> pd.DataFrame:
+    half = result.ulp_loss / 2
+    return pd.DataFrame({
+        "method": [r.label for r in result.rows],
+        "L": [r.value for r in result.rows],
+        "error": [r.error for r in result.rows],
+        "error (ulps of L)": [r.error_ulps for r in result.rows],
+        "smallest change that moves it": [r.threshold for r in result.rows],
+        "÷ ulp(L)/2": [r.threshold / half for r in result.rows],
+    })
+
+
+def _numbers(result: SummedLoss) -> None:
+    s = result.settings
+    c = st.columns(4)
+    c[0].metric("exact L", f"{result.exact_float:.10g}", help=TERMS["exact"])
+    c[1].metric(f"ulp(L) in {s.dtype}", f"{result.ulp_loss:.3g}", help=TERMS["ulp"])
+    c[2].metric(f"quantum ulp(L)/h, h = {s.h:g}", f"{result.quantum:.4g}", help=TERMS["quantum"])
+    c[3].metric("a gradient element |dL/dxᵢ| (median)", f"{result.gradient_size:.3g}",
+                help="The median size of the gradient the check compares with.")
+    st.markdown("**How large must a one-element change be to move the rounded sum at all?** "
+                f"Below about half an ulp of L ({result.ulp_loss / 2:.3g}) a change of one term is "
+                "rounded away, so L(x + h·eᵢ) = L(x) and the difference is 0.",
+                help=TERMS["threshold"])
+    help_ = {m.label: m.help for m in SUM_METHODS}
+    st.dataframe(_table(result), hide_index=True, width="stretch", column_config={
+        "method": st.column_config.Column("method", help=" ".join(f"{k}: {v}" for k, v in help_.items()),
+                                          pinned=True),
+        "L": st.column_config.NumberColumn("L", format="%.10g"),
+        "error": st.column_config.NumberColumn("error", format="%.3g", help="L − exact L"),
+        "error (ulps of L)": st.column_config.NumberColumn(format="%.3g"),
+        "smallest change that moves it": st.column_config.NumberColumn(format="%.3g",
+                                                                       help=TERMS["threshold"]),
+        "÷ ulp(L)/2": st.column_config.NumberColumn(format="%.2f"),
+    })
+    st.caption("The compensated loop is not searched (empty): it runs in Python and is slow to "
+               "repeat. The float64 row moves at the smallest change one float term can make.")
+
+
+def _lesson(result: SummedLoss) -> None:
+    s = result.settings
+    link = "/gradcheck?" + urlencode(url_query(preset("gradcheck", "float32_check_fails")), doseq=True)
+    st.markdown(
+        f"**What this does to a grad check.** Both losses of a forward difference are rounded to "
+        f"{s.dtype} numbers near L, so their difference is a whole number k of ulps of L, and "
+        f"(L(x + h·eᵢ) − L(x))/h = k · {result.quantum:.4g}. The check can only print 0, "
+        f"±{result.quantum:.4g}, ±{2 * result.quantum:.4g}, … whatever the true gradient element "
+        f"(about {result.gradient_size:.2g}). A smaller h makes the steps coarser; float64 makes "
+        f"them 2²⁹ times finer. [See the same check on the Grad check page]({link}).")
+
+
+# controls -> one frozen settings object -> one cached engine call -> render
+st.title("Summed loss")
+st.markdown("**The question:** why does a float32 check of the summed loss print only −1.9531, 0 "
+            "and 1.9531?", help="Seed 001: MSELoss(reduction='sum') of (x+1)/2 over 140×120 inputs, "
+                                "forward differences at eps = 1e-3 in float32.")
+preset_buttons("summed", primary="seed_001")
+values = _controls()
+try:
+    settings = SummedLossSettings(shape=parse_shape(values["shape"]), dtype=values["dtype"],
+                                  reduction=values["reduction"], h=values["h"])
+    result = cached_sum(settings)
+except GradLabError as err:
+    show_error(err)
+    st.stop()
+_answer(result)
+with main_chart_box():
+    show_figure(prepare_figure(summed_error_bars, result), "gradlab-summed-loss")
+    st.caption("Each bar: one way of adding the same terms, its error against the exact sum in ulps of "
+               "L. Inside the green band the sum is correctly rounded; the naive loop drifts because "
+               "every addition rounds to the grid of a growing total.")
+_numbers(result)
+_lesson(result)
+st.caption("Every control is kept in the URL: copy the address bar to share this view. The same "
+           "numbers from a terminal: `python -m gradlab sum --help`.")
