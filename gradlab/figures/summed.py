@@ -21,6 +21,8 @@ from gradlab.labs.summed_loss import SUM_METHODS, SummedLoss
 
 __all__ = ["summed_error_bars", "ulp_words"]
 
+#: Five bars need no more: the chart and the answer share a projector's first screen.
+FIGURE_HEIGHT = 360
 #: Up to this many ulps either side, a grid line on every whole ulp.
 WHOLE_ULP_TICKS = 12
 
@@ -45,29 +47,33 @@ def summed_error_bars(result: SummedLoss) -> FigureOrSpec:
     ulps = np.array([r.error_ulps for r in rows], dtype=float)
     labels = [r.label for r in rows]
     colours = [dtype_colour(dtype if methods[r.method].in_dtype else "float64") for r in rows]
+    finite = ulps[np.isfinite(ulps)]
+    low, high = min(-1.0, float(finite.min(initial=0.0))), max(1.0, float(finite.max(initial=0.0)))
+    widest = high - low
+    pad = 0.15 * widest  # room for the labels beside the short bars
+    axis = dict(range=[low - pad, high + pad], zeroline=True, zerolinewidth=2,
+                title=dict(text=f"error in ulps of L = {result.exact_float:.7g}<br>"
+                                f"(1 ulp = {result.ulp_loss:.3g} in {dtype})"))
     fig = FigureSpec()
     fig.add_shape(type="rect", xref="x", yref="paper", x0=-0.5, x1=0.5, y0=0, y1=1, layer="below",
                   fillcolor=TRUTH, opacity=0.18, line=dict(width=0))
     fig.add_trace(dict(
         type="bar", orientation="h", x=ulps, y=labels, marker=dict(color=colours),
-        text=[ulp_words(u) for u in ulps], textposition="outside", cliponaxis=False,
+        text=[ulp_words(u) for u in ulps], cliponaxis=False,
+        textposition=["inside" if abs(u) > widest / 4 else "outside" for u in ulps],  # short bars: beside
         customdata=np.array([[r.value, r.error] for r in rows]), name="error",
         hovertemplate="%{y}: L = %{customdata[0]:.10g}, off by %{customdata[1]:.3g} = %{x:.3g} ulp"
                       "<extra></extra>",
     ))
-    widest = max(1.0, float(np.nanmax(np.abs(ulps))) if np.isfinite(ulps).any() else 1.0)
-    pad = 0.35 * widest  # room for the labels outside the bars
-    axis = dict(range=[-widest - pad, widest + pad], zeroline=True, zerolinewidth=2,
-                title=dict(text=f"error in ulps of L (1 ulp = {result.ulp_loss:.3g} in {dtype})"))
-    if widest <= WHOLE_ULP_TICKS:
+    if widest <= 2 * WHOLE_ULP_TICKS:
         axis["dtick"] = 1
     fig.update_xaxes(**axis)
     fig.update_yaxes(automargin=True)
     fig.add_annotation(x=0, y=1, xref="x", yref="paper", yanchor="bottom", showarrow=False,
                        text="±½ ulp: correctly rounded", font=dict(color=TRUTH))
     fig.update_layout(
-        title=dict(text=f"The loss summed five ways: how far from the exact sum L = "
-                        f"{result.exact_float:.7g}", x=0, xanchor="left"),
-        showlegend=False, margin=dict(l=10, r=10, t=70, b=10), hovermode="closest", bargap=0.35,
+        title=dict(text="Each sum's error, in ulps of L", x=0, xanchor="left"),
+        showlegend=False, margin=dict(l=10, r=10, t=60, b=10), hovermode="closest", bargap=0.35,
+        height=FIGURE_HEIGHT,
     )
     return fig.figure()

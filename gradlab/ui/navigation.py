@@ -45,7 +45,7 @@ PAGES: tuple[PageSpec, ...] = (
         "with a diagnosis of why it passes or fails.",
     ),
     PageSpec(
-        "pages/summed_loss.py", "Summed loss", ":material/functions:", "summed",
+        "pages/summed.py", "Summed loss", ":material/functions:", "summed",
         "Seed 001's loss summed five ways against the exact sum: the grid of L, and why "
         "a float32 finite difference moves in steps of ulp(L)/h.",
     ),

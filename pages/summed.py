@@ -1,10 +1,11 @@
 """Summed loss: seed 001's loss summed term by term, five ways, against the exact sum. Layout only.
 
-First screen (1280x720): the question, the presets, one row of controls, the answer
-sentence (gradlab.teaching.summed_answer) and the main chart: each summation's error
-in ulps of L, the ±½ ulp band of a correctly rounded sum shaded. Below: how large a
-one-element change must be to move each rounded sum, the quantum ulp(L)/h of a
-finite difference, and the link back to the Grad check's seed-001 view.
+First screen (1280x720): the title with the presets in a popover, the question, one row
+of controls, the answer sentence (gradlab.teaching.summed_answer) and the main chart:
+each summation's error in ulps of L, the ±½ ulp band of a correctly rounded sum
+shaded. Below: how large a one-element change must be to move each rounded sum, the
+quantum ulp(L)/h of a finite difference, and the link to the Grad check's view of the
+same loss.
 """
 
 from __future__ import annotations
@@ -91,10 +92,10 @@ def _table(result: SummedLoss) -> pd.DataFrame:
 def _numbers(result: SummedLoss) -> None:
     s = result.settings
     c = st.columns(4)
-    c[0].metric("exact L", f"{result.exact_float:.10g}", help=TERMS["exact"])
+    c[0].metric("exact L", f"{result.exact_float:.8g}", help=TERMS["exact"])
     c[1].metric(f"ulp(L) in {s.dtype}", f"{result.ulp_loss:.3g}", help=TERMS["ulp"])
     c[2].metric(f"quantum ulp(L)/h, h = {s.h:g}", f"{result.quantum:.4g}", help=TERMS["quantum"])
-    c[3].metric("a gradient element |dL/dxᵢ| (median)", f"{result.gradient_size:.3g}",
+    c[3].metric("|dL/dxᵢ| (median)", f"{result.gradient_size:.3g}",
                 help="The median size of the gradient the check compares with.")
     st.markdown("**How large must a one-element change be to move the rounded sum at all?** "
                 f"Below about half an ulp of L ({result.ulp_loss / 2:.3g}) a change of one term is "
@@ -128,11 +129,14 @@ def _lesson(result: SummedLoss) -> None:
 
 
 # controls -> one frozen settings object -> one cached engine call -> render
-st.title("Summed loss")
+with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+    st.title("Summed loss", anchor=False, width="content")
+    st.space("stretch")
+    with st.popover("Presets", icon=":material/bookmarks:"):
+        preset_buttons("summed", primary="seed_001")
 st.markdown("**The question:** why does a float32 check of the summed loss print only −1.9531, 0 "
             "and 1.9531?", help="Seed 001: MSELoss(reduction='sum') of (x+1)/2 over 140×120 inputs, "
                                 "forward differences at eps = 1e-3 in float32.")
-preset_buttons("summed", primary="seed_001")
 values = _controls()
 try:
     settings = SummedLossSettings(shape=parse_shape(values["shape"]), dtype=values["dtype"],
