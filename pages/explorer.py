@@ -15,7 +15,7 @@ from gradlab.figures.sweep import error_vs_eps_figure, estimate_vs_eps_figure, h
 from gradlab.figures.sweep_tables import autograd_table, best_step_table, exact_digits, format_sig, rounding_table
 from gradlab.limits import LIMITS
 from gradlab.literal_text import markdown_literal
-from gradlab.numerics.dtypes import facts
+from gradlab.numerics.dtypes import ALL_DTYPE_NAMES, facts
 from gradlab.numerics.expressions import parse
 from gradlab.step_range import chart_step_range
 from gradlab.sweep_answer import sweep_answer
@@ -33,7 +33,7 @@ from gradlab.teaching.explorer_controls import (
 )
 from gradlab.teaching.quizzes import GUESSES, guess_label, guess_step, quiz_reveal, quiz_scheme
 from gradlab.ui.bound_widgets import bound_number, bound_radio, bound_selectbox, bound_slider, bound_text, bound_toggle
-from gradlab.ui.controls import DTYPE_OPTIONS, dtype_help, dtype_multiselect, eps_range_input, scheme_multiselect
+from gradlab.ui.controls import dtype_help, dtype_multiselect, eps_range_input, scheme_multiselect
 from gradlab.ui.figures import prepare_figure, show_figure
 from gradlab.ui.messages import show_error
 from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page
@@ -97,7 +97,7 @@ def _controls() -> tuple[str, SweepSettings]:
         x = bound_number("point x", "x", value=DEFAULTS["x"], min_value=-LIMITS.literal_magnitude,
                          max_value=LIMITS.literal_magnitude, format="%.12g", width=120,
                          help="Any float, e.g. 0.3, 1e-10 or -2.5e3.")
-        dtypes = dtype_multiselect(default=DEFAULTS["dtypes"], width="stretch",
+        dtypes = dtype_multiselect(default=DEFAULTS["dtypes"], width="stretch", options=ALL_DTYPE_NAMES,
                                    help=dtype_help() + " " + TERMS["unit round-off"])
         schemes = scheme_multiselect(default=DEFAULTS["schemes"], help=_SCHEME_HELP, width=150)
     with steps:
@@ -174,7 +174,7 @@ def _chart(result: SweepResult) -> None:
                               help=TERMS["truncation"] + " " + TERMS["round-off"])
         autograd = bound_toggle("autograd lines", "autograd", value=DEFAULTS["autograd"],
                                 help="Autograd's own error: a flat line, it has no step. " + TERMS["ulp"])
-        focus = bound_selectbox("theory for", "focus", ("auto", *DTYPE_OPTIONS),
+        focus = bound_selectbox("theory for", "focus", ("auto", *ALL_DTYPE_NAMES),
                                 format_func=lambda d: "auto (all, if few curves)" if d == "auto" else d,
                                 width=240, help="Which dtypes get theory lines and predicted-best stars.")
     st.caption(f"f(x) = {markdown_literal(settings.expression)}. Coloured bands at the top: left of a "

@@ -34,8 +34,9 @@ from typing import Any
 from gradlab.labs.backward import MATRIX_EXAMPLES, VJPSettings
 from gradlab.labs.network import NetgradSettings
 from gradlab.labs.roundoff import COMPARISONS
+from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import get_scheme
-from gradlab.teaching.explorer_controls import function_label
+from gradlab.teaching.explorer_controls import CUSTOM, function_label
 
 __all__ = ["Preset", "PRESETS", "presets_for", "preset", "gallery", "url_query", "url_values"]
 
@@ -61,6 +62,11 @@ def _scheme_text(name: str) -> str:
     return get_scheme(name).short_label  # what the widget shows and the URL carries
 
 
+def _dtype_text(name: str) -> str:
+    """A dtype as the dtype widgets show it: its row's label (``float8_e5m2 (emulated)``)."""
+    return facts(name).label
+
+
 def _step_text(value: float) -> str:
     """A step as the step sliders show it (same as gradlab.ui.controls.format_eps)."""
     return f"{value:.0e}"
@@ -68,7 +74,7 @@ def _step_text(value: float) -> str:
 
 #: page -> widget key -> how one value of that widget reads in the URL (its format_func).
 _URL_FORMATS: Mapping[str, Mapping[str, Callable[[Any], str]]] = {
-    "explorer": {"fn": function_label, "schemes": _scheme_text,
+    "explorer": {"fn": function_label, "schemes": _scheme_text, "dtypes": _dtype_text,
                  "eps_range": _step_text},
     "gradcheck": {"scheme": _scheme_text},
     "network": {"dx": _step_text, "range": _step_text},
@@ -249,6 +255,13 @@ PRESETS: tuple[Preset, ...] = (
             "schemes": ("forward", "backward", "central"), "eps_range": (1e-16, 1.0)},
            "One-sided differences give ±1, central 0, autograd 0: none is 'right'.",
            gallery=True),
+    Preset("explorer", "fp8", "8-bit floats",
+           "How close can a gradient check get in 8-bit floats?",
+           {"fn": CUSTOM, "expr": "sin(x)", "x": 1.0,
+            "dtypes": ("float8_e4m3fn", "float8_e5m2", "float32"), "schemes": ("central", "forward"),
+            "eps_auto": False, "eps_range": (1e-8, 10.0)},
+           "sin at x = 1 in the two fp8 formats (emulated) and float32: the best central difference "
+           "is off by percents, of order ε^(2/3) (25 % for e4m3), and autograd is a few percent off too."),
 )
 
 
