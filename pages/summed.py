@@ -94,7 +94,7 @@ def _numbers(result: SummedLoss) -> None:
     c = st.columns(4)
     c[0].metric("exact L", f"{result.exact_float:.8g}", help=TERMS["exact"])
     c[1].metric(f"ulp(L) in {s.dtype}", f"{result.ulp_loss:.3g}", help=TERMS["ulp"])
-    c[2].metric(f"quantum ulp(L)/h, h = {s.h:g}", f"{result.quantum:.4g}", help=TERMS["quantum"])
+    c[2].metric("quantum ulp(L)/h", f"{result.quantum:.4g}", help=f"At h = {s.h:g}. " + TERMS["quantum"])
     c[3].metric("|dL/dxᵢ| (median)", f"{result.gradient_size:.3g}",
                 help="The median size of the gradient the check compares with.")
     st.markdown("**How large must a one-element change be to move the rounded sum at all?** "

@@ -61,7 +61,7 @@ def test_the_answer_and_the_chart_come_first_after_the_controls(page):
     assert len(bars) == 1
     figure = json.loads(bars[0].proto.spec)
     assert [t["type"] for t in figure["data"]] == ["bar"]
-    assert len(figure["data"][0]["y"]) == len(SUM_METHODS)
+    assert len(figure["data"][0]["x"]) == len(SUM_METHODS)
 
 
 def test_the_answer_s_numbers_are_the_float32_grid_of_the_exact_sum(page):

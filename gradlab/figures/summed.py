@@ -1,13 +1,13 @@
 """The Summed-loss page's figure: each summation's error, in ulps of the loss.
 
-One horizontal bar per method of :data:`gradlab.labs.summed_loss.SUM_METHODS`, in
+One bar per method of :data:`gradlab.labs.summed_loss.SUM_METHODS`, in
 the colour of the dtype it adds in; the band of ±½ ulp around 0 is where a
 correctly rounded sum lies, and the axis's grid lines fall on whole ulps when the
 errors are a few ulps wide, so the grid of the loss itself is visible.
 
 >>> from gradlab.labs.summed_loss import SummedLossSettings, summed_loss
 >>> fig = summed_error_bars(summed_loss(SummedLossSettings(shape=(20, 10))))
->>> [t.type for t in fig.data], len(fig.data[0].y)
+>>> [t.type for t in fig.data], len(fig.data[0].x)
 (['bar'], 5)
 """
 
@@ -39,41 +39,49 @@ def ulp_words(ulps: float) -> str:
     return text.replace("-", "−") + " ulp"
 
 
+def _two_lines(label: str) -> str:
+    """A category label broken at its first space or hyphen, so five fit under a phone's chart."""
+    for sep in (" ", "-"):
+        if sep in label:
+            head, tail = label.split(sep, 1)
+            return f"{head}{sep if sep == '-' else ''}<br>{tail}"
+    return label
+
+
 def summed_error_bars(result: SummedLoss) -> FigureOrSpec:
     """Bars: (value − exact) / ulp(L) per method, the correctly rounded band ±½ ulp shaded."""
     dtype = result.settings.dtype
     methods = {m.name: m for m in SUM_METHODS}
-    rows = list(reversed(result.rows))  # the table's first method on top
+    rows = list(result.rows)
     ulps = np.array([r.error_ulps for r in rows], dtype=float)
-    labels = [r.label for r in rows]
+    labels = [_two_lines(r.label) for r in rows]
     colours = [dtype_colour(dtype if methods[r.method].in_dtype else "float64") for r in rows]
     finite = ulps[np.isfinite(ulps)]
     low, high = min(-1.0, float(finite.min(initial=0.0))), max(1.0, float(finite.max(initial=0.0)))
     widest = high - low
     pad = 0.15 * widest  # room for the labels beside the short bars
-    axis = dict(range=[low - pad, high + pad], zeroline=True, zerolinewidth=2,
-                title=dict(text=f"error in ulps of L = {result.exact_float:.7g}<br>"
-                                f"(1 ulp = {result.ulp_loss:.3g} in {dtype})"))
+    axis = dict(range=[low - pad, high + pad], zeroline=True, zerolinewidth=2)
+    if widest <= 2 * WHOLE_ULP_TICKS:
+        axis["dtick"] = 1
     fig = FigureSpec()
-    fig.add_shape(type="rect", xref="x", yref="paper", x0=-0.5, x1=0.5, y0=0, y1=1, layer="below",
+    fig.add_shape(type="rect", xref="paper", yref="y", x0=0, x1=1, y0=-0.5, y1=0.5, layer="below",
                   fillcolor=TRUTH, opacity=0.18, line=dict(width=0))
     fig.add_trace(dict(
-        type="bar", orientation="h", x=ulps, y=labels, marker=dict(color=colours),
+        type="bar", x=labels, y=ulps, marker=dict(color=colours),
         text=[ulp_words(u) for u in ulps], cliponaxis=False,
         textposition=["inside" if abs(u) > widest / 4 else "outside" for u in ulps],  # short bars: beside
         customdata=np.array([[r.value, r.error] for r in rows]), name="error",
-        hovertemplate="%{y}: L = %{customdata[0]:.10g}, off by %{customdata[1]:.3g} = %{x:.3g} ulp"
+        hovertemplate="L = %{customdata[0]:.10g}, off by %{customdata[1]:.3g} = %{y:.3g} ulp"
                       "<extra></extra>",
     ))
-    if widest <= 2 * WHOLE_ULP_TICKS:
-        axis["dtick"] = 1
-    fig.update_xaxes(**axis)
-    fig.update_yaxes(automargin=True)
-    fig.add_annotation(x=0, y=1, xref="x", yref="paper", yanchor="bottom", showarrow=False,
-                       text="±½ ulp: correctly rounded", font=dict(color=TRUTH))
+    fig.update_yaxes(**axis)
+    # The y axis has no title (it would cost a phone's plot width): the chart's title names it.
+    fig.update_xaxes(type="category", title=dict(
+        text=f"L = {result.exact_float:.7g}, 1 ulp = {result.ulp_loss:.3g} ({dtype})<br>"
+             "green band: ±½ ulp, correctly rounded"))
     fig.update_layout(
         title=dict(text="Each sum's error, in ulps of L", x=0, xanchor="left"),
-        showlegend=False, margin=dict(l=10, r=10, t=60, b=10), hovermode="closest", bargap=0.35,
+        showlegend=False, margin=dict(l=4, r=4, t=50, b=10), hovermode="closest", bargap=0.35,
         height=FIGURE_HEIGHT,
     )
     return fig.figure()
