@@ -10,7 +10,7 @@ same loss.
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
+import math
 
 import pandas as pd
 import streamlit as st
@@ -25,7 +25,7 @@ from gradlab.figures.summed import summed_error_bars  # noqa: E402
 from gradlab.labs.summed_loss import SUM_METHODS, SummedLoss, SummedLossSettings, summed_loss  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
 from gradlab.literal_text import markdown_literal  # noqa: E402
-from gradlab.numerics.dtypes import DTYPE_NAMES  # noqa: E402
+from gradlab.numerics.dtypes import DTYPE_NAMES, facts  # noqa: E402
 from gradlab.teaching.presets import preset, url_query  # noqa: E402
 from gradlab.teaching.summed_answer import summed_answer  # noqa: E402
 from gradlab.ui.bound_widgets import bound_selectbox, bound_text  # noqa: E402
@@ -118,14 +118,17 @@ def _numbers(result: SummedLoss) -> None:
 
 def _lesson(result: SummedLoss) -> None:
     s = result.settings
-    link = "/gradcheck?" + urlencode(url_query(preset("gradcheck", "float32_check_fails")), doseq=True)
+    finer = round(math.log2(facts(s.dtype).eps / facts("float64").eps))
     st.markdown(
         f"**What this does to a grad check.** Both losses of a forward difference are rounded to "
         f"{s.dtype} numbers near L, so their difference is a whole number k of ulps of L, and "
         f"(L(x + h·eᵢ) − L(x))/h = k · {result.quantum:.4g}. The check can only print 0, "
         f"±{result.quantum:.4g}, ±{2 * result.quantum:.4g}, … whatever the true gradient element "
-        f"(about {result.gradient_size:.2g}). A smaller h makes the steps coarser; float64 makes "
-        f"them 2²⁹ times finer. [See the same check on the Grad check page]({link}).")
+        f"(about {result.gradient_size:.2g}). A smaller h makes the steps coarser"
+        + (f"; float64 makes them 2^{finer} times finer." if finer > 0 else "."))
+    st.page_link("pages/gradcheck.py", label="The same loss's check on the Grad check page, and its diagnosis",
+                 icon=":material/fact_check:",
+                 query_params=url_query(preset("gradcheck", "float32_check_fails")))
 
 
 # controls -> one frozen settings object -> one cached engine call -> render

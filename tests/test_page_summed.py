@@ -62,6 +62,10 @@ def test_the_answer_and_the_chart_come_first_after_the_controls(page):
     figure = json.loads(bars[0].proto.spec)
     assert [t["type"] for t in figure["data"]] == ["bar"]
     assert len(figure["data"][0]["x"]) == len(SUM_METHODS)
+    (link,) = page.get("page_link")
+    assert link.proto.page == "gradcheck"  # the question's own check: the same loss, step and dtype
+    assert {"shape=140x120", "reduction=sum", "dtype=float32", "eps=1e-03"} <= set(link.proto.query_string.split("&"))
+    assert "2^29 times finer" in " ".join(m.value for m in page.markdown)  # float32's eps / float64's
 
 
 def test_the_answer_s_numbers_are_the_float32_grid_of_the_exact_sum(page):
