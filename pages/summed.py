@@ -2,10 +2,11 @@
 
 First screen (1280x720): the title with the presets in a popover, the question, one row
 of controls, the answer sentence (gradlab.teaching.summed_answer) and the main chart:
-each summation's error in ulps of L, the ±½ ulp band of a correctly rounded sum
-shaded. Below: how large a one-element change must be to move each rounded sum, the
-quantum ulp(L)/h of a finite difference, and the link to the Grad check's view of the
-same loss.
+what the check prints, forward differences of L against autograd's gradient, sitting on
+the lines k · ulp(L)/h instead of the diagonal. Below: the numbers (ulp(L), the quantum,
+a gradient element), each summation's error in ulps of L (bars, the ±½ ulp band of a
+correctly rounded sum shaded), how large a one-element change must be to move each
+rounded sum, and the link to the Grad check's view of the same loss.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ start_page("summed")
 
 from gradlab.check.settings import parse_shape  # noqa: E402
 from gradlab.errors import GradLabError  # noqa: E402
-from gradlab.figures.summed import summed_error_bars  # noqa: E402
+from gradlab.figures.summed import difference_staircase, summed_error_bars  # noqa: E402
+from gradlab.labs.summed_differences import sampled_differences  # noqa: E402
 from gradlab.labs.summed_loss import SUM_METHODS, SummedLoss, SummedLossSettings, summed_loss  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
 from gradlab.literal_text import markdown_literal  # noqa: E402
@@ -51,8 +53,9 @@ _BOXES = {"success": st.success, "info": st.info, "warning": st.warning}
 
 
 @st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner="Summing…")
-def cached_sum(settings: SummedLossSettings) -> SummedLoss:
-    return summed_loss(settings)
+def cached_sum(settings: SummedLossSettings) -> tuple[SummedLoss, pd.DataFrame]:
+    """The lab (every method's sum) and the check's forward differences: one cached call."""
+    return summed_loss(settings), sampled_differences(settings)
 
 
 def _controls() -> dict:
@@ -97,6 +100,10 @@ def _numbers(result: SummedLoss) -> None:
     c[2].metric("quantum ulp(L)/h", f"{result.quantum:.4g}", help=f"At h = {s.h:g}. " + TERMS["quantum"])
     c[3].metric("|dL/dxᵢ| (median)", f"{result.gradient_size:.3g}",
                 help="The median size of the gradient the check compares with.")
+    show_figure(prepare_figure(summed_error_bars, result), "gradlab-summed-loss")
+    st.caption("Each bar: one way of adding the same terms, its error against the exact sum in ulps of L. "
+               "Inside the green band the sum is correctly rounded; a naive loop drifts as every addition "
+               "rounds to the grid of a growing total.", help=TERMS["exact"])
     st.markdown("**How large must a one-element change be to move the rounded sum at all?** "
                 f"Below about half an ulp of L ({result.ulp_loss / 2:.3g}) a change of one term is "
                 "rounded away, so L(x + h·eᵢ) = L(x) and the difference is 0.",
@@ -144,16 +151,18 @@ values = _controls()
 try:
     settings = SummedLossSettings(shape=parse_shape(values["shape"]), dtype=values["dtype"],
                                   reduction=values["reduction"], h=values["h"])
-    result = cached_sum(settings)
+    result, differences = cached_sum(settings)
 except GradLabError as err:
     show_error(err)
     st.stop()
 _answer(result)
 with main_chart_box():
-    show_figure(prepare_figure(summed_error_bars, result), "gradlab-summed-loss")
-    st.caption("Each bar: one way of adding the same terms, its error against the exact sum in ulps of "
-               "L. Inside the green band the sum is correctly rounded; the naive loop drifts because "
-               "every addition rounds to the grid of a growing total.")
+    show_figure(prepare_figure(difference_staircase, differences, result.quantum, settings.h, settings.dtype),
+                "gradlab-summed-loss-differences")
+    st.caption(f"{len(differences)} evenly spaced elements: the forward difference (L(x + h·eᵢ) − L(x))/h "
+               "(the loss summed by torch.sum, as in the question) against autograd's gradient. A "
+               "right check lies on the green diagonal; these can only lie on the dotted lines "
+               "k · ulp(L)/h.", help=TERMS["quantum"])
 _numbers(result)
 _lesson(result)
 st.caption("Every control is kept in the URL: copy the address bar to share this view. The same "

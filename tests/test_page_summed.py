@@ -3,6 +3,7 @@ the exact sum by math.fsum and fractions, ulp(L) by numpy.spacing, the quantum u
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import re
@@ -39,6 +40,13 @@ def _terms(shape=(140, 120), dtype=torch.float32) -> list[float]:
     return p.fn(p.x).detach().reshape(-1).to(torch.float64).tolist()
 
 
+def _values(data) -> np.ndarray:
+    """A figure's array as sent to the browser: a list, or Plotly's typed array (base64)."""
+    if isinstance(data, dict):
+        return np.frombuffer(base64.b64decode(data["bdata"]), dtype=data["dtype"])
+    return np.asarray(data)
+
+
 def _numbers(text: str) -> list[float]:
     return [float(n) for n in re.findall(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?", text)]
 
@@ -57,11 +65,14 @@ def test_the_answer_and_the_chart_come_first_after_the_controls(page):
     # Before the answer: the title, the question, the presets and one row of four controls.
     widgets = [type(w).__name__ for c in top[:answer_at] for w in getattr(c, "children", {}).values()]
     assert widgets.count("TextInput") == 1 and widgets.count("Selectbox") == 2
-    bars = top[chart_at].get("plotly_chart")
-    assert len(bars) == 1
-    figure = json.loads(bars[0].proto.spec)
-    assert [t["type"] for t in figure["data"]] == ["bar"]
-    assert len(figure["data"][0]["x"]) == len(SUM_METHODS)
+    (main,) = top[chart_at].get("plotly_chart")
+    points = json.loads(main.proto.spec)["data"][-1]
+    assert points["mode"] == "markers" and len(_values(points["x"])) == 40  # the check's differences
+    ticks = json.loads(main.proto.spec)["layout"]["yaxis"]["ticktext"]
+    assert {"-1.953", "0", "1.953"} <= set(ticks)  # the values the question printed, as the y axis
+    charts = [json.loads(c.proto.spec) for c in page.get("plotly_chart")]
+    (bars,) = [c["data"][0] for c in charts if c["data"][0]["type"] == "bar"]
+    assert len(bars["x"]) == len(SUM_METHODS)
     (link,) = page.get("page_link")
     assert link.proto.page == "gradcheck"  # the question's own check: the same loss, step and dtype
     assert {"shape=140x120", "reduction=sum", "dtype=float32", "eps=1e-03"} <= set(link.proto.query_string.split("&"))
@@ -102,6 +113,18 @@ def test_an_emulated_dtype_in_the_url_falls_back_to_the_default():
     at = _open({"dtype": "float8_e4m3fn (emulated)"})
     assert not at.exception and not at.error
     assert at.session_state["dtype"] == "float32"
+
+
+def test_the_check_s_differences_are_whole_multiples_of_the_quantum():
+    from gradlab.labs.summed_differences import sampled_differences
+    from gradlab.labs.summed_loss import SummedLossSettings
+
+    table = sampled_differences(SummedLossSettings())
+    quantum = float(np.spacing(np.float32(math.fsum(_terms())))) / 1e-3  # ulp(L) / h
+    k = np.round(table["difference"] / quantum)
+    assert np.allclose(table["difference"], k * quantum, rtol=2 ** -22, atol=0)
+    assert (k == table["k"]).all() and (k == 0).sum() > len(k) / 2  # most steps are rounded away
+    assert np.median(np.abs(table["gradient"])) > quantum / 4  # yet the gradient is not small
 
 
 # ------------------------------------------------------------------ the CLI

@@ -1,6 +1,9 @@
-"""The Summed-loss page's figure: each summation's error, in ulps of the loss.
+"""The Summed-loss page's figures: what a check of the summed loss prints, and each
+summation's error in ulps of the loss.
 
-One bar per method of :data:`gradlab.labs.summed_loss.SUM_METHODS`, in
+:func:`difference_staircase` puts the forward differences of L against autograd's
+gradient: on the diagonal if the check worked, on the lines k · ulp(L)/h when round-off
+rules. :func:`summed_error_bars` draws one bar per method of :data:`gradlab.labs.summed_loss.SUM_METHODS`, in
 the colour of the dtype it adds in; the band of ±½ ulp around 0 is where a
 correctly rounded sum lies, and the axis's grid lines fall on whole ulps when the
 errors are a few ulps wide, so the grid of the loss itself is visible.
@@ -13,13 +16,15 @@ errors are a few ulps wide, so the grid of the loss itself is visible.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from gradlab.figures.spec import FigureOrSpec, FigureSpec
-from gradlab.figures.style import TRUTH, dtype_colour
+from gradlab.figures.style import GUIDE, MARK, MARKER_OUTLINE, TRUTH, dtype_colour
 from gradlab.labs.summed_loss import SUM_METHODS, SummedLoss
 
-__all__ = ["summed_error_bars", "ulp_words"]
+__all__ = ["summed_error_bars", "difference_staircase", "ulp_words"]
 
 #: Five bars need no more: the chart and the answer share a projector's first screen.
 FIGURE_HEIGHT = 360
@@ -85,3 +90,58 @@ def summed_error_bars(result: SummedLoss) -> FigureOrSpec:
         height=FIGURE_HEIGHT,
     )
     return fig.figure()
+
+
+#: Grid lines k · ulp(L)/h drawn at most (a fine quantum would draw thousands).
+MAX_STAIRS = 24
+
+
+def difference_staircase(table, quantum: float, h: float, dtype: str) -> FigureOrSpec:
+    """What the check prints against what it should: forward differences (from
+    :func:`gradlab.labs.summed_differences.sampled_differences`) against autograd's dL/dxᵢ.
+
+    A right check puts every point on the diagonal; a check of the summed loss puts them on
+    the lines k · ulp(L)/h, drawn when they are few enough to see.
+
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"element": [0, 9], "gradient": [0.8, -0.4], "difference": [0.0, -1.95], "k": [0, -1]})
+    >>> [d.name for d in difference_staircase(t, 1.953125, 1e-3, "float32").data][-2:]
+    ['exact: difference = gradient', 'forward difference (float32)']
+    """
+    grad, diff = np.asarray(table["gradient"], float), np.asarray(table["difference"], float)
+    lo = float(min(grad.min(initial=0.0), diff.min(initial=0.0)))
+    hi = float(max(grad.max(initial=0.0), diff.max(initial=0.0)))
+    pad = 0.08 * (hi - lo or 1.0)
+    lo, hi = lo - pad, hi + pad
+    fig = FigureSpec()
+    ks = range(math.floor(lo / quantum), math.ceil(hi / quantum) + 1) if quantum > 0 else range(0)
+    if 0 < len(ks) <= MAX_STAIRS:
+        for k in ks:
+            fig.add_shape(type="line", xref="paper", x0=0, x1=1, yref="y", y0=k * quantum, y1=k * quantum,
+                          layer="below", line=dict(color=GUIDE, width=1, dash="dot"))
+        fig.add_trace(dict(type="scatter", x=[None], y=[None], mode="lines", hoverinfo="skip",
+                           line=dict(color=GUIDE, width=1, dash="dot"),
+                           name=f"k · ulp(L)/h = k · {quantum:.4g}"))
+    fig.add_trace(dict(type="scatter", x=[lo, hi], y=[lo, hi], mode="lines", hoverinfo="skip",
+                       line=dict(color=TRUTH, width=2), name="exact: difference = gradient"))
+    fig.add_trace(dict(
+        type="scatter", x=grad, y=diff, mode="markers", name=f"forward difference ({dtype})",
+        marker=dict(color=MARK, size=9, line=dict(color=MARKER_OUTLINE, width=1)),
+        customdata=np.stack([np.asarray(table["element"]), np.asarray(table["k"])], axis=1),
+        hovertemplate=("element %{customdata[0]}<br>autograd %{x:.4g}<br>(L(x+h·eᵢ) − L(x))/h = %{y:.6g}"
+                       "<br>= k·ulp(L)/h with k = %{customdata[1]}<extra></extra>"),
+    ))
+    fig.update_xaxes(range=[lo, hi], zeroline=True, title=dict(text="autograd's dL/dxᵢ"))
+    stairs = dict(tickvals=[k * quantum for k in ks], ticktext=[f"{k * quantum:.4g}" for k in ks]) \
+        if 0 < len(ks) <= MAX_STAIRS else {}
+    fig.update_yaxes(range=[lo, hi], zeroline=True, **stairs)  # the values the check can print
+    fig.update_layout(
+        title=dict(text=f"What the check prints at h = {h:g}", x=0, xanchor="left"),
+        legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0),
+        margin=dict(l=4, r=4, t=50, b=10), hovermode="closest", height=STAIRCASE_HEIGHT,
+    )
+    return fig.figure()
+
+
+#: Tall enough for the legend below the plot on a phone.
+STAIRCASE_HEIGHT = 440

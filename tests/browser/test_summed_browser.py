@@ -1,4 +1,4 @@
-"""The Summed-loss page in Debian's Chromium: the answer and the bar chart on the first screen."""
+"""The Summed-loss page in Debian's Chromium: the answer and the main chart on the first screen."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ FIRST_SCREEN = """() => {
           answerText: document.querySelector('.st-key-gl-answer')?.innerText || '',
           plotWidth: plot ? plot.getBoundingClientRect().width : 0,
           plotHeight: plot ? plot.getBoundingClientRect().height : 0,
-          bars: document.querySelectorAll('.st-key-gl-main-chart .barlayer .point').length,
+          points: document.querySelectorAll('.st-key-gl-main-chart .scatterlayer .point').length,
           overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
           mainOverflow: (() => { const m = document.querySelector('[data-testid=stMain]');
                                  return m ? m.scrollWidth - m.clientWidth : 0; })()};
@@ -29,13 +29,13 @@ def test_the_answer_and_the_chart_are_on_the_first_screen(streamlit_server, _bro
     page = context.new_page()
     try:
         open_page(page, streamlit_server, "summed", timeout=90_000)
-        page.wait_for_selector(".st-key-gl-main-chart .js-plotly-plot .barlayer .point", timeout=60_000)
+        page.wait_for_selector(".st-key-gl-main-chart .js-plotly-plot .scatterlayer .point", timeout=60_000)
         page.wait_for_timeout(500)  # let Plotly settle its size
         seen = page.evaluate(FIRST_SCREEN)
         screenshot(page, f"summed-first-screen-{width}x{height}-{scheme}", full_page=False)
         assert page.locator("[data-testid='stException']").count() == 0
         assert "1.95" in seen["answerText"] and "round-off" in seen["answerText"]
-        assert seen["bars"] == 5  # one per summation method
+        assert seen["points"] == 40  # the check's forward differences, one per sampled element
         assert seen["answer"] and 0 <= seen["answer"]["top"] and seen["answer"]["bottom"] <= height
         assert seen["chart"] and 0 <= seen["chart"]["top"] < height  # the chart starts on screen
         assert seen["plotWidth"] >= (300 if width < 600 else 600), seen
