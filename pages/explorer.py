@@ -15,7 +15,7 @@ from gradlab.figures.sweep import error_vs_eps_figure, estimate_vs_eps_figure, h
 from gradlab.figures.sweep_tables import autograd_table, best_step_table, exact_digits, format_sig, rounding_table
 from gradlab.limits import LIMITS
 from gradlab.literal_text import markdown_literal
-from gradlab.numerics.dtypes import ALL_DTYPE_NAMES, facts
+from gradlab.numerics.dtypes import ALL_DTYPE_NAMES, EMULATED_DTYPES, facts
 from gradlab.numerics.expressions import parse
 from gradlab.step_range import chart_step_range
 from gradlab.sweep_answer import sweep_answer
@@ -78,6 +78,8 @@ def _honour_a_linked_step_range() -> None:
 
 # ---------------------------------------------------------------- controls
 
+_EMULATED_HELP = ("8-bit floats, emulated (every value rounded to the format, arithmetic in float32): "
+                  + ", ".join(f"{r.name} {r.eps:.3g}" for r in EMULATED_DTYPES.values()) + ".")
 _SCHEME_HELP = ("Central: (f(x+h) − f(x−h))/2h, error ∝ h². Forward: (f(x+h) − f(x))/h, error ∝ h. "
                 + TERMS["Richardson"] + " " + TERMS["complex step"])
 
@@ -98,7 +100,7 @@ def _controls() -> tuple[str, SweepSettings]:
                          max_value=LIMITS.literal_magnitude, format="%.12g", width=120,
                          help="Any float, e.g. 0.3, 1e-10 or -2.5e3.")
         dtypes = dtype_multiselect(default=DEFAULTS["dtypes"], width="stretch", options=ALL_DTYPE_NAMES,
-                                   help=dtype_help() + " " + TERMS["unit round-off"])
+                                   help=dtype_help() + " " + _EMULATED_HELP + " " + TERMS["unit round-off"])
         schemes = scheme_multiselect(default=DEFAULTS["schemes"], help=_SCHEME_HELP, width=150)
     with steps:
         eps_min, eps_max, points = _step_controls(dtypes, schemes)

@@ -140,12 +140,17 @@ def test_cli_json_against_the_exact_sum(capsys):
     assert data["ulp"] == float(np.spacing(np.float32(float(exact))))
     assert data["quantum"] == pytest.approx(data["ulp"] / 1e-2, rel=1e-15)
     assert [r["method"] for r in data["rows"]] == [m.name for m in SUM_METHODS]
+    rows = data["differences"]
+    assert len(rows) == 40 and all(0 <= r["element"] < 600 for r in rows)
+    for r in rows:  # the check's values: whole numbers of ulp(L), divided by h (rounded once)
+        assert r["difference"] == pytest.approx(r["k"] * data["quantum"], rel=2 ** -22, abs=0)
 
 
 def test_cli_table_prints_the_questions_quantum(capsys):
     assert main(["sum", "--shape", "140x120", "--dtype", "float32", "--reduction", "sum", "--h", "1e-3"]) == 0
     out = capsys.readouterr().out
     assert "1.95312" in out and "naive loop" in out  # 2**-9 / 1e-3
+    assert re.search(r"the check prints at 40 elements: .*\d+ × 0, \d+ × 1\.95312", out)
 
 
 @pytest.mark.parametrize("argv", [["--shape", "0x3"], ["--h", "0"], ["--reduction", "none"],

@@ -16,6 +16,7 @@ import json
 import sys
 
 from gradlab.check.settings import parse_shape
+from gradlab.labs.summed_differences import sampled_differences
 from gradlab.labs.summed_loss import SummedLoss, SummedLossSettings, summed_loss
 from gradlab.numerics.dtypes import DTYPE_NAMES
 from gradlab.teaching.summed_answer import summed_answer
@@ -40,8 +41,9 @@ def register(subparsers) -> None:
     p.set_defaults(run=run)
 
 
-def result_json(result: SummedLoss) -> dict:
-    """The lab's numbers as plain JSON values (the exact sum as a fraction's text, too)."""
+def result_json(result: SummedLoss, differences=None) -> dict:
+    """The lab's numbers as plain JSON values (the exact sum as a fraction's text, too), and the
+    check's forward differences at sampled elements when given (the page's main chart)."""
     from gradlab.cli.main import to_json
 
     s = result.settings
@@ -53,13 +55,21 @@ def result_json(result: SummedLoss) -> dict:
         "answer": {"level": answer.level, "text": answer.text},
         "rows": [{"method": r.method, "label": r.label, "value": r.value, "error": r.error,
                   "error_ulps": r.error_ulps, "threshold": r.threshold} for r in result.rows],
+        "differences": [] if differences is None else differences.to_dict("records"),
     })
 
 
-def _text(result: SummedLoss) -> str:
+def _printed(differences) -> str:
+    """What the check printed at the sampled elements: each value and how often."""
+    counts = differences["difference"].value_counts().sort_index()
+    return ", ".join(f"{n} × {v:.6g}" for v, n in counts.items())
+
+
+def _text(result: SummedLoss, differences) -> str:
     lines = [summed_answer(result).text, "",
              f"exact L  {result.exact_float:.17g}", f"ulp(L)   {result.ulp_loss:.6g}",
-             f"quantum  {result.quantum:.6g}  (ulp(L)/h)", "",
+             f"quantum  {result.quantum:.6g}  (ulp(L)/h)",
+             f"the check prints at {len(differences)} elements: {_printed(differences)}", "",
              f"{'method':<16}{'L':>22}{'error':>12}{'ulps':>10}{'moves at':>12}"]
     for r in result.rows:
         lines.append(f"{r.label:<16}{r.value:>22.17g}{r.error:>12.3g}{r.error_ulps:>10.3g}{r.threshold:>12.3g}")
@@ -68,11 +78,12 @@ def _text(result: SummedLoss) -> str:
 
 def run(args) -> int:
     """Sum the loss the parsed ``args`` describe and print it."""
-    result = summed_loss(SummedLossSettings(shape=parse_shape(args.shape), dtype=args.dtype,
-                                            reduction=args.reduction, h=args.h))
+    settings = SummedLossSettings(shape=parse_shape(args.shape), dtype=args.dtype,
+                                  reduction=args.reduction, h=args.h)
+    result, differences = summed_loss(settings), sampled_differences(settings)
     if args.format == "json":
-        json.dump(result_json(result), sys.stdout, indent=1, allow_nan=False)
+        json.dump(result_json(result, differences), sys.stdout, indent=1, allow_nan=False)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(_text(result))
+        sys.stdout.write(_text(result, differences))
     return 0
