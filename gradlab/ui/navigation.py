@@ -46,8 +46,8 @@ PAGES: tuple[PageSpec, ...] = (
     ),
     PageSpec(
         "pages/summed.py", "Summed loss", ":material/functions:", "summed",
-        "Seed 001's loss summed five ways against the exact sum: the grid of L, and why "
-        "a float32 finite difference moves in steps of ulp(L)/h.",
+        "What a float32 check of a summed loss can print: multiples of ulp(L)/h; and the loss "
+        "summed five ways against its exact sum.",
     ),
     PageSpec(
         "pages/roundoff.py", "Round-off lab", ":material/blur_on:", "roundoff",
