@@ -42,7 +42,8 @@ from gradlab.numerics.schemes import (
     step_taken,
 )
 
-__all__ = ["SweepSettings", "SweepResult", "run_sweep", "autograd_derivative", "TABLE_COLUMNS"]
+__all__ = ["SweepSettings", "SweepResult", "run_sweep", "autograd_derivative", "TABLE_COLUMNS",
+           "emulation_notes", "EMULATION_NOTE", "FP8_CHECKING_NOTE"]
 
 TABLE_COLUMNS = (
     "dtype", "scheme", "eps", "step", "estimate", "reference", "abs_error", "rel_error",
@@ -174,6 +175,7 @@ def run_sweep(settings: SweepSettings) -> SweepResult:
     if not reference.defined:
         notes.insert(0, Note.warning(f"No exact reference: {reference.reason} Errors are shown as gaps."))
     notes.extend(_gap_notes(tables))
+    notes[:0] = emulation_notes(settings.dtypes)
     return SweepResult(
         settings=settings,
         table=_concat(tables, TABLE_COLUMNS),
@@ -186,6 +188,29 @@ def run_sweep(settings: SweepSettings) -> SweepResult:
         reference=reference,
         notes=tuple(notes),
     )
+
+
+#: What the page says when an emulated 8-bit dtype is shown: how it is computed, and what
+#: its numbers mean for checking gradients of fp8 code.
+EMULATION_NOTE = ("8-bit floats are emulated: x, x + h and every function value are rounded to the "
+                  "format; arithmetic in between is float32.")
+FP8_CHECKING_NOTE = ("Checking gradients of fp8 code: a finite difference in 8 bits cannot tell a right "
+                     "gradient from a wrong one below about ε^(2/3) ≈ 25 % (e4m3), and autograd itself "
+                     "carries the format's rounding: up to 6 % (e4m3) or 12 % (e5m2) per operation. Check in float32 or float64 with the fp8 rounding emulated around "
+                     "each op (as here), or compare against a high-precision reference.")
+
+
+def emulation_notes(dtypes) -> list[Note]:
+    """The two notes a sweep carries when one of ``dtypes`` is emulated, else none.
+
+    >>> [n.text[:24] for n in emulation_notes(("float32", "float8_e5m2"))]
+    ['8-bit floats are emulate', 'Checking gradients of fp']
+    >>> emulation_notes(("float32",))
+    []
+    """
+    if not any(facts(d).emulated for d in dtypes):
+        return []
+    return [Note.info(EMULATION_NOTE), Note.info(FP8_CHECKING_NOTE)]
 
 
 def _dtype_reference(expr: Expression, x: float, dtype: str, notes: list[Note]):

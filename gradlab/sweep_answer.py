@@ -17,10 +17,11 @@ import numpy as np
 
 from gradlab.error_sweep import SweepResult
 from gradlab.notes import Note
+from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import get_scheme
 from gradlab.numerics.ulp import ulp
 
-__all__ = ["sweep_answer", "ulps_off", "short_number"]
+__all__ = ["sweep_answer", "ulps_off", "short_number", "percent"]
 
 
 def short_number(value: float) -> str:
@@ -52,6 +53,34 @@ def _ulp_words(n: float) -> str:
     return f"within {max(1, math.ceil(n - 1e-9))} ulp"
 
 
+def percent(value: float) -> str:
+    """A relative error as a percentage with two significant digits: ``25 %``, ``1.7 %``.
+
+    >>> percent(0.2497), percent(0.01698), percent(0.0009), percent(4.5)
+    ('25 %', '1.7 %', '0.09 %', '450 %')
+    """
+    return f"{value * 100:.2g} %" if value < 1 else f"{value * 100:.0f} %"
+
+
+#: Steps within this factor of the theory's best step h* count as "around the best step".
+AROUND_BEST = 3.0
+
+
+def _emulated_error(result: SweepResult, row) -> str:
+    """An 8-bit float's error around its best step, as a range: on so coarse a grid x ± h lands
+    on a few values, and the best of a sweep is partly luck. Theory's size: ε^(2/3) (central)."""
+    t = result.table
+    near = t[(t["dtype"] == row["dtype"]) & (t["scheme"] == row["scheme"]) & (t["step"] != 0)
+             & (t["eps"] >= row["predicted_eps"] / AROUND_BEST) & (t["eps"] <= row["predicted_eps"] * AROUND_BEST)]
+    errors = near["rel_error"].astype(float)
+    errors = errors[np.isfinite(errors)]
+    lo, hi = (float(errors.min()), float(errors.max())) if len(errors) else (row["rel_error"],) * 2
+    order = get_scheme(row["scheme"]).order
+    theory = facts(row["dtype"]).eps ** (order / (order + 1))
+    span = percent(lo) if percent(lo) == percent(hi) else f"{percent(lo)[:-2]}–{percent(hi)}"
+    return f"off by {span} (theory: ε^({order}/{order + 1}) = {percent(theory)})"
+
+
 def _best_clauses(result: SweepResult) -> list[str]:
     """(step, 'the float32 central difference', 'within 3e-6') for each dtype's best scheme."""
     clauses = []
@@ -63,6 +92,8 @@ def _best_clauses(result: SweepResult) -> list[str]:
         name = get_scheme(row["scheme"]).curve_label
         kind = "estimate" if get_scheme(row["scheme"]).complex_step else "difference"
         error = "exact" if row["rel_error"] == 0 else f"within {short_number(row['rel_error'])}"
+        if facts(dtype).emulated and math.isfinite(row["predicted_eps"]):
+            error = _emulated_error(result, row)
         clauses.append((f"h ≈ {short_number(row['eps'])}", f"the {dtype} {name} {kind}", error))
     return clauses
 
@@ -71,7 +102,8 @@ def _autograd_clause(result: SweepResult) -> str:
     words = []
     for row in result.autograd.itertuples(index=False):
         if math.isfinite(row.value) and math.isfinite(row.reference):
-            words.append((row.dtype, _ulp_words(ulps_off(row.value, row.reference, row.dtype))))
+            words.append((row.dtype, _ulp_words(ulps_off(row.value, row.reference, row.dtype))
+                          + (f" ({percent(row.rel_error)} off)" if facts(row.dtype).emulated else "")))
     if not words:
         return ""
     if len({w for _, w in words}) == 1:

@@ -17,7 +17,7 @@ from gradlab.figures.sweep import error_vs_eps_figure, estimate_vs_eps_figure, h
 from gradlab.figures.sweep_tables import autograd_table, best_step_table, exact_digits, format_sig, rounding_table
 from gradlab.limits import LIMITS
 from gradlab.literal_text import markdown_literal
-from gradlab.numerics.dtypes import facts
+from gradlab.numerics.dtypes import ALL_DTYPE_NAMES, EMULATED_DTYPES, facts
 from gradlab.numerics.expressions import parse
 from gradlab.step_range import chart_step_range
 from gradlab.sweep_answer import sweep_answer
@@ -35,7 +35,7 @@ from gradlab.teaching.explorer_controls import (
 )
 from gradlab.teaching.quizzes import GUESSES, guess_label, guess_step, quiz_reveal, quiz_scheme
 from gradlab.ui.bound_widgets import bound_number, bound_radio, bound_selectbox, bound_slider, bound_text, bound_toggle
-from gradlab.ui.controls import DTYPE_OPTIONS, dtype_help, dtype_multiselect, eps_range_input, scheme_multiselect
+from gradlab.ui.controls import dtype_help, dtype_multiselect, eps_range_input, scheme_multiselect
 from gradlab.ui.figures import prepare_figure, show_figure
 from gradlab.ui.messages import show_error
 from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page
@@ -79,6 +79,8 @@ def _honour_a_linked_step_range() -> None:
 
 # ---------------------------------------------------------------- controls
 
+_EMULATED_HELP = ("8-bit floats, emulated (every value rounded to the format, arithmetic in float32): "
+                  + ", ".join(f"{r.name} {r.eps:.3g}" for r in EMULATED_DTYPES.values()) + ".")
 _SCHEME_HELP = ("Central: (f(x+h) − f(x−h))/2h, error ∝ h². Forward: (f(x+h) − f(x))/h, error ∝ h. "
                 + term("Richardson extrapolation") + " " + term("complex step"))
 
@@ -98,8 +100,8 @@ def _controls() -> tuple[str, SweepSettings]:
         x = bound_number("point x", "x", value=DEFAULTS["x"], min_value=-LIMITS.literal_magnitude,
                          max_value=LIMITS.literal_magnitude, format="%.12g", width=120,
                          help="Any float, e.g. 0.3, 1e-10 or -2.5e3.")
-        dtypes = dtype_multiselect(default=DEFAULTS["dtypes"], width="stretch",
-                                   help=dtype_help() + " " + term("unit round-off"))
+        dtypes = dtype_multiselect(default=DEFAULTS["dtypes"], width="stretch", options=ALL_DTYPE_NAMES,
+                                   help=dtype_help() + " " + _EMULATED_HELP + " " + term("unit round-off"))
         schemes = scheme_multiselect(default=DEFAULTS["schemes"], help=_SCHEME_HELP, width=150)
     with steps:
         eps_min, eps_max, points = _step_controls(dtypes, schemes)
@@ -175,7 +177,7 @@ def _chart(result: SweepResult) -> None:
                               help=term("truncation error") + " " + term("round-off error"))
         autograd = bound_toggle("autograd lines", "autograd", value=DEFAULTS["autograd"],
                                 help="Autograd's own error: a flat line, it has no step. " + term("ulp"))
-        focus = bound_selectbox("theory for", "focus", ("auto", *DTYPE_OPTIONS),
+        focus = bound_selectbox("theory for", "focus", ("auto", *ALL_DTYPE_NAMES),
                                 format_func=lambda d: "auto (all, if few curves)" if d == "auto" else d,
                                 width=240, help="Which dtypes get theory lines and predicted-best stars.")
     st.caption(f"f(x) = {markdown_literal(settings.expression)}. Coloured bands at the top: left of a "

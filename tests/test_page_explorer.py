@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app_text import shown
 from gradlab.ui import controls as widgets
 from gradlab.teaching.explorer_controls import DEFAULTS, query_params
 from gradlab.teaching.presets import presets_for, url_query
@@ -247,3 +249,24 @@ def test_no_dtype_selected_asks_for_one():
     at.get_by_key("dtypes").set_value([]).run()
     assert not _exceptions(at) and _charts(at) == 0
     assert any("dtype" in w.value for w in at.warning)
+
+
+def test_the_8_bit_preset_labels_emulation_in_the_legend_and_says_how_it_is_computed():
+    from gradlab.teaching.presets import preset
+
+    at = _open(url_query(preset("explorer", "fp8")))
+    assert not _exceptions(at) and not at.error
+    assert _state(at, "dtypes") == ("float8_e4m3fn", "float8_e5m2", "float32")
+    (chart,) = at.get("plotly_chart")
+    names = {t.get("name") for t in json.loads(chart.proto.spec)["data"]}
+    assert {"float8_e4m3fn (emulated) · central", "float8_e5m2 (emulated) · forward",
+            "float32 · central"} <= names
+    infos = shown(" ".join(i.value for i in at.info))
+    assert ("8-bit floats are emulated: x, x + h and every function value are rounded to the format; "
+            "arithmetic in between is float32.") in infos
+    answer = shown(at.info[0].value)
+    assert "float8_e4m3fn central difference is off by" in answer and "ε^(2/3) = 25 %" in answer
+
+
+def test_without_an_8_bit_dtype_there_is_no_emulation_note(page):
+    assert not any("emulated" in i.value for i in page.info)

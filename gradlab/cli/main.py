@@ -169,11 +169,12 @@ def build_parser() -> OneLineParser:
     parser = OneLineParser(prog="python -m gradlab", description=__doc__.split("\n")[0])
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     # Imported here, not at the top: gradlab.cli.check uses this module's to_json.
-    from gradlab.cli import check, grid
+    from gradlab.cli import check, grid, summed
 
     _add_sweep(subparsers)
     check.register(subparsers)
     grid.register(subparsers)
+    summed.register(subparsers)
     return parser
 
 

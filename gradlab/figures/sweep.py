@@ -29,15 +29,16 @@ import numpy as np
 
 from gradlab.error_sweep import SweepResult
 from gradlab.figures import sweep_marks as marks
+from gradlab.figures.sweep_marks import dtype_colour as _colour
 from gradlab.figures.spec import FigureOrSpec, FigureSpec
 from gradlab.figures.style import (
     LINE_WIDTH as _LINE_WIDTH,
     MARKER_OUTLINE,
     MARKER_SIZE as _MARKER_SIZE,
-    dtype_colour as _colour,
     scheme_dash,
     scheme_symbol,
 )
+from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import get_scheme
 
 __all__ = [
@@ -59,6 +60,11 @@ _ERROR_COLUMN = {"relative": "rel_error", "absolute": "abs_error"}
 
 
 # ------------------------------------------------------------------- helpers
+
+
+def _dtype_label(dtype: str) -> str:
+    """The dtype's row label: an emulated 8-bit float says so in the legend."""
+    return facts(dtype).label
 
 
 def _scheme_label(scheme: str) -> str:
@@ -128,7 +134,7 @@ def _sweep_trace(dtype: str, scheme: str, rows: dict[str, np.ndarray], error: Er
     customdata = np.column_stack([rows["step"], rows["estimate"]])
     return _scatter(
         x=rows["eps"], y=y, customdata=customdata, hovertemplate=_HOVER,
-        name=f"{dtype} · {_scheme_label(scheme)}", mode="lines+markers", connectgaps=False,
+        name=f"{_dtype_label(dtype)} · {_scheme_label(scheme)}", mode="lines+markers", connectgaps=False,
         line={"color": _colour(dtype), "dash": scheme_dash(scheme),
               "width": _LINE_WIDTH},
         marker={"symbol": scheme_symbol(scheme), "size": _MARKER_SIZE},
@@ -148,7 +154,7 @@ def _autograd_traces(result: SweepResult, error: ErrorKind, x_range: tuple[float
             exact.append(row.dtype)
             continue
         traces.append(_scatter(
-            x=list(x_range), y=[value, value], mode="lines", name=f"{row.dtype} · autograd",
+            x=list(x_range), y=[value, value], mode="lines", name=f"{_dtype_label(row.dtype)} · autograd",
             line={"color": _colour(row.dtype), "dash": "dot", "width": 2},
             legendgroup=row.dtype,
             hovertemplate=(f"<b>{row.dtype} autograd</b><br>value = {row.value:.12g}<br>"
@@ -305,7 +311,7 @@ def estimate_vs_eps_figure(result: SweepResult) -> FigureOrSpec:
         values = rows["estimate"]
         fig.add_trace(_scatter(
             x=rows["eps"], y=[float(v) if np.isfinite(v) else None for v in values],
-            customdata=rows["step"], name=f"{dtype} · {_scheme_label(scheme)}",
+            customdata=rows["step"], name=f"{_dtype_label(dtype)} · {_scheme_label(scheme)}",
             mode="lines+markers", line={"color": _colour(dtype), "width": _LINE_WIDTH,
                                         "dash": scheme_dash(scheme)},
             marker={"symbol": scheme_symbol(scheme), "size": _MARKER_SIZE},
@@ -317,7 +323,7 @@ def estimate_vs_eps_figure(result: SweepResult) -> FigureOrSpec:
     for row in result.autograd.itertuples(index=False):
         fig.add_trace(_scatter(
             x=list(x_range), y=[row.value, row.value], mode="lines",
-            name=f"{row.dtype} · autograd", line={"color": _colour(row.dtype), "dash": "dot"},
+            name=f"{_dtype_label(row.dtype)} · autograd", line={"color": _colour(row.dtype), "dash": "dot"},
             legendgroup=row.dtype, meta={"kind": "autograd", "dtype": row.dtype},
             hovertemplate=f"<b>{row.dtype} autograd</b><br>value = {row.value:.12g}<extra></extra>",
         ))

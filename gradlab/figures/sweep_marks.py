@@ -25,13 +25,24 @@ from gradlab.figures.style import (
     FONT_SIZE,
     ROUNDOFF_SHADE,
     TRUNCATION_SHADE,
-    dtype_colour,
 )
-from gradlab.numerics.dtypes import facts
+from gradlab.figures.style import dtype_colour as _native_colour
+from gradlab.numerics.dtypes import EMULATED_DTYPES, facts
 from gradlab.numerics.schemes import get_scheme
 
-__all__ = ["log10", "shading", "machine_eps_marks", "y_range", "layout", "x_dtick", "message",
+__all__ = ["dtype_colour", "log10", "shading", "machine_eps_marks", "y_range", "layout", "x_dtick", "message",
            "gap_count", "footnote", "nothing_to_draw"]
+
+def dtype_colour(dtype: str) -> str:
+    """The colour of a dtype's row, the emulated 8-bit rows' too (style.dtype_colour reads the
+    native table only; the sweep is the one figure that draws emulated dtypes).
+
+    >>> dtype_colour("float8_e5m2") == EMULATED_DTYPES["float8_e5m2"].colour
+    True
+    """
+    row = EMULATED_DTYPES.get(dtype)
+    return row.colour if row is not None else _native_colour(dtype)
+
 
 _Y_PAD_TOP, _Y_PAD_BOTTOM = 0.5, 2.0  # decades around the data (labels sit at the bottom)
 _Y_TITLES = {

@@ -38,6 +38,10 @@ GLOSSARY: Mapping[str, str] = MappingProxyType({
                                  "are subtracted: their common leading digits cancel and mostly "
                                  "rounding error is left.",
     "relative error": "|estimate - exact| / |exact|; 1e-6 means about six correct digits.",
+    "quantum": "the spacing ulp(L)/h of the values a forward difference of a rounded loss L can take: "
+               "two rounded losses differ by a whole number of ulp(L), divided by h.",
+    "sum threshold": "the smallest increase of one term that changes a rounded sum at all; for a "
+                     "sum rounded once it is about half an ulp of the sum.",
     "exact value": "the formula computed at high precision (mpmath) at the same rounded input, "
                    "then compared without rounding.",
     "central difference": "the slope (f(x + h) - f(x - h)) / 2h, whose truncation error "

@@ -36,7 +36,7 @@ from gradlab.labs.network import QUESTION_SEED, NetgradSettings
 from gradlab.labs.roundoff import COMPARISONS
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import get_scheme
-from gradlab.teaching.explorer_controls import function_label
+from gradlab.teaching.explorer_controls import CUSTOM, function_label
 
 __all__ = ["Preset", "PRESETS", "presets_for", "preset", "gallery", "url_query", "url_values"]
 
@@ -62,6 +62,11 @@ def _scheme_text(name: str) -> str:
     return get_scheme(name).short_label  # what the widget shows and the URL carries
 
 
+def _dtype_text(name: str) -> str:
+    """A dtype as the dtype widgets show it: its row's label (``float8_e5m2 (emulated)``)."""
+    return facts(name).label
+
+
 def _step_text(value: float) -> str:
     """A step as the step sliders show it (same as gradlab.ui.controls.format_eps)."""
     return f"{value:.0e}"
@@ -69,12 +74,13 @@ def _step_text(value: float) -> str:
 
 #: page -> widget key -> how one value of that widget reads in the URL (its format_func).
 _URL_FORMATS: Mapping[str, Mapping[str, Callable[[Any], str]]] = {
-    "explorer": {"fn": function_label, "schemes": _scheme_text,
+    "explorer": {"fn": function_label, "schemes": _scheme_text, "dtypes": _dtype_text,
                  "eps_range": _step_text},
     "gradcheck": {"scheme": _scheme_text},
     "network": {"dx": _step_text, "range": _step_text},
     "backward": {"mx": lambda name: MATRIX_EXAMPLES[name].title},
     "grid": {"fn": function_label, "h": _step_text, "dtype": lambda name: facts(name).label},
+    "summed": {"h": _step_text},
 }
 
 
@@ -131,6 +137,7 @@ _VJP = VJPSettings()
 _EXPLORER = {"fn": "complex_step_classic", "x": 1.5, "dtypes": ("float32", "float64"),
              "schemes": ("forward", "central", "complex_step"), "eps_auto": False,
              "eps_range": (1e-20, 1.0)}
+_SUMMED = {"shape": "140x120", "dtype": "float32", "reduction": "sum", "h": 1e-3}
 _FITTED = {"eps_auto": True}  # steps chosen per dtype so the V fills the chart (gradlab.step_range)
 _GRID = {"fn": "custom", "expr": "sin(x)", "x": 1.0, "dtype": "float32"}  # the Grid page: sin(x) at 1
 
@@ -201,6 +208,21 @@ PRESETS: tuple[Preset, ...] = (
     Preset("backward", "ones", "v = ones",
            "What does backward() do with v = [1, 1, 1]?", {"v": "1, 1, 1"},
            "With v = 1 each .grad is the gradient of y.sum()."),
+    # Summed loss.
+    Preset("summed", "seed_001", "The float32 check's loss: 140×120, sum",
+           "Why does the float32 check print only −1.9531, 0 and 1.9531?", _SUMMED,
+           "L ≈ 25230 lies in [2¹⁴, 2¹⁵): its ulp is 2⁻⁹, and 2⁻⁹/1e-3 = 1.953125.", gallery=True),
+    Preset("summed", "float16", "Same in float16",
+           "How coarse is the loss in float16?", {**_SUMMED, "dtype": "float16"},
+           "float16's ulp at 25230 is 16: a naive loop stops growing long before the end."),
+    Preset("summed", "mean", "Same, reduction mean",
+           "Does reduction='mean' help?", {**_SUMMED, "reduction": "mean"},
+           "Mean divides L and every gradient element by n alike: the quantum is still larger "
+           "than a gradient element."),
+    Preset("summed", "larger", "A larger loss: 400×500",
+           "What happens with more terms?", {**_SUMMED, "shape": "400x500"},
+           "L grows with the number of terms and so does its ulp: the steps of the difference "
+           "get coarser while a gradient element stays the same."),
     # Explorer.
     Preset("explorer", "v_shape", "The V-shaped error curve",
            "Which step size gives the most accurate finite difference?",
@@ -253,6 +275,13 @@ PRESETS: tuple[Preset, ...] = (
            "How coarse is an 8-bit float's finite difference?",
            {**_GRID, "dtype": "float8_e4m3fn", "h": 0.1},
            "e4m3 has 4 bits of precision: 1 + 0.1 rounds to 1.125, and f keeps one bit of difference."),
+    Preset("explorer", "fp8", "8-bit floats",
+           "How close can a gradient check get in 8-bit floats?",
+           {"fn": CUSTOM, "expr": "sin(x)", "x": 1.0,
+            "dtypes": ("float8_e4m3fn", "float8_e5m2", "float32"), "schemes": ("central", "forward"),
+            "eps_auto": False, "eps_range": (1e-8, 10.0)},
+           "sin at x = 1 in the two fp8 formats (emulated) and float32: the best central difference "
+           "is off by percents, of order ε^(2/3) (25 % for e4m3), and autograd is a few percent off too."),
 )
 
 

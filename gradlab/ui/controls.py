@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gradlab.numerics.dtypes import DTYPE_NAMES, DTYPES
+from gradlab.numerics.dtypes import DTYPE_NAMES, DTYPES, EMULATED_DTYPES
 from gradlab.numerics.schemes import SCHEME_NAMES, SCHEMES
 from gradlab.ui.bound_widgets import bound_multiselect, bound_select_slider, bound_selectbox
 
@@ -29,10 +29,10 @@ SCHEME_OPTIONS: tuple[str, ...] = SCHEME_NAMES
 def dtype_label(name: str) -> str:
     """The label shown (and put in the URL) for a dtype name; unknown names pass through.
 
-    >>> dtype_label("bfloat16")
-    'bfloat16'
+    >>> dtype_label("bfloat16"), dtype_label("float8_e5m2")
+    ('bfloat16', 'float8_e5m2 (emulated)')
     """
-    row = DTYPES.get(name)
+    row = DTYPES.get(name) or EMULATED_DTYPES.get(name)
     return row.label if row is not None else name
 
 

@@ -50,6 +50,11 @@ PAGES: tuple[PageSpec, ...] = (
         "with a diagnosis of why it passes or fails.",
     ),
     PageSpec(
+        "pages/summed.py", "Summed loss", ":material/functions:", "summed",
+        "What a float32 check of a summed loss can print: multiples of ulp(L)/h; and the loss "
+        "summed five ways against its exact sum.",
+    ),
+    PageSpec(
         "pages/roundoff.py", "Round-off lab", ":material/blur_on:", "roundoff",
         "Two formulas for the same derivative, an ulp apart: which one is closer "
         "to the exact value, point by point.",

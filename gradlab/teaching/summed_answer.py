@@ -1,0 +1,60 @@
+"""The Summed-loss page's answer: one plain sentence tying the loss's grid to the grad check.
+
+Built from the lab's fields (the exact loss, its ulp, the quantum ``ulp(L)/h`` of a
+forward difference, the size of a gradient element), never from prose. The level
+says whether the check can see a gradient element at that step: ``warning`` when
+one step of the difference is at least half a gradient element (the check is
+round-off), ``info`` when it is coarser than a hundredth of one, ``success`` when
+finer.
+
+>>> from gradlab.labs.summed_loss import SummedLossSettings, summed_loss
+>>> note = summed_answer(summed_loss(SummedLossSettings(shape=(140, 120))))
+>>> note.level
+'warning'
+>>> print(note.text)  # doctest: +NORMALIZE_WHITESPACE
+Summed in float32, L = 25229.58 is held to steps of 0.00195 (one ulp); a forward difference at
+h = 0.001 can only move in steps of 1.95 (ulp(L)/h), while each gradient element is about 0.8:
+that is the grad check's round-off.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from gradlab.labs.summed_loss import SummedLoss
+
+__all__ = ["SummedAnswer", "summed_answer", "ROUNDOFF_RATIO", "VISIBLE_RATIO"]
+
+#: quantum / |gradient element| at or above which the finite difference is round-off.
+ROUNDOFF_RATIO = 0.5
+#: ... and below which a step of the difference is too fine to matter (1 % of an element).
+VISIBLE_RATIO = 0.01
+
+
+@dataclass(frozen=True)
+class SummedAnswer:
+    """The page's sentence and how to show it (success, info or warning)."""
+
+    level: Literal["success", "info", "warning"]
+    text: str
+
+
+def _g(value: float, digits: int = 3) -> str:
+    return f"{value:.{digits}g}"
+
+
+def summed_answer(result: SummedLoss) -> SummedAnswer:
+    """One sentence: how finely L is held, the quantum of a forward difference, a gradient element."""
+    s = result.settings
+    grad = result.gradient_size
+    head = (f"Summed in {s.dtype}, L = {_g(result.exact_float, 7)} is held to steps of "
+            f"{_g(result.ulp_loss)} (one ulp); a forward difference at h = {_g(s.h)} can only move in "
+            f"steps of {_g(result.quantum)} (ulp(L)/h), while each gradient element is about {_g(grad, 1)}")
+    ratio = result.quantum / grad if grad > 0 else float("inf")
+    if ratio >= ROUNDOFF_RATIO:
+        return SummedAnswer("warning", head + ": that is the grad check's round-off.")
+    if ratio >= VISIBLE_RATIO:
+        return SummedAnswer("info", head + f": the difference is off by up to {ratio:.0%} of an element "
+                                           "from round-off alone.")
+    return SummedAnswer("success", head + ": fine enough for the check to see each element.")

@@ -1,0 +1,159 @@
+"""Summed loss: seed 001's loss summed term by term, five ways, against the exact sum. Layout only.
+
+First screen (1280x720): the title with the presets in a popover, the question, one row
+of controls, the answer sentence (gradlab.teaching.summed_answer) and the main chart:
+what the check prints, forward differences of L against autograd's gradient, sitting on
+the lines k · ulp(L)/h instead of the diagonal. Below: the numbers (ulp(L), the quantum,
+a gradient element), each summation's error in ulps of L (bars, the ±½ ulp band of a
+correctly rounded sum shaded), how large a one-element change must be to move each
+rounded sum, and the link to the Grad check's view of the same loss.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page
+
+start_page("summed")
+
+from gradlab.check.settings import parse_shape  # noqa: E402
+from gradlab.errors import GradLabError  # noqa: E402
+from gradlab.figures.summed import difference_staircase, summed_error_bars  # noqa: E402
+from gradlab.labs.summed_differences import sampled_differences  # noqa: E402
+from gradlab.labs.summed_loss import SUM_METHODS, SummedLoss, SummedLossSettings, summed_loss  # noqa: E402
+from gradlab.limits import LIMITS  # noqa: E402
+from gradlab.literal_text import markdown_literal  # noqa: E402
+from gradlab.numerics.dtypes import DTYPE_NAMES, facts  # noqa: E402
+from gradlab.teaching.presets import preset, url_query  # noqa: E402
+from gradlab.teaching.summed_answer import summed_answer  # noqa: E402
+from gradlab.ui.bound_widgets import bound_selectbox, bound_text  # noqa: E402
+from gradlab.ui.controls import dtype_selectbox, eps_input  # noqa: E402
+from gradlab.ui.figures import prepare_figure, show_figure  # noqa: E402
+from gradlab.ui.messages import show_error  # noqa: E402
+from gradlab.ui.presets import preset_buttons  # noqa: E402
+from gradlab.teaching.glossary import term  # noqa: E402
+
+CONTROL_WIDTH = 150  # px: four in a row at 1280 px, two a row on a phone
+
+_BOXES = {"success": st.success, "info": st.info, "warning": st.warning}
+
+
+@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner="Summing…")
+def cached_sum(settings: SummedLossSettings) -> tuple[SummedLoss, pd.DataFrame]:
+    """The lab (every method's sum) and the check's forward differences: one cached call."""
+    return summed_loss(settings), sampled_differences(settings)
+
+
+def _controls() -> dict:
+    w = dict(width=CONTROL_WIDTH)
+    with st.container(horizontal=True, wrap=True, gap="small", vertical_alignment="bottom"):
+        shape = bound_text("input shape", "shape", value="140x120", max_chars=40, **w,
+                           help=f"e.g. 140x120: one squared error per element, at most "
+                                f"{LIMITS.summed_terms:,} of them.")
+        dtype = dtype_selectbox("dtype", "dtype", default="float32", options=DTYPE_NAMES, **w)
+        reduction = bound_selectbox("reduction", "reduction", ("sum", "mean"), **w,
+                                    help="sum: L is the sum of the squared errors; mean: the sum "
+                                         "divided by their number. Both scale L and each gradient "
+                                         "element alike.")
+        h = eps_input("step h", "h", default=1e-3, smallest=1e-8, largest=1.0, **w,
+                      help="The finite-difference step of the grad check: x + h in one element.")
+    return {"shape": shape, "dtype": dtype, "reduction": reduction, "h": float(h)}
+
+
+def _answer(result: SummedLoss) -> None:
+    answer = summed_answer(result)
+    with answer_box():
+        _BOXES[answer.level](markdown_literal(answer.text), icon=":material/lightbulb:")
+
+
+def _table(result: SummedLoss) -> pd.DataFrame:
+    half = result.ulp_loss / 2
+    return pd.DataFrame({
+        "method": [r.label for r in result.rows],
+        "L": [r.value for r in result.rows],
+        "error": [r.error for r in result.rows],
+        "error (ulps of L)": [r.error_ulps for r in result.rows],
+        "smallest change that moves it": [r.threshold for r in result.rows],
+        "÷ ulp(L)/2": [r.threshold / half for r in result.rows],
+    })
+
+
+def _numbers(result: SummedLoss) -> None:
+    s = result.settings
+    c = st.columns(4)
+    c[0].metric("exact L", f"{result.exact_float:.8g}", help=term("exact value"))
+    c[1].metric(f"ulp(L) in {s.dtype}", f"{result.ulp_loss:.3g}", help=term("ulp"))
+    c[2].metric("quantum ulp(L)/h", f"{result.quantum:.4g}", help=f"At h = {s.h:g}. " + term("quantum"))
+    c[3].metric("|dL/dxᵢ| (median)", f"{result.gradient_size:.3g}",
+                help="The median size of the gradient the check compares with.")
+    show_figure(prepare_figure(summed_error_bars, result), "gradlab-summed-loss")
+    st.caption("Each bar: one way of adding the same terms, its error against the exact sum in ulps of L. "
+               "Inside the green band the sum is correctly rounded; a naive loop drifts as every addition "
+               "rounds to the grid of a growing total.", help=term("exact value"))
+    st.markdown("**How large must a one-element change be to move the rounded sum at all?** "
+                f"Below about half an ulp of L ({result.ulp_loss / 2:.3g}) a change of one term is "
+                "rounded away, so L(x + h·eᵢ) = L(x) and the difference is 0.",
+                help=term("sum threshold"))
+    help_ = {m.label: m.help for m in SUM_METHODS}
+    st.dataframe(_table(result), hide_index=True, width="stretch", column_config={
+        "method": st.column_config.Column("method", help=" ".join(f"{k}: {v}" for k, v in help_.items()),
+                                          pinned=True),
+        "L": st.column_config.NumberColumn("L", format="%.10g"),
+        "error": st.column_config.NumberColumn("error", format="%.3g", help="L − exact L"),
+        "error (ulps of L)": st.column_config.NumberColumn(format="%.3g"),
+        "smallest change that moves it": st.column_config.NumberColumn(format="%.3g",
+                                                                       help=term("sum threshold")),
+        "÷ ulp(L)/2": st.column_config.NumberColumn(format="%.2f"),
+    })
+    st.caption("The compensated loop is not searched (empty): it runs in Python and is slow to "
+               "repeat. The float64 row moves at the smallest change one float term can make.")
+
+
+def _lesson(result: SummedLoss) -> None:
+    s = result.settings
+    finer = round(math.log2(facts(s.dtype).eps / facts("float64").eps))
+    st.markdown(
+        f"**What this does to a grad check.** Both losses of a forward difference are rounded to "
+        f"{s.dtype} numbers near L, so their difference is a whole number k of ulps of L, and "
+        f"(L(x + h·eᵢ) − L(x))/h = k · {result.quantum:.4g}. The check can only print 0, "
+        f"±{result.quantum:.4g}, ±{2 * result.quantum:.4g}, … whatever the true gradient element "
+        f"(about {result.gradient_size:.2g}). A smaller h makes the steps coarser"
+        + (f"; float64 makes them 2^{finer} times finer." if finer > 0 else "."))
+    st.page_link("pages/gradcheck.py", label="The same loss's check on the Grad check page, and its diagnosis",
+                 icon=":material/fact_check:",
+                 query_params=url_query(preset("gradcheck", "float32_check_fails")))
+
+
+# controls -> one frozen settings object -> one cached engine call -> render
+with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+    st.title("Summed loss", anchor=False, width="content")
+    st.space("stretch")
+    with st.popover("Presets", icon=":material/bookmarks:"):
+        preset_buttons("summed", primary="seed_001")
+st.markdown("**The question:** why does a float32 check of the summed loss print only −1.9531, 0 "
+            "and 1.9531?", help="Seed 001: MSELoss(reduction='sum') of (x+1)/2 over 140×120 inputs, "
+                                "forward differences at eps = 1e-3 in float32.")
+values = _controls()
+try:
+    settings = SummedLossSettings(shape=parse_shape(values["shape"]), dtype=values["dtype"],
+                                  reduction=values["reduction"], h=values["h"])
+    result, differences = cached_sum(settings)
+except GradLabError as err:
+    show_error(err)
+    st.stop()
+_answer(result)
+with main_chart_box():
+    show_figure(prepare_figure(difference_staircase, differences, result.quantum, settings.h, settings.dtype),
+                "gradlab-summed-loss-differences")
+    st.caption(f"{len(differences)} evenly spaced elements: the forward difference (L(x + h·eᵢ) − L(x))/h "
+               "(the loss summed by torch.sum, as in the question) against autograd's gradient. A "
+               "right check lies on the green diagonal; these can only lie on the dotted lines "
+               "k · ulp(L)/h.", help=term("quantum"))
+_numbers(result)
+_lesson(result)
+st.caption("Every control is kept in the URL: copy the address bar to share this view. The same "
+           "numbers from a terminal: `python -m gradlab sum --help`.")

@@ -1,0 +1,164 @@
+"""The Summed-loss page under app.py's navigation (AppTest) and its CLI, against mathematics:
+the exact sum by math.fsum and fractions, ulp(L) by numpy.spacing, the quantum ulp(L)/h."""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import re
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+from app_text import shown
+from gradlab.check.settings import CheckSettings, build_problem
+from gradlab.cli.main import main
+from gradlab.labs.summed_loss import SUM_METHODS
+from gradlab.teaching.presets import presets_for, url_query
+
+APP = Path(__file__).resolve().parents[1] / "app.py"
+PAGE = "pages/summed.py"
+
+
+def _open(query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=90)
+    at.run()
+    if query:
+        at.query_params.update(query)
+    at.switch_page(PAGE).run()
+    return at
+
+
+def _terms(shape=(140, 120), dtype=torch.float32) -> list[float]:
+    """The loss's per-element squared errors, straight from the grad check's problem."""
+    p = build_problem(CheckSettings(shape=shape, dtype=str(dtype).removeprefix("torch.")))
+    return p.fn(p.x).detach().reshape(-1).to(torch.float64).tolist()
+
+
+def _values(data) -> np.ndarray:
+    """A figure's array as sent to the browser: a list, or Plotly's typed array (base64)."""
+    if isinstance(data, dict):
+        return np.frombuffer(base64.b64decode(data["bdata"]), dtype=data["dtype"])
+    return np.asarray(data)
+
+
+def _numbers(text: str) -> list[float]:
+    return [float(n) for n in re.findall(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?", text)]
+
+
+@pytest.fixture(scope="module")
+def page() -> AppTest:
+    return _open()
+
+
+def test_the_answer_and_the_chart_come_first_after_the_controls(page):
+    assert not page.exception and not page.error
+    top = list(page.main.children.values())
+    keys = [getattr(c, "key", None) for c in top]
+    answer_at, chart_at = keys.index("gl-answer"), keys.index("gl-main-chart")
+    assert chart_at == answer_at + 1
+    # Before the answer: the title, the question, the presets and one row of four controls.
+    widgets = [type(w).__name__ for c in top[:answer_at] for w in getattr(c, "children", {}).values()]
+    assert widgets.count("TextInput") == 1 and widgets.count("Selectbox") == 2
+    (main,) = top[chart_at].get("plotly_chart")
+    points = json.loads(main.proto.spec)["data"][-1]
+    assert points["mode"] == "markers" and len(_values(points["x"])) == 40  # the check's differences
+    ticks = json.loads(main.proto.spec)["layout"]["yaxis"]["ticktext"]
+    assert {"-1.953", "0", "1.953"} <= set(ticks)  # the values the question printed, as the y axis
+    charts = [json.loads(c.proto.spec) for c in page.get("plotly_chart")]
+    (bars,) = [c["data"][0] for c in charts if c["data"][0]["type"] == "bar"]
+    assert len(bars["x"]) == len(SUM_METHODS)
+    (link,) = page.get("page_link")
+    assert link.proto.page == "gradcheck"  # the question's own check: the same loss, step and dtype
+    assert {"shape=140x120", "reduction=sum", "dtype=float32", "eps=1e-03"} <= set(link.proto.query_string.split("&"))
+    assert "2^29 times finer" in " ".join(m.value for m in page.markdown)  # float32's eps / float64's
+
+
+def test_the_answer_s_numbers_are_the_float32_grid_of_the_exact_sum(page):
+    (box,) = [c for c in page.main.children.values() if getattr(c, "key", None) == "gl-answer"]
+    (answer,) = box.children.values()
+    text = shown(answer.value)
+    assert answer.type == "warning" and "round-off" in text
+    terms = _terms()
+    exact = math.fsum(terms)  # the exact sum, rounded once to float64
+    assert Fraction(exact) - sum(map(Fraction, terms)) < Fraction(1, 2 ** 30)
+    spacing = float(np.spacing(np.float32(exact)))  # ulp(L) in float32
+    assert spacing == 2.0 ** -9
+    gradient = float(np.median(np.sqrt(terms)))  # (x+1)/2 - t: |dL/dx_i| = sqrt(term_i) for mse sum
+    wanted = [round(exact, 2), float(f"{spacing:.3g}"), 0.001, float(f"{spacing / 1e-3:.3g}"),
+              float(f"{gradient:.1g}")]
+    assert wanted == pytest.approx([n for n in _numbers(text) if n not in (32,)][:5], rel=1e-12)
+    assert "1.95" in text and "25229.58" in text
+
+
+def test_every_preset_opens_without_an_error():
+    for p in presets_for("summed"):
+        at = _open(url_query(p))
+        assert not at.exception and not at.error, p.key
+        assert at.session_state["dtype"] == p.values["dtype"]
+
+
+def test_a_bad_shape_gives_a_sentence_not_a_traceback():
+    at = _open({"shape": "0x5"})
+    assert not at.exception
+    assert at.error and "shape" in at.error[0].value
+
+
+def test_an_emulated_dtype_in_the_url_falls_back_to_the_default():
+    at = _open({"dtype": "float8_e4m3fn (emulated)"})
+    assert not at.exception and not at.error
+    assert at.session_state["dtype"] == "float32"
+
+
+def test_the_check_s_differences_are_whole_multiples_of_the_quantum():
+    from gradlab.labs.summed_differences import sampled_differences
+    from gradlab.labs.summed_loss import SummedLossSettings
+
+    table = sampled_differences(SummedLossSettings())
+    quantum = float(np.spacing(np.float32(math.fsum(_terms())))) / 1e-3  # ulp(L) / h
+    k = np.round(table["difference"] / quantum)
+    assert np.allclose(table["difference"], k * quantum, rtol=2 ** -22, atol=0)
+    assert (k == table["k"]).all() and (k == 0).sum() > len(k) / 2  # most steps are rounded away
+    assert np.median(np.abs(table["gradient"])) > quantum / 4  # yet the gradient is not small
+
+
+# ------------------------------------------------------------------ the CLI
+
+
+def test_cli_json_against_the_exact_sum(capsys):
+    assert main(["sum", "--shape", "30x20", "--dtype", "float32", "--reduction", "mean", "--h", "1e-2",
+                 "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    terms = _terms((30, 20))
+    exact = sum(map(Fraction, terms)) / 600
+    assert Fraction(*map(int, data["exact_fraction"].split("/"))) == exact
+    assert data["ulp"] == float(np.spacing(np.float32(float(exact))))
+    assert data["quantum"] == pytest.approx(data["ulp"] / 1e-2, rel=1e-15)
+    assert [r["method"] for r in data["rows"]] == [m.name for m in SUM_METHODS]
+    rows = data["differences"]
+    assert len(rows) == 40 and all(0 <= r["element"] < 600 for r in rows)
+    for r in rows:  # the check's values: whole numbers of ulp(L), divided by h (rounded once)
+        assert r["difference"] == pytest.approx(r["k"] * data["quantum"], rel=2 ** -22, abs=0)
+
+
+def test_cli_table_prints_the_questions_quantum(capsys):
+    assert main(["sum", "--shape", "140x120", "--dtype", "float32", "--reduction", "sum", "--h", "1e-3"]) == 0
+    out = capsys.readouterr().out
+    assert "1.95312" in out and "naive loop" in out  # 2**-9 / 1e-3
+    assert re.search(r"the check prints at 40 elements: .*\d+ × 0, \d+ × 1\.95312", out)
+
+
+@pytest.mark.parametrize("argv", [["--shape", "0x3"], ["--h", "0"], ["--reduction", "none"],
+                                  ["--dtype", "float8_e4m3fn"], ["--shape", "1000x1000"]])
+def test_cli_errors_are_one_line_and_exit_2(argv, capsys):
+    try:
+        status = main(["sum", *argv])
+    except SystemExit as stop:  # argparse's own usage errors
+        status = stop.code
+    err = capsys.readouterr().err
+    assert status == 2 and err.startswith("error: ") and err.count("\n") == 1
