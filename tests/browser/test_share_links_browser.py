@@ -26,6 +26,7 @@ CHANGES = {
     "backward": ("text", "gradient v", "1, 2, 4", ("v", "1, 2, 4")),  # a, b, c sit in a popover
     "explorer": ("number", "point x", "0.7", ("x", "0.7")),
     "grid": ("number", "point x", "0.7", ("x", "0.7")),
+    "summed": ("select", "reduction", "mean", ("reduction", "mean")),
 }
 
 # Everything a visitor sees that depends on the view: each widget's label, shown value
