@@ -114,7 +114,7 @@ def _answer(result: RoundoffResult) -> None:
     with answer_box():
         show = st.warning if note.is_warning else st.success
         show(markdown_literal(note.text), icon=":material/balance:")
-        st.caption(markdown_literal(term("ulp")))
+        st.caption(term("ulp"))  # our own words: its link to the grid stays a link
 
 
 def _main_chart(figures: tuple[PreparedFigure, PreparedFigure, PreparedFigure]) -> None:

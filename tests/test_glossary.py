@@ -48,3 +48,15 @@ def test_machine_epsilon_figures_are_the_float32_ones():
     assert "2^-23" in GLOSSARY["machine epsilon"] and "1.2e-7" in GLOSSARY["machine epsilon"]
     quoted = [float(n) for n in re.findall(r"\d+(?:\.\d+)?e-\d+", GLOSSARY["unit round-off"])]
     assert quoted == [pytest.approx(2.0 ** -24, rel=0.01)]
+
+
+def test_the_grids_terms_link_to_its_definitions_and_the_page_has_that_anchor():
+    from pathlib import Path
+
+    from gradlab.teaching.glossary import GRID_DEFINITIONS, term
+
+    for name in ("ulp", "unit round-off", "machine epsilon"):
+        assert f"]({GRID_DEFINITIONS})" in term(name)
+    assert "](" not in term("rtol")  # other terms are defined in place
+    page = (Path(__file__).resolve().parents[1] / "pages" / "grid.py").read_text()
+    assert 'anchor="definitions"' in page and GRID_DEFINITIONS.startswith("/grid#")

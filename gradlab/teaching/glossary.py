@@ -96,11 +96,20 @@ def define(term: str) -> str:
     return f"{term}: {definition(term)}"
 
 
-def term(name: str) -> str:
-    """What a page puts where ``name`` first appears: :func:`define`, with the name's first
-    letter as the sentence's.
+#: Terms the Representable grid page shows on the dtype's grid, under its Definitions:
+#: wherever another page defines one, it links there.
+GRID_DEFINITIONS = "/grid#definitions"
+_ON_THE_GRID = frozenset({"ulp", "unit round-off", "machine epsilon"})
 
-    >>> term("ulp").startswith("ulp: unit in the last place")
-    True
+
+def term(name: str) -> str:
+    """What a page puts where ``name`` first appears (a widget's or metric's ``help=``, which
+    renders Markdown): :func:`define`, and for the grid's own terms a link to where the
+    Representable grid page shows them.
+
+    >>> term("ulp").startswith("ulp: unit in the last place"), term("ulp").endswith("(/grid#definitions).")
+    (True, True)
     """
-    return define(name)
+    text = define(name)
+    return f"{text} See them on the grid: [Representable grid]({GRID_DEFINITIONS})." \
+        if name in _ON_THE_GRID else text
