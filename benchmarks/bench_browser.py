@@ -111,7 +111,10 @@ def _interact(page, path: str) -> str:
         return "slider +1 step"
     presets = presets_for(path)
     if len(presets) > 1:  # the last: a page's default view is often its first or second preset
-        page.locator(f".st-key-preset_{presets[-1].key} button:visible").first.click()
+        button = page.locator(f".st-key-preset_{presets[-1].key} button:visible")
+        if not button.count():  # the page keeps its presets in a popover
+            page.get_by_role("button", name="Presets").first.click()
+        button.first.click()
         return f"preset {presets[-1].key}"
     return ""
 
