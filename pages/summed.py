@@ -23,8 +23,7 @@ start_page("summed")
 from gradlab.check.settings import parse_shape  # noqa: E402
 from gradlab.errors import GradLabError  # noqa: E402
 from gradlab.figures.summed import difference_staircase, summed_error_bars  # noqa: E402
-from gradlab.labs.summed_differences import sampled_differences  # noqa: E402
-from gradlab.labs.summed_loss import SUM_METHODS, SummedLoss, SummedLossSettings, summed_loss  # noqa: E402
+from gradlab.labs.summed_loss import SUM_METHODS, SummedLoss, SummedLossSettings  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
 from gradlab.literal_text import markdown_literal  # noqa: E402
 from gradlab.numerics.dtypes import DTYPE_NAMES, facts  # noqa: E402
@@ -36,6 +35,8 @@ from gradlab.ui.figures import prepare_figure, show_figure  # noqa: E402
 from gradlab.ui.messages import show_error  # noqa: E402
 from gradlab.ui.presets import preset_buttons  # noqa: E402
 from gradlab.teaching.glossary import term  # noqa: E402
+from gradlab.server.heavy_work import summed  # noqa: E402
+from gradlab.ui.heavy import heavy  # noqa: E402
 
 CONTROL_WIDTH = 150  # px: four in a row at 1280 px, two a row on a phone
 
@@ -44,8 +45,9 @@ _BOXES = {"success": st.success, "info": st.info, "warning": st.warning}
 
 @st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner="Summing…")
 def cached_sum(settings: SummedLossSettings) -> tuple[SummedLoss, pd.DataFrame]:
-    """The lab (every method's sum) and the check's forward differences: one cached call."""
-    return summed_loss(settings), sampled_differences(settings)
+    """The lab (every method's sum) and the check's forward differences: one cached call, in a
+    worker process (its loops would hold this server's interpreter for seconds)."""
+    return heavy(summed, settings)
 
 
 def _controls() -> dict:
@@ -142,7 +144,7 @@ try:
     settings = SummedLossSettings(shape=parse_shape(values["shape"]), dtype=values["dtype"],
                                   reduction=values["reduction"], h=values["h"])
     result, differences = cached_sum(settings)
-except GradLabError as err:
+except Exception as err:  # noqa: BLE001 - a bound's or a value's sentence; anything else generically
     show_error(err)
     st.stop()
 _answer(result)

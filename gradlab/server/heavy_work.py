@@ -64,6 +64,16 @@ def roundoff(settings):
     return compare(settings)
 
 
+def summed(settings):
+    """The Summed-loss lab and the check's forward differences (:mod:`gradlab.labs.summed_loss`,
+    :mod:`gradlab.labs.summed_differences`): its sums are Python loops over up to
+    LIMITS.summed_terms terms, seconds of one core in bfloat16."""
+    from gradlab.labs.summed_differences import sampled_differences
+    from gradlab.labs.summed_loss import summed_loss
+
+    return summed_loss(settings), sampled_differences(settings)
+
+
 #: Per function: (what the message calls it, the whole call's bound in seconds, that bound's name).
 #: The bounds inside (LIMITS.evaluation_seconds, roundoff_seconds, ...) end each step sooner.
 BOUNDS = {
@@ -72,6 +82,7 @@ BOUNDS = {
     check: ("the check", lambda: LIMITS.full_check_seconds + LIMITS.request_seconds,
             "LIMITS.full_check_seconds"),
     check_eps_sweep: ("the eps sweep", lambda: LIMITS.request_seconds, "LIMITS.request_seconds"),
+    summed: ("the summed loss", lambda: LIMITS.request_seconds, "LIMITS.request_seconds"),
     roundoff: ("the comparison", lambda: LIMITS.roundoff_seconds + LIMITS.request_seconds,
                "LIMITS.roundoff_seconds"),
 }
