@@ -21,7 +21,6 @@ from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page
 start_page("summed")
 
 from gradlab.check.settings import parse_shape  # noqa: E402
-from gradlab.errors import GradLabError  # noqa: E402
 from gradlab.figures.summed import difference_staircase, summed_error_bars  # noqa: E402
 from gradlab.labs.summed_loss import SUM_METHODS, SummedLoss, SummedLossSettings  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
