@@ -66,3 +66,20 @@ def screenshot(page, name: str, full_page: bool = True) -> Path:
         if viewport:
             page.set_viewport_size(viewport)
     return path
+
+
+#: Where a page's answer box and main chart sit, the main plot's size and drawn points, and
+#: any sideways overflow: what the first-screen browser tests measure.
+FIRST_SCREEN = """() => {
+  const box = s => { const e = document.querySelector(s); if (!e) return null;
+                     const r = e.getBoundingClientRect(); return {top: r.top, bottom: r.bottom}; };
+  const plot = document.querySelector('.st-key-gl-main-chart .nsewdrag');
+  return {answer: box('.st-key-gl-answer'), chart: box('.st-key-gl-main-chart'),
+          answerText: document.querySelector('.st-key-gl-answer')?.innerText || '',
+          plotWidth: plot ? plot.getBoundingClientRect().width : 0,
+          plotHeight: plot ? plot.getBoundingClientRect().height : 0,
+          points: document.querySelectorAll('.st-key-gl-main-chart .scatterlayer .point').length,
+          overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+          mainOverflow: (() => { const m = document.querySelector('[data-testid=stMain]');
+                                 return m ? m.scrollWidth - m.clientWidth : 0; })()};
+}"""

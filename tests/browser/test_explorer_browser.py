@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from browser_helpers import open_page, screenshot, wait_for_app
+from browser_helpers import FIRST_SCREEN, open_page, screenshot, wait_for_app
 
 pytestmark = pytest.mark.browser
 
@@ -53,16 +53,6 @@ def test_a_shared_link_opens_its_view_and_the_url_follows_the_controls(streamlit
     screenshot(page, "explorer-after-preset")
 
 
-FIRST_SCREEN = """() => {
-  const box = s => { const e = document.querySelector(s); if (!e) return null;
-                     const r = e.getBoundingClientRect(); return {top: r.top, bottom: r.bottom}; };
-  const plot = document.querySelector('.st-key-gl-main-chart .nsewdrag');
-  return {answer: box('.st-key-gl-answer'), chart: box('.st-key-gl-main-chart'),
-          plotWidth: plot ? plot.getBoundingClientRect().width : 0,
-          overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
-          mainOverflow: (() => { const m = document.querySelector('[data-testid=stMain]');
-                                 return m ? m.scrollWidth - m.clientWidth : 0; })()};
-}"""
 
 
 @pytest.mark.parametrize(("width", "height", "scheme"), [

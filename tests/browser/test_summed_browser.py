@@ -3,23 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from browser_helpers import open_page, screenshot
+from browser_helpers import FIRST_SCREEN, open_page, screenshot
 
 pytestmark = pytest.mark.browser
 
-FIRST_SCREEN = """() => {
-  const box = s => { const e = document.querySelector(s); if (!e) return null;
-                     const r = e.getBoundingClientRect(); return {top: r.top, bottom: r.bottom}; };
-  const plot = document.querySelector('.st-key-gl-main-chart .nsewdrag');
-  return {answer: box('.st-key-gl-answer'), chart: box('.st-key-gl-main-chart'),
-          answerText: document.querySelector('.st-key-gl-answer')?.innerText || '',
-          plotWidth: plot ? plot.getBoundingClientRect().width : 0,
-          plotHeight: plot ? plot.getBoundingClientRect().height : 0,
-          points: document.querySelectorAll('.st-key-gl-main-chart .scatterlayer .point').length,
-          overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
-          mainOverflow: (() => { const m = document.querySelector('[data-testid=stMain]');
-                                 return m ? m.scrollWidth - m.clientWidth : 0; })()};
-}"""
 
 
 @pytest.mark.parametrize(("width", "height", "scheme"), [
