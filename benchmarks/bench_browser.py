@@ -12,6 +12,13 @@ For every page (gradlab.ui.navigation.PAGES) and N runs each, in a fresh browser
    a page without a slider, its last preset button clicked), from the input to
    the last change of any Plotly chart after the script run finished (a
    MutationObserver on the charts; "last" = no change for 400 ms).
+3. **In-app navigation**: from the home page, a click on the page's link in the
+   sidebar to the main chart drawn, as a visitor moving between pages feels it
+   (Streamlit's bundle, Plotly and the websocket are already loaded).
+
+``--floor`` measures the same on ``benchmarks/floor_app.py`` (one slider, one
+chart, nothing else) in the same run: Streamlit's and Plotly's own cost on this
+machine, which no page can beat, and each page's ratio to it.
 
 Prints the medians and the targets (first chart < 1.5 s, interaction < 0.5 s), and the
 load average, since other work on the machine makes the numbers noisy. A script, not
@@ -41,6 +48,7 @@ from gradlab.ui.navigation import PAGES  # noqa: E402
 FIRST_CHART_TARGET_S, INTERACTION_TARGET_S = 1.5, 0.5
 QUIET_MS = 400  # no chart change for this long after the run finished = the last update happened
 TIMEOUT_MS = 60_000
+FLOOR_PATH = "?floor=1"  # the floor app is one page; any truthy path means "it has a chart"
 
 _DRAWN = """sel => {
   const app = document.querySelector('[data-testid=stApp]');
@@ -66,9 +74,9 @@ def _healthy(url: str) -> bool:
         return False
 
 
-def _start_app(port: int) -> subprocess.Popen:
+def _start_app(port: int, script: str = "app.py") -> subprocess.Popen:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+        [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
         cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
@@ -149,43 +157,106 @@ def interaction_s(browser, base: str, path: str) -> tuple[float | None, str]:
         context.close()
 
 
+def navigation_s(browser, base: str, path: str) -> float | None:
+    """From the home page, the sidebar link to ``path`` clicked, to its main chart drawn."""
+    if not path:
+        return None
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    try:
+        page.goto(base)
+        page.wait_for_selector(SCRIPT_FINISHED, timeout=TIMEOUT_MS)
+        page.wait_for_timeout(QUIET_MS)
+        link = page.locator(f'[data-testid=stSidebarNav] a[href$="/{path}"]').first
+        start = page.evaluate("performance.now()")
+        link.click()
+        page.wait_for_url(f"**/{path}**", timeout=TIMEOUT_MS)
+        drawn = page.wait_for_function(_DRAWN, arg=".js-plotly-plot .main-svg", timeout=TIMEOUT_MS,
+                                       polling="raf")
+        return (drawn.json_value() - start) / 1000
+    finally:
+        context.close()
+
+
+def _measure(browser, base: str, path: str, runs: int) -> dict:
+    """Medians over ``runs`` of the three timings of one page."""
+    loads, marks, inputs, navs, what = [], set(), [], [], ""
+    for _ in range(runs):
+        seconds, mark = first_chart_s(browser, base, path)
+        loads.append(seconds)
+        marks.add(mark)
+        seconds, what = interaction_s(browser, base, path)
+        if seconds is not None:
+            inputs.append(seconds)
+        seconds = navigation_s(browser, base, path)
+        if seconds is not None:
+            navs.append(seconds)
+    median = lambda xs: statistics.median(xs) if xs else None  # noqa: E731
+    return {"load": median(loads), "mark": "".join(sorted(marks)), "input": median(inputs),
+            "nav": median(navs), "what": what}
+
+
+def _cell(seconds: float | None, floor: float | None = None) -> str:
+    if seconds is None:
+        return "-"
+    return f"{seconds:.2f}" + (f" ({seconds / floor:.1f}x)" if floor else "")
+
+
+def _floor(browser_factory, port: int, runs: int) -> dict:
+    """The floor app's medians (its first chart and slider input; it has no navigation)."""
+    proc = _start_app(port, "benchmarks/floor_app.py")
+    base = f"http://127.0.0.1:{port}"
+    try:
+        browser = browser_factory()
+        first_chart_s(browser, base, FLOOR_PATH)  # warm-up, as for the pages
+        loads = [first_chart_s(browser, base, FLOOR_PATH)[0] for _ in range(runs)]
+        inputs = [interaction_s(browser, base, FLOOR_PATH)[0] for _ in range(runs)]
+        browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    return {"load": statistics.median(loads), "input": statistics.median(inputs)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--pages", nargs="*", help="url paths (default: every page; home is '')")
+    parser.add_argument("--floor", action="store_true",
+                        help="also measure benchmarks/floor_app.py (one slider, one chart) in the same run")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
     paths = args.pages if args.pages is not None else ["" if p.default else p.url_path for p in PAGES]
-    proc = _start_app(args.port)
-    base = f"http://127.0.0.1:{args.port}"
-    try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=list(CHROMIUM_ARGS))
+    with sync_playwright() as pw:
+        launch = lambda: pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True,  # noqa: E731
+                                            args=list(CHROMIUM_ARGS))
+        floor = _floor(launch, args.port + 1, args.runs) if args.floor else {"load": None, "input": None}
+        proc = _start_app(args.port)
+        base = f"http://127.0.0.1:{args.port}"
+        try:
+            browser = launch()
             for path in paths:  # one warm-up load per page: imports and caches, not what a class feels
                 first_chart_s(browser, base, path)
             print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-            print(f"{'page':<12} {'first chart (s)':>16} {'interaction (s)':>16}  input")
+            print(f"{'page':<10} {'first chart (s)':>17} {'interaction (s)':>17} {'navigation (s)':>15}  input")
+            if args.floor:
+                print(f"{'(floor)':<10} {_cell(floor['load']):>17} {_cell(floor['input']):>17} {'-':>15}  "
+                      "slider +1 step: benchmarks/floor_app.py, one slider and one chart")
             for path in paths:
-                loads, marks, inputs, what = [], set(), [], ""
-                for _ in range(args.runs):
-                    seconds, mark = first_chart_s(browser, base, path)
-                    loads.append(seconds)
-                    marks.add(mark)
-                    seconds, what = interaction_s(browser, base, path)
-                    if seconds is not None:
-                        inputs.append(seconds)
-                load = f"{statistics.median(loads):.2f}{''.join(sorted(marks))}"
-                act = f"{statistics.median(inputs):.2f}" if inputs else "-"
-                flag = " <- over target" if statistics.median(loads) > FIRST_CHART_TARGET_S or (
-                    inputs and statistics.median(inputs) > INTERACTION_TARGET_S) else ""
-                print(f"{path or 'home':<12} {load:>16} {act:>16}  {what}{flag}")
+                m = _measure(browser, base, path, args.runs)
+                flag = " <- over target" if m["load"] > FIRST_CHART_TARGET_S or (
+                    m["input"] is not None and m["input"] > INTERACTION_TARGET_S) or (
+                    m["nav"] is not None and m["nav"] > FIRST_CHART_TARGET_S) else ""
+                load = _cell(m["load"], floor["load"]) + m["mark"]
+                print(f"{path or 'home':<10} {load:>17} {_cell(m['input'], floor['input']):>17} "
+                      f"{_cell(m['nav']):>15}  {m['what']}{flag}")
             browser.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-    print(f"targets: first chart < {FIRST_CHART_TARGET_S} s, interaction < {INTERACTION_TARGET_S} s "
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+    print(f"targets: first chart and navigation < {FIRST_CHART_TARGET_S} s, interaction < {INTERACTION_TARGET_S} s "
           f"(medians of {args.runs} runs)")
     print("* = the page has no main_chart_box() yet: timed to its first chart anywhere")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
