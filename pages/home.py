@@ -2,25 +2,60 @@
 
 import streamlit as st
 
+from gradlab.figures.labs import LEGEND_BELOW
+from gradlab.figures.sweep import error_vs_eps_figure
+from gradlab.server.heavy_work import sweep
+from gradlab.teaching.explorer_controls import default_sweep_settings
 from gradlab.teaching.presets import Preset, gallery, url_query
-from gradlab.ui.page_chrome import answer_box, start_page
+from gradlab.ui.compat import PreparedFigure
+from gradlab.ui.figures import prepare_figure, show_figure
+from gradlab.ui.heavy import heavy
+from gradlab.ui.messages import show_error
 from gradlab.ui.navigation import PAGES, page_by_url
+from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page
+
+HERO_HEIGHT = 360  # px: the answer and the chart side by side on a projector's first screen
 
 start_page("")
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def _hero_figure() -> PreparedFigure:
+    """The Explorer's first view (the V of a central difference in float32 and float64), built once."""
+    result = heavy(sweep, default_sweep_settings())
+    figure = prepare_figure(error_vs_eps_figure, result, show_theory=False, show_autograd=False).to_dict()
+    # A small chart: the legend goes below it, so the curves keep the column's width.
+    figure["layout"] = {**figure["layout"], "height": HERO_HEIGHT, "legend": {**LEGEND_BELOW, "y": -0.32}}
+    return PreparedFigure(figure)
+
+
+def _hero() -> None:
+    """The answer's picture: also loads the chart library while the visitor reads, so the
+    page they pick next draws its chart at once (Plotly's code is fetched on first use)."""
+    try:
+        figure = _hero_figure()
+    except Exception as err:  # noqa: BLE001 - a message, never a traceback, on the front page
+        show_error(err)
+        return
+    with main_chart_box():
+        show_figure(figure, "gradlab-the-v")
+    explorer = page_by_url("explorer")
+    st.page_link(explorer.path, label="Explore it in the Explorer", icon=explorer.icon)
 
 st.title("GradLab")
 st.markdown(
     "#### Why do autograd and finite differences disagree — and which one is right?"
 )
-with answer_box():
-    # Home has no chart: its first screen is this answer and the gallery below it.
+answer_column, chart_column = st.columns([1, 1], gap="medium")
+with answer_column, answer_box():
     st.markdown(
         "**Usually neither is wrong.** Autograd is off from the exact derivative by a few "
         "rounding steps; a finite difference is off by its step: too large a step bends the "
         "answer, too small a step drowns it in rounding. Pick a question below to see which, "
-        "and by how much."
+        "and by how much. The chart: a central difference's error against its step, in "
+        "float32 and float64."
     )
-with st.expander("How GradLab tells them apart"):
+with answer_column, st.expander("How GradLab tells them apart"):
     st.markdown(
     """
 Autograd applies the chain rule to the operations your code actually ran, rounding
@@ -34,7 +69,8 @@ shows why a loss's `sum` or `mean` reduction does not rescue a float32 gradient 
 both scale the loss and its gradient alike.
 """
     )
-
+with chart_column:
+    _hero()
 
 
 def _card(preset: Preset) -> None:

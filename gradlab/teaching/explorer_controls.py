@@ -61,3 +61,18 @@ def query_params(values: Mapping[str, Any]) -> dict[str, str | list[str]]:
 
     return url_values("explorer", {k: v for k, v in values.items() if DEFAULTS.get(k) != v})
 
+
+
+def default_sweep_settings():
+    """The Explorer's first view as the engine takes it: the home page draws it too.
+
+    >>> s = default_sweep_settings()
+    >>> s.dtypes, s.schemes, s.points
+    (('float32', 'float64'), ('central',), 61)
+    """
+    from gradlab.error_sweep import SweepSettings  # the engine: only when a view is computed
+    from gradlab.step_range import chart_step_range
+
+    eps_min, eps_max = chart_step_range(DEFAULTS["dtypes"], DEFAULTS["schemes"])
+    return SweepSettings(CATALOGUE[DEFAULTS["fn"]].expression, float(DEFAULTS["x"]), DEFAULTS["dtypes"],
+                         DEFAULTS["schemes"], eps_min, eps_max, DEFAULTS["points"])

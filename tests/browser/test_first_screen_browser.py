@@ -3,12 +3,12 @@
 At 1280x720, with the page scrolled to the top, the answer sentence
 (``.st-key-gl-answer``) is inside the viewport and not empty, and the main chart
 (``.st-key-gl-main-chart``) starts inside it and holds a drawn Plotly chart; at the
-page's default view and at its first preset. On a 390x844 phone the main plot area
+page's default view in both themes and at its first preset in the light one (the
+themes change colours, not the layout). On a 390x844 phone the main plot area
 is at least 300 px wide and nothing scrolls sideways. Screenshots of each case go to
 tests/artifacts/first-screen-<page>-<case>.png: look at them.
 
-The home page has no chart: its rule is the answer sentence on the first screen and no
-sideways overflow (its gallery is the rest of the first screen).
+The home page's chart is the Explorer's first view, beside its answer.
 
 A last test answers every quiz and checks the URL never carries the answer.
 """
@@ -77,23 +77,22 @@ _OVERFLOW = """() => [document.documentElement, document.body, ...document.query
   .map(e => `${e.dataset.testid || e.tagName}: scrollWidth ${e.scrollWidth} > clientWidth ${e.clientWidth}`)"""
 
 
-def _has_chart(path: str) -> bool:
-    return path != ""  # home: answer only (see the module docstring)
-
-
 def _wait_for_main_chart(page) -> None:
     page.wait_for_selector(".st-key-gl-main-chart .js-plotly-plot .main-svg", timeout=CHART_DRAWN_MS)
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-@pytest.mark.parametrize("case", CASES, ids=_case_id)
+#: (case, colour scheme): every default view light and dark, every first preset light.
+PROJECTOR_CASES = [pytest.param(case, scheme, id=f"{_case_id(case)}-{scheme}")
+                   for case in CASES for scheme in (("light", "dark") if case[1] is None else ("light",))]
+
+
+@pytest.mark.parametrize(("case", "scheme"), PROJECTOR_CASES)
 def test_answer_and_main_chart_are_on_the_first_projector_screen(streamlit_server, new_page, case, scheme):
     path, preset_key = case
     page = new_page(PROJECTOR, scheme)
     _open_case(page, streamlit_server, path, preset_key)
-    if _has_chart(path):
-        assert page.locator(".st-key-gl-main-chart").count() == 1, f"/{path}: no main_chart_box()"
-        _wait_for_main_chart(page)
+    assert page.locator(".st-key-gl-main-chart").count() == 1, f"/{path}: no main_chart_box()"
+    _wait_for_main_chart(page)
     name = f"first-screen-{_case_id(case)}-{scheme}"
     screenshot(page, name, full_page=False)
 
@@ -105,13 +104,12 @@ def test_answer_and_main_chart_are_on_the_first_projector_screen(streamlit_serve
     assert 0 <= answer["top"] and answer["bottom"] <= PROJECTOR["height"], (
         f"/{path} ({scheme}): the answer spans y={answer['top']:.0f}..{answer['bottom']:.0f}, "
         f"not inside the first {PROJECTOR['height']} px; see {name}.png")
-    if _has_chart(path):
-        chart = page.evaluate(_BOX, ".st-key-gl-main-chart")
-        assert 0 <= chart["top"] < PROJECTOR["height"], (
-            f"/{path} ({scheme}): the main chart starts at y={chart['top']:.0f}, below the first "
-            f"{PROJECTOR['height']} px; see {name}.png")
-        plot = page.evaluate(_BOX, ".st-key-gl-main-chart .main-svg")
-        assert plot["height"] > 100 and plot["width"] > 300, plot
+    chart = page.evaluate(_BOX, ".st-key-gl-main-chart")
+    assert 0 <= chart["top"] < PROJECTOR["height"], (
+        f"/{path} ({scheme}): the main chart starts at y={chart['top']:.0f}, below the first "
+        f"{PROJECTOR['height']} px; see {name}.png")
+    plot = page.evaluate(_BOX, ".st-key-gl-main-chart .main-svg")
+    assert plot["height"] > 100 and plot["width"] > 300, plot
 
 
 @pytest.mark.parametrize("case", CASES, ids=_case_id)
@@ -119,19 +117,17 @@ def test_phone_plot_is_wide_enough_and_nothing_overflows(streamlit_server, new_p
     path, preset_key = case
     page = new_page(PHONE)
     _open_case(page, streamlit_server, path, preset_key)
-    if _has_chart(path):
-        _wait_for_main_chart(page)
+    _wait_for_main_chart(page)
     name = f"first-screen-{_case_id(case)}-phone"
     screenshot(page, name, full_page=False)
 
     assert page.evaluate(_OVERFLOW) == [], f"/{path}: sideways overflow on a phone; see {name}.png"
-    if _has_chart(path):
-        # The plot area proper: the drag layer of the first subplot (axes' inside).
-        area = page.evaluate(_BOX, ".st-key-gl-main-chart .nsewdrag")
-        assert area is not None, f"/{path}: the main chart has no plot area"
-        assert area["width"] >= MIN_PLOT_WIDTH, (
-            f"/{path}: the main plot area is {area['width']:.0f} px wide on a phone "
-            f"(legend or margins take the rest); see {name}.png")
+    # The plot area proper: the drag layer of the first subplot (axes' inside).
+    area = page.evaluate(_BOX, ".st-key-gl-main-chart .nsewdrag")
+    assert area is not None, f"/{path}: the main chart has no plot area"
+    assert area["width"] >= MIN_PLOT_WIDTH, (
+        f"/{path}: the main plot area is {area['width']:.0f} px wide on a phone "
+        f"(legend or margins take the rest); see {name}.png")
 
 
 def _url_forms(text: str) -> set[str]:
