@@ -59,7 +59,6 @@ STEP_ERROR = "_step_error"  # session_state: a step button's refusal, shown once
 V_WIDTH, DTYPE_WIDTH = 220, 110  # px: v, the dtype and the "a, b, c" popover in one row, also on a phone
 ANSWER_ICONS = {"success": ":material/check_circle:", "info": ":material/info:", "warning": ":material/warning:"}
 #: The answer table: the answer (.grad) right after the entry's name, so a phone shows it.
-TABLE_COLUMNS = ("entry", "grad", "v", "jacobian", "value")
 
 LESSON = r"""
 For $y = f(x)$ with a vector output, the Jacobian $J_{ij} = \partial y_i/\partial x_j$ can be
@@ -167,15 +166,18 @@ def _first_screen(r: VJPResult) -> None:
 
 
 def _answer_table(r: VJPResult) -> None:
-    """The values behind the chart, .grad first (the answer column stays on a phone's screen)."""
-    table = r.table.assign(entry=[f"{k}[{i}]" for k, i in zip(r.table["input"], r.table["i"])])
-    st.dataframe(pd.DataFrame(table), hide_index=True, column_order=TABLE_COLUMNS, column_config={
-        "entry": st.column_config.TextColumn("entry"),
-        "grad": st.column_config.NumberColumn(".grad", format="%.6g", help="after y.backward(v)"),
-        "v": st.column_config.NumberColumn("vᵢ", format="%g"),
-        "jacobian": st.column_config.NumberColumn("∂yᵢ/∂inputᵢ", format="%.6g"),
-        "value": st.column_config.NumberColumn("input", format="%g"),
-    })
+    """The values behind the chart, .grad first (the answer column stays on a phone's screen).
+
+    A static table: 9 rows need no data grid, whose code the browser would fetch and
+    start on every visit before the page settles."""
+    t = r.table
+    st.table(pd.DataFrame({
+        "entry": [f"{k}[{i}]" for k, i in zip(t["input"], t["i"])],
+        ".grad": [f"{g:.6g}" for g in t["grad"]],
+        "vᵢ": [f"{v:g}" for v in t["v"]],
+        "∂yᵢ/∂inputᵢ": [f"{j:.6g}" for j in t["jacobian"]],
+        "input": [f"{x:g}" for x in t["value"]],
+    }), hide_index=True)
 
 
 def _render_vjp(r: VJPResult, typed_v: str) -> None:
@@ -185,7 +187,16 @@ def _render_vjp(r: VJPResult, typed_v: str) -> None:
     if r.backward_equals_weighted_sum:
         st.success("`y.backward(v)` and `(v * y).sum().backward()` give the same .grad, bit for bit: "
                    "v weights each output, as if y were part of a larger scalar loss with ∂loss/∂y = v.")
-    with st.expander("The Jacobian blocks", icon=":material/grid_on:"):
+    _jacobian_blocks(r, typed_v)
+
+
+def _jacobian_blocks(r: VJPResult, typed_v: str) -> None:
+    """The three diagonal blocks: drawn only when opened (three heatmaps, code and KaTeX cost the
+    browser about a second on a slow machine, on every visit)."""
+    box = st.expander("The Jacobian blocks", icon=":material/grid_on:", key="backward_blocks", on_change="rerun")
+    if not box.open:
+        return
+    with box:
         st.code(f"{SEED_FUNCTION}\ny.backward(v)   # v = torch.tensor([{typed_v}])",
                 language="python")
         st.markdown(

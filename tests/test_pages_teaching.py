@@ -212,9 +212,9 @@ def test_the_prediction_hides_its_reveal_until_answered():
 
 def test_the_backward_table_puts_the_answer_column_first():
     at = _open("pages/backward.py")
-    table = at.dataframe[0]
-    assert list(table.proto.column_order[:2]) == ["entry", "grad"]
-    grads = dict(zip(table.value["entry"], table.value["grad"]))
+    table = at.table[0].value
+    assert list(table.columns[:2]) == ["entry", ".grad"]
+    grads = {entry: float(g) for entry, g in zip(table["entry"], table[".grad"])}
     # chain rule: a.grad = 3v, b.grad = 4bv, c.grad = v/c at the question's a, b, c and v
     assert grads["a[1]"] == pytest.approx(3.0) and grads["b[1]"] == pytest.approx(16.0)
     assert grads["c[2]"] == pytest.approx(0.0001 / 8, rel=1e-6)
