@@ -65,26 +65,27 @@ def test_the_outside_reference_check_finds_links_images_and_styles(browser_page)
     assert len(browser_page.evaluate(_OUTSIDE_REFERENCES, EVIL)) == 3
 
 
-@pytest.mark.parametrize("kind", sorted(PAYLOADS))
 @pytest.mark.parametrize(("path", "key", "extra"), FIELDS, ids=[f"{p}-{k}" for p, k, _ in FIELDS])
-def test_visitor_text_is_shown_as_text(streamlit_server, browser_page, path, key, extra, kind):
+def test_visitor_text_is_shown_as_text(streamlit_server, browser_page, path, key, extra):
+    # Each payload in a page load of its own (one browser context: its cache makes the
+    # second and third loads quick); a failure names the payload.
     page = browser_page
     outside_requests = []
     page.on("request", lambda r: outside_requests.append(r.url)
             if urlsplit(r.url).hostname == EVIL else None)
-    payload = PAYLOADS[kind]
-    open_page(page, streamlit_server, path, {**extra, key: payload})
+    for kind, payload in sorted(PAYLOADS.items()):
+        open_page(page, streamlit_server, path, {**extra, key: payload})
 
-    assert page.locator("[data-testid='stException']").count() == 0
-    assert page.evaluate(_OUTSIDE_REFERENCES, EVIL) == [], "an element links to or loads the outside host"
-    page.wait_for_timeout(200)
-    assert outside_requests == [], f"the browser fetched {outside_requests}"
-    alerts = " ".join(page.locator("[data-testid='stAlert']").all_inner_texts())
-    assert alerts, "the page does not say what is wrong with the text"
-    if EVIL in alerts:  # where a message quotes the text, the address reads as typed
-        assert f"https://{EVIL}" in alerts, alerts
-    if kind == "link":
-        screenshot(page, f"injection-{path}-{key}", full_page=False)
+        assert page.locator("[data-testid='stException']").count() == 0, kind
+        assert page.evaluate(_OUTSIDE_REFERENCES, EVIL) == [], f"{kind}: an element links to or loads the outside host"
+        page.wait_for_timeout(200)
+        assert outside_requests == [], f"{kind}: the browser fetched {outside_requests}"
+        alerts = " ".join(page.locator("[data-testid='stAlert']").all_inner_texts())
+        assert alerts, f"{kind}: the page does not say what is wrong with the text"
+        if EVIL in alerts:  # where a message quotes the text, the address reads as typed
+            assert f"https://{EVIL}" in alerts, alerts
+        if kind == "link":
+            screenshot(page, f"injection-{path}-{key}", full_page=False)
 
 
 def test_cube_root_renders_on_the_explorer(streamlit_server, browser_page):
