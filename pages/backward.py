@@ -17,7 +17,7 @@ question's torch.empty example follow below.
 import pandas as pd
 import streamlit as st
 
-from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page
+from gradlab.ui.page_chrome import answer_box, details, main_chart_box, start_page
 
 start_page("backward")
 
@@ -193,8 +193,8 @@ def _render_vjp(r: VJPResult, typed_v: str) -> None:
 def _jacobian_blocks(r: VJPResult, typed_v: str) -> None:
     """The three diagonal blocks: drawn only when opened (three heatmaps, code and KaTeX cost the
     browser about a second on a slow machine, on every visit)."""
-    box = st.expander("The Jacobian blocks", icon=":material/grid_on:", key="backward_blocks", on_change="rerun")
-    if not box.open:
+    box = details("The Jacobian blocks", "backward_blocks", icon=":material/grid_on:")
+    if box is None:
         return
     with box:
         st.code(f"{SEED_FUNCTION}\ny.backward(v)   # v = torch.tensor([{typed_v}])",

@@ -38,7 +38,7 @@ from gradlab.ui.bound_widgets import bound_number, bound_radio, bound_selectbox,
 from gradlab.ui.controls import dtype_help, dtype_multiselect, eps_range_input, scheme_multiselect
 from gradlab.ui.figures import prepare_figure, show_figure
 from gradlab.ui.messages import show_error
-from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page
+from gradlab.ui.page_chrome import answer_box, details, main_chart_box, start_page
 from gradlab.ui.presets import preset_buttons
 
 start_page("explorer")
@@ -205,9 +205,9 @@ def _notes(result: SweepResult) -> None:
 
 def _numbers(result: SweepResult, text: str) -> None:
     """Formulas, the rounding of x, best steps and autograd: drawn only when opened."""
-    box = st.expander("Formulas and numbers: f, f′, how x is rounded, best steps, autograd",
-                      icon=":material/table:", key="explorer_numbers", on_change="rerun")
-    if not box.open:
+    box = details("Formulas and numbers: f, f′, how x is rounded, best steps, autograd",
+                  "explorer_numbers", icon=":material/table:")
+    if box is None:
         return
     with box:
         try:

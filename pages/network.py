@@ -15,7 +15,7 @@ lesson follow below.
 import pandas as pd
 import streamlit as st
 
-from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page
+from gradlab.ui.page_chrome import answer_box, details, main_chart_box, start_page
 
 start_page("network")
 
@@ -155,7 +155,7 @@ def _prediction() -> None:
 def _values(fd: FiniteDifference) -> None:
     """Autograd, the central difference and the exact value side by side (the value column first)."""
     dtype = fd.dtype
-    st.dataframe(pd.DataFrame({
+    st.table(pd.DataFrame({  # four rows: a static table, no data grid to load
         "value": [repr(fd.autograd), repr(fd.estimate), f"{fd.reference:.9g}", f"{fd.quantum:.6g}"],
         "what": [f"autograd ({dtype})", f"scipy-style difference, dx = {fd.step:g}",
                  "exact (float64 autograd, same weights)", "q = ulp(y)/(2·dx)"],
@@ -192,8 +192,8 @@ def _best_step(fd: FiniteDifference, sweep: StepSweep) -> None:
     for note in sweep.notes:
         st.caption(markdown_literal(note))
     st.info(SCIPY_NOTE, icon=":material/info:")
-    with st.expander("The sweep, step by step"):
-        st.dataframe(sweep.table, hide_index=True,
+    if box := details("The sweep, step by step", "network_sweep_rows"):
+        box.dataframe(sweep.table, hide_index=True,
                      column_config={c: st.column_config.NumberColumn(format="%.6g") for c in SWEEP_COLUMNS})
 
 

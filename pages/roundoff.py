@@ -8,7 +8,7 @@ main chart; the prediction, the other charts, the notes and the table below.
 
 import streamlit as st
 
-from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page
+from gradlab.ui.page_chrome import answer_box, details, main_chart_box, start_page
 
 start_page("roundoff")
 
@@ -188,8 +188,8 @@ def _notes(result: RoundoffResult) -> None:
 
 def _points(result: RoundoffResult) -> None:
     """The first rows of the engine's table, bit patterns in hex."""
-    with st.expander("The numbers, point by point (first 500)"):
-        st.dataframe(
+    if box := details("The numbers, point by point (first 500)", "roundoff_points"):
+        box.dataframe(
             with_hex(result.table.head(TABLE_ROWS)), hide_index=True,
             column_config={
                 "x": st.column_config.NumberColumn(format="%.9g"),

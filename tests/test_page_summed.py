@@ -109,6 +109,15 @@ def test_a_bad_shape_gives_a_sentence_not_a_traceback():
     assert at.error and "shape" in at.error[0].value
 
 
+def test_a_loss_that_overflows_float16_is_a_warning_with_its_numbers_not_an_error():
+    # The load test's class found it: ~3e5 summed in float16 (largest value 65504) raised.
+    at = _open({"shape": "400x500", "dtype": "float16"})
+    assert not at.exception and not at.error
+    answer = " ".join(w.value for w in at.warning).replace("\\", "")  # markdown_literal's escapes
+    assert "beyond float16's largest value, 65504" in answer
+    assert "torch.sum" in answer and "inf" in answer
+
+
 def test_an_emulated_dtype_in_the_url_falls_back_to_the_default():
     at = _open({"dtype": "float8_e4m3fn (emulated)"})
     assert not at.exception and not at.error

@@ -195,7 +195,7 @@ def test_the_network_page_answers_with_the_questions_numbers():
     assert _clean(at)
     answer = shown(at.success[0].value)
     assert answer.startswith("Autograd (-0.00952) is right") and "0.0149" in answer
-    values = at.dataframe[0].value
+    values = at.table[0].value
     # the table prints the scipy value as Python would: repr of the float
     assert "-0.014901161193847656" in values["value"].tolist()
     assert values["value"][0].startswith("-0.009523")

@@ -122,3 +122,21 @@ def test_reduction_none_and_bad_steps_are_refused_with_a_sentence():
 def test_neumaier_recovers_what_the_loop_loses():
     terms = torch.tensor([1.0, 1e8, 1.0, -1e8], dtype=torch.float32)
     assert sequential_sum(terms) == 0.0 and neumaier_sum(terms) == 2.0
+
+
+def test_a_loss_beyond_float16_s_largest_value_is_reported_not_raised():
+    # 400x500 squared errors sum to ~3e5, beyond float16's largest finite value 65504
+    # (IEEE binary16: (2 - 2**-10) * 2**15). Every method that keeps its running sum
+    # in float16 and adds large partial sums overflows to inf; the float64 sum is exact
+    # to float64 rounding; the naive loop stalls: once its total's ulp exceeds twice a
+    # term, adding the term changes nothing, so it ends far below L without overflowing.
+    r = summed_loss(SummedLossSettings(shape=(400, 500), dtype="float16"))
+    terms = [float(t) for t in r.terms.to(torch.float64).tolist()]
+    assert math.fsum(terms) > (2 - 2 ** -10) * 2 ** 15
+    assert r.overflows
+    assert {row.method for row in r.overflowed_rows} == {"pairwise", "torch.sum", "neumaier"}
+    for row in r.overflowed_rows:
+        assert row.value == math.inf and row.error_ulps == math.inf and math.isnan(row.threshold)
+    assert r.row("float64").value == math.fsum(terms)
+    naive = r.row("sequential")
+    assert math.isfinite(naive.value) and naive.value < 65504

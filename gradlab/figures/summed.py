@@ -35,9 +35,11 @@ WHOLE_ULP_TICKS = 12
 def ulp_words(ulps: float) -> str:
     """A bar's label: ``−24.2 ulp``, ``0.18 ulp``, ``≈ 0 ulp``.
 
-    >>> ulp_words(-24.18), ulp_words(0.1837), ulp_words(-2.5), ulp_words(7.9e-10)
-    ('−24.2 ulp', '0.18 ulp', '−2.5 ulp', '≈ 0 ulp')
+    >>> ulp_words(-24.18), ulp_words(0.1837), ulp_words(-2.5), ulp_words(7.9e-10), ulp_words(float("inf"))
+    ('−24.2 ulp', '0.18 ulp', '−2.5 ulp', '≈ 0 ulp', 'overflow')
     """
+    if not np.isfinite(ulps):
+        return "overflow"
     if abs(ulps) < 0.005:
         return "≈ 0 ulp"
     text = f"{ulps:.2f}".rstrip("0").rstrip(".") if abs(ulps) < 1 else f"{ulps:.3g}"
@@ -72,9 +74,9 @@ def summed_error_bars(result: SummedLoss) -> FigureOrSpec:
     fig.add_shape(type="rect", xref="paper", yref="y", x0=0, x1=1, y0=-0.5, y1=0.5, layer="below",
                   fillcolor=TRUTH, opacity=0.18, line=dict(width=0))
     fig.add_trace(dict(
-        type="bar", x=labels, y=ulps, marker=dict(color=colours),
+        type="bar", x=labels, y=np.where(np.isfinite(ulps), ulps, 0.0), marker=dict(color=colours),
         text=[ulp_words(u) for u in ulps], cliponaxis=False,
-        textposition=["inside" if abs(u) > widest / 4 else "outside" for u in ulps],  # short bars: beside
+        textposition=["inside" if widest / 4 < abs(u) < math.inf else "outside" for u in ulps],  # short: beside
         customdata=np.array([[r.value, r.error] for r in rows]), name="error",
         hovertemplate="L = %{customdata[0]:.10g}, off by %{customdata[1]:.3g} = %{y:.3g} ulp"
                       "<extra></extra>",

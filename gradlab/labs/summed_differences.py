@@ -57,6 +57,7 @@ def sampled_differences(settings: SummedLossSettings, count: int = DEFAULT_COUNT
             moved[i] = moved[i] + h
             changed = loss(moved.reshape(problem.x.shape))
             difference = float((changed - base) / h)
-            k = round(float(changed.to(torch.float64) - base.to(torch.float64)) / unit)
+            steps = float(changed.to(torch.float64) - base.to(torch.float64)) / unit
+            k = round(steps) if np.isfinite(steps) else np.nan  # an overflowed loss has no grid to count on
             rows.append((int(i), float(grad[i]), difference, k))
     return pd.DataFrame(rows, columns=["element", "gradient", "difference", "k"])

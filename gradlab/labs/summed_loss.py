@@ -79,11 +79,12 @@ def neumaier_sum(terms: torch.Tensor) -> float:
     values = terms.numpy() if terms.dtype != torch.bfloat16 else terms
     total = values[0] * 0 if len(values) else 0.0
     carry = total
-    for t in values:
-        s = total + t
-        carry = carry + ((total - s) + t if abs(total) >= abs(t) else (t - s) + total)
-        total = s
-    return float(total + carry)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow shows as inf in the result
+        for t in values:
+            s = total + t
+            carry = carry + ((total - s) + t if abs(total) >= abs(t) else (t - s) + total)
+            total = s
+        return float(total + carry)
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,16 @@ class SummedLoss:
     def exact_float(self) -> float:
         return float(self.exact)
 
+    @property
+    def overflows(self) -> bool:
+        """The exact loss lies beyond the dtype's largest finite value: the dtype cannot hold L."""
+        return abs(self.exact_float) > facts(self.settings.dtype).max
+
+    @property
+    def overflowed_rows(self) -> tuple[SumRow, ...]:
+        """The methods whose result is inf or NaN (a running sum passed the dtype's largest value)."""
+        return tuple(r for r in self.rows if not math.isfinite(r.value))
+
     def row(self, method: str) -> SumRow:
         return next(r for r in self.rows if r.method == method)
 
@@ -189,6 +200,8 @@ def summed_loss(settings: SummedLossSettings) -> SummedLoss:
 
 def _row(m: SumMethod, terms, exact: Fraction, unit: float, j: int, reduction: str) -> SumRow:
     value = _reduced(m, terms, reduction)
+    if not math.isfinite(value):  # a sum kept in a narrow dtype overflowed: no term can move it back
+        return SumRow(m.name, m.label, value, value, value, math.nan)
     error = float(Fraction(value) - exact)
     # The compensated loop is slow in Python and moves at the smallest changes anyway: not searched.
     searched = m.total is not neumaier_sum and terms.dtype != torch.bfloat16

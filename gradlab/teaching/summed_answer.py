@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from gradlab.labs.summed_loss import SummedLoss
+from gradlab.numerics.dtypes import facts
 
 __all__ = ["SummedAnswer", "summed_answer", "ROUNDOFF_RATIO", "VISIBLE_RATIO"]
 
@@ -45,8 +46,22 @@ def _g(value: float, digits: int = 3) -> str:
 
 
 def summed_answer(result: SummedLoss) -> SummedAnswer:
-    """One sentence: how finely L is held, the quantum of a forward difference, a gradient element."""
+    """One sentence: how finely L is held, the quantum of a forward difference, a gradient element.
+
+    A loss beyond the dtype's largest value has no grid at all: that is the sentence then.
+
+    >>> from gradlab.labs.summed_loss import SummedLossSettings, summed_loss
+    >>> note = summed_answer(summed_loss(SummedLossSettings(shape=(400, 500), dtype="float16")))
+    >>> note.level, note.text.split(":")[0]
+    ('warning', "Summed in float16, L = 299199.8 is beyond float16's largest value, 65504")
+    """
     s = result.settings
+    if result.overflows:
+        lost = ", ".join(r.label for r in result.overflowed_rows) or "no method"
+        return SummedAnswer("warning", (
+            f"Summed in {s.dtype}, L = {_g(result.exact_float, 7)} is beyond {s.dtype}'s largest value, "
+            f"{_g(facts(s.dtype).max, 7)}: {lost} return inf (a naive loop stalls far below L instead), "
+            "and every finite difference of it is inf or NaN. Pick a wider dtype, or the mean reduction."))
     grad = result.gradient_size
     head = (f"Summed in {s.dtype}, L = {_g(result.exact_float, 7)} is held to steps of "
             f"{_g(result.ulp_loss)} (one ulp); a forward difference at h = {_g(s.h)} can only move in "

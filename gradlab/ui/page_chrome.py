@@ -17,7 +17,7 @@ import streamlit as st
 from gradlab.ui.compat import leave_legacy_pages_mode
 
 __all__ = ["ensure_router", "start_page", "finish_page", "answer_box", "main_chart_box",
-           "main_chart_height", "ANSWER_KEY", "MAIN_CHART_KEY"]
+           "main_chart_height", "details", "ANSWER_KEY", "MAIN_CHART_KEY"]
 
 
 def ensure_router() -> None:
@@ -135,3 +135,15 @@ def main_chart_height() -> str:
     from gradlab.ui.presentation import is_presenting
 
     return "stretch" if st.session_state.get(_IN_MAIN_CHART) and is_presenting() else "content"
+
+
+def details(label: str, key: str, **kwargs):
+    """An expander below the first screen whose content is drawn only while it is open.
+
+    Returns the expander when open, else None: ``if (box := details(...)) : with box: ...``.
+    Streamlit draws a closed expander's content too, and a data grid, a syntax-highlighted
+    block or a chart in it costs the browser a second on every visit (bench_browser.py).
+    ``key`` keeps the open state (``st.session_state[key]``); opening reruns the page.
+    """
+    box = st.expander(label, key=key, on_change="rerun", **kwargs)
+    return box if box.open else None
