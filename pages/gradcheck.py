@@ -228,14 +228,22 @@ _COLUMNS = {
 }
 
 
+#: Rows the values table shows: the worst of a full check's up to 65,536. Styling and sending
+#: them all held the server's interpreter for seconds per rerun, stalling every session.
+TABLE_ROWS = 500
+
+
 def _table(result) -> None:
     """The values at the check's step, their best estimate, its bound and the state (in its colour)."""
     cols = list(_COLUMNS)
+    rows = result.worst_rows(TABLE_ROWS)
+    if len(rows) < len(result.columns):
+        st.caption(f"The {len(rows)} values furthest over their tolerance, of {len(result.columns):,}.")
     formats = {c: "%.6g" for c in cols[2:7]} | {c: "%.2e" for c in cols[7:]}
     config = {c: (st.column_config.NumberColumn(c, help=h, format=formats[c]) if c in formats
                   else st.column_config.Column(c, help=h, pinned=c in ("element", "state")))
               for c, h in _COLUMNS.items()}
-    st.dataframe(result.table[cols].style.map(_state_colour, subset=["state"]), hide_index=True,
+    st.dataframe(rows[cols].style.map(_state_colour, subset=["state"]), hide_index=True,
                  width="stretch", height=240, column_config=config)
 
 

@@ -17,7 +17,6 @@ one-line methods), so Jupyter shows a check as soon as it is the cell's value:
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import torch  # noqa: F401 - the doctest
 
@@ -49,11 +48,8 @@ def check_table(result: CheckResult, rows: int = MAX_TABLE_ROWS) -> pd.DataFrame
     >>> check_table(r)["element"].tolist()  # autograd says t, the truth is 2t: t[1] is further out
     ['t[1]', 't[0]']
     """
-    table = result.table
-    tolerance = table["tolerance"].where(table["tolerance"] > 0, np.finfo(np.float64).tiny)
-    excess = (table["abs_error"] / tolerance).fillna(np.inf).to_numpy()
-    order = np.argsort(-excess, kind="stable")[:rows]
-    return table.iloc[order][[c for c in _COLUMNS if c in table]].reset_index(drop=True)
+    table = result.worst_rows(rows)
+    return table[[c for c in _COLUMNS if c in table]].reset_index(drop=True)
 
 
 def check_html(result: CheckResult) -> str:

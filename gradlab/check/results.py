@@ -131,6 +131,25 @@ class CheckResult:
         """One row per checked element (or direction), as a DataFrame (built on first use)."""
         return self.columns.frame()
 
+    def worst_rows(self, limit: int) -> pd.DataFrame:
+        """At most ``limit`` rows of :attr:`table`, furthest over their tolerance first (a NaN
+        difference counts as furthest). A page and a notebook show these: a full check has up
+        to 65,536 rows, too many to style and send on every rerun; the API keeps them all.
+
+        >>> import torch
+        >>> from gradlab.check.api import gradcheck
+        >>> r = gradcheck(lambda t: t.detach() * t, torch.tensor([1.0, 3.0], dtype=torch.float64),
+        ...               mode="full", taylor=False)
+        >>> r.worst_rows(1)["element"].tolist()  # autograd says t, the truth is 2t: t[1] is further out
+        ['t[1]']
+        """
+        t = self.columns
+        tolerance = np.where(t["tolerance"] > 0, t["tolerance"], np.finfo(np.float64).tiny)
+        with np.errstate(invalid="ignore"):
+            excess = t["abs_error"] / tolerance
+        order = np.argsort(-np.where(np.isnan(excess), np.inf, excess), kind="stable")[:limit]
+        return self.table.iloc[order]
+
     @property
     def first_order(self) -> "CheckResult":
         """This check without the forward-mode and second-order results."""
