@@ -179,6 +179,24 @@ def test_streamlit_shuts_down_a_nonresumable_session_when_it_disconnects():
     assert storage.list() == []
 
 
+def test_streamlit_counts_the_connected_sessions():
+    """The count the housekeeper reads: a disconnected (shut down) session no longer counts."""
+    from streamlit.runtime import Runtime
+    from streamlit.runtime.memory_session_storage import MemorySessionStorage
+    from streamlit.runtime.websocket_session_manager import WebsocketSessionManager
+
+    assert ui_compat.connected_sessions() is None  # no server in a unit test
+    internal = "Runtime._session_mgr.num_active_sessions"
+    assert "_session_mgr" in inspect.getsource(Runtime.__init__), _broken(internal, "Runtime._session_mgr is gone")
+    manager = WebsocketSessionManager(MemorySessionStorage(), MagicMock(), MagicMock(), None)
+    session = MagicMock(id="tab-1")
+    manager._active_session_info_by_id["tab-1"] = MagicMock(session=session, script_run_count=1)
+    assert manager.num_active_sessions() == 1, _broken(internal, "a connected session is not counted")
+    manager.mark_session_nonresumable("tab-1")
+    manager.disconnect_session("tab-1")
+    assert manager.num_active_sessions() == 0, _broken(internal, "a closed tab still counts")
+
+
 # ------------------------------------------------------------------ Streamlit + Plotly: prepared figures
 
 

@@ -98,3 +98,41 @@ def test_outside_a_server_nothing_is_marked():
 def test_app_releases_sessions_on_every_rerun():
     text = (Path(__file__).resolve().parents[1] / "app.py").read_text(encoding="utf-8")
     assert "release_session_on_disconnect()" in text
+
+
+def _empty_server(monkeypatch, connected):
+    """housekeeping() with a fake clock, ``connected()`` tabs, and the cache clears recorded."""
+    import streamlit as st
+
+    clock, cleared = {"now": 1000.0}, []
+    monkeypatch.setattr(runtime.time, "monotonic", lambda: clock["now"])
+    monkeypatch.setattr(runtime, "connected_sessions", connected)
+    monkeypatch.setattr(runtime, "_empty_since", None)
+    monkeypatch.setattr(runtime, "_caches_released", False)
+    monkeypatch.setattr(runtime, "_malloc_trim", lambda: None)
+    monkeypatch.setattr(st.cache_data, "clear", lambda: cleared.append("data"))
+    monkeypatch.setattr(st.cache_resource, "clear", lambda: cleared.append("resource"))
+    return clock, cleared
+
+
+def test_the_caches_are_released_once_nobody_has_been_connected_for_a_while(monkeypatch):
+    clock, cleared = _empty_server(monkeypatch, lambda: 0)
+    runtime.housekeeping()  # the last tab has just gone
+    clock["now"] += runtime.EMPTY_SECONDS - 1
+    runtime.housekeeping()
+    assert cleared == []  # a student reloading a tab keeps the class's results
+    clock["now"] += 2
+    runtime.housekeeping()
+    assert cleared == ["data", "resource"]
+    clock["now"] += 10 * runtime.EMPTY_SECONDS
+    runtime.housekeeping()
+    assert cleared == ["data", "resource"]  # once: nothing new was cached meanwhile
+
+
+def test_the_caches_stay_while_a_tab_is_connected_and_outside_a_server(monkeypatch):
+    for count in (3, None):  # a class; a script or test without a server
+        clock, cleared = _empty_server(monkeypatch, lambda count=count: count)
+        for _ in range(5):
+            runtime.housekeeping()
+            clock["now"] += runtime.EMPTY_SECONDS
+        assert cleared == []
