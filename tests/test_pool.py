@@ -50,6 +50,13 @@ def test_results_and_errors_come_back_as_themselves(pool):
     assert not isinstance(info.value, GradLabError)  # pages show it generically
 
 
+def test_a_worker_yields_the_cores_to_the_server_s_own_reruns(pool):
+    from gradlab.server.worker import WORKER_NICENESS
+
+    assert WORKER_NICENESS > 0
+    assert pool.run(probes.niceness, seconds=30, what="a probe") >= WORKER_NICENESS > os.nice(0)
+
+
 def test_a_c_call_past_the_bound_is_ended_and_the_worker_replaced(pool):
     err, elapsed = _timed(pool.run, probes.c_power, seconds=1.0, what="a big power",
                           bound_name="LIMITS.request_seconds")
