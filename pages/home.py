@@ -13,6 +13,7 @@ from gradlab.ui.heavy import heavy
 from gradlab.ui.messages import show_error
 from gradlab.ui.navigation import PAGES, page_by_url
 from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page
+from gradlab.ui.presentation import is_presenting
 
 HERO_HEIGHT = 360  # px: the answer and the chart side by side on a projector's first screen
 
@@ -37,7 +38,9 @@ def _hero() -> None:
     except Exception as err:  # noqa: BLE001 - a message, never a traceback, on the front page
         show_error(err)
         return
-    with main_chart_box():
+    # Presenting home keeps the gallery on screen (the lecturer picks the question there),
+    # so the hero is not marked as the main chart the presentation would enlarge alone.
+    with st.container() if is_presenting() else main_chart_box():
         show_figure(figure, "gradlab-the-v")
     explorer = page_by_url("explorer")
     st.page_link(explorer.path, label="Explore it in the Explorer", icon=explorer.icon)

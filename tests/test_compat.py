@@ -186,6 +186,11 @@ def test_streamlit_counts_the_connected_sessions():
     from streamlit.runtime.websocket_session_manager import WebsocketSessionManager
 
     assert ui_compat.connected_sessions() is None  # no server in a unit test
+    from unittest.mock import Mock, patch
+
+    with patch.object(Runtime, "exists", return_value=True), \
+            patch.object(Runtime, "instance", return_value=Mock(spec=[])):  # AppTest's stand-in
+        assert ui_compat.connected_sessions() is None  # unknown, so the caches are kept
     internal = "Runtime._session_mgr.num_active_sessions"
     assert "_session_mgr" in inspect.getsource(Runtime.__init__), _broken(internal, "Runtime._session_mgr is gone")
     manager = WebsocketSessionManager(MemorySessionStorage(), MagicMock(), MagicMock(), None)

@@ -64,6 +64,15 @@ def test_the_housekeeper_runs_in_the_background_once_configured():
     assert names.count("gradlab-housekeeping") == 1  # started once, however many reruns
 
 
+def test_a_failing_round_does_not_end_housekeeping(monkeypatch, caplog):
+    def broken():
+        raise AttributeError("Mock object has no attribute '_session_mgr'")  # what AppTest's runtime did
+
+    monkeypatch.setattr(runtime, "housekeeping", broken)
+    runtime._housekeeping_round()  # logged, not raised: the thread's loop goes on
+    assert "housekeeping round failed" in caplog.text
+
+
 def test_malloc_arenas_are_capped_on_glibc():
     if platform.libc_ver()[0] != "glibc":
         pytest.skip("mallopt is glibc's")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import gc
 import importlib
+import logging
 import os
 import threading
 import time
@@ -27,6 +28,8 @@ import torch
 
 from gradlab.server.pool import shared_pool
 from gradlab.ui.compat import connected_sessions, mark_session_nonresumable
+
+_log = logging.getLogger(__name__)
 
 __all__ = ["configure_runtime", "release_session_on_disconnect", "housekeeping",
            "TORCH_THREADS", "TORCH_INTEROP_THREADS", "CHECK_WORKERS", "COLLECT_EVERY_SECONDS"]
@@ -152,9 +155,16 @@ def _start_housekeeper() -> None:
     def loop() -> None:
         while True:
             time.sleep(HOUSEKEEPING_TICK_SECONDS)
-            housekeeping()
+            _housekeeping_round()
 
     threading.Thread(target=loop, name="gradlab-housekeeping", daemon=True).start()
+
+
+def _housekeeping_round() -> None:
+    try:
+        housekeeping()
+    except Exception:  # one failed round must not end housekeeping for the server's life
+        _log.exception("housekeeping round failed")
 
 
 def housekeeping() -> bool:
