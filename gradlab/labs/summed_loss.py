@@ -33,6 +33,8 @@ from gradlab.check.settings import CheckSettings, build_problem
 from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.dtypes import facts
+from gradlab.numerics.emulation import round_to_bfloat16
+from gradlab.numerics.exact_sum import exact_sum
 from gradlab.numerics.ulp import ulp
 
 __all__ = ["SumMethod", "SUM_METHODS", "SummedLossSettings", "SumRow", "SummedLoss", "summed_loss",
@@ -49,10 +51,10 @@ def sequential_sum(terms: torch.Tensor) -> float:
     16777216.0
     """
     if terms.dtype == torch.bfloat16:  # numpy has no bfloat16: round each partial sum by hand
-        total = torch.zeros((), dtype=torch.bfloat16)
-        for t in terms:
-            total = total + t
-        return float(total)
+        total = 0.0
+        for t in terms.tolist():
+            total = round_to_bfloat16(total + t)
+        return total
     return float(np.add.accumulate(terms.numpy())[-1]) if terms.numel() else 0.0
 
 
@@ -76,15 +78,23 @@ def neumaier_sum(terms: torch.Tensor) -> float:
     >>> neumaier_sum(torch.tensor([2.0 ** 24, 1.0, 1.0], dtype=torch.float32))
     16777218.0
     """
-    values = terms.numpy() if terms.dtype != torch.bfloat16 else terms
-    total = values[0] * 0 if len(values) else 0.0
-    carry = total
+    if terms.dtype == torch.bfloat16:  # numpy has no bfloat16: round every operation by hand
+        return _neumaier(terms.tolist(), 0.0, round_to_bfloat16)
+    values = terms.numpy()
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow shows as inf in the result
-        for t in values:
-            s = total + t
-            carry = carry + ((total - s) + t if abs(total) >= abs(t) else (t - s) + total)
-            total = s
-        return float(total + carry)
+        return float(_neumaier(values, values[0] * 0 if len(values) else 0.0, lambda v: v))
+
+
+def _neumaier(values, zero, rounded: Callable[[float], float]) -> float:
+    """The compensated loop; ``rounded`` rounds each operation's result to the dtype (numpy's
+    scalars already have: identity)."""
+    total = carry = zero
+    for t in values:
+        s = rounded(total + t)
+        lost = rounded(rounded(total - s) + t) if abs(total) >= abs(t) else rounded(rounded(t - s) + total)
+        carry = rounded(carry + lost)
+        total = s
+    return rounded(total + carry)
 
 
 @dataclass(frozen=True)
@@ -188,7 +198,7 @@ def summed_loss(settings: SummedLossSettings) -> SummedLoss:
     loss = terms.sum() * scale
     grad = torch.autograd.grad(loss, x)[0]
     terms = terms.detach().reshape(-1)
-    exact = sum((Fraction(float(t)) for t in terms.tolist()), Fraction(0))
+    exact = exact_sum(terms.double().numpy())
     if settings.reduction == "mean":
         exact /= n
     unit = ulp(float(exact), settings.dtype)
@@ -223,10 +233,15 @@ def _threshold(m: SumMethod, terms: torch.Tensor, j: int, reduction: str) -> flo
     base = _reduced(m, terms, reduction)
     spacing = ulp(float(terms[j]), facts(terms.dtype).name)
 
+    original = float(terms[j])
+
     def moves(k: int) -> bool:
-        changed = terms.clone()
-        changed[j] = float(terms[j]) + k * spacing
-        return _reduced(m, changed, reduction) != base
+        # In place and put back: a fresh 200,000-term copy per probe cost more than the sum.
+        terms[j] = original + k * spacing
+        try:
+            return _reduced(m, terms, reduction) != base
+        finally:
+            terms[j] = original
 
     hi = 1
     while not moves(hi):
