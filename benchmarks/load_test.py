@@ -178,10 +178,10 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def machine_ticks() -> tuple[int, int]:
-    """(all CPU ticks, ticks stolen by the hypervisor) of this machine, from /proc/stat."""
+def machine_ticks() -> tuple[int, int, int]:
+    """(all CPU ticks, ticks stolen by the hypervisor, idle ticks) of this machine, from /proc/stat."""
     fields = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
-    return sum(fields[:8]), fields[7] if len(fields) > 7 else 0
+    return sum(fields[:8]), fields[7] if len(fields) > 7 else 0, fields[3] + fields[4]  # idle + iowait
 
 
 def health(base_url: str, timeout: float = 2.0) -> str:
@@ -602,6 +602,8 @@ async def _one_round(args, fleet: Fleet, pages: list[str], links: dict[str, list
     info["class_cpu"] = sum(cpu1[port] - cpu0[port] for port in cpu1) / info["class_seconds"]
     ticks1 = machine_ticks()
     info["class_steal"] = (ticks1[1] - ticks0[1]) / max(1, ticks1[0] - ticks0[0])
+    # everything on the machine (server, its workers, this client): near 1 = the class is CPU-bound
+    info["class_busy"] = 1 - (ticks1[2] - ticks0[2]) / max(1, ticks1[0] - ticks0[0])
     info["class_requests"] = sum(1 for r in stats.records[records0:] if r.phase == "class")  # this round's
 
     if args.burst:
@@ -724,7 +726,8 @@ def print_report(stats: Stats, info: dict, args: argparse.Namespace) -> dict:
     # CPU per request is steady from run to run; latencies are not when the hypervisor
     # hands this (virtual) machine's cores to someone else.
     steal = info["class_steal"]
-    print(f"Machine: {steal:.0%} of CPU time stolen by the hypervisor during the class"
+    print(f"Machine: {info['class_busy']:.0%} of its CPU time busy (server, workers and this client), "
+          f"{steal:.0%} stolen by the hypervisor during the class"
           + (" - latencies are not representative; compare CPU per request instead"
              if steal > STEAL_WARNING else ""))
     cls = summary["phases"].get("class/all", {})

@@ -50,6 +50,12 @@ def sleep(seconds: float) -> float:
     return seconds
 
 
+def sleep_then_niceness(seconds: float) -> int:
+    """The worker's niceness at the end of a call: the pool may have changed it meanwhile."""
+    time.sleep(seconds)
+    return niceness()
+
+
 def counted(total: int, progress=None) -> int:
     for done in range(1, total + 1):
         time.sleep(0.01)

@@ -149,3 +149,36 @@ def test_run_in_child_is_bounded_like_the_pool():
     assert run.returncode == 0, run.stderr
     elapsed, message = run.stdout.split(" ", 1)
     assert float(elapsed) < 1.0 + SLACK and "a big power took longer than 1 s" in message, run.stdout
+
+
+def test_long_calls_run_behind_and_leave_room_for_short_ones():
+    """Every worker busy with a long call: a short call still starts at once, on a worker of
+    its own, and the long calls run at LONG_CALL_NICENESS; once they end, the pool is back
+    to its size at WORKER_NICENESS."""
+    from gradlab.server.pool import LONG_CALL_SECONDS
+    from gradlab.server.worker import LONG_CALL_NICENESS, WORKER_NICENESS
+
+    pool = WorkerPool(1).start()
+    results = []
+
+    def long_call():
+        results.append(pool.run(probes.sleep_then_niceness, LONG_CALL_SECONDS + 3, seconds=30, what="a sleep"))
+
+    try:
+        long_calls = [threading.Thread(target=long_call) for _ in range(2)]
+        long_calls[0].start()
+        time.sleep(LONG_CALL_SECONDS + 0.5)  # the first is long now: a second may start beside it
+        long_calls[1].start()
+        time.sleep(LONG_CALL_SECONDS + 0.5)
+        nice, seconds = _timed(pool.run, probes.niceness, seconds=30, what="a probe")
+        assert seconds < 1.5, seconds  # not after the sleeps (3 s more)
+        assert nice == WORKER_NICENESS
+        for t in long_calls:
+            t.join(30)
+        assert results == [LONG_CALL_NICENESS] * 2  # both ran behind once they were long
+        time.sleep(0.5)  # the ended workers' replacement starts in the background
+        with pool._lock:
+            assert pool._workers() == 1 and pool._long == 0
+        assert pool.run(probes.niceness, seconds=30, what="a probe") == WORKER_NICENESS
+    finally:
+        pool.close()
