@@ -64,7 +64,10 @@ _CHART_CHANGE = """() => { if (!window.__glObs) { window.__glObs = true; window.
   window.__glRan = false; const app = document.querySelector('[data-testid=stApp]');
   new MutationObserver(() => { if (app.dataset.testScriptState === 'running') window.__glRan = true; })
     .observe(app, {attributes: true}); }"""
-_RAN = "() => window.__glRan && document.querySelector('[data-testid=stApp]').dataset.testScriptState === 'notRunning'"
+#: A run started after the input (seen running, or a chart already changed: a fast run can
+#: go running -> notRunning inside one React commit, which the observer never sees) and finished.
+_RAN = """start => (window.__glRan || window.__glChartChange > start)
+  && document.querySelector('[data-testid=stApp]').dataset.testScriptState === 'notRunning'"""
 
 
 def _healthy(url: str) -> bool:
@@ -155,7 +158,7 @@ def interaction_s(browser, base: str, path: str) -> tuple[float | None, str]:
         page.evaluate(_CHART_CHANGE)
         start = page.evaluate("performance.now()")
         make_input()
-        page.wait_for_function(_RAN, timeout=TIMEOUT_MS)  # a run started after the input and finished
+        page.wait_for_function(_RAN, arg=start, timeout=TIMEOUT_MS)
         while True:  # wait until the charts have been quiet for QUIET_MS
             now, last = page.evaluate("[performance.now(), window.__glChartChange]")
             if now - max(last, start) >= QUIET_MS:
