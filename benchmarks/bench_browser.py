@@ -133,11 +133,8 @@ def _input(page, path: str):
         return "slider +1 step", lambda: page.keyboard.press("ArrowRight")
     presets = presets_for(path)
     if len(presets) > 1:  # the last: a page's default view is often its first or second preset
-        button = page.locator(f".st-key-preset_{presets[-1].key} button:visible")
-        if not button.count():  # the page keeps its presets in a popover
-            page.get_by_role("button", name="Presets").first.click()
-            button.first.wait_for(timeout=TIMEOUT_MS)
-        return f"preset {presets[-1].key}", lambda: button.first.click()
+        button = _preset_button(page, presets[-1].key)
+        return f"preset {presets[-1].key}", button.click
     return "", None
 
 
@@ -155,21 +152,58 @@ def interaction_s(browser, base: str, path: str) -> tuple[float | None, str]:
         what, make_input = _input(page, path)
         if make_input is None:
             return None, "(no input found)"
-        page.evaluate(_CHART_CHANGE)
-        start = page.evaluate("performance.now()")
-        make_input()
-        page.wait_for_function(_RAN, arg=start, timeout=TIMEOUT_MS)
-        while True:  # wait until the charts have been quiet for QUIET_MS
-            now, last = page.evaluate("[performance.now(), window.__glChartChange]")
-            if now - max(last, start) >= QUIET_MS:
-                break
-            page.wait_for_timeout(50)
-        last = page.evaluate("window.__glChartChange")
-        if last <= start:
-            return 0.0, what + " (no chart changed)"
-        return (last - start) / 1000, what
+        seconds = _timed_input(page, make_input)
+        return seconds, what + ("" if seconds else " (no chart changed)")
     finally:
         context.close()
+
+
+def _timed_input(page, make_input) -> float:
+    """Seconds from ``make_input()`` to the last chart change after the run it starts (0: none changed)."""
+    page.evaluate(_CHART_CHANGE)
+    start = page.evaluate("performance.now()")
+    make_input()
+    page.wait_for_function(_RAN, arg=start, timeout=TIMEOUT_MS)
+    while True:  # wait until the charts have been quiet for QUIET_MS
+        now, last = page.evaluate("[performance.now(), window.__glChartChange]")
+        if now - max(last, start) >= QUIET_MS:
+            break
+        page.wait_for_timeout(50)
+    last = page.evaluate("window.__glChartChange")
+    return max(0.0, (last - start) / 1000)
+
+
+def _preset_button(page, key: str):
+    """The visible button of preset ``key``, opening the page's Presets popover if it lives there."""
+    button = page.locator(f".st-key-preset_{key} button:visible")
+    if not button.count():
+        page.get_by_role("button", name="Presets").first.click()
+        button.first.wait_for(timeout=TIMEOUT_MS)
+    return button.first
+
+
+def every_preset_s(browser, base: str, path: str, rounds: int) -> dict[str, list[float]]:
+    """Each of the page's presets clicked in turn (from the previous one's view), ``rounds`` times.
+
+    What a lecturer stepping through a page's presets feels: seconds from each click to
+    the last chart update, by preset key.
+    """
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    times: dict[str, list[float]] = {}
+    try:
+        page.goto(f"{base}/{path}")
+        page.wait_for_selector(SCRIPT_FINISHED, timeout=TIMEOUT_MS)
+        page.wait_for_timeout(QUIET_MS)
+        keys = [p.key for p in presets_for(path)]
+        for _ in range(rounds):
+            for key in keys[1:] + keys[:1]:  # the first preset is usually the view already open
+                button = _preset_button(page, key)
+                times.setdefault(key, []).append(_timed_input(page, button.click))
+                page.keyboard.press("Escape")  # close a popover the click left open
+    finally:
+        context.close()
+    return times
 
 
 def navigation_s(browser, base: str, path: str) -> float | None:
@@ -242,12 +276,17 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--pages", nargs="*", help="url paths (default: every page; home is '')")
+    parser.add_argument("--every-preset", action="store_true",
+                        help="instead: click every preset of each page in turn, --runs rounds, and print each one's time")
     parser.add_argument("--floor", action="store_true",
                         help="also measure benchmarks/floor_app.py (one slider, one chart) in the same run")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
     paths = args.pages if args.pages is not None else ["" if p.default else p.url_path for p in PAGES]
+    if args.every_preset:
+        _print_every_preset(sync_playwright, paths, args)
+        return
     with sync_playwright() as pw:
         launch = lambda: pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True,  # noqa: E731
                                             args=list(CHROMIUM_ARGS))
@@ -284,6 +323,33 @@ def main() -> None:
     print("* = the page has no main_chart_box() yet: timed to its first chart anywhere")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
           f"({os.cpu_count()} CPUs; other work on the machine slows every figure)")
+
+
+def _print_every_preset(sync_playwright, paths: list[str], args) -> None:
+    with sync_playwright() as pw:
+        proc = _start_app(args.port)
+        base = f"http://127.0.0.1:{args.port}"
+        try:
+            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
+                                         args=list(CHROMIUM_ARGS))
+            for path in paths:  # one warm-up visit per page, as in the main table
+                first_chart_s(browser, base, path)
+            print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+            print(f"{'page':<10} {'preset':<28} {'median (s)':>10} {'max (s)':>8}  runs")
+            over = 0
+            for path in paths:
+                for key, seconds in every_preset_s(browser, base, path, args.runs).items():
+                    med = statistics.median(seconds)
+                    flag = "  <- over target" if med > INTERACTION_TARGET_S else ""
+                    over += bool(flag)
+                    print(f"{path or 'home':<10} {key:<28} {med:>10.2f} {max(seconds):>8.2f}  "
+                          f"{', '.join(f'{x:.2f}' for x in seconds)}{flag}")
+            browser.close()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+    print(f"target: every interaction < {INTERACTION_TARGET_S} s (median of {args.runs}); {over} over")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ from gradlab.literal_text import markdown_literal  # noqa: E402
 from gradlab.check.states import STATES  # noqa: E402
 from gradlab.check.settings import LOSSES, MODELS, CheckSettings, parse_shape  # noqa: E402
 from gradlab.server.heavy_work import check, check_eps_sweep  # noqa: E402
-from gradlab.ui.heavy import heavy  # noqa: E402
+from gradlab.ui.heavy import heavy, heavy_with_progress  # noqa: E402
 from gradlab.figures.check import error_heatmap, eps_sweep_figure, taylor_figure  # noqa: E402
 from gradlab.teaching.check_answer import check_answer  # noqa: E402
 from gradlab.teaching.glossary import term  # noqa: E402
@@ -52,9 +52,9 @@ STATES_HELP = "Each value is " + "; ".join(f"{r.label}: {r.meaning}" for r in ST
 
 
 @st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False)
-def cached_check(settings: CheckSettings, _progress=None):
+def cached_check(settings: CheckSettings):
     # In a worker process, ended at its bound (its pace is judged there: LIMITS.full_check_seconds).
-    return heavy(check, settings, CHECK_WORKERS, progress=_progress)
+    return heavy(check, settings, CHECK_WORKERS)
 
 
 @st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds,
@@ -155,8 +155,8 @@ def _run(settings: CheckSettings):
             last["shown"] = step
             bar.progress(done / max(total, 1), text=f"Full check: {done:,} of {total:,} elements")
 
-    try:
-        return cached_check(settings, _progress=progress)
+    try:  # a full check draws its progress: cached apart (st.cache_data would replay the bar)
+        return heavy_with_progress(check, settings, CHECK_WORKERS, progress=progress)
     finally:
         bar.empty()  # also when the check was stopped: the message replaces the bar
 

@@ -10,17 +10,26 @@ and a LimitError names the bound: the page shows it like any other.
 >>> from gradlab.server.heavy_work import sweep_formulas
 >>> heavy(sweep_formulas, "sin(x)")
 ('\\\\sin{\\\\left(x \\\\right)}', '\\\\cos{\\\\left(x \\\\right)}')
+
+``heavy_with_progress(fn, *args, progress=...)`` is the same call cached for every
+session, for work that draws a progress bar while it runs (see its docstring).
 """
 
 from __future__ import annotations
 
-from typing import Callable
+import threading
+import time
+from collections import OrderedDict
+from typing import Callable, Hashable
 
+import streamlit as st
+
+from gradlab.limits import LIMITS
 from gradlab.server.heavy_work import BOUNDS
 from gradlab.server.pool import run_bounded
 from gradlab.ui.compat import run_will_be_interrupted, session_id
 
-__all__ = ["heavy"]
+__all__ = ["heavy", "heavy_with_progress"]
 
 
 def heavy(fn: Callable, *args, progress: Callable[[int, int], None] | None = None, **kwargs):
@@ -30,3 +39,53 @@ def heavy(fn: Callable, *args, progress: Callable[[int, int], None] | None = Non
     return run_bounded(fn, *args, seconds=seconds(), what=what, bound_name=bound_name,
                        session=session, cancelled=run_will_be_interrupted if session else None,
                        progress=progress, **kwargs)
+
+
+class _Results:
+    """A bounded, time-limited map of finished results, safe across sessions' threads."""
+
+    def __init__(self, entries: int, seconds: float) -> None:
+        self._entries, self._seconds = entries, seconds
+        self._items: OrderedDict[Hashable, tuple[float, object]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable):
+        with self._lock:
+            item = self._items.get(key)
+            if item is None or time.monotonic() - item[0] > self._seconds:
+                self._items.pop(key, None)
+                return None
+            self._items.move_to_end(key)
+            return item[1]
+
+    def put(self, key: Hashable, value: object) -> None:
+        with self._lock:
+            self._items[key] = (time.monotonic(), value)
+            self._items.move_to_end(key)
+            while len(self._items) > self._entries:
+                self._items.popitem(last=False)
+
+
+@st.cache_resource(show_spinner=False)
+def _progress_results() -> _Results:
+    # A cache_resource, so the server's cache release (gradlab.ui.runtime) empties it too.
+    return _Results(LIMITS.cache_entries_large, LIMITS.cache_seconds)
+
+
+def heavy_with_progress(fn: Callable, *args, progress: Callable[[int, int], None]):
+    """``heavy(fn, *args, progress=progress)``, its result kept for every session.
+
+    ``st.cache_data`` cannot hold such a call: it records the progress bar's updates
+    made inside it and replays them in the next session's run, where that bar does
+    not exist (``CacheReplayClosureError``: a second visitor's full check failed).
+    Here nothing drawn is recorded; only the finished result is kept, keyed by
+    ``(fn, *args)`` (plain, hashable settings), and is shared, not copied: treat it
+    as read-only.
+    """
+    key = (fn.__module__, fn.__qualname__, *args)
+    results = _progress_results()
+    result = results.get(key)
+    if result is None:
+        result = heavy(fn, *args, progress=progress)
+        results.put(key, result)
+    return result

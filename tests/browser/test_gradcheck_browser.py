@@ -109,3 +109,25 @@ def test_on_a_390px_phone_the_plot_is_wide_the_legend_below_and_nothing_overflow
         screenshot(page, "gradcheck-phone-390x844-table", full_page=False)
     finally:
         context.close()
+
+
+# ------------------------------------------------------------- a full check, opened twice
+
+def test_a_full_check_opens_the_same_in_a_second_visitors_tab(streamlit_server, _browser):
+    """The second visitor gets the first one's cached full check, drawn, not an error.
+
+    (A cached call that drew its progress bar replayed the bar's updates in the second
+    visitor's run, where that bar does not exist: "Something went wrong".)
+    """
+    query = {"shape": "10x12", "mode": "full", "seed": "7"}
+    for visitor in ("first", "second"):
+        context = _browser.new_context(viewport=PROJECTOR)
+        try:
+            page = context.new_page()
+            open_page(page, streamlit_server, "gradcheck", query, timeout=LOAD_MS)
+            page.locator(f"{CHART} .nsewdrag").wait_for(timeout=LOAD_MS)
+            assert page.locator("[data-testid='stException']").count() == 0, visitor
+            assert page.get_by_text("Something went wrong").count() == 0, visitor
+            assert page.locator(ANSWER).inner_text().strip(), visitor
+        finally:
+            context.close()
