@@ -132,7 +132,7 @@ def staircase_figure(table: pd.DataFrame, autograd: float, reference: float, mar
         # y tick labels (inside the plot) on a 390 px phone and on the first screen at 1280x720.
         left = np.log10(mark_step) - x_range[0] > 2
         fig.add_annotation(x=float(np.log10(mark_step)), y=mark_estimate, text=f"<b>{mark_estimate:.3g} = {k} × q</b>",
-                           showarrow=True, arrowcolor=MARK, font=dict(color=MARK), ax=-14 if left else 14, ay=-8,
+                           showarrow=True, arrowcolor=MARK, ax=-14 if left else 14, ay=-8,
                            xanchor="right" if left else "left", yanchor="middle")
     fig.update_yaxes(range=_staircase_range(reference, mark_quantum, mark_estimate, autograd))
     fig.update_xaxes(**LOG_AXIS, range=x_range)

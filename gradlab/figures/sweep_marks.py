@@ -100,7 +100,7 @@ def shading(fig: FigureSpec, result: SweepResult, dtypes: Sequence[str], x_range
                            xanchor="right" if left_wider else "left", xshift=-6 if left_wider else 6,
                            yanchor="middle", showarrow=False,
                            text=f"{dtype} {get_scheme(scheme).curve_label}",
-                           font={"size": FONT_SIZE - 3, "color": dtype_colour(dtype)}, name="regime")
+                           font={"size": FONT_SIZE - 3}, name="regime")  # text colour: the h* line beside it carries the dtype's
         fig.add_shape(type="line", x0=h_star, x1=h_star, y0=y0, y1=y1, xref="x", yref="y domain",
                       line={"color": dtype_colour(dtype), "width": 3}, name="h*")
 
@@ -116,7 +116,7 @@ def machine_eps_marks(fig: FigureSpec, dtypes: Sequence[str], x_range) -> None:
                       name="machine-eps")
         fig.add_annotation(x=log10(eps), y=0, xref="x", yref="y domain", yanchor="bottom",
                            yshift=4 + 22 * i, text=f"ε {dtype}", showarrow=False,
-                           font={"color": dtype_colour(dtype), "size": FONT_SIZE - 2},
+                           font={"size": FONT_SIZE - 2},  # text colour: the dotted line carries the dtype's
                            bgcolor="rgba(128,128,128,0.12)", name="machine-eps")
 
 

@@ -30,14 +30,16 @@ THEMES: tuple[tuple[str, str], ...] = (("Light", "light_theme"), ("Dark", "dark_
 
 # Plotly's axis text (tick labels, axis and colour-bar titles) in the theme's text
 # colour: SVG text inherits `color` from the page, `currentColor` picks it up, and
-# !important beats the inline fill Plotly writes. Annotations and legends keep the
-# colours their figures chose.
+# !important beats the inline fill Plotly writes. So does any text in the grey of
+# Streamlit's light chart template, #808495 (3.7:1 on white): an annotation, a bar's or a
+# point's label that sets no colour of its own. Text that sets a colour keeps it.
 _CONTRAST_CSS = """
 <style>
 .js-plotly-plot .xtick text, .js-plotly-plot .ytick text,
 .js-plotly-plot .g-xtitle text, .js-plotly-plot .g-ytitle text,
 .js-plotly-plot [class^="g-x"][class$="title"] text, .js-plotly-plot [class^="g-y"][class$="title"] text,
-.js-plotly-plot .cbaxis text, .js-plotly-plot .cbtitle text, .js-plotly-plot .gtitle {
+.js-plotly-plot .cbaxis text, .js-plotly-plot .cbtitle text, .js-plotly-plot .gtitle,
+.js-plotly-plot text[style*="fill: rgb(128, 132, 149)"] {
   fill: currentColor !important;
 }
 .st-key-gl-theme-links a { margin-right: 0.6em; color: inherit; font-weight: 600; }

@@ -191,3 +191,31 @@ def test_tick_labels_and_primary_buttons_meet_aa(streamlit_server, new_page, sch
     assert ratio >= TEXT_CONTRAST, f"{scheme}: primary button {colours} has {ratio:.2f}:1"
     body = page.locator("[data-testid=stMarkdownContainer] p").first.evaluate("e => getComputedStyle(e).color")
     assert _contrast(_over(body, background), background) >= TEXT_CONTRAST
+
+
+#: Every chart text a visitor reads on the page's own background: annotations, axis text,
+#: legends, labels beside bars and points (text inside a bar or a heatmap cell stands on
+#: that cell's colour, which Plotly picks a contrasting text colour for).
+_CHART_TEXTS = """() => [...document.querySelectorAll('.js-plotly-plot text')]
+  .filter(t => t.textContent.trim() && t.getBoundingClientRect().width > 0)
+  .filter(t => !/bartext-inside|heatmap-label/.test(
+    (t.getAttribute('class') || '') + ' ' + (t.parentElement.getAttribute('class') || '')))
+  .map(t => [t.textContent.trim().slice(0, 40), getComputedStyle(t).fill,
+             parseFloat(getComputedStyle(t).fillOpacity || '1')])"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("path", CHART_PAGES)
+def test_every_chart_text_on_the_page_background_meets_aa(streamlit_server, new_page, path, scheme):
+    page = new_page(scheme)
+    open_page(page, streamlit_server, path, timeout=DRAWN_MS)
+    page.wait_for_selector(".st-key-gl-main-chart .js-plotly-plot .main-svg", timeout=DRAWN_MS)
+    page.wait_for_timeout(500)  # plotly draws annotations after the axes
+    background = _app_background(page)
+    low = []
+    for text, fill, opacity in page.evaluate(_CHART_TEXTS):
+        r, g, b, a = _rgba(fill)
+        ratio = _contrast(_over(f"rgba({r}, {g}, {b}, {a * opacity})", background), background)
+        if ratio < TEXT_CONTRAST:
+            low.append(f"{text!r} {fill} {ratio:.2f}:1")
+    assert not low, f"/{path} ({scheme}): chart text under {TEXT_CONTRAST}:1: {low}"
