@@ -163,6 +163,8 @@ def _answer(result: SweepResult) -> None:
     with answer_box():
         show = st.warning if note.is_warning else st.info
         show(markdown_literal(note.text), icon=":material/lightbulb:")
+        if "ulp" in note.text:  # the answer's unit, defined where it first appears
+            st.caption(term("ulp"))
 
 
 @st.fragment

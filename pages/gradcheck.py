@@ -31,7 +31,7 @@ from gradlab.server.heavy_work import check, check_eps_sweep  # noqa: E402
 from gradlab.ui.heavy import heavy, heavy_with_progress  # noqa: E402
 from gradlab.figures.check import error_heatmap, eps_sweep_figure, taylor_figure  # noqa: E402
 from gradlab.teaching.check_answer import check_answer  # noqa: E402
-from gradlab.teaching.glossary import term  # noqa: E402
+from gradlab.teaching.glossary import definition, term  # noqa: E402
 from gradlab.ui.presets import preset_buttons  # noqa: E402
 from gradlab.ui.figures import PreparedFigure, prepare_figure, show_figure  # noqa: E402
 from gradlab.ui.runtime import CHECK_WORKERS  # noqa: E402
@@ -268,7 +268,8 @@ def _render(settings: CheckSettings, result) -> None:
         st.caption("Each line is one sampled element, its error at each step eps. At relative error 1 the "
                    "estimate is 0: the step was lost to rounding. With sum and mean the difference is of "
                    "the summed loss, so round-off is relative to |L|; with none it is per output element. "
-                   "Mean has the same curve as sum: it scales L and dL/dxᵢ alike.")
+                   "Mean has the same curve as sum: it scales L and dL/dxᵢ alike. The dotted line is "
+                   f"rtol, {definition('rtol')}")
     _diagnosis(result)
     # Lazy tabs: only the open one is drawn; the open tab is in the URL, so a shared link
     # opens the same view.

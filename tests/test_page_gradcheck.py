@@ -183,7 +183,7 @@ def test_the_answer_says_the_gradient_is_right_and_why_the_hand_written_check_fa
     (box,) = answer.children.values()
     text = shown(box.value)
     assert text.startswith("The gradient is right")
-    assert "eps = 0.001 says FAIL because round-off" in text
+    assert "eps = 0.001, says FAIL because round-off" in text
 
 
 def test_a_clean_float64_check_answers_right_with_no_hand_written_fail():

@@ -132,7 +132,7 @@ def _rho_sentence(e: Evidence) -> str:
     eps = facts(e.dtype).eps
     what = "each output element it changes" if e.reduction == "none" else "the loss"
     return (f"A step of h = {e.step:.3g} changes {what} (|L| ≈ {e.loss:.3g}) by a fraction "
-            f"h·|dL/dx_i|/|L| ≈ {e.relative_perturbation:.2g} (median over the checked "
+            f"ρ = h·|dL/dx_i|/|L| ≈ {e.relative_perturbation:.2g} (the relative perturbation, median over the checked "
             f"elements), {e.relative_perturbation / eps:.2g}× {e.dtype}'s machine epsilon "
             f"({eps:.3g}).")
 
@@ -230,7 +230,7 @@ def _roundoff_fixes(e: Evidence, pred: float) -> list[str]:
     if e.reduction in ("sum", "mean") and e.summed_elements > 1:
         keep = max(1, int(e.summed_elements * e.rtol / pred))  # rho grows like 1/n
         fixes.append(f"Sum fewer elements: |L| grows with the {e.summed_elements} summed ones, "
-                     f"so rho shrinks like 1/n; at most about {keep} would bring round-off "
+                     f"so ρ shrinks like 1/n; at most about {keep} would bring round-off "
                      "under the tolerance.")
         fixes.append("Check per element: reduction 'none' with grad_outputs takes each "
                      "difference of a single output element, of size ~|y_i| instead of |L|.")

@@ -110,7 +110,9 @@ SCHEMES: dict[str, Scheme] = {
         Scheme(name="complex_step", label="complex step", short_label="Complex step",
                order=2, offsets=(), weights=(), truncation_constant=1 / 6, complex_step=True,
                dash="longdashdot", symbol="diamond",
-               help="Im f(x+ih)/h: no cancellation, so h can be tiny; needs a holomorphic function."),
+               help="Im f(x+ih)/h: no cancellation, so h can be tiny; needs a holomorphic function "
+                    "(one with a complex derivative everywhere nearby, like sin, exp or a polynomial; "
+                    "not abs or max)."),
         # (4 D(h/2) - D(h)) / 3 with D the central difference: the h**2 terms cancel.
         Scheme(name="richardson", label="Richardson (central)", short_label="Richardson",
                order=4, offsets=(-1.0, -0.5, 0.5, 1.0), weights=(1 / 6, -4 / 3, 4 / 3, -1 / 6),

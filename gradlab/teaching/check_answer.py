@@ -13,8 +13,9 @@ GradLab's verdict and a hand-written check at the same step disagree (the
 >>> answer.level
 'success'
 >>> print(answer.text)  # doctest: +NORMALIZE_WHITESPACE
-The gradient is right: at GradLab's steps all 5 checked values agree with autograd. A
-hand-written check at eps = 0.001 says FAIL because round-off swamps that step.
+The gradient is right: all 5 checked values agree with autograd once GradLab re-estimates
+them at steps that can show it. A hand-written check that stops at this step, eps = 0.001,
+says FAIL because round-off swamps that step.
 """
 
 from __future__ import annotations
@@ -75,8 +76,9 @@ def check_answer(summary) -> Answer:
                                  "tolerance atol, so any gradient near 0 would pass as well.")
     if summary.fixed_step_verdict == "fail":
         reason = _STEP_REASONS.get(summary.diagnosis.kind, "that step cannot show it")
-        return Answer("success", f"The gradient is right: at GradLab's steps all {n} checked values "
-                                 f"agree with autograd. A hand-written check at {step} says FAIL "
+        return Answer("success", f"The gradient is right: all {n} checked values agree with autograd "
+                                 f"once GradLab re-estimates them at steps that can show it. A "
+                                 f"hand-written check that stops at this step, {step}, says FAIL "
                                  f"because {reason}.")
     return Answer("success", f"The gradient is right: all {n} checked values agree with autograd "
                              f"within the tolerance at {step}.")
