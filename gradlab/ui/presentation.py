@@ -20,13 +20,10 @@ from gradlab.teaching.presets import Preset, presets_for
 from gradlab.ui.presets import apply, matching_preset
 
 __all__ = ["PRESENT_PARAM", "is_presenting", "enter_presentation", "leave_presentation", "step_index",
-           "present_button", "presentation_chrome", "finish_presentation", "current_preset", "position_text",
-           "MAIN_CHART_STRETCH"]
+           "present_button", "presentation_chrome", "finish_presentation", "current_preset", "position_text"]
 
 PRESENT_PARAM = "present"
 
-#: In presentation mode the main chart box is this tall; the chart stretches to fill it.
-MAIN_CHART_STRETCH = "calc(100vh - 10rem)"  # the bar and a three-line answer above it
 
 _CSS = """
 <style>
@@ -36,8 +33,16 @@ html { font-size: 24px !important; }
 [data-testid="stMainBlockContainer"] { max-width: 100% !important; padding: 3.2rem 1.2rem 1rem !important; }
 .st-key-gl-answer, .st-key-gl-answer p, .st-key-gl-answer li { font-size: 1.2rem !important; line-height: 1.2 !important; }
 .st-key-gl-answer [data-testid="stCaptionContainer"] { display: none !important; }  /* the chart needs the room */
-.st-key-gl-main-chart { height: CHART_HEIGHT !important; flex: 0 0 auto !important; min-height: 12rem; }
-.st-key-gl-main-chart [data-testid="stPlotlyChart"] { flex: 1 1 auto; }
+/* The page is one screen tall and the main chart box takes what the answer leaves, however many
+   lines the answer has: every block on the way down to the box grows, the box grows, the chart
+   stretches to fill it (height="stretch"). */
+[data-testid="stMainBlockContainer"]:has(.st-key-gl-main-chart) {
+  height: 100vh; display: flex !important; flex-direction: column; box-sizing: border-box; }
+[data-testid="stMainBlockContainer"]
+  :is([data-testid="stVerticalBlock"], [data-testid="stLayoutWrapper"]):has(.st-key-gl-main-chart) {
+  flex: 1 1 auto !important; min-height: 0 !important; height: auto !important; }
+.st-key-gl-main-chart { flex: 1 1 auto !important; height: auto !important; min-height: 12rem; }
+.st-key-gl-main-chart [data-testid="stPlotlyChart"] { flex: 1 1 auto; min-height: 0; }
 .st-key-gl-present-bar { position: fixed; top: 0.35rem; left: 1.2rem; right: 4.5rem; width: auto !important;
   z-index: 999990; align-items: center; }
 .st-key-gl-present-bar p { margin: 0; }
@@ -129,7 +134,7 @@ def present_button() -> None:
 
 def presentation_chrome(page: str):
     """Before the page's widgets: the CSS and the bar; returns the bar's slot for :func:`finish_presentation`."""
-    st.html(_CSS.replace("CHART_HEIGHT", MAIN_CHART_STRETCH))
+    st.html(_CSS)
     presets = presets_for(page)
     with st.container(horizontal=True, key="gl-present-bar", gap="small"):
         if presets:
