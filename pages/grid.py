@@ -13,7 +13,7 @@ import streamlit as st
 
 from gradlab.errors import GradLabError
 from gradlab.figures.grid import grid_figure, secant_series_figure
-from gradlab.labs.grid_story import grid_answer, printed_values, secant_series, steps_in_ulps, window_points
+from gradlab.labs.grid_story import grid_answer, printed_values, secant_series, ulps_of_x, window_points
 from gradlab.labs.representable_grid import GridDifference, GridSettings, grid_difference
 from gradlab.limits import LIMITS
 from gradlab.literal_text import markdown_literal
@@ -114,9 +114,8 @@ def _numbers(r: GridDifference) -> list[str]:
         f"| f(x) | {_bits_marked(r.fx.bits, r.shared_bits)} |",
         f"| f(x+h) | {_bits_marked(r.fx_plus_h.bits, r.shared_bits)} |",
     ]
-    n = steps_in_ulps(r)
     st.markdown(
-        f"- step taken (x+h) − x: **{r.step_taken!r}** = {n:,} ulp{'s' if n != 1 else ''} of x "
+        f"- step taken (x+h) − x: **{r.step_taken!r}** = {ulps_of_x(r)} of x "
         f"(asked: h = {r.settings.h:g})\n"
         f"- shared: {p.shared_digits} decimal digit{'s' if p.shared_digits != 1 else ''}, "
         f"{r.shared_bits} of {r.precision_bits} bits; "

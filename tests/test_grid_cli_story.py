@@ -5,6 +5,7 @@ import json
 import math
 import subprocess
 import sys
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -97,3 +98,47 @@ def test_window_points_lie_on_the_grid():
     w = window_points(r)
     assert (w["x"].to_numpy() == w["x"].to_numpy().astype(np.float16).astype(float)).all()
     assert (w["x"] == w["fx"]).all() and w["x"].min() < 1.5 < w["x"].max()
+
+
+def test_the_step_in_ulps_of_x_is_a_multiple_of_ulp_x_not_a_count_of_grid_numbers():
+    r = grid_difference(GridSettings("float32", 0.75, 0.5, "sin(x)"))
+    spacing = float(np.spacing(np.float32(0.75)))  # 2**-24 in the binade [0.5, 1)
+    assert r.step_taken == 0.5 and steps_in_ulps(r) == 0.5 / spacing == 2 ** 23
+    assert "8,388,608 ulps above x" in grid_answer(r)
+    # the float32 numbers from 0.75 to 1.25 are fewer: 2**-23 apart above 1
+    between = int(np.float32(1.25).view(np.int32)) - int(np.float32(0.75).view(np.int32))
+    assert between == 6_291_456 and f"{between:,}" not in grid_answer(r)
+
+
+def test_cli_x_zero_float64_is_a_result(capsys):
+    assert main(["grid", "--at", "0", "--h", "1e-4", "--dtype", "float64", "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["kept_bits"] == 53 == d["precision_bits"] and d["shared_bits"] == 0
+    # 1e-4 in ulps of 0 (the smallest subnormal, 2**-1074): exact, past float64's range
+    assert d["steps_in_ulps"] == Fraction(1e-4) / Fraction(2) ** -1074 and d["steps_in_ulps"] > 2 ** 1024
+    assert main(["grid", "--at", "0", "--h", "1e-4", "--dtype", "float64"]) == 0
+    out = capsys.readouterr().out
+    assert "2.02e+319 ulps above x" in out and "keeps 53 significant bits" in out
+
+
+def test_cli_x_zero_float32_keeps_at_most_24_bits(capsys):
+    assert main(["grid", "--at", "0", "--h", "1e-4", "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["kept_bits"] == 24 and d["fx"] == 0.0
+    h = np.float32(1e-4)
+    assert d["quantum"] == float(np.spacing(np.float32(d["fx_plus_h"]))) / float(h)
+
+
+@pytest.mark.parametrize("dtype,x", [("float16", "12"), ("float8_e4m3fn", "7"), ("float8_e5m2", "12")])
+def test_cli_fp8_overflow_is_reported_like_float16s(capsys, dtype, x):
+    assert main(["grid", "--dtype", dtype, "--at", x, "--h", "1", "--expression", "exp(x)"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: f(x) = exp(x) is not finite in {dtype}") and err.count("\n") == 1
+
+
+def test_e4m3fn_secant_series_has_no_saturated_slopes():
+    t = secant_series(GridSettings("float8_e4m3fn", 6.0, 0.25, "exp(x)"))
+    # e4m3fn holds 6 and 6.5 (spacing 1/2 in [4, 8)); e**6.5 = 665 rounds past 448: overflow, no slope
+    past = t[t["step"] >= 0.5]
+    assert len(past) > 0 and past["secant"].isna().all()
+    assert math.exp(6.5) > 448 + 16

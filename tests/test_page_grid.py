@@ -95,3 +95,36 @@ def test_definitions_and_the_precision_table_are_on_the_page():
     assert any(h.value == "Definitions" for h in at.subheader)
     table = at.dataframe[0].value
     assert len(table) == 6 and "u = 2^−p" in table.columns
+
+
+def test_x_zero_in_float64_is_a_result_not_something_went_wrong():
+    at = _open({"x": "0", "dtype": "float64"})
+    assert not at.exception and len(at.error) == 0
+    answer = shown(at.info[0].value)
+    assert "keeps 53 significant bits" in answer  # f(0) = 0: nothing cancels, p = 53 bits
+
+
+def test_the_step_is_labelled_in_ulps_of_x_and_counted_so():
+    at = _open({"x": "0.75", "h": "1e+00"})
+    assert not at.exception
+    # the step 1.0 over ulp(0.75) = 2**-24 in float32 (the grid numbers up to 1.75 are 10,485,760)
+    n = int(1.0 / float(np.spacing(np.float32(0.75))))
+    assert n == 2 ** 24
+    assert f"{n:,} ulps above x" in shown(at.info[0].value)
+    assert any(f"= {n:,} ulps of x" in m.value for m in at.markdown)
+
+
+def test_at_zero_in_float64_the_main_chart_has_finite_points():
+    # ulp(0) = 2^-1074 in float64: x + h lies ~1e319 ulps away, past float64's range, so the
+    # chart counts in a coarser unit and says so (it drew nothing but NaN and inf before).
+    import math
+
+    from gradlab.figures.grid import grid_figure
+    from gradlab.labs.grid_story import window_points
+    from gradlab.labs.representable_grid import GridSettings, grid_difference
+
+    r = grid_difference(GridSettings("float64", 0.0, 1e-4, "sin(x)"))
+    fig = grid_figure(r, window_points(r))
+    drawn = [v for t in fig.data if t.name == "x and x + h on the grid" for v in (*t.x, *t.y)]
+    assert drawn and all(math.isfinite(v) for v in drawn)
+    assert "units" in fig.layout.xaxis.title.text

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 
 from gradlab.labs.grid_story import grid_fields
 from gradlab.labs.representable_grid import GridSettings, grid_difference
@@ -49,8 +50,11 @@ def _run_grid(args) -> int:
         return 0
     width = max(map(len, fields))
     for key, value in fields.items():
-        if key != "answer":
-            print(f"{key:<{width}}  {value!r}" if isinstance(value, float) else f"{key:<{width}}  {value}")
+        if key == "answer":
+            continue
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10 ** 15:
+            value = f"{Decimal(value):.6e}"  # steps_in_ulps at x = 0: exact in JSON, hundreds of digits
+        print(f"{key:<{width}}  {value!r}" if isinstance(value, float) else f"{key:<{width}}  {value}")
     print()
     print(fields["answer"])
     return 0

@@ -39,10 +39,13 @@ def _colour(dtype: str) -> str:
 
 def grid_figure(r: GridDifference, window: pd.DataFrame) -> FigureOrSpec:
     """f near x on the dtype's grid: grid ticks, f in the dtype, x and x+h, the secant and the tangent."""
-    dtype, ux, uf = r.settings.dtype, r.x.ulp, r.fx.ulp
+    dtype = r.settings.dtype
     label = facts(dtype).label
-    t = (window["x"].to_numpy() - r.x.value) / ux
-    y = (window["fx"].to_numpy() - r.fx.value) / uf
+    dx = window["x"].to_numpy() - r.x.value
+    dy = window["fx"].to_numpy() - r.fx.value
+    ux, x_unit = _unit(r.x.ulp, np.append(dx, r.step_taken), "ulps of x")
+    uf, f_unit = _unit(r.fx.ulp, np.append(dy, r.fx_plus_h.value - r.fx.value), "ulps of f")
+    t, y = dx / ux, dy / uf
     t1, y1 = r.step_taken / ux, (r.fx_plus_h.value - r.fx.value) / uf
     finite = y[np.isfinite(y)]
     low = min(float(finite.min()) if finite.size else 0.0, 0.0, y1)
@@ -83,9 +86,30 @@ def grid_figure(r: GridDifference, window: pd.DataFrame) -> FigureOrSpec:
                    "marker": {"color": MARK, "size": 13, "line": {"color": MARKER_OUTLINE, "width": 2}}})
     fig.update_layout(margin=dict(l=0, r=0, t=10, b=10), legend=_LEGEND, height=440,
                       hovermode="closest")
-    fig.update_xaxes(title=dict(text=f"x − x₀, in ulps of x (1 ulp = {ux:.3g})"), zeroline=False)
-    fig.update_yaxes(title=dict(text=f"f − f(x₀), ulps of f ({uf:.3g})", standoff=4), zeroline=False)
+    fig.update_xaxes(title=dict(text=f"x − x₀, in {x_unit} ({ux:.3g})"), zeroline=False)
+    fig.update_yaxes(title=dict(text=f"f − f(x₀), {f_unit} ({uf:.3g})", standoff=4), zeroline=False)
     return fig.figure()
+
+
+#: More grid units than this in the window and the chart counts in a coarser unit.
+_MAX_UNITS = 1e12
+
+
+def _unit(ulp: float, offsets: np.ndarray, name: str) -> tuple[float, str]:
+    """The chart's unit along one axis and its name: the ulp, unless the window spans more than
+    ``_MAX_UNITS`` of them (at 0 an ulp is subnormal: 2^-1074 in float64, and x + h lies ~1e319
+    of them away, past float64's range), then a power of two a thousandth of the window.
+
+    >>> _unit(2.0 ** -23, np.array([0.0, 4 * 2.0 ** -23]), "ulps of x")
+    (1.1920928955078125e-07, 'ulps of x')
+    >>> _unit(2.0 ** -1074, np.array([0.0, 1e-4]), "ulps of x")
+    (5.960464477539063e-08, 'units')
+    """
+    finite = np.abs(offsets[np.isfinite(offsets)])
+    extent = float(finite.max()) if finite.size else 0.0
+    if ulp > 0 and extent / _MAX_UNITS <= ulp:
+        return ulp, name
+    return 2.0 ** math.floor(math.log2(extent / 1000)), "units"
 
 
 def secant_series_figure(series: pd.DataFrame, r: GridDifference) -> FigureOrSpec:

@@ -16,19 +16,20 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
-import torch
 
-from gradlab.labs.representable_grid import GridDifference, GridSettings, shared_decimal_digits
+from gradlab.labs.representable_grid import GridDifference, GridSettings, computing_in, shared_decimal_digits
 from gradlab.numerics.dtypes import facts
-from gradlab.numerics.emulation import emulated, to_dtype
+from gradlab.numerics.emulation import to_dtype
 from gradlab.numerics.expressions import parse
-from gradlab.numerics.ulp import ulp, ulp_distance
+from gradlab.numerics.ulp import ulp
 
-__all__ = ["PrintedValues", "printed_values", "grid_answer", "steps_in_ulps", "secant_series", "grid_fields",
-           "window_points"]
+__all__ = ["PrintedValues", "printed_values", "grid_answer", "steps_in_ulps", "ulps_of_x", "secant_series",
+           "grid_fields", "window_points"]
 
 
 @dataclass(frozen=True)
@@ -69,9 +70,33 @@ def _distinct(value: float, other: float) -> str:
     return f"{value:.17g}"
 
 
-def steps_in_ulps(r: GridDifference) -> int:
-    """How many grid steps of the dtype lie between x and x + h (0: no step at all)."""
-    return ulp_distance(r.x.value, r.x_plus_h.value, r.settings.dtype)
+def steps_in_ulps(r: GridDifference) -> int | float:
+    """The step taken as a multiple of ulp(x): (x+h) - x = n ulp(x) (0: no step at all).
+
+    Not the count of grid numbers from x to x + h: past x's binade they are 2, 4, ... ulp(x) apart.
+    Exact, a Python int (at x = 0, ulp(x) is the smallest subnormal and n can pass float64's range),
+    a float only where x + h lands in a finer binade nearer 0 (x < 0) and n is not whole.
+
+    >>> from gradlab.labs.representable_grid import grid_difference
+    >>> steps_in_ulps(grid_difference(GridSettings("float32", 0.75, 0.5, "x")))  # 0.5 / 2**-24
+    8388608
+    """
+    n = Fraction(r.step_taken) / Fraction(r.x.ulp)
+    return n.numerator if n.denominator == 1 else float(n)
+
+
+def ulps_of_x(r: GridDifference) -> str:
+    """:func:`steps_in_ulps` in words: digits grouped, in e-notation past 10**12.
+
+    >>> from gradlab.labs.representable_grid import grid_difference
+    >>> ulps_of_x(grid_difference(GridSettings("float32", 1.0, 1e-7, "x")))
+    '1 ulp'
+    >>> ulps_of_x(grid_difference(GridSettings("float64", 0.0, 1e-4, "x")))  # 1e-4 / 2**-1074
+    '2.02e+319 ulps'
+    """
+    n = steps_in_ulps(r)
+    text = f"{n:,}" if n < 10 ** 12 else f"{Decimal(n):.3g}"  # Decimal: n may be past float64
+    return f"{text} ulp{'' if n == 1 else 's'}"
 
 
 def grid_answer(r: GridDifference) -> str:
@@ -80,17 +105,17 @@ def grid_answer(r: GridDifference) -> str:
     if r.step_taken == 0:
         return (f"x + h rounds back to x in {dtype}: h = {s.h:.3g} is less than half the spacing "
                 f"ulp(x) = {r.x.ulp:.3g}, so no step is taken and the difference is 0/0.")
-    n = steps_in_ulps(r)
-    where = f"{n:,} ulp{'s' if n != 1 else ''} above x"
+    where = f"{ulps_of_x(r)} above x"
     exact = "exactly h" if r.step_taken == s.h else f"{_distinct(r.step_taken, s.h)}, not {s.h:.3g}"
     first = f"x + h is {where}: the step taken is {exact}."
     if r.kept_bits == 0:
         return (f"{first} f(x) and f(x+h) round to the same {dtype} number, so the slope comes out 0 "
                 f"(the tangent's is {r.tangent:.4g}).")
     tangent = "" if not math.isfinite(r.tangent) else f", where the tangent's slope is {r.tangent:.4g}"
-    return (f"{first} f(x) and f(x+h) share {r.shared_bits} of {r.precision_bits} bits, so the "
-            f"difference keeps {r.kept_bits} and the slope can only be a multiple of {r.quantum:.3g}: "
-            f"here {r.secant:.4g}{tangent}.")
+    # no "so" between shared and kept bits: a borrow (0b0111 vs 0b1000) cancels more than the shared bits
+    return (f"{first} f(x) and f(x+h) share {r.shared_bits} of {r.precision_bits} bits; their difference "
+            f"keeps {r.kept_bits} significant bit{'' if r.kept_bits == 1 else 's'}, so the slope can only be "
+            f"a multiple of {r.quantum:.3g}: here {r.secant:.4g}{tangent}.")
 
 
 def secant_series(settings: GridSettings, per_decade: int = 10) -> pd.DataFrame:
@@ -105,11 +130,13 @@ def secant_series(settings: GridSettings, per_decade: int = 10) -> pd.DataFrame:
     """
     dtype = settings.dtype
     x = to_dtype(settings.x, dtype)
-    low = math.floor(math.log10(ulp(float(x), dtype) / 2)) - 1
+    # log10(ulp) - log10(2), not log10(ulp / 2): float64's ulp(0) = 2**-1074 halves to 0
+    low = math.floor(math.log10(ulp(float(x), dtype)) - math.log10(2)) - 1
     high = math.ceil(math.log10(max(abs(float(x)) / 10, 0.1, 8 * ulp(float(x), dtype))))
     low = min(low, math.floor(math.log10(settings.h)))
     hs = np.unique(np.append(np.logspace(low, high, (high - low) * per_decade + 1), settings.h))
-    with torch.no_grad(), emulated(dtype), np.errstate(all="ignore"):
+    hs = hs[hs > 0]  # 1e-324 and below are 0 in float64 too
+    with computing_in(dtype), np.errstate(all="ignore"):
         xh = x + to_dtype(hs, dtype)
         step = xh - x
         expr = parse(settings.expression)
@@ -152,6 +179,6 @@ def window_points(r: GridDifference, samples: int = 121) -> pd.DataFrame:
     xs = np.unique(to_dtype(wanted, dtype).double().numpy())
     if len(xs) > samples:
         xs = np.unique(to_dtype(np.linspace(xs[0], xs[-1], samples), dtype).double().numpy())
-    with torch.no_grad(), emulated(dtype), np.errstate(all="ignore"):
+    with computing_in(dtype), np.errstate(all="ignore"):
         fx = parse(r.settings.expression)(to_dtype(xs, dtype)).double().numpy()
     return pd.DataFrame({"x": xs, "fx": fx})

@@ -15,14 +15,24 @@ one of those numbers, with the bits that show it.
 True
 >>> r.kept_bits, r.secant == (r.fx_plus_h.value - r.fx.value) / r.step_taken
 (2, True)
+
+Kept bits never exceed the precision p: at x = 0 nothing cancels (f(0) = 0) and the difference is
+f(h), all p of its bits.
+
+>>> grid_difference(GridSettings(dtype="float64", x=0.0, h=1e-4, expression="sin(x)")).kept_bits
+53
 """
 
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass
+from fractions import Fraction
+from typing import Iterator
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 from gradlab.errors import GradLabError
 from gradlab.numerics.dtypes import facts
@@ -32,7 +42,7 @@ from gradlab.numerics.expressions import parse
 from gradlab.numerics.ulp import float_bits, float_hex, ulp
 
 __all__ = ["GridSettings", "GridPoint", "GridDifference", "grid_difference", "shared_leading_bits",
-           "shared_decimal_digits", "grid_around"]
+           "kept_bits", "shared_decimal_digits", "grid_around", "computing_in"]
 
 
 @dataclass(frozen=True)
@@ -76,11 +86,11 @@ class GridDifference:
     fx: GridPoint
     fx_plus_h: GridPoint
     shared_bits: int  # leading significand bits f(x) and f(x+h) have in common (cancelled)
-    kept_bits: int  # significant bits left in f(x+h) - f(x) (0: the difference is 0)
+    kept_bits: int  # significant bits of the exact f(x+h) - f(x) the dtype's result keeps: 0 to p
     precision_bits: int  # significand bits of the dtype (stored fraction + the implicit 1)
     secant: float  # (f(x+h) - f(x)) / step_taken, as the dtype computes it
     tangent: float  # f'(x) exactly (x as the dtype holds it), NaN where it does not exist
-    quantum: float  # ulp(f(x)) / step_taken: the spacing of the values the secant can take
+    quantum: float  # spacing of the values f(x+h) - f(x) can take, over step_taken (see _resolution)
 
     @property
     def relative_error(self) -> float:
@@ -98,42 +108,103 @@ def grid_difference(settings: GridSettings) -> GridDifference:
     if not math.isfinite(float(x)) or abs(settings.x) > info.max:  # torch's fp8 casts saturate
         raise GradLabError(f"x = {settings.x:g} is beyond {dtype}'s largest number ({info.max:g}): "
                            "pick a smaller x.")
-    with torch.no_grad(), emulated(dtype):  # an 8-bit format: float32, each result rounded to it
+    with computing_in(dtype):
         x_plus_h = x + _tensor(settings.h, dtype)
         step = float(x_plus_h - x)
         fx, fxh = float(expr(x)), float(expr(x_plus_h))
-        secant = float((_tensor(fxh, dtype) - _tensor(fx, dtype)) / _tensor(step, dtype)) if step else math.nan
+    if not math.isfinite(step):
+        raise GradLabError(f"x + h = {settings.x:g} + {settings.h:g} is beyond {dtype}'s largest number "
+                           f"({info.max:g}): pick a smaller x or h.")
     if not (math.isfinite(fx) and math.isfinite(fxh)):
         raise GradLabError(f"f(x) = {settings.expression} is not finite in {dtype} at x = {float(x):g} "
-                           "or x + h: pick another point.")
-    precision = info.mantissa_bits + 1
-    shared = shared_leading_bits(fx, fxh, dtype)
+                           f"or x + h (past its largest number, {info.max:g}, or undefined): pick another point.")
+    with computing_in(dtype):
+        difference = float(_tensor(fxh, dtype) - _tensor(fx, dtype))
+        secant = float(_tensor(difference, dtype) / _tensor(step, dtype)) if step else math.nan
+    if not math.isfinite(difference):
+        raise GradLabError(f"f(x+h) - f(x) = {fxh:g} - ({fx:g}) is beyond {dtype}'s largest number "
+                           f"({info.max:g}): pick a smaller h.")
     return GridDifference(
         settings=settings, x=GridPoint.of(float(x), dtype), x_plus_h=GridPoint.of(float(x_plus_h), dtype),
         step_taken=step, fx=GridPoint.of(fx, dtype), fx_plus_h=GridPoint.of(fxh, dtype),
-        shared_bits=shared, kept_bits=_kept_bits(fx, fxh, dtype), precision_bits=precision,
-        secant=secant, tangent=_tangent(settings.expression, float(x)),
-        quantum=ulp(fx, dtype) / step if step else math.inf)
+        shared_bits=shared_leading_bits(fx, fxh, dtype), kept_bits=kept_bits(fx, fxh, dtype),
+        precision_bits=info.mantissa_bits + 1, secant=secant, tangent=_tangent(settings.expression, float(x)),
+        quantum=_resolution(fx, fxh, difference, dtype) / step if step else math.inf)
+
+
+@contextmanager
+def computing_in(dtype: str) -> Iterator[None]:
+    """torch arithmetic (no gradients) as ``dtype`` does it: native, or an 8-bit format emulated
+    (:func:`~gradlab.numerics.emulation.emulated`) with overflow as IEEE 754 defines it.
+
+    torch's cast to float8_e4m3fn saturates (1096.6 and even inf become 448: the format has no
+    inf), which would pass an overflow off as the largest number. Here a result whose rounding
+    with an unbounded exponent exceeds the largest finite number becomes NaN, e4m3fn's only
+    non-finite value, so it propagates as float16's inf does.
+
+    >>> x = to_dtype(7.0, "float8_e4m3fn")
+    >>> with computing_in("float8_e4m3fn"):
+    ...     past, kept = torch.exp(x), x * 64  # e**7 = 1096.6 overflows; 7 * 64 = 448 is the largest
+    >>> float(past), float(kept)
+    (nan, 448.0)
+    """
+    info = facts(dtype)
+    holds_inf = math.isinf(float(torch.tensor(math.inf).to(info.torch_dtype).float()))
+    with torch.no_grad():
+        if not info.emulated or holds_inf:  # torch's cast already overflows to inf (float16, e5m2)
+            with emulated(dtype):
+                yield
+            return
+        # Entered below the rounding mode, _Overflow sees each float32 result before the cast.
+        with _Overflow(info.compute, *_overflow_threshold(dtype)), emulated(dtype):
+            yield
+
+
+class _Overflow(TorchFunctionMode):
+    """Results of ``compute`` dtype past the threshold become NaN (before the emulated cast)."""
+
+    def __init__(self, compute: torch.dtype, threshold: float, tie_overflows: bool):
+        super().__init__()
+        self.compute, self.threshold, self.tie_overflows = compute, threshold, tie_overflows
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if isinstance(out, torch.Tensor) and out.dtype == self.compute:
+            size = out.abs()
+            past = (size > self.threshold) | ((size == self.threshold) & self.tie_overflows)
+            if bool(past.any()):
+                out = torch.where(past, torch.nan, out)
+        return out
+
+
+def _overflow_threshold(dtype: str) -> tuple[float, bool]:
+    """Halfway from the largest finite number to the next one an unbounded exponent would give, and
+    whether that tie overflows: round-to-nearest-even goes up exactly when the largest number's
+    significand is odd (float16's 65504 is; e4m3fn's 448 = 0b1110 * 2**5 is not: 464 rounds to 448)."""
+    info = facts(dtype)
+    spacing = ulp(info.max, dtype)
+    return info.max + spacing / 2, int(info.max / spacing) % 2 == 1
 
 
 def shared_leading_bits(a: float, b: float, dtype: str) -> int:
     """Leading significand bits (the implicit 1 included) two numbers of ``dtype`` share.
 
-    0 when their signs or binades differ; the full precision when they are equal.
+    Bits of equal weight: 0 when their signs or grid spacings differ (different binades, or one
+    of them 0: the leading bit of one is a 0 of the other); the full precision when they are equal.
 
     >>> shared_leading_bits(1.0, 1.0 + 2 ** -23, "float32")  # they differ in the last of 24 bits
     23
-    >>> shared_leading_bits(1.0, 2.0, "float32")
-    0
+    >>> shared_leading_bits(1.0, 2.0, "float32"), shared_leading_bits(0.0, 1e-4, "float64")
+    (0, 0)
     """
     precision = facts(dtype).mantissa_bits + 1
     a, b = _rounded(a, dtype), _rounded(b, dtype)
     if a == b:
         return precision
-    if a == 0 or b == 0 or (a < 0) != (b < 0) or math.frexp(a)[1] != math.frexp(b)[1]:
-        return 0
-    # same binade: the significands are integers of `precision` bits in units of ulp
     unit = ulp(a, dtype)
+    if a == 0 or b == 0 or (a < 0) != (b < 0) or ulp(b, dtype) != unit:
+        return 0
+    # one spacing: the significands are integers of `precision` bits in units of ulp
     ma, mb = int(abs(a) / unit), int(abs(b) / unit)
     return precision - (ma ^ mb).bit_length()
 
@@ -190,13 +261,32 @@ def _all_values(dtype: str) -> torch.Tensor:
     return values[torch.isfinite(values)]
 
 
-def _kept_bits(a: float, b: float, dtype: str) -> int:
-    """Significant bits of b - a, counted in units of ulp of the larger: the bits that survive."""
+def kept_bits(a: float, b: float, dtype: str) -> int:
+    """Significant bits of the exact difference ``b - a`` that the dtype's rounded ``b - a`` keeps: 0 to p.
+
+    Two numbers of the dtype are whole multiples of the finer of their two ulps, u, so b - a = k u
+    exactly, with bit_length(|k|) significant bits down to u, the last bit the operands hold. The
+    result has p bits: it keeps min(bit_length(|k|), p). Cancellation leaves fewer; where nothing
+    cancels (one of them 0, opposite signs, far-apart binades) it keeps all p.
+
+    >>> kept_bits(1.0, 1.0 + 2 ** -22, "float32")  # 2 ulps apart: b - a = 0b10 ulps
+    2
+    >>> kept_bits(0.0, 1e-4, "float64"), kept_bits(-1.0, 1.0, "float16")
+    (53, 11)
+    """
+    precision = facts(dtype).mantissa_bits + 1
     a, b = _rounded(a, dtype), _rounded(b, dtype)
-    if a == b:
-        return 0
-    unit = min(ulp(a, dtype), ulp(b, dtype))
-    return int(round(abs(b - a) / unit)).bit_length()
+    if not (math.isfinite(a) and math.isfinite(b)):
+        raise GradLabError(f"Kept bits need two finite numbers of {dtype}; got {a!r} and {b!r}.")
+    unit = Fraction(min(ulp(a, dtype), ulp(b, dtype)))
+    k = (Fraction(b) - Fraction(a)) / unit  # exact, and whole: no float division to overflow
+    return min(abs(k.numerator).bit_length(), precision)
+
+
+def _resolution(a: float, b: float, difference: float, dtype: str) -> float:
+    """Spacing of the values the computed b - a can take near this one: u (the operands' finer ulp)
+    while the result holds the exact difference, its own coarser ulp once it has to round it."""
+    return max(min(ulp(a, dtype), ulp(b, dtype)), ulp(difference, dtype))
 
 
 def _tangent(expression: str, x: float) -> float:
