@@ -239,3 +239,20 @@ def test_negative_point_in_plain_notation(capsys):
 def test_help_exits_0(capsys):
     code, out, _ = _run(["sweep", "--help"], capsys)
     assert code == 0 and "--eps-min" in out
+
+
+@pytest.mark.parametrize("dtype", ["float8_e4m3fn", "float8_e5m2"])
+def test_sweep_takes_the_emulated_8_bit_dtypes(capsys, dtype):
+    import math
+
+    import torch
+
+    code = main(["sweep", "sin(x)", "--at", "1", "--dtype", dtype, "--scheme", "central",
+                 "--points", "9", "--format", "json"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    (autograd,) = [r for r in out["autograd"] if r["dtype"] == dtype]
+    # autograd's cos(1) comes out rounded to the format: the nearest 8-bit number, by torch's cast.
+    nearest = float(torch.tensor(math.cos(1.0)).to(getattr(torch, dtype)).float())
+    assert autograd["value"] == nearest != math.cos(1.0)
+    assert {r["dtype"] for r in out["rows"]} == {dtype}

@@ -20,7 +20,7 @@ import sys
 from typing import Sequence
 
 from gradlab.errors import GradLabError
-from gradlab.numerics.dtypes import DTYPE_NAMES
+from gradlab.numerics.dtypes import ALL_DTYPE_NAMES, DTYPE_NAMES
 from gradlab.numerics.schemes import SCHEME_NAMES
 
 __all__ = ["main", "OneLineParser", "finite_float", "to_json"]
@@ -69,7 +69,9 @@ def _add_sweep(subparsers) -> None:
     )
     p.add_argument("expression", help="a function of x, e.g. 'exp(x)/sqrt(sin(x)**3 + cos(x)**3)'")
     p.add_argument("--at", dest="x", type=finite_float, required=True, help="the point x")
-    p.add_argument("--dtype", action="append", choices=DTYPE_NAMES, help="repeatable; default: all four")
+    p.add_argument("--dtype", action="append", choices=ALL_DTYPE_NAMES,
+                   help="repeatable; default: the four native ones (float8_* are emulated: x, x+h "
+                        "and every function value rounded to the 8-bit format)")
     p.add_argument("--scheme", action="append", choices=SCHEME_NAMES, help="repeatable; default: all six")
     p.add_argument("--eps-min", type=finite_float, default=1e-16)
     p.add_argument("--eps-max", type=finite_float, default=1.0)
