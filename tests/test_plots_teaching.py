@@ -221,7 +221,7 @@ def test_round_off_figures_keep_their_legend_below_and_few_ticks_for_a_phone(fig
 # ---------------------------------------------------------------- classroom first (issue 15)
 
 
-@pytest.mark.parametrize("name", ["staircase", "step error", "vjp rows"])
+@pytest.mark.parametrize("name", ["staircase", "step error", "vjp rows", "weighted rows"])
 def test_network_and_backward_legends_sit_below_the_plot(figures, name):
     # A legend beside the plot leaves a 390 px phone no plot; below it takes rows instead.
     legend = figures[name].layout.legend

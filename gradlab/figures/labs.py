@@ -202,7 +202,9 @@ def weighted_rows_figure(table: pd.DataFrame, grad: tuple[float, ...]) -> Figure
         marker=dict(symbol="diamond", size=14, color=NEUTRAL, line=dict(color=MARKER_OUTLINE, width=1)),
     ))
     fig.update_layout(barmode="relative")
-    return _layout(fig, "vᵀJ is a weighted sum of the rows of J", "input entry", "contribution to x.grad")
+    # Legend below: three entries above the plot overlapped the title on a 390 px phone.
+    return _layout_below(fig, "vᵀJ is a weighted sum of the rows of J", "input entry",
+                         "contribution to x.grad", 460)
 
 
 def vjp_rows_figure(table: pd.DataFrame) -> FigureOrSpec:
