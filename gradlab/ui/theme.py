@@ -43,6 +43,10 @@ _CONTRAST_CSS = """
   fill: currentColor !important;
 }
 .st-key-gl-theme-links a { margin-right: 0.6em; color: inherit; font-weight: 600; }
+/* A slider's value is drawn in the primary colour: 3.95:1 on the dark background (the dark
+   primary is dark enough for white button text, so it cannot also be light text). */
+[data-testid="stSliderThumbValue"], [data-testid="stSliderTickBarMin"],
+[data-testid="stSliderTickBarMax"] { color: inherit !important; }
 /* A projector's first screen is 720 px: a smaller page title leaves the room to the chart. */
 [data-testid="stMainBlockContainer"] h1 { font-size: 2.1rem; padding-top: 0; padding-bottom: 0.4rem; }
 </style>

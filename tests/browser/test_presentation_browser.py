@@ -221,3 +221,15 @@ def test_every_chart_text_on_the_page_background_meets_aa(streamlit_server, new_
         if ratio < TEXT_CONTRAST:
             low.append(f"{text!r} {fill} {ratio:.2f}:1")
     assert not low, f"/{path} ({scheme}): chart text under {TEXT_CONTRAST}:1: {low}"
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_sliders_value_meets_aa(streamlit_server, new_page, scheme):
+    # Drawn in the primary colour by default: 3.95:1 on the dark background.
+    page = new_page(scheme)
+    open_page(page, streamlit_server, "grid", timeout=DRAWN_MS)
+    background = _app_background(page)
+    value = page.locator("[data-testid=stSliderThumbValue]").first
+    colour = value.evaluate("e => getComputedStyle(e).color")
+    ratio = _contrast(_over(colour, background), background)
+    assert ratio >= TEXT_CONTRAST, f"{scheme}: slider value {colour} has {ratio:.2f}:1"
