@@ -15,8 +15,68 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, fields, replace
+from pathlib import Path, PurePosixPath
 
 from gradlab.errors import LimitError
+
+
+def cpu_quota(text: str) -> float | None:
+    """Cores granted by a cgroup CPU quota written ``"quota period"`` (cgroup v2's ``cpu.max``;
+    v1's ``cpu.cfs_quota_us`` and ``cpu.cfs_period_us``), or None when there is no quota.
+
+    >>> cpu_quota("150000 100000")  # docker run --cpus 1.5
+    1.5
+    >>> cpu_quota("max 100000"), cpu_quota("-1 100000"), cpu_quota("")
+    (None, None, None)
+    """
+    try:
+        quota, period = (int(value) for value in text.split())
+    except ValueError:
+        return None
+    return quota / period if quota > 0 and period > 0 else None
+
+
+def usable_cpus(cgroup_root: str = "/sys/fs/cgroup", own_cgroups: str = "/proc/self/cgroup") -> int:
+    """The cores this process may use: its CPU affinity (taskset, a container's cpuset), capped by
+    the CPU quota (a container's ``--cpus``, rounded up) of its cgroup or any cgroup above it.
+    ``os.cpu_count()`` counts the host's cores, which a container may be far from having."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    quotas = [q for q in map(cpu_quota, _quota_texts(Path(cgroup_root), own_cgroups)) if q is not None]
+    return max(1, min([cores, *(math.ceil(q) for q in quotas)]))
+
+
+def _quota_texts(root: Path, own_cgroups: str):
+    """The ``"quota period"`` texts of this process's cgroup and its ancestors ("" where absent).
+    Walking up also finds a container's own cgroup, mounted at the root, when its path is the host's."""
+    try:
+        lines = Path(own_cgroups).read_text().splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        _, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        v2 = controllers == ""
+        if not (v2 or "cpu" in controllers.split(",")):
+            continue
+        parts = PurePosixPath(path or "/").parts[1:]
+        for depth in range(len(parts), -1, -1):
+            where = (root if v2 else root / "cpu").joinpath(*parts[:depth])
+            if v2:
+                yield _read(where / "cpu.max")
+            else:
+                yield f"{_read(where / 'cpu.cfs_quota_us')} {_read(where / 'cpu.cfs_period_us')}"
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return ""
+
+
+_CPUS = usable_cpus()
 
 
 @dataclass(frozen=True)
@@ -41,14 +101,14 @@ class Limits:
     chunk_bytes: int = 256 * 2**20  # memory for the batches of perturbed inputs in flight
     # worker threads of a full/sampled check (the default and the most allowed); the
     # Streamlit server uses one per check (gradlab.ui.runtime.CHECK_WORKERS)
-    check_workers: int = min(2, os.cpu_count() or 1)
+    check_workers: int = min(2, _CPUS)
     # evaluation time: symbolic work whose cost size alone does not bound
     # (the 5th derivative of tan(tan(...(x))) grows ~6x per order: minutes for 12 levels)
     evaluation_seconds: float = 2.0  # exact derivatives of one expression (sympy + mpmath)
     # worker processes (gradlab.server.pool): heavy work runs there and is killed over a bound
     request_seconds: float = 10.0  # wall clock of one heavy request, whatever its steps
     worker_memory_mb: int = 1536  # resident memory of the worker running one request
-    pool_workers: int = os.cpu_count() or 1  # worker processes of one server
+    pool_workers: int = _CPUS  # worker processes of one server: one per usable core (usable_cpus)
     # teaching pages
     roundoff_samples: int = 100_000
     roundoff_seconds: float = 5.0  # one comparison (~1 s per 100k points); tiny |x| in float64 needs ~3000-bit references

@@ -13,6 +13,7 @@ whose sentence names the bound, and never in a bug's generic failure.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -108,6 +109,32 @@ def test_a_check_of_a_minute_per_element_is_ended_at_the_bound(pool):
     result, elapsed, bound = _run(pool, heavy_work.check, settings, seconds=3.0)  # the page's is 30 s
     assert isinstance(result, LimitError) and _names_a_bound(result), result
     assert elapsed < bound + SLACK
+
+
+
+def test_every_whole_call_bound_is_the_sum_of_the_bounds_it_names():
+    """The sentence of a worker killed at its whole-call bound names the fields whose sum that
+    bound is (a check's 30 s were called LIMITS.full_check_seconds, which is 20)."""
+    for fn, (what, seconds, bound_name) in heavy_work.BOUNDS.items():
+        names = bound_name.split(" + ")
+        assert all(name.startswith("LIMITS.") for name in names), bound_name
+        named = sum(getattr(heavy_work.LIMITS, name.removeprefix("LIMITS.")) for name in names)
+        assert named == seconds(), f"{what}: killed at {seconds()} s, named {bound_name} = {named}"
+
+
+def test_a_check_over_its_whole_bound_states_that_bound_and_a_check_s_advice(pool, monkeypatch):
+    """As a page runs it (gradlab.ui.heavy: BOUNDS' seconds and name, and no advice of its own)."""
+    monkeypatch.setattr(heavy_work, "LIMITS",
+                        dataclasses.replace(LIMITS, full_check_seconds=1.0, request_seconds=1.5))
+    settings = CheckSettings(model="expression", expression=GRADCHECK_EXPRESSION, shape=(1024, 1024),
+                             dtype="float64", scheme="complex_step", mode="sampled", samples=1000)
+    what, seconds, bound_name = heavy_work.BOUNDS[heavy_work.check]
+    with pytest.raises(LimitError) as info:
+        pool.run(heavy_work.check, settings, 1, seconds=seconds(), what=what, bound_name=bound_name)
+    message = str(info.value)
+    assert "took longer than 2.5 s" in message, message
+    assert "(LIMITS.full_check_seconds + LIMITS.request_seconds)" in message, message
+    assert message.endswith(heavy_work.CHECK_ADVICE), message  # not "Simplify the expression"
 
 
 # ------------------------------------------------------------------ the CLI

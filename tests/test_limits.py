@@ -507,3 +507,74 @@ def test_the_classroom_profile_lowers_the_heavy_bounds():
     for name in ("tensor_elements", "sampled_elements", "directional_checks", "full_check_elements",
                  "full_check_seconds", "roundoff_samples"):
         assert getattr(classroom, name) < getattr(Limits(), name), name
+
+
+# ---------------------------------------------------------------- cores and memory of a server
+
+
+def _cgroups(tmp_path, own: str, files: dict[str, str]) -> tuple[str, str]:
+    """A fake cgroup mount under ``tmp_path`` and a fake /proc/self/cgroup saying ``own``."""
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text + "\n")
+    (tmp_path / "self-cgroup").write_text(own + "\n")
+    return str(tmp_path), str(tmp_path / "self-cgroup")
+
+
+CGROUP_CASES = [  # (own cgroups, files, the cores allowed; None: the affinity's)
+    ("0::/", {"cpu.max": "50000 100000"}, 1),  # v2, docker run --cpus 0.5: rounded up
+    ("0::/", {"cpu.max": "max 100000"}, None),  # v2, no quota
+    ("0::/a/b", {"a/b/cpu.max": "max 100000", "a/cpu.max": "100000 100000"}, 1),  # a parent's quota
+    ("0::/", {}, None),  # no cpu controller files at all
+    ("4:cpu,cpuacct:/docker/abc", {"cpu/cpu.cfs_quota_us": "100000", "cpu/cpu.cfs_period_us": "100000"}, 1),  # v1
+    ("4:cpu,cpuacct:/", {"cpu/cpu.cfs_quota_us": "-1", "cpu/cpu.cfs_period_us": "100000"}, None),  # v1, none
+    ("4:memory:/x\n0::/", {"cpu/cpu.cfs_quota_us": "100000", "cpu/cpu.cfs_period_us": "100000"}, None),  # not cpu's
+]
+
+
+@pytest.mark.parametrize("own,files,expected", CGROUP_CASES, ids=[str(i) for i in range(len(CGROUP_CASES))])
+def test_usable_cpus_reads_the_affinity_and_a_container_s_cpu_quota(tmp_path, own, files, expected):
+    from gradlab.limits import usable_cpus
+
+    affinity = len(os.sched_getaffinity(0))
+    assert usable_cpus(*_cgroups(tmp_path, own, files)) == (affinity if expected is None else min(expected, affinity))
+
+
+def test_usable_cpus_caps_the_affinity_by_a_quota_of_several_cores(tmp_path):
+    from gradlab.limits import usable_cpus
+
+    affinity = len(os.sched_getaffinity(0))
+    root, own = _cgroups(tmp_path, "0::/", {"cpu.max": f"{100000 * affinity + 1} 100000"})
+    assert usable_cpus(root, own) == affinity  # a quota over the allowed cores adds none
+    if affinity > 1:
+        root, own = _cgroups(tmp_path, "0::/", {"cpu.max": f"{100000 * (affinity - 1)} 100000"})
+        assert usable_cpus(root, own) == affinity - 1
+
+
+def test_compose_gives_a_replica_the_memory_gradlab_s_own_bounds_allow():
+    """deploy/compose.yaml: the container's limit is above what GradLab's bounds let a replica
+    reach (the server and its fork server, and up to twice LIMITS.pool_workers workers of
+    LIMITS.worker_memory_mb each), so GradLab ends a request at its bound, with its sentence,
+    before the container's OOM killer ends a process. (It was 1g, under one worker's 1536 MB.)"""
+    import math
+
+    server_and_fork_server_mb = 1024  # the server's peak at the default limits (690 MB) + the fork server (~220 MB)
+    text = (REPO_ROOT / "deploy" / "compose.yaml").read_text(encoding="utf-8")
+    service = text.split("\n  haproxy:")[0]
+    overrides = re.search(r"GRADLAB_LIMITS: *\"?([^\"\n]*)", service).group(1)
+    limits = limits_from(overrides)
+    cpus = math.ceil(float(re.search(r"cpus: *\"?([\d.]+)", service).group(1)))
+    workers = limits.pool_workers if "pool_workers" in overrides else cpus  # usable_cpus() in the container
+    amount, unit = re.search(r"memory: *\"?(\d+)([mMgG])", service).groups()
+    memory_mb = int(amount) * (1024 if unit.lower() == "g" else 1)
+    needed = server_and_fork_server_mb + 2 * workers * limits.worker_memory_mb
+    assert memory_mb >= needed, f"compose gives {memory_mb} MB, GradLab's bounds allow {needed} MB"
+
+
+def test_the_deployment_guide_states_the_pool_s_grace_and_size():
+    from gradlab.server.pool import GRACE_SECONDS, LONG_CALL_SECONDS
+
+    guide = (REPO_ROOT / "docs" / "DEPLOYMENT.md").read_text(encoding="utf-8")
+    assert f"plus {GRACE_SECONDS:g} s of grace" in guide  # was "0.5 s", the code's is 2 s
+    # was "more requests wait": the pool adds a worker beside a long call, up to twice its size
+    assert f"running longer than {LONG_CALL_SECONDS:g} s" in guide and "up to twice `pool_workers`" in guide

@@ -182,3 +182,18 @@ def test_long_calls_run_behind_and_leave_room_for_short_ones():
         assert pool.run(probes.niceness, seconds=30, what="a probe") == WORKER_NICENESS
     finally:
         pool.close()
+
+
+def test_an_allocation_refused_inside_the_worker_is_not_called_the_bound(pool):
+    """Python's own MemoryError (here malloc refusing 4 EiB) is not the pool's kill at its bound:
+    the sentence says the allocation was refused and what the worker held, not "needed more than"."""
+    err, elapsed = _timed(pool.run, bytearray, 2**62, seconds=30, what="the allocation")
+    assert isinstance(err, LimitError), err
+    message = str(err)
+    assert "needed more than" not in message and "refused" in message, message
+    assert f"LIMITS.worker_memory_mb, is {pool.memory_mb:g} MB" in message, message
+    held = float(message.split("held ")[1].split(" MB")[0].replace(",", ""))
+    assert 0 < held < pool.memory_mb, message  # the worker's own size, under the bound
+    assert elapsed < SLACK
+    assert pool.run(probes.echo, 8, seconds=30, what="an echo") == 8  # the pool carries on
+

@@ -98,7 +98,7 @@ def run(args) -> int:
         # its pace), LIMITS.request_seconds more, or LIMITS.worker_memory_mb it is ended.
         text, status = run_in_child(_output, settings, args.format,
                                     seconds=LIMITS.full_check_seconds + LIMITS.request_seconds,
-                                    what="the check", bound_name="LIMITS.full_check_seconds",
+                                    what="the check", bound_name="LIMITS.full_check_seconds + LIMITS.request_seconds",
                                     advice=CLI_CHECK_ADVICE)
     except GradLabError as err:
         print(f"error: {err}", file=sys.stderr)

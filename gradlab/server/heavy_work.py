@@ -2,11 +2,17 @@
 
 Each is the engine call a page makes, unchanged, plus the bound that a page
 adds around it; :data:`BOUNDS` says how long each may take as a whole
-(:func:`gradlab.server.pool.run_bounded` kills the worker past it). They are
-plain functions of plain values: the CLI and notebooks call the engine directly.
+(:func:`gradlab.server.pool.run_bounded` kills the worker past it), and the
+sentence then names the fields whose sum that is. A function marked with
+:func:`advised` ends its over-a-bound sentences with advice that fits its work
+(the pool's default, :data:`~gradlab.server.deadline.SIMPLIFY`, is about an
+expression). They are plain functions of plain values: the CLI and notebooks
+call the engine directly.
 
 >>> sweep_formulas("x**2")
 ('x^{2}', '2 x')
+>>> BOUNDS[check][2], check.limit_advice == CHECK_ADVICE
+('LIMITS.full_check_seconds + LIMITS.request_seconds', True)
 """
 
 from __future__ import annotations
@@ -14,14 +20,24 @@ from __future__ import annotations
 from gradlab.limits import LIMITS
 from gradlab.server.deadline import paced_progress
 
-__all__ = ["sweep", "sweep_formulas", "check", "check_eps_sweep", "roundoff", "BOUNDS", "CHECK_ADVICE",
-           "CLI_CHECK_ADVICE"]
+__all__ = ["sweep", "sweep_formulas", "check", "check_eps_sweep", "roundoff", "summed", "BOUNDS",
+           "CHECK_ADVICE", "CLI_CHECK_ADVICE", "advised"]
 
 CHECK_ADVICE = ("Pick mode 'sampled' or 'directional', fewer samples, or a smaller shape; on your own "
                 "machine gradlab.gradcheck has no time bound.")
 CLI_CHECK_ADVICE = ("Pick --mode sampled or directional, fewer --samples, or a smaller --shape; on your "
                     "own machine raise the bound (GRADLAB_LIMITS=full_check_seconds=600) or call "
                     "gradlab.gradcheck, which has none.")
+
+
+def advised(advice: str):
+    """Mark a function with the advice that ends its over-a-bound sentences (``limit_advice``:
+    :meth:`gradlab.server.pool.WorkerPool.run` uses it when its caller passes none)."""
+    def mark(fn):
+        fn.limit_advice = advice
+        return fn
+
+    return mark
 
 
 def sweep(settings):
@@ -39,6 +55,7 @@ def sweep_formulas(text: str) -> tuple[str, str]:
     return expression.latex(), expression.derivative_latex()
 
 
+@advised(CHECK_ADVICE)
 def check(settings, workers: int | None = 1, progress=None, advice: str = CHECK_ADVICE):
     """A gradient check (:func:`gradlab.check.settings.run_check`), stopped once its pace projects
     past ``LIMITS.full_check_seconds`` (every mode: a sampled check of 1,000 elements of a 1M-element
@@ -50,6 +67,7 @@ def check(settings, workers: int | None = 1, progress=None, advice: str = CHECK_
     return run_check(settings, progress=paced, workers=workers)
 
 
+@advised("Pick a smaller shape, or a simpler model or expression.")
 def check_eps_sweep(settings):
     """The Grad check page's eps sweep for sum, mean and none (:func:`gradlab.check.reduction_sweep.check_sweep`)."""
     from gradlab.check.reduction_sweep import check_sweep
@@ -57,6 +75,7 @@ def check_eps_sweep(settings):
     return check_sweep(settings)
 
 
+@advised("Use fewer points, or a range closer to 1 (tiny |x| needs many more exact digits).")
 def roundoff(settings):
     """The Round-off lab's comparison (:func:`gradlab.labs.roundoff.compare`)."""
     from gradlab.labs.roundoff import compare
@@ -64,6 +83,7 @@ def roundoff(settings):
     return compare(settings)
 
 
+@advised("Pick a smaller shape, or a dtype other than bfloat16 (its sums are Python loops).")
 def summed(settings):
     """The Summed-loss lab and the check's forward differences (:mod:`gradlab.labs.summed_loss`,
     :mod:`gradlab.labs.summed_differences`): its sums are Python loops over up to
@@ -74,15 +94,16 @@ def summed(settings):
     return summed_loss(settings), sampled_differences(settings)
 
 
-#: Per function: (what the message calls it, the whole call's bound in seconds, that bound's name).
-#: The bounds inside (LIMITS.evaluation_seconds, roundoff_seconds, ...) end each step sooner.
+#: Per function: (what the message calls it, the whole call's bound in seconds, the names of the
+#: fields whose sum that bound is). The bounds inside (LIMITS.evaluation_seconds, the check's paced
+#: LIMITS.full_check_seconds, roundoff_seconds, ...) end each step sooner, with their own sentences.
 BOUNDS = {
     sweep: ("the sweep", lambda: LIMITS.request_seconds, "LIMITS.request_seconds"),
     sweep_formulas: ("the formulas' LaTeX", lambda: LIMITS.evaluation_seconds, "LIMITS.evaluation_seconds"),
     check: ("the check", lambda: LIMITS.full_check_seconds + LIMITS.request_seconds,
-            "LIMITS.full_check_seconds"),
+            "LIMITS.full_check_seconds + LIMITS.request_seconds"),
     check_eps_sweep: ("the eps sweep", lambda: LIMITS.request_seconds, "LIMITS.request_seconds"),
     summed: ("the summed loss", lambda: LIMITS.request_seconds, "LIMITS.request_seconds"),
     roundoff: ("the comparison", lambda: LIMITS.roundoff_seconds + LIMITS.request_seconds,
-               "LIMITS.roundoff_seconds"),
+               "LIMITS.roundoff_seconds + LIMITS.request_seconds"),
 }

@@ -12,7 +12,8 @@ process instead, and the calling thread only waits on a pipe:
   enforced the same way (the worker reports the block's bound; a C call that
   holds it past the bound plus :data:`GRACE_SECONDS` ends the worker);
 * over ``LIMITS.worker_memory_mb`` of resident memory (read from /proc every
-  :data:`POLL_SECONDS`) the worker is killed and the caller told so;
+  :data:`POLL_SECONDS`) the worker is killed and the caller told so; a MemoryError
+  in the worker (one allocation refused, under that bound or not) is told as that;
 * a new call with the same ``session`` key kills that session's call still
   running (a new rerun replaces the old one), as does ``cancelled()`` turning true.
 
@@ -20,7 +21,13 @@ Workers are forked from a fork server that has imported torch, sympy, mpmath
 and the engine once (:data:`gradlab.server.worker.PRELOAD`), so a replacement
 starts in milliseconds; ``forkserver`` is safe with the server's threads and
 torch, where a plain ``fork`` of the server would not be. There are
-``LIMITS.pool_workers`` of them (default: one per core); callers beyond that wait.
+``LIMITS.pool_workers`` of them (default: one per usable core); a call running longer
+than :data:`LONG_CALL_SECONDS` no longer counts, so another starts beside it, up to
+twice ``pool_workers`` workers in all; callers beyond that wait.
+
+Over-a-bound sentences end with ``advice``: the caller's, else the function's own
+``limit_advice`` (:func:`gradlab.server.heavy_work.advised`), else
+:data:`~gradlab.server.deadline.SIMPLIFY`.
 
 >>> run_bounded(sum, [1, 2, 3], seconds=30, what="a small sum")
 6
@@ -39,7 +46,7 @@ from gradlab.compat import forkserver_process_class
 from gradlab.errors import GradLabError, LimitError
 from gradlab.limits import LIMITS
 from gradlab.server.deadline import SIMPLIFY, time_limit_message
-from gradlab.server.worker import LONG_CALL_NICENESS, PRELOAD, memory_message, serve
+from gradlab.server.worker import LONG_CALL_NICENESS, PRELOAD, memory_message, refused_memory_message, serve
 
 __all__ = ["run_bounded", "run_in_child", "WorkerPool", "WorkerFailed", "Superseded", "shared_pool",
            "POLL_SECONDS", "GRACE_SECONDS", "LONG_CALL_SECONDS"]
@@ -238,13 +245,14 @@ class WorkerPool:
     # ------------------------------------------------------------ calls
 
     def run(self, fn: Callable, *args, seconds: float, what: str,
-            bound_name: str = "LIMITS.request_seconds", advice: str = SIMPLIFY, session=None,
+            bound_name: str = "LIMITS.request_seconds", advice: str | None = None, session=None,
             cancelled: Callable[[], bool] | None = None, progress: Callable[[int, int], None] | None = None,
             **kwargs):
         """``fn(*args, **kwargs)`` in a worker, bounded; see :func:`run_bounded`."""
+        advice = getattr(fn, "limit_advice", SIMPLIFY) if advice is None else advice
         worker = self._acquire(session, cancelled)
         try:
-            worker.conn.send((fn, args, kwargs, progress is not None, what))
+            worker.conn.send((fn, args, kwargs, progress is not None))
             reply = self._wait(worker, seconds, what, bound_name, advice, cancelled, progress)
         except BaseException:
             self._forget(worker)
@@ -276,6 +284,8 @@ class WorkerPool:
                 if reply[0] == "progress":
                     progress(reply[1], reply[2])  # may raise (a paced bound): the worker is replaced
                     continue
+                if reply[:2] == ("error", "memory"):  # a MemoryError: not the kill at the bound
+                    raise LimitError(refused_memory_message(what, reply[2], self.memory_mb))
                 return reply
             if time.monotonic() >= deadline:
                 raise LimitError(message)
@@ -333,7 +343,7 @@ def shared_pool() -> WorkerPool:
 
 
 def run_bounded(fn: Callable, *args, seconds: float, what: str, bound_name: str = "LIMITS.request_seconds",
-                advice: str = SIMPLIFY, session=None, cancelled: Callable[[], bool] | None = None,
+                advice: str | None = None, session=None, cancelled: Callable[[], bool] | None = None,
                 progress: Callable[[int, int], None] | None = None, **kwargs):
     """``fn(*args, **kwargs)`` run in a worker of :func:`shared_pool`, ended over its bounds.
 
@@ -341,7 +351,8 @@ def run_bounded(fn: Callable, *args, seconds: float, what: str, bound_name: str 
     Over ``seconds``, over ``LIMITS.worker_memory_mb`` or over the bound of a
     ``run_within`` block inside, the worker is killed and a LimitError names the
     bound; a newer call with the same ``session`` (or ``cancelled()`` true) ends
-    this one with :class:`Superseded`. A GradLabError from ``fn`` is raised as
+    this one with :class:`Superseded`. The sentences end with ``advice`` (default: ``fn``'s
+    ``limit_advice``, else SIMPLIFY). A GradLabError from ``fn`` is raised as
     itself; anything else as :class:`WorkerFailed`. ``progress(done, total)``,
     if given, is passed to ``fn`` and called here as the worker reports.
     """
@@ -350,7 +361,7 @@ def run_bounded(fn: Callable, *args, seconds: float, what: str, bound_name: str 
 
 
 def run_in_child(fn: Callable, *args, seconds: float, what: str, bound_name: str = "LIMITS.request_seconds",
-                 advice: str = SIMPLIFY, **kwargs):
+                 advice: str | None = None, **kwargs):
     """:func:`run_bounded` in one child forked for this call (the CLI: one call, no threads).
 
     Forked, so the modules the parent imported cost the child nothing; the

@@ -1,7 +1,9 @@
 """The loop a pool worker process runs (:mod:`gradlab.server.pool` is the parent's side).
 
 A worker receives ``(fn, args, kwargs, wants_progress)``, calls ``fn`` and sends
-back one of ``("done", result)`` or ``("error", kind, payload)``. While ``fn``
+back one of ``("done", result)`` or ``("error", kind, payload)``; a MemoryError
+(an allocation refused: Python's own, not the parent's bound) is
+``("error", "memory", megabytes held)``, for the parent to word with its bound. While ``fn``
 runs it reports to the parent, on the same pipe:
 
 * ``("phase", (what, seconds, bound_name, advice))`` / ``("phase", None)`` when a
@@ -24,7 +26,8 @@ import traceback
 
 from gradlab.errors import GradLabError, LimitError
 
-__all__ = ["serve", "PRELOAD", "preload", "memory_message", "WORKER_NICENESS", "LONG_CALL_NICENESS"]
+__all__ = ["serve", "PRELOAD", "preload", "memory_message", "refused_memory_message", "WORKER_NICENESS",
+           "LONG_CALL_NICENESS"]
 
 #: A server's worker runs at this niceness: when heavy work and the server's own reruns
 #: want the same cores, the reruns (every other visitor's page) come first. Load test,
@@ -50,11 +53,27 @@ def preload() -> None:
 
 
 def memory_message(what: str, megabytes: float, bound: float) -> str:
-    """The sentence shown when ``what`` went over the memory bound of a worker."""
+    """The sentence shown when ``what`` went over the memory bound of a worker (and was killed)."""
     return (f"Computing {what} needed more than {bound:g} MB of memory (it had reached "
             f"{megabytes:,.0f} MB), GradLab's bound per request (LIMITS.worker_memory_mb), so it "
             f"was stopped: one request cannot slow the server for everyone. Simplify the "
             f"expression or ask for less.")
+
+
+def refused_memory_message(what: str, megabytes: float, bound: float) -> str:
+    """The sentence shown when ``what`` raised MemoryError: one allocation was refused, most
+    often a single huge one (a big integer's digits), while the worker held ``megabytes``.
+
+    >>> print(refused_memory_message("the sweep", 231.6, 1536))  # doctest: +NORMALIZE_WHITESPACE
+    Computing the sweep asked for more memory at once than the system would give (an allocation
+    was refused when the process held 232 MB; GradLab's bound per request,
+    LIMITS.worker_memory_mb, is 1536 MB), so it was stopped: one request cannot slow the server
+    for everyone. Simplify the expression or ask for less.
+    """
+    return (f"Computing {what} asked for more memory at once than the system would give (an "
+            f"allocation was refused when the process held {megabytes:,.0f} MB; GradLab's bound per "
+            f"request, LIMITS.worker_memory_mb, is {bound:g} MB), so it was stopped: one request "
+            f"cannot slow the server for everyone. Simplify the expression or ask for less.")
 
 
 def serve(conn, imports: bool = True) -> None:
@@ -68,7 +87,7 @@ def serve(conn, imports: bool = True) -> None:
     set_phase_reporter(lambda phase: conn.send(("phase", phase)))
     while True:
         try:
-            fn, args, kwargs, wants_progress, what = conn.recv()
+            fn, args, kwargs, wants_progress = conn.recv()
         except (EOFError, OSError):
             return
         if wants_progress:
@@ -76,8 +95,9 @@ def serve(conn, imports: bool = True) -> None:
         try:
             reply = ("done", fn(*args, **kwargs))
         except MemoryError:
-            # Python's own allocation failed (a huge integer): the same sentence as the parent's bound.
-            reply = ("error", "limit", memory_message(what, _rss_mb(), _memory_bound()))
+            # Python's own allocation was refused (a huge integer), under the parent's bound or not:
+            # the parent words it (refused_memory_message) with the bound it enforces.
+            reply = ("error", "memory", _rss_mb())
         except GradLabError as err:
             reply = ("error", "limit" if isinstance(err, LimitError) else "gradlab", err)
         except Exception as err:  # noqa: BLE001 - the parent turns it into a generic failure
@@ -117,9 +137,3 @@ def _rss_mb() -> float:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
     except OSError:
         return float("nan")
-
-
-def _memory_bound() -> float:
-    from gradlab.limits import LIMITS
-
-    return LIMITS.worker_memory_mb

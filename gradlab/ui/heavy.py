@@ -66,7 +66,7 @@ class _Results:
                 self._items.popitem(last=False)
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(max_entries=1, show_spinner=False)
 def _progress_results() -> _Results:
     # A cache_resource, so the server's cache release (gradlab.ui.runtime) empties it too.
     return _Results(LIMITS.cache_entries_large, LIMITS.cache_seconds)
