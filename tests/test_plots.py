@@ -146,24 +146,25 @@ def test_best_step_stars_for_the_focus_dtype(classic):
     assert {t.meta["dtype"] for t in _kind(fig, "theory")} == {"float64"}
 
 
-def test_each_dtype_has_its_own_regime_band_split_at_its_own_h_star(classic):
-    # One background for every curve was wrong for all dtypes but one: each dtype gets a band,
-    # red (round-off) left of its central difference's h*, blue (truncation) right of it.
+def test_each_curve_has_its_own_regime_band_split_at_its_own_h_star(classic):
+    # One background for every curve was wrong for all curves but one: each dtype and real
+    # scheme gets a band, red (round-off) left of its h*, blue (truncation) right of it.
     fig = error_vs_eps_figure(classic)
     bands = [s for s in fig.layout.shapes if s.legendgroup == "regimes"]
-    assert len(bands) == 2 * len(DTYPES) and all(s.type == "rect" for s in bands)
+    pairs = [(d, s) for d in DTYPES for s in SCHEMES if s != "complex_step"]
+    assert len(bands) == 2 * len(pairs) and all(s.type == "rect" for s in bands)
     labels = [a for a in fig.layout.annotations if a.name == "regime"]
-    for i, dtype in enumerate(DTYPES):
+    for i, (dtype, scheme) in enumerate(pairs):
         roundoff, truncation = bands[2 * i], bands[2 * i + 1]
-        rows = classic.best[(classic.best["dtype"] == dtype) & (classic.best["scheme"] == "central")]
+        rows = classic.best[(classic.best["dtype"] == dtype) & (classic.best["scheme"] == scheme)]
         h_star = float(rows["predicted_eps"].iloc[0])
         assert roundoff.x1 == truncation.x0 == pytest.approx(h_star)
         assert "round-off" in roundoff.name and "truncation" in truncation.name
         assert (roundoff.y0, roundoff.y1) == (truncation.y0, truncation.y1)  # one band
         # Plotly puts annotations on a log axis in log10 units (shapes in data units).
-        (label,) = [a for a in labels if dtype in a.text]
+        (label,) = [a for a in labels if a.text == f"{dtype} {get_scheme(scheme).curve_label}"]
         assert label.x == pytest.approx(math.log10(h_star))
-    assert bands[0].y0 != bands[2].y0  # the bands do not overlap
+    assert len({b.y0 for b in bands}) == len(pairs)  # the bands do not overlap
     assert sum(bool(s.showlegend) for s in bands) == 2  # one legend entry per colour
 
 
@@ -274,3 +275,18 @@ def test_the_prepared_dict_is_what_the_figure_sends(request, name):
     assert isinstance(spec, FigureSpec)
     sent = json.loads(pio.to_json(spec.to_dict(), validate=False))
     assert sent == json.loads(pio.to_json(build(result), validate=False))
+
+
+def test_every_curve_shown_gets_a_band_split_at_its_own_h_star():
+    # Several schemes per dtype: each turns at its own best step, so each gets its own band
+    # (one band per dtype, at central's h*, was wrong for the forward and 5-point curves).
+    schemes = ("forward", "central", "five_point", "complex_step")
+    r = run_sweep(SweepSettings("exp(x)", 1.0, ("float32", "float64"), schemes, 1e-17, 1.0, 41))
+    fig = error_vs_eps_figure(r)
+    cuts = sorted(s.x0 for s in fig.layout.shapes if s.legendgroup == "regimes" and "truncation" in s.name)
+    real = r.best[r.best["scheme"] != "complex_step"]  # no round-off V: no band
+    assert cuts == pytest.approx(sorted(real["predicted_eps"].astype(float)))
+    labels = {a.text for a in fig.layout.annotations if a.name == "regime"}
+    assert labels == {f"{d} {get_scheme(s).curve_label}" for d in ("float32", "float64") for s in schemes[:3]}
+    bottoms = [s.y0 for s in fig.layout.shapes if s.legendgroup == "regimes"]
+    assert 1 - min(bottoms) <= 0.3 + 1e-9  # six bands together keep to the top 30 % of the plot

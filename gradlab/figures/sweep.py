@@ -276,7 +276,8 @@ def error_vs_eps_figure(
         traces, exact_autograd = _autograd_traces(result, error, x_range)
         fig.add_traces(traces)
         observed = np.concatenate([observed, [t["y"][0] for t in traces]])
-    y_range = marks.y_range(observed, bands=len(settings.dtypes))
+    bands = marks.regime_bands(result, list(settings.dtypes), x_range)
+    y_range = marks.y_range(observed, bands=len(bands))
     focus = theory_dtypes(result, focus_dtype)
     if y_range is None:
         marks.message(fig, marks.nothing_to_draw(result))
@@ -286,7 +287,7 @@ def error_vs_eps_figure(
             best = _best_step_trace(result, focus, error)
             if best is not None:
                 fig.add_trace(best)
-        marks.shading(fig, result, list(settings.dtypes), x_range)
+        marks.shading(fig, bands, x_range)
     marks.machine_eps_marks(fig, list(settings.dtypes), x_range)
     marks.layout(fig, error, x_range, y_range)
     marks.footnote(fig, marks.gap_count(fig), exact_autograd)

@@ -30,7 +30,7 @@ from gradlab.figures.style import dtype_colour as _native_colour
 from gradlab.numerics.dtypes import EMULATED_DTYPES, facts
 from gradlab.numerics.schemes import get_scheme
 
-__all__ = ["dtype_colour", "log10", "shading", "machine_eps_marks", "y_range", "layout", "x_dtick", "message",
+__all__ = ["dtype_colour", "log10", "regime_bands", "band_height", "shading", "machine_eps_marks", "y_range", "layout", "x_dtick", "message",
            "gap_count", "footnote", "nothing_to_draw"]
 
 def dtype_colour(dtype: str) -> str:
@@ -56,51 +56,60 @@ def log10(value: float) -> float:
     return math.log10(value)
 
 
-def _regime_scheme(result: SweepResult, focus: str, x_range) -> tuple[str, float] | None:
-    """The (scheme, h*) whose regimes are shaded: central if swept, else the first real difference."""
+def regime_bands(result: SweepResult, dtypes: Sequence[str], x_range) -> list[tuple[str, str, float]]:
+    """The (dtype, scheme, h*) of every curve shown whose regimes can be shaded: each real
+    difference (not the complex step: it has no round-off V) with a predicted best step
+    inside the chart, dtype by dtype in the order they are drawn."""
     lo, hi = x_range
-    rows = result.best[result.best["dtype"] == focus]
-    candidates = [
-        (str(scheme), float(h)) for scheme, h in zip(rows["scheme"], rows["predicted_eps"], strict=True)
-        if not get_scheme(scheme).complex_step and np.isfinite(h) and lo < h < hi
-    ]
-    candidates.sort(key=lambda c: c[0] != "central")
-    return candidates[0] if candidates else None
+    bands = []
+    for dtype in dtypes:
+        rows = result.best[result.best["dtype"] == dtype]
+        for scheme, h in zip(rows["scheme"], rows["predicted_eps"], strict=True):
+            if not get_scheme(scheme).complex_step and np.isfinite(h) and lo < h < hi:
+                bands.append((dtype, str(scheme), float(h)))
+    return bands
 
 
-_BAND = 0.075  # height of one dtype's regime band, as a fraction of the plot's height
+_BAND = 0.075  # height of one regime band, as a fraction of the plot's height ...
+_BANDS_SHARE = 0.3  # ... while they take at most this share together
 _BAND_OPACITY = 0.28
 
 
-def shading(fig: FigureSpec, result: SweepResult, dtypes: Sequence[str], x_range) -> None:
-    """One band per dtype along the top: round-off left of its h*, truncation right, labelled.
+def band_height(count: int) -> float:
+    """One band's height (fraction of the plot) when ``count`` bands are drawn.
 
-    Each band is true for the curve it names (that dtype's central difference, or its
-    first real one); one background for all would be wrong for every other dtype.
-    The two colours get one legend entry each; the dtype's name sits on the band's
+    >>> band_height(2), round(band_height(6), 6)
+    (0.075, 0.05)
+    """
+    return min(_BAND, _BANDS_SHARE / max(count, 1))
+
+
+def shading(fig: FigureSpec, bands: Sequence[tuple[str, str, float]], x_range) -> None:
+    """One band per curve along the top: round-off left of its h*, truncation right, labelled.
+
+    Each band is true for the curve it names (a dtype and a scheme): each has its own
+    best step, so one background for several would be wrong for all but one of them.
+    The two colours get one legend entry each; the curve's name sits on the band's
     wider side, so it is not cut off at the plot's edge.
     """
     lo, hi = x_range
-    in_legend = True
-    for i, dtype in enumerate(dtypes):
-        chosen = _regime_scheme(result, dtype, x_range)
-        if chosen is None:
-            continue
-        scheme, h_star = chosen
-        y0, y1 = 1 - (i + 1) * _BAND, 1 - i * _BAND
+    height = band_height(len(bands))
+    for i, (dtype, scheme, h_star) in enumerate(bands):
+        y0, y1 = 1 - (i + 1) * height, 1 - i * height
         for x0, x1, colour, text in ((lo, h_star, ROUNDOFF_SHADE, "round-off dominates"),
                                      (h_star, hi, TRUNCATION_SHADE, "truncation dominates")):
             fig.add_shape(type="rect", x0=x0, x1=x1, y0=y0, y1=y1, xref="x", yref="y domain",
                           fillcolor=colour, opacity=_BAND_OPACITY, line_width=0, layer="below",
-                          name=text, showlegend=in_legend, legendgroup="regimes",
+                          name=text, showlegend=i == 0, legendgroup="regimes",
                           legendrank=2000)
-        in_legend = False
         left_wider = log10(h_star) - log10(lo) > log10(hi) - log10(h_star)
+        # Text in the theme's colour: the h* line beside it carries the dtype's.
         fig.add_annotation(x=log10(h_star), y=(y0 + y1) / 2, xref="x", yref="y domain",
                            xanchor="right" if left_wider else "left", xshift=-6 if left_wider else 6,
                            yanchor="middle", showarrow=False,
                            text=f"{dtype} {get_scheme(scheme).curve_label}",
-                           font={"size": FONT_SIZE - 3}, name="regime")  # text colour: the h* line beside it carries the dtype's
+                           font={"size": FONT_SIZE - 3 if height >= _BAND else FONT_SIZE - 5},
+                           name="regime")
         fig.add_shape(type="line", x0=h_star, x1=h_star, y0=y0, y1=y1, xref="x", yref="y domain",
                       line={"color": dtype_colour(dtype), "width": 3}, name="h*")
 
@@ -130,7 +139,7 @@ def y_range(values: np.ndarray, bands: int = 0) -> list[float] | None:
     if finite.size == 0:
         return None
     low, high = math.log10(finite.min()) - _Y_PAD_BOTTOM, math.log10(finite.max()) + _Y_PAD_TOP
-    share = min(bands * _BAND, 0.5)  # of the plot's height, kept free of data
+    share = bands * band_height(bands)  # of the plot's height, kept free of data
     return [low, high + (high - low) * share / (1 - share)]
 
 
