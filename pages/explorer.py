@@ -19,6 +19,7 @@ from gradlab.limits import LIMITS
 from gradlab.literal_text import markdown_literal
 from gradlab.numerics.dtypes import ALL_DTYPE_NAMES, EMULATED_DTYPES, facts
 from gradlab.numerics.expressions import parse
+from gradlab.numerics.schemes import get_scheme
 from gradlab.step_range import chart_step_range
 from gradlab.sweep_answer import sweep_answer
 from gradlab.teaching.catalogue import CATALOGUE
@@ -32,6 +33,7 @@ from gradlab.teaching.explorer_controls import (
     POINTS_MIN,
     POINTS_STEP,
     function_label,
+    quiz_dtype,
 )
 from gradlab.teaching.quizzes import GUESSES, guess_label, guess_step, quiz_reveal, quiz_scheme
 from gradlab.ui.bound_widgets import bound_number, bound_radio, bound_selectbox, bound_slider, bound_text, bound_toggle
@@ -240,37 +242,51 @@ def _numbers(result: SweepResult, text: str) -> None:
 
 @st.fragment
 def _lesson(result: SweepResult) -> None:
-    """Predict first: the question, then (once answered) the verdict and why the curve is a V."""
+    """Predict first: a dtype the chart does not show yet; once answered, its best step and why."""
     with st.expander("Predict before you look: where is the best step?", icon=":material/school:",
                      expanded=True):
         _quiz(result)
 
 
+def _add_dtype(dtype: str) -> None:
+    """``on_click``: put ``dtype`` on the chart (its curve shows the answer just revealed)."""
+    st.session_state["dtypes"] = [*st.session_state.get("dtypes", ()), dtype]
+
+
 def _quiz(result: SweepResult) -> None:
     settings = result.settings
     scheme = quiz_scheme(settings.schemes)
-    focus = st.session_state.get("focus", "auto")
-    dtype = focus if focus in settings.dtypes else settings.dtypes[0]
+    dtype = quiz_dtype(settings.dtypes)
     if scheme is None:
         st.caption("Select a forward, backward or central difference to try the prediction.")
         return
-    label = scheme.replace("_", " ")
-    # A quiz answer is never kept in the URL: a shared link must arrive unanswered.
-    guess = st.radio(f"Where will the {label} difference in {dtype} be most accurate? "
-                     "Answer before you read the chart's stars.",
-                     tuple(GUESSES), index=None, format_func=guess_label, key="explorer_guess",
-                     captions=[f"{guess_step(k, dtype):.1e}" for k in GUESSES],
-                     help="ε is the dtype's machine epsilon, "
-                          f"{facts(dtype).eps:.1e} in {dtype}.")
+    if dtype is None:
+        st.caption("Every dtype is on the chart already: remove one to predict its best step first.")
+        return
+    label = get_scheme(scheme).label
+    # Asked about a dtype the chart does not show, so the answer is not on screen yet; a quiz
+    # answer is never kept in the URL: a shared link must arrive unanswered.
+    guess = st.radio(f"{dtype} is not on the chart. Where will its {label} difference be most "
+                     "accurate?", tuple(GUESSES), index=None, format_func=guess_label,
+                     key="explorer_guess", captions=[f"{guess_step(k, dtype):.1e}" for k in GUESSES],
+                     help=f"ε is the dtype's machine epsilon, {facts(dtype).eps:.1e} in {dtype}. "
+                          + term("machine epsilon"))
     if guess is None:
         return
-    rows = result.best[(result.best["dtype"] == dtype) & (result.best["scheme"] == scheme)]
-    row = None if rows.empty else rows.iloc[0]
+    try:  # the same sweep for that dtype alone: one more cached engine call
+        own = _sweep(settings.expression, settings.x, (dtype,), (scheme,),
+                     *chart_step_range((dtype,), (scheme,)), settings.points)
+    except Exception as err:  # noqa: BLE001 - every failure becomes a message
+        show_error(err)
+        return
+    row = own.best.iloc[0] if not own.best.empty else None
     reveal = quiz_reveal(scheme, dtype, guess,
                          predicted=None if row is None else format_sig(row["predicted_eps"]),
                          observed=None if row is None else format_sig(row["eps"]))
     show = st.success if reveal.right else st.info
     show(markdown_literal(reveal.text), icon=":material/lightbulb:")
+    st.button(f"Add {dtype} to the chart", key="explorer_quiz_add", on_click=_add_dtype, args=(dtype,),
+              icon=":material/add_chart:")
     st.markdown("A finite difference with step $h$ makes two errors. **Truncation**: the "
                 "formula drops terms of the Taylor series, so it falls like $h^p$ "
                 "($p = 1$ one-sided, $p = 2$ central). **Round-off**: $f$ is rounded to "

@@ -105,10 +105,17 @@ def test_the_quiz_asks_first_and_reveals_only_after_an_answer():
     assert at.radio(key="explorer_guess").value is None
     reveals = lambda: [m for m in (*at.success, *at.info) if "The theory says" in m.value]  # noqa: E731
     assert not reveals() and not any("E(h)" in l.value for l in at.latex)
+    # It asks about a dtype the chart does not show yet: its answer is not on screen.
+    question = at.radio(key="explorer_guess").label
+    assert question.startswith("float16 is not on the chart") and "float16" not in _state(at, "dtypes")
     at.radio(key="explorer_guess").set_value("habit").run()
     (reveal,) = reveals()
     assert reveal.value.startswith("Not quite") and "∛ε" in reveal.value
+    # float16's central-difference scale: eps^(1/3) with eps = 2^-10 (IEEE half precision).
+    assert f"{(2.0 ** -10) ** (1 / 3):.1e}" in reveal.value.replace("\\", "")  # shown escaped
     assert "explorer_guess" not in at.query_params  # a shared link arrives unanswered
+    at.button(key="explorer_quiz_add").click().run()  # then its curve joins the chart
+    assert "float16" in _state(at, "dtypes") and not at.exception
 
 
 # (widget key, new value): every control on the page.

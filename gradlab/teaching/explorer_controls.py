@@ -76,3 +76,17 @@ def default_sweep_settings():
     eps_min, eps_max = chart_step_range(DEFAULTS["dtypes"], DEFAULTS["schemes"])
     return SweepSettings(CATALOGUE[DEFAULTS["fn"]].expression, float(DEFAULTS["x"]), DEFAULTS["dtypes"],
                          DEFAULTS["schemes"], eps_min, eps_max, DEFAULTS["points"])
+
+
+#: The dtypes the Explorer's prediction asks about, in order: the first not on the chart.
+QUIZ_DTYPES: tuple[str, ...] = ("float16", "bfloat16", "float32", "float64")
+
+
+def quiz_dtype(shown) -> str | None:
+    """The dtype the prediction asks about: one the chart does not show yet, so its answer
+    is not on screen before the visitor commits (None when every one is shown).
+
+    >>> quiz_dtype(("float32", "float64")), quiz_dtype(("float16", "float32")), quiz_dtype(QUIZ_DTYPES)
+    ('float16', 'bfloat16', None)
+    """
+    return next((d for d in QUIZ_DTYPES if d not in shown), None)
