@@ -23,7 +23,7 @@ from gradlab.numerics.schemes import get_scheme
 from gradlab.step_range import chart_step_range
 from gradlab.sweep_answer import sweep_answer
 from gradlab.teaching.catalogue import CATALOGUE
-from gradlab.teaching.glossary import term
+from gradlab.teaching.glossary import define, term
 from gradlab.teaching.explorer_controls import (
     CUSTOM,
     DEFAULTS,
@@ -41,6 +41,7 @@ from gradlab.ui.controls import dtype_help, dtype_multiselect, eps_range_input, 
 from gradlab.ui.figures import prepare_figure, show_figure
 from gradlab.ui.messages import show_error
 from gradlab.ui.page_chrome import answer_box, details, main_chart_box, start_page
+from gradlab.ui.presentation import is_presenting
 from gradlab.ui.presets import preset_buttons
 
 start_page("explorer")
@@ -165,8 +166,22 @@ def _answer(result: SweepResult) -> None:
     with answer_box():
         show = st.warning if note.is_warning else st.info
         show(markdown_literal(note.text), icon=":material/lightbulb:")
-        if "ulp" in note.text:  # the answer's unit, defined where it first appears
-            st.caption(term("ulp"))
+        if "ulp" in note.text:  # the answer's unit, defined where it first appears (one line)
+            st.caption(define("ulp"))
+
+
+#: The main chart's box fills the first screen below the controls and the answer (so all of
+#: the chart, legend included, is on a 1280x720 projector's first screen) but stays readable
+#: on a tall screen; a phone gets a fixed height (its legend takes more rows). The chart
+#: stretches to the box (show_figure(height="stretch")); presentation mode sets its own.
+_CHART_BOX_CSS = """<style>
+[data-testid="stMain"] div.st-key-gl-main-chart.st-key-gl-main-chart {
+  height: clamp(330px, calc(100vh - 372px), 600px) !important; min-height: 0 !important;
+  flex: 0 0 auto !important; }
+@media (max-width: 640px) {
+  [data-testid="stMain"] div.st-key-gl-main-chart.st-key-gl-main-chart { height: 540px !important; flex: 0 0 auto !important; } }
+.st-key-gl-main-chart [data-testid="stPlotlyChart"] { flex: 1 1 auto; min-height: 0; }
+</style>"""
 
 
 @st.fragment
@@ -184,8 +199,8 @@ def _chart(result: SweepResult) -> None:
         focus = bound_selectbox("theory for", "focus", ("auto", *ALL_DTYPE_NAMES),
                                 format_func=lambda d: "auto (all, if few curves)" if d == "auto" else d,
                                 width=240, help="Which dtypes get theory lines and predicted-best stars.")
-    st.caption(f"f(x) = {markdown_literal(settings.expression)}. Coloured bands at the top: left of a "
-               "dtype's best step round-off dominates, right of it truncation. Stars: the theory's "
+    st.caption(f"f(x) = {markdown_literal(settings.expression)}. Bands at the top, one per curve: left of "
+               "its best step (red) round-off dominates, right of it (blue) truncation. Stars: the theory's "
                "best step h*. Dotted verticals: each dtype's machine ε.")
     name = f"gradlab-explorer-{settings.expression}-x{settings.x:g}"
     with chart:
@@ -196,7 +211,9 @@ def _chart(result: SweepResult) -> None:
             st.info("There is no exact derivative here, so there is no error to plot: the chart "
                     "shows what each scheme and autograd return instead.", icon=":material/info:")
             fig = prepare_figure(estimate_vs_eps_figure, result)
-        show_figure(fig, name)
+        if not is_presenting():
+            st.html(_CHART_BOX_CSS)
+        show_figure(fig, name, height="stretch")
 
 
 def _notes(result: SweepResult) -> None:

@@ -89,8 +89,9 @@ def shading(fig: FigureSpec, bands: Sequence[tuple[str, str, float]], x_range) -
 
     Each band is true for the curve it names (a dtype and a scheme): each has its own
     best step, so one background for several would be wrong for all but one of them.
-    The two colours get one legend entry each; the curve's name sits on the band's
-    wider side, so it is not cut off at the plot's edge.
+    The colours are not in the legend (the page's caption says what they mean: two legend
+    rows cost a projector's first screen the chart's bottom); the curve's name sits on the
+    band's wider side, so it is not cut off at the plot's edge.
     """
     lo, hi = x_range
     height = band_height(len(bands))
@@ -100,8 +101,7 @@ def shading(fig: FigureSpec, bands: Sequence[tuple[str, str, float]], x_range) -
                                      (h_star, hi, TRUNCATION_SHADE, "truncation dominates")):
             fig.add_shape(type="rect", x0=x0, x1=x1, y0=y0, y1=y1, xref="x", yref="y domain",
                           fillcolor=colour, opacity=_BAND_OPACITY, line_width=0, layer="below",
-                          name=text, showlegend=i == 0, legendgroup="regimes",
-                          legendrank=2000)
+                          name=text, showlegend=False, legendgroup="regimes")
         left_wider = log10(h_star) - log10(lo) > log10(hi) - log10(h_star)
         # Text in the theme's colour: the h* line beside it carries the dtype's.
         fig.add_annotation(x=log10(h_star), y=(y0 + y1) / 2, xref="x", yref="y domain",
@@ -145,7 +145,7 @@ def y_range(values: np.ndarray, bands: int = 0) -> list[float] | None:
 
 #: Height of the plot area plus axes; the legend below adds its rows (Plotly grows the
 #: bottom margin for a legend outside the plot), so :func:`_height` adds them too.
-_PLOT_PX = 420
+_PLOT_PX = 330  # with the legend, the whole chart fits under the Explorer's controls at 1280x720
 _LEGEND_ROW_PX = 26
 _ENTRIES_PER_ROW = 2  # on a phone; a wide screen fits more per row and keeps the spare room
 _MAX_TICKS = 6
@@ -182,7 +182,7 @@ def layout(fig: FigureSpec, error: str, x_range, y_range) -> None:
     fig.update_layout(
         font={"size": FONT_SIZE}, height=_height(fig), hovermode="closest",
         margin={"l": 0, "r": 6, "t": 52, "b": 10},
-        legend={"orientation": "h", "x": 0, "xanchor": "left", "y": -0.14, "yanchor": "top",
+        legend={"orientation": "h", "x": 0, "xanchor": "left", "yref": "container", "y": 0, "yanchor": "bottom",
                 "groupclick": "toggleitem", "font": {"size": FONT_SIZE - 2}, "itemwidth": 30},
     )
 

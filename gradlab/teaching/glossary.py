@@ -5,7 +5,7 @@ metric that uses it (``help=define("ulp")``) or as one line under it. One
 definition per term, here, so every page says the same thing.
 
 >>> define("ulp")  # doctest: +ELLIPSIS
-'ulp: unit in the last place: the gap between a number and the next larger number the dtype can store, ...'
+'ulp: unit in the last place: the gap between a number and the next larger number the dtype can store.'
 >>> define("nonsense")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
@@ -21,7 +21,7 @@ __all__ = ["GLOSSARY", "define", "definition", "term"]
 
 GLOSSARY: Mapping[str, str] = MappingProxyType({
     "ulp": "unit in the last place: the gap between a number and the next larger number the "
-           "dtype can store, the unit in which small rounding differences are counted.",
+           "dtype can store.",
     "unit round-off": "the largest relative error of rounding one exact result to the dtype, "
                       "half of machine epsilon (2^-24, about 6e-8, for float32).",
     "machine epsilon": "the distance from 1 to the next larger number the dtype can store "

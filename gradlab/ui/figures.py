@@ -59,18 +59,20 @@ def prepare_figure(build: Callable[..., FigureOrSpec], *args: Any, **kwargs: Any
     return PreparedFigure(fig.to_dict())
 
 
-def show_figure(fig: go.Figure | PreparedFigure, name: str, key: str | None = None) -> None:
+def show_figure(fig: go.Figure | PreparedFigure, name: str, key: str | None = None,
+                height: int | str | None = None) -> None:
     """Display ``fig`` across the container's width with GradLab's chart config.
 
     ``name`` becomes the file name of the "download as PNG" button (made safe for a
     file system); ``key`` is needed only when two identical figures share a page.
     The chart uses ``theme="streamlit"`` so it follows the app's light/dark theme;
-    inside ``main_chart_box()`` in presentation mode it fills the enlarged box.
+    inside ``main_chart_box()`` in presentation mode it fills the enlarged box. ``height``
+    overrides that (``"stretch"``: fill a box whose height the page's CSS sets).
     """
     st.plotly_chart(
         fig,
         width="stretch",
-        height=main_chart_height(),
+        height=main_chart_height() if height is None else height,
         theme="streamlit",
         key=key,
         config=figure_config(name),
