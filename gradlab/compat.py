@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
-__all__ = ["unvalidated_figure", "encode_typed_arrays", "raise_in_thread", "forkserver_process_class"]
+__all__ = ["unvalidated_figure", "encode_typed_arrays", "raise_in_thread", "forkserver_process_class",
+           "torch_functions_unmodified"]
 
 _LOG = logging.getLogger("gradlab.compat")
 
@@ -136,3 +137,23 @@ def forkserver_process_class() -> type:
     If it goes: workers fail to start; tests/test_compat.py fails naming it.
     """
     return ForkServerProcess
+
+
+def torch_functions_unmodified():
+    """A context in which torch functions run as torch defines them, ignoring any active
+    ``TorchFunctionMode`` (the 8-bit emulation's rounding mode, :mod:`gradlab.numerics.emulation`).
+
+    Internal: ``torch._C.DisableTorchFunction``. A mode sees every torch call made while it
+    is active, including the few the emulation itself needs to round a value correctly (a
+    cast, ``nextafter``, bit operations on a view); torch has no public way to step outside
+    a mode for a block of code. If an upgrade removes it, the emulation's own steps would be
+    rounded to the 8-bit format too: ``tests/test_compat.py`` and the emulation tests fail.
+
+    >>> import torch
+    >>> with torch_functions_unmodified():
+    ...     float(torch.tensor(1.5) * 2)
+    3.0
+    """
+    import torch
+
+    return torch._C.DisableTorchFunction()

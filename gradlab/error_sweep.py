@@ -190,14 +190,23 @@ def run_sweep(settings: SweepSettings) -> SweepResult:
     )
 
 
-#: What the page says when an emulated 8-bit dtype is shown: how it is computed, and what
-#: its numbers mean for checking gradients of fp8 code.
+#: What the page says when an emulated 8-bit dtype is shown: how it is computed (as every dtype's
+#: estimates are: f in the dtype, the stencil's difference and division in float64), and what its
+#: numbers mean for checking gradients of fp8 code.
 EMULATION_NOTE = ("8-bit floats are emulated: x, x + h and every function value are rounded to the "
-                  "format; arithmetic in between is float32.")
+                  "format; arithmetic in between is float32. The step h itself and every operation inside "
+                  "f are rounded too. The difference of the function values and its division by the "
+                  "nominal step (2h for the central difference) are done in float64, as for every dtype "
+                  "here: they add no rounding of their own, where fp8 code would round each once more, by "
+                  "up to u = 6 % (e4m3) or 12 % (e5m2). Rounding x ± h moves the points (x = 1, h = 0.3 "
+                  "in e4m3: to 1.25 and 0.6875, 0.5625 apart, yet divided by 0.6); the theory counts that "
+                  "in its |x·f′| term.")
 FP8_CHECKING_NOTE = ("Checking gradients of fp8 code: a finite difference in 8 bits cannot tell a right "
-                     "gradient from a wrong one below about ε^(2/3) ≈ 25 % (e4m3), and autograd itself "
-                     "carries the format's rounding: up to 6 % (e4m3) or 12 % (e5m2) per operation. Check in float32 or float64 with the fp8 rounding emulated around "
-                     "each op (as here), or compare against a high-precision reference.")
+                     "gradient from a wrong one below its best error, ε^(2/3) × k: 25 % × k in e4m3, "
+                     "40 % × k in e5m2, with k the function's factor (of order 1; the best-step table gives "
+                     "it), and autograd itself carries the format's rounding: up to 6 % (e4m3) or 12 % "
+                     "(e5m2) per operation. Check in float32 or float64 with the fp8 rounding emulated "
+                     "around each op (as here), or compare against a high-precision reference.")
 
 
 def emulation_notes(dtypes) -> list[Note]:

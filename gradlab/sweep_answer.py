@@ -18,6 +18,7 @@ import numpy as np
 from gradlab.error_sweep import SweepResult
 from gradlab.notes import Note
 from gradlab.numerics.dtypes import facts
+from gradlab.numerics.precision_table import best_error_scale
 from gradlab.numerics.schemes import get_scheme
 from gradlab.numerics.ulp import ulp
 
@@ -68,7 +69,9 @@ AROUND_BEST = 3.0
 
 def _emulated_error(result: SweepResult, row) -> str:
     """An 8-bit float's error around its best step, as a range: on so coarse a grid x ± h lands
-    on a few values, and the best of a sweep is partly luck. Theory's size: ε^(2/3) (central)."""
+    on a few values, and the best of a sweep is partly luck. Then the theory, as the precision
+    table states it: the scale ε^(p/(p+1)) times this f's factor k (the best-step table's
+    prediction divided by the scale; :mod:`gradlab.numerics.precision_table`)."""
     t = result.table
     near = t[(t["dtype"] == row["dtype"]) & (t["scheme"] == row["scheme"]) & (t["step"] != 0)
              & (t["eps"] >= row["predicted_eps"] / AROUND_BEST) & (t["eps"] <= row["predicted_eps"] * AROUND_BEST)]
@@ -76,9 +79,12 @@ def _emulated_error(result: SweepResult, row) -> str:
     errors = errors[np.isfinite(errors)]
     lo, hi = (float(errors.min()), float(errors.max())) if len(errors) else (row["rel_error"],) * 2
     order = get_scheme(row["scheme"]).order
-    theory = facts(row["dtype"]).eps ** (order / (order + 1))
+    scale, predicted = best_error_scale(row["dtype"], order), float(row["predicted_rel_error"])
     span = percent(lo) if percent(lo) == percent(hi) else f"{percent(lo)[:-2]}–{percent(hi)}"
-    return f"off by {span} (theory: ε^({order}/{order + 1}) = {percent(theory)})"
+    theory = f"ε^({order}/{order + 1}) = {percent(scale)}"
+    if math.isfinite(predicted):
+        theory += f", times this f's factor k = {predicted / scale:.2g}: {percent(predicted)}"
+    return f"off by {span} (theory: {theory})"
 
 
 def _best_clauses(result: SweepResult) -> list[str]:

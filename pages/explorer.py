@@ -82,7 +82,8 @@ def _honour_a_linked_step_range() -> None:
 
 # ---------------------------------------------------------------- controls
 
-_EMULATED_HELP = ("8-bit floats, emulated (every value rounded to the format, arithmetic in float32): "
+_EMULATED_HELP = ("8-bit floats, emulated (x, x + h and every value inside f rounded to the format, "
+                  "arithmetic in float32; the stencil's difference and division in float64): "
                   + ", ".join(f"{r.name} {r.eps:.3g}" for r in EMULATED_DTYPES.values()) + ".")
 _SCHEME_HELP = ("Central: (f(x+h) − f(x−h))/2h, error ∝ h². Forward: (f(x+h) − f(x))/h, error ∝ h. "
                 + term("Richardson extrapolation") + " " + term("complex step"))

@@ -281,3 +281,26 @@ def test_forkserver_children_do_not_rerun_the_parents_main(monkeypatch, tmp_path
     process.join(60)
     internal = "multiprocessing.popen_forkserver.Popen._launch / spawn.get_preparation_data"
     assert process.exitcode == 0, _broken(internal, f"the child exited with {process.exitcode}")
+
+
+# ------------------------------------------------------------------ torch: stepping outside a function mode
+
+
+def test_torch_runs_functions_unmodified_inside_an_active_mode():
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    from gradlab.compat import torch_functions_unmodified
+
+    class Doubling(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            return out * 2 if func is torch.add else out
+
+    with Doubling():
+        moded = float(torch.add(torch.tensor(1.0), 1.0))
+        with torch_functions_unmodified():
+            plain = float(torch.add(torch.tensor(1.0), 1.0))
+    internal = "torch._C.DisableTorchFunction"
+    assert moded == 4.0, "the test's mode did not apply"
+    assert plain == 2.0, _broken(internal, f"the mode still applied: {plain}")

@@ -3,13 +3,14 @@ documented numbers): u = 2**-p, eps = 2**(1-p), subnormal = tiny * eps."""
 
 import math
 
+import mpmath
 import numpy as np
 import pytest
 import torch
 
 from gradlab.cli.main import main
 from gradlab.numerics.dtypes import ALL_DTYPE_NAMES
-from gradlab.numerics.precision_table import precision_rows, precision_table
+from gradlab.numerics.precision_table import CENTRAL_THEORY, precision_rows, precision_table
 
 # IEEE 754 / OCP FP8 formats: (bits, precision incl. implicit 1, emax, largest finite)
 FORMATS = {
@@ -40,8 +41,8 @@ def test_columns_from_the_definitions(name):
     assert r.smallest_normal == 2.0 ** emin == info.tiny
     assert r.smallest_subnormal == 2.0 ** (emin - p + 1)
     assert r.largest == largest == info.max
-    assert r.best_central_step == pytest.approx(2.0 ** (-p / 3), rel=1e-12)
-    assert r.best_central_error == pytest.approx(2.0 ** (-2 * p / 3), rel=1e-12)
+    assert r.best_central_step == pytest.approx(2.0 ** ((1 - p) / 3), rel=1e-12)  # eps^(1/3)
+    assert r.best_central_error == pytest.approx(2.0 ** (2 * (1 - p) / 3), rel=1e-12)  # eps^(2/3)
 
 
 def test_subnormals_by_torch_and_numpy():
@@ -52,14 +53,29 @@ def test_subnormals_by_torch_and_numpy():
         assert ROWS[name].smallest_subnormal == float(torch.tensor(1, dtype=torch.uint8).view(getattr(torch, name)))
 
 
-def test_the_e4m3_best_error_is_the_issues_order():
-    assert 0.1 < ROWS["float8_e4m3fn"].best_central_error < 0.3
+def test_the_central_theory_s_numbers_are_the_closed_form_s():
+    # E*/|f'| = (3uS)^(2/3)|f'''|^(1/3)/(2|f'|) + u with u = eps/2 is eps^(2/3) times
+    # k = (3/2)^(2/3)/2 * S^(2/3)|f'''|^(1/3)/|f'| + eps^(1/3)/2; for sin at 1, S = sin 1 + cos 1.
+    with mpmath.workdps(30):
+        third = 1 / mpmath.mpf(3)
+        constant = mpmath.mpf(3) ** (2 * third) / 2 / 2 ** (2 * third)
+        eps = mpmath.mpf(2) ** -3  # e4m3
+        s, c = mpmath.sin(1) + mpmath.cos(1), mpmath.cos(1)
+        k = constant * s ** (2 * third) * c ** third / c + eps ** third / 2
+        u = eps / 2
+        assert constant * eps ** (2 * third) == pytest.approx((3 * u) ** (2 * third) / 2, rel=1e-25)
+        assert eps ** (2 * third) * k == pytest.approx(((3 * u * s) ** (2 * third) * c ** third / 2 + u * c) / c,
+                                                       rel=1e-25)
+    assert ROWS["float8_e4m3fn"].best_central_error == pytest.approx(float(eps ** (2 * third)), rel=1e-15)
+    assert f"k = {float(constant):.3f} · S^(2/3)" in CENTRAL_THEORY
+    assert f"25 % × {float(k):.2f} = {float(eps ** (2 * third) * k) * 100:.0f} %" in CENTRAL_THEORY
 
 
 def test_cli_dtypes_table_and_json(capsys):
     assert main(["dtypes"]) == 0
     out = capsys.readouterr().out
     assert all(name in out for name in ALL_DTYPE_NAMES) and "u = 2^−p" in out
+    assert CENTRAL_THEORY in out  # what the two central columns mean
     assert main(["dtypes", "--format", "json"]) == 0
     import json
 

@@ -1,6 +1,7 @@
 """The summed-loss lab against mathematics: exact sums by fractions and math.fsum, the
 classical error bounds of each summation, and seed 001's printed finite differences."""
 
+import json
 import math
 from fractions import Fraction
 
@@ -9,8 +10,8 @@ import pytest
 import torch
 
 from gradlab.errors import GradLabError
-from gradlab.labs.summed_loss import (SUM_METHODS, SummedLossSettings, neumaier_sum, pairwise_sum,
-                                      sequential_sum, summed_loss)
+from gradlab.labs.summed_loss import (NO_THRESHOLD, SUM_METHODS, SummedLossSettings, neumaier_sum,
+                                      pairwise_sum, sequential_sum, summed_loss)
 
 SEED_001 = summed_loss(SummedLossSettings())
 
@@ -93,7 +94,7 @@ def test_compensation_and_float64_beat_the_naive_loop_on_seed_001():
     assert abs(SEED_001.row("sequential").error_ulps) > 5  # the naive loop loses many ulps
 
 
-@pytest.mark.parametrize("name", ["sequential", "pairwise", "torch.sum"])
+@pytest.mark.parametrize("name", ["sequential", "pairwise", "torch.sum", "neumaier"])
 def test_a_change_below_about_half_an_ulp_of_L_does_not_move_the_rounded_sum(name):
     threshold = SEED_001.row(name).threshold
     assert SEED_001.ulp_loss / 4 <= threshold <= 4 * SEED_001.ulp_loss
@@ -137,6 +138,102 @@ def test_a_loss_beyond_float16_s_largest_value_is_reported_not_raised():
     assert {row.method for row in r.overflowed_rows} == {"pairwise", "torch.sum", "neumaier"}
     for row in r.overflowed_rows:
         assert row.value == math.inf and row.error_ulps == math.inf and math.isnan(row.threshold)
+        assert row.threshold_reason == "overflowed" 
     assert r.row("float64").value == math.fsum(terms)
     naive = r.row("sequential")
     assert math.isfinite(naive.value) and naive.value < 65504
+
+
+# ------------------------------------------------------------------ thresholds, every method and dtype
+
+
+def neumaier_by_hand(values, dtype: torch.dtype) -> float:
+    """Kahan-Neumaier with every one of its five operations done in the dtype: numpy's float32
+    scalars, or 0-d torch tensors (torch rounds each bfloat16 operation)."""
+    if dtype == torch.float32:
+        values = [np.float32(v) for v in values]
+        total = carry = np.float32(0)
+    else:
+        values = [torch.tensor(v, dtype=dtype) for v in values]
+        total = carry = torch.tensor(0.0, dtype=dtype)
+    for t in values:
+        s = total + t
+        lost = (total - s) + t if abs(total) >= abs(t) else (t - s) + total
+        carry = carry + lost
+        total = s
+    return float(total + carry)
+
+
+def sequential_by_hand(values, dtype: torch.dtype) -> float:
+    total = torch.tensor(0.0, dtype=dtype)
+    for t in values:
+        total = total + torch.tensor(t, dtype=dtype)
+    return float(total)
+
+
+BY_HAND = {"neumaier": neumaier_by_hand, "sequential": sequential_by_hand,
+           **{m.name: (lambda values, dtype, m=m: m.total(torch.tensor(values, dtype=dtype)))
+              for m in SUM_METHODS if m.name not in ("neumaier", "sequential")}}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_the_compensated_sum_equals_one_written_here(dtype):
+    rng = np.random.default_rng(3)
+    for values in (rng.standard_normal(300) ** 2 * 10, rng.standard_normal(300) * 1e3,
+                   [1.0, 1e8, 1.0, -1e8, 3.0, 2.0 ** -20]):
+        terms = torch.tensor(np.asarray(values, dtype=np.float64)).to(torch.float32).to(dtype)
+        assert neumaier_sum(terms) == neumaier_by_hand(terms.tolist(), dtype)
+        assert sequential_sum(terms) == sequential_by_hand(terms.tolist(), dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("name", [m.name for m in SUM_METHODS])
+def test_each_threshold_moves_the_sum_and_no_smaller_increase_does(dtype, name):
+    r = summed_loss(SummedLossSettings(shape=(30, 20), dtype=dtype))
+    row, j = r.row(name), r.term_index
+    torch_dtype = getattr(torch, dtype)
+    values = r.terms.tolist()
+    assert values[j] == max(values)  # the term moved is the largest
+    assert row.threshold_reason is None and row.threshold > 0
+
+    def total(increase: float) -> float:
+        moved = list(values)
+        moved[j] = float(torch.tensor(values[j] + increase, dtype=torch.float64).to(torch.float32).to(torch_dtype))
+        return BY_HAND[name](moved, torch_dtype)
+
+    def next_up(v: float) -> float:  # the next number of the dtype above a positive normal v
+        return v + 2.0 ** (math.floor(math.log2(v)) - (23 if dtype == "float32" else 7))
+
+    base = BY_HAND[name](values, torch_dtype)
+    assert base == row.value
+    assert total(row.threshold) != base
+    assert total(row.threshold / 2) == base
+    smaller = [next_up(values[j])]  # every number of the dtype between the term and term + threshold
+    while smaller[-1] < values[j] + row.threshold:
+        smaller.append(next_up(smaller[-1]))
+    assert smaller.pop() == values[j] + row.threshold  # the threshold is a whole step of the grid
+    assert all(total(v - values[j]) == base for v in smaller)  # minimal: no smaller increase moves it
+
+
+def test_bfloat16_has_every_threshold_and_the_cli_prints_no_nan(capsys):
+    # seed 001 in bfloat16: the naive loop and Neumaier's carry both stall (n u = 16,800 / 256 >> 1)
+    r = summed_loss(SummedLossSettings(dtype="bfloat16"))
+    assert all(math.isfinite(row.threshold) and row.threshold_reason is None for row in r.rows)
+    assert r.row("float64").threshold == 2.0 ** (math.floor(math.log2(float(r.terms[r.term_index]))) - 7)
+    from gradlab.cli.main import main
+
+    assert main(["sum", "--dtype", "bfloat16", "--shape", "30x20"]) == 0
+    out = capsys.readouterr().out
+    assert "nan" not in out and "the smallest increase of the largest term" in out
+
+
+def test_an_overflowed_sum_says_why_it_has_no_threshold(capsys):
+    from gradlab.cli.main import main
+
+    assert main(["sum", "--dtype", "float16", "--shape", "400x500", "--format", "json"]) == 0
+    rows = {row["method"]: row for row in json.loads(capsys.readouterr().out)["rows"]}
+    assert rows["pairwise"]["threshold"] is None and rows["pairwise"]["threshold_reason"] == "overflowed"
+    assert rows["sequential"]["threshold_reason"] is None and rows["sequential"]["threshold"] > 0
+    assert main(["sum", "--dtype", "float16", "--shape", "400x500"]) == 0
+    out = capsys.readouterr().out
+    assert "none (overflowed)" in out and f"overflowed: {NO_THRESHOLD['overflowed']}" in out and "nan" not in out

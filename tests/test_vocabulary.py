@@ -20,9 +20,10 @@ from streamlit.testing.v1 import AppTest
 from gradlab.error_sweep import SweepSettings, run_sweep
 from gradlab.figures.style import CATEGORICAL, HEATMAP_COLOURS, HEATMAP_COLOURSCALE, PALETTE
 from gradlab.figures.sweep import error_vs_eps_figure
-from gradlab.numerics.dtypes import DTYPES, EMULATED_DTYPES, DtypeFacts
+from gradlab.numerics.dtypes import (ALL_DTYPE_NAMES, DTYPE_NAMES, DTYPE_TABLE, DTYPES, EMULATED_DTYPES,
+                                     DtypeFacts, facts)
 
-ROWS = {**DTYPES, **EMULATED_DTYPES}  # native and emulated: one table of facts
+ROWS = DTYPE_TABLE  # native and emulated: one table of facts
 from gradlab.numerics.schemes import SCHEMES, Scheme
 from gradlab.teaching.explorer_controls import query_params
 from gradlab.ui import controls
@@ -91,6 +92,20 @@ def test_short_labels_are_the_url_words():
 def test_scheme_styles_are_distinct(attribute):
     values = [getattr(row, attribute) for row in SCHEMES.values()]
     assert len(set(values)) == len(values)
+
+
+def test_native_and_emulated_dtypes_are_views_of_the_one_table_by_its_emulated_field():
+    assert [n for n, r in ROWS.items() if not r.emulated] == list(DTYPES) == list(DTYPE_NAMES)
+    assert DTYPE_NAMES == ("float16", "bfloat16", "float32", "float64")  # what native widgets offer
+    assert [n for n, r in ROWS.items() if r.emulated] == list(EMULATED_DTYPES) == ["float8_e4m3fn", "float8_e5m2"]
+    assert ALL_DTYPE_NAMES == tuple(ROWS)
+    assert all(DTYPES[n] is ROWS[n] for n in DTYPE_NAMES) and all(EMULATED_DTYPES[n] is ROWS[n]
+                                                                  for n in EMULATED_DTYPES)
+    assert "float8_e4m3fn" not in DTYPES and "float32" not in EMULATED_DTYPES
+    with pytest.raises(KeyError):
+        DTYPES["float8_e5m2"]
+    with pytest.raises(TypeError):  # read-only: a row is added to the one table
+        DTYPES["float32_twin"] = ROWS["float32"]
 
 
 def test_dtype_labels_and_colours_are_distinct():
@@ -191,7 +206,12 @@ FLOAT32_TWIN = dataclasses.replace(DTYPES["float32"], name="float32_twin", label
 @pytest.fixture
 def added_rows(monkeypatch):
     monkeypatch.setitem(SCHEMES, BACKWARD_2.name, BACKWARD_2)
-    monkeypatch.setitem(DTYPES, FLOAT32_TWIN.name, FLOAT32_TWIN)
+    monkeypatch.setitem(DTYPE_TABLE, FLOAT32_TWIN.name, FLOAT32_TWIN)  # one row, in the one table
+
+
+def test_a_row_added_to_the_table_is_native_everywhere_at_once(added_rows):
+    assert "float32_twin" in DTYPES and "float32_twin" not in EMULATED_DTYPES
+    assert facts("float32_twin") is FLOAT32_TWIN
 
 
 def _widgets_script():

@@ -15,7 +15,7 @@ from decimal import Decimal
 from gradlab.labs.grid_story import grid_fields
 from gradlab.labs.representable_grid import GridSettings, grid_difference
 from gradlab.numerics.dtypes import ALL_DTYPE_NAMES
-from gradlab.numerics.precision_table import COLUMNS, precision_table
+from gradlab.numerics.precision_table import CENTRAL_THEORY, COLUMNS, precision_table
 
 __all__ = ["register"]
 
@@ -68,4 +68,6 @@ def _run_dtypes(args) -> int:
         print(json.dumps(to_json(table.to_dict(orient="records")), indent=2))
         return 0
     print(table.rename(columns=COLUMNS).to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    print()
+    print(CENTRAL_THEORY)
     return 0

@@ -17,7 +17,7 @@ import sys
 
 from gradlab.check.settings import parse_shape
 from gradlab.labs.summed_differences import sampled_differences
-from gradlab.labs.summed_loss import SummedLoss, SummedLossSettings, summed_loss
+from gradlab.labs.summed_loss import NO_THRESHOLD, SummedLoss, SummedLossSettings, summed_loss
 from gradlab.numerics.dtypes import DTYPE_NAMES
 from gradlab.teaching.summed_answer import summed_answer
 
@@ -53,8 +53,10 @@ def result_json(result: SummedLoss, differences=None) -> dict:
         "exact": result.exact_float, "exact_fraction": f"{result.exact.numerator}/{result.exact.denominator}",
         "ulp": result.ulp_loss, "quantum": result.quantum, "gradient_size": result.gradient_size,
         "answer": {"level": answer.level, "text": answer.text},
+        "threshold_term": {"index": result.term_index, "value": float(result.terms[result.term_index])},
         "rows": [{"method": r.method, "label": r.label, "value": r.value, "error": r.error,
-                  "error_ulps": r.error_ulps, "threshold": r.threshold} for r in result.rows],
+                  "error_ulps": r.error_ulps, "threshold": r.threshold,
+                  "threshold_reason": r.threshold_reason} for r in result.rows],
         "differences": [] if differences is None else differences.to_dict("records"),
     })
 
@@ -66,13 +68,21 @@ def _printed(differences) -> str:
 
 
 def _text(result: SummedLoss, differences) -> str:
+    j = result.term_index
     lines = [summed_answer(result).text, "",
              f"exact L  {result.exact_float:.17g}", f"ulp(L)   {result.ulp_loss:.6g}",
              f"quantum  {result.quantum:.6g}  (ulp(L)/h)",
              f"the check prints at {len(differences)} elements: {_printed(differences)}", "",
-             f"{'method':<16}{'L':>22}{'error':>12}{'ulps':>10}{'moves at':>12}"]
+             f"moves at: the smallest increase of the largest term (element {j}, {float(result.terms[j]):.6g}) "
+             "that changes the method's L", "",
+             f"{'method':<16}{'L':>22}{'error':>12}{'ulps':>10}{'moves at':>20}"]
+    reasons = []
     for r in result.rows:
-        lines.append(f"{r.label:<16}{r.value:>22.17g}{r.error:>12.3g}{r.error_ulps:>10.3g}{r.threshold:>12.3g}")
+        moves = f"{r.threshold:>20.3g}" if r.threshold_reason is None else f"{'none (' + r.threshold_reason + ')':>20}"
+        lines.append(f"{r.label:<16}{r.value:>22.17g}{r.error:>12.3g}{r.error_ulps:>10.3g}{moves}")
+        if r.threshold_reason is not None and r.threshold_reason not in reasons:
+            reasons.append(r.threshold_reason)
+    lines += [f"{reason}: {NO_THRESHOLD[reason]}" for reason in reasons]
     return "\n".join(lines) + "\n"
 
 

@@ -32,7 +32,6 @@ from fractions import Fraction
 from typing import Iterator
 
 import torch
-from torch.overrides import TorchFunctionMode
 
 from gradlab.errors import GradLabError
 from gradlab.numerics.dtypes import facts
@@ -135,12 +134,8 @@ def grid_difference(settings: GridSettings) -> GridDifference:
 @contextmanager
 def computing_in(dtype: str) -> Iterator[None]:
     """torch arithmetic (no gradients) as ``dtype`` does it: native, or an 8-bit format emulated
-    (:func:`~gradlab.numerics.emulation.emulated`) with overflow as IEEE 754 defines it.
-
-    torch's cast to float8_e4m3fn saturates (1096.6 and even inf become 448: the format has no
-    inf), which would pass an overflow off as the largest number. Here a result whose rounding
-    with an unbounded exponent exceeds the largest finite number becomes NaN, e4m3fn's only
-    non-finite value, so it propagates as float16's inf does.
+    (:func:`~gradlab.numerics.emulation.emulated`), overflow as IEEE 754 defines it there too
+    (e4m3fn's result past 448 is NaN, not torch's saturated 448: see the emulation module).
 
     >>> x = to_dtype(7.0, "float8_e4m3fn")
     >>> with computing_in("float8_e4m3fn"):
@@ -148,42 +143,8 @@ def computing_in(dtype: str) -> Iterator[None]:
     >>> float(past), float(kept)
     (nan, 448.0)
     """
-    info = facts(dtype)
-    holds_inf = math.isinf(float(torch.tensor(math.inf).to(info.torch_dtype).float()))
-    with torch.no_grad():
-        if not info.emulated or holds_inf:  # torch's cast already overflows to inf (float16, e5m2)
-            with emulated(dtype):
-                yield
-            return
-        # Entered below the rounding mode, _Overflow sees each float32 result before the cast.
-        with _Overflow(info.compute, *_overflow_threshold(dtype)), emulated(dtype):
-            yield
-
-
-class _Overflow(TorchFunctionMode):
-    """Results of ``compute`` dtype past the threshold become NaN (before the emulated cast)."""
-
-    def __init__(self, compute: torch.dtype, threshold: float, tie_overflows: bool):
-        super().__init__()
-        self.compute, self.threshold, self.tie_overflows = compute, threshold, tie_overflows
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        if isinstance(out, torch.Tensor) and out.dtype == self.compute:
-            size = out.abs()
-            past = (size > self.threshold) | ((size == self.threshold) & self.tie_overflows)
-            if bool(past.any()):
-                out = torch.where(past, torch.nan, out)
-        return out
-
-
-def _overflow_threshold(dtype: str) -> tuple[float, bool]:
-    """Halfway from the largest finite number to the next one an unbounded exponent would give, and
-    whether that tie overflows: round-to-nearest-even goes up exactly when the largest number's
-    significand is odd (float16's 65504 is; e4m3fn's 448 = 0b1110 * 2**5 is not: 464 rounds to 448)."""
-    info = facts(dtype)
-    spacing = ulp(info.max, dtype)
-    return info.max + spacing / 2, int(info.max / spacing) % 2 == 1
+    with torch.no_grad(), emulated(dtype):
+        yield
 
 
 def shared_leading_bits(a: float, b: float, dtype: str) -> int:

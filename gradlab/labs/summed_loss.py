@@ -32,16 +32,31 @@ import torch
 from gradlab.check.settings import CheckSettings, build_problem
 from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS, check_limit
-from gradlab.numerics.dtypes import facts
+from gradlab.numerics.dtypes import facts, round_to_dtype
 from gradlab.numerics.emulation import round_to_bfloat16
 from gradlab.numerics.exact_sum import exact_sum
 from gradlab.numerics.ulp import ulp
 
-__all__ = ["SumMethod", "SUM_METHODS", "SummedLossSettings", "SumRow", "SummedLoss", "summed_loss",
-           "sequential_sum", "pairwise_sum", "neumaier_sum"]
+__all__ = ["SumMethod", "SUM_METHODS", "NO_THRESHOLD", "SummedLossSettings", "SumRow", "SummedLoss",
+           "summed_loss", "sequential_sum", "pairwise_sum", "neumaier_sum"]
 
 
 # ------------------------------------------------------------------ the summation methods
+
+
+def _scalar_rounding(dtype: torch.dtype) -> Callable[[float], float] | None:
+    """How a loop rounds a Python float to ``dtype``; None where numpy's scalars of the dtype
+    already round every operation (float32, float64: also the fastest loop)."""
+    if dtype == torch.bfloat16:  # numpy has no bfloat16
+        return round_to_bfloat16
+    if dtype == torch.float16:  # numpy's float16 scalars work, at ~10 us an operation
+        return lambda v: float(np.float16(v))
+    return None
+
+
+def _loop_values(terms: torch.Tensor):
+    """The terms as a loop adds them: numpy scalars of their dtype, or Python floats."""
+    return terms.tolist() if _scalar_rounding(terms.dtype) else terms.numpy()
 
 
 def sequential_sum(terms: torch.Tensor) -> float:
@@ -50,12 +65,20 @@ def sequential_sum(terms: torch.Tensor) -> float:
     >>> sequential_sum(torch.tensor([2.0 ** 24, 1.0, 1.0], dtype=torch.float32))  # each 1 is lost
     16777216.0
     """
+    return _sequential_from(0.0, terms)
+
+
+def _sequential_from(total: float, terms: torch.Tensor) -> float:
+    """:func:`sequential_sum` continued from a running ``total`` (a number of the dtype)."""
     if terms.dtype == torch.bfloat16:  # numpy has no bfloat16: round each partial sum by hand
-        total = 0.0
         for t in terms.tolist():
             total = round_to_bfloat16(total + t)
         return total
-    return float(np.add.accumulate(terms.numpy())[-1]) if terms.numel() else 0.0
+    values = terms.numpy()
+    if not len(values):
+        return float(total)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow shows as inf in the result
+        return float(np.add.accumulate(np.concatenate([np.asarray([total], dtype=values.dtype), values]))[-1])
 
 
 def pairwise_sum(terms: torch.Tensor) -> float:
@@ -78,23 +101,97 @@ def neumaier_sum(terms: torch.Tensor) -> float:
     >>> neumaier_sum(torch.tensor([2.0 ** 24, 1.0, 1.0], dtype=torch.float32))
     16777218.0
     """
-    if terms.dtype == torch.bfloat16:  # numpy has no bfloat16: round every operation by hand
-        return _neumaier(terms.tolist(), 0.0, round_to_bfloat16)
-    values = terms.numpy()
-    with np.errstate(over="ignore", invalid="ignore"):  # an overflow shows as inf in the result
-        return float(_neumaier(values, values[0] * 0 if len(values) else 0.0, lambda v: v))
+    zero = terms.new_zeros(()).numpy()[()] if _scalar_rounding(terms.dtype) is None else 0.0
+    return _neumaier_finish(*_neumaier_from(zero, zero, _loop_values(terms), terms.dtype), terms.dtype)
 
 
-def _neumaier(values, zero, rounded: Callable[[float], float]) -> float:
-    """The compensated loop; ``rounded`` rounds each operation's result to the dtype (numpy's
-    scalars already have: identity)."""
-    total = carry = zero
-    for t in values:
-        s = rounded(total + t)
-        lost = rounded(rounded(total - s) + t) if abs(total) >= abs(t) else rounded(rounded(t - s) + total)
-        carry = rounded(carry + lost)
-        total = s
-    return rounded(total + carry)
+def _neumaier_from(total, carry, values, dtype: torch.dtype, path=None, record: list | None = None):
+    """The compensated loop from the state ``(total, carry)``; returns the state after ``values``.
+
+    The error of each addition, ``(total - s) + t`` (or ``(t - s) + total``, the larger operand
+    first), is exact in the dtype (Dekker's Fast2Sum), so only ``s`` and ``carry`` need rounding;
+    numpy's scalars of the dtype round them themselves. With ``path`` (the states another run had
+    before each value), returns None as soon as the state is that run's; ``record`` collects the
+    state after each value."""
+    rounded = _scalar_rounding(dtype)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow shows as inf or NaN in the result
+        for t, was in zip(values, path) if path is not None else ((t, None) for t in values):
+            if was is not None and total == was[0] and carry == was[1]:
+                return None
+            s = total + t if rounded is None else rounded(total + t)
+            lost = (total - s) + t if abs(total) >= abs(t) else (t - s) + total
+            carry = carry + lost if rounded is None else rounded(carry + lost)
+            total = s
+            if record is not None:
+                record.append((total, carry))
+    return total, carry
+
+
+def _neumaier_finish(total, carry, dtype: torch.dtype) -> float:
+    with np.errstate(over="ignore", invalid="ignore"):
+        return float((_scalar_rounding(dtype) or (lambda v: v))(total + carry))
+
+
+# What a threshold search calls once per trial value of term j: the method's total with that
+# value in place. A loop resumes from its state before j, computed once, and stops as soon as
+# its state meets the unchanged run's again (from there on both runs are the same): a sum that
+# has stalled (bfloat16's, float16's) swallows most trial changes within a few terms.
+
+
+def _sequential_resume(terms: torch.Tensor, j: int) -> Callable[[float], float]:
+    before, rest = _sequential_from(0.0, terms[:j]), terms[j + 1:]
+    if terms.dtype != torch.bfloat16:  # numpy's accumulate: the whole rest, in C, at once
+        as_value = terms.numpy().dtype.type
+        return lambda value: _sequential_from(float(as_value(before + value)), rest)
+    values, path, total = rest.tolist(), [], before
+    for t in terms[j:].tolist():
+        total = round_to_bfloat16(total + t)
+        path.append(total)
+
+    def with_value(value: float) -> float:
+        total = round_to_bfloat16(before + value)
+        for t, was in zip(values, path):
+            if total == was:
+                return path[-1]
+            total = round_to_bfloat16(total + t)
+        return total
+
+    return with_value
+
+
+def _neumaier_resume(terms: torch.Tensor, j: int) -> Callable[[float], float]:
+    native = _scalar_rounding(terms.dtype) is None
+    zero = terms.new_zeros(()).numpy()[()] if native else 0.0
+    before = _neumaier_from(zero, zero, _loop_values(terms[:j]), terms.dtype)
+    path: list = []
+    base = _neumaier_finish(*_neumaier_from(*before, _loop_values(terms[j:]), terms.dtype, record=path), terms.dtype)
+    rest, as_value = _loop_values(terms[j + 1:]), terms.numpy().dtype.type if native else float
+
+    def with_value(value: float) -> float:
+        state = _neumaier_from(*before, (as_value(value),), terms.dtype)
+        state = _neumaier_from(*state, rest, terms.dtype, path=path)
+        return base if state is None else _neumaier_finish(*state, terms.dtype)
+
+    return with_value
+
+
+def _pairwise_resume(terms: torch.Tensor, j: int) -> Callable[[float], float]:
+    """Only the sums on term j's path to the root change: one addition per level."""
+    levels = [terms]
+    while levels[-1].numel() > 1:
+        level = levels[-1]
+        if level.numel() % 2:
+            level = torch.cat([level, level.new_zeros(1)])
+        levels.append(level[0::2] + level[1::2])
+
+    def with_value(value: float) -> float:
+        node, i = torch.tensor(value, dtype=terms.dtype), j
+        for level in levels[:-1]:
+            sibling = level[i ^ 1] if (i ^ 1) < level.numel() else level.new_zeros(())
+            node, i = (node + sibling if i % 2 == 0 else sibling + node), i // 2
+        return float(node)
+
+    return with_value
 
 
 @dataclass(frozen=True)
@@ -106,20 +203,31 @@ class SumMethod:
     total: Callable[[torch.Tensor], float]
     in_dtype: bool  # False: float64 (its rounding is not the dtype's)
     help: str
+    # (terms, j) -> (value of term j -> total): a loop resumed at j; None: the whole sum again
+    resume: Callable[[torch.Tensor, int], Callable[[float], float]] | None = None
 
 
 SUM_METHODS: tuple[SumMethod, ...] = (
     SumMethod("sequential", "naive loop", sequential_sum, True,
-              "s = s + e_i for i = 1..n: every addition rounds to the grid at |s|, which grows."),
+              "s = s + e_i for i = 1..n: every addition rounds to the grid at |s|, which grows.",
+              _sequential_resume),
     SumMethod("pairwise", "pairwise tree", pairwise_sum, True,
-              "Neighbours in pairs, level by level: each term meets partial sums of similar size."),
+              "Neighbours in pairs, level by level: each term meets partial sums of similar size.",
+              _pairwise_resume),
     SumMethod("torch.sum", "torch.sum", lambda t: float(t.sum()), True,
               "What the loss does: torch's CPU reduction (blocks and vector lanes)."),
     SumMethod("neumaier", "Kahan-Neumaier", neumaier_sum, True,
-              "A second running variable catches what each addition rounds away and adds it back."),
+              "A second running variable catches what each addition rounds away and adds it back.",
+              _neumaier_resume),
     SumMethod("float64", "float64", lambda t: float(t.to(torch.float64).sum()), False,
               "The same terms summed in float64: 29 more bits than float32."),
 )
+
+#: Why a method has no threshold (SumRow.threshold_reason): its key, and the words to show.
+NO_THRESHOLD: dict[str, str] = {
+    "overflowed": "the sum is inf or NaN: no change of one term brings it back",
+    "out_of_range": "no increase of the term that the dtype can hold changes the sum",
+}
 
 
 # ------------------------------------------------------------------ the lab
@@ -155,7 +263,8 @@ class SumRow:
     value: float
     error: float  # value - exact
     error_ulps: float  # in ulps of the exact L in the dtype
-    threshold: float  # smallest increase of the chosen term that changes the value (NaN: not searched)
+    threshold: float  # smallest increase of the largest term that changes the value (NaN: none)
+    threshold_reason: str | None = None  # why there is none: a key of NO_THRESHOLD
 
 
 @dataclass(frozen=True)
@@ -209,47 +318,73 @@ def summed_loss(settings: SummedLossSettings) -> SummedLoss:
 
 
 def _row(m: SumMethod, terms, exact: Fraction, unit: float, j: int, reduction: str) -> SumRow:
-    value = _reduced(m, terms, reduction)
+    value = _reduced(m, m.total(terms), terms, reduction)
     if not math.isfinite(value):  # a sum kept in a narrow dtype overflowed: no term can move it back
-        return SumRow(m.name, m.label, value, value, value, math.nan)
+        return SumRow(m.name, m.label, value, value, value, math.nan, "overflowed")
     error = float(Fraction(value) - exact)
-    # The compensated loop is slow in Python and moves at the smallest changes anyway: not searched.
-    searched = m.total is not neumaier_sum and terms.dtype != torch.bfloat16
-    threshold = _threshold(m, terms, j, reduction) if searched else math.nan
-    return SumRow(m.name, m.label, value, error, error / unit, threshold)
+    threshold = _threshold(m, terms, j, reduction, value)
+    return SumRow(m.name, m.label, value, error, error / unit, threshold,
+                  None if math.isfinite(threshold) else "out_of_range")
 
 
-def _reduced(m: SumMethod, terms: torch.Tensor, reduction: str) -> float:
-    total = m.total(terms)
+def _reduced(m: SumMethod, total: float, terms: torch.Tensor, reduction: str) -> float:
+    """The method's total as the loss: itself (sum), or divided by n in the method's dtype (mean)."""
     if reduction == "sum":
         return total
     dtype = torch.float64 if not m.in_dtype else terms.dtype
     return float(torch.tensor(total, dtype=dtype) / terms.numel())
 
 
-def _threshold(m: SumMethod, terms: torch.Tensor, j: int, reduction: str) -> float:
-    """The smallest increase of term j (in whole ulps of it, as the dtype can hold) that changes
-    the method's result: a bisection over the number of ulps."""
-    base = _reduced(m, terms, reduction)
-    spacing = ulp(float(terms[j]), facts(terms.dtype).name)
+def _threshold(m: SumMethod, terms: torch.Tensor, j: int, reduction: str, base: float) -> float:
+    """The smallest increase of term j (a whole number of its ulps, the term kept a number of the
+    dtype) that changes the method's result ``base``; NaN when no finite value of the term does.
 
+    Doubling from a first guess (half an ulp of the result, in ulps of the term), then bisection:
+    a few dozen trials, each resuming at j (:attr:`SumMethod.resume`). Bisection finds the
+    smallest increase when a larger one never moves the result back, as in a rounded sum
+    (rounding and adding are monotone); Neumaier's is checked increase by increase on small sums
+    in tests/test_summed_loss.py."""
+    name, n = facts(terms.dtype).name, terms.numel()
     original = float(terms[j])
+    spacing = ulp(original, name)
+    total_with = m.resume(terms, j) if m.resume is not None else _replaced(m.total, terms, j)
+
+    def held(k: int) -> float:
+        return round_to_dtype(original + k * spacing, name)
 
     def moves(k: int) -> bool:
-        # In place and put back: a fresh 200,000-term copy per probe cost more than the sum.
-        terms[j] = original + k * spacing
-        try:
-            return _reduced(m, terms, reduction) != base
-        finally:
-            terms[j] = original
+        return _reduced(m, total_with(held(k)), terms, reduction) != base
 
-    hi = 1
-    while not moves(hi):
-        hi *= 2
-        if hi > 2 ** 40:
-            return math.inf
-    lo = hi // 2
+    grid = name if m.in_dtype else "float64"
+    guess = ulp(base, grid) * (n if reduction == "mean" else 1) / 2 / spacing
+    lo, hi = 0, 2 ** max(0, math.floor(math.log2(guess))) if guess >= 1 else 1
+    if moves(hi):
+        while hi > 1 and moves(hi // 2):
+            hi //= 2
+        lo = hi // 2
+    else:
+        while True:
+            lo, hi = hi, 2 * hi
+            if not math.isfinite(held(hi)):
+                return math.nan
+            if moves(hi):
+                break
     while hi - lo > 1:
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if moves(mid) else (mid, hi)
-    return float(terms[j].to(torch.float64) + hi * spacing) - float(terms[j])
+    return held(hi) - original
+
+
+def _replaced(total: Callable[[torch.Tensor], float], terms: torch.Tensor, j: int) -> Callable[[float], float]:
+    """``total`` of the terms with term j set to a value, in place and put back (a fresh
+    200,000-term copy per trial cost more than the sum)."""
+    original = terms[j].clone()
+
+    def with_value(value: float) -> float:
+        terms[j] = value
+        try:
+            return total(terms)
+        finally:
+            terms[j] = original
+
+    return with_value

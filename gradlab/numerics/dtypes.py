@@ -6,11 +6,20 @@ tolerances (kept as a table, like JAX's ``check_grads``, with a small resolver
 that takes overrides), and how the dtype is shown: its label (what widgets show
 and the URL carries) and its colour in every figure.
 
-Adding a dtype is one row of :data:`DTYPES` (the ``_facts(...)`` calls below):
-the widgets' options and help text (:mod:`gradlab.ui.controls`), the figures'
-colours (:mod:`gradlab.figures.style`), the tables and the CLI's choices all
-read this table. ``tests/test_precision.py`` checks every row has every field
-and a colour that reads on light and dark backgrounds.
+Adding a dtype is one row of :data:`DTYPE_TABLE` (the ``_facts(...)`` calls below),
+native or emulated (``emulated=True``: an 8-bit float torch stores but cannot
+compute in). Every other name is derived from that table: :data:`DTYPES` and
+:data:`DTYPE_NAMES` (the native rows: what the widgets offer by default, and the
+pages that compute natively accept), :data:`EMULATED_DTYPES` and
+:data:`ALL_DTYPE_NAMES` (native, then emulated: the Explorer and the precision
+table); ``DTYPES`` and ``EMULATED_DTYPES`` are live read-only views of it. The
+widgets' options and help text (:mod:`gradlab.ui.controls`), the figures'
+colours (:mod:`gradlab.figures.style`), the tables and the CLI's choices all read
+these. ``tests/test_precision.py`` and ``tests/test_vocabulary.py`` check every
+row has every field and a colour that reads on light and dark backgrounds.
+
+>>> list(EMULATED_DTYPES), DTYPE_NAMES
+(['float8_e4m3fn', 'float8_e5m2'], ('float16', 'bfloat16', 'float32', 'float64'))
 
 >>> facts("float32").eps
 1.1920928955078125e-07
@@ -22,6 +31,7 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import torch
@@ -30,8 +40,11 @@ from gradlab.errors import GradLabError
 
 __all__ = [
     "DtypeFacts",
+    "DTYPE_TABLE",
     "DTYPES",
     "DTYPE_NAMES",
+    "EMULATED_DTYPES",
+    "ALL_DTYPE_NAMES",
     "facts",
     "resolve_tolerances",
     "round_to_dtype",
@@ -59,6 +72,9 @@ class DtypeFacts:
     # (gradlab.numerics.emulation). Only the Explorer and the precision table offer these.
     emulated: bool = False
     compute: torch.dtype | None = None
+    # False for a format without infinities (e4m3fn): torch's cast saturates at ``max`` there,
+    # and gradlab.numerics.emulation turns an overflow into NaN, the format's only non-finite value.
+    has_inf: bool = True
 
     @property
     def unit_roundoff(self) -> float:
@@ -96,6 +112,7 @@ def _facts(
         aliases=aliases,
         emulated=compute is not None,
         compute=compute,
+        has_inf=bool(torch.tensor(float("inf")).to(dtype).float().isinf()),
     )
 
 
@@ -106,7 +123,10 @@ def _facts(
 # bfloat16 has no complex type at all: neither can take a complex step.
 # Colours: saturated mid-tones with contrast >= 3:1 on white and on a dark
 # background (WCAG's figure for graphics), also through a projector.
-DTYPES: dict[str, DtypeFacts] = {
+# 8-bit floats (OCP FP8: e4m3 without infinities, and e5m2) are emulated in float32. Their eps
+# is 2**-3 and 2**-2: a central difference is off by about eps**(2/3) (25 %, 40 %) times the
+# function's factor at best (gradlab.numerics.precision_table).
+DTYPE_TABLE: dict[str, DtypeFacts] = {
     f.name: f
     for f in (
         _facts("float16", None, rtol=5e-2, atol=1e-3, colour="#d47500", aliases=("half", "f16")),
@@ -115,22 +135,43 @@ DTYPES: dict[str, DtypeFacts] = {
                aliases=("float", "f32")),
         _facts("float64", torch.complex128, rtol=1e-5, atol=1e-8, colour="#d1495b",
                aliases=("double", "f64")),
-    )
-}
-
-DTYPE_NAMES: tuple[str, ...] = tuple(DTYPES)
-
-# 8-bit floats, emulated in float32 (OCP FP8: e4m3 without infinities, and e5m2). Their
-# eps is 2**-3 and 2**-2: a central difference is at best ~eps**(2/3) ≈ 25 % (e4m3) off.
-EMULATED_DTYPES: dict[str, DtypeFacts] = {
-    f.name: f
-    for f in (
         _facts("float8_e4m3fn", None, rtol=0.5, atol=0.1, colour="#00838f", aliases=("e4m3", "fp8_e4m3"),
                label="float8_e4m3fn (emulated)", compute=torch.float32),
         _facts("float8_e5m2", None, rtol=0.5, atol=0.1, colour="#a0522d", aliases=("e5m2", "fp8_e5m2"),
                label="float8_e5m2 (emulated)", compute=torch.float32),
     )
 }
+
+
+class _Rows(Mapping):
+    """A read-only view of the rows of :data:`DTYPE_TABLE` that are (or are not) emulated: a row
+    added to the table is in its view at once."""
+
+    def __init__(self, emulated: bool):
+        self._emulated = emulated
+
+    def __getitem__(self, name: str) -> DtypeFacts:
+        row = DTYPE_TABLE[name]
+        if row.emulated != self._emulated:
+            raise KeyError(name)
+        return row
+
+    def __iter__(self) -> Iterator[str]:
+        return (n for n, row in DTYPE_TABLE.items() if row.emulated == self._emulated)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __repr__(self) -> str:
+        return f"{'EMULATED_DTYPES' if self._emulated else 'DTYPES'}({list(self)})"
+
+
+#: The native rows: dtypes torch computes in (what the widgets offer unless told otherwise).
+DTYPES: Mapping[str, DtypeFacts] = _Rows(emulated=False)
+DTYPE_NAMES: tuple[str, ...] = tuple(DTYPES)
+
+#: The emulated rows (8-bit floats): only the Explorer and the precision table offer these.
+EMULATED_DTYPES: Mapping[str, DtypeFacts] = _Rows(emulated=True)
 
 #: Every dtype the Explorer and the precision table offer: the native ones, then the emulated.
 ALL_DTYPE_NAMES: tuple[str, ...] = DTYPE_NAMES + tuple(EMULATED_DTYPES)
@@ -142,7 +183,7 @@ def facts(dtype: str | torch.dtype) -> DtypeFacts:
     >>> facts("bf16").name
     'bfloat16'
     """
-    rows = {**DTYPES, **EMULATED_DTYPES}
+    rows = DTYPE_TABLE
     if isinstance(dtype, torch.dtype):
         name = str(dtype).removeprefix("torch.")
     else:
@@ -185,10 +226,12 @@ def resolve_tolerances(
 
 
 def round_to_dtype(value: float, dtype: str | torch.dtype) -> float:
-    """The float64 value of ``value`` after rounding it to ``dtype``.
+    """The float64 value of ``value`` after rounding it to ``dtype`` (an overflow of e4m3fn, which
+    has no inf, is NaN: :func:`gradlab.numerics.emulation.to_dtype`).
 
-    >>> round_to_dtype(0.1, "float16")
-    0.0999755859375
+    >>> round_to_dtype(0.1, "float16"), round_to_dtype(1e6, "float16"), round_to_dtype(1e6, "e4m3")
+    (0.0999755859375, inf, nan)
     """
-    info = facts(dtype)
-    return float(torch.tensor(float(value), dtype=torch.float64).to(info.torch_dtype).to(torch.float64))
+    from gradlab.numerics.emulation import to_dtype  # it imports this module
+
+    return float(to_dtype(float(value), facts(dtype).name).to(torch.float64))

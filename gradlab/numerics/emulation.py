@@ -9,6 +9,14 @@ whose result is a float32 tensor has it rounded so; a gradient through such a
 computation is rounded at the same points on the way back
 (:class:`RoundedTo`), so autograd "in fp8" is emulated too.
 
+The rounding step (:func:`rounded`) is IEEE 754's for every user of it: a value
+whose round-to-nearest-even with an unbounded exponent lies beyond the largest
+finite number overflows. torch's cast to ``float8_e4m3fn`` saturates instead
+(1096.6, and even inf, become 448: the format has no inf); here such a value
+becomes NaN, e4m3fn's only non-finite value, so an overflow propagates as
+float16's inf does. Near 448 e4m3fn's numbers are 32 apart: 464 is the tie
+between 448 and 480 and goes to the even 448, anything above it overflows.
+
 >>> x = to_dtype(0.3, "float8_e4m3fn")  # 0.3 on e4m3's grid (spacing 2**-5 there)
 >>> float(x)
 0.3125
@@ -17,6 +25,11 @@ computation is rounded at the same points on the way back
 ...     z = x + 0.01  # 0.3225 rounds back to 0.3125: the step is lost
 >>> float(y), float(z)
 (0.9375, 0.3125)
+>>> with emulated("float8_e4m3fn"):
+...     big = to_dtype([7.0, 14.5, 14.625], "float8_e4m3fn") * 32  # 224, 464 (a tie), 468
+...     past = torch.exp(to_dtype(7.0, "float8_e4m3fn"))  # e**7 = 1096.6
+>>> big.tolist(), float(past)
+([224.0, 448.0, nan], nan)
 """
 
 from __future__ import annotations
@@ -29,9 +42,10 @@ import numpy as np
 import torch
 from torch.overrides import TorchFunctionMode
 
-from gradlab.numerics.dtypes import facts
+from gradlab.compat import torch_functions_unmodified
+from gradlab.numerics.dtypes import DtypeFacts, facts
 
-__all__ = ["compute_dtype", "to_dtype", "emulated", "RoundedTo", "round_to_bfloat16"]
+__all__ = ["compute_dtype", "to_dtype", "rounded", "emulated", "RoundedTo", "round_to_bfloat16"]
 
 # Conversions and views must not round: they are how values enter and leave the format.
 _PASS_THROUGH = {"to", "type", "float", "double", "numpy", "item", "tolist", "view", "detach", "clone",
@@ -49,12 +63,61 @@ def compute_dtype(dtype) -> torch.dtype:
 
 
 def to_dtype(values, dtype) -> torch.Tensor:
-    """``values`` as ``dtype`` holds them, in its compute dtype (rounded by torch's cast)."""
+    """``values`` as ``dtype`` holds them, in its compute dtype: correctly rounded, ties to even.
+
+    torch casts float64 to a narrower format through float32, rounding twice: 1 + 2**-11 + 2**-40
+    becomes float16's 1.0, not the nearer 1 + 2**-10. Rounding to float32 *to odd* first (keeping
+    a sticky last bit) makes the second rounding the correct one, as 24 >= p + 2 bits for p <= 11.
+
+    >>> float(to_dtype(1 + 2 ** -11 + 2 ** -40, "float16")) == 1 + 2 ** -10
+    True
+    >>> to_dtype([464.0, 468.0, float("inf")], "float8_e4m3fn").tolist()  # see the module docstring
+    [448.0, nan, nan]
+    """
     info = facts(dtype)
-    t = torch.as_tensor(np.asarray(values, dtype=np.float64))
-    if not info.emulated:
-        return t.to(info.torch_dtype)
-    return t.to(info.torch_dtype).to(info.compute)
+    with torch_functions_unmodified():  # inside emulated(), these steps must not be rounded
+        t = torch.as_tensor(np.asarray(values, dtype=np.float64))
+        narrower = torch.finfo(info.torch_dtype).bits < 32
+        held = rounded(_to_float32_odd(t) if narrower else t, info)
+        return held if info.emulated else held.to(info.torch_dtype)
+
+
+def _to_float32_odd(t: torch.Tensor) -> torch.Tensor:
+    """float64 ``t`` rounded to float32 to odd: exact values kept, any other one to whichever of
+    its two float32 neighbours has an odd last bit (so a later rounding cannot meet a false tie)."""
+    near = t.to(torch.float32)
+    inexact = near.to(torch.float64) != t
+    if not bool((inexact & ~t.isnan()).any()):
+        return near
+    other = torch.nextafter(near, torch.where(near.to(torch.float64) > t, -torch.inf, torch.inf).to(torch.float32))
+    even = (near.view(torch.int32) & 1) == 0
+    return torch.where(inexact & even & ~t.isnan(), other, near)
+
+
+def _overflow_limit(info) -> tuple[float, bool]:
+    """Halfway from the largest finite number to the next one an unbounded exponent would give,
+    and whether that tie overflows: round-to-nearest-even goes up exactly when the largest number's
+    significand is odd (float16's 65504 is; e4m3fn's 448 = 0b1110 * 2**5 is not: 464 rounds to 448)."""
+    spacing = math.ldexp(1.0, math.frexp(info.max)[1] - 1 - info.mantissa_bits)
+    return info.max + spacing / 2, int(info.max / spacing) % 2 == 1
+
+
+def rounded(t: torch.Tensor, dtype) -> torch.Tensor:
+    """``t`` (float32 or float64) rounded to ``dtype``'s grid by torch's cast, returned in ``t``'s
+    dtype; for a format without inf (e4m3fn), an overflow is NaN instead of torch's saturated max.
+
+    >>> rounded(torch.tensor([0.3, 500.0]), "float8_e4m3fn").tolist()
+    [0.3125, nan]
+    """
+    info = dtype if isinstance(dtype, DtypeFacts) else facts(dtype)
+    with torch_functions_unmodified():  # inside emulated(), these steps must not be rounded
+        held = t.to(info.torch_dtype).to(t.dtype)
+        if info.has_inf:
+            return held
+        limit, tie_overflows = _overflow_limit(info)
+        size = t.abs()
+        past = (size > limit) | ((size == limit) & tie_overflows)  # inf included; NaN stays NaN
+        return torch.where(past, torch.nan, held) if bool(past.any()) else held
 
 
 _BF16_BITS = 8  # significant bits of a normal bfloat16
@@ -83,29 +146,29 @@ def round_to_bfloat16(value: float) -> float:
 
 
 class RoundedTo(torch.autograd.Function):
-    """Round to an emulated format on the way forward, and the gradient on the way back."""
+    """Round to an emulated format (:func:`rounded`) on the way forward, and the gradient on the way back."""
 
     @staticmethod
-    def forward(ctx, t: torch.Tensor, storage: torch.dtype) -> torch.Tensor:
-        ctx.storage = storage
-        return t.to(storage).to(t.dtype)
+    def forward(ctx, t: torch.Tensor, info: DtypeFacts) -> torch.Tensor:
+        ctx.info = info
+        return rounded(t, info)
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):
-        return grad.to(ctx.storage).to(grad.dtype), None
+        return rounded(grad, ctx.info), None
 
 
 class _Rounding(TorchFunctionMode):
-    def __init__(self, storage: torch.dtype, compute: torch.dtype):
+    def __init__(self, info: DtypeFacts):
         super().__init__()
-        self.storage, self.compute = storage, compute
+        self.info, self.compute = info, info.compute
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
         if getattr(func, "__name__", "") in _PASS_THROUGH:
             return out
         if isinstance(out, torch.Tensor) and out.dtype == self.compute:
-            return RoundedTo.apply(out, self.storage)  # the mode is off inside its own handler
+            return RoundedTo.apply(out, self.info)  # the mode is off inside its own handler
         return out
 
 
@@ -116,5 +179,5 @@ def emulated(dtype) -> Iterator[None]:
     if not info.emulated:
         yield
         return
-    with _Rounding(info.torch_dtype, info.compute):
+    with _Rounding(info):
         yield

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gradlab.numerics.dtypes import DTYPE_NAMES, DTYPES, EMULATED_DTYPES
+from gradlab.numerics.dtypes import DTYPE_NAMES, DTYPE_TABLE, DTYPES
 from gradlab.numerics.schemes import SCHEME_NAMES, SCHEMES
 from gradlab.ui.bound_widgets import bound_multiselect, bound_select_slider, bound_selectbox
 
@@ -32,7 +32,7 @@ def dtype_label(name: str) -> str:
     >>> dtype_label("bfloat16"), dtype_label("float8_e5m2")
     ('bfloat16', 'float8_e5m2 (emulated)')
     """
-    row = DTYPES.get(name) or EMULATED_DTYPES.get(name)
+    row = DTYPE_TABLE.get(name)
     return row.label if row is not None else name
 
 
