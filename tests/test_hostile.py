@@ -27,7 +27,7 @@ from gradlab.limits import LIMITS
 CORPUS_FILE = Path(__file__).with_name("hostile_expressions.txt")
 PWNED = (Path("/tmp/gradlab-pwned"), Path("/tmp/pwned"))
 BUDGET_S = 0.050  # refused, or accepted and evaluated, within 50 ms
-TRIES = 3
+TRIES = 7  # best of several: a busy shared machine stalls single runs (96 ms once, best of 3)
 EVAL_ELEMENTS = 1_000
 MEGABYTE = 2**20
 MATHS_PACKAGES = frozenset({"sympy", "mpmath", "torch"})
