@@ -6,18 +6,18 @@ render(result). Layout only: no numerics, limit checks or engine choices here.
 The sections keep their own controls, drawn where they are read, so one cannot
 fold them into a single call without moving every control to the top.
 
-First screen (a projector at 1280x720): the question in one line, the presets, one
-row of controls (v and the dtype; a, b and c in a popover), the answer sentence
-(gradlab.teaching.lab_answers) and the main chart: for each entry, ∂yᵢ/∂inputᵢ and
-the .grad that backward(v) returned, v's scaling drawn between them. The answer
-table (.grad first), the Jacobians, accumulation, a full Jacobian and the
-question's torch.empty example follow below.
+First screen (a projector at 1280x720): the title with the question beside it, one row
+of controls (v and the dtype; a, b and c in a popover; the presets in another), the
+answer sentence (gradlab.teaching.lab_answers) and the whole main chart: for each
+entry, ∂yᵢ/∂inputᵢ and the .grad that backward(v) returned, v's scaling drawn between
+them. The answer table (.grad first), the Jacobians, accumulation, a full Jacobian and
+the question's torch.empty example follow below.
 """
 
 import pandas as pd
 import streamlit as st
 
-from gradlab.ui.page_chrome import answer_box, details, main_chart_box, start_page
+from gradlab.ui.page_chrome import answer_box, details, main_chart_box, start_page, title_row
 
 start_page("backward")
 
@@ -49,7 +49,7 @@ from gradlab.ui.bound_widgets import bound_selectbox, bound_text  # noqa: E402
 from gradlab.ui.controls import dtype_selectbox  # noqa: E402
 from gradlab.ui.figures import prepare_figure, show_figure  # noqa: E402
 from gradlab.ui.messages import show_error  # noqa: E402
-from gradlab.ui.presets import preset_buttons  # noqa: E402
+from gradlab.ui.presets import presets_popover  # noqa: E402
 
 QUESTION = VJPSettings()  # the question's tensors: the defaults
 VECTOR_FIELDS = (("a", "a"), ("b", "b"), ("c", "c (> 0)"), ("v", "gradient v"))  # (key, label)
@@ -123,20 +123,20 @@ def _clear_steps() -> None:
 
 
 def _header() -> None:
-    """The title, the question this page answers (in one line) and its preset buttons."""
-    st.title("Backward's gradient argument")
-    st.markdown(
-        "**The question:** what does `gradients` mean in `y.backward(gradients)`? With "
-        "`y = 3a + 2b² + log(c)` and `gradients = [0.1, 1.0, 0.0001]` it printed `a.grad = [0.3, 3, 3e-4]`.",
-        help="The question's Example 1: a = [1, 2, 3], b = [3, 4, 5], c = [6, 7, 8]; it printed "
-             "a.grad = [0.3, 3, 3e-4], b.grad = [1.2, 16, 2e-3], c.grad = [0.016667, 0.14286, 1.25e-5]. "
-             + term("Jacobian"),
-    )
-    preset_buttons("backward", primary="gradient_argument")
+    """The title and the question this page answers in one short line beside it."""
+    with title_row(
+        "Backward's gradient argument",
+        "what does `gradients` mean in `y.backward(gradients)`?",
+        help="With y = 3a + 2b² + log(c) and gradients = [0.1, 1.0, 0.0001] the question's Example 1 "
+             "(a = [1, 2, 3], b = [3, 4, 5], c = [6, 7, 8]) printed a.grad = [0.3, 3, 3e-4], "
+             "b.grad = [1.2, 16, 2e-3], c.grad = [0.016667, 0.14286, 1.25e-5]. " + term("Jacobian"),
+    ):
+        pass  # the long title leaves the presets no room here: they close the row of controls
 
 
 def _vector_controls() -> tuple[dict[str, str], str]:
-    """v and the dtype in one row, a, b and c in a popover; returns the vectors as typed and the dtype."""
+    """v and the dtype in one row, a, b and c in a popover, then the presets; returns the vectors as typed
+    and the dtype."""
     typed = {}
     with st.container(horizontal=True, wrap=True, gap="small", vertical_alignment="bottom"):
         typed["v"] = bound_text("gradient v", "v", value=_text(QUESTION.v), max_chars=LIMITS.expression_chars,
@@ -147,6 +147,7 @@ def _vector_controls() -> tuple[dict[str, str], str]:
             for key, label in VECTOR_FIELDS[:3]:
                 typed[key] = bound_text(label, key, value=_text(getattr(QUESTION, key)),
                                         max_chars=LIMITS.expression_chars)
+        presets_popover("backward", primary="gradient_argument")
     return typed, dtype
 
 

@@ -4,11 +4,11 @@ Controls -> one frozen CheckSettings (the engine validates it) -> one cached eng
 call (run_check; the eps sweep: check_sweep; both in a worker process) -> render(result). Layout only: no
 numerics, limit checks or engine choices here.
 
-First screen (a projector at 1280x720): the question in one line, the presets, one
-row of the five controls that change the answer (the rest in the "More settings" popover),
-then the answer sentence (gradlab.teaching.check_answer) and the main chart: the
-error of the finite difference against the step for sum, mean and none, with the
-check's own step marked. That chart makes the page's point: at the question's step
+First screen (a projector at 1280x720): the title with the question beside it and the
+presets in a popover, one row of the five controls that change the answer (the rest in
+the "More" popover), then the answer sentence (gradlab.teaching.check_answer) and the
+whole main chart: the error of the finite difference against the step for sum, mean and
+none, with the check's own step marked. That chart makes the page's point: at the question's step
 sum and mean sit on round-off's plateau while none dips under rtol, so the step
 failed, not the gradient. The diagnosis, metrics, table, Taylor test and heatmap
 follow below.
@@ -16,7 +16,7 @@ follow below.
 
 import streamlit as st
 
-from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page
+from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page, title_row
 
 start_page("gradcheck")
 
@@ -32,7 +32,7 @@ from gradlab.ui.heavy import heavy, heavy_with_progress  # noqa: E402
 from gradlab.figures.check import error_heatmap, eps_sweep_figure, taylor_figure  # noqa: E402
 from gradlab.teaching.check_answer import check_answer  # noqa: E402
 from gradlab.teaching.glossary import definition, term  # noqa: E402
-from gradlab.ui.presets import preset_buttons  # noqa: E402
+from gradlab.ui.presets import presets_popover  # noqa: E402
 from gradlab.ui.figures import PreparedFigure, prepare_figure, show_figure  # noqa: E402
 from gradlab.ui.runtime import CHECK_WORKERS  # noqa: E402
 from gradlab.ui.bound_widgets import bound_number, bound_radio, bound_selectbox, bound_tabs, bound_text, bound_toggle  # noqa: E402
@@ -72,12 +72,12 @@ def sweep_figure(sweep_settings: CheckSettings, step: float) -> PreparedFigure:
     return prepare_figure(eps_sweep_figure, sweep.table, rtol=sweep.rtol, step=step)
 
 
-st.title("Grad check")
-st.markdown("**The question:** my float32 grad check fails, float64 passes. Is the gradient wrong?",
-            help="A hand-written finite-difference check of (x+1)/2 with MSELoss(reduction=\"sum\") "
-                 "on a 140×120 input: the first preset below.")
-
-preset_buttons("gradcheck", primary="float32_check_fails")
+def _header() -> None:
+    """The title, the question in one line beside it, the presets in a popover: one row."""
+    with title_row("Grad check", "my float32 grad check fails, float64 passes. Is the gradient wrong?",
+                   help="A hand-written finite-difference check of (x+1)/2 with MSELoss(reduction=\"sum\") "
+                        "on a 140×120 input: the first preset (Presets, right)."):
+        presets_popover("gradcheck", primary="float32_check_fails")
 
 
 def _controls() -> dict:
@@ -300,6 +300,7 @@ def _sweep_view(settings: CheckSettings, step: float) -> bool:
 
 
 # controls -> one frozen settings object -> one cached engine call -> render(result)
+_header()
 values = _controls()
 try:
     settings = _settings(values)

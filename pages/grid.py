@@ -1,9 +1,10 @@
 """Representable grid: why (x+h) − x is not h. Layout only.
 
-First screen (1280x720): compact controls, the answer sentence, the chart of f on the
-dtype's grid. Below: the numbers with their bits (the shared leading digits marked),
-the secant's slope as h shrinks, the definitions (anchor ``#definitions``, linked from
-other pages) and the precision table of every dtype.
+First screen (1280x720): the title with the presets in a popover, one row of controls,
+the answer sentence and the whole chart of f on the dtype's grid. Below: the numbers
+with their bits (the shared leading digits marked), the secant's slope as h shrinks,
+the definitions (anchor ``#definitions``, linked from other pages) and the precision
+table of every dtype.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from gradlab.limits import LIMITS
 from gradlab.literal_text import markdown_literal
 from gradlab.numerics.dtypes import ALL_DTYPE_NAMES, facts
 from gradlab.numerics.expressions import parse
-from gradlab.numerics.precision_table import COLUMNS, precision_table
+from gradlab.numerics.precision_table import CENTRAL_THEORY, COLUMNS, precision_table
 from gradlab.teaching.catalogue import CATALOGUE
 from gradlab.teaching.explorer_controls import CUSTOM, FUNCTION_OPTIONS, function_label
 from gradlab.teaching.glossary import definition, term
@@ -27,12 +28,13 @@ from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
 from gradlab.ui.controls import eps_input
 from gradlab.ui.figures import prepare_figure, show_figure
 from gradlab.ui.messages import show_error
-from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page
-from gradlab.ui.presets import preset_buttons
+from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page, title_row
+from gradlab.ui.presets import presets_popover
 
 start_page("grid")
 
 DEFAULT_EXPRESSION = "sin(x)"
+CONTROL_WIDTH = 120  # px: function, x, dtype, f(x) and the step's slider in one row at 1280 px
 
 
 @st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False)
@@ -48,24 +50,24 @@ def _on_function_change() -> None:
 
 
 def _controls() -> GridSettings | None:
-    with st.container(horizontal=True, vertical_alignment="center", gap="small"):
-        st.header("Representable grid: (x+h) − x ≠ h", anchor=False, width="content")
-        st.space("stretch")
-        with st.popover("Presets", icon=":material/bookmarks:"):
-            preset_buttons("grid")
+    with title_row("Representable grid: (x+h) − x ≠ h",
+                   help="Why a finite difference's step is not the h you asked for: x + h is rounded "
+                        "to the numbers the dtype can hold, and so is f."):
+        presets_popover("grid")
     with st.container(horizontal=True, vertical_alignment="bottom", gap="small"):
         fn = bound_selectbox("function", "fn", FUNCTION_OPTIONS, index=FUNCTION_OPTIONS.index(CUSTOM),
-                             width=200, format_func=function_label, on_change=_on_function_change)
+                             width=170, format_func=function_label, on_change=_on_function_change)
         x = bound_number("point x", "x", value=1.0, min_value=-LIMITS.literal_magnitude,
-                         max_value=LIMITS.literal_magnitude, format="%.12g", width=120,
+                         max_value=LIMITS.literal_magnitude, format="%.12g", width=CONTROL_WIDTH,
                          help="Any float, e.g. 1, 0.3 or 1e-3. It is rounded to the dtype first.")
         dtype = bound_selectbox("dtype", "dtype", ALL_DTYPE_NAMES, index=ALL_DTYPE_NAMES.index("float32"),
-                                width=210, format_func=lambda n: facts(n).label,
+                                width=CONTROL_WIDTH, format_func=lambda n: facts(n).label,
                                 help="The 8-bit formats are emulated: arithmetic in float32, x, x+h and "
                                      "every value of f rounded to the 8-bit format. " + term("ulp"))
         if fn == CUSTOM:
             text = bound_text("f(x) =", "expr", value=DEFAULT_EXPRESSION, max_chars=LIMITS.expression_chars,
-                              width=180, help="Python syntax in x: + - * / **, exp, log, sin, sqrt, abs, ...")
+                              width=CONTROL_WIDTH,
+                              help="Python syntax in x: + - * / **, exp, log, sin, sqrt, abs, ...")
         else:
             text = CATALOGUE[fn].expression
         h = eps_input("step h", "h", default=1e-4, smallest=1e-20, largest=1.0, width="stretch",
@@ -143,14 +145,14 @@ def _definitions() -> None:
         "In symbols u = 2^−p = eps/2.\n"
         "- **subnormal**: the evenly spaced numbers below the smallest normal one, "
         "spacing smallest normal × eps.")
-    st.markdown("**Precision table**: every dtype, native and emulated. The best step and error of "
-                "a central difference assume |f|, |f′|, |f‴| of order 1.")
+    st.markdown("**Precision table**: every dtype, native and emulated.")
     table = precision_table()
     for column in table.columns:
         if table[column].dtype == float:
             table[column] = table[column].map(lambda v: f"{v:.3g}")
     table["emulated"] = table["emulated"].map({True: "yes (in float32)", False: "no"})
     st.dataframe(table.rename(columns=COLUMNS), hide_index=True, width="stretch")
+    st.caption(CENTRAL_THEORY)
 
 
 settings = _controls()

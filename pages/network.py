@@ -4,18 +4,18 @@ Controls -> one frozen NetgradSettings (the engine validates it) -> one cached e
 call (network_experiment: the central difference and the sweep over steps) ->
 render(result). Layout only: no numerics, limit checks or engine choices here.
 
-First screen (a projector at 1280x720): the question in one line, the presets, one
-row of the controls that change the answer (the rest in the "More" popover), the
-answer sentence (gradlab.teaching.lab_answers) and the main chart: the estimates
-against the step with the curves k·ulp(y)/(2h) they must sit on, autograd's line
-and the question's dx ringed. The prediction, the numbers, the error chart and the
-lesson follow below.
+First screen (a projector at 1280x720): the title with the question beside it and the
+presets in a popover, one row of the controls that change the answer (the rest in the
+"More" popover), the answer sentence (gradlab.teaching.lab_answers) and the whole main
+chart: the estimates against the step with the curves k·ulp(y)/(2h) they must sit on,
+autograd's line and the question's dx ringed. The prediction, the numbers, the error
+chart and the lesson follow below.
 """
 
 import pandas as pd
 import streamlit as st
 
-from gradlab.ui.page_chrome import answer_box, details, main_chart_box, start_page
+from gradlab.ui.page_chrome import answer_box, details, main_chart_box, start_page, title_row
 
 start_page("network")
 
@@ -38,7 +38,7 @@ from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text  
 from gradlab.ui.controls import dtype_selectbox, eps_input, eps_range_input  # noqa: E402
 from gradlab.ui.figures import prepare_figure, show_figure  # noqa: E402
 from gradlab.ui.messages import show_error  # noqa: E402
-from gradlab.ui.presets import preset_buttons  # noqa: E402
+from gradlab.ui.presets import presets_popover  # noqa: E402
 
 DEFAULTS = NetgradSettings()
 SWEEP_COLUMNS = ("step", "step_taken", "estimate", "abs_error", "ref_error", "quantum")
@@ -71,18 +71,19 @@ def _experiment(settings: NetgradSettings) -> NetworkExperiment:
 
 
 def _header() -> None:
-    """The title, the question this page answers (in one line) and its preset buttons."""
-    st.title("Network input gradients")
-    st.markdown(
-        "**The question:** for a network's output, `torch.autograd.grad` gives **−0.009522666** for ∂y/∂x₃, "
-        "`scipy.misc.derivative(dx=1e-6)` gives **−0.014901161193847656**. Which is wrong?",
-        help="The question's code: x_test = torch.randn(D_in, requires_grad=True); y_test = model(x_test); "
+    """The title, the question this page answers in one short line beside it, the presets in a popover."""
+    with title_row(
+        "Network input gradients",
+        "autograd says **−0.00952**, scipy's derivative **−0.0149**. Which is wrong?",
+        help="For a network's output, torch.autograd.grad gives −0.009522666 for ∂y/∂x₃, "
+             "scipy.misc.derivative(dx=1e-6) gives −0.014901161193847656. The question's code: "
+             "x_test = torch.randn(D_in, requires_grad=True); y_test = model(x_test); "
              "d = torch.autograd.grad(y_test, x_test)[0]; then derivative(fun, x0, dx=1e-6) of fun(x) = "
              "model(x_test with x_test[3] = x).item(), all in float32. This page rebuilds it with a seeded "
              "10-input tanh network whose output y = 0.28 lies where float32's ulp is 2⁻²⁵. "
              + term("central difference"),
-    )
-    preset_buttons("network", primary="scipy_derivative")
+    ):
+        presets_popover("network", primary="scipy_derivative")
 
 
 def _controls() -> NetgradSettings:

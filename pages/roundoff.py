@@ -2,13 +2,17 @@
 
 Controls -> one frozen RoundoffSettings (the engine validates it) -> one cached engine
 call (compare) -> render(result). Layout only: no numerics, limit checks or engine
-choices here. First screen (issue 15): compact controls, the answer sentence, the
-main chart; the prediction, the other charts, the notes and the table below.
+choices here. First screen (issue 15): the title with the question beside it and the
+presets in a popover, one row of controls, the answer sentence and the whole main chart;
+the prediction (the question's comparison in float64, which the page does not draw), the
+other charts, the notes and the table below.
 """
+
+from dataclasses import replace
 
 import streamlit as st
 
-from gradlab.ui.page_chrome import answer_box, details, main_chart_box, start_page
+from gradlab.ui.page_chrome import answer_box, details, main_chart_box, start_page, title_row
 
 start_page("roundoff")
 
@@ -22,6 +26,12 @@ from gradlab.labs.roundoff import (  # noqa: E402
 )
 from gradlab.labs.roundoff_answer import answer, ulps_text  # noqa: E402
 from gradlab.teaching.glossary import term  # noqa: E402
+from gradlab.teaching.quizzes import (  # noqa: E402
+    ROUNDOFF_DTYPE,
+    ROUNDOFF_GUESSES,
+    ROUNDOFF_QUESTION,
+    roundoff_reveal,
+)
 from gradlab.limits import LIMITS  # noqa: E402
 from gradlab.server.heavy_work import roundoff  # noqa: E402
 from gradlab.ui.heavy import heavy  # noqa: E402
@@ -30,14 +40,15 @@ from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text  
 from gradlab.ui.controls import dtype_selectbox  # noqa: E402
 from gradlab.ui.figures import PreparedFigure, prepare_figure, show_figure  # noqa: E402
 from gradlab.ui.messages import show_error  # noqa: E402
-from gradlab.ui.presets import matching_preset, preset_buttons  # noqa: E402
+from gradlab.ui.presets import matching_preset, presets_popover  # noqa: E402
 
 DEFAULTS = RoundoffSettings()
-QUESTION = COMPARISONS["reciprocal"].settings  # the question's own comparison, in the engine's table
+#: The prediction's comparison, not drawn on the page: the question's, moved to float64.
+QUIZ = replace(COMPARISONS["reciprocal"].settings, dtype=ROUNDOFF_DTYPE)
 TABLE_ROWS = 500  # rows of the point-by-point table shown
 #: Widths (px) of the controls and metrics in their wrapping rows: one row each at 1280 px, two or three
 #: side by side on a 390 px phone (columns would stack one per line there).
-FORMULA_WIDTH, CHOICE_WIDTH, NUMBER_WIDTH, METRIC_WIDTH = 225, 120, 105, 160
+FORMULA_WIDTH, CHOICE_WIDTH, METRIC_WIDTH = 225, 120, 160
 
 LESSON = r"""
 Every basic operation is **correctly rounded**: the result is the float nearest the exact
@@ -77,34 +88,33 @@ def _figures(settings: RoundoffSettings) -> tuple[PreparedFigure, PreparedFigure
 
 
 def _header() -> None:
-    """The title, the question this page answers in one line, and its preset buttons."""
-    st.title("Round-off lab")
-    st.markdown("autograd's gradient of `1/x` differs from `-1/x**2` by `5.96e-08`: **which one is wrong?**",
-                help="Both formulas meet an exact value, computed at high precision, at thousands of random x.")
-    preset_buttons("roundoff", primary="reciprocal_formulas")
+    """The title, the question this page answers in one line beside it, the presets in a popover."""
+    with title_row("Round-off lab", "autograd's gradient of `1/x` differs from `-1/x**2` by `5.96e-08`: "
+                                    "which one is wrong?",
+                   help="Both formulas meet an exact value, computed at high precision, at thousands of random x."):
+        presets_popover("roundoff", primary="reciprocal_formulas")
 
 
 def _controls() -> RoundoffSettings:
-    """Two wrapping rows of controls, what and how (every value in the URL); returns the frozen settings."""
-    with st.container(horizontal=True, gap="xsmall", key="roundoff-formulas"):
+    """One wrapping row: the two formulas and the dtype, where x comes from in a popover (every value
+    in the URL); returns the frozen settings."""
+    with st.container(horizontal=True, gap="small", vertical_alignment="bottom", key="roundoff-formulas"):
         a = bound_text("Formula A", "a", value=DEFAULTS.formula_a, max_chars=LIMITS.expression_chars,
                        width=FORMULA_WIDTH,
                        help="An expression of x, 'autograd' (torch.autograd.grad of 1/x) or grad(<expr>).")
         b = bound_text("Formula B", "b", value=DEFAULTS.formula_b, max_chars=LIMITS.expression_chars,
                        width=FORMULA_WIDTH, help="Must equal formula A in exact arithmetic, e.g. log(1+x) and log1p(x).")
         dtype = dtype_selectbox("dtype", "dtype", default=DEFAULTS.dtype, width=CHOICE_WIDTH)
-    with st.container(horizontal=True, gap="xsmall", key="roundoff-inputs"):
-        dist = bound_selectbox("x drawn from", "dist", DISTRIBUTIONS, width=CHOICE_WIDTH,
-                               help="normal: mean (low+high)/2, sd (high-low)/2, so [-1, 1] is randn(). "
-                                    "log-uniform: positive x spread evenly over the decades.")
-        low = bound_number("low", "low", value=DEFAULTS.low, min_value=-1e30, max_value=1e30, format="%g",
-                           width=NUMBER_WIDTH)
-        high = bound_number("high", "high", value=DEFAULTS.high, min_value=-1e30, max_value=1e30, format="%g",
-                            width=NUMBER_WIDTH)
-        n = bound_number("points", "n", value=DEFAULTS.samples, min_value=1,
-                         max_value=LIMITS.roundoff_samples, step=1000, width=NUMBER_WIDTH)
-        seed = bound_number("seed", "seed", value=DEFAULTS.seed, min_value=0, max_value=2**31 - 1, step=1,
-                            width=NUMBER_WIDTH)
+        with st.popover("Points x", icon=":material/tune:",
+                        help="Where the x values are drawn from, how many, and the seed."):
+            dist = bound_selectbox("x drawn from", "dist", DISTRIBUTIONS,
+                                   help="normal: mean (low+high)/2, sd (high-low)/2, so [-1, 1] is randn(). "
+                                        "log-uniform: positive x spread evenly over the decades.")
+            low = bound_number("low", "low", value=DEFAULTS.low, min_value=-1e30, max_value=1e30, format="%g")
+            high = bound_number("high", "high", value=DEFAULTS.high, min_value=-1e30, max_value=1e30, format="%g")
+            n = bound_number("points", "n", value=DEFAULTS.samples, min_value=1,
+                             max_value=LIMITS.roundoff_samples, step=1000)
+            seed = bound_number("seed", "seed", value=DEFAULTS.seed, min_value=0, max_value=2**31 - 1, step=1)
     return RoundoffSettings(a, b, dtype, dist, float(low), float(high), int(n), int(seed))
 
 
@@ -159,22 +169,17 @@ def _more_charts(figures: tuple[PreparedFigure, PreparedFigure, PreparedFigure])
 
 
 def _quiz() -> None:
-    """Predict, then look: the question's own comparison, revealed only once answered (never in the URL)."""
+    """Predict, then look: a comparison the page does not draw, revealed only once answered (never in the URL)."""
     with st.container(border=True):
         # A quiz answer is not part of the view: plain st.radio, never in the URL.
-        guess = st.radio(
-            "Predict first: in float32, which is closer to the exact −1/x² more often?",
-            ("autograd", "-1/x**2", "neither: always equal"), index=None, horizontal=True,
-            key="roundoff_guess",
-        )
+        guess = st.radio(ROUNDOFF_QUESTION, tuple(ROUNDOFF_GUESSES), index=None, horizontal=True,
+                         format_func=ROUNDOFF_GUESSES.get, key="roundoff_guess")
         if guess is None:
-            st.caption("Pick an answer to see who is closer, point by point.")
+            st.caption("Pick an answer to see the comparison and why.")
             return
-        asked = _comparison(QUESTION)
-        right = {"A": QUESTION.formula_a, "B": QUESTION.formula_b}[asked.summary.closer_more_often()]
-        (st.success if guess == right else st.info)(
-            f"{'Right' if guess == right else 'Not quite'}: {markdown_literal(asked.verdict())}"
-        )
+        asked = _comparison(QUIZ).summary  # computed only now: the page shows nothing of it before
+        reveal = roundoff_reveal(guess, asked.bitwise_equal, asked.max_ulps_a_b, asked.compared)
+        (st.success if reveal.right else st.info)(markdown_literal(reveal.text))
 
 
 def _notes(result: RoundoffResult) -> None:

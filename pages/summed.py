@@ -1,12 +1,13 @@
 """Summed loss: seed 001's loss summed term by term, five ways, against the exact sum. Layout only.
 
-First screen (1280x720): the title with the presets in a popover, the question, one row
-of controls, the answer sentence (gradlab.teaching.summed_answer) and the main chart:
-what the check prints, forward differences of L against autograd's gradient, sitting on
-the lines k · ulp(L)/h instead of the diagonal. Below: the numbers (ulp(L), the quantum,
-a gradient element), each summation's error in ulps of L (bars, the ±½ ulp band of a
-correctly rounded sum shaded), how large a one-element change must be to move each
-rounded sum, and the link to the Grad check's view of the same loss.
+First screen (1280x720): the title with the question beside it and the presets in a
+popover, one row of controls, the answer sentence (gradlab.teaching.summed_answer) and
+the whole main chart: what the check prints, forward differences of L against
+autograd's gradient, sitting on the lines k · ulp(L)/h instead of the diagonal. Below:
+the numbers (ulp(L), the quantum, a gradient element), each summation's error in ulps
+of L (bars, the ±½ ulp band of a correctly rounded sum shaded), how large a one-element
+change must be to move each rounded sum, and the link to the Grad check's view of the
+same loss.
 """
 
 from __future__ import annotations
@@ -16,13 +17,13 @@ import math
 import pandas as pd
 import streamlit as st
 
-from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page
+from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page, title_row
 
 start_page("summed")
 
 from gradlab.check.settings import parse_shape  # noqa: E402
 from gradlab.figures.summed import difference_staircase, summed_error_bars  # noqa: E402
-from gradlab.labs.summed_loss import SUM_METHODS, SummedLoss, SummedLossSettings  # noqa: E402
+from gradlab.labs.summed_loss import NO_THRESHOLD, SUM_METHODS, SummedLoss, SummedLossSettings  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
 from gradlab.literal_text import markdown_literal  # noqa: E402
 from gradlab.numerics.dtypes import DTYPE_NAMES, facts  # noqa: E402
@@ -32,7 +33,7 @@ from gradlab.ui.bound_widgets import bound_selectbox, bound_text  # noqa: E402
 from gradlab.ui.controls import dtype_selectbox, eps_input  # noqa: E402
 from gradlab.ui.figures import prepare_figure, show_figure  # noqa: E402
 from gradlab.ui.messages import show_error  # noqa: E402
-from gradlab.ui.presets import preset_buttons  # noqa: E402
+from gradlab.ui.presets import presets_popover  # noqa: E402
 from gradlab.teaching.glossary import term  # noqa: E402
 from gradlab.server.heavy_work import summed  # noqa: E402
 from gradlab.ui.heavy import heavy  # noqa: E402
@@ -80,6 +81,7 @@ def _table(result: SummedLoss) -> pd.DataFrame:
         "error (ulps of L)": [r.error_ulps for r in result.rows],
         "smallest change that moves it": [r.threshold for r in result.rows],
         "÷ ulp(L)/2": [r.threshold / half for r in result.rows],
+        "why none": [NO_THRESHOLD.get(r.threshold_reason, "") for r in result.rows],
     })
 
 
@@ -110,8 +112,8 @@ def _numbers(result: SummedLoss) -> None:
                                                                        help=term("sum threshold")),
         "÷ ulp(L)/2": st.column_config.NumberColumn(format="%.2f"),
     })
-    st.caption("The compensated loop is not searched (empty): it runs in Python and is slow to "
-               "repeat. The float64 row moves at the smallest change one float term can make.")
+    st.caption(f"The change is an increase of the largest term (element {result.term_index}); the float64 "
+               "row moves at the smallest change one float term can make.")
 
 
 def _lesson(result: SummedLoss) -> None:
@@ -130,14 +132,10 @@ def _lesson(result: SummedLoss) -> None:
 
 
 # controls -> one frozen settings object -> one cached engine call -> render
-with st.container(horizontal=True, vertical_alignment="center", gap="small"):
-    st.title("Summed loss", anchor=False, width="content")
-    st.space("stretch")
-    with st.popover("Presets", icon=":material/bookmarks:"):
-        preset_buttons("summed", primary="seed_001")
-st.markdown("**The question:** why does a float32 check of the summed loss print only −1.9531, 0 "
-            "and 1.9531?", help="Seed 001: MSELoss(reduction='sum') of (x+1)/2 over 140×120 inputs, "
-                                "forward differences at eps = 1e-3 in float32.")
+with title_row("Summed loss", "why does a float32 check of the summed loss print only −1.9531, 0 and 1.9531?",
+               help="Seed 001: MSELoss(reduction='sum') of (x+1)/2 over 140×120 inputs, forward differences "
+                    "at eps = 1e-3 in float32."):
+    presets_popover("summed", primary="seed_001")
 values = _controls()
 try:
     settings = SummedLossSettings(shape=parse_shape(values["shape"]), dtype=values["dtype"],
@@ -150,10 +148,10 @@ _answer(result)
 with main_chart_box():
     show_figure(prepare_figure(difference_staircase, differences, result.quantum, settings.h, settings.dtype),
                 "gradlab-summed-loss-differences")
-    st.caption(f"{len(differences)} evenly spaced elements: the forward difference (L(x + h·eᵢ) − L(x))/h "
-               "(the loss summed by torch.sum, as in the question) against autograd's gradient. A "
-               "right check lies on the green diagonal; these can only lie on the dotted lines "
-               "k · ulp(L)/h.", help=term("quantum"))
+st.caption(f"{len(differences)} evenly spaced elements: the forward difference (L(x + h·eᵢ) − L(x))/h "
+           "(the loss summed by torch.sum, as in the question) against autograd's gradient. A "
+           "right check lies on the green diagonal; these can only lie on the dotted lines "
+           "k · ulp(L)/h.", help=term("quantum"))
 _numbers(result)
 _lesson(result)
 st.caption("Every control is kept in the URL: copy the address bar to share this view. The same "

@@ -161,9 +161,13 @@ def test_the_answer_and_the_main_chart_come_right_after_the_compact_controls():
     assert "plotly_chart" in [c.type for c in chart.children.values()]
 
 
-def test_the_controls_are_one_wrapping_row_and_the_rest_sits_in_a_popover():
+def test_the_presets_fold_beside_the_title_and_the_controls_are_one_wrapping_row_the_rest_in_a_popover():
     at = _open()
-    row = at.main.children[3]  # title, question, presets, controls
+    rows = [c for c in at.main.children.values() if c.type == "flex_container"]
+    title_row, row = rows[:2]  # the title row (title, question, presets), then the controls
+    assert [c.type for c in title_row.children.values()] == ["title", "markdown", "popover"]
+    presets = list(title_row.children.values())[2]  # the preset buttons, folded into one popover
+    assert "preset_float32_check_fails" in {getattr(c, "key", None) for _, c in _reading_order(presets)}
     assert row.proto.flex_container.wrap and row.proto.flex_container.direction == 2  # HORIZONTAL
     shown_keys = [c.key for c in row.children.values() if getattr(c, "key", None)]
     assert shown_keys == ["shape", "reduction", "dtype", "scheme", "eps"]

@@ -41,7 +41,7 @@ def test_answer_and_chart_come_first_after_the_controls():
     chart = next(i for i, k in enumerate(kinds) if k.endswith("gl-main-chart"))
     assert kinds[answer + 1] == "info:" and kinds[chart + 1].startswith("plotly_chart")
     assert answer + 2 == chart  # the chart right under the answer
-    controls = {"flex_container", "header", "space", "popover", "button", "selectbox", "number_input",
+    controls = {"flex_container", "title", "space", "popover", "button", "selectbox", "number_input",
                 "text_input", "select_slider"}
     assert {k.split(":")[0] for k in kinds[:answer]} <= controls, kinds[:answer]  # only controls above
     first_text = next(i for i, k in enumerate(kinds) if k.startswith("markdown"))

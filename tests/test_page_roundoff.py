@@ -2,8 +2,9 @@
 
 The layout order is what a projector shows before anyone scrolls: the compact controls, the
 one answer sentence (in the page chrome's answer box) and the main chart (in its chart box),
-nothing in between. The quiz asks before it reveals who is closer, and keeps its answer out
-of the URL (tests/test_pages_teaching.py checks the URL side for every quiz).
+nothing in between. The quiz asks about a comparison the page does not draw (the question's in
+float64), reveals it only once answered, and keeps its answer out of the URL
+(tests/test_pages_teaching.py checks the URL side for every quiz).
 """
 
 from __future__ import annotations
@@ -66,12 +67,51 @@ def test_a_formula_that_loses_digits_gets_a_warning_naming_it():
     assert shown(at.warning[0].value).startswith("log(1+x) is off by up to")
 
 
-def test_the_quiz_asks_before_it_reveals_who_is_closer():
+def _on_the_page(at: AppTest) -> str:
+    """Every text the page shows outside its closed lesson expander."""
+    def walk(node):
+        for child in getattr(node, "children", {}).values():
+            if child.type == "expander":  # the lesson, closed: the full story, read after predicting
+                continue
+            if hasattr(child, "children") and not hasattr(child, "value"):
+                yield from walk(child)
+            elif child.type in ("markdown", "caption", "success", "info", "warning", "metric"):
+                yield f"{getattr(child, 'label', '')} {shown(str(child.value))}"
+    return " ".join(walk(at.main))
+
+
+def test_the_quiz_asks_about_a_comparison_the_page_does_not_show_and_reveals_it_only_once_answered():
     at = _open()
     radio = at.radio(key="roundoff_guess")
-    assert radio.value is None
-    revealed = [e.value for e in (*at.success, *at.info) if "closer" in e.value]
-    assert not revealed  # neither the answer box nor the metrics say who is closer more often
-    at = radio.set_value("-1/x**2").run()
-    reveal = [shown(e.value) for e in (*at.success, *at.info) if "closer to the exact value" in e.value]
-    assert len(reveal) == 1 and reveal[0].startswith(("Right: ", "Not quite: "))
+    assert radio.value is None and radio.index is None
+    assert "float64" in radio.label  # the question's comparison moved to float64, which the page does not draw
+    before = _on_the_page(at)
+    assert "neither is wrong" in before and "same bits" in before  # the answer sentence, the metrics
+    assert "2^{29}" not in before  # the closed lesson's words are not counted as shown
+    assert "In float64" not in before and "2⁻⁵³" not in before and "1.1e-16" not in before
+    at = radio.set_value("equal").run()
+    assert not at.exception and not at.error
+    reveal = [shown(e.value) for e in (*at.success, *at.info) if "In float64 they are" in shown(e.value)]
+    assert len(reveal) == 1 and reveal[0].startswith("Not quite: still an ulp or a few apart, but of float64.")
+    assert "of 10,000 points and at most 3 ulp apart" in reveal[0] and "2⁻⁵³ ≈ 1.1e-16" in reveal[0]
+    at = at.radio(key="roundoff_guess").set_value("ulps").run()
+    reveal = [shown(e.value) for e in at.success if "In float64 they are" in shown(e.value)]
+    assert len(reveal) == 1 and reveal[0].startswith("Right.")
+
+
+def test_the_quiz_answer_is_the_engines_float64_comparison_and_nothing_else():
+    from dataclasses import replace
+
+    import numpy as np
+
+    from gradlab.labs.roundoff import COMPARISONS, compare
+    from gradlab.teaching.quizzes import ROUNDOFF_DTYPE, roundoff_expected
+
+    question = COMPARISONS["reciprocal"].settings
+    result = compare(replace(question, dtype=ROUNDOFF_DTYPE))
+    s = result.summary
+    assert roundoff_expected(s.max_ulps_a_b) == "ulps" and 0 < s.bitwise_equal < 1
+    # the gap is a few float64 ulps, nowhere near float32's 5.96e-08 (2**-24) at any point
+    gap = np.abs(result.table["value_a"].to_numpy() - result.table["value_b"].to_numpy())
+    ulp = np.spacing(np.abs(result.table["value_b"].to_numpy()))
+    assert (gap <= 3 * ulp).all() and (gap / np.abs(result.table["value_b"].to_numpy()) < 1e-15).all()

@@ -88,7 +88,7 @@ def test_backward_preset_steps_url_and_bad_input():
 
 # Quiz answers (a guess before the reveal) are not part of a view: never in a URL.
 QUIZZES = [
-    ("pages/roundoff.py", "roundoff_guess", "autograd"),
+    ("pages/roundoff.py", "roundoff_guess", "ulps"),
     ("pages/network.py", "network_guess", "about 3e-11"),
     ("pages/backward.py", "backward_guess", "6v"),
 ]

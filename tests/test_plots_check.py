@@ -104,8 +104,11 @@ def test_the_reductions_share_one_panel_with_the_legend_below(figures):
     # mean lies on sum (it scales L and dL/dx alike): dashed, so both stay visible
     assert {t.line.dash for t in fig.data if t.name == "mean"} == {"dash"}
     assert {t.line.dash for t in fig.data if t.name != "mean"} == {"solid"}
-    # the legend below the plot, in a row: a phone keeps its width for the plot
-    assert layout.legend.orientation == "h" and layout.legend.y < 0
+    # the legend below the plot, in a row, at the figure's bottom edge: a phone keeps its width for the
+    # plot, and however short the chart (the projector's first screen) it never overlaps the x title
+    legend = layout.legend
+    assert legend.orientation == "h" and (legend.yref, legend.y, legend.yanchor) == ("container", 0, "bottom")
+    assert layout.xaxis.automargin  # the plot area makes room for the x title above the legend
     # y ticks at powers of ten only (an integer dtick), at most 6 over the data's decades
     errors = np.concatenate([np.asarray(t.y, dtype=float) for t in fig.data])
     errors = errors[np.isfinite(errors)]

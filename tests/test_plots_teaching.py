@@ -210,10 +210,18 @@ def test_error_by_x_gives_the_worst_and_mean_error_of_every_point_in_each_bin(mo
     assert list(worst_a.y) == pytest.approx([1.6, 3.6]) and list(mean_a.y) == pytest.approx([0.8, 2.8])
 
 
+def _legend_at_the_bottom_edge(layout) -> bool:
+    """A horizontal legend anchored to the figure's bottom edge: below the plot and the x title (the
+    plot area makes room for it), however short the chart and however many rows the legend wraps into."""
+    legend = layout.legend
+    return (legend.orientation == "h" and (legend.yref, legend.y, legend.yanchor) == ("container", 0, "bottom")
+            and bool(layout.xaxis.automargin))
+
+
 @pytest.mark.parametrize("name", ROUNDOFF_FIGURES)
 def test_round_off_figures_keep_their_legend_below_and_few_ticks_for_a_phone(figures, name):
     layout = figures[name].layout
-    assert layout.legend.orientation == "h" and layout.legend.y < 0
+    assert _legend_at_the_bottom_edge(layout)
     assert layout.xaxis.nticks and layout.xaxis.nticks <= 6
     assert not layout.yaxis.title.text  # the title says what y is; an axis title costs a phone 25 px
 
@@ -224,8 +232,7 @@ def test_round_off_figures_keep_their_legend_below_and_few_ticks_for_a_phone(fig
 @pytest.mark.parametrize("name", ["staircase", "step error", "vjp rows", "weighted rows"])
 def test_network_and_backward_legends_sit_below_the_plot(figures, name):
     # A legend beside the plot leaves a 390 px phone no plot; below it takes rows instead.
-    legend = figures[name].layout.legend
-    assert legend.orientation == "h" and legend.y < 0
+    assert _legend_at_the_bottom_edge(figures[name].layout)
 
 
 def test_the_staircase_rings_the_questions_estimate_and_shows_autograd_between_the_steps(network):
@@ -256,3 +263,60 @@ def test_vjp_rows_show_each_grad_as_v_times_the_derivative():
     assert low < math.log10(min(grads.x)) and math.log10(max(derivs.x)) < high
     negative = plots.vjp_rows_figure(vector_jacobian(VJPSettings(v=(-1.0, 1.0, 0.5))).table)
     assert negative.layout.xaxis.type != "log"
+
+
+#: The tallest main chart a 1280x720 first screen holds under the title row, one row of controls and
+#: the answer (tests/browser/test_first_screen_browser.py measures the drawn page; this keeps a figure
+#: from growing back past it unnoticed).
+FIRST_SCREEN_CHART_PX = 370
+
+
+def _main_charts(roundoff_result, network) -> dict[str, go.Figure]:
+    """Each page's main chart (what it draws in main_chart_box) at the page's default view."""
+    from gradlab.check.reduction_sweep import reduction_sweep
+    from gradlab.check.settings import CheckSettings
+    from gradlab.figures.check import eps_sweep_figure
+    from gradlab.figures.grid import grid_figure
+    from gradlab.figures.summed import difference_staircase
+    from gradlab.labs.grid_story import window_points
+    from gradlab.labs.representable_grid import GridSettings, grid_difference
+
+    fd, sweep = network
+    grid = grid_difference(GridSettings("float32", 1.0, 1e-4, "sin(x)"))
+    differences = pd.DataFrame({"element": [0, 9], "gradient": [0.8, -0.4], "difference": [0.0, -1.95],
+                                "k": [0, -1]})
+    return {
+        "grid": grid_figure(grid, window_points(grid)),
+        "gradcheck": eps_sweep_figure(reduction_sweep(CheckSettings(shape=(12, 10), samples=3)), rtol=1e-3,
+                                      step=1e-3),
+        "summed": difference_staircase(differences, 1.953125, 1e-3, "float32"),
+        "roundoff": roundoff_plots.error_histogram(roundoff_result.table, roundoff_result.label_a,
+                                                   roundoff_result.label_b),
+        "network": plots.staircase_figure(sweep.table, sweep.autograd, sweep.reference, fd.step, fd.quantum,
+                                          fd.dtype, fd.estimate),
+        "backward": plots.vjp_rows_figure(vector_jacobian(VJPSettings()).table),
+    }
+
+
+def test_every_main_chart_fits_the_projector_first_screen_with_its_legend_at_the_bottom_edge(
+        roundoff_result, network):
+    for page, fig in _main_charts(roundoff_result, network).items():
+        assert 300 <= fig.layout.height <= FIRST_SCREEN_CHART_PX, (page, fig.layout.height)
+        # A legend a fraction of the plot's height below it overlaps the x title on a chart this short.
+        assert _legend_at_the_bottom_edge(fig.layout), page
+
+
+def test_the_vjp_rows_chart_grows_only_past_the_questions_nine_entries():
+    nine = plots.vjp_rows_figure(vector_jacobian(VJPSettings()).table)
+    assert nine.layout.height == plots.MAIN_CHART_HEIGHT
+    grads = next(t for t in nine.data if t.name == ".grad from y.backward(v)")
+    derivs = next(t for t in nine.data if t.name.startswith("∂yᵢ"))
+    # each value beside its diamond, away from the circle: rows this close keep their labels apart
+    assert list(grads.textposition) == ["middle left" if g < d else "middle right"
+                                        for g, d in zip(grads.x, derivs.x)]
+    assert "middle left" in grads.textposition and "middle right" in grads.textposition
+    # four entries each (12 rows): three more rows, each its own height, below the first screen
+    twelve = plots.vjp_rows_figure(vector_jacobian(VJPSettings(a=(1.0, 2.0, 3.0, 4.0), b=(3.0, 4.0, 5.0, 6.0),
+                                                               c=(6.0, 7.0, 8.0, 9.0),
+                                                               v=(0.1, 1.0, 0.0001, 2.0))).table)
+    assert twelve.layout.height == plots.MAIN_CHART_HEIGHT + 3 * plots.ROW_HEIGHT

@@ -29,13 +29,19 @@ from gradlab.figures.spec import LOG_AXIS, FigureOrSpec, FigureSpec
 from gradlab.figures.style import GUIDE, HEATMAP_COLOURSCALE, MARK, NEUTRAL, REDUCTION_COLOURS
 from gradlab.check.taylor import TaylorResult
 
-__all__ = ["REDUCTION_COLOURS", "ERROR_COLORSCALE", "eps_sweep_figure", "taylor_figure", "error_heatmap"]
+__all__ = ["REDUCTION_COLOURS", "ERROR_COLORSCALE", "MAIN_CHART_HEIGHT", "eps_sweep_figure", "taylor_figure",
+           "error_heatmap"]
 
 _HEIGHT = 420
+#: The eps sweep is the page's main chart: all of it, legend included, on a 1280x720 first
+#: screen under the title row, one row of controls and a three-line answer.
+MAIN_CHART_HEIGHT = 355
 #: The log-error heatmap's scale: the one dark-safe sequential scale (gradlab.figures.style).
 ERROR_COLORSCALE = [list(stop) for stop in HEATMAP_COLOURSCALE]
-#: Legend below the plot, in a row: a phone's width stays the plot's (automargin makes room).
-_LEGEND_BELOW = dict(orientation="h", x=0, xanchor="left", y=-0.22, yanchor="top")
+#: Legend below the plot, in a row: a phone's width stays the plot's. At the figure's bottom edge
+#: (``yref="container"``), so the plot area makes room for it and the x axis title, however many
+#: rows it wraps into and however short the chart.
+_LEGEND_BELOW = dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0)
 #: ``mean`` lies on ``sum`` (it scales L and dL/dxᵢ alike): dashed, both stay visible.
 _REDUCTION_DASH = {"mean": "dash"}
 #: A reference line (rtol, round-off floor): dotted grey, its label small at the right end, in the
@@ -72,8 +78,8 @@ def eps_sweep_figure(df: pd.DataFrame, rtol: float | None = None, step: float | 
     ['rtol = 0.001', 'this check: eps = 0.001']
     >>> fig.layout.annotations[0].y, fig.layout.yaxis.type, [t.xaxis for t in fig.data]
     (-3.0, 'log', ['x', 'x'])
-    >>> fig.layout.legend.orientation, fig.layout.legend.y < 0, fig.layout.xaxis.range
-    ('h', True, (-6.2, -2.8))
+    >>> fig.layout.legend.orientation, fig.layout.legend.yref, fig.layout.xaxis.range
+    ('h', 'container', (-6.2, -2.8))
     """
     reductions = [r for r in REDUCTION_COLOURS if r in set(df["reduction"])]
     fig = FigureSpec()
@@ -102,9 +108,9 @@ def eps_sweep_figure(df: pd.DataFrame, rtol: float | None = None, step: float | 
                     f"{'are' if gaps != 1 else 'is'} left out (gaps)</sup>")
     fig.update_xaxes(title=_title(x_title), nticks=6, automargin=True, range=span, **LOG_AXIS)
     fig.update_yaxes(automargin=True, dtick=_decade_step(df["rel_error"]), **LOG_AXIS)
-    fig.update_layout(title=_title("Relative error vs step eps"), height=_HEIGHT, hovermode="closest",
-                      margin=dict(l=0, r=0, t=75, b=10),
-                      legend=dict(_LEGEND_BELOW, y=_LEGEND_BELOW["y"] - (0.08 if gaps else 0)))
+    fig.update_layout(title=_title("Relative error vs step eps"), height=MAIN_CHART_HEIGHT, hovermode="closest",
+                      margin=dict(l=0, r=0, t=60, b=10),  # the title, then the step's label
+                      legend=_LEGEND_BELOW)
     return fig.figure()
 
 

@@ -25,12 +25,17 @@ from gradlab.figures.style import GUIDE, MARK, MARKER_OUTLINE, NEUTRAL, TRUTH
 from gradlab.labs.representable_grid import GridDifference
 from gradlab.numerics.dtypes import facts
 
-__all__ = ["grid_figure", "secant_series_figure", "MAX_TICKS"]
+__all__ = ["grid_figure", "secant_series_figure", "MAX_TICKS", "MAIN_CHART_HEIGHT"]
 
 #: At most this many grid numbers are drawn as ticks (and f's grid as faint lines).
 MAX_TICKS = 60
 _FAINT = "rgba(138, 148, 166, 0.35)"  # the guide colour, faint: f's grid levels
-_LEGEND = dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0)
+#: The legend below the plot, at the figure's bottom edge: the plot area makes room for it and for
+#: the x axis title whatever the height (a distance below the plot would overlap the title).
+_LEGEND = dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0)
+#: The main chart's height (px): all of it, legend included, on a 1280x720 first screen under
+#: the title row, one row of controls and a three-line answer.
+MAIN_CHART_HEIGHT = 350
 
 
 def _colour(dtype: str) -> str:
@@ -84,9 +89,9 @@ def grid_figure(r: GridDifference, window: pd.DataFrame) -> FigureOrSpec:
                    "name": "x and x + h on the grid", "text": ["x", "x+h" if r.step_taken else "x+h = x"],
                    "textposition": "top left", "textfont": {"size": 16},
                    "marker": {"color": MARK, "size": 13, "line": {"color": MARKER_OUTLINE, "width": 2}}})
-    fig.update_layout(margin=dict(l=0, r=0, t=10, b=10), legend=_LEGEND, height=440,
+    fig.update_layout(margin=dict(l=0, r=0, t=10, b=10), legend=_LEGEND, height=MAIN_CHART_HEIGHT,
                       hovermode="closest")
-    fig.update_xaxes(title=dict(text=f"x − x₀, in {x_unit} ({ux:.3g})"), zeroline=False)
+    fig.update_xaxes(title=dict(text=f"x − x₀, in {x_unit} ({ux:.3g})"), zeroline=False, automargin=True)
     fig.update_yaxes(title=dict(text=f"f − f(x₀), {f_unit} ({uf:.3g})", standoff=4), zeroline=False)
     return fig.figure()
 
@@ -130,6 +135,6 @@ def secant_series_figure(series: pd.DataFrame, r: GridDifference) -> FigureOrSpe
                    "name": "your h", "marker": {"color": MARK, "size": 12, "symbol": "diamond",
                                                 "line": {"color": MARKER_OUTLINE, "width": 1}}})
     fig.update_layout(margin=dict(l=10, r=10, t=10, b=10), legend=_LEGEND, height=320, hovermode="closest")
-    fig.update_xaxes(type="log", title=dict(text="h"), exponentformat="power")
+    fig.update_xaxes(type="log", title=dict(text="h"), exponentformat="power", automargin=True)
     fig.update_yaxes(title=dict(text="slope of the secant"))
     return fig.figure()

@@ -19,6 +19,7 @@ from gradlab.figures.style import FORMULA_A, FORMULA_B, GUIDE, HEATMAP_COLOURSCA
 from gradlab.literal_text import plotly_literal
 
 __all__ = [
+    "MAIN_CHART_HEIGHT",
     "staircase_figure",
     "step_error_figure",
     "jacobian_heatmap",
@@ -28,6 +29,9 @@ __all__ = [
 
 #: Curves k*q drawn on the staircase: the multiples nearest the truth, each side.
 STAIR_MULTIPLES = 4
+#: The height (px) of each page's main chart (the staircase, the .grad rows): all of it, legend
+#: included, on a 1280x720 first screen under the title row, one row of controls and the answer.
+MAIN_CHART_HEIGHT = 370
 
 #: The one dark-safe sequential scale (gradlab.figures.style), as [position, colour] pairs.
 BLUES = [list(stop) for stop in HEATMAP_COLOURSCALE]
@@ -62,8 +66,11 @@ def _layout(fig: FigureSpec, title: str, x_title: str, y_title: str) -> FigureOr
 
 # ---------------------------------------------------------------- network page
 
-#: Legend under the plot, in rows: at 390 px a legend beside the plot leaves it no room.
-LEGEND_BELOW = dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0)
+#: Legend under the plot, in rows: at 390 px a legend beside the plot leaves it no room. Anchored to the
+#: figure's bottom edge (``yref="container"``), so the plot area makes room for it whatever the figure's
+#: height and the rows it wraps into; a distance below the plot area (``y=-0.22``) would overlap the
+#: x axis title in a chart short enough for a projector's first screen.
+LEGEND_BELOW = dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0)
 
 
 def _layout_below(fig: FigureSpec, title: str, x_title: str, y_title: str, height: int,
@@ -136,7 +143,8 @@ def staircase_figure(table: pd.DataFrame, autograd: float, reference: float, mar
                            xanchor="right" if left else "left", yanchor="middle")
     fig.update_yaxes(range=_staircase_range(reference, mark_quantum, mark_estimate, autograd))
     fig.update_xaxes(**LOG_AXIS, range=x_range)
-    return _layout_below(fig, "Estimates of ∂y/∂x = k · ulp(y)/(2h)", "step h", "", 420, inside_y_ticks=True)
+    return _layout_below(fig, "Estimates of ∂y/∂x = k · ulp(y)/(2h)", "step h", "", MAIN_CHART_HEIGHT,
+                         inside_y_ticks=True)
 
 
 def _staircase_range(reference: float, quantum: float, estimate: float | None, autograd: float) -> list[float]:
@@ -211,8 +219,9 @@ def vjp_rows_figure(table: pd.DataFrame) -> FigureOrSpec:
     """One row per entry: ∂yᵢ/∂inputᵢ (what v = 1 gives) and .grad = vᵢ · ∂yᵢ/∂inputᵢ from backward(v).
 
     Rows instead of columns, so nine entries fit a phone's width; the .grad value is
-    written above its marker. A log axis when every value is positive (v spans
-    decades), a linear one otherwise. The entry names sit inside the plot, left of
+    written beside its marker, on the side away from ∂yᵢ/∂inputᵢ (rows stay apart on a
+    chart short enough for a projector's first screen). A log axis when every value is
+    positive (v spans decades), a linear one otherwise. The entry names sit inside the plot, left of
     the data (the x range leaves them room), so a 390 px phone keeps 300 px of plot.
     """
     labels = [f"{name}[{i}]" for name, i in zip(table["input"], table["i"])]
@@ -232,25 +241,33 @@ def vjp_rows_figure(table: pd.DataFrame) -> FigureOrSpec:
     fig.add_trace(dict(
         type="scatter", x=_array(grad), y=labels, mode="markers+text", name=".grad from y.backward(v)",
         marker=dict(symbol="diamond", size=13, color=FORMULA_A, line=dict(color=MARKER_OUTLINE, width=1)),
-        text=[f"{g:.4g}" for g in grad], textposition="top center",
+        # Each value beside its diamond, on the side away from the circle: rows stay apart on a short chart.
+        text=[f"{g:.4g}" for g in grad], textposition=["middle left" if g < j else "middle right"
+                                                       for g, j in zip(grad, jac)], cliponaxis=False,
         customdata=_array(v), hovertemplate="%{y}.grad = %{customdata:g} × ∂y/∂%{y} = %{x:.6g}<extra></extra>",
     ))
     fig.update_yaxes(autorange="reversed", type="category", ticklabelposition="inside", showgrid=True)
     fig.update_xaxes(range=_rows_range(values[np.isfinite(values)], log_axis))
     if log_axis:
         fig.update_xaxes(**LOG_AXIS)
+    # The question's nine entries fit MAIN_CHART_HEIGHT; more grow the chart below the first screen.
+    height = MAIN_CHART_HEIGHT + ROW_HEIGHT * max(0, len(labels) - FIRST_SCREEN_ROWS)
     return _layout_below(fig, ".grad = vᵢ × ∂yᵢ/∂inputᵢ", "value (log scale)" if log_axis else "value", "",
-                         max(300, 34 * len(labels) + 170), y_nticks=None)
+                         height, y_nticks=None)
 
 
+#: The .grad rows chart: entries that fit MAIN_CHART_HEIGHT (a, b and c of three), and the height (px)
+#: each further entry adds (its value is written beside its marker).
+FIRST_SCREEN_ROWS, ROW_HEIGHT = 9, 26
 #: Room left of the data for the entry names written inside the plot, as a share of the data's span.
 ROW_LABEL_ROOM = 0.22
 
 
 def _rows_range(values: np.ndarray, log_axis: bool) -> list[float]:
-    """The x range of the rows figure: the data, room for the names on the left, a margin on the right."""
+    """The x range of the rows figure: the data, room for the names on the left, room on the right for
+    a value written beside the rightmost marker."""
     if not values.size:
         return [0.0, 1.0]
     low, high = (np.log10(values.min()), np.log10(values.max())) if log_axis else (values.min(), values.max())
     span = (high - low) or 1.0
-    return [float(low - ROW_LABEL_ROOM / (1 - ROW_LABEL_ROOM) * span - 0.05 * span), float(high + 0.1 * span)]
+    return [float(low - ROW_LABEL_ROOM / (1 - ROW_LABEL_ROOM) * span - 0.05 * span), float(high + 0.15 * span)]

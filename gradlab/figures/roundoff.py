@@ -9,8 +9,8 @@ most of the 1-1.6 s between an input and the updated chart).
 
 >>> import pandas as pd
 >>> fig = ulp_distance_bars(pd.DataFrame({"ulps": [0, 1], "count": [6, 4], "fraction": [0.6, 0.4]}), "A", "B")
->>> fig.data[0].type, fig.layout.legend.y < 0
-('bar', True)
+>>> fig.data[0].type, fig.layout.legend.yref, fig.layout.legend.y
+('bar', 'container', 0)
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ FIRST_GROUPED = 3
 #: Bins along x of the error-by-x chart: enough to show where errors grow, few enough to draw at once.
 X_BINS = 80
 #: Heights (px): the main chart fits the first screen at 1280x720 under the controls and the answer.
-MAIN_CHART_HEIGHT = 360
+MAIN_CHART_HEIGHT = 335
 SIDE_CHART_HEIGHT = 340
 #: At most this many x ticks: labels stay apart on a 390 px phone.
 X_TICKS = 6
@@ -59,7 +59,8 @@ def _layout(fig: FigureSpec, title: str, x_title: str, height: int) -> FigureOrS
         # The title sits under the modebar's row, so the buttons never cover it on a narrow phone.
         title=dict(text=title, x=0, xanchor="left", xref="paper", y=1, yref="container", yanchor="top",
                    pad=dict(t=TITLE_DROP)),
-        height=height, legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0),
+        # The legend at the figure's bottom edge: the plot area makes room for it and the x title.
+        height=height, legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0),
         margin=dict(l=4, r=4, t=TITLE_DROP + 32, b=10), hovermode="closest",
     )
     fig.update_xaxes(title=dict(text=x_title), nticks=X_TICKS, automargin=True)

@@ -133,17 +133,19 @@ def difference_staircase(table, quantum: float, h: float, dtype: str) -> FigureO
         hovertemplate=("element %{customdata[0]}<br>autograd %{x:.4g}<br>(L(x+h·eᵢ) − L(x))/h = %{y:.6g}"
                        "<br>= k·ulp(L)/h with k = %{customdata[1]}<extra></extra>"),
     ))
-    fig.update_xaxes(range=[lo, hi], zeroline=True, title=dict(text="autograd's dL/dxᵢ"))
+    fig.update_xaxes(range=[lo, hi], zeroline=True, title=dict(text="autograd's dL/dxᵢ"), automargin=True)
     stairs = dict(tickvals=[k * quantum for k in ks], ticktext=[f"{k * quantum:.4g}" for k in ks]) \
         if 0 < len(ks) <= MAX_STAIRS else {}
     fig.update_yaxes(range=[lo, hi], zeroline=True, **stairs)  # the values the check can print
     fig.update_layout(
         title=dict(text=f"What the check prints at h = {h:g}", x=0, xanchor="left"),
-        legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0),
+        # At the figure's bottom edge: the plot area makes room for it and the x axis title.
+        legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0),
         margin=dict(l=4, r=4, t=50, b=10), hovermode="closest", height=STAIRCASE_HEIGHT,
     )
     return fig.figure()
 
 
-#: Tall enough for the legend below the plot on a phone.
-STAIRCASE_HEIGHT = 440
+#: The main chart: all of it, legend included, on a 1280x720 first screen under the title row,
+#: one row of controls and a three-line answer (on a 390 px phone the legend below leaves ~170 px of plot).
+STAIRCASE_HEIGHT = 350

@@ -1,4 +1,5 @@
-"""The Explorer's "predict, then reveal" question: where is a dtype's best step?
+"""The "predict, then reveal" questions of the Explorer (where is a dtype's best step?) and of the
+Round-off lab (what does autograd compute for 1/x?).
 
 The theory (the README's "The mathematics"): a scheme of order p has truncation
 ~ C h^p and round-off ~ u|f|/h, so the best step scales like u^(1/(p+1)): sqrt(eps) for one-sided
@@ -16,6 +17,13 @@ not, and the sentence) from the answer, so the page shows nothing of it until th
 
 >>> quiz_reveal("central", "float32", "cbrt").right
 True
+
+The Round-off lab asks about a comparison its page does not draw (the question's in
+float64; the page draws float32), so nothing on screen answers it before the visitor
+does; :func:`roundoff_reveal` builds the verdict from that comparison's numbers.
+
+>>> roundoff_reveal("ulps", same_bits=0.47, max_ulps_apart=3, points=10_000).right
+True
 """
 
 from __future__ import annotations
@@ -27,7 +35,8 @@ from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import get_scheme
 
 __all__ = ["GUESSES", "HABIT_STEP", "Reveal", "quiz_scheme", "expected_guess", "guess_step", "guess_label",
-           "quiz_reveal"]
+           "quiz_reveal", "ROUNDOFF_DTYPE", "ROUNDOFF_QUESTION", "ROUNDOFF_GUESSES", "roundoff_expected",
+           "roundoff_reveal"]
 
 #: The step many scripts hard-code (scipy.misc.derivative examples, torch's gradcheck).
 HABIT_STEP = 1e-6
@@ -88,3 +97,53 @@ def quiz_reveal(scheme: str, dtype: str, guess: str, predicted: str | None = Non
     if predicted is not None and observed is not None:
         text += f"; for this function it predicts h* = {predicted}, and the sweep's best step was {observed}"
     return Reveal(right, text + ".")
+
+
+# ---------------------------------------------------------------- Round-off lab
+
+#: The dtype the Round-off lab's prediction moves the question's comparison to (the page draws float32).
+ROUNDOFF_DTYPE = "float64"
+
+ROUNDOFF_QUESTION = ("**Predict, then look:** the same comparison in float64, same x. How far apart are "
+                     "autograd's gradient of `1/x` and `-1/x**2` now?")
+
+#: Answer key -> how it reads.
+ROUNDOFF_GUESSES: dict[str, str] = {
+    "equal": "always the same float",
+    "ulps": "still an ulp or a few apart, but of float64",
+    "same_gap": "still about 5.96e-08 apart",
+}
+
+
+def roundoff_expected(max_ulps_apart: int) -> str:
+    """The :data:`ROUNDOFF_GUESSES` key the float64 comparison makes right: "equal" when the two
+    formulas never differ, else "ulps" (a gap of float32's size would be billions of float64 ulps).
+
+    >>> roundoff_expected(0), roundoff_expected(3)
+    ('equal', 'ulps')
+    """
+    return "equal" if max_ulps_apart == 0 else "ulps"
+
+
+def roundoff_reveal(guess: str, same_bits: float, max_ulps_apart: int, points: int) -> Reveal:
+    """The verdict on ``guess``, from the float64 comparison: the share of the ``points`` where both
+    formulas give the same float (``same_bits``) and how many ulps apart they are at most.
+
+    >>> print(roundoff_reveal("same_gap", 0.4676, 3, 10_000).text)  # doctest: +NORMALIZE_WHITESPACE
+    Not quite: still an ulp or a few apart, but of float64. In float64 they are the same float at 46.8% of
+    10,000 points and at most 3 ulp apart: the float32 story again, each formula rounds in its own places and
+    stays within a few ulp of the exact value. But float64's grid is 2²⁹ times finer: for a gradient between
+    0.5 and 1 one ulp is 2⁻⁵³ ≈ 1.1e-16, not float32's 2⁻²⁴ ≈ 5.96e-08. Neither formula is wrong in either
+    dtype; the preset “In float64” draws it.
+    """
+    answer = roundoff_expected(max_ulps_apart)
+    right = guess == answer
+    verdict = "Right" if right else f"Not quite: {ROUNDOFF_GUESSES[answer]}"
+    if max_ulps_apart == 0:
+        return Reveal(right, f"{verdict}. In float64 they are the same float at all {points:,} points.")
+    return Reveal(right, (
+        f"{verdict}. In float64 they are the same float at {same_bits:.1%} of {points:,} points and at most "
+        f"{max_ulps_apart} ulp apart: the float32 story again, each formula rounds in its own places and "
+        "stays within a few ulp of the exact value. But float64's grid is 2²⁹ times finer: for a gradient "
+        "between 0.5 and 1 one ulp is 2⁻⁵³ ≈ 1.1e-16, not float32's 2⁻²⁴ ≈ 5.96e-08. Neither formula is "
+        "wrong in either dtype; the preset “In float64” draws it."))

@@ -5,19 +5,27 @@ Each script in ``pages/`` starts with::
     from gradlab.ui.page_chrome import start_page
     start_page("explorer")  # the page's URL path; "" for home
 
-and puts its one plain answer sentence in ``with answer_box():`` and its main
+opens with one compact row, ``with title_row("Grad check", question): presets_popover(...)``,
+puts its one plain answer sentence in ``with answer_box():`` and its main
 chart in ``with main_chart_box():``. ``app.py`` calls :func:`finish_page` after
 the page ran, for the chrome that needs the page's final widget values.
+
+The first screen of a projector is 1280x720: the title row, one row of controls,
+the answer and the whole main chart (each page's main figure is as tall as what
+is left; tests/browser/test_first_screen_browser.py measures it).
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import streamlit as st
 
 from gradlab.ui.compat import leave_legacy_pages_mode
 
-__all__ = ["ensure_router", "start_page", "finish_page", "answer_box", "main_chart_box",
-           "main_chart_height", "details", "ANSWER_KEY", "MAIN_CHART_KEY"]
+__all__ = ["ensure_router", "start_page", "finish_page", "title_row", "answer_box", "main_chart_box",
+           "main_chart_height", "details", "ANSWER_KEY", "MAIN_CHART_KEY", "TITLE_ROW_KEY"]
 
 
 def ensure_router() -> None:
@@ -41,6 +49,22 @@ def ensure_router() -> None:
 #: them by their classes (``.st-key-gl-answer``, ``.st-key-gl-main-chart``).
 ANSWER_KEY = "gl-answer"
 MAIN_CHART_KEY = "gl-main-chart"
+#: Key of the page's first row: title, question, popovers (:func:`title_row`).
+TITLE_ROW_KEY = "gl-title-row"
+
+#: Outside presentation mode: the page starts right under Streamlit's header bar (3.75rem,
+#: its menu button sits inside it) instead of 1.5rem further down, and a question written
+#: beside the title reads as one short line. 21 px more for the chart on a 720 px screen.
+_COMPACT_CSS = """
+<style>
+[data-testid="stMainBlockContainer"] { padding-top: 4rem !important; }
+/* The question beside the title wraps inside the room the title and the popovers leave (its
+   own width would push it onto a line of its own); on a phone it takes the next line. */
+.st-key-gl-title-row > [data-testid="stElementContainer"]:has([data-testid="stMarkdown"]) {
+  flex: 1 1 12rem !important; }
+.st-key-gl-title-row [data-testid="stMarkdownContainer"] p { margin: 0; line-height: 1.35; }
+</style>
+"""
 
 # What start_page left for finish_page in this script run (one run per session at a time).
 _RUN_STATE = "_gl_chrome_run"
@@ -63,6 +87,7 @@ def start_page(page: str) -> None:
     if is_presenting():
         slot = presentation_chrome(page)
     else:
+        st.html(_COMPACT_CSS)
         present_button()
         slot = st.sidebar.empty()
     st.session_state[_RUN_STATE] = (page, slot)
@@ -86,6 +111,25 @@ def finish_page() -> None:
     else:
         with slot.container():
             theme_links()
+
+
+@contextmanager
+def title_row(title: str, question: str | None = None, *, help: str | None = None) -> Iterator[None]:
+    """The page's first row: its title, its question in one short line, then what the ``with`` body draws.
+
+    The body's elements (a "Presets" popover, say) sit at the right end; on a phone
+    the row wraps. ``help`` is the question's hover help (the question's full wording,
+    its code), or the title's when there is no question.
+
+    ``with title_row("Grad check", "my float32 check fails: is the gradient wrong?"): presets_popover(...)``
+    """
+    with st.container(horizontal=True, vertical_alignment="center", gap="small", key=TITLE_ROW_KEY):
+        st.title(title, anchor=False, width="content", help=None if question else help)
+        if question:
+            st.markdown(f"**The question:** {question}", help=help, width="stretch")
+        else:
+            st.space("stretch")
+        yield
 
 
 def answer_box():

@@ -8,10 +8,13 @@ exactly the same view. There is no ``?preset=`` parameter: a link names the
 values, not the preset. Whether the view still is a preset is derived from the
 widgets' values (:func:`matching_preset`), never stored.
 
-Usage in a page (draw the buttons anywhere; the keys are ``preset_<key>``)::
+Usage in a page (draw the buttons anywhere; the keys are ``preset_<key>``); a page's first
+screen folds them into a "Presets" popover beside its title::
 
-    from gradlab.ui.presets import preset_buttons
-    preset_buttons("gradcheck", primary="float32_check_fails")
+    from gradlab.ui.page_chrome import title_row
+    from gradlab.ui.presets import presets_popover
+    with title_row("Grad check", "my float32 check fails. Is the gradient wrong?"):
+        presets_popover("gradcheck", primary="float32_check_fails")
     # ... the page's bound widgets follow, without any on_change for presets
 
 Quiz answers are never presets and never URL-bound: use a plain ``st.radio`` with a key.
@@ -26,7 +29,7 @@ import streamlit as st
 
 from gradlab.teaching.presets import Preset, presets_for
 
-__all__ = ["apply", "apply_preset", "preset_buttons", "matching_preset"]
+__all__ = ["apply", "apply_preset", "preset_buttons", "presets_popover", "matching_preset"]
 
 
 def apply_preset(values: Mapping[str, Any]) -> None:
@@ -84,3 +87,12 @@ def matching_preset(page: str) -> Preset | None:
             return p
     return None
 
+
+def presets_popover(page: str, *, primary: str | None = None) -> None:
+    """The page's preset buttons folded into a "Presets" popover (beside the title, as the Explorer's).
+
+    A row of buttons that wraps takes one or two lines of the first screen; the popover, one button.
+    """
+    with st.popover("Presets", icon=":material/bookmarks:",
+                    help="Worked examples: each sets every control to one question's view."):
+        preset_buttons(page, primary=primary)

@@ -1,10 +1,10 @@
 """Every page makes its point on the first screen: a projector (1280x720, light and dark) and a phone.
 
 At 1280x720, with the page scrolled to the top, the answer sentence
-(``.st-key-gl-answer``) is inside the viewport and not empty, and the main chart
-(``.st-key-gl-main-chart``) starts inside it and holds a drawn Plotly chart; at the
-page's default view in both themes and at its first preset in the light one (the
-themes change colours, not the layout). On a 390x844 phone the main plot area
+(``.st-key-gl-answer``) is inside the viewport and not empty, and the whole main chart
+(``.st-key-gl-main-chart``: plot, axis titles and legend) lies inside it and holds a
+drawn Plotly chart; at the page's default view in both themes and at its first preset
+in the light one (the themes change colours, not the layout). On a 390x844 phone the main plot area
 is at least 300 px wide and nothing scrolls sideways. Screenshots of each case go to
 tests/artifacts/first-screen-<page>-<case>.png: look at them.
 
@@ -69,6 +69,10 @@ def _open_case(page, base_url: str, path: str, preset_key: str | None) -> None:
 _BOX = """sel => { const e = document.querySelector(sel); if (!e) return null;
   const r = e.getBoundingClientRect(); return {top: r.top, bottom: r.bottom, left: r.left, right: r.right,
   width: r.width, height: r.height, text: (e.innerText || e.textContent || '').trim()}; }"""
+#: The lowest edge of what the main chart draws: its plot area, axis titles, legend and the whole SVG.
+_CHART_PARTS_BOTTOM = """() => Math.max(...[...document.querySelectorAll(['.st-key-gl-main-chart .main-svg',
+  '.st-key-gl-main-chart .nsewdrag', '.st-key-gl-main-chart .legend', '.st-key-gl-main-chart .g-xtitle',
+  '.st-key-gl-main-chart .g-ytitle'].join(', '))].map(e => e.getBoundingClientRect().bottom))"""
 _SCROLLED = """() => Math.max(window.scrollY, ...[...document.querySelectorAll(
   '[data-testid=stMain], [data-testid=stAppScrollToBottomContainer]')].map(e => e.scrollTop))"""
 _OVERFLOW = """() => [document.documentElement, document.body, ...document.querySelectorAll(
@@ -80,6 +84,11 @@ _OVERFLOW = """() => [document.documentElement, document.body, ...document.query
 def _wait_for_main_chart(page) -> None:
     page.wait_for_selector(".st-key-gl-main-chart .js-plotly-plot .main-svg", timeout=CHART_DRAWN_MS)
 
+
+#: Cases whose main chart does not yet end inside the first 720 px: there the bottom-edge check is an
+#: expected failure (with the numbers), every other check still holds. Empty when every page fits.
+#: TODO(explorer owner): remove a case here once its chart's bottom edge is <= 720 at 1280x720.
+BOTTOM_EDGE_TODO: set[tuple[str, str | None]] = set()
 
 #: (case, colour scheme): every default view light and dark, every first preset light.
 PROJECTOR_CASES = [pytest.param(case, scheme, id=f"{_case_id(case)}-{scheme}")
@@ -110,6 +119,14 @@ def test_answer_and_main_chart_are_on_the_first_projector_screen(streamlit_serve
         f"{PROJECTOR['height']} px; see {name}.png")
     plot = page.evaluate(_BOX, ".st-key-gl-main-chart .main-svg")
     assert plot["height"] > 100 and plot["width"] > 300, plot
+    # All of it: the box, and every part the chart draws (plot, axis titles, legend), ends on screen.
+    bottom = max(chart["bottom"], page.evaluate(_CHART_PARTS_BOTTOM))
+    fits = bottom <= PROJECTOR["height"]
+    if not fits and case in BOTTOM_EDGE_TODO:
+        pytest.xfail(f"TODO /{path} ({scheme}): the main chart spans y={chart['top']:.0f}..{bottom:.0f}")
+    assert fits, (
+        f"/{path} ({scheme}): the main chart spans y={chart['top']:.0f}..{bottom:.0f}, its bottom "
+        f"below the first {PROJECTOR['height']} px (legend or axis title off screen); see {name}.png")
 
 
 @pytest.mark.parametrize("case", CASES, ids=_case_id)
