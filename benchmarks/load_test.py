@@ -24,8 +24,12 @@ affinity cookie and health checks) in front of them instead: every tab is a
 browser of its own that loads the page's HTML, keeps the cookie and opens its
 websocket through HAProxy; the report says whether every browser stayed on one
 replica. ``--kill-at S`` then kills the last replica S seconds into the class:
-its tabs reconnect through HAProxy to the same URL, as the frontend does, and the
-report checks each view came back (same page, same query values, no exception).
+its tabs reconnect through HAProxy to the same URL, as the frontend does (retrying a
+refused connection), and the report checks each view came back (same page, same query
+values, no exception). The class targets (``summary["targets"]``, :func:`class_targets`)
+leave those reconnects out of the class p95: they are the kill's cost to its own sessions.
+The report also says how many cores other jobs on the machine used during the class:
+latencies measured beside them are partly theirs.
 
 ``--page all`` spreads the class over every page (tab i on page i mod 6).
 
@@ -88,6 +92,8 @@ MAX_REPLICAS = 4
 
 STEAL_WARNING = 0.10  # hypervisor steal above which latencies say more about the host than GradLab
 SLOWEST_SHOWN = 8  # reruns listed with what they asked for, to see what is slow
+RECONNECT_ATTEMPTS = 3  # a browser behind the load balancer retries a failed reconnect ...
+RECONNECT_BACKOFF = 1.0  # ... after 1 s, then 2 s (Streamlit's frontend retries with backoff)
 
 TARGET_CLASS_P95 = 1.0
 TARGET_BURST_P95 = 2.0  # issue 16: burst of 20 simultaneous reruns, p95 < 2 s
@@ -182,6 +188,56 @@ def machine_ticks() -> tuple[int, int, int]:
     """(all CPU ticks, ticks stolen by the hypervisor, idle ticks) of this machine, from /proc/stat."""
     fields = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
     return sum(fields[:8]), fields[7] if len(fields) > 7 else 0, fields[3] + fields[4]  # idle + iowait
+
+
+def process_ticks() -> dict[int, tuple[int, int, int, int]]:
+    """pid -> (parent pid, CPU ticks of its own (user + system), of its reaped children (their
+    user + system, theirs included), start time in ticks since boot), for every process alive now."""
+    out = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                f = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                out[int(entry.name)] = (int(f[1]), int(f[11]) + int(f[12]), int(f[13]) + int(f[14]), int(f[19]))
+            except (OSError, ValueError, IndexError):
+                continue
+    return out
+
+
+def other_cores(before: dict[int, tuple], after: dict[int, tuple], seconds: float, ours: int = 0) -> float:
+    """Cores that processes outside ``ours``'s tree (default: this process: the client, the servers
+    and their workers, HAProxy) used between two :func:`process_ticks` snapshots ``seconds`` apart:
+    another job on the machine.
+
+    Each process's own time and its reaped children's are counted, so a job's short-lived processes
+    count too (their parent reaps them): the gain of every other process alive at both snapshots
+    (the same process: same start time), plus all of a new one's, less what a process that ended
+    had used by the first snapshot (its parent's children's time gains all of it).
+    """
+    ours = ours or os.getpid()
+    children: dict[int, list[int]] = {}
+    for pid, row in {**before, **after}.items():
+        children.setdefault(row[0], []).append(pid)
+    mine, todo = set(), [ours]
+    while todo:
+        pid = todo.pop()
+        if pid not in mine:
+            mine.add(pid)
+            todo += children.get(pid, [])
+    ticks = 0
+    for pid, (_, own, reaped, started) in after.items():
+        if pid in mine:
+            continue
+        was = before.get(pid)
+        if was is not None and was[3] == started:
+            ticks += own + reaped - was[1] - was[2]
+        else:
+            ticks += own + reaped  # started in between
+    for pid, (parent, own, reaped, started) in before.items():
+        now = after.get(pid)
+        if pid not in mine and parent not in mine and (now is None or now[3] != started):
+            ticks -= own + reaped  # ended in between: counted whole in its parent's children's time
+    return max(0.0, ticks / os.sysconf("SC_CLK_TCK") / max(seconds, 1e-9))
 
 
 def health(base_url: str, timeout: float = 2.0) -> str:
@@ -294,6 +350,7 @@ class Record:
     result: RunResult
     student: int = -1
     page: str = ""
+    t: float = field(default_factory=time.monotonic)  # when it ended
 
 
 @dataclass
@@ -344,6 +401,7 @@ async def student(idx: int, base_url: str, page: str, links: list[str], stop_at:
         nonlocal tab
         await tab.close()
         tab = StreamlitSession(base_url, cookies=jar)
+        tab.query_string = query  # the URL this tab shows, even if loading it fails
         if via_lb:
             stats.route(idx, "page", await tab.load_page(page, query))
         await tab.connect()
@@ -353,15 +411,39 @@ async def student(idx: int, base_url: str, page: str, links: list[str], stop_at:
         stats.add("class", kind, result, idx, page)
         return result
 
+    async def open_or_lose(query: str, kind: str) -> RunResult:
+        # Behind the load balancer, a page load or websocket that fails (its replica died with
+        # the request in flight: HAProxy answers 502) is a lost run, as a browser shows an error
+        # page for it; the loop below then reconnects. Counted against the replica the browser
+        # was on (sticky): a lost run anywhere but on a replica killed on purpose is an error.
+        try:
+            return await open_tab(query, kind)
+        except ProtocolError as exc:
+            if not via_lb:
+                raise
+            hops = stats.routes.get(idx, [])
+            lost = RunResult(status="protocol-error", seconds=0.0, protocol_error=str(exc),
+                             replica=hops[-1][2] if hops else "")
+            stats.add("class", kind, lost, idx, page)
+            return lost
+
     async def recover(lost: RunResult) -> None:
         # The websocket is gone: the browser opens the same URL again, through the load
-        # balancer. The view must come back: same page, same query values, a run that
-        # finishes without an exception.
+        # balancer, retrying a failed connection as Streamlit's frontend does (a replica just
+        # killed may take a health check or two to leave HAProxy's rotation). The view must
+        # come back: same page, same query values, a run that finishes without an exception.
         query, page_hash = tab.query_string, tab.page_script_hash
-        back = await open_tab(query, "reconnect")
+        for attempt in range(1, RECONNECT_ATTEMPTS + 1):
+            try:
+                back = await open_tab(query, "reconnect")
+                break
+            except ProtocolError:
+                if attempt == RECONNECT_ATTEMPTS:
+                    raise
+                await asyncio.sleep(RECONNECT_BACKOFF * attempt)
         stats.reconnects.append({
             "student": idx, "page": page, "lost": lost.replica, "replica": back.replica,
-            "error": lost.protocol_error[:80], "ok": back.ok,
+            "error": lost.protocol_error[:80], "ok": back.ok, "attempts": attempt,
             "exceptions": len(back.exceptions), "seconds": back.seconds, "query": query,
             "same_page": not page_hash or tab.page_script_hash == page_hash,
             "same_query": _same_view(query, tab.query_string),
@@ -369,7 +451,7 @@ async def student(idx: int, base_url: str, page: str, links: list[str], stop_at:
         })
 
     try:
-        result = await open_tab(rng.choice(links), "open")
+        result = await open_or_lose(rng.choice(links), "open")
         while True:
             if result.protocol_error:
                 if not via_lb:
@@ -380,7 +462,7 @@ async def student(idx: int, base_url: str, page: str, links: list[str], stop_at:
                 break
             if rng.random() < 0.1:
                 # reload from another shared link: a new tab, as the browser does
-                result = await open_tab(rng.choice(links), "link")
+                result = await open_or_lose(rng.choice(links), "link")
                 continue
             result = await tab.change_widget(rng, text)
             if result is None:  # a page without widgets: just rerun it
@@ -506,8 +588,14 @@ async def run(args: argparse.Namespace) -> tuple[Stats, dict]:
     stats = Stats()
     log = Path(args.server_log) if args.server_log else None
     with contextlib.ExitStack() as stack:
-        # with a load balancer, `--port` is its port and the replicas take free ones
-        servers = [Server(port if i == 0 and args.lb == "none" else free_port(),
+        # `--port` is the first replica's port (the next ones follow it), or with a load balancer
+        # the balancer's (the replicas follow it); without `--port`, free ones
+        def replica_port(i: int) -> int:
+            if not args.port:
+                return port if i == 0 and args.lb == "none" else free_port()
+            return port + i + (args.lb != "none")
+
+        servers = [Server(replica_port(i),
                           app=args.entry, extra_env=env,
                           log=log.with_suffix(f".{i}{log.suffix}") if log and i else log, options=options)
                    for i in range(args.replicas)]
@@ -582,7 +670,7 @@ async def _one_round(args, fleet: Fleet, pages: list[str], links: dict[str, list
     sampling = asyncio.create_task(sampler(fleet, stats, stop))
     t_class = time.monotonic()
     stop_at = t_class + args.duration
-    cpu0, ticks0 = fleet.cpu_by_server(), machine_ticks()
+    cpu0, ticks0, procs0 = fleet.cpu_by_server(), machine_ticks(), process_ticks()
     records0 = len(stats.records)
     jobs = [student(i, fleet.url(i), pages[i % len(pages)], links[pages[i % len(pages)]], stop_at, stats,
                     random.Random(rng.random()), (args.think_min, args.think_max), text,
@@ -604,11 +692,15 @@ async def _one_round(args, fleet: Fleet, pages: list[str], links: dict[str, list
     info["class_steal"] = (ticks1[1] - ticks0[1]) / max(1, ticks1[0] - ticks0[0])
     # everything on the machine (server, its workers, this client): near 1 = the class is CPU-bound
     info["class_busy"] = 1 - (ticks1[2] - ticks0[2]) / max(1, ticks1[0] - ticks0[0])
+    # ... of which other jobs on the machine (not this client, its servers, workers or HAProxy)
+    info["class_other_cores"] = other_cores(procs0, process_ticks(), info["class_seconds"])
     info["class_requests"] = sum(1 for r in stats.records[records0:] if r.phase == "class")  # this round's
 
     if args.burst:
         await asyncio.sleep(1.0)
+        t_burst, procs0 = time.monotonic(), process_ticks()
         await burst(fleet, pages, links, args.burst, stats, rng, text)
+        info["burst_other_cores"] = other_cores(procs0, process_ticks(), time.monotonic() - t_burst)
     info["rss_peak"] = max([s[1] for s in stats.samples] + [info["rss_before"], info.get("rss_peak", 0)])
     stop.set()
     await sampling
@@ -645,9 +737,9 @@ def summarise(stats: Stats, info: dict) -> tuple[list[list[str]], dict]:
     summary["protocol_errors"] = (sum(1 for r in stats.records if r.result.protocol_error)
                                   + len(stats.connect_errors))
     # a replica killed on purpose costs its own sessions one lost run each; nothing else may fail
-    killed = stats.killed.get("replica")
+    killed, t_kill = stats.killed.get("replica"), stats.killed.get("t", float("inf"))
     summary["protocol_errors_killed"] = sum(1 for r in stats.records if r.result.protocol_error
-                                            and killed and r.result.replica == killed)
+                                            and killed and r.result.replica == killed and r.t >= t_kill)
     summary["protocol_errors_unexpected"] = summary["protocol_errors"] - summary["protocol_errors_killed"]
     summary["killed"] = stats.killed
     summary["reconnects"] = stats.reconnects
@@ -664,7 +756,45 @@ def summarise(stats: Stats, info: dict) -> tuple[list[list[str]], dict]:
     summary["exceptions"] = sum(len(r.result.exceptions) for r in stats.records)
     summary["page_not_found"] = sum(1 for r in stats.records if r.result.page_not_found)
     summary["browser"] = stats.browser
+    summary["targets"] = class_targets(stats, summary, info)
     return rows, summary
+
+
+def class_targets(stats: Stats, summary: dict, info: dict | None = None) -> dict:
+    """Issue 16's class targets over this run: class p95 < 1 s, burst p95 < 2 s, zero errors,
+    zero exception elements (memory is reported apart).
+
+    A replica killed on purpose (``--kill-at``) "only costs its own sessions a reconnect": the
+    runs lost on it are counted apart (``protocol_errors_killed``), and its sessions' reconnect
+    runs (the browser opening the same URL again, a new session on the surviving replica) are
+    that cost, so they are left out of the class p95 and counted apart too. Every other run of
+    the class counts, before and after the kill (the surviving replica then serves the whole
+    class): the p95 before and after the kill are given as well, and the cores that other jobs on
+    the machine used meanwhile (from ``info``).
+    """
+    t_kill = stats.killed.get("t", float("inf"))
+    counted = [r for r in stats.records if r.phase == "class" and r.result.ok and r.kind != "reconnect"]
+    times = [r.result.seconds for r in counted]
+    before = [r.result.seconds for r in counted if r.t < t_kill]
+    after = [r.result.seconds for r in counted if r.t >= t_kill]
+    burst = [r.result.seconds for r in stats.records if r.phase == "burst" and r.kind == "widget" and r.result.ok]
+    reconnects = [r.result.seconds for r in stats.records if r.phase == "class" and r.kind == "reconnect"]
+    phases = summary["phases"].values()
+    errors = summary["protocol_errors_unexpected"] + sum(v["failed_runs"] for v in phases)
+    return dict(
+        class_n=len(times), class_p50=pct(times, 50), class_p95=pct(times, 95),
+        class_max=max(times, default=float("nan")),
+        class_p95_before_kill=pct(before, 95), class_n_before_kill=len(before),
+        class_p95_after_kill=pct(after, 95) if stats.killed else float("nan"), class_n_after_kill=len(after),
+        reconnects_left_out=len(reconnects), reconnect_max=max(reconnects, default=float("nan")),
+        burst_n=len(burst), burst_p95=pct(burst, 95),
+        errors=errors, exceptions=summary["exceptions"],
+        generic_errors=sum(v["generic_errors"] for v in phases),
+        page_not_found=summary["page_not_found"],
+        # cores other jobs on the machine took meanwhile: latencies measured beside them are theirs too
+        class_other_cores=(info or {}).get("class_other_cores", float("nan")),
+        burst_other_cores=(info or {}).get("burst_other_cores", float("nan")),
+    )
 
 
 def sticky_violations(stats: Stats) -> list[str]:
@@ -726,12 +856,16 @@ def print_report(stats: Stats, info: dict, args: argparse.Namespace) -> dict:
     # CPU per request is steady from run to run; latencies are not when the hypervisor
     # hands this (virtual) machine's cores to someone else.
     steal = info["class_steal"]
-    print(f"Machine: {info['class_busy']:.0%} of its CPU time busy (server, workers and this client), "
-          f"{steal:.0%} stolen by the hypervisor during the class"
+    print(f"Machine: {info['class_busy']:.0%} of its CPU time busy during the class ({info['class_other_cores']:.2f} "
+          f"cores of it by other jobs, not this client, its servers, workers or HAProxy), "
+          f"{steal:.0%} stolen by the hypervisor"
           + (" - latencies are not representative; compare CPU per request instead"
              if steal > STEAL_WARNING else ""))
     cls = summary["phases"].get("class/all", {})
     bst = summary["phases"].get("burst/rerun", {})
+    targets = summary["targets"]
+    if stats.killed:  # the kill's reconnects are its own sessions' cost: left out of the class p95
+        cls = dict(cls, p95=targets["class_p95"])
     # runs lost on a replica killed on purpose (--kill-at) are reported with the reconnects
     errors = summary["protocol_errors_unexpected"] + sum(v["failed_runs"] for v in summary["phases"].values())
 
@@ -741,7 +875,10 @@ def print_report(stats: Stats, info: dict, args: argparse.Namespace) -> dict:
     print("\nTargets (2 cores):")
     if cls:
         print(f"  class p95 < {TARGET_CLASS_P95:.0f} s: {cls['p95']:.3f} s  "
-              f"{verdict(cls['p95'] < TARGET_CLASS_P95)}")
+              f"{verdict(cls['p95'] < TARGET_CLASS_P95)}"
+              + (f" (over {targets['class_n']} runs, without the {targets['reconnects_left_out']} "
+                 f"reconnects of the killed replica's sessions; p95 {targets['class_p95_before_kill']:.3f} s "
+                 f"before the kill, {targets['class_p95_after_kill']:.3f} s after)" if stats.killed else ""))
     if bst:
         print(f"  burst p95 < {TARGET_BURST_P95:.0f} s: {bst['p95']:.3f} s  "
               f"{verdict(bst['p95'] < TARGET_BURST_P95)}")
@@ -810,7 +947,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--page", default=None,
                    help="url path of the page (default: explorer if it exists, else home); "
                         "'all': tab i on page i mod 6, every page at once")
-    p.add_argument("--port", type=int, default=0, help="port for the server (default: a free one)")
+    p.add_argument("--port", type=int, default=0,
+                   help="port for the server, or with --lb for the load balancer; more replicas take the "
+                        "next ports (default: free ones)")
     p.add_argument("--rounds", type=int, default=1,
                    help="class + burst + settle, repeated against the same server (default 1, at most "
                         f"{MAX_ROUNDS}): memory that grows round after round is a leak")

@@ -486,3 +486,113 @@ def test_check_sweep_gives_the_table_and_the_dtypes_rtol():
     assert sweep.rtol == facts("float32").rtol
     assert set(sweep.table["reduction"]) == {"sum", "mean", "none"}
     assert sweep.table["element"].nunique() == 2
+
+
+# ------------------------------------------------------------------ the pace forecast (issue 16)
+
+#: The Grad check request of issue 16: 16-30 s of one core before the check's first progress
+#: report, so the pace bound (LIMITS.full_check_seconds) could only stop it after that.
+HEAVY_EXPRESSION = "+".join(["x**sin(x)"] * 20)
+HEAVY_CHECK = dict(model="expression", expression=HEAVY_EXPRESSION, shape=(1024, 1024), dtype="float64",
+                   scheme="complex_step", mode="sampled", samples=1000, seed=7)
+
+
+class _Forecasts:
+    """A progress callback with a ``forecast``, recording both, and when fn had run how often."""
+
+    def __init__(self, calls: list, stop_over: float = float("inf")):
+        self.calls, self.stop_over, self.forecasts, self.reports = calls, stop_over, [], []
+
+    def __call__(self, done, total):
+        self.reports.append((done, len(self.calls)))
+
+    def forecast(self, seconds, detail):
+        self.forecasts.append((seconds, detail, len(self.calls)))
+        if seconds > self.stop_over:
+            raise LimitError(f"would take at least about {seconds:.0f} s ({detail})")
+
+
+def _slow_fn(calls: list, seconds: float, complex_seconds: float | None = None):
+    import time
+
+    def fn(x):
+        calls.append(x.dtype)
+        time.sleep(complex_seconds if x.is_complex() and complex_seconds is not None else seconds)
+        return x * 2
+
+    return fn
+
+
+def test_the_forecast_comes_after_one_evaluation_before_any_set_up():
+    """The bound's first say comes after one timed evaluation of fn, not after the autograd passes,
+    the strategy trials and the first chunk (a dozen evaluations: 16-30 s for issue 16's request)."""
+    calls = []
+    report = _Forecasts(calls, stop_over=5.0)
+    x = torch.linspace(1, 2, 50, dtype=torch.float64)
+    with pytest.raises(LimitError, match="at least about"):
+        gradcheck(_slow_fn(calls, 0.06), x, mode="sampled", samples=50, scheme="central", progress=report,
+                  workers=1)
+    assert len(calls) == 1 and not report.reports, (calls, report.reports)  # stopped before the set-up
+    seconds, detail, calls_then = report.forecasts[0]
+    assert calls_then == 1 and seconds >= 50 * 2 * 0.06, report.forecasts  # 50 elements x 2 points
+    assert "50 elements x 2 evaluations" in detail, detail
+
+
+def test_a_complex_step_check_is_also_forecast_from_a_complex_evaluation():
+    """Each perturbation of a complex-step check is an evaluation in complex numbers (several times
+    the real cost): it is timed too, and the costlier forecast is kept, and told again after the set-up."""
+    calls = []
+    report = _Forecasts(calls)
+    x = torch.linspace(1, 2, 4, dtype=torch.float64)
+    r = gradcheck(_slow_fn(calls, 0.06, complex_seconds=0.5), x, mode="full", scheme="complex_step",
+                  progress=report, workers=1)
+    assert r.verdict == "pass"
+    assert calls[:2] == [torch.float64, torch.complex128], calls  # timed in both, before anything else
+    (real, _, after_real), (complex_, detail, after_complex), (again, last, after_setup) = report.forecasts
+    assert (after_real, after_complex) == (1, 2) and after_setup > 2, report.forecasts
+    assert real >= 4 * 0.06 and complex_ >= 4 * 0.5 and again == complex_, report.forecasts
+    assert "in complex numbers" in detail and last.endswith("after the set-up"), report.forecasts
+    assert report.reports and report.reports[0][1] > after_setup  # the first report comes later still
+
+
+def test_a_quick_evaluation_is_not_trusted_and_a_plain_callback_costs_no_evaluation():
+    """Under TRUSTED_SECONDS an evaluation may be mostly per-call overhead, which batched chunks
+    share: no forecast from it. A callback without ``forecast`` adds no evaluation at all."""
+    calls = []
+    report = _Forecasts(calls)
+    x = torch.linspace(1, 2, 6, dtype=torch.float64)
+    gradcheck(_slow_fn(calls, 0.0), x, mode="full", progress=report, workers=1)
+    assert report.forecasts == [] and report.reports
+    with_forecast = len(calls)
+    calls.clear()
+    gradcheck(_slow_fn(calls, 0.0), x, mode="full", progress=lambda d, t: None, workers=1)
+    assert len(calls) == with_forecast - 1
+
+
+def test_issue_16s_check_is_stopped_by_its_forecast_within_seconds():
+    """The page's engine call (gradlab.server.heavy_work.check, run here in-process) with the default
+    bound: stopped after one evaluation of fn (~0.3-2 s on a loaded 2-core machine), with the
+    sentence that names LIMITS.full_check_seconds. Before: the first report came after 16-30 s."""
+    import time
+
+    from gradlab.server import heavy_work
+
+    start = time.monotonic()
+    with pytest.raises(LimitError) as info:
+        heavy_work.check(CheckSettings(**HEAVY_CHECK), workers=1)
+    elapsed = time.monotonic() - start
+    message = str(info.value)
+    assert "would take at least about" in message and "1,000 elements x 1 evaluation" in message, message
+    assert f"over {LIMITS.full_check_seconds:g} s" in message and "(LIMITS.full_check_seconds)" in message
+    assert elapsed < 10.0, f"stopped after {elapsed:.1f} s: {message}"
+
+
+def test_a_paced_check_within_the_bound_is_not_stopped_by_the_forecast():
+    """A sampled check of 1,000 elements of the MLP (a real check the page runs) passes through the
+    paced callback unhurt: its evaluations are milliseconds, under TRUSTED_SECONDS."""
+    from gradlab.server.deadline import paced_progress
+
+    paced = paced_progress(LIMITS.full_check_seconds, "this sampled check", bound_name="B", advice="")
+    r = run_check(CheckSettings(model="mlp", shape=(140, 120), dtype="float64", scheme="central",
+                                samples=1000), progress=paced, workers=1, taylor=False)
+    assert r.verdict == "pass" and len(r.table) == 1000

@@ -111,6 +111,22 @@ def test_a_check_of_a_minute_per_element_is_ended_at_the_bound(pool):
     assert elapsed < bound + SLACK
 
 
+#: Issue 16's request: its first progress report came after 16-30 s of set-up, so the pace bound
+#: stopped it only then ("1 of 1,000 done in 26.4 s, would take about 26415 s").
+ISSUE_CHECK = dict(model="expression", expression=GRADCHECK_EXPRESSION, shape=(1024, 1024), dtype="float64",
+                   scheme="complex_step", mode="sampled", samples=1000, seed=7)
+#: Seconds within which the forecast must stop it: one evaluation of fn (0.3-2 s here) and slack.
+FORECAST_STOP = 8.0
+
+
+def test_the_page_s_check_of_a_minute_per_element_is_stopped_by_its_forecast_within_seconds(pool):
+    """With the page's own bounds (BOUNDS: 30 s whole, the pace's LIMITS.full_check_seconds inside),
+    the pace sentence ends it after one timed evaluation, long before the whole-call kill."""
+    result, elapsed, bound = _run(pool, heavy_work.check, CheckSettings(**ISSUE_CHECK), 1)
+    assert isinstance(result, LimitError) and _names_a_bound(result), result
+    assert "would take at least about" in str(result) and "(LIMITS.full_check_seconds)" in str(result), result
+    assert elapsed < FORECAST_STOP, f"{elapsed:.1f} s (the whole call's bound is {bound:g} s): {result}"
+
 
 def test_every_whole_call_bound_is_the_sum_of_the_bounds_it_names():
     """The sentence of a worker killed at its whole-call bound names the fields whose sum that
@@ -123,11 +139,13 @@ def test_every_whole_call_bound_is_the_sum_of_the_bounds_it_names():
 
 
 def test_a_check_over_its_whole_bound_states_that_bound_and_a_check_s_advice(pool, monkeypatch):
-    """As a page runs it (gradlab.ui.heavy: BOUNDS' seconds and name, and no advice of its own)."""
+    """As a page runs it (gradlab.ui.heavy: BOUNDS' seconds and name, and no advice of its own).
+    One element: its forecast (one complex evaluation, seconds) is under the pace bound, so
+    the set-up runs on until the whole-call kill (the worker keeps the default LIMITS)."""
     monkeypatch.setattr(heavy_work, "LIMITS",
                         dataclasses.replace(LIMITS, full_check_seconds=1.0, request_seconds=1.5))
     settings = CheckSettings(model="expression", expression=GRADCHECK_EXPRESSION, shape=(1024, 1024),
-                             dtype="float64", scheme="complex_step", mode="sampled", samples=1000)
+                             dtype="float64", scheme="complex_step", mode="sampled", samples=1)
     what, seconds, bound_name = heavy_work.BOUNDS[heavy_work.check]
     with pytest.raises(LimitError) as info:
         pool.run(heavy_work.check, settings, 1, seconds=seconds(), what=what, bound_name=bound_name)
@@ -174,6 +192,16 @@ def test_cli_check_of_a_minute_per_element_ends_at_the_bound():
     assert status == 2, err
     assert err.startswith("error: ") and "LIMITS.full_check_seconds" in err, err
     assert elapsed < 3 + CLI_IMPORTS + SLACK  # 3 s of bounds, plus the CLI's imports
+
+
+def test_cli_check_of_issue_16_is_stopped_by_its_forecast_with_the_default_bounds():
+    status, _, err, elapsed = _cli("check", "--model", "expression", "--expression", GRADCHECK_EXPRESSION,
+                                   "--shape", "1024x1024", "--dtype", "float64", "--scheme", "complex_step",
+                                   "--samples", "1000", "--seed", "7")
+    assert status == 2, err
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    assert "would take at least about" in err and "(LIMITS.full_check_seconds)" in err, err
+    assert elapsed < FORECAST_STOP + CLI_IMPORTS, f"{elapsed:.1f} s: {err}"
 
 
 def test_a_value_too_large_even_for_mpmath_is_called_that_not_unreal():

@@ -50,6 +50,7 @@ from gradlab.check.evaluation import Dense, SharedOnehot, chunk_size, onehot_eva
 from gradlab.check.problem import (NumericProblem, as_inputs, autograd_gradient, check_inputs, least_precise,
                                    numeric_problem, resolve_step)
 from gradlab.check.output_blame import culprit_output
+from gradlab.check.pace import forecast_check, perturbation_count, stencil_points
 from gradlab.check.report import CheckContext, Estimates, Tolerances, error_map, summarize, value_table
 from gradlab.check.report import worst_position
 from gradlab.check.results import CheckResult, CheckSummary, Element, GradcheckError
@@ -212,15 +213,23 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
         raise GradLabError(reason)
     tol = Tolerances(*resolve_tolerances(user_dtype, rtol, atol))
     h = resolve_step(eps, s, step_dtype, FlatInputs.of(xs).values)
+    numel = sum(t.numel() for t in xs)
+    numeric_call = _bound(numeric_fn, args) if numeric_float64 and numeric_fn is not None else call
+    # A bounded caller's forecast, before the set-up's dozen evaluations of fn (gradlab.check.pace);
+    # a full check over its element bound is refused below, in its own words.
+    count, unit = perturbation_count(mode, numel, samples)
+    over_full_bound = mode == "full" and numel > LIMITS.full_check_elements
+    pace = forecast_check(None if over_full_bound else progress, numeric_call, xs,
+                          torch.float64 if numeric_float64 else None, perturbations=count, unit=unit,
+                          points=stencil_points(s), workers=workers, complex_step=s.complex_step)
     g, y, v = autograd_gradient(call, xs, reduction, grad_outputs, seed)
     spread = backward_spread(g, autograd_gradient(call, xs, reduction, grad_outputs, seed)[0])
     tol = tol.widened(spread)
-    numel = sum(t.numel() for t in xs)
     if mode == "full":
         check_full_limit(numel, y.numel(), s)
-    numeric_call = _bound(numeric_fn, args) if numeric_float64 and numeric_fn is not None else call
     p = numeric_problem(numeric_call, xs, reduction, v, s, h, torch.float64 if numeric_float64 else None,
                         names=args.names, complex_parts=args.complex_parts())
+    pace.after_setup()
     index, directions = _perturbations(mode, numel, samples, seed)
     twin = _bound(numeric_fn, args) if numeric_fn is not None else call
     float64_problem = _float64_problem(twin, xs, reduction, v, s, p, args)

@@ -19,7 +19,8 @@ outer one's expiry as its own).
 Work that reports its progress (a full gradient check) is bounded differently:
 :func:`paced_progress` projects the total time from the pace so far and stops
 the work at once, not after the bound has been spent, when the projection is
-over it.
+over it; before its first report such work may forecast its least cost
+(``report.forecast``), and is stopped then.
 """
 
 from __future__ import annotations
@@ -143,25 +144,45 @@ def paced_progress(seconds: float, what: str, progress: Callable[[int, int], Non
     callback raises, which stops the work that called it. ``progress`` is then
     called as before.
 
-    >>> tick = iter([0.0, 1.0, 2.0])
+    Work whose first report would come late (a gradient check's set-up) can say
+    earlier what it will cost at least: ``report.forecast(least_seconds, detail)``
+    raises the same way when the time spent plus ``least_seconds`` is over
+    ``seconds`` (:mod:`gradlab.check.pace` times one evaluation for it).
+
+    >>> tick = iter([0.0, 1.0, 2.0, 2.5])
     >>> report = paced_progress(10, "a check", bound_name="B", advice="Go smaller.",
     ...                         clock=lambda: next(tick))
     >>> report(50, 100)  # half done in 1 s: 2 s projected
     >>> report(60, 100)  # 60 % in 2 s: 3.3 s projected
+    >>> report.forecast(40.0, "40 rows of 1 s")  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    gradlab.errors.LimitError: A check would take at least about 42 s (40 rows of 1 s), over 10 s,
+    GradLab's bound (B), so it was stopped: one request cannot slow the server for everyone. Go smaller.
     """
     start = clock()
+
+    def stop(projected: float, how: str, detail: str) -> LimitError:
+        return LimitError(
+            f"{what[:1].upper()}{what[1:]} would take {how}about {projected:.0f} s ({detail}), over {seconds:g} s, "
+            f"GradLab's bound ({bound_name}), so it was stopped: one request cannot slow "
+            f"the server for everyone. {advice}")
 
     def report(done: int, total: int) -> None:
         elapsed = clock() - start
         if done < total and elapsed >= PACE_AFTER_SECONDS:
             projected = elapsed * total / max(done, 1)
             if projected > seconds:
-                raise LimitError(
-                    f"{what[:1].upper()}{what[1:]} would take about {projected:.0f} s "
-                    f"({done:,} of {total:,} done in {elapsed:.1f} s), over {seconds:g} s, "
-                    f"GradLab's bound ({bound_name}), so it was stopped: one request cannot slow "
-                    f"the server for everyone. {advice}")
+                raise stop(projected, "", f"{done:,} of {total:,} done in {elapsed:.1f} s")
         if progress is not None:
             progress(done, total)
 
+    def forecast(least_seconds: float, detail: str) -> None:
+        """Before the work's first report: it says it needs at least ``least_seconds`` more
+        (``detail``: from what); over the bound, together with the time spent, it is stopped."""
+        projected = clock() - start + least_seconds
+        if projected > seconds:
+            raise stop(projected, "at least ", detail)
+
+    report.forecast = forecast
     return report
