@@ -322,7 +322,7 @@ def _row(m: SumMethod, terms, exact: Fraction, unit: float, j: int, reduction: s
     if not math.isfinite(value):  # a sum kept in a narrow dtype overflowed: no term can move it back
         return SumRow(m.name, m.label, value, value, value, math.nan, "overflowed")
     error = float(Fraction(value) - exact)
-    threshold = _threshold(m, terms, j, reduction, value)
+    threshold = _threshold(m, terms, j, reduction, value, exact)
     return SumRow(m.name, m.label, value, error, error / unit, threshold,
                   None if math.isfinite(threshold) else "out_of_range")
 
@@ -335,12 +335,14 @@ def _reduced(m: SumMethod, total: float, terms: torch.Tensor, reduction: str) ->
     return float(torch.tensor(total, dtype=dtype) / terms.numel())
 
 
-def _threshold(m: SumMethod, terms: torch.Tensor, j: int, reduction: str, base: float) -> float:
+def _threshold(m: SumMethod, terms: torch.Tensor, j: int, reduction: str, base: float,
+               exact: Fraction | None = None) -> float:
     """The smallest increase of term j (a whole number of its ulps, the term kept a number of the
     dtype) that changes the method's result ``base``; NaN when no finite value of the term does.
 
-    Doubling from a first guess (half an ulp of the result, in ulps of the term), then bisection:
-    a few dozen trials, each resuming at j (:attr:`SumMethod.resume`). Bisection finds the
+    Galloping from a first guess (what a correctly rounded sum needs, or half an ulp of the
+    result, in ulps of the term), then bisection: a handful to a few dozen trials, each resuming
+    at j (:attr:`SumMethod.resume`). Bisection finds the
     smallest increase when a larger one never moves the result back, as in a rounded sum
     (rounding and adding are monotone); Neumaier's is checked increase by increase on small sums
     in tests/test_summed_loss.py."""
@@ -357,18 +359,24 @@ def _threshold(m: SumMethod, terms: torch.Tensor, j: int, reduction: str, base: 
 
     grid = name if m.in_dtype else "float64"
     guess = ulp(base, grid) * (n if reduction == "mean" else 1) / 2 / spacing
-    lo, hi = 0, 2 ** max(0, math.floor(math.log2(guess))) if guess >= 1 else 1
-    if moves(hi):
-        while hi > 1 and moves(hi // 2):
-            hi //= 2
-        lo = hi // 2
-    else:
+    if exact is not None and reduction == "sum" and m.in_dtype and base > 0:
+        # The increase a correctly rounded sum needs (the exact sum past the midpoint above
+        # base): a method that rounds nearly so (Neumaier, pairwise) is found a few trials away.
+        guess = float((Fraction(base) + Fraction(ulp(base, grid)) / 2 - exact) / Fraction(spacing)) + 1
+    lo, hi, step = 0, max(1, math.floor(guess)), 1  # moves(0) is False: no change at all
+    if moves(hi):  # gallop down from the guess to a k that does not move it ...
+        while hi - step > 0 and moves(hi - step):
+            hi, step = hi - step, 2 * step
+        lo = max(0, hi - step)
+    else:  # ... or up to one that does
+        lo = hi
         while True:
-            lo, hi = hi, 2 * hi
+            hi = lo + step
             if not math.isfinite(held(hi)):
                 return math.nan
             if moves(hi):
                 break
+            lo, step = hi, 2 * step
     while hi - lo > 1:
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if moves(mid) else (mid, hi)
