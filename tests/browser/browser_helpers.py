@@ -83,3 +83,65 @@ FIRST_SCREEN = """() => {
           mainOverflow: (() => { const m = document.querySelector('[data-testid=stMain]');
                                  return m ? m.scrollWidth - m.clientWidth : 0; })()};
 }"""
+
+
+# ------------------------------------------------------------------ contrast as drawn
+# From the colours the browser paints (computed styles), with WCAG 2.x relative
+# luminance; a translucent colour is first blended over the background it sits on.
+
+TEXT_CONTRAST = 4.5  # WCAG AA, text
+
+
+def rgba(css: str) -> tuple[float, ...]:
+    """``rgb(…)``/``rgba(…)`` as (r, g, b, a)."""
+    numbers = [float(n) for n in re.findall(r"[\d.]+", css)]
+    return tuple(numbers[:3]) + ((numbers[3],) if len(numbers) > 3 else (1.0,))
+
+
+def over(colour: str, background: tuple[float, ...]) -> tuple[float, ...]:
+    """``colour`` blended over an opaque ``background``."""
+    r, g, b, a = rgba(colour)
+    return tuple(a * c + (1 - a) * bc for c, bc in zip((r, g, b), background[:3], strict=True))
+
+
+def _luminance(rgb) -> float:
+    def channel(v: float) -> float:
+        c = v / 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (channel(v) for v in rgb[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a, b) -> float:
+    """WCAG contrast ratio of two opaque colours, 1..21."""
+    high, low = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def app_background(page) -> tuple[float, ...]:
+    return rgba(page.evaluate(
+        "getComputedStyle(document.querySelector('[data-testid=stApp]')).backgroundColor"))
+
+
+#: Every chart text a visitor reads on the page's own background: annotations, axis text,
+#: legends, labels beside bars and points (text inside a bar or a heatmap cell stands on
+#: that cell's colour, which Plotly picks a contrasting text colour for).
+_CHART_TEXTS = """() => [...document.querySelectorAll('.js-plotly-plot text')]
+  .filter(t => t.textContent.trim() && t.getBoundingClientRect().width > 0)
+  .filter(t => !/bartext-inside|heatmap-label/.test(
+    (t.getAttribute('class') || '') + ' ' + (t.parentElement.getAttribute('class') || '')))
+  .map(t => [t.textContent.trim().slice(0, 40), getComputedStyle(t).fill,
+             parseFloat(getComputedStyle(t).fillOpacity || '1')])"""
+
+
+def chart_texts_under_aa(page) -> list[str]:
+    """Each chart text drawn on the page background below 4.5:1, with its colour and ratio."""
+    page.wait_for_timeout(500)  # plotly draws annotations after the axes
+    background = app_background(page)
+    low = []
+    for text, fill, opacity in page.evaluate(_CHART_TEXTS):
+        r, g, b, a = rgba(fill)
+        ratio = contrast(over(f"rgba({r}, {g}, {b}, {a * opacity})", background), background)
+        if ratio < TEXT_CONTRAST:
+            low.append(f"{text!r} {fill} {ratio:.2f}:1")
+    return low

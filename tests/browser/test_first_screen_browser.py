@@ -4,7 +4,8 @@ At 1280x720, with the page scrolled to the top, the answer sentence
 (``.st-key-gl-answer``) is inside the viewport and not empty, and the whole main chart
 (``.st-key-gl-main-chart``: plot, axis titles and legend) lies inside it and holds a
 drawn Plotly chart; at the page's default view in both themes and at its first preset
-in the light one (the themes change colours, not the layout). On a 390x844 phone the main plot area
+in the light one (the themes change colours, not the layout). At the default views, every chart
+text drawn on the page background meets WCAG AA (4.5:1) in both themes, as painted. On a 390x844 phone the main plot area
 is at least 300 px wide and nothing scrolls sideways. Screenshots of each case go to
 tests/artifacts/first-screen-<page>-<case>.png: look at them.
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 from urllib.parse import quote, quote_plus
 
 import pytest
-from browser_helpers import open_page, screenshot, wait_for_app
+from browser_helpers import TEXT_CONTRAST, chart_texts_under_aa, open_page, screenshot, wait_for_app
 
 from gradlab.teaching.presets import presets_for, url_query
 from gradlab.ui.navigation import PAGES
@@ -45,18 +46,9 @@ def _case_id(case) -> str:
 
 
 @pytest.fixture()
-def new_page(_browser):
-    """Open pages in a context of a given viewport and colour scheme; closes them after the test."""
-    contexts = []
-
-    def make(viewport: dict, scheme: str = "light"):
-        context = _browser.new_context(viewport=viewport, color_scheme=scheme)
-        contexts.append(context)
-        return context.new_page()
-
-    yield make
-    for context in contexts:
-        context.close()
+def new_page(tab):
+    """A reused tab of a given viewport and colour scheme (see conftest's ``tab``)."""
+    return lambda viewport, scheme="light": tab(viewport, scheme)
 
 
 def _open_case(page, base_url: str, path: str, preset_key: str | None) -> None:
@@ -127,6 +119,9 @@ def test_answer_and_main_chart_are_on_the_first_projector_screen(streamlit_serve
     assert fits, (
         f"/{path} ({scheme}): the main chart spans y={chart['top']:.0f}..{bottom:.0f}, its bottom "
         f"below the first {PROJECTOR['height']} px (legend or axis title off screen); see {name}.png")
+    if preset_key is None:  # the colours, on the same visit: every chart text against the page
+        low = chart_texts_under_aa(page)
+        assert not low, f"/{path} ({scheme}): chart text under {TEXT_CONTRAST}:1: {low}"
 
 
 @pytest.mark.parametrize("case", CASES, ids=_case_id)

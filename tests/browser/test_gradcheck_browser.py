@@ -64,8 +64,8 @@ def _brightness(css_colour: str) -> float:
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_at_1280x720_the_answer_and_the_whole_main_chart_are_on_the_first_screen(
-        streamlit_server, _browser, scheme):
-    context, page = _first_screen(_browser, streamlit_server, PROJECTOR, scheme)
+        streamlit_server, reused_browser, scheme):
+    context, page = _first_screen(reused_browser, streamlit_server, PROJECTOR, scheme)
     try:
         assert page.locator("[data-testid='stException']").count() == 0
         dark = _brightness(page.evaluate(BACKGROUND)) < 60
@@ -83,8 +83,8 @@ def test_at_1280x720_the_answer_and_the_whole_main_chart_are_on_the_first_screen
 
 
 def test_on_a_390px_phone_the_plot_is_wide_the_legend_below_and_nothing_overflows(
-        streamlit_server, _browser):
-    context, page = _first_screen(_browser, streamlit_server, PHONE, "light")
+        streamlit_server, reused_browser):
+    context, page = _first_screen(reused_browser, streamlit_server, PHONE, "light")
     try:
         assert page.locator("[data-testid='stException']").count() == 0
         screenshot(page, "gradcheck-phone-390x844-top", full_page=False)

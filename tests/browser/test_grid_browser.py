@@ -12,8 +12,8 @@ pytestmark = pytest.mark.browser
 
 @pytest.mark.parametrize(("width", "height", "scheme"), [
     (1280, 720, "light"), (1280, 720, "dark"), (390, 844, "light")], ids=["projector", "dark", "phone"])
-def test_the_answer_and_the_chart_are_on_the_first_screen(streamlit_server, _browser, width, height, scheme):
-    context = _browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
+def test_the_answer_and_the_chart_are_on_the_first_screen(streamlit_server, reused_browser, width, height, scheme):
+    context = reused_browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
     page = context.new_page()
     try:
         open_page(page, streamlit_server, "grid", {"h": "1e-07"}, timeout=90_000)

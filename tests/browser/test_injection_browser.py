@@ -67,12 +67,23 @@ def test_the_outside_reference_check_finds_links_images_and_styles(browser_page)
 
 @pytest.mark.parametrize(("path", "key", "extra"), FIELDS, ids=[f"{p}-{k}" for p, k, _ in FIELDS])
 def test_visitor_text_is_shown_as_text(streamlit_server, browser_page, path, key, extra):
-    # Each payload in a page load of its own (one browser context: its cache makes the
-    # second and third loads quick); a failure names the payload.
+    # Each payload in a page load of its own (one reused tab: its caches make the loads
+    # quick); a failure names the payload.
     page = browser_page
     outside_requests = []
-    page.on("request", lambda r: outside_requests.append(r.url)
-            if urlsplit(r.url).hostname == EVIL else None)
+
+    def note(request) -> None:
+        if urlsplit(request.url).hostname == EVIL:
+            outside_requests.append(request.url)
+
+    page.on("request", note)  # the tab is reused: the listener goes with the test
+    try:
+        _check_payloads(page, streamlit_server, path, key, extra, outside_requests)
+    finally:
+        page.remove_listener("request", note)
+
+
+def _check_payloads(page, streamlit_server, path, key, extra, outside_requests) -> None:
     for kind, payload in sorted(PAYLOADS.items()):
         open_page(page, streamlit_server, path, {**extra, key: payload})
 

@@ -41,8 +41,8 @@ def _brightness(css_colour: str) -> float:
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("path", list(PAGES))
 def test_at_1280x720_the_answer_and_the_whole_main_chart_are_on_the_first_screen(
-        streamlit_server, _browser, path, scheme):
-    context, page = _open(_browser, streamlit_server, path, PROJECTOR, scheme)
+        streamlit_server, reused_browser, path, scheme):
+    context, page = _open(reused_browser, streamlit_server, path, PROJECTOR, scheme)
     try:
         assert page.locator("[data-testid='stException']").count() == 0
         assert (_brightness(page.evaluate(BACKGROUND)) < 60) == (scheme == "dark")
@@ -60,8 +60,8 @@ def test_at_1280x720_the_answer_and_the_whole_main_chart_are_on_the_first_screen
 
 @pytest.mark.parametrize("path", list(PAGES))
 def test_on_a_390px_phone_the_plot_is_wide_the_legend_below_and_nothing_overflows(
-        streamlit_server, _browser, path):
-    context, page = _open(_browser, streamlit_server, path, PHONE, "light")
+        streamlit_server, reused_browser, path):
+    context, page = _open(reused_browser, streamlit_server, path, PHONE, "light")
     try:
         assert page.locator("[data-testid='stException']").count() == 0
         screenshot(page, f"{path}-phone-390x844-top", full_page=False)
@@ -76,8 +76,8 @@ def test_on_a_390px_phone_the_plot_is_wide_the_legend_below_and_nothing_overflow
         context.close()
 
 
-def test_on_a_phone_the_backward_tables_answer_column_is_on_screen(streamlit_server, _browser):
-    context, page = _open(_browser, streamlit_server, "backward", PHONE, "light")
+def test_on_a_phone_the_backward_tables_answer_column_is_on_screen(streamlit_server, reused_browser):
+    context, page = _open(reused_browser, streamlit_server, "backward", PHONE, "light")
     try:
         table = page.locator("[data-testid='stTable']").first
         table.scroll_into_view_if_needed()

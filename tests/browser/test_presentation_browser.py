@@ -1,8 +1,8 @@
 """The shared chrome in Chromium: presentation mode, the Light / Dark switch, and contrast as drawn.
 
-Contrast is computed here from the colours the browser actually paints (computed
-styles), with WCAG 2.x relative luminance; a translucent colour is first blended
-over the background it sits on.
+Contrast is computed from the colours the browser actually paints (browser_helpers);
+every chart text of every page, light and dark, is checked by the first-screen test on
+the same visit that measures its layout.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_helpers import open_page, screenshot, wait_for_app
+from browser_helpers import TEXT_CONTRAST, app_background, contrast, open_page, over, screenshot, wait_for_app
 
 from gradlab.teaching.presets import presets_for, url_query
 from gradlab.ui.navigation import PAGES
@@ -18,17 +18,20 @@ from gradlab.ui.navigation import PAGES
 pytestmark = pytest.mark.browser
 
 PROJECTOR = {"width": 1280, "height": 720}
-TEXT_CONTRAST = 4.5  # WCAG AA, text
 DRAWN_MS = 60_000
 LIGHT_BG, DARK_BG = (255, 255, 255), (16, 20, 24)  # .streamlit/config.toml backgroundColor
 CHART_PAGES = [spec.url_path for spec in PAGES if not spec.default]
 
 
 @pytest.fixture()
-def new_page(_browser):
+def new_page(_browser, tab):
+    """A reused tab (see conftest's ``tab``), or with ``own=True`` a browser context of the
+    test's own: for a test that changes what a browser keeps (the theme picked in the menu)."""
     contexts = []
 
-    def make(scheme: str = "light", viewport: dict = PROJECTOR):
+    def make(scheme: str = "light", viewport: dict = PROJECTOR, own: bool = False):
+        if not own:
+            return tab(viewport, scheme)
         context = _browser.new_context(viewport=viewport, color_scheme=scheme)
         contexts.append(context)
         return context.new_page()
@@ -38,38 +41,10 @@ def new_page(_browser):
         context.close()
 
 
-def _rgba(css: str) -> tuple[float, ...]:
-    numbers = [float(n) for n in re.findall(r"[\d.]+", css)]
-    return tuple(numbers[:3]) + ((numbers[3],) if len(numbers) > 3 else (1.0,))
-
-
-def _over(colour: str, background: tuple[float, ...]) -> tuple[float, ...]:
-    r, g, b, a = _rgba(colour)
-    return tuple(a * c + (1 - a) * bc for c, bc in zip((r, g, b), background[:3], strict=True))
-
-
-def _luminance(rgb) -> float:
-    def channel(v: float) -> float:
-        c = v / 255
-        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
-    r, g, b = (channel(v) for v in rgb[:3])
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b
-
-
-def _contrast(a, b) -> float:
-    high, low = sorted((_luminance(a), _luminance(b)), reverse=True)
-    return (high + 0.05) / (low + 0.05)
-
-
 def test_contrast_helper_spec():
-    assert _contrast((0, 0, 0), (255, 255, 255)) == pytest.approx(21.0)
-    assert _contrast(_over("rgba(0, 0, 0, 0.5)", (255, 255, 255)), (255, 255, 255)) == pytest.approx(
-        _contrast((127.5, 127.5, 127.5), (255, 255, 255)))
-
-
-def _app_background(page) -> tuple[float, ...]:
-    return _rgba(page.evaluate(
-        "getComputedStyle(document.querySelector('[data-testid=stApp]')).backgroundColor"))
+    assert contrast((0, 0, 0), (255, 255, 255)) == pytest.approx(21.0)
+    assert contrast(over("rgba(0, 0, 0, 0.5)", (255, 255, 255)), (255, 255, 255)) == pytest.approx(
+        contrast((127.5, 127.5, 127.5), (255, 255, 255)))
 
 
 def _position(page) -> str:
@@ -152,27 +127,27 @@ def test_main_chart_fills_the_screen_in_presentation(streamlit_server, new_page,
 
 def test_theme_links_switch_and_keep_the_view(streamlit_server, new_page):
     preset = presets_for("backward")[1]
-    page = new_page("light")
+    page = new_page("light", own=True)
     open_page(page, streamlit_server, "backward", url_query(preset))
-    assert _app_background(page)[:3] == LIGHT_BG
+    assert app_background(page)[:3] == LIGHT_BG
     view = page.url.split("?", 1)[1]
     page.locator(".st-key-gl-theme-links a", has_text="Dark").click()
     wait_for_app(page)
-    assert _app_background(page)[:3] == DARK_BG
+    assert app_background(page)[:3] == DARK_BG
     assert "embed_options=dark_theme" in page.url and view in page.url, page.url
     page.locator(".st-key-gl-theme-links a", has_text="Light").click()
     wait_for_app(page)
-    assert _app_background(page)[:3] == LIGHT_BG
+    assert app_background(page)[:3] == LIGHT_BG
 
 
 def test_app_menu_offers_the_theme_switch(streamlit_server, new_page):
-    page = new_page("dark")
+    page = new_page("dark", own=True)
     open_page(page, streamlit_server)
-    assert _app_background(page)[:3] == DARK_BG  # follows the laptop's dark mode ...
+    assert app_background(page)[:3] == DARK_BG  # follows the laptop's dark mode ...
     page.locator("[data-testid=stMainMenuButton]").click()
     page.locator("[data-testid=stMainMenuItem-theme-Light]").click()
     page.wait_for_timeout(500)
-    assert _app_background(page)[:3] == LIGHT_BG  # ... and a lecturer can pick light
+    assert app_background(page)[:3] == LIGHT_BG  # ... and a lecturer can pick light
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
@@ -180,47 +155,19 @@ def test_tick_labels_and_primary_buttons_meet_aa(streamlit_server, new_page, sch
     page = new_page(scheme)
     open_page(page, streamlit_server, "explorer", {"present": "1"}, timeout=DRAWN_MS)
     page.wait_for_selector(".js-plotly-plot .xtick text", timeout=DRAWN_MS)
-    background = _app_background(page)
+    background = app_background(page)
     assert background[:3] == (LIGHT_BG if scheme == "light" else DARK_BG)
     for selector in (".js-plotly-plot .xtick text", ".js-plotly-plot .ytick text", ".js-plotly-plot .g-xtitle text"):
         fill = page.locator(selector).first.evaluate("e => getComputedStyle(e).fill")
-        ratio = _contrast(_over(fill, background), background)
+        ratio = contrast(over(fill, background), background)
         assert ratio >= TEXT_CONTRAST, f"{scheme}: {selector} {fill} has {ratio:.2f}:1"
     button = page.locator("[data-testid=stBaseButton-primary]:visible").first
     colours = button.evaluate("e => [getComputedStyle(e).color, getComputedStyle(e).backgroundColor]")
-    face = _over(colours[1], background)
-    ratio = _contrast(_over(colours[0], face), face)
+    face = over(colours[1], background)
+    ratio = contrast(over(colours[0], face), face)
     assert ratio >= TEXT_CONTRAST, f"{scheme}: primary button {colours} has {ratio:.2f}:1"
     body = page.locator("[data-testid=stMarkdownContainer] p").first.evaluate("e => getComputedStyle(e).color")
-    assert _contrast(_over(body, background), background) >= TEXT_CONTRAST
-
-
-#: Every chart text a visitor reads on the page's own background: annotations, axis text,
-#: legends, labels beside bars and points (text inside a bar or a heatmap cell stands on
-#: that cell's colour, which Plotly picks a contrasting text colour for).
-_CHART_TEXTS = """() => [...document.querySelectorAll('.js-plotly-plot text')]
-  .filter(t => t.textContent.trim() && t.getBoundingClientRect().width > 0)
-  .filter(t => !/bartext-inside|heatmap-label/.test(
-    (t.getAttribute('class') || '') + ' ' + (t.parentElement.getAttribute('class') || '')))
-  .map(t => [t.textContent.trim().slice(0, 40), getComputedStyle(t).fill,
-             parseFloat(getComputedStyle(t).fillOpacity || '1')])"""
-
-
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-@pytest.mark.parametrize("path", CHART_PAGES)
-def test_every_chart_text_on_the_page_background_meets_aa(streamlit_server, new_page, path, scheme):
-    page = new_page(scheme)
-    open_page(page, streamlit_server, path, timeout=DRAWN_MS)
-    page.wait_for_selector(".st-key-gl-main-chart .js-plotly-plot .main-svg", timeout=DRAWN_MS)
-    page.wait_for_timeout(500)  # plotly draws annotations after the axes
-    background = _app_background(page)
-    low = []
-    for text, fill, opacity in page.evaluate(_CHART_TEXTS):
-        r, g, b, a = _rgba(fill)
-        ratio = _contrast(_over(f"rgba({r}, {g}, {b}, {a * opacity})", background), background)
-        if ratio < TEXT_CONTRAST:
-            low.append(f"{text!r} {fill} {ratio:.2f}:1")
-    assert not low, f"/{path} ({scheme}): chart text under {TEXT_CONTRAST}:1: {low}"
+    assert contrast(over(body, background), background) >= TEXT_CONTRAST
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
@@ -228,8 +175,8 @@ def test_a_sliders_value_meets_aa(streamlit_server, new_page, scheme):
     # Drawn in the primary colour by default: 3.95:1 on the dark background.
     page = new_page(scheme)
     open_page(page, streamlit_server, "grid", timeout=DRAWN_MS)
-    background = _app_background(page)
+    background = app_background(page)
     value = page.locator("[data-testid=stSliderThumbValue]").first
     colour = value.evaluate("e => getComputedStyle(e).color")
-    ratio = _contrast(_over(colour, background), background)
+    ratio = contrast(over(colour, background), background)
     assert ratio >= TEXT_CONTRAST, f"{scheme}: slider value {colour} has {ratio:.2f}:1"

@@ -35,8 +35,8 @@ def _opened(browser, url: str, width: int, height: int, scheme: str):
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_projector_first_screen_holds_the_answer_and_the_whole_main_chart(streamlit_server, _browser, scheme):
-    context, page = _opened(_browser, streamlit_server, 1280, 720, scheme)
+def test_projector_first_screen_holds_the_answer_and_the_whole_main_chart(streamlit_server, reused_browser, scheme):
+    context, page = _opened(reused_browser, streamlit_server, 1280, 720, scheme)
     try:
         answer, chart = page.evaluate(_BOX, ANSWER), page.evaluate(_BOX, MAIN_CHART)
         screenshot(page, f"roundoff-1280x720-{scheme}", full_page=False)
@@ -47,8 +47,8 @@ def test_projector_first_screen_holds_the_answer_and_the_whole_main_chart(stream
         context.close()
 
 
-def test_phone_keeps_a_300px_plot_and_no_sideways_overflow(streamlit_server, _browser):
-    context, page = _opened(_browser, streamlit_server, 390, 844, "light")
+def test_phone_keeps_a_300px_plot_and_no_sideways_overflow(streamlit_server, reused_browser):
+    context, page = _opened(reused_browser, streamlit_server, 390, 844, "light")
     try:
         page.locator(MAIN_CHART).scroll_into_view_if_needed()
         page.wait_for_timeout(500)

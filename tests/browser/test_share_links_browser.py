@@ -85,7 +85,7 @@ def _snapshot(page) -> dict:
 
 
 def _reopened(browser, url: str, expected: dict) -> dict:
-    """The view a recipient sees: the URL in a browser context of its own (no shared state).
+    """The view a recipient sees: the URL in a browser context apart from the sender's.
 
     A first visit can rerun once more after the script reports "finished" (URL
     corrections, the worker pool's answer arriving), so the view is read again until it
@@ -131,14 +131,14 @@ CARDS = list({p.page: p for p in reversed(gallery())}.values())
 
 
 @pytest.mark.parametrize("p", CARDS, ids=lambda p: f"{p.page}-{p.key}")
-def test_a_home_card_shared_after_a_change_opens_the_same_view(streamlit_server, _browser, browser_page, p):
+def test_a_home_card_shared_after_a_change_opens_the_same_view(streamlit_server, recipient_browser, browser_page, p):
     page = browser_page
     page.goto(streamlit_server)
     _settled(page)
     page.get_by_role("link", name=p.label).click()
     page.wait_for_url(f"**/{p.page}**", timeout=LOAD_MS)
     _settled(page)
-    _change_share_and_compare(page, _browser, p, f"card-{p.page}-{p.key}")
+    _change_share_and_compare(page, recipient_browser, p, f"card-{p.page}-{p.key}")
 
 
 # Presets whose values differ from the page's defaults, applied with the page's button.
@@ -152,7 +152,7 @@ BUTTONS = [
 
 
 @pytest.mark.parametrize("p", BUTTONS)
-def test_a_preset_button_shared_after_a_change_opens_the_same_view(streamlit_server, _browser, browser_page, p):
+def test_a_preset_button_shared_after_a_change_opens_the_same_view(streamlit_server, recipient_browser, browser_page, p):
     page = browser_page
     page.goto(f"{streamlit_server}/{p.page}")
     _settled(page)
@@ -164,4 +164,4 @@ def test_a_preset_button_shared_after_a_change_opens_the_same_view(streamlit_ser
     _settled(page)
     if folded:
         page.keyboard.press("Escape")  # close it, as a visitor clicking beside it, to reach the controls
-    _change_share_and_compare(page, _browser, p, f"button-{p.page}-{p.key}")
+    _change_share_and_compare(page, recipient_browser, p, f"button-{p.page}-{p.key}")
