@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from browser_helpers import FIRST_SCREEN, open_page, screenshot, wait_for_app
+from browser_helpers import open_page, screenshot, wait_for_app
 
 pytestmark = pytest.mark.browser
 
@@ -55,23 +55,8 @@ def test_a_shared_link_opens_its_view_and_the_url_follows_the_controls(streamlit
 
 
 
-@pytest.mark.parametrize(("width", "height", "scheme"), [
-    (1280, 720, "light"), (1280, 720, "dark"), (390, 844, "light")], ids=["projector", "dark", "phone"])
-def test_the_answer_and_the_chart_are_on_the_first_screen(streamlit_server, reused_browser, width, height, scheme):
-    context = reused_browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
-    page = context.new_page()
-    try:
-        open_page(page, streamlit_server, "explorer", timeout=90_000)
-        page.wait_for_selector(".st-key-gl-main-chart .js-plotly-plot .scatterlayer .trace", timeout=60_000)
-        page.wait_for_timeout(500)  # let Plotly settle its size
-        seen = page.evaluate(FIRST_SCREEN)
-        screenshot(page, f"explorer-first-screen-{width}x{height}-{scheme}", full_page=False)
-        assert seen["answer"] and 0 <= seen["answer"]["top"] and seen["answer"]["bottom"] <= height
-        assert seen["chart"] and 0 <= seen["chart"]["top"] < height  # the chart starts on screen
-        assert seen["plotWidth"] >= 300, seen  # the plot area, not just the figure
-        assert seen["overflow"] <= 0 and seen["mainOverflow"] <= 0, seen  # nothing sideways
-    finally:
-        context.close()
+# The Explorer's first screen (1280x720 light and dark, 390x844) is measured with every other
+# page's in test_first_screen_browser.py.
 
 
 def test_a_hostile_expression_in_the_url_shows_an_error_not_a_chart(streamlit_server, browser_page):

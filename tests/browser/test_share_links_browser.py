@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 from browser_helpers import screenshot, wait_for_app
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from gradlab.teaching.presets import Preset, gallery, preset
 
@@ -61,9 +62,18 @@ def _change(page, kind: str, label: str, value: str) -> None:
     if kind == "select":
         box = page.locator("[data-testid='stSelectbox']").filter(
             has=page.get_by_text(label, exact=True)).first
-        box.click()
-        page.get_by_role("option", name=value, exact=True).click()
-        return
+        option = page.get_by_role("option", name=value, exact=True)
+        for _ in range(3):  # a rerun that lands as the list opens closes it again
+            box.click()
+            try:
+                option.wait_for(timeout=5_000)
+            except PlaywrightTimeout:
+                page.keyboard.press("Escape")
+                _settled(page)
+                continue
+            option.click()
+            return
+        raise AssertionError(f"the {label!r} list never offered {value!r}")
     field = page.locator(f"input[aria-label='{label}']").first
     field.fill(value)
     field.press("Enter")
@@ -142,10 +152,9 @@ def test_a_home_card_shared_after_a_change_opens_the_same_view(streamlit_server,
 
 
 # Presets whose values differ from the page's defaults, applied with the page's button.
+#: Two pages' preset buttons (the Presets popover, then a change): the home cards above already
+#: open every page's view by link, and every preset's URL is checked without a browser.
 BUTTONS = [
-    pytest.param(preset("network", "float16"), id="network-float16"),
-    pytest.param(preset("roundoff", "log1p"), id="roundoff-log1p"),
-    pytest.param(preset("backward", "ones"), id="backward-ones"),
     pytest.param(preset("explorer", "sqrt"), id="explorer-sqrt"),
     pytest.param(preset("gradcheck", "float32_check_fails"), id="gradcheck-float32"),
 ]
