@@ -125,8 +125,9 @@ def tab(_tabs):
     session, as a first visit is; only the browser's caches are warm. Reusing the tab
     halves a visit (2.1 s against 4.9 s on a 2-core machine: a new tab is a new renderer
     process that compiles Streamlit's and Plotly's JavaScript again), which keeps CI under
-    its 20 minutes (the browser suite took 840 s with new contexts, about 450 s reusing tabs). A test that changes what a tab keeps (local storage, a theme picked
-    in the menu, listeners) opens a context of its own instead.
+    its 20 minutes (the browser suite took 840 s with new contexts, about 450 s reusing
+    tabs). A test that changes what a tab keeps (local storage, a theme picked in the menu,
+    listeners) opens a context of its own instead.
     """
     used = []
 
