@@ -4,9 +4,10 @@ At 1280x720, with the page scrolled to the top, the answer sentence
 (``.st-key-gl-answer``) is inside the viewport and not empty, and the whole main chart
 (``.st-key-gl-main-chart``: plot, axis titles and legend) lies inside it and holds a
 drawn Plotly chart; at the page's default view in both themes and at its first preset
-in the light one (the themes change colours, not the layout). At the default views, every chart
-text drawn on the page background meets WCAG AA (4.5:1) in both themes, as painted. On a 390x844 phone, at each default view, the main plot area
-is at least 300 px wide and nothing scrolls sideways. Screenshots of each case go to
+in the light one (the themes change colours, not the layout). At the default views, every
+chart text drawn on the page background meets WCAG AA (4.5:1) in both themes, as painted.
+On a 390x844 phone, at each default view, the main plot area is at least 300 px wide and
+nothing scrolls sideways. Screenshots of each case go to
 tests/artifacts/first-screen-<page>-<case>.png: look at them.
 
 The home page's chart is the Explorer's first view, beside its answer.
@@ -43,12 +44,6 @@ QUIZ_KEYS = {"explorer": "explorer_guess", "roundoff": "roundoff_guess", "networ
 def _case_id(case) -> str:
     path, preset_key = case
     return f"{path or 'home'}-{preset_key or 'default'}"
-
-
-@pytest.fixture()
-def new_page(tab):
-    """A reused tab of a given viewport and colour scheme (see conftest's ``tab``)."""
-    return lambda viewport, scheme="light": tab(viewport, scheme)
 
 
 def _open_case(page, base_url: str, path: str, preset_key: str | None) -> None:
@@ -88,9 +83,9 @@ PROJECTOR_CASES = [pytest.param(case, scheme, id=f"{_case_id(case)}-{scheme}")
 
 
 @pytest.mark.parametrize(("case", "scheme"), PROJECTOR_CASES)
-def test_answer_and_main_chart_are_on_the_first_projector_screen(streamlit_server, new_page, case, scheme):
+def test_answer_and_main_chart_are_on_the_first_projector_screen(streamlit_server, tab, case, scheme):
     path, preset_key = case
-    page = new_page(PROJECTOR, scheme)
+    page = tab(PROJECTOR, scheme)
     _open_case(page, streamlit_server, path, preset_key)
     assert page.locator(".st-key-gl-main-chart").count() == 1, f"/{path}: no main_chart_box()"
     _wait_for_main_chart(page)
@@ -130,9 +125,9 @@ PHONE_CASES = [(path, None) for path, _ in PAGE_PATHS]
 
 
 @pytest.mark.parametrize("case", PHONE_CASES, ids=_case_id)
-def test_phone_plot_is_wide_enough_and_nothing_overflows(streamlit_server, new_page, case):
+def test_phone_plot_is_wide_enough_and_nothing_overflows(streamlit_server, tab, case):
     path, preset_key = case
-    page = new_page(PHONE)
+    page = tab(PHONE)
     _open_case(page, streamlit_server, path, preset_key)
     _wait_for_main_chart(page)
     name = f"first-screen-{_case_id(case)}-phone"
@@ -152,8 +147,8 @@ def _url_forms(text: str) -> set[str]:
 
 
 @pytest.mark.parametrize("path", sorted(QUIZ_KEYS))
-def test_no_url_ever_holds_a_quiz_answer(streamlit_server, new_page, path):
-    page = new_page(PROJECTOR)
+def test_no_url_ever_holds_a_quiz_answer(streamlit_server, tab, path):
+    page = tab(PROJECTOR)
     open_page(page, streamlit_server, path, timeout=CHART_DRAWN_MS)
     key = QUIZ_KEYS[path]
     quiz = page.locator(f".st-key-{key}")

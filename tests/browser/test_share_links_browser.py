@@ -151,9 +151,9 @@ def test_a_home_card_shared_after_a_change_opens_the_same_view(streamlit_server,
     _change_share_and_compare(page, recipient_browser, p, f"card-{p.page}-{p.key}")
 
 
-# Presets whose values differ from the page's defaults, applied with the page's button.
-#: Two pages' preset buttons (the Presets popover, then a change): the home cards above already
-#: open every page's view by link, and every preset's URL is checked without a browser.
+#: Presets whose values differ from the page's defaults, applied with two pages' preset buttons
+#: (the Presets popover, then a change): the home cards above already open every page's view
+#: by link, and every preset's URL is checked without a browser.
 BUTTONS = [
     pytest.param(preset("explorer", "sqrt"), id="explorer-sqrt"),
     pytest.param(preset("gradcheck", "float32_check_fails"), id="gradcheck-float32"),
