@@ -43,12 +43,21 @@ from gradlab.numerics.schemes import (
 )
 
 __all__ = ["SweepSettings", "SweepResult", "run_sweep", "autograd_derivative", "TABLE_COLUMNS",
-           "emulation_notes", "EMULATION_NOTE", "FP8_CHECKING_NOTE"]
+           "BEST_COLUMNS", "AROUND_BEST", "robust_best", "emulation_notes", "EMULATION_NOTE",
+           "FP8_CHECKING_NOTE"]
 
 TABLE_COLUMNS = (
     "dtype", "scheme", "eps", "step", "estimate", "reference", "abs_error", "rel_error",
     "finite", "truncation", "roundoff", "predicted",
 )
+
+#: The best-step table's columns: the best sample (eps, its errors), the step whose neighbourhood
+#: does best with the median error there (:func:`robust_best`), the theory's best step and error.
+BEST_COLUMNS = ("dtype", "scheme", "eps", "abs_error", "rel_error", "robust_eps", "robust_rel_error",
+                "predicted_eps", "predicted_rel_error")
+
+#: Steps within this factor of a best step count as "around" it (about a decade in all).
+AROUND_BEST = 3.0
 
 
 @dataclass(frozen=True)
@@ -180,8 +189,7 @@ def run_sweep(settings: SweepSettings) -> SweepResult:
         settings=settings,
         table=_concat(tables, TABLE_COLUMNS),
         autograd=pd.DataFrame(autograd_rows, columns=["dtype", "x", "value", "reference", "abs_error", "rel_error"]),
-        best=pd.DataFrame(best_rows, columns=[
-            "dtype", "scheme", "eps", "abs_error", "rel_error", "predicted_eps", "predicted_rel_error"]),
+        best=pd.DataFrame(best_rows, columns=list(BEST_COLUMNS)),
         references=references,
         rounded_x=rounded,
         derivative_text=str(expr.derivative()),
@@ -297,12 +305,37 @@ def _theory(scheme, dtype, eps, ref: Reference, xr: float) -> tuple[np.ndarray, 
 def _best_row(columns: dict, dtype: str, scheme: str, xr: float, ref: Reference) -> tuple:
     errors = np.where(np.isfinite(columns["abs_error"]), columns["abs_error"], np.inf)
     if not np.isfinite(errors).any():
-        observed = (math.nan, math.nan, math.nan)
+        observed = (math.nan,) * 5
     else:
         i = int(np.argmin(errors))  # the first (smallest eps) of equally good steps
-        observed = (float(columns["eps"][i]), float(errors[i]), float(columns["rel_error"][i]))
+        observed = (float(columns["eps"][i]), float(errors[i]), float(columns["rel_error"][i]),
+                    *robust_best(columns["eps"], columns["rel_error"]))
     predicted_eps, predicted_rel = _predicted_best(scheme, dtype, xr, ref)
     return (dtype, get_scheme(scheme).name, *observed, predicted_eps, predicted_rel)
+
+
+def robust_best(eps: np.ndarray, rel_error: np.ndarray) -> tuple[float, float]:
+    """The step whose neighbourhood does best, and the upper median of the finite relative errors
+    there (the steps within :data:`AROUND_BEST` of it, about a decade): what a difference does
+    around its best step. Round-off makes the errors near the bottom of the V scatter by orders
+    of magnitude, so the smallest single one says how lucky one sample was (the exact value sat
+    near a rounded one), not what the dtype can do. ``eps`` is log-spaced, as a sweep's is.
+
+    >>> robust_best(np.array([1e-3, 2e-3, 4e-3, 8e-3, 1.6e-2]), np.array([3e-5, 1e-9, 5e-6, 1e-4, 1e-3]))
+    (0.002, 5e-06)
+    """
+    errors = np.asarray(rel_error, dtype=float)
+    if len(eps) < 2 or not np.isfinite(errors).any():
+        finite = np.isfinite(errors)
+        return (float(eps[finite][0]), float(errors[finite][0])) if finite.any() else (math.nan, math.nan)
+    half = int(math.floor(math.log(AROUND_BEST) / math.log(eps[1] / eps[0]) + 1e-9))
+    padded = np.pad(np.where(np.isfinite(errors), errors, np.nan), half, constant_values=np.nan)
+    windows = np.sort(np.lib.stride_tricks.sliding_window_view(padded, 2 * half + 1), axis=1)  # NaN last
+    counts = np.sum(np.isfinite(windows), axis=1)
+    medians = np.where(counts > 0, windows[np.arange(len(windows)), counts // 2], np.inf)
+    medians[~np.isfinite(errors)] = np.inf  # a window is centred on a finite estimate
+    i = int(np.argmin(medians))  # the first (smallest eps) of equally good neighbourhoods
+    return float(eps[i]), float(medians[i])
 
 
 def _predicted_best(scheme, dtype, xr: float, ref: Reference) -> tuple[float, float]:

@@ -7,22 +7,32 @@ from prose: the page shows :func:`sweep_answer`'s note as it is, by its level.
 >>> r = run_sweep(SweepSettings("exp(x)", 1.0, ("float32",), ("central",), 1e-9, 0.1, points=41))
 >>> print(sweep_answer(r).text)  # doctest: +ELLIPSIS
 At its best step (h ≈ ...) the float32 central difference is within ... of the exact derivative (relative error); autograd is within 1 ulp.
+
+Each error it quotes is the typical one around the best step (the ``robust_rel_error``
+column: the median over about a decade of steps), never below what the dtype can hold: an
+error under the unit round-off u says only that the exact value sits near a rounded number,
+so it reads "within float32's rounding (u = 6e-8)". The complex step reaches that floor:
+
+>>> r = run_sweep(SweepSettings("exp(x)", 1.0, ("float32",), ("complex_step",), 1e-20, 1e-3, points=31))
+>>> print(sweep_answer(r).text)  # doctest: +ELLIPSIS
+At its best step (h ≈ ...) the float32 complex step estimate is within float32's rounding (u = 6e-8) ...
 """
 
 from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
 
-from gradlab.error_sweep import SweepResult
+from gradlab.error_sweep import AROUND_BEST, SweepResult
 from gradlab.notes import Note
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.precision_table import best_error_scale
 from gradlab.numerics.schemes import get_scheme
 from gradlab.numerics.ulp import ulp
 
-__all__ = ["sweep_answer", "ulps_off", "short_number", "percent"]
+__all__ = ["sweep_answer", "ulps_off", "short_number", "percent", "best_error_words"]
 
 
 def short_number(value: float) -> str:
@@ -63,10 +73,6 @@ def percent(value: float) -> str:
     return f"{value * 100:.2g} %" if value < 1 else f"{value * 100:.0f} %"
 
 
-#: Steps within this factor of the theory's best step h* count as "around the best step".
-AROUND_BEST = 3.0
-
-
 def _emulated_error(result: SweepResult, row) -> str:
     """An 8-bit float's error around its best step, as a range: on so coarse a grid x ± h lands
     on a few values, and the best of a sweep is partly luck. Then the theory, as the precision
@@ -80,27 +86,66 @@ def _emulated_error(result: SweepResult, row) -> str:
     lo, hi = (float(errors.min()), float(errors.max())) if len(errors) else (row["rel_error"],) * 2
     order = get_scheme(row["scheme"]).order
     scale, predicted = best_error_scale(row["dtype"], order), float(row["predicted_rel_error"])
-    span = percent(lo) if percent(lo) == percent(hi) else f"{percent(lo)[:-2]}–{percent(hi)}"
-    theory = f"ε^({order}/{order + 1}) = {percent(scale)}"
+    theory = f"theory: ε^({order}/{order + 1}) = {percent(scale)}"
     if math.isfinite(predicted):
         theory += f", times this f's factor k = {predicted / scale:.2g}: {percent(predicted)}"
-    return f"off by {span} (theory: {theory})"
+    u = facts(row["dtype"]).unit_roundoff
+    if lo < u:  # a sample closer than the format's rounding was lucky: quote the rounding instead
+        return f"off by up to {percent(hi)} (no closer than its rounding, u = {percent(u)}; {theory})"
+    span = percent(lo) if percent(lo) == percent(hi) else f"{percent(lo)[:-2]}–{percent(hi)}"
+    return f"off by {span} ({theory})"
+
+
+def best_error_words(near_best: float, dtype: str, exact) -> str:
+    """How close a dtype's best estimate comes, as the answer says it: ``near_best`` is the typical
+    relative error around the best step (:func:`gradlab.error_sweep.robust_best`). Below the
+    dtype's unit round-off u it is "within the dtype's rounding": no result in the dtype can be
+    trusted closer, whatever one sample shows. "exact" only where every error there is 0 and
+    the exact derivative is itself a float64 number (so 0 is not just the reference's rounding).
+
+    >>> best_error_words(3.2e-6, "float32", 2.5), best_error_words(7e-10, "float32", 2.5)
+    ('within 4e-6', "within float32's rounding (u = 6e-8)")
+    >>> with mpmath.workdps(30):
+    ...     third = mpmath.mpf(1) / 3
+    >>> best_error_words(0.0, "float64", 2.0), best_error_words(0.0, "float64", third)
+    ('exact', "within float64's rounding (u = 1e-16)")
+    """
+    u = facts(dtype).unit_roundoff
+    if near_best == 0 and exact is not None and mpmath.mpf(float(exact)) == exact:
+        return "exact"
+    if near_best < u:
+        return f"within {dtype}'s rounding (u = {short_number(u)})"
+    return f"within {_at_most(near_best)}"
+
+
+def _at_most(value: float) -> str:
+    """:func:`short_number` rounded up, as a bound that says "within" must be: never below ``value``.
+
+    >>> _at_most(6.4e-6), _at_most(7e-6), _at_most(1.12e-16), _at_most(0.0041), _at_most(9.99)
+    ('7e-6', '7e-6', '2e-16', '0.005', '10')
+    """
+    exponent = math.floor(math.log10(value))
+    digit = math.ceil(value / 10.0 ** exponent * (1 - 1e-12))
+    bound = float(f"{digit}e{exponent}")  # one digit, at least value (a 10 becomes 1e(exponent+1))
+    return short_number(bound) if bound < 1 else f"{bound:g}"  # 100 % or more off: "10", not "1e+01"
 
 
 def _best_clauses(result: SweepResult) -> list[str]:
     """(step, 'the float32 central difference', 'within 3e-6') for each dtype's best scheme."""
     clauses = []
     for dtype, rows in result.best.groupby("dtype", sort=False, observed=True):
-        rows = rows[np.isfinite(rows["rel_error"].astype(float))]
+        rows = rows[np.isfinite(rows["robust_rel_error"].astype(float))]
         if rows.empty:
             continue
-        row = rows.loc[rows["rel_error"].astype(float).idxmin()]
+        row = rows.loc[rows["robust_rel_error"].astype(float).idxmin()]
         name = get_scheme(row["scheme"]).curve_label
         kind = "estimate" if get_scheme(row["scheme"]).complex_step else "difference"
-        error = "exact" if row["rel_error"] == 0 else f"within {short_number(row['rel_error'])}"
+        reference = result.references.get(dtype)
+        error = best_error_words(float(row["robust_rel_error"]), dtype,
+                                 reference.d1 if reference is not None and reference.defined else None)
         if facts(dtype).emulated and math.isfinite(row["predicted_eps"]):
             error = _emulated_error(result, row)
-        clauses.append((f"h ≈ {short_number(row['eps'])}", f"the {dtype} {name} {kind}", error))
+        clauses.append((f"h ≈ {short_number(row['robust_eps'])}", f"the {dtype} {name} {kind}", error))
     return clauses
 
 

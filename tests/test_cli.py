@@ -158,7 +158,8 @@ def test_json_keys(sweep_json):
         assert set(a) == {"dtype", "value", "abs_error", "rel_error"}
     assert data["best"]
     for b in data["best"]:
-        assert set(b) == {"dtype", "scheme", "eps", "rel_error", "predicted_eps", "predicted_rel_error"}
+        assert set(b) == {"dtype", "scheme", "eps", "rel_error", "robust_eps", "robust_rel_error",
+                          "predicted_eps", "predicted_rel_error"}
 
 
 def test_json_reference_is_the_exact_derivative(capsys):

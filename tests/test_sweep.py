@@ -64,7 +64,8 @@ def test_eps_column_is_the_log_spaced_range():
 
 def test_best_and_autograd_tables(classic):
     assert list(classic.best.columns) == [
-        "dtype", "scheme", "eps", "abs_error", "rel_error", "predicted_eps", "predicted_rel_error"]
+        "dtype", "scheme", "eps", "abs_error", "rel_error", "robust_eps", "robust_rel_error",
+        "predicted_eps", "predicted_rel_error"]
     assert len(classic.best) == sum(_applicable(d) for d in DTYPE_NAMES)
     assert {"dtype", "value", "reference", "abs_error", "rel_error"} <= set(classic.autograd.columns)
     assert list(classic.autograd["dtype"]) == list(DTYPE_NAMES)

@@ -40,3 +40,97 @@ def test_no_exact_derivative_is_a_warning_not_a_winner():
 
 def test_short_numbers_have_one_digit():
     assert [short_number(v) for v in (3.2e-6, 0.0039, 7.0, 1.2e-11)] == ["3e-6", "0.004", "7", "1e-11"]
+
+
+# ------------------------------------------- never a lucky sample below the dtype's rounding
+
+import math  # noqa: E402
+import re  # noqa: E402
+
+import mpmath  # noqa: E402
+import numpy as np  # noqa: E402
+
+from gradlab.error_sweep import robust_best  # noqa: E402
+from gradlab.numerics.dtypes import ALL_DTYPE_NAMES, facts  # noqa: E402
+from gradlab.numerics.schemes import SCHEME_NAMES  # noqa: E402
+from gradlab.teaching.catalogue import CATALOGUE  # noqa: E402
+
+# A dtype's rounding from its IEEE layout (significand bits, the implicit one included), not from
+# the code's table: u = 2**-p, the largest relative error of rounding one number to the dtype.
+PRECISION_BITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53,
+                  "float8_e4m3fn": 4, "float8_e5m2": 3}
+
+
+def _quoted(text: str, dtype: str) -> str | None:
+    """What the answer says of ``dtype``'s best estimate: 'within 3e-6', 'exact', 'off by ...'."""
+    found = re.search(rf"the {dtype} [\w\- ]+? (?:difference|estimate) (?:is )?"
+                      rf"(within {dtype}'s rounding|within [\d.e+-]+|exact|off by [^(]+\(?[^;)]*)", text)
+    return found.group(1) if found else None
+
+
+def _never_below_rounding(claim: str, dtype: str, exact) -> None:
+    u = 2.0 ** -PRECISION_BITS[dtype]
+    if claim == f"within {dtype}'s rounding" or "no closer than its rounding" in claim:
+        return
+    if claim == "exact":  # only where the exact derivative is itself a float64 number
+        assert mpmath.mpf(float(exact)) == exact, claim
+        return
+    numbers = [float(n) for n in re.findall(r"\d+(?:\.\d+)?(?:e[+-]?\d+)?", claim)]
+    lowest = numbers[0] / 100 if "%" in claim else numbers[0]
+    assert lowest >= u, f"{dtype}: '{claim}' is below the dtype's rounding u = {u:.3g}"
+
+
+@pytest.mark.parametrize("key", list(CATALOGUE))
+def test_the_quoted_best_error_is_never_below_the_dtypes_rounding(key):
+    """Over every built-in function, dtype and scheme: a relative error under the unit round-off
+    only says the exact value happens to sit near a rounded one, so the answer never quotes one."""
+    entry = CATALOGUE[key]
+    for scheme in SCHEME_NAMES:
+        result = run_sweep(SweepSettings(entry.expression, entry.x, ALL_DTYPE_NAMES, (scheme,), 1e-20, 1.0, 61))
+        text = sweep_answer(result).text
+        quoted = 0
+        for dtype in ALL_DTYPE_NAMES:
+            claim = _quoted(text, dtype)
+            if claim is None:
+                continue
+            quoted += 1
+            _never_below_rounding(claim, dtype, result.references[dtype].d1)
+        finite = result.best[np.isfinite(result.best["robust_rel_error"].astype(float))]
+        assert quoted == (len(set(finite["dtype"])) if result.reference.defined else 0), (scheme, text)
+
+
+def test_the_complex_step_classic_says_float32s_rounding_not_its_luckiest_sample():
+    # The Explorer's complex-step preset: one float32 step lands 7e-10 from the exact value,
+    # a hundredth of float32's u = 6e-8; what float32 can promise is its rounding.
+    result = run_sweep(SweepSettings("exp(x)/sqrt(sin(x)**3 + cos(x)**3)", 1.5, ("float32", "float64"),
+                                     ("forward", "central", "complex_step"), 1e-20, 1.0, 61))
+    lucky = result.best.set_index(["dtype", "scheme"]).loc[("float32", "complex_step"), "rel_error"]
+    assert lucky < 2.0 ** -24 / 10  # the sample is there ...
+    text = sweep_answer(result).text
+    assert "float32 complex step estimate is within float32's rounding (u = 6e-8)" in text  # ... not quoted
+    assert short_number(lucky) not in text
+    # exp(...)/sqrt(...) at 1.5 has no float64 derivative: an error of 0 is float64's rounding too.
+    assert "float64 complex step estimate within float64's rounding (u = 1e-16)" in text
+
+
+def test_the_robust_best_is_the_median_around_the_best_step_not_its_luckiest_sample():
+    # A V sampled every factor 2 (so the neighbours within a factor 3 are one step either side):
+    # |f'''| h² / 6 + u/h with one sample that landed, by luck, 1000 times below the curve.
+    eps = 2.0 ** np.arange(-30, 0)
+    errors = eps**2 / 6 + 2.0**-24 / eps
+    lucky = int(np.argmin(errors)) + 2
+    errors[lucky] /= 1000
+    step, error = robust_best(eps, errors)
+    window = [errors[i - 1:i + 2] for i in range(1, len(eps) - 1)]
+    expected = min(sorted(w)[1] for w in window)  # the best median of three neighbours
+    assert error == expected and error > errors[lucky] * 100
+    assert step in eps and math.isclose(error, sorted(errors[list(eps).index(step) - 1:][:3])[1])
+
+
+def test_within_is_rounded_up_so_the_bound_holds():
+    # 1.12e-16 is above float64's u = 2**-53 = 1.11e-16: "within 1e-16" would read below it.
+    from gradlab.sweep_answer import best_error_words
+
+    assert best_error_words(1.12e-16, "float64", 1.0 / 3) == "within 2e-16"  # not "1e-16"
+    assert best_error_words(6.4e-6, "float32", 2.5) == "within 7e-6"
+    assert best_error_words(2.0 ** -53 * 0.99, "float64", 2.5) == "within float64's rounding (u = 1e-16)"

@@ -129,8 +129,8 @@ def _sweep_json(result) -> dict:
         "undefined_reason": ref.reason,
         "rows": _records(result.table),
         "autograd": _records(result.autograd[["dtype", "value", "abs_error", "rel_error"]]),
-        "best": _records(result.best[["dtype", "scheme", "eps", "rel_error", "predicted_eps",
-                                      "predicted_rel_error"]]),
+        "best": _records(result.best[["dtype", "scheme", "eps", "rel_error", "robust_eps",
+                                      "robust_rel_error", "predicted_eps", "predicted_rel_error"]]),
         "notes": [{"level": n.level, "text": n.text} for n in result.notes],
     })
 
@@ -154,6 +154,9 @@ def _sweep_text(result) -> str:
         "",
         "best step per dtype and scheme (observed on the sweep; predicted by the theory):",
         _frame_text(result.best),
+        "(rel_error is the best step's own error, partly luck; robust_eps is the step whose neighbours",
+        " within a factor 3 do best, robust_rel_error their median error. An error below the dtype's",
+        " unit round-off u is its rounding: no result in the dtype is closer than that.)",
     ]
     if result.notes:
         lines += ["", "notes:"] + [f"  - {'warning: ' if n.is_warning else ''}{n.text}" for n in result.notes]

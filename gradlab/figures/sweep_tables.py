@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from gradlab.error_sweep import SweepResult
+from gradlab.numerics.dtypes import facts
 from gradlab.numerics.mp_format import format_mp
 from gradlab.numerics.schemes import get_scheme
 
@@ -61,7 +62,10 @@ def exact_digits(value, digits: int = _EXACT_DIGITS) -> str:
 def best_step_table(result: SweepResult) -> pd.DataFrame:
     """Observed and predicted best steps per (dtype, scheme), and autograd's error per dtype.
 
-    Numbers are strings with 3 significant digits, ready to display or copy.
+    Numbers are strings with 3 significant digits, ready to display or copy. The error at the
+    best h is one sample's, partly luck; the robust best h is the step whose neighbours (within
+    a factor 3) do best, with their median error: what the difference does there, "< u" where
+    that is below the dtype's rounding.
 
     >>> from gradlab.error_sweep import SweepSettings, run_sweep
     >>> r = run_sweep(SweepSettings("exp(x)", 0.0, ("float64",), ("central",), points=9))
@@ -76,14 +80,26 @@ def best_step_table(result: SweepResult) -> pd.DataFrame:
             "scheme": get_scheme(row.scheme).curve_label,
             "best h (observed)": format_sig(row.eps),
             "rel. error at best h": format_sig(row.rel_error),
+            "robust best h": format_sig(row.robust_eps),
+            "median rel. error near it": _near_best(row.robust_rel_error, row.dtype),
             "h* (theory)": format_sig(row.predicted_eps),
             "rel. error at h* (theory)": format_sig(row.predicted_rel_error),
             "autograd rel. error": format_sig(autograd.get(row.dtype, math.nan)),
         })
     return pd.DataFrame(rows, columns=[
-        "dtype", "scheme", "best h (observed)", "rel. error at best h", "h* (theory)",
-        "rel. error at h* (theory)", "autograd rel. error",
+        "dtype", "scheme", "best h (observed)", "rel. error at best h", "robust best h",
+        "median rel. error near it", "h* (theory)", "rel. error at h* (theory)", "autograd rel. error",
     ])
+
+
+def _near_best(value: float, dtype: str) -> str:
+    """The typical error around the best step; below the dtype's unit round-off u it is the rounding.
+
+    >>> _near_best(1.3e-8, "float32"), _near_best(2e-5, "float32")
+    ('< u = 5.96e-08', '2.00e-05')
+    """
+    u = facts(dtype).unit_roundoff
+    return f"< u = {format_sig(u)}" if math.isfinite(value) and value < u else format_sig(value)
 
 
 def autograd_table(result: SweepResult) -> pd.DataFrame:
