@@ -45,6 +45,13 @@ SWEEP_COLUMNS = ("step", "step_taken", "estimate", "abs_error", "ref_error", "qu
 CONTROL_WIDTH = 105  # px: all in one row at 1280 px; on a phone three, then the slider and "More"
 SLIDER_WIDTH = 230
 ANSWER_ICONS = {"success": ":material/check_circle:", "info": ":material/info:", "warning": ":material/warning:"}
+ARITHMETIC_NOTE = (
+    "How the lab evaluates y: every layer's products and bias are summed in float64 in a fixed order and "
+    "rounded once to the dtype, and every activation is rounded once from its exact value. torch's own float32 "
+    "matrix product sums in an order that depends on the CPU, so its last bit of y, and with it k, can "
+    "differ between two machines; this way the numbers above are the same on every CPU. Autograd is "
+    "torch's own backward pass."
+)
 GUESSES = ("about 0.015, as in float32", "about 3e-11", "about 1e-6, the step itself")
 RIGHT_GUESS = "about 3e-11"
 
@@ -80,7 +87,7 @@ def _header() -> None:
              "x_test = torch.randn(D_in, requires_grad=True); y_test = model(x_test); "
              "d = torch.autograd.grad(y_test, x_test)[0]; then derivative(fun, x0, dx=1e-6) of fun(x) = "
              "model(x_test with x_test[3] = x).item(), all in float32. This page rebuilds it with a seeded "
-             "10-input tanh network whose output y = 0.28 lies where float32's ulp is 2⁻²⁵. "
+             "10-input tanh network whose output y = 0.39 lies where float32's ulp is 2⁻²⁵. "
              + term("central difference"),
     ):
         presets_popover("network", primary="scipy_derivative")
@@ -148,7 +155,7 @@ def _prediction() -> None:
         right = guess == RIGHT_GUESS
         (st.success if right else st.info)(
             ("Right. " if right else f"Not quite: {RIGHT_GUESS}. ")
-            + "In float64, ulp(y) for y ≈ 0.28 is 2⁻⁵⁴ ≈ 5.6e-17; divided by 2·dx = 2e-6 that is 2.8e-11, "
+            + "In float64, ulp(y) for y ≈ 0.39 is 2⁻⁵⁴ ≈ 5.6e-17; divided by 2·dx = 2e-6 that is 2.8e-11, "
             "so the difference agrees with autograd to about 8 digits. Press “Same in float64” to see it."
         )
 
@@ -175,6 +182,7 @@ def _quantisation(fd: FiniteDifference) -> None:
         f"$\\tfrac12(\\mathrm{{fl}}(x_i+dx)-\\mathrm{{fl}}(x_i-dx)) = {fd.step_taken:.4g}$, not {fd.step:g}.",
         help=term("ulp"),
     )
+    st.caption(ARITHMETIC_NOTE)
     if fd.step_vanished:
         st.warning(f"In {fd.dtype}, x_i ± {fd.step:g} rounds back to x_i itself: the difference is exactly 0. "
                    "Try a larger step.")

@@ -214,3 +214,67 @@ def test_scipy_derivative_follows_scipys_order_of_operations():
     # weights [-1, 0, 1] / 2 in float64, every point evaluated (the middle one with weight 0), / dx
     assert scipy_derivative(fun, 2.0, 0.5) == (-0.5 * 1.5**3 + 0.0 * 8.0 + 0.5 * 2.5**3) / 0.5 == 12.25
     assert calls == [1.5, 2.0, 2.5]
+
+
+# ---------------------------------------------------------------- the same bits on every CPU
+
+
+def _exact_model_output(net, x: torch.Tensor) -> float:
+    """The network's output from exact arithmetic: every layer's dot product plus bias as a
+    Fraction, rounded once to float32; every tanh at 80 bits (mpmath), rounded once. No
+    torch kernel, no float64 sum: an independent witness of what the lab must compute."""
+    import mpmath
+
+    def to_float32(value) -> float:
+        near = float(np.float32(float(value)))  # may be off by one float32 after double rounding
+        options = [float(np.nextafter(np.float32(near), np.float32(-np.inf))), near,
+                   float(np.nextafter(np.float32(near), np.float32(np.inf)))]
+        return min(options, key=lambda c: abs(Fraction(c) - Fraction(value)) if isinstance(value, Fraction)
+                   else abs(mpmath.mpf(c) - value))
+
+    h = [Fraction(float(v)) for v in x]
+    for i, (w, b) in enumerate(zip(net.weights, net.biases)):
+        z = [to_float32(Fraction(float(b[r])) + sum(Fraction(float(w[r, j])) * h[j] for j in range(len(h))))
+             for r in range(w.shape[0])]
+        if i < len(net.weights) - 1:
+            with mpmath.workprec(80):
+                z = [to_float32(mpmath.tanh(mpmath.mpf(v))) for v in z]
+        h = [Fraction(v) for v in z]
+    return float(h[0])
+
+
+def test_the_questions_outputs_are_the_exactly_rounded_network_on_any_cpu():
+    # y(x3 + dx) and y(x3 - dx), whose difference is the question's number, equal a model
+    # built from Fractions and mpmath alone: no matmul kernel or summation order decides them.
+    s = _preset_settings().validated()
+    net, x = build_network(s), network_input(s)
+    fd = finite_difference(s)
+    for value, lab in ((float(x[3]) + 1e-6, fd.y_plus), (float(x[3]) - 1e-6, fd.y_minus)):
+        shifted = x.clone()
+        shifted[3] = value
+        assert _exact_model_output(net, shifted) == lab
+
+
+@pytest.mark.parametrize("activation", list(ACTIVATIONS))
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+def test_the_labs_outputs_do_not_depend_on_the_batch_or_the_thread_count(activation, dtype):
+    # The lab's forward pass gives a row the same bits alone, in a batch of 64, with 1 or 2
+    # threads: identical arithmetic by construction (torch's matmul promises none of this).
+    s = NetgradSettings(activation=activation, dtype=dtype, input_size=24, hidden=(48, 40), index=5)
+    net, x = build_network(s), network_input(s)
+    batch = x.repeat(64, 1)
+    batch[:, 5] += torch.linspace(-0.01, 0.01, 64).to(batch.dtype)
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        one_thread = net.output(batch)
+        torch.set_num_threads(max(2, threads))
+        batched = net.output(batch)
+        alone = torch.stack([net.output(row) for row in batch[::9]])
+    finally:
+        torch.set_num_threads(threads)
+    assert torch.equal(one_thread, batched) and torch.equal(batched[::9], alone)
+    # and it is the network torch computes, within the roundings of three layers of sums
+    # of about unit size (an absolute bound: the output is a cancelling sum)
+    with torch.no_grad():
+        assert torch.allclose(net(batch).double(), batched.double(), rtol=0, atol=64 * facts(dtype).eps)

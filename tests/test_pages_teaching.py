@@ -198,7 +198,9 @@ def test_the_network_page_answers_with_the_questions_numbers():
     values = at.table[0].value
     # the table prints the scipy value as Python would: repr of the float
     assert "-0.014901161193847656" in values["value"].tolist()
-    assert values["value"][0].startswith("-0.009523")
+    # autograd: the question's -0.009522666, to three significant digits (its last digits
+    # are torch's float32 kernels' and may differ between CPUs)
+    assert f"{float(values['value'][0]):.3g}" == f"{-0.009522666:.3g}" == "-0.00952"
 
 
 def test_the_prediction_hides_its_reveal_until_answered():

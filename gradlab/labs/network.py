@@ -69,26 +69,26 @@ SCIPY_NOTE = (
 def _perturbed_outputs(net: Network, x: torch.Tensor, index: int, steps: np.ndarray):
     """f at x with x[index] replaced by fl(x[index] + h) and fl(x[index] - h), for every h.
 
-    As the seed's ``fun`` did: x0 + h computed in float64, assigned into the
-    dtype's input (rounded once), one unbatched forward pass per value. A batched
-    pass would be faster but may round its sums differently in the last bit,
-    and the seed's digits are the point.
+    As the question's ``fun`` did: x0 + h computed in float64, assigned into the
+    dtype's input (rounded once). One batched pass of :meth:`Network.output`, whose
+    arithmetic gives each row the bits it would get alone, on any CPU.
     """
     x0 = float(x[index])
     h = torch.as_tensor(steps, dtype=torch.float64)
     shifted = torch.cat([x0 + h, x0 - h]).to(x.dtype)
-    y = np.array([_output_at(net, x, index, v) for v in shifted.tolist()])
+    batch = x.detach().repeat(len(shifted), 1)
+    batch[:, index] = shifted
+    y = net.output(batch).to(torch.float64).numpy()
     n = len(steps)
     taken = (shifted[:n].to(torch.float64) - shifted[n:].to(torch.float64)).numpy() / 2
     return y[:n], y[n:], taken
 
 
 def _output_at(net: Network, x: torch.Tensor, index: int, value: float) -> float:
-    """The seed's ``fun(value)``: x with x[index] = value (rounded to the dtype), f as a Python float."""
+    """The question's ``fun(value)``: x with x[index] = value (rounded to the dtype), f as a Python float."""
     shifted = x.detach().clone()
     shifted[index] = value
-    with torch.no_grad():
-        return float(net(shifted))
+    return float(net.output(shifted))
 
 
 def scipy_derivative(fun, x0: float, dx: float) -> float:
@@ -182,8 +182,7 @@ def finite_difference(settings: NetgradSettings) -> FiniteDifference:
     steps = np.array([s.step])
     y_plus, y_minus, taken = _perturbed_outputs(net, x, s.index, steps)
     spacing, quantum, k = _quantum(y_plus, y_minus, steps, s.dtype)
-    with torch.no_grad():
-        y = float(net(x))
+    y = float(net.output(x))
     x0 = float(x[s.index])
     return FiniteDifference(
         dtype=s.dtype, index=s.index, x0=x0, step=s.step, step_taken=float(taken[0]),
@@ -234,8 +233,8 @@ def _third_derivative(net: Network, x: torch.Tensor, index: int) -> tuple[float,
     batch = x64.repeat(4, 1)
     batch[:, index] += offsets
     with torch.no_grad():
-        f2, f1, m1, m2 = net64(batch).tolist()
-        f0 = float(net64(x64))
+        f2, f1, m1, m2 = net64.output(batch).tolist()
+        f0 = float(net64.output(x64))
     d1 = float(_reference_gradient(net, x)[index])
     if not ACTIVATIONS[net.activation].smooth:
         return f0, d1, 0.0

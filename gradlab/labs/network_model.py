@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from gradlab.errors import GradLabError
+from gradlab.labs.network_arithmetic import exact_layers_output
 from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.dtypes import facts
 
@@ -49,8 +50,8 @@ ACTIVATIONS: dict[str, ActivationSpec] = {
 
 
 #: The seed of the network (10 inputs, tanh 32-32) that reproduces the question's
-#: two numbers at input index 3: autograd -0.00952384, scipy -0.014901161193847656.
-QUESTION_SEED = 46832
+#: two numbers at input index 3: autograd -0.0095210, scipy -0.014901161193847656.
+QUESTION_SEED = 239976
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,8 @@ class NetgradSettings:
     The defaults reproduce the question to the digit: float32, input index 3,
     dx = 1e-6 and :data:`QUESTION_SEED`, a network whose output y lies in
     [0.25, 0.5) (so ulp(y) = 2**-25) with autograd -0.00952 and scipy's
-    difference -0.014901161193847656 (found by scanning seeds 0-99,999 for that).
+    difference -0.014901161193847656 (found by scanning seeds 0-399,999 for that, with
+    the lab's CPU-independent forward pass; the seed closest to the question's autograd).
     """
 
     input_size: int = 10
@@ -122,7 +124,13 @@ class Network:
         return Network(tuple(w.to(dtype) for w in self.weights), tuple(b.to(dtype) for b in self.biases),
                        self.activation)
 
+    def output(self, x: torch.Tensor) -> torch.Tensor:
+        """The output without a graph, every layer rounded once to the dtype: the same bits on
+        every CPU (:mod:`gradlab.labs.network_arithmetic`). The finite differences use this."""
+        return exact_layers_output(self.weights, self.biases, self.activation, x)
+
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        """torch's own forward pass, differentiable: what autograd differentiates."""
         act = ACTIVATIONS[self.activation].fn
         for i, (w, b) in enumerate(zip(self.weights, self.biases)):
             x = x @ w.T + b

@@ -91,3 +91,23 @@ def test_on_a_phone_the_backward_tables_answer_column_is_on_screen(streamlit_ser
         screenshot(page, "backward-phone-390x844-table", full_page=False)
     finally:
         context.close()
+
+
+def test_the_network_card_opens_a_page_that_prints_the_questions_number(streamlit_server, browser_page):
+    # The home card promises "scipy −0.014901161193847656, as in the question": follow it as a
+    # visitor would and read the number off the page, on whatever CPU this runs.
+    from browser_helpers import wait_for_app
+
+    from gradlab.teaching.presets import gallery
+
+    page = browser_page
+    open_page(page, streamlit_server)
+    card = next(c for c in gallery() if c.page == "network")
+    page.get_by_role("link", name=card.label).click()
+    page.wait_for_url("**/network?*", timeout=LOAD_MS)
+    wait_for_app(page, timeout=LOAD_MS)
+    table = page.locator("[data-testid='stTable']").first
+    table.wait_for(timeout=LOAD_MS)
+    assert "-0.014901161193847656" in table.inner_text()
+    said = page.locator(f"{ANSWER} [data-testid='stMarkdownContainer']").inner_text()
+    assert said.startswith(PAGES["network"]), said
