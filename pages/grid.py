@@ -14,19 +14,21 @@ import streamlit as st
 
 from gradlab.errors import GradLabError
 from gradlab.figures.grid import grid_figure, secant_series_figure
-from gradlab.labs.grid_story import grid_answer, printed_values, secant_series, ulps_of_x, window_points
-from gradlab.labs.representable_grid import GridDifference, GridSettings, grid_difference
+from gradlab.labs.grid_story import grid_answer, printed_values, ulps_of_x
+from gradlab.labs.representable_grid import GridDifference, GridSettings
 from gradlab.limits import LIMITS
 from gradlab.literal_text import markdown_literal
 from gradlab.numerics.dtypes import ALL_DTYPE_NAMES, facts
 from gradlab.numerics.expressions import parse
 from gradlab.numerics.precision_table import CENTRAL_THEORY, COLUMNS, precision_table
+from gradlab.server.heavy_work import grid
 from gradlab.teaching.catalogue import CATALOGUE
 from gradlab.teaching.explorer_controls import CUSTOM, FUNCTION_OPTIONS, function_label
 from gradlab.teaching.glossary import definition, term
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
 from gradlab.ui.controls import eps_input
 from gradlab.ui.figures import prepare_figure, show_figure
+from gradlab.ui.heavy import heavy
 from gradlab.ui.messages import show_error
 from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page, title_row
 from gradlab.ui.presets import presets_popover
@@ -39,8 +41,7 @@ CONTROL_WIDTH = 120  # px: function, x, dtype, f(x) and the step's slider in one
 
 @st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False)
 def _difference(settings: GridSettings) -> tuple[GridDifference, pd.DataFrame, pd.DataFrame]:
-    r = grid_difference(settings)
-    return r, window_points(r), secant_series(settings)
+    return heavy(grid, settings)  # in a worker process: the exact derivative can hold a C call
 
 
 def _on_function_change() -> None:

@@ -128,3 +128,46 @@ def test_at_zero_in_float64_the_main_chart_has_finite_points():
     drawn = [v for t in fig.data if t.name == "x and x + h on the grid" for v in (*t.x, *t.y)]
     assert drawn and all(math.isfinite(v) for v in drawn)
     assert "units" in fig.layout.xaxis.title.text
+
+
+# ------------------------------------------------------------------ URLs that once spun the server
+
+def _result_or_one_sentence(at: AppTest) -> str:
+    """The answer sentence of a view that ended in a result, or the one sentence of its error."""
+    assert not at.exception
+    if at.error:
+        assert len(at.error) == 1 and len(at.get("plotly_chart")) == 0
+        text = shown(at.error[0].value)
+        assert "Something went wrong" not in text and text.endswith("."), text
+        return text
+    assert len(at.get("plotly_chart")) == 2  # the main chart and the secant's slope against h
+    return shown(at.info[0].value)
+
+
+def test_sin_near_pi_ends_in_its_answer():
+    """/grid?x=3.1415927&h=1e-06: 1e-6 / ulp(π in float32) = 1e-6 / 2^-22 = 4.19, so 4 ulps."""
+    answer = _result_or_one_sentence(_open({"x": "3.1415927", "h": "1e-06"}))
+    assert answer.startswith("x + h is 4 ulps above x")
+
+
+def test_x_1e31_ends_in_its_answer():
+    """/grid?x=1e31: ulp(1e31) in float32 is 2^79 = 6.04e23, far over 2h."""
+    answer = _result_or_one_sentence(_open({"x": "1e31"}))
+    assert answer.startswith("x + h rounds back to x in float32") and "6.04e+23" in answer
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e5m2"])
+@pytest.mark.parametrize("sign", [1, -1])
+def test_each_dtype_s_largest_number_ends_in_a_result_or_one_sentence(dtype, sign):
+    from gradlab.numerics.dtypes import facts
+
+    largest = facts(dtype).max
+    at = _open({"dtype": facts(dtype).label, "x": repr(sign * largest), "h": "1e+00"})
+    _result_or_one_sentence(at)
+    if largest <= 1e100:  # the x control's range: float64's largest falls back to the default x
+        assert at.session_state["x"] == sign * largest
+
+
+@pytest.mark.parametrize("h", ["1e-20", "1e+00", "1e-300", "1e+300", "5e-324", "0", "-1", "nan"])
+def test_h_at_and_past_its_extremes_ends_in_a_result_or_one_sentence(h):
+    _result_or_one_sentence(_open({"h": h}))

@@ -42,22 +42,36 @@ def register(subparsers) -> None:
 
 
 def _run_grid(args) -> int:
+    import sys
+
+    from gradlab.limits import LIMITS
+    from gradlab.server.heavy_work import grid
+    from gradlab.server.pool import run_in_child
+
+    # In a child process, as on the server: the exact derivative's sympy and mpmath work can hold
+    # one C call for many seconds (1/(x**x**x) at 1e9), which only a kill ends at the bound.
+    sys.stdout.write(run_in_child(_grid_output, args.dtype, args.x, args.h, args.expression, args.format,
+                                  seconds=LIMITS.request_seconds, what=f"the grid's difference of {args.expression}",
+                                  advice=grid.limit_advice))
+    return 0
+
+
+def _grid_output(dtype: str, x: float, h: float, expression: str, form: str) -> str:
+    """What ``grid`` prints, as one string (run in the child)."""
     from gradlab.cli.main import to_json
 
-    fields = grid_fields(grid_difference(GridSettings(args.dtype, args.x, args.h, args.expression)))
-    if args.format == "json":
-        print(json.dumps(to_json(fields), indent=2))
-        return 0
+    fields = grid_fields(grid_difference(GridSettings(dtype, x, h, expression)))
+    if form == "json":
+        return json.dumps(to_json(fields), indent=2) + "\n"
     width = max(map(len, fields))
+    lines = []
     for key, value in fields.items():
         if key == "answer":
             continue
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10 ** 15:
             value = f"{Decimal(value):.6e}"  # steps_in_ulps at x = 0: exact in JSON, hundreds of digits
-        print(f"{key:<{width}}  {value!r}" if isinstance(value, float) else f"{key:<{width}}  {value}")
-    print()
-    print(fields["answer"])
-    return 0
+        lines.append(f"{key:<{width}}  {value!r}" if isinstance(value, float) else f"{key:<{width}}  {value}")
+    return "\n".join(lines) + f"\n\n{fields['answer']}\n"
 
 
 def _run_dtypes(args) -> int:

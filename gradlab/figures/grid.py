@@ -63,9 +63,8 @@ def grid_figure(r: GridDifference, window: pd.DataFrame) -> FigureOrSpec:
                        "name": "representable x", "marker": {"symbol": "line-ns-open", "size": 14,
                                                              "color": GUIDE, "line": {"width": 2}},
                        "hovertemplate": "grid number<extra></extra>"})
-        for level in range(math.floor(low), math.ceil(high) + 1):
-            if math.ceil(high) - math.floor(low) <= MAX_TICKS:
-                fig.add_hline(level, color=_FAINT, width=1)
+        for level in _levels(low, high):
+            fig.add_hline(level, color=_FAINT, width=1)
     else:
         fig.add_trace({"type": "scatter", "x": [], "y": [], "mode": "markers", "name": "representable x",
                        "marker": {"color": GUIDE}})
@@ -81,7 +80,8 @@ def grid_figure(r: GridDifference, window: pd.DataFrame) -> FigureOrSpec:
         fig.add_trace({"type": "scatter", "x": ends, "y": r.tangent * ux / uf * ends, "mode": "lines",
                        "name": f"tangent, slope {r.tangent:.4g}",
                        "line": {"color": TRUTH, "width": 2.5, "dash": "dash"}})
-    asked = r.settings.h / ux
+    # x as typed + h, from the x the dtype holds (x₀): the typed x may lie up to half an ulp off x₀
+    asked = ((r.settings.x - r.x.value) + r.settings.h) / ux
     fig.add_trace({"type": "scatter", "x": [asked], "y": [row], "mode": "markers",
                    "name": "x + h as asked", "marker": {"symbol": "x-thin-open", "size": 16,
                                                         "color": NEUTRAL, "line": {"width": 3}}})
@@ -94,6 +94,18 @@ def grid_figure(r: GridDifference, window: pd.DataFrame) -> FigureOrSpec:
     fig.update_xaxes(title=dict(text=f"x − x₀, in {x_unit} ({ux:.3g})"), zeroline=False, automargin=True)
     fig.update_yaxes(title=dict(text=f"f − f(x₀), {f_unit} ({uf:.3g})", standoff=4), zeroline=False)
     return fig.figure()
+
+
+def _levels(low: float, high: float) -> range:
+    """f's grid levels to draw as faint lines: every whole number from ``low`` to ``high``, or none
+    when there are more than :data:`MAX_TICKS` of them. Counted before any is drawn: the span is up
+    to ``_MAX_UNITS`` ulps (sin near π: f(x₀) is tiny, so its ulp is, and f nearby is 10⁸ of them away).
+
+    >>> list(_levels(-1.5, 2.0)), len(_levels(-4e11, 8e11))
+    ([-2, -1, 0, 1, 2], 0)
+    """
+    first, last = math.floor(low), math.ceil(high)
+    return range(first, last + 1) if last - first <= MAX_TICKS else range(0)
 
 
 #: More grid units than this in the window and the chart counts in a coarser unit.

@@ -175,10 +175,25 @@ def window_points(r: GridDifference, samples: int = 121) -> pd.DataFrame:
     """
     dtype, x = r.settings.dtype, r.x.value
     span = max(r.step_taken, 4 * r.x.ulp)
-    wanted = np.linspace(x - span, x + span * (1 + (r.step_taken > 0)), 4 * samples)
-    xs = np.unique(to_dtype(wanted, dtype).double().numpy())
+    largest = facts(dtype).max  # x ± span may pass it (x may be the largest): the window ends there
+    low, high = max(x - span, -largest), min(x + span * (1 + (r.step_taken > 0)), largest)
+    xs = np.unique(to_dtype(_evenly(low, high, 4 * samples), dtype).double().numpy())
     if len(xs) > samples:
-        xs = np.unique(to_dtype(np.linspace(xs[0], xs[-1], samples), dtype).double().numpy())
+        xs = np.unique(to_dtype(_evenly(xs[0], xs[-1], samples), dtype).double().numpy())
     with computing_in(dtype), np.errstate(all="ignore"):
         fx = parse(r.settings.expression)(to_dtype(xs, dtype)).double().numpy()
     return pd.DataFrame({"x": xs, "fx": fx})
+
+
+def _evenly(low: float, high: float, count: int) -> np.ndarray:
+    """``count`` numbers evenly from ``low`` to ``high``, also when ``high - low`` is past float64's
+    range (a window from near -max to near +max): then spaced in halves and doubled.
+
+    >>> _evenly(-1.5e308, 1.5e308, 3).tolist()
+    [-1.5e+308, 0.0, 1.5e+308]
+    """
+    with np.errstate(over="ignore"):
+        if math.isfinite(high - low):
+            return np.linspace(low, high, count)
+    t = np.linspace(0.0, 1.0, count)  # each half-sized term and their sum stay within max / 2
+    return 2 * (low / 2 * (1 - t) + high / 2 * t)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from gradlab.limits import LIMITS
 from gradlab.server.deadline import paced_progress
 
-__all__ = ["sweep", "sweep_formulas", "check", "check_eps_sweep", "roundoff", "summed", "BOUNDS",
+__all__ = ["sweep", "sweep_formulas", "check", "check_eps_sweep", "roundoff", "summed", "grid", "BOUNDS",
            "CHECK_ADVICE", "CLI_CHECK_ADVICE", "advised"]
 
 CHECK_ADVICE = ("Pick mode 'sampled' or 'directional', fewer samples, or a smaller shape; on your own "
@@ -94,6 +94,19 @@ def summed(settings):
     return summed_loss(settings), sampled_differences(settings)
 
 
+@advised("Pick a simpler expression or another point x.")
+def grid(settings):
+    """The Grid page's difference, f on the grid around x and the secant's slope against h
+    (:mod:`gradlab.labs.representable_grid`, :mod:`gradlab.labs.grid_story`). Their sizes are
+    bounded; the exact derivative's sympy and mpmath work is not, and one of its C calls cannot be
+    interrupted (1/(x**x**x) at 1e9 in float64: a 23 s integer power), so it runs where it can be killed."""
+    from gradlab.labs.grid_story import secant_series, window_points
+    from gradlab.labs.representable_grid import grid_difference
+
+    result = grid_difference(settings)
+    return result, window_points(result), secant_series(settings)
+
+
 #: Per function: (what the message calls it, the whole call's bound in seconds, the names of the
 #: fields whose sum that bound is). The bounds inside (LIMITS.evaluation_seconds, the check's paced
 #: LIMITS.full_check_seconds, roundoff_seconds, ...) end each step sooner, with their own sentences.
@@ -104,6 +117,7 @@ BOUNDS = {
             "LIMITS.full_check_seconds + LIMITS.request_seconds"),
     check_eps_sweep: ("the eps sweep", lambda: LIMITS.request_seconds, "LIMITS.request_seconds"),
     summed: ("the summed loss", lambda: LIMITS.request_seconds, "LIMITS.request_seconds"),
+    grid: ("the grid's difference", lambda: LIMITS.request_seconds, "LIMITS.request_seconds"),
     roundoff: ("the comparison", lambda: LIMITS.roundoff_seconds + LIMITS.request_seconds,
                "LIMITS.roundoff_seconds + LIMITS.request_seconds"),
 }
