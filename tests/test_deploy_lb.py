@@ -41,6 +41,7 @@ import concurrent.futures
 import json
 import os
 import shutil
+import urllib.error
 import urllib.request
 
 import pytest
@@ -120,17 +121,47 @@ def _headers(url: str) -> dict[str, str]:
         return {k.lower(): v for k, v in response.headers.items()}
 
 
+def _status(url: str, method: str = "GET") -> int:
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, method=method), timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as err:
+        return err.code
+
+
+#: Streamlit's metrics (open sessions, their durations, cache sizes) as a visitor may ask for them:
+#: plainly, with a trailing slash, percent-encoded (Streamlit decodes it), with a query.
+METRICS_URLS = ("/_stcore/metrics", "/_stcore/metrics/", "/_stcore/%6detrics", "/_stcore/metrics?families=session_events")
+
+
+@pytest.mark.server
 def test_serve_py_and_haproxy_forbid_framing_by_other_sites():
     with Server(free_port(), app="serve.py") as server:
         direct = {path: _headers(server.base_url + path) for path in ("/", "/explorer", "/_stcore/health")}
+        refused = {path: _status(server.base_url + path) for path in METRICS_URLS}
+        refused["OPTIONS /_stcore/metrics"] = _status(server.base_url + METRICS_URLS[0], "OPTIONS")
         with Balancer(free_port(), [server.port]) as lb:
             through = {path: _headers(lb.url + path) for path in ("/", "/_stcore/health")}
+    assert set(refused.values()) == {404}, refused
     for path, headers in {**{f"direct {p}": h for p, h in direct.items()},
                           **{f"haproxy {p}": h for p, h in through.items()}}.items():
         for name, value in FRAME_HEADERS.items():
             assert headers.get(name) == value, (path, name, headers)
     assert through["/"]["x-gradlab-replica"] == "r1"
     assert "GRADLAB_REPLICA=" in through["/"]["set-cookie"] and "HttpOnly" in through["/"]["set-cookie"]
+
+
+@pytest.mark.server
+def test_haproxy_refuses_the_metrics_that_a_plain_streamlit_run_serves():
+    """``streamlit run app.py`` (no middleware) answers /_stcore/metrics; HAProxy in front refuses it."""
+    with Server(free_port(), app="app.py") as server:
+        plain = _status(server.base_url + METRICS_URLS[0])
+        with Balancer(free_port(), [server.port]) as lb:
+            through = {path: _status(lb.url + path) for path in METRICS_URLS}
+            health = _status(lb.url + "/_stcore/health")
+    assert plain == 200  # what there is to refuse
+    assert set(through.values()) == {404}, through
+    assert health == 200
 
 
 def test_the_local_config_is_the_compose_config_with_loopback_servers():
@@ -142,5 +173,6 @@ def test_the_local_config_is_the_compose_config_with_loopback_servers():
     for needed in ("cookie GRADLAB_REPLICA insert", "timeout tunnel 1h", "option httpchk GET /_stcore/health",
                    "http-check expect string ok", "option redispatch",
                    """http-response set-header Content-Security-Policy "frame-ancestors 'self'\"""",
-                   "http-response set-header X-Frame-Options SAMEORIGIN"):
+                   "http-response set-header X-Frame-Options SAMEORIGIN",
+                   "http-request deny deny_status 404 if { path,url_dec -m end /_stcore/metrics"):
         assert needed in text, needed

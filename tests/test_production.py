@@ -12,6 +12,7 @@ import concurrent.futures
 import json
 import re
 import shutil
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -45,6 +46,7 @@ def _image_env() -> dict[str, str]:
     return {k: v for k, v in env.items() if k not in ("STREAMLIT_SERVER_ADDRESS", "STREAMLIT_SERVER_PORT")}
 
 
+@pytest.mark.server
 def test_app_is_healthy_and_serves_its_pages_with_production_settings():
     env = _image_env()
     assert env["PYTHONMALLOC"] == "malloc" and env["MALLOC_ARENA_MAX"] == "2"
@@ -52,6 +54,9 @@ def test_app_is_healthy_and_serves_its_pages_with_production_settings():
         assert health(server.base_url) == "ok"
         with urllib.request.urlopen(server.base_url + "/", timeout=5) as response:
             assert response.status == 200
+        with pytest.raises(urllib.error.HTTPError) as refused:  # session counts and durations: nobody's business
+            urllib.request.urlopen(server.base_url + "/_stcore/metrics", timeout=5)
+        assert refused.value.code == 404
         home = _open(server.base_url)
         assert home.ok, home.protocol_error or home.status
         assert home.elements["heading"] > 0
@@ -60,6 +65,38 @@ def test_app_is_healthy_and_serves_its_pages_with_production_settings():
             view = _open(server.base_url, page)
             assert view.ok and view.exceptions == [], (page, view.protocol_error or view.status)
             assert view.elements["plotly_chart"] > 0, page
+
+
+def _through_metrics_refused(scope: dict) -> list[dict]:
+    """The messages MetricsRefused sends for one request to an app that answers 200 to everything."""
+    from gradlab.server.headers import MetricsRefused
+
+    async def app(scope, receive, send):
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"the app"})
+
+    sent: list[dict] = []
+
+    async def send(message):
+        sent.append(message)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:  # a test may hold a running loop
+        pool.submit(asyncio.run, MetricsRefused(app)(scope, None, send)).result()
+    return sent
+
+
+@pytest.mark.parametrize(("path", "refused"), [
+    ("/_stcore/metrics", True), ("/_stcore/metrics/", True), ("/gradlab/_stcore/metrics", True),
+    ("/_stcore/health", False), ("/", False), ("/explorer", False), ("/_stcore/metricsx", False)])
+def test_the_metrics_middleware_refuses_the_metrics_path_and_nothing_else(path, refused):
+    sent = _through_metrics_refused({"type": "http", "method": "GET", "path": path})
+    assert sent[0]["status"] == (404 if refused else 200)
+    assert (sent[-1]["body"] == b"the app") is not refused
+
+
+def test_the_metrics_middleware_lets_websockets_through():
+    sent = _through_metrics_refused({"type": "websocket", "path": "/_stcore/stream"})
+    assert sent[0]["status"] == 200
 
 
 # An exception in the entry script, in a page run by st.navigation, and a syntax

@@ -1,4 +1,5 @@
-"""HTTP headers that keep other sites from framing GradLab (clickjacking).
+"""HTTP headers that keep other sites from framing GradLab (clickjacking), and Streamlit's
+metrics endpoint refused.
 
 A public GradLab link could be shown inside an invisible frame on another site,
 which then steers a visitor's clicks. Browsers refuse that when the page says
@@ -15,10 +16,18 @@ page, static files, ``/_stcore/health``, the websocket handshake is left
 alone: it is not a document). The load balancer in ``deploy/`` adds the same
 headers, so a deployment keeps them whichever entry point the replicas run.
 
+Streamlit also answers ``/_stcore/metrics`` to anyone: how many sessions are open,
+how long they ran, how much memory the caches hold. A public link has no reason to
+tell that to every visitor, and no GradLab page uses it, so :data:`METRICS_REFUSED`
+answers 404 there (``serve.py`` adds it inside :data:`FRAME_GUARD`, so the 404 carries
+the headers too); ``deploy/haproxy.cfg`` refuses it as well.
+
 >>> dict(SECURITY_HEADERS)[b"x-frame-options"]
 b'SAMEORIGIN'
 >>> FRAME_GUARD.cls is FrameGuard
 True
+>>> is_metrics_path("/_stcore/metrics"), is_metrics_path("/gradlab/_stcore/metrics/"), is_metrics_path("/")
+(True, True, False)
 """
 
 from __future__ import annotations
@@ -27,7 +36,11 @@ from typing import Any, Awaitable, Callable
 
 from starlette.middleware import Middleware
 
-__all__ = ["SECURITY_HEADERS", "FrameGuard", "FRAME_GUARD"]
+__all__ = ["SECURITY_HEADERS", "FrameGuard", "FRAME_GUARD", "METRICS_PATH", "is_metrics_path", "MetricsRefused",
+           "METRICS_REFUSED"]
+
+#: Streamlit's metrics route, after ``server.baseUrlPath`` if one is set.
+METRICS_PATH = "/_stcore/metrics"
 
 #: (name, value) pairs added to every HTTP response, lower-case as ASGI sends them.
 SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
@@ -76,3 +89,44 @@ class FrameGuard:
 
 #: What ``st.App(..., middleware=[FRAME_GUARD])`` takes.
 FRAME_GUARD = Middleware(FrameGuard)
+
+
+def is_metrics_path(path: str) -> bool:
+    """Whether an HTTP request's (already percent-decoded) path is Streamlit's metrics route,
+    under any base URL path, with or without a trailing slash (Starlette redirects that one)."""
+    return path.rstrip("/").endswith(METRICS_PATH)
+
+
+class MetricsRefused:
+    """ASGI middleware: 404 for :data:`METRICS_PATH`, every method; everything else passes through.
+
+    >>> import asyncio
+    >>> async def streamlit(scope, receive, send):
+    ...     await send({"type": "http.response.start", "status": 200, "headers": []})
+    >>> sent = []
+    >>> async def send(message):
+    ...     sent.append(message)
+    >>> from concurrent.futures import ThreadPoolExecutor  # a thread: a test may hold a running loop
+    >>> guard = MetricsRefused(streamlit)
+    >>> for path in ("/_stcore/metrics", "/_stcore/health"):
+    ...     ThreadPoolExecutor(1).submit(asyncio.run, guard({"type": "http", "path": path}, None, send)).result()
+    >>> [m["status"] for m in sent if m["type"] == "http.response.start"]
+    [404, 200]
+    """
+
+    def __init__(self, app: Callable[..., Awaitable[None]]) -> None:
+        self.app = app
+
+    async def __call__(self, scope: _Message, receive: Any, send: Callable[[_Message], Awaitable[None]]) -> None:
+        if scope["type"] == "http" and is_metrics_path(scope.get("path", "")):
+            body = b"Not Found"
+            await send({"type": "http.response.start", "status": 404,
+                        "headers": [(b"content-type", b"text/plain; charset=utf-8"),
+                                    (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self.app(scope, receive, send)
+
+
+#: What ``st.App(..., middleware=[FRAME_GUARD, METRICS_REFUSED])`` takes (the first is outermost).
+METRICS_REFUSED = Middleware(MetricsRefused)
