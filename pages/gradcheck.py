@@ -30,7 +30,7 @@ from gradlab.check.settings import LOSSES, MODELS, CheckSettings, parse_shape  #
 from gradlab.server.heavy_work import check, check_eps_sweep  # noqa: E402
 from gradlab.ui.heavy import heavy, heavy_with_progress  # noqa: E402
 from gradlab.figures.check import error_heatmap, eps_sweep_figure, taylor_figure  # noqa: E402
-from gradlab.teaching.check_answer import check_answer  # noqa: E402
+from gradlab.teaching.check_answer import QUESTION, check_answer  # noqa: E402
 from gradlab.teaching.glossary import definition, term  # noqa: E402
 from gradlab.ui.presets import presets_popover  # noqa: E402
 from gradlab.ui.figures import PreparedFigure, prepare_figure, show_figure  # noqa: E402
@@ -74,7 +74,7 @@ def sweep_figure(sweep_settings: CheckSettings, step: float) -> PreparedFigure:
 
 def _header() -> None:
     """The title, the question in one line beside it, the presets in a popover: one row."""
-    with title_row("Grad check", "my float32 grad check fails, float64 passes. Is the gradient wrong?",
+    with title_row("Grad check", QUESTION,
                    help="A hand-written finite-difference check of (x+1)/2 with MSELoss(reduction=\"sum\") "
                         "on a 140×120 input: the first preset (Presets, right)."):
         presets_popover("gradcheck", primary="float32_check_fails")
@@ -167,7 +167,7 @@ _ICONS = {"success": ":material/check_circle:", "warning": ":material/warning:",
 
 def _answer(result) -> None:
     """The page's one sentence: is the gradient wrong? (built in gradlab.teaching.check_answer)"""
-    answer = check_answer(result.summary)
+    answer = check_answer(result.summary, result.columns)
     with answer_box():
         _BOXES[answer.level](markdown_literal(answer.text), icon=_ICONS[answer.level])
 

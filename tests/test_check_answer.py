@@ -55,3 +55,104 @@ def test_the_questions_check_is_right_and_its_hand_written_version_fails_on_roun
     assert answer.text.endswith("A hand-written check that stops at this step, eps = 0.001, says FAIL "
                                 "because round-off swamps "
                                 "that step.")
+
+
+# ------------------------------------------- the presets: no heading contradicts a line below it
+
+import math  # noqa: E402
+import re  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from gradlab.check.settings import parse_shape  # noqa: E402
+from gradlab.teaching.check_answer import QUESTION  # noqa: E402
+from gradlab.teaching.presets import preset, presets_for  # noqa: E402
+
+_LEVEL = {"pass": "success", "fail": "error", "inconclusive": "warning", "not_differentiable": "warning"}
+
+
+def _settings(values) -> CheckSettings:
+    """A preset's widget values as the page turns them into settings."""
+    return CheckSettings(model=values["model"], shape=parse_shape(values["shape"]), loss=values["loss"],
+                         reduction=values["reduction"], dtype=values["dtype"], scheme=values["scheme"],
+                         eps=float(values["eps"]), mode=values["mode"], samples=int(values["samples"]),
+                         seed=int(values["seed"]), numeric_float64=bool(values["numeric64"]))
+
+
+_RUNS: dict[str, object] = {}
+
+
+def _run(key: str):
+    if key not in _RUNS:
+        _RUNS[key] = run_check(_settings(preset("gradcheck", key).values))
+    return _RUNS[key]
+
+
+@pytest.mark.parametrize("key", [p.key for p in presets_for("gradcheck")])
+def test_no_preset_answer_contradicts_its_own_lines(key):
+    """The answer's level is GradLab's verdict; whatever it says a hand-written check concludes is
+    what that check concludes (the page's FAIL/PASS line); and the page's question, the heading
+    above every preset, claims of a dtype's check only what that dtype's preset shows."""
+    result = _run(key)
+    s = result.summary
+    answer = check_answer(s, result.columns)
+    assert answer.level == ("warning" if s.diagnosis.kind == "vacuous" else _LEVEL[s.verdict])
+    said = re.findall(r"says (FAIL|PASS)", answer.text)
+    assert all(v.lower() == s.fixed_step_verdict for v in said), (answer.text, s.fixed_step_verdict)
+    if s.fixed_step_verdict != s.verdict:
+        assert said, "a hand-written FAIL under a PASS must be explained in the answer"
+    # The heading speaks of the question's check (float32_check_fails) in one dtype or another.
+    values, question = dict(preset("gradcheck", key).values), preset("gradcheck", "float32_check_fails").values
+    claims = dict(re.findall(r"(float\d+) (?:grad check )?(fails|passes|matches)", QUESTION))
+    if {k: v for k, v in values.items() if k != "dtype"} == {k: v for k, v in question.items() if k != "dtype"}:
+        claim = claims.get(values["dtype"])
+        assert claim is not None, f"the heading says nothing of {values['dtype']}"
+        if claim == "passes":
+            assert s.fixed_step_verdict == "pass", f"the heading says {values['dtype']} passes; its check says FAIL"
+        if claim == "fails":
+            assert s.fixed_step_verdict == "fail"
+        if claim == "matches":  # to 3–4 digits: the ratios finite difference / autograd
+            deviations = np.abs(result.columns["numeric"] / result.columns["autograd"] - 1)
+            assert np.all((deviations < 10**-2.5) & (deviations > 0)), deviations
+
+
+def test_the_float64_preset_shows_the_questions_ratios_and_names_truncation():
+    # L = sum(((x+1)/2 - t)^2): d2L/dx_i^2 = 2 (1/2)^2 = 1/2 for every element, and L is quadratic in
+    # x_i, so the forward difference is exactly g + h f''/2 = g + 1e-3 / 4: every value 2.5e-4 high.
+    result = _run("float64_check")
+    c = result.columns
+    ratios = c["numeric"] / c["autograd"]
+    # ... to within the round-off of a difference of L (|L| ~ 2.5e4) at h = 1e-3: 2u|L|/h.
+    roundoff = 2 * 2.0**-53 * abs(result.summary.loss) / 1e-3
+    np.testing.assert_allclose(c["numeric"] - c["autograd"], 2.5e-4, rtol=0, atol=roundoff)
+    text = check_answer(result.summary, c).text
+    assert f"{ratios.min():.4f}–{ratios.max():.4f}" in text
+    digits = sorted({round(-math.log10(abs(r - 1))) for r in ratios})
+    assert f"agree to {digits[0]}–{digits[-1]} digits" in text or f"agree to {digits[0]} digits" in text
+    # The heading's "matches to 3–4 digits" is what these ratios show (the question's were 3.2–3.4).
+    assert 3 <= digits[0] and digits[-1] <= 4 and "float64 matches to 3–4 digits" in QUESTION
+    assert "2.5e-4 in every value" in text and "truncation h·f″/2" in text and "not round-off" in text
+    assert "says FAIL" in text and "rtol = 1e-05" in text and "all 5 values agree with autograd" in text
+    assert "float64 passes" not in QUESTION
+
+
+def test_the_page_shows_the_float64_presets_ratios_under_a_heading_that_does_not_say_it_passes():
+    from streamlit.testing.v1 import AppTest
+
+    from app_text import shown
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "pages" / "gradcheck.py"),
+                           default_timeout=120).run()
+    at.button(key="preset_float64_check").click().run()
+    assert not at.exception
+    heading = [shown(m.value) for m in at.markdown if m.value.startswith("**The question:**")]
+    assert heading and "passes" not in heading[0] and "float64 matches to 3–4 digits" in heading[0]
+    (answer,) = [shown(b.value) for b in at.success if b.value.startswith("The gradient is right")]
+    table = at.dataframe[0].value
+    frame = table.data if hasattr(table, "data") else table
+    ratios = frame["numeric"].to_numpy() / frame["autograd"].to_numpy()
+    assert f"{ratios.min():.4f}–{ratios.max():.4f}" in answer and "truncation" in answer
+    lines = " ".join(shown(m.value) for m in at.markdown).replace("**", "")
+    assert "A hand-written check" in lines and "says FAIL" in lines and "GradLab says PASS" in lines

@@ -20,10 +20,22 @@ says FAIL because round-off swamps that step.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Answer", "check_answer"]
+import numpy as np
+
+from gradlab.numerics.schemes import get_scheme
+
+__all__ = ["Answer", "check_answer", "QUESTION", "ratio_range", "agreeing_digits"]
+
+#: The page's question, as the question's author saw it: the float32 check's ratios were 0–4,
+#: the float64 one's 0.9993–1.0004, which they called a match (at rtol 1e-5 it is not a pass).
+QUESTION = "my float32 grad check fails, float64 matches to 3–4 digits. Is the gradient wrong?"
+
+#: A forward, backward or central difference's leading truncation term, as the answer names it.
+_TRUNCATION = {"forward": "h·f″/2", "backward": "h·f″/2", "central": "h²·f‴/6"}
 
 AnswerLevel = Literal["success", "warning", "error"]
 
@@ -53,8 +65,74 @@ def _where(summary) -> str:
     return f" at {worst.label}" if worst is not None else ""
 
 
-def check_answer(summary) -> Answer:
-    """The answer to "is the gradient wrong?" for a check's ``summary`` (a CheckSummary)."""
+def ratio_range(ratios) -> tuple[float, float] | None:
+    """The smallest and largest finite ratio finite difference / autograd, or None.
+
+    >>> ratio_range(np.array([0.9996, 1.0011, np.nan]))
+    (0.9996, 1.0011)
+    """
+    finite = np.asarray(ratios, dtype=float)
+    finite = finite[np.isfinite(finite)]
+    return (float(finite.min()), float(finite.max())) if finite.size else None
+
+
+def agreeing_digits(ratios) -> str:
+    """How many digits the finite ``ratios`` share with 1: ``-log10 |ratio - 1|`` rounded, from the
+    farthest ratio to the closest ("3–4"); "all" when every ratio is exactly 1.
+
+    >>> agreeing_digits([0.99946664, 1.00038628, 0.99956495, 0.9993408])  # the question's float64 run
+    '3'
+    >>> agreeing_digits([0.9996, 1.0011, 0.99989]), agreeing_digits([1.0])
+    ('3–4', 'all')
+    """
+    r = np.asarray(ratios, dtype=float)
+    deviations = np.abs(r[np.isfinite(r)] - 1)
+    deviations = deviations[deviations > 0]
+    if not deviations.size:
+        return "all"
+    most, least = round(-math.log10(deviations.max())), round(-math.log10(deviations.min()))
+    return str(most) if most == least else f"{most}–{least}"
+
+
+def _sci(value: float, digits: int = 2) -> str:
+    """``2.5e-4``: a small number with ``digits`` significant digits, no padded exponent.
+
+    >>> _sci(0.00025), _sci(8.99e-9, 1), _sci(0.25)
+    ('2.5e-4', '9e-9', '0.25')
+    """
+    if value == 0 or 1e-3 <= abs(value) < 1e4:
+        return f"{value:.{digits}g}"
+    mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def _truncation_answer(summary, ratios, differences) -> Answer:
+    """A pass whose hand-written check FAILs on truncation: what that check printed (its ratios, as
+    the question's float64 run did), why the rest is truncation, and GradLab's verdict."""
+    lo, hi = ratio_range(ratios)
+    shown = (f"{lo:.4f}–{hi:.4f}" if max(abs(lo - 1), abs(hi - 1)) < 0.01 else f"{lo:.3g}–{hi:.3g}")
+    name = get_scheme(summary.scheme).label
+    term = _TRUNCATION.get(summary.scheme)
+    size = np.abs(np.asarray(differences, dtype=float))
+    size = size[np.isfinite(size)]
+    rest = ""
+    if size.size:
+        rest = (f", {_sci(size.max())} in every value" if size.max() <= 1.5 * size.min()
+                else f", {_sci(size.min())} to {_sci(size.max())}")
+    roundoff = summary.diagnosis.predicted_roundoff
+    below = f" (≈ {_sci(roundoff, 1)})" if math.isfinite(roundoff) and roundoff > 0 else ""
+    return Answer("success", f"The gradient is right. At eps = {summary.step:.3g} the hand-written check's "
+                             f"ratios (finite difference / autograd) are {shown}: they agree to "
+                             f"{agreeing_digits(ratios)} digits. The rest{rest}, is the {name}'s truncation"
+                             + (f" {term}" if term else "") + f", not round-off{below}. Over rtol = "
+                             f"{summary.rtol:g} that check says FAIL; GradLab re-estimates at steps that can "
+                             f"show it: all {summary.checked} values agree with autograd.")
+
+
+def check_answer(summary, columns=None) -> Answer:
+    """The answer to "is the gradient wrong?" for a check's ``summary`` (a CheckSummary); with the
+    check's per-value ``columns`` (``CheckResult.columns``) it quotes the hand-written check's ratios
+    where that check FAILs on truncation alone."""
     n, step = summary.checked, f"eps = {summary.step:.3g}"
     if summary.verdict == "fail":
         k = _count(summary, "fail")
@@ -75,6 +153,8 @@ def check_answer(summary) -> Answer:
         return Answer("warning", "It passes, but proves little: the gradient is below the absolute "
                                  "tolerance atol, so any gradient near 0 would pass as well.")
     if summary.fixed_step_verdict == "fail":
+        if summary.diagnosis.kind == "truncation" and columns is not None and ratio_range(columns["ratio"]):
+            return _truncation_answer(summary, columns["ratio"], columns["numeric"] - columns["autograd"])
         reason = _STEP_REASONS.get(summary.diagnosis.kind, "that step cannot show it")
         return Answer("success", f"The gradient is right: all {n} checked values agree with autograd "
                                  f"once GradLab re-estimates them at steps that can show it. A "
