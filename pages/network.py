@@ -32,6 +32,7 @@ from gradlab.labs.network import (  # noqa: E402
 )
 from gradlab.limits import LIMITS  # noqa: E402
 from gradlab.literal_text import markdown_literal  # noqa: E402
+from gradlab.numerics.mp_format import latex_number as tex  # noqa: E402
 from gradlab.teaching.lab_answers import network_answer  # noqa: E402
 from gradlab.teaching.glossary import term  # noqa: E402
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text  # noqa: E402
@@ -174,12 +175,14 @@ def _values(fd: FiniteDifference) -> None:
 def _quantisation(fd: FiniteDifference) -> None:
     """Why the estimate is k·q, in the numbers of this network."""
     st.markdown(
-        f"The output is $y = {fd.y:.9g}$, and $y(x_i \\pm dx)$ are floats of {fd.dtype}: integer multiples of "
-        f"$\\mathrm{{ulp}}(y) = {fd.ulp_y:.4g}$. Their difference is $k\\,\\mathrm{{ulp}}(y)$ with "
-        f"$k = {fd.k}$, so the estimate is $k \\cdot q = {fd.k} \\times {fd.quantum:.6g} = {fd.estimate:.9g}$. "
+        f"The output is $y = {tex(fd.y, '.9g')}$, and $y(x_i \\pm dx)$ are floats of {fd.dtype}: integer "
+        f"multiples of $\\mathrm{{ulp}}(y) = {tex(fd.ulp_y, '.4g')}$. Their difference is "
+        f"$k\\,\\mathrm{{ulp}}(y)$ with $k = {fd.k}$, so the estimate is "
+        f"$k \\cdot q = {fd.k} \\times {tex(fd.quantum, '.6g')} = {tex(fd.estimate, '.9g')}$. "
         f"The nearest multiple of $q$ to the exact value would be $k = {fd.nearest_multiple_of_reference}$: "
         f"no step of this size can do better. The step actually taken was "
-        f"$\\tfrac12(\\mathrm{{fl}}(x_i+dx)-\\mathrm{{fl}}(x_i-dx)) = {fd.step_taken:.4g}$, not {fd.step:g}.",
+        f"$\\tfrac12(\\mathrm{{fl}}(x_i+dx)-\\mathrm{{fl}}(x_i-dx)) = {tex(fd.step_taken, '.4g')}$, "
+        f"not {fd.step:g}.",
         help=term("ulp"),
     )
     st.caption(ARITHMETIC_NOTE)

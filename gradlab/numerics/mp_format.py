@@ -16,11 +16,13 @@ logarithm in microseconds.
 
 from __future__ import annotations
 
+import math
+
 import mpmath
 
 from gradlab.numerics.mp_precision import private_digits
 
-__all__ = ["format_mp", "NSTR_EXPONENT_BITS"]
+__all__ = ["format_mp", "latex_number", "NSTR_EXPONENT_BITS"]
 
 #: Largest bit length of a binary exponent written out by mpmath.nstr (2**64 bits is about
 #: 10**(5.6e18): nstr takes well under a millisecond there, and minutes at 65,537 bits).
@@ -48,3 +50,26 @@ def format_mp(value, digits: int = 20) -> str:
         log10 = (ctx.log(ctx.mpf(man), 2) + ctx.mpf(exp)) * ctx.log10(2)
         text = ctx.nstr(log10, digits)
     return f"{'-' if sign else ''}10^({text})"
+
+
+def latex_number(value, spec: str = ".4g") -> str:
+    r"""``value`` formatted by ``spec`` for ``$...$`` (KaTeX): an exponent as a power of ten.
+
+    Written as ``2.98e-08`` inside ``$...$``, a number typesets as the subtraction
+    "2.98e − 08"; every number a page puts into LaTeX goes through here instead.
+
+    >>> print(latex_number(2.98023223876953e-08), latex_number(9.5367431640625e-07, ".4g"), sep="; ")
+    2.98 \times 10^{-8}; 9.537 \times 10^{-7}
+    >>> print(latex_number(-0.0149011611938477, ".9g"), latex_number(1e20, "g"), latex_number(-math.inf), sep="; ")
+    -0.0149011612; 1 \times 10^{20}; -\infty
+    """
+    v = float(value)
+    if math.isnan(v):
+        return r"\mathrm{NaN}"
+    if math.isinf(v):
+        return r"\infty" if v > 0 else r"-\infty"
+    text = format(v, spec).lower()
+    if "e" not in text:
+        return text
+    mantissa, exponent = text.split("e")
+    return rf"{mantissa} \times 10^{{{int(exponent)}}}"
