@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from gradlab.ui.navigation import PAGES
+from gradlab.ui.navigation import st_page_arguments
 from gradlab.ui.page_chrome import finish_page
 from gradlab.ui.runtime import configure_runtime, release_session_on_disconnect
 
@@ -11,12 +11,6 @@ release_session_on_disconnect()  # the view is in the URL: a closed tab's sessio
 
 st.set_page_config(page_title="GradLab", page_icon=":material/functions:", layout="wide")
 
-navigation = st.navigation(
-    [
-        st.Page(spec.path, title=spec.title, icon=spec.icon, url_path=spec.url_path,
-                default=spec.default)
-        for spec in PAGES
-    ]
-)
+navigation = st.navigation([st.Page(**arguments) for arguments in st_page_arguments()])
 navigation.run()
 finish_page()  # chrome that needs the page's final widget values (theme links, preset position)

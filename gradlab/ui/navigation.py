@@ -1,9 +1,9 @@
 """The one list of GradLab's pages.
 
-``app.py`` builds ``st.navigation`` from :data:`PAGES`, the home page lists them,
-and the tests open each one. The views worth sharing (the home gallery's cards,
-the pages' preset buttons) are in :mod:`gradlab.teaching.presets`, keyed by a
-page's ``url_path``.
+``app.py`` builds ``st.navigation`` from :data:`PAGES` (:func:`st_page_arguments`),
+the home page lists them, and the tests open each one. The views worth sharing (the
+home gallery's cards, the pages' preset buttons) are in :mod:`gradlab.teaching.presets`,
+keyed by a page's ``url_path``.
 
 This module imports no streamlit, so tests and the CLI can read it cheaply.
 
@@ -77,3 +77,25 @@ def page_by_url(url_path: str) -> PageSpec | None:
         if spec.url_path == url_path:
             return spec
     return None
+
+
+def st_page_arguments() -> list[dict]:
+    """The keyword arguments of each ``st.Page`` that ``app.py`` gives ``st.navigation``.
+
+    One per page, and for the default page a second, hidden one at its own path: Streamlit
+    serves the default page at the root only, so a link to ``/home`` answered "Page not
+    found". The default page still reserves the path it declares, so it declares ``""``
+    and the hidden page takes ``home``; both run ``pages/home.py``.
+
+    >>> [(a["url_path"], a.get("visibility", "visible")) for a in st_page_arguments()][:3]
+    [('', 'visible'), ('home', 'hidden'), ('explorer', 'visible')]
+    """
+    arguments = []
+    for spec in PAGES:
+        common = {"page": spec.path, "title": spec.title, "icon": spec.icon}
+        if spec.default:
+            arguments += [{**common, "url_path": "", "default": True},
+                          {**common, "url_path": spec.url_path, "visibility": "hidden"}]
+        else:
+            arguments.append({**common, "url_path": spec.url_path})
+    return arguments
