@@ -35,16 +35,20 @@ from gradlab.numerics.expressions import Expression, ExpressionError, parse
 from gradlab.limits import LIMITS
 from gradlab.error_sweep import SweepSettings, run_sweep
 from gradlab.ui.messages import GENERIC_ERROR
+from cost import calibration_seconds_once, stopped_within
 from hypothesis_profiles import engine_settings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 APP = str(REPO_ROOT / "app.py")
 PAGE_TIMEOUT_S = 120
 EXAMPLES = 25  # per page and per property in the default profile
-PARSE_SECONDS = 0.5  # generous: a refusal is usually well under a millisecond
+#: A parse's CPU time in calibrations (tests/cost.py): about 0.4 s here; a refusal is
+#: usually well under a millisecond, a blow-up is unbounded.
+PARSE_CALIBRATIONS = 100
 # A sweep computes references at up to 5 points, each bounded by LIMITS.evaluation_seconds
-# twice (first derivative, higher ones) plus the higher forms once.
-SWEEP_SECONDS = 12 * LIMITS.evaluation_seconds + 10
+# twice (first derivative, higher ones) plus the higher forms once: only a bound that
+# never fired passes the generous stopped_within of that.
+SWEEP_SECONDS = stopped_within(12 * LIMITS.evaluation_seconds)
 
 
 def fuzz_settings(examples: int = EXAMPLES) -> settings:
@@ -125,13 +129,13 @@ def _deep(op: str, depth: int, inner: str) -> str:
 
 
 def _parse_or_message(text: str) -> Expression | None:
-    start = time.perf_counter()
+    start = time.thread_time()  # CPU time: a loaded machine does not stretch it
     try:
         result = parse(text)
     except ExpressionError as err:
         assert str(err).strip()
         result = None
-    assert time.perf_counter() - start < PARSE_SECONDS
+    assert time.thread_time() - start < PARSE_CALIBRATIONS * calibration_seconds_once()
     return result
 
 

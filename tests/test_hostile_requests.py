@@ -1,4 +1,4 @@
-"""The hostile requests of issue 16: each ends in a result or one sentence naming its bound, in time.
+"""Hostile requests: each ends in a result or one sentence naming its bound.
 
 Expressions that parse (so tests/test_hostile.py accepts them) and then ask for
 unbounded work: symbolic work whose LaTeX took minutes, a big-integer power
@@ -6,9 +6,9 @@ that held the interpreter lock for 20 s and 8 GB, a number whose digits took
 minutes to write, a gradient check of a minute per element. On the server path
 they run as the pages run them (gradlab.server.heavy_work in a worker of
 gradlab.server.pool, the bounds of gradlab.server.heavy_work.BOUNDS); in the
-CLI through ``python -m gradlab``. Each must end within its bound plus
-:data:`SLACK` (a loaded 2-core machine), in a result or a LimitError/exit 2
-whose sentence names the bound, and never in a bug's generic failure.
+CLI through ``python -m gradlab``. Each must end in a result or a LimitError/exit 2
+whose sentence names the bound, never in a bug's generic failure; the wall-clock
+limits here (tests/cost.py's stopped_within) only catch a bound that never fired.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cost import calibration_seconds, stopped_within
 
 from gradlab.check.settings import CheckSettings
 from gradlab.cli.main import UNEXPECTED
@@ -31,8 +32,9 @@ from gradlab.numerics.mp_format import format_mp
 from gradlab.server import heavy_work
 from gradlab.server.pool import GRACE_SECONDS, WorkerPool
 
+pytestmark = pytest.mark.server  # worker processes and the CLI in a child
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SLACK = 4.0
 
 SIGMOID_8 = "sigmoid(" * 8 + "x" + ")" * 8
 SIGMOID_20 = "sigmoid(" * 20 + "x" + ")" * 20
@@ -80,18 +82,18 @@ def _names_a_bound(err: Exception) -> bool:
 def test_explorer_request_ends_in_a_result_or_a_sentence_in_time(pool, case):
     expression, x = SWEEPS[case]
     formulas, elapsed, bound = _run(pool, heavy_work.sweep_formulas, expression)
-    assert elapsed < bound + GRACE_SECONDS + SLACK
+    assert elapsed < stopped_within(bound + GRACE_SECONDS)
     assert isinstance(formulas, tuple) or _names_a_bound(formulas), formulas
     result, elapsed, bound = _run(pool, heavy_work.sweep, SweepSettings(expression, x))
-    assert elapsed < bound + SLACK, f"{case}: {elapsed:.1f} s"
+    assert elapsed < stopped_within(bound), f"{case}: {elapsed:.1f} s"
     if isinstance(result, LimitError):
         assert _names_a_bound(result), result
         return
     ref = result.reference
     if ref.defined:  # the page writes its digits: bounded whatever the magnitude
-        start = time.monotonic()
+        start = time.thread_time()
         assert format_mp(ref.d1, 20)
-        assert time.monotonic() - start < 1.0
+        assert time.thread_time() - start < 250 * calibration_seconds()  # CPU time: about 1 s here
     else:
         assert ref.reason and ref.reason.endswith(".")
 
@@ -100,7 +102,7 @@ def test_x_to_the_x_to_the_x_at_1e9_ends_at_a_bound_not_after_20_s(pool):
     result, elapsed, _ = _run(pool, heavy_work.sweep, SweepSettings("x**x**x", 1e9))
     assert isinstance(result, LimitError)
     assert "LIMITS.worker_memory_mb" in str(result) or "LIMITS.evaluation_seconds" in str(result)
-    assert elapsed < LIMITS.evaluation_seconds + GRACE_SECONDS + SLACK
+    assert elapsed < stopped_within(LIMITS.evaluation_seconds + GRACE_SECONDS)
 
 
 def test_a_check_of_a_minute_per_element_is_ended_at_the_bound(pool):
@@ -108,7 +110,7 @@ def test_a_check_of_a_minute_per_element_is_ended_at_the_bound(pool):
                              dtype="float64", scheme="complex_step", mode="sampled", samples=1000)
     result, elapsed, bound = _run(pool, heavy_work.check, settings, seconds=3.0)  # the page's is 30 s
     assert isinstance(result, LimitError) and _names_a_bound(result), result
-    assert elapsed < bound + SLACK
+    assert elapsed < stopped_within(bound)
 
 
 #: Issue 16's request: its first progress report came after 16-30 s of set-up, so the pace bound
@@ -125,7 +127,8 @@ def test_the_page_s_check_of_a_minute_per_element_is_stopped_by_its_forecast_wit
     result, elapsed, bound = _run(pool, heavy_work.check, CheckSettings(**ISSUE_CHECK), 1)
     assert isinstance(result, LimitError) and _names_a_bound(result), result
     assert "would take at least about" in str(result) and "(LIMITS.full_check_seconds)" in str(result), result
-    assert elapsed < FORECAST_STOP, f"{elapsed:.1f} s (the whole call's bound is {bound:g} s): {result}"
+    # the message says the forecast, not the whole call's kill, stopped it
+    assert elapsed < stopped_within(FORECAST_STOP), f"{elapsed:.1f} s (the whole call's bound is {bound:g} s): {result}"
 
 
 def test_every_whole_call_bound_is_the_sum_of_the_bounds_it_names():
@@ -174,7 +177,7 @@ CLI_IMPORTS = 10.0  # seconds a loaded machine may take to import torch and symp
 def test_cli_sweep_ends_in_a_result_or_one_sentence_in_time(expression, x):
     status, out, err, elapsed = _cli("sweep", expression, "--at", x, "--dtype", "float64",
                                      "--scheme", "central", "--points", "5")
-    assert elapsed < SWEEP_BOUND + CLI_IMPORTS + SLACK
+    assert elapsed < stopped_within(SWEEP_BOUND + CLI_IMPORTS)
     assert UNEXPECTED not in err and "Traceback" not in err, err
     if status == 2:
         assert err.startswith("error: ") and err.count("\n") == 1 and "LIMITS." in err, err
@@ -191,7 +194,7 @@ def test_cli_check_of_a_minute_per_element_ends_at_the_bound():
                                    env={"GRADLAB_LIMITS": "full_check_seconds=1, request_seconds=2"})
     assert status == 2, err
     assert err.startswith("error: ") and "LIMITS.full_check_seconds" in err, err
-    assert elapsed < 3 + CLI_IMPORTS + SLACK  # 3 s of bounds, plus the CLI's imports
+    assert elapsed < stopped_within(3 + CLI_IMPORTS)  # 3 s of bounds, plus the CLI's imports
 
 
 def test_cli_check_of_issue_16_is_stopped_by_its_forecast_with_the_default_bounds():
@@ -201,7 +204,7 @@ def test_cli_check_of_issue_16_is_stopped_by_its_forecast_with_the_default_bound
     assert status == 2, err
     assert err.startswith("error: ") and err.count("\n") == 1, err
     assert "would take at least about" in err and "(LIMITS.full_check_seconds)" in err, err
-    assert elapsed < FORECAST_STOP + CLI_IMPORTS, f"{elapsed:.1f} s: {err}"
+    assert elapsed < stopped_within(FORECAST_STOP + CLI_IMPORTS), f"{elapsed:.1f} s: {err}"
 
 
 def test_a_value_too_large_even_for_mpmath_is_called_that_not_unreal():
