@@ -1,6 +1,7 @@
 """Full gradient check: GradLab's batched full mode against ``torch.autograd.gradcheck``.
 
-Seed 001 in float64: x of shape 140x120, model (x+1)/2, MSELoss(reduction="sum").
+The float32 MSE-sum check question, in float64: x of shape 140x120, model (x+1)/2,
+MSELoss(reduction="sum").
 Both do the same full check: every element, central differences, eps 1e-6,
 atol 1e-5, rtol 1e-3 (gradcheck's defaults), fast_mode=False for gradcheck.
 GradLab is run on the per-element loss with reduction="sum" (how the page and
@@ -44,7 +45,7 @@ from gradlab.check.batching import chunk_rows  # noqa: E402
 from gradlab.check.api import gradcheck  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
 
-SHAPE = (140, 120)  # seed 001; --shape changes it (e.g. 30x40, where overhead dominates)
+SHAPE = (140, 120)  # the question's; --shape changes it (e.g. 30x40, where overhead dominates)
 EPS, ATOL, RTOL = 1e-6, 1e-5, 1e-3  # torch.autograd.gradcheck's defaults
 MIB = 2**20
 

@@ -9,8 +9,8 @@ Two ratios, each measured in the same run with interleaved repeats (medians):
    makes its dict once. Both then encode the JSON. Per page figure, on the
    data the page draws: the Round-off lab's three (its default 10,000 points)
    and the Grad check eps sweep.
-2. **The eps sweep of the Grad check page** (seed 001's 140x120 affine model,
-   4 elements, 31 steps, central): one ``reduction_estimates`` call that runs fn
+2. **The eps sweep of the Grad check page** (the float32 MSE-sum check question's 140x120
+   affine model, 4 elements, 31 steps, central): one ``reduction_estimates`` call that runs fn
    once for sum, mean and none, against the previous three ``element_estimates``
    calls, one per reduction (fn run three times).
 

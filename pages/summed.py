@@ -1,4 +1,5 @@
-"""Summed loss: seed 001's loss summed term by term, five ways, against the exact sum. Layout only.
+"""Summed loss: the float32 MSE-sum check question's loss summed term by term, five ways, against
+the exact sum. Layout only.
 
 First screen (1280x720): the title with the question beside it and the presets in a
 popover, one row of controls, the answer sentence (gradlab.teaching.summed_answer) and
@@ -133,9 +134,9 @@ def _lesson(result: SummedLoss) -> None:
 
 # controls -> one frozen settings object -> one cached engine call -> render
 with title_row("Summed loss", "why does a float32 check of the summed loss print only −1.9531, 0 and 1.9531?",
-               help="Seed 001: MSELoss(reduction='sum') of (x+1)/2 over 140×120 inputs, forward differences "
-                    "at eps = 1e-3 in float32."):
-    presets_popover("summed", primary="seed_001")
+               help="The float32 grad check question: MSELoss(reduction='sum') of (x+1)/2 over 140×120 "
+                    "inputs, forward differences at eps = 1e-3 in float32."):
+    presets_popover("summed", primary="float32_check_loss")
 values = _controls()
 try:
     settings = SummedLossSettings(shape=parse_shape(values["shape"]), dtype=values["dtype"],

@@ -1,7 +1,7 @@
 """The summed loss, term by term: how a sum of many squared errors is rounded, and what that
 does to a finite difference of it.
 
-Seed 001's loss is the sum of 16,800 squared errors in float32. Summed in the
+The float32 grad check question's loss is the sum of 16,800 squared errors in float32. Summed in the
 dtype, each addition rounds to the grid of the running total, so the result
 depends on the order: a naive left-to-right loop, a pairwise tree, what
 ``torch.sum`` does (blocks and vector lanes), Kahan–Neumaier compensation,
@@ -9,7 +9,7 @@ or float64. All are measured against the exact sum of the same terms (a
 rational number: every float is one). Two consequences for a gradient check:
 a change of one term smaller than about half an ulp of L does not move the
 rounded sum at all, and a finite difference of L can only take values that are
-multiples of ``ulp(L) / h`` (its *quantum*) — at seed 001's h = 1e-3 about 2,
+multiples of ``ulp(L) / h`` (its *quantum*) — at that question's h = 1e-3 about 2,
 while each gradient element is about 1.
 
 >>> r = summed_loss(SummedLossSettings(shape=(4, 5)))
@@ -235,7 +235,8 @@ NO_THRESHOLD: dict[str, str] = {
 
 @dataclass(frozen=True)
 class SummedLossSettings:
-    """Seed 001's loss by default: the affine model, mse, 140 x 120 elements, float32, h = 1e-3."""
+    """The float32 MSE-sum check question's loss by default: the affine model, mse, 140 x 120
+    elements, float32, h = 1e-3."""
 
     shape: tuple[int, ...] = (140, 120)
     dtype: str = "float32"

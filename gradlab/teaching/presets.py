@@ -211,7 +211,7 @@ PRESETS: tuple[Preset, ...] = (
            "What does backward() do with v = [1, 1, 1]?", {"v": "1, 1, 1"},
            "With v = 1 each .grad is the gradient of y.sum()."),
     # Summed loss.
-    Preset("summed", "seed_001", "The float32 check's loss: 140×120, sum",
+    Preset("summed", "float32_check_loss", "The float32 check's loss: 140×120, sum",
            "Why does the float32 check print only −1.9531, 0 and 1.9531?", _SUMMED,
            "L ≈ 25230 lies in [2¹⁴, 2¹⁵): its ulp is 2⁻⁹, and 2⁻⁹/1e-3 = 1.953125.", gallery=True),
     Preset("summed", "float16", "Same in float16",
