@@ -3,9 +3,12 @@
 A result's ``_repr_html_`` returns :func:`result_html`: every piece of text is
 HTML-escaped here (labels and names may come from the user: a dict output's
 keys, a parameter's name, an expression), the table is ``DataFrame.to_html``
-with escaping on, and the figure is a ``<div>`` that loads plotly.js from its
-CDN (``include_plotlyjs="cdn"``), so the notebook file stays small and the
-block looks the same in any Jupyter front end with a network connection.
+with escaping on, and the figure is a ``<div>`` drawn by the installed plotly.js,
+with no network at all: the first figure of a process (a Jupyter kernel) carries
+plotly.js itself, inline (about 5 MB, once), and every later one uses it from the
+page. A CDN would draw nothing offline or where it is blocked, and served an older
+plotly.js than the installed one. A later figure whose page has no plotly.js (the
+first output was cleared) says so and names :func:`reset_plotlyjs`.
 
 >>> import pandas as pd, plotly.graph_objects as go
 >>> page = result_html("<b>f</b>", ["ok"], pd.DataFrame({"a": [1]}), go.Figure())
@@ -22,15 +25,40 @@ import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 
-__all__ = ["MAX_TABLE_ROWS", "result_html", "figure_div", "table_html"]
+__all__ = ["MAX_TABLE_ROWS", "result_html", "figure_div", "table_html", "reset_plotlyjs"]
 
 #: Rows a notebook table shows; a full check has thousands (the caller picks which).
 MAX_TABLE_ROWS = 20
 
 
+#: Whether this process has handed out plotly.js already (in the first figure's HTML).
+_PLOTLYJS = {"embedded": False}
+
+#: Shown, instead of a blank figure, where a later figure finds no plotly.js on its page.
+_NO_PLOTLYJS = (
+    '<div class="gradlab-no-plotlyjs" style="display:none"><p><small>This figure needs plotly.js, '
+    "which the first GradLab figure of this kernel carried; that output is gone. Run "
+    "<code>gradlab.notebook_html.reset_plotlyjs()</code>, then this cell again.</small></p></div>"
+    "<script>if (!window.Plotly && document.currentScript) "
+    "{ document.currentScript.previousElementSibling.style.display = 'block'; }</script>")
+
+
+def reset_plotlyjs() -> None:
+    """Make the next figure carry plotly.js again (after the output that carried it was cleared).
+
+    >>> reset_plotlyjs(); "plotly.js v" in figure_div(go.Figure()), "plotly.js v" in figure_div(go.Figure())
+    (True, False)
+    """
+    _PLOTLYJS["embedded"] = False
+
+
 def figure_div(fig: go.Figure) -> str:
-    """The figure as an HTML fragment (a ``plotly-graph-div`` and the script that draws it)."""
-    return pio.to_html(fig, full_html=False, include_plotlyjs="cdn", validate=False)
+    """The figure as an HTML fragment (a ``plotly-graph-div`` and the script that draws it); the
+    process's first also carries the installed plotly.js, inline (see the module docstring)."""
+    first = not _PLOTLYJS["embedded"]
+    html = pio.to_html(fig, full_html=False, include_plotlyjs=first, validate=False)
+    _PLOTLYJS["embedded"] = True
+    return html if first else _NO_PLOTLYJS + html
 
 
 def table_html(table: pd.DataFrame, note: str = "") -> str:

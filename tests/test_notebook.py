@@ -96,3 +96,51 @@ def test_sweep_refuses_what_run_sweep_refuses():
 
     with pytest.raises(GradLabError):
         gradlab.sweep("exp(x)", at=1.0, dtypes="float99")
+
+
+# ------------------------------------------------------------- figures offline
+
+import re  # noqa: E402
+
+import plotly.offline  # noqa: E402
+
+from gradlab.notebook_html import reset_plotlyjs  # noqa: E402
+
+_SCRIPT_TAGS = re.compile(r"<script\b[^>]*>", re.IGNORECASE)
+
+
+def _bundle_header() -> str:
+    """The first line plotly.js's own bundle starts with, for the installed plotly."""
+    return f"plotly.js v{plotly.offline.get_plotlyjs_version()}"
+
+
+def _outside_bundle(page: str) -> str:
+    """The page without the text of an inline plotly.js bundle (whose source names web sites)."""
+    start = page.find("/**\n* plotly.js v")
+    return page if start < 0 else page[:start] + page[page.index("</script>", start):]
+
+
+def test_the_first_figure_carries_the_installed_plotlyjs_and_later_ones_reuse_it_with_no_network():
+    reset_plotlyjs()  # as in a fresh kernel
+    first = gradlab.sweep("exp(x)", at=1.0, dtypes="float64", schemes="central", points=5)._repr_html_()
+    second = check_html(gradlab.gradcheck(_wrong, _x(3), mode="full", taylor=False))
+    third = gradlab.sweep("sin(x)", at=1.0, dtypes="float32", schemes="forward", points=5)._repr_html_()
+    assert first.count(_bundle_header()) == 1  # the installed version, inline, once
+    assert len(first) > 1_000_000  # the whole library (about 5 MB), not a loader
+    assert _bundle_header() not in second and _bundle_header() not in third
+    assert "plotly.js v" not in second and len(second) < 200_000
+    for page in (first, second, third):
+        assert "Plotly.newPlot" in page
+        tags = _SCRIPT_TAGS.findall(page)
+        assert tags and not [t for t in tags if "src" in t.lower()]  # no script loaded from anywhere
+        assert "cdn" not in _outside_bundle(page).lower() and "http" not in _outside_bundle(page)
+
+
+def test_a_later_figure_says_what_to_do_when_its_page_has_no_plotlyjs():
+    reset_plotlyjs()
+    check_html(gradlab.gradcheck(_wrong, _x(3), mode="full", taylor=False))
+    later = check_html(gradlab.gradcheck(_wrong, _x(3), mode="full", taylor=False))
+    assert "if (!window.Plotly" in later and "reset_plotlyjs()" in later
+    reset_plotlyjs()  # ... which makes the next figure carry plotly.js again
+    again = check_html(gradlab.gradcheck(_wrong, _x(3), mode="full", taylor=False))
+    assert again.count(_bundle_header()) == 1 and "reset_plotlyjs()" not in again
