@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -44,7 +45,8 @@ def running_app(log_name: str = "streamlit-server") -> Iterator[str]:
     """Start ``streamlit run app.py`` on a free port, wait for health, yield the base URL."""
     port = _free_port()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    log_path = ARTIFACTS / f"{log_name}.log"
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # one log per parallel worker
+    log_path = ARTIFACTS / f"{log_name}{'-' + worker if worker else ''}.log"
     with open(log_path, "w") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py",
