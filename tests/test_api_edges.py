@@ -38,6 +38,7 @@ def test_zero_tolerances_are_a_strict_check_not_a_crash(mode):
     assert r.verdict == "inconclusive" and r.summary.message
 
 
+@pytest.mark.server  # starts a process
 @pytest.mark.parametrize("argv,words", [
     (["--rtol", "0", "--atol", "0"], "verdict: INCONCLUSIVE"),
     (["--seed", "1000000000000000000000000000000"], "seed must be a whole number"),

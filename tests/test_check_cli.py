@@ -70,6 +70,7 @@ def test_bad_values_give_one_error_line_and_status_2(argv, capsys):
     assert captured.err.count("\n") == 1
 
 
+@pytest.mark.server  # starts a process
 @pytest.mark.parametrize("argv", [["--scheme", "bogus"], ["--eps", "-1"], ["--samples", "0"]])
 def test_bad_options_exit_2_with_one_line_from_python_m_gradlab(argv):
     proc = subprocess.run([sys.executable, "-m", "gradlab", "check", *argv],
@@ -107,6 +108,7 @@ def test_inconclusive_table_output_prints_the_message_and_the_hint_on_their_own_
     assert any(line.startswith("verdict: INCONCLUSIVE") for line in lines)
 
 
+@pytest.mark.server  # starts a process
 def test_help_documents_the_exit_codes():
     proc = subprocess.run([sys.executable, "-m", "gradlab", "check", "--help"],
                           capture_output=True, text=True, timeout=120)

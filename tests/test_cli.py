@@ -70,6 +70,7 @@ def processes():
     return {k: (p.wait(timeout=120), p.stdout.read(), p.stderr.read()) for k, p in started.items()}
 
 
+@pytest.mark.server  # starts a process
 def test_subprocess_json_sweep(processes):
     code, out, err = processes["ok"]
     assert code == 0, err
@@ -79,6 +80,7 @@ def test_subprocess_json_sweep(processes):
     assert len(data["rows"]) == 9
 
 
+@pytest.mark.server  # starts a process
 def test_subprocess_refusal_is_one_line_exit_2(processes):
     code, out, err = processes["bad"]
     _assert_one_line_error(code, out, err)

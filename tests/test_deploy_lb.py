@@ -53,8 +53,9 @@ from benchmarks.load_test import main as load_test_main
 from deploy.run_local import Balancer, local_config
 
 # Locally a missing HAProxy skips; .ci/run installs it, and a skipped test fails CI.
-pytestmark = pytest.mark.skipif(shutil.which("haproxy") is None,
-                                reason="HAProxy is not installed (apt-get install -y haproxy)")
+pytestmark = [pytest.mark.server, pytest.mark.slow,
+              pytest.mark.skipif(shutil.which("haproxy") is None,
+                                 reason="HAProxy is not installed (apt-get install -y haproxy)")]
 
 CLASS_SESSIONS = 30
 BURST = 20

@@ -45,6 +45,7 @@ def test_cli_grid_table_and_one_line_errors(capsys):
         assert err.startswith("error: ") and err.count("\n") == 1
 
 
+@pytest.mark.server  # starts a process
 def test_cli_grid_subprocess_bad_dtype_exit_2():
     p = subprocess.run([sys.executable, "-m", "gradlab", "grid", "--dtype", "float7"], capture_output=True,
                        text=True, timeout=120)

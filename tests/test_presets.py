@@ -101,6 +101,7 @@ def test_round_off_presets_come_from_the_engines_comparisons():
                     for c in COMPARISONS.values()}
 
 
+@pytest.mark.server  # starts a process
 def test_the_registry_imports_no_streamlit():
     import subprocess
     import sys

@@ -22,6 +22,8 @@ from benchmarks.load_test import Server, free_port, health
 from benchmarks.load_test import main as load_test_main
 from benchmarks.st_client import StreamlitSession, exception_text
 
+pytestmark = pytest.mark.server  # every test starts a Streamlit server
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CONFIG = REPO_ROOT / ".streamlit" / "config.toml"
 SECRET = "SECRET-123"

@@ -116,6 +116,7 @@ def _readme_block(heading: str) -> str:
     return re.search(r"```python\n(.*?)```", after, re.S).group(1)
 
 
+@pytest.mark.server  # starts a process
 def test_the_readme_example_test_suite_runs_and_passes(tmp_path):
     code = _readme_block("### In a test suite")
     tests = re.findall(r"^def (test_\w+)", code, re.M)
