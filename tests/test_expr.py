@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import time
+import unicodedata
 import warnings
 from dataclasses import dataclass
 
@@ -346,7 +347,7 @@ HOSTILE = [
     ("1/(1-1)", "1/(1-1)"),
     ("sqrt(-2)*x", "sqrt(-2)"),
     ("tan(pi/2)", "tan(pi/2)"),
-    ("sіn(x)", "sіn"),  # Cyrillic і (U+0456)
+    ("sіn(x)", "U+0456"),  # Cyrillic і, named as the character it is
     ("х**2", "х"),  # Cyrillic х (U+0445)
     ("π*x", "π"),  # Greek pi is not the constant pi
     ("x²", "²"),
@@ -780,3 +781,69 @@ def test_cbrt_latex_is_a_cube_root_raised_to_the_power():
     assert parse("cbrt(x)**2").latex() == r"\left(\sqrt[3]{x}\right)^{2}"
     # d/dx x^(1/3) = 1/(3 x^(2/3)): the derivative carries cbrt(x) squared
     assert parse("cbrt(x)").derivative_latex() == r"\frac{1}{3 \left(\sqrt[3]{x}\right)^{2}}"
+
+
+# ---------------------------------------------------------------- characters outside the language
+
+#: The language's alphabet: printable ASCII without '#'.
+ALPHABET = "".join(chr(c) for c in range(0x20, 0x7F) if chr(c) != "#")
+#: A character outside it: '#', an ASCII control character, or anything past ASCII (surrogates
+#: cannot be in a str that reaches the page).
+outside = st.one_of(st.just("#"), st.characters(max_codepoint=0x1F), st.just("\x7f"),
+                    st.characters(min_codepoint=0x80, exclude_categories=("Cs",)))
+
+
+def _one_sentence_naming(message: str, char: str) -> bool:
+    return f"U+{ord(char):04X}" in message and message.endswith(".") and ". " not in message
+
+
+@pytest.mark.parametrize("text", ["x**2 # any text", "x#", "sin(x) #", "x # __import__('os')"])
+def test_a_comment_is_refused_naming_the_hash(text):
+    with pytest.raises(ExpressionError) as info:
+        parse(text)
+    message = str(info.value)
+    assert message.startswith("The character '#' (U+0023") and _one_sentence_naming(message, "#"), message
+
+
+@pytest.mark.parametrize(("text", "char", "ascii"), [
+    ("sin(\uff58)", "\uff58", "x"),  # FULLWIDTH LATIN SMALL LETTER X
+    ("\U0001d465**2", "\U0001d465", "x"),  # MATHEMATICAL ITALIC SMALL X
+    ("\uff53\uff49\uff4e(x)", "\uff53", "s"),  # fullwidth s of sin
+    ("\u03c0*x", "\u03c0", "pi"),  # GREEK SMALL LETTER PI: the constant is written pi
+    ("x\u22121", "\u2212", "-"),  # MINUS SIGN
+])
+def test_a_look_alike_is_refused_naming_it_and_the_ascii_to_type(text, char, ascii):
+    with pytest.raises(ExpressionError) as info:
+        parse(text)
+    message = str(info.value)
+    assert _one_sentence_naming(message, char), message
+    assert unicodedata.name(char) in message and message.endswith(f"type {ascii} instead."), message
+
+
+@pytest.mark.parametrize("text", ["\u03b1*x", "x*\u03b2", "\u0445**2", "x\u200b+1", "x\u202e+1", "x\t+1", "(x\n+1)"])
+def test_greek_cyrillic_invisible_and_control_characters_are_refused_naming_them(text):
+    char = next(c for c in text if c not in ALPHABET)
+    with pytest.raises(ExpressionError) as info:
+        parse(text)
+    assert _one_sentence_naming(str(info.value), char), str(info.value)
+
+
+@engine_settings(max_examples=300)
+@given(st.text(alphabet=ALPHABET, max_size=100), outside, st.text(max_size=100))
+def test_any_text_with_a_character_outside_the_language_is_refused_naming_the_first(before, char, after):
+    """x + (any ASCII of the language) + the character + (any text) + x: refused with one
+    sentence naming that character, whatever the rest would parse to (the x at each end keeps
+    parse's strip() from removing a whitespace character)."""
+    with pytest.raises(GradLabError) as info:
+        parse("x" + before + char + after + "x")
+    assert _one_sentence_naming(str(info.value), char), str(info.value)
+
+
+@engine_settings(max_examples=300)
+@given(st.one_of(st.text(max_size=60), st.text(alphabet=GRAMMAR_CHARS + "#\uff58\u03c0", max_size=60)))
+def test_an_accepted_expression_s_text_is_in_the_language_s_alphabet(text):
+    try:
+        expression = parse(text)
+    except ExpressionError:
+        return
+    assert all(c in ALPHABET for c in expression.text), expression.text

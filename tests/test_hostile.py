@@ -78,7 +78,6 @@ ACCEPTED = {
     "big-constant": "x*(1e100*1e100*1e100)",
     "minus-23": "-" * (LIMITS.expression_depth - 1) + "x",
     "sigmoid-softplus": "sigmoid(softplus(sigmoid(softplus(sigmoid(softplus(x))))))",
-    "fullwidth-x": "ｘ+1",  # NFKC folds it to x + 1, as Python does for identifiers
     "tiny-literal": "5e-324*x",
     "underflow-literal": "1e-400+x",
     "hex-literal": "0xff*x",

@@ -4,6 +4,20 @@ Nothing is evaluated: :func:`syntax_tree` only parses (``ast.parse``), and
 :func:`validate` refuses any node outside the language, with a message that
 names the offending part and, where it helps, the fix.
 
+Before parsing, :func:`check_characters` refuses what the tree would never show:
+a ``#`` (Python drops a comment, so ``x**2 # any text`` parsed as ``x**2`` while
+the whole text went on into titles, JSON and file names), any character outside
+ASCII (Python folds look-alikes to ASCII names: ``sin(ｘ)`` and ``𝑥**2`` read as
+``sin(x)`` and ``x**2``) and control characters (tabs, line breaks: the language
+is one line).
+
+>>> try:
+...     check_characters("x**2 # any text")
+... except ExpressionError as err:
+...     print(str(err).replace("; ", ";\\n"))
+The character '#' (U+0023, NUMBER SIGN) is not part of the expression language;
+a comment is not allowed, so remove it and the text after it.
+
 >>> tree = syntax_tree("sin(x)**2")
 >>> validate("sin(x)**2", tree)
 >>> try:
@@ -17,13 +31,14 @@ from __future__ import annotations
 
 import ast
 import math
+import unicodedata
 import warnings
 
 from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS
 from gradlab.numerics.expression_functions import CONSTANTS, FUNCTIONS
 
-__all__ = ["ExpressionError", "syntax_tree", "validate", "segment"]
+__all__ = ["ExpressionError", "check_characters", "syntax_tree", "validate", "segment"]
 
 
 class ExpressionError(GradLabError):
@@ -133,7 +148,53 @@ def _refusal_message(text: str, node: ast.AST) -> str:
     return f"'{part}' ({kind}) is not part of the expression language; use numbers, x, pi, e, + - * / ** and functions."
 
 
+#: Characters a visitor may mean, and what the language writes instead.
+_ASCII_FOR = {"π": "pi", "ℯ": "e", "−": "-", "–": "-", "×": "*", "·": "*", "⋅": "*", "÷": "/", "²": "**2",
+              "³": "**3", "√": "sqrt(...)"}
+#: Names of the control characters a text box or a terminal can send (Unicode gives them none).
+_CONTROL_NAMES = {"\t": "TAB", "\n": "LINE FEED", "\r": "CARRIAGE RETURN", "\v": "LINE TABULATION",
+                  "\f": "FORM FEED", "\x00": "NULL", "\x1b": "ESCAPE", "\x7f": "DELETE"}
+
+
+def check_characters(text: str) -> None:
+    """Refuse the first character outside the language's alphabet, printable ASCII without ``#``,
+    naming it: its code point, its Unicode name, itself where it is visible, and the ASCII to type.
+
+    >>> check_characters("sin(x) + 2**x")
+    >>> try:
+    ...     check_characters("sin(ｘ)")
+    ... except ExpressionError as err:
+    ...     print(err)
+    The character 'ｘ' (U+FF58, FULLWIDTH LATIN SMALL LETTER X) is not part of the expression language; type x instead.
+    """
+    for char in text:
+        if " " <= char <= "~" and char != "#":
+            continue
+        raise ExpressionError(_character_message(char))
+
+
+def _character_message(char: str) -> str:
+    code = f"U+{ord(char):04X}"
+    name = unicodedata.name(char, _CONTROL_NAMES.get(char, ""))
+    visible = not unicodedata.category(char).startswith(("C", "Z", "M"))  # not invisible, spacing or combining
+    shown = f"'{char}' ({code}{', ' + name if name else ''})" if visible else \
+        f"{code}{' (' + name + ')' if name else ''}"
+    folded = unicodedata.normalize("NFKC", char)
+    if char == "#":
+        fix = "a comment is not allowed, so remove it and the text after it"
+    elif char in _ASCII_FOR:
+        fix = f"type {_ASCII_FOR[char]} instead"
+    elif folded.isascii() and folded.isalnum() and unicodedata.category(char) != "No":  # not ² -> 2
+        fix = f"type {folded} instead"
+    elif char in "\t\n\r\v\f":
+        fix = "write the expression on one line, with spaces"
+    else:
+        fix = "type plain ASCII: numbers, x, pi, e, + - * / ** and functions such as sin(x)"
+    return f"The character {shown} is not part of the expression language; {fix}."
+
+
 def syntax_tree(text: str) -> ast.Expression:
+    check_characters(text)
     try:
         # A visitor's text must not write to the server log: Python warns about odd
         # string escapes ('\\)') while parsing, and string literals are refused anyway.
