@@ -278,3 +278,12 @@ def test_the_labs_outputs_do_not_depend_on_the_batch_or_the_thread_count(activat
     # of about unit size (an absolute bound: the output is a cancelling sum)
     with torch.no_grad():
         assert torch.allclose(net(batch).double(), batched.double(), rtol=0, atol=64 * facts(dtype).eps)
+
+
+@pytest.mark.parametrize("text", ["3²", "٣٢", "32, ４"])
+def test_digits_that_are_not_ascii_are_refused_in_one_sentence(text):
+    # str.isdigit() accepts superscripts and other scripts' digits that int() refuses or reads
+    from gradlab.labs.network import parse_hidden
+
+    with pytest.raises(GradLabError, match="is not a layer width"):
+        parse_hidden(text)

@@ -193,13 +193,17 @@ def parse_hidden(text: str) -> tuple[int, ...]:
 
     >>> parse_hidden("64, 32")
     (64, 32)
+    >>> parse_hidden("3²")
+    Traceback (most recent call last):
+    ...
+    gradlab.errors.GradLabError: '3²' is not a layer width; type whole numbers such as '32, 32'.
     """
     if not isinstance(text, str) or len(text) > LIMITS.expression_chars:
         raise GradLabError("Type the hidden widths as whole numbers separated by commas, such as '32, 32'.")
     parts = [p for p in text.replace(",", " ").split() if p]
     widths = []
     for part in parts:
-        if not part.isdigit():
+        if not (part.isascii() and part.isdigit()):  # '²'.isdigit() is True, int('²') fails
             raise GradLabError(f"'{part}' is not a layer width; type whole numbers such as '32, 32'.")
         widths.append(int(part))
     return tuple(widths)
