@@ -45,7 +45,24 @@ def _shown(markdown: str) -> str:
 
 
 def _outside_code(markdown: str) -> str:
-    return re.sub(r"(`+)(?:(?!\1).)*?\1", "", markdown)
+    """The text outside code spans; an escaped backtick (\\`) opens none, as in CommonMark."""
+    out, i = [], 0
+    while i < len(markdown):
+        if markdown[i] == "\\" and i + 1 < len(markdown):
+            out.append(markdown[i:i + 2])
+            i += 2
+        elif markdown[i] == "`":
+            fence = re.match("`+", markdown[i:]).group()
+            end = markdown.find(fence, i + len(fence))
+            if end < 0:  # no closing fence: the backticks are literal
+                out.append(fence)
+                i += len(fence)
+            else:
+                i = end + len(fence)
+        else:
+            out.append(markdown[i])
+            i += 1
+    return "".join(out)
 
 
 @given(visitor_text)
