@@ -11,11 +11,11 @@ At its best step (h ≈ ...) the float32 central difference is within ... of the
 Each error it quotes is the typical one around the best step (the ``robust_rel_error``
 column: the median over about a decade of steps), never below what the dtype can hold: an
 error under the unit round-off u says only that the exact value sits near a rounded number,
-so it reads "within float32's rounding (u = 6e-8)". The complex step reaches that floor:
+so it reads "within its rounding (6e-8)". The complex step reaches that floor:
 
 >>> r = run_sweep(SweepSettings("exp(x)", 1.0, ("float32",), ("complex_step",), 1e-20, 1e-3, points=31))
 >>> print(sweep_answer(r).text)  # doctest: +ELLIPSIS
-At its best step (h ≈ ...) the float32 complex step estimate is within float32's rounding (u = 6e-8) ...
+At its best step (h ≈ ...) the float32 complex step estimate is within its rounding (6e-8) ...
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def _emulated_error(result: SweepResult, row) -> str:
         theory += f", times this f's factor k = {predicted / scale:.2g}: {percent(predicted)}"
     u = facts(row["dtype"]).unit_roundoff
     if lo < u:  # a sample closer than the format's rounding was lucky: quote the rounding instead
-        return f"off by up to {percent(hi)} (no closer than its rounding, u = {percent(u)}; {theory})"
+        return f"off by up to {percent(hi)} (no closer than its rounding, {percent(u)}; {theory})"
     span = percent(lo) if percent(lo) == percent(hi) else f"{percent(lo)[:-2]}–{percent(hi)}"
     return f"off by {span} ({theory})"
 
@@ -104,17 +104,17 @@ def best_error_words(near_best: float, dtype: str, exact) -> str:
     the exact derivative is itself a float64 number (so 0 is not just the reference's rounding).
 
     >>> best_error_words(3.2e-6, "float32", 2.5), best_error_words(7e-10, "float32", 2.5)
-    ('within 4e-6', "within float32's rounding (u = 6e-8)")
+    ('within 4e-6', 'within its rounding (6e-8)')
     >>> with mpmath.workdps(30):
     ...     third = mpmath.mpf(1) / 3
     >>> best_error_words(0.0, "float64", 2.0), best_error_words(0.0, "float64", third)
-    ('exact', "within float64's rounding (u = 1e-16)")
+    ('exact', 'within its rounding (1e-16)')
     """
     u = facts(dtype).unit_roundoff
     if near_best == 0 and exact is not None and mpmath.mpf(float(exact)) == exact:
         return "exact"
     if near_best < u:
-        return f"within {dtype}'s rounding (u = {short_number(u)})"
+        return f"within its rounding ({short_number(u)})"  # the sentence names the dtype just before
     return f"within {_at_most(near_best)}"
 
 

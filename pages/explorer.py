@@ -167,10 +167,8 @@ def _answer(result: SweepResult) -> None:
     with answer_box():
         show = st.warning if note.is_warning else st.info
         show(markdown_literal(note.text), icon=":material/lightbulb:")
-        # The answer's units, defined where they first appear (one line)
-        units = [define(t) for t, mark in (("ulp", "ulp"), ("unit round-off", "(u = ")) if mark in note.text]
-        if units:
-            st.caption(" ".join(units))
+        if "ulp" in note.text:  # the answer's unit, defined where it first appears (one line)
+            st.caption(define("ulp"))
 
 
 #: The main chart's box fills the first screen below the controls and the answer (so all of

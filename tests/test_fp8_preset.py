@@ -87,7 +87,7 @@ def test_the_answer_names_the_theory_and_a_range_around_the_best_step(sweep):
         assert scale == facts(name).eps ** (2 / 3)
         # A range of the errors around h*, whose lower end is never below the format's rounding u.
         assert re.search(rf"the {name} central difference (is )?off by ([\d.]+–[\d.]+ % \(|up to [\d.]+ % "
-                         rf"\(no closer than its rounding, u = {percent(facts(name).unit_roundoff)}; )"
+                         rf"\(no closer than its rounding, {percent(facts(name).unit_roundoff)}; )"
                          rf"theory: ε\^\(2/3\) = {percent(scale)}, times this f's factor "
                          rf"k = {predicted / scale:.2g}: {percent(predicted)}\)", text), text
     assert "(theory: ε^(2/3) = 25 %, times this f's factor k = 1.5: 37 %)" in text  # e4m3: eps = 2**-3

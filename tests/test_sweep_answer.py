@@ -64,13 +64,16 @@ PRECISION_BITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53,
 def _quoted(text: str, dtype: str) -> str | None:
     """What the answer says of ``dtype``'s best estimate: 'within 3e-6', 'exact', 'off by ...'."""
     found = re.search(rf"the {dtype} [\w\- ]+? (?:difference|estimate) (?:is )?"
-                      rf"(within {dtype}'s rounding|within [\d.e+-]+|exact|off by [^(]+\(?[^;)]*)", text)
+                      rf"(within its rounding \([\d.e+-]+\)|within [\d.e+-]+|exact|off by [^(]+\(?[^;)]*)", text)
     return found.group(1) if found else None
 
 
 def _never_below_rounding(claim: str, dtype: str, exact) -> None:
     u = 2.0 ** -PRECISION_BITS[dtype]
-    if claim == f"within {dtype}'s rounding" or "no closer than its rounding" in claim:
+    if claim.startswith("within its rounding (") or "no closer than its rounding" in claim:
+        named = claim[claim.index("rounding"):]  # the rounding's own number, after the word
+        said = float(re.findall(r"[\d.]+(?:e[+-]?\d+)?", named)[0]) / (100 if "%" in named else 1)
+        assert said == pytest.approx(u, rel=0.2), claim  # the rounding it names is the dtype's u
         return
     if claim == "exact":  # only where the exact derivative is itself a float64 number
         assert mpmath.mpf(float(exact)) == exact, claim
@@ -107,10 +110,10 @@ def test_the_complex_step_classic_says_float32s_rounding_not_its_luckiest_sample
     lucky = result.best.set_index(["dtype", "scheme"]).loc[("float32", "complex_step"), "rel_error"]
     assert lucky < 2.0 ** -24 / 10  # the sample is there ...
     text = sweep_answer(result).text
-    assert "float32 complex step estimate is within float32's rounding (u = 6e-8)" in text  # ... not quoted
+    assert "float32 complex step estimate is within its rounding (6e-8)" in text  # ... not quoted
     assert short_number(lucky) not in text
     # exp(...)/sqrt(...) at 1.5 has no float64 derivative: an error of 0 is float64's rounding too.
-    assert "float64 complex step estimate within float64's rounding (u = 1e-16)" in text
+    assert "float64 complex step estimate within its rounding (1e-16)" in text
 
 
 def test_the_robust_best_is_the_median_around_the_best_step_not_its_luckiest_sample():
@@ -133,4 +136,4 @@ def test_within_is_rounded_up_so_the_bound_holds():
 
     assert best_error_words(1.12e-16, "float64", 1.0 / 3) == "within 2e-16"  # not "1e-16"
     assert best_error_words(6.4e-6, "float32", 2.5) == "within 7e-6"
-    assert best_error_words(2.0 ** -53 * 0.99, "float64", 2.5) == "within float64's rounding (u = 1e-16)"
+    assert best_error_words(2.0 ** -53 * 0.99, "float64", 2.5) == "within its rounding (1e-16)"
