@@ -40,7 +40,9 @@ def test_zero_tolerances_are_a_strict_check_not_a_crash(mode):
 
 @pytest.mark.server  # starts a process
 @pytest.mark.parametrize("argv,words", [
-    (["--rtol", "0", "--atol", "0"], "verdict: INCONCLUSIVE"),
+    # zero tolerances in float32: within autograd's own rounding, measured against float64
+    # autograd, the float64 witness's differences agree: a pass that says so
+    (["--rtol", "0", "--atol", "0"], "Autograd's own rounding in float32 was measured"),
     (["--seed", "1000000000000000000000000000000"], "seed must be a whole number"),
     (["--samples", "-3"], "samples must be a whole number >= 1"),
 ])
@@ -49,7 +51,7 @@ def test_the_cli_ends_these_in_a_result_or_one_sentence(argv, words):
                           capture_output=True, text=True, timeout=120)
     assert "Traceback" not in proc.stderr and "unexpectedly" not in proc.stderr
     assert words in proc.stdout + proc.stderr
-    assert proc.returncode in (2, 3)
+    assert proc.returncode in ((0, 3) if "rounding" in words else (2, 3))
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])

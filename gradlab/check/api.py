@@ -44,8 +44,9 @@ import numpy as np
 import torch
 
 from gradlab.check.arguments import Arguments, module_arguments, parse_arguments
+from gradlab.check.behaviour import check_repeatable, check_user_step
 from gradlab.check.batching import FlatInputs
-from gradlab.check.bisection import locate
+from gradlab.check.bisection import name_element
 from gradlab.check.evaluation import Dense, SharedOnehot, chunk_size, onehot_evaluator, run_chunks
 from gradlab.check.problem import (NumericProblem, as_inputs, autograd_gradient, check_inputs, least_precise,
                                    numeric_problem, resolve_step)
@@ -58,6 +59,8 @@ from gradlab.check.step_halving import truncation_share
 from gradlab.check.stencil import dense_maker, onehot_maker
 from gradlab.check.taylor_remainders import taylor_test
 from gradlab.check.verdicts import backward_spread, dense_estimator, judge, onehot_estimator
+from gradlab.check.verdict_words import evidence_notes
+from gradlab.check.witness import autograd_in_float64, float64_twin
 from gradlab.check.validation import (GRAD_OUTPUTS, MODES, REDUCTIONS, check_full_limit, check_samples,
                                       check_seed, choose, full_check_work, resolve_workers)
 from gradlab.errors import GradLabError
@@ -164,7 +167,9 @@ def gradcheck(
                    reduction=reduction, grad_outputs=grad_outputs, numeric_float64=numeric_float64,
                    workers=workers)
     call, args = _arguments(fn, inputs, wrt)
-    result = _first_order(call, args, **options, numeric_fn=numeric_fn, taylor=taylor, progress=progress)
+    twin = float64_twin(fn, args, wrt, numeric_fn)
+    result = _first_order(call, args, **options, numeric_fn=numeric_fn, taylor=taylor, progress=progress,
+                          twin=twin)
     if check_forward or order == 2:
         result = _with_higher_checks(result, call, check_inputs(args.reals()), options, check_forward, order)
     if raise_on_fail and result.verdict == "fail":
@@ -195,8 +200,9 @@ def _fail_text(result: CheckResult) -> str:
 
 
 def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rtol, atol, reduction,
-                 grad_outputs, numeric_float64, workers, numeric_fn, taylor, progress) -> CheckResult:
-    """The check of autograd's gradient (what ``gradcheck`` does without its extra checks)."""
+                 grad_outputs, numeric_float64, workers, numeric_fn, taylor, progress, twin=None) -> CheckResult:
+    """The check of autograd's gradient (what ``gradcheck`` does without its extra checks);
+    ``twin``: fn in float64 (gradlab.check.witness), or None."""
     choose("mode", mode, MODES)
     choose("reduction", reduction, REDUCTIONS)
     samples, seed, workers = check_samples(samples), check_seed(seed), resolve_workers(workers)
@@ -212,6 +218,8 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
     if reason:
         raise GradLabError(reason)
     tol = Tolerances(*resolve_tolerances(user_dtype, rtol, atol))
+    if not s.complex_step:
+        check_user_step(eps, FlatInputs.of(xs).values, step_dtype)
     h = resolve_step(eps, s, step_dtype, FlatInputs.of(xs).values)
     numel = sum(t.numel() for t in xs)
     numeric_call = _bound(numeric_fn, args) if numeric_float64 and numeric_fn is not None else call
@@ -222,6 +230,7 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
     pace = forecast_check(None if over_full_bound else progress, numeric_call, xs,
                           torch.float64 if numeric_float64 else None, perturbations=count, unit=unit,
                           points=stencil_points(s), workers=workers, complex_step=s.complex_step)
+    check_repeatable(call, xs)
     g, y, v = autograd_gradient(call, xs, reduction, grad_outputs, seed)
     spread = backward_spread(g, autograd_gradient(call, xs, reduction, grad_outputs, seed)[0])
     tol = tol.widened(spread)
@@ -229,15 +238,20 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
         check_full_limit(numel, y.numel(), s)
     p = numeric_problem(numeric_call, xs, reduction, v, s, h, torch.float64 if numeric_float64 else None,
                         names=args.names, complex_parts=args.complex_parts())
+    p = dataclasses.replace(p, gradient=g)  # evaluated points moved back to nominal (stencil.nominal_correction)
     pace.after_setup()
     index, directions = _perturbations(mode, numel, samples, seed)
-    twin = _bound(numeric_fn, args) if numeric_fn is not None else call
-    float64_problem = _float64_problem(twin, xs, reduction, v, s, p, args)
+    twin = twin if twin is not None else call
+    float64_problem = _float64_problem(twin, xs, reduction, v, s, p, args, g)
+    g64 = autograd_in_float64(twin, xs, reduction, v, y) if user_dtype != torch.float64 else None
+    rounding = None if g64 is None else ((g - g64)[index] if index is not None else directions @ (g - g64)).abs()
     first, table, scale, located, share = _measure(p, g, index, directions, tol, progress, workers,
-                                                   float64_problem, facts(user_dtype).eps)
+                                                   float64_problem, facts(user_dtype).eps,
+                                                   None if rounding is None else rounding.numpy())
+    notes = evidence_notes(table, facts(user_dtype).name, g64 is not None, numeric_fn is not None)
     summary = summarize(p, table, CheckContext(mode, user_dtype, tol, y.numel(), spread), scale=scale,
                         located=located, truncation_share=share, first=first,
-                        output_of=_output_of(call, xs, reduction, v, p))
+                        output_of=_output_of(call, xs, reduction, v, p), notes=notes)
     return CheckResult(table, summary, error_map(p.flat, mode, table), _taylor(p, g, seed) if taylor else None)
 
 
@@ -272,7 +286,7 @@ def _arguments(fn: Callable, inputs: tuple, wrt) -> tuple[Callable, Arguments]:
     return _bound(fn, args), args
 
 
-def _float64_problem(fn, xs, reduction, v, s, p: NumericProblem, args: Arguments):
+def _float64_problem(fn, xs, reduction, v, s, p: NumericProblem, args: Arguments, g: torch.Tensor):
     """A lazy float64 twin of the numeric problem ``p``, or None when fn does not run in float64."""
     def make() -> NumericProblem | None:
         if p.dtype == torch.float64:
@@ -283,13 +297,13 @@ def _float64_problem(fn, xs, reduction, v, s, p: NumericProblem, args: Arguments
                                   complex_parts=args.complex_parts())
         except Exception:  # noqa: BLE001 - fn need not run in float64; then there is no twin
             return None
-        return p64 if p64.base_rows.dtype == torch.float64 else None
+        return dataclasses.replace(p64, gradient=g) if p64.base_rows.dtype == torch.float64 else None
 
     return make
 
 
 def _measure(p: NumericProblem, g: torch.Tensor, index, directions, tol: Tolerances, progress, workers,
-             float64_problem, autograd_eps: float):
+             float64_problem, autograd_eps: float, autograd_rounding=None):
     """The first table (at the check's step), the final one (with states), the round-off
     scales, the located element and the truncation share."""
     total = index.numel() if index is not None else directions.shape[0]
@@ -305,11 +319,12 @@ def _measure(p: NumericProblem, g: torch.Tensor, index, directions, tol: Toleran
     share = truncation_share(p, first, maker_for, numeric, autograd_values)
     estimator = onehot_estimator(index, workers) if index is not None else dense_estimator(directions)
     table = judge(p, first, estimator, tol.of, sides=evaluator.sides, scale=scale.numpy(),
-                  autograd_eps=autograd_eps,
+                  autograd_eps=autograd_eps, autograd_rounding=autograd_rounding,
                   float64_problem=float64_problem)
     located = None
     if directions is not None and bool((table["state"] == "fail").any()):
-        located = locate(p, g, directions[worst_position(table)], tol)
+        residual = table["autograd"] - table["best_numeric"]
+        located = name_element(p, g, directions, residual, worst_position(table), tol)
     return first, table, scale, located, share
 
 

@@ -33,7 +33,7 @@ from gradlab.check.problem import NumericProblem
 from gradlab.check.results import Element
 from gradlab.check.stencil import dense_maker, estimates, onehot_maker
 
-__all__ = ["locate"]
+__all__ = ["locate", "name_element"]
 
 
 def _worse(p: NumericProblem, masks: torch.Tensor, autograd: np.ndarray, tol: Tolerances, rows) -> int:
@@ -67,3 +67,39 @@ def locate(p: NumericProblem, grad: torch.Tensor, direction: torch.Tensor, tol: 
     steps = torch.full((1,), p.step, dtype=torch.float64)
     est, scale = estimates(p, onehot_maker(p, i), steps[:1])
     return element(value_table(p, i, Estimates(grad[i], est, scale), tol), 0)
+
+
+def _element_excess(p: NumericProblem, grad: torch.Tensor, index: torch.Tensor, tol: Tolerances) -> np.ndarray:
+    """How far beyond tolerance plus bound each element's autograd value is, after a step search."""
+    def estimator(q, r, h):
+        return estimates(q, onehot_maker(q, index[torch.from_numpy(r)]), h)
+
+    rows = np.arange(len(index))
+    a = grad[index].numpy()
+    start = bounded_estimates(p, estimator, rows, np.full(len(rows), p.step))
+    best = search(p, estimator, rows, a, tol.of(a), start)
+    excess = (np.abs(best.estimate - a) - best.bound) / tol.of(best.estimate)
+    return np.nan_to_num(excess, nan=math.inf)
+
+
+def name_element(p: NumericProblem, grad: torch.Tensor, directions: torch.Tensor, residual: np.ndarray,
+                 worst: int, tol: Tolerances) -> Element:
+    """The element a directional check's failures point at: the bisection of the worst
+    direction, checked against the element every direction's residual (autograd minus
+    finite difference) points at together (a matched filter: argmax_k |Σ_j r_j v_jk|/‖v_k‖,
+    exact for one wrong element when the residuals are exact). When the two differ, the one
+    further beyond its own tolerance plus bound, checked on its own, is named: one
+    direction's bisection can be drawn away by truncation in another half."""
+    bisected = locate(p, grad, directions[worst], tol)
+    r = np.nan_to_num(residual)
+    norms = directions.norm(dim=0).numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        score = np.abs(r @ directions.numpy()) / np.where(norms > 0, norms, np.inf)
+    matched = int(np.argmax(score))
+    if matched == bisected.flat_index or bisected.flat_index < 0:
+        return bisected
+    index = torch.tensor([bisected.flat_index, matched])
+    if int(np.argmax(_element_excess(p, grad, index, tol))) == 0:
+        return bisected
+    est, scale = estimates(p, onehot_maker(p, index[1:]), torch.full((1,), p.step, dtype=torch.float64))
+    return element(value_table(p, index[1:], Estimates(grad[index[1:]], est, scale), tol), 0)

@@ -1,9 +1,12 @@
 """The error bound of a finite difference: round-off plus Richardson-estimated truncation.
 
 For a scheme of order p with step h, the estimate D(h) differs from the
-derivative by round-off, about ``sum|w_k|·u·scale/h`` (u: the numeric dtype's
-unit round-off, scale: the magnitude of the values subtracted, see
-:func:`gradlab.check.stencil.roundoff_scale`), plus truncation ``C·h^p``,
+derivative by round-off plus truncation ``C·h^p``. Round-off is the larger of
+the model ``sum|w_k|·u·scale/h`` (u: the numeric dtype's unit round-off, scale:
+the magnitude of the values subtracted, see
+:func:`gradlab.check.stencil.roundoff_scale`) and, where it was measured, the
+noise of fn along the perturbation (:mod:`gradlab.check.noise`:
+``3·σ·‖w‖₂/h``); truncation ``C·h^p`` is
 estimated from a second step: ``trunc(h) ≈ |D(h) - D(h/2)|·2^p/(2^p - 1)``.
 The complex step subtracts nothing: its round-off is ``u·|D|``.
 
@@ -23,6 +26,7 @@ from typing import Callable
 import numpy as np
 import torch
 
+from gradlab.check.noise import SAFETY
 from gradlab.check.problem import NumericProblem
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import Scheme
@@ -42,10 +46,12 @@ class Bounded:
     scale: np.ndarray  # of the values subtracted (round-off scales with it)
     roundoff: np.ndarray
     truncation: np.ndarray
+    noise: np.ndarray | None = None  # measured σ of fn along each perturbation (None: not measured)
 
     def rows(self, idx: np.ndarray) -> "Bounded":
         """The bounds of rows ``idx``."""
-        return Bounded(*(getattr(self, f)[idx] for f in _FIELDS))
+        return Bounded(*(getattr(self, f)[idx] for f in _FIELDS),
+                       noise=None if self.noise is None else self.noise[idx])
 
     @property
     def bound(self) -> np.ndarray:
@@ -56,28 +62,37 @@ class Bounded:
 _FIELDS = ("estimate", "step", "scale", "roundoff", "truncation")
 
 
-def roundoff_bound(scheme: Scheme, dtype: torch.dtype, estimate, scale, step) -> np.ndarray:
-    """Round-off part of the error of estimates at ``step`` (arrays, broadcast)."""
+def roundoff_bound(scheme: Scheme, dtype: torch.dtype, estimate, scale, step, noise=None) -> np.ndarray:
+    """Round-off part of the error of estimates at ``step`` (arrays, broadcast): the model,
+    or the measured ``noise`` σ's bound where that is larger (never below the model)."""
     u = facts(dtype).unit_roundoff
     if scheme.complex_step:
         return u * np.abs(np.asarray(estimate, dtype=np.float64))
-    return scheme.roundoff_constant * u * np.asarray(scale, dtype=np.float64) / np.asarray(step)
+    model = scheme.roundoff_constant * u * np.asarray(scale, dtype=np.float64) / np.asarray(step)
+    if noise is None:
+        return model
+    norm = float(np.sqrt(sum(w * w for w in scheme.weights)))
+    return np.maximum(model, SAFETY * np.asarray(noise, dtype=np.float64) * norm / np.asarray(step))
 
 
-def bound_of(scheme: Scheme, dtype: torch.dtype, d_h, d_half, scale, step) -> Bounded:
-    """The bound of D(h) from D(h) and D(h/2) (arrays): Richardson truncation plus round-off."""
+def bound_of(scheme: Scheme, dtype: torch.dtype, d_h, d_half, scale, step, noise=None) -> Bounded:
+    """The bound of D(h) from D(h) and D(h/2) (arrays): Richardson truncation plus round-off.
+    (The change from h to h/2 holds both estimates' noise too: counted as truncation, it
+    only makes the bound larger.)"""
     factor = 2.0 ** scheme.order / (2.0 ** scheme.order - 1)
     d_h = np.asarray(d_h, dtype=np.float64)
-    trunc = np.abs(d_h - np.asarray(d_half, dtype=np.float64)) * factor
     scale = np.asarray(scale, dtype=np.float64)
-    return Bounded(d_h, np.asarray(step, dtype=np.float64), scale,
-                   roundoff_bound(scheme, dtype, d_h, scale, step), trunc)
+    roundoff = roundoff_bound(scheme, dtype, d_h, scale, step, noise)
+    trunc = np.abs(d_h - np.asarray(d_half, dtype=np.float64)) * factor
+    return Bounded(d_h, np.asarray(step, dtype=np.float64), scale, roundoff, trunc,
+                   None if noise is None else np.asarray(noise, dtype=np.float64))
 
 
 def bounded_estimates(p: NumericProblem, estimator: Estimator, rows: np.ndarray,
-                      steps: np.ndarray) -> Bounded:
-    """D at ``steps`` and at half of them for ``rows`` (one batched evaluation), with bounds."""
+                      steps: np.ndarray, noise=None) -> Bounded:
+    """D at ``steps`` and at half of them for ``rows`` (one batched evaluation), with bounds
+    (``noise``: the rows' measured σ, or None)."""
     both = torch.from_numpy(np.concatenate([steps, steps / 2]))
     est, scale = estimator(p, np.concatenate([rows, rows]), both)
     est, scale, m = est.numpy(), scale.numpy(), len(rows)
-    return bound_of(p.scheme, p.dtype, est[:m], est[m:], scale[:m], steps)
+    return bound_of(p.scheme, p.dtype, est[:m], est[m:], scale[:m], steps, noise)

@@ -28,7 +28,8 @@ import torch
 
 from gradlab.check.batching import OnehotBuffer, chunk_rows, single_threaded_ops
 from gradlab.check.problem import NumericProblem
-from gradlab.check.stencil import (combine, dense_maker, numeric_base, one_sided, roundoff_scale, shifts,
+from gradlab.check.stencil import (combine, corrected_sides, dense_maker, entry_correction, moving_weights,
+                                   nominal_correction, numeric_base, one_sided, roundoff_scale, shifts,
                                    side_points)
 from gradlab.limits import LIMITS
 
@@ -80,8 +81,10 @@ class SummedOnehot(Evaluator):
         offsets = torch.tensor([c for c, _ in self.moving], dtype=torch.float64)
         self.raw = torch.empty(self.total * self.points, dtype=p.base_rows.dtype)
         self.rows = self.points * chunk
-        self.planned = OnehotBuffer.entries(p.flat.values, self.rows, index.repeat_interleave(self.points),
-                                            (steps[:, None] * offsets).reshape(-1))
+        moves = (steps[:, None] * offsets).reshape(-1)
+        self.planned = OnehotBuffer.entries(p.flat.values, self.rows, index.repeat_interleave(self.points), moves)
+        corr = entry_correction(p, index.repeat_interleave(self.points), moves, self.planned[1], self.planned[2])
+        self.correction = None if corr is None else corr.reshape(self.total, self.points)
         self.reduce = torch.sum if p.reduction == "sum" else torch.mean
 
     def worker(self) -> Evaluate:
@@ -107,14 +110,16 @@ class SummedOnehot(Evaluator):
     def finish(self):
         s, p = self.p.scheme, self.p
         weights = torch.tensor([w for _, w in self.moving], dtype=torch.float64)
-        combined = self.raw.to(torch.float64).reshape(self.total, self.points) @ weights
+        raw = self.raw.to(torch.float64).reshape(self.total, self.points)
+        if self.correction is not None:  # each point moved back to its nominal place (stencil.nominal_correction)
+            raw = raw + self.correction
+        combined = raw @ weights
         centre = sum(w for c, w in zip(s.offsets, s.weights) if c == 0)
         base = p.base_rows.to(torch.float64)[0, 0]
         if centre:
             combined = combined + centre * base
         where = side_points(p)
         if where is not None:
-            raw = self.raw.to(torch.float64).reshape(self.total, self.points)
             self.sides = ((base - raw[:, where[0]]) / self.steps, (raw[:, where[1]] - base) / self.steps)
         return combined / self.steps, roundoff_scale(p, None, self.total)
 
@@ -144,14 +149,21 @@ class SharedOnehot(Evaluator):
             key = moves.is_complex()
             if key not in buffers:
                 buffers[key] = OnehotBuffer(base, points * self.chunk)
-            planned = OnehotBuffer.entries(base, points * self.chunk, self.index[a:b].repeat(points),
-                                           moves.reshape(-1))
-            with buffers[key].perturbed(*planned) as rows:
+            index = self.index[a:b].repeat(points)
+            planned = OnehotBuffer.entries(base, points * self.chunk, index, moves.reshape(-1))
+            h = steps[a:b]
+            with buffers[key].perturbed(*planned) as rows:  # outputs may be views of rows: use them inside
                 outputs = first.batched(rows)
                 for p, (est, scale) in zip(self.problems, self.results):
-                    est[a:b], scale[a:b] = combine(p, outputs, steps[a:b])
+                    est[a:b], scale[a:b] = combine(p, outputs, h)
+                    corr = entry_correction(p, index, moves.reshape(-1), planned[1], planned[2])
+                    if corr is not None:  # each point moved back to its nominal place
+                        est[a:b] += moving_weights(p) @ corr.reshape(moves.shape) / h
                 if self.sides is not None:
-                    self.sides[0][a:b], self.sides[1][a:b] = one_sided(first, outputs, steps[a:b])
+                    corr = entry_correction(first, index, moves.reshape(-1), planned[1], planned[2])
+                    sides = corrected_sides(first, one_sided(first, outputs, h),
+                                            None if corr is None else corr.reshape(moves.shape), h)
+                    self.sides[0][a:b], self.sides[1][a:b] = sides
 
         return evaluate
 
@@ -184,10 +196,14 @@ class Dense(Evaluator):
     def worker(self) -> Evaluate:
         def evaluate(a: int, b: int) -> None:
             p, h = self.p, self.steps[a:b]
-            outputs = p.batched(dense_maker(p, self.directions[a:b])(shifts(p, h)))
-            self.est[a:b], self.scale[a:b] = combine(p, outputs, h)
+            make, moves = dense_maker(p, self.directions[a:b]), shifts(p, h)
+            rows = make(moves)
+            outputs = p.batched(rows)
+            est, self.scale[a:b] = combine(p, outputs, h)
+            corr = nominal_correction(p, make, moves, rows)  # each point moved back to its nominal place
+            self.est[a:b] = est if corr is None else est + moving_weights(p) @ corr / h
             if self.sides is not None:
-                self.sides[0][a:b], self.sides[1][a:b] = one_sided(p, outputs, h)
+                self.sides[0][a:b], self.sides[1][a:b] = corrected_sides(p, one_sided(p, outputs, h), corr, h)
 
         return evaluate
 

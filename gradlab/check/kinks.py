@@ -64,22 +64,27 @@ def candidates(p: NumericProblem, sides, scale: np.ndarray, tolerance: np.ndarra
     return np.flatnonzero((gap > tolerance + noise) & (gap >= turn))
 
 
-def _side(p: NumericProblem, name: str, estimator: Estimator, rows: np.ndarray):
-    """(Richardson-extrapolated one-sided slope, its bound) of ``rows`` at p.step."""
+def _side(p: NumericProblem, name: str, estimator: Estimator, rows: np.ndarray, noise=None):
+    """(Richardson-extrapolated one-sided slope, its bound) of ``rows`` at p.step.
+
+    S = 2·D(h/2) - D(h) carries the noise of D(h/2) twice and of D(h) once: at most
+    2·R(h/2) + R(h) = 5·R(h), R the round-off bound of D(h) (measured where ``noise``
+    is given, see gradlab.check.noise)."""
     q = replace(p, scheme=get_scheme(name))
     h = np.full(len(rows), p.step)
     est, scale = estimator(q, np.concatenate([rows, rows]), torch_steps(np.concatenate([h, h / 2])))
     est, m = est.numpy(), len(rows)
     moved = np.abs(est[:m] - est[m:])
-    bound = moved + 5 * roundoff_bound(q.scheme, p.dtype, est[:m], scale.numpy()[:m], h)
+    bound = moved + 5 * roundoff_bound(q.scheme, p.dtype, est[:m], scale.numpy()[:m], h, noise)
     return 2 * est[m:] - est[:m], bound
 
 
 def confirm(p: NumericProblem, estimator: Estimator, rows: np.ndarray, autograd: np.ndarray,
-            tolerance: np.ndarray) -> Kinks:
-    """Which of ``rows`` are kinks (see the module docstring); per-row autograd and tolerance."""
-    left, left_bound = _side(p, "backward", estimator, rows)
-    right, right_bound = _side(p, "forward", estimator, rows)
+            tolerance: np.ndarray, noise: np.ndarray | None = None) -> Kinks:
+    """Which of ``rows`` are kinks (see the module docstring); per-row autograd, tolerance and
+    measured noise σ of fn along the row (None: the round-off model alone)."""
+    left, left_bound = _side(p, "backward", estimator, rows, noise)
+    right, right_bound = _side(p, "forward", estimator, rows, noise)
     slack = left_bound + right_bound + tolerance
     kink = np.abs(right - left) > slack
     lo, hi = np.minimum(left, right), np.maximum(left, right)

@@ -45,6 +45,9 @@ class NumericProblem:
     step: float
     base_rows: torch.Tensor  # (1, out) reduced value(s) at x, numeric dtype
     output_sizes: torch.Tensor | None  # (out,) float64 |v_j y_j(x)| ("none" only)
+    # autograd's flat gradient (float64), when set: the points a stencil evaluates are moved
+    # back to their nominal places with it (see gradlab.check.stencil.nominal_correction)
+    gradient: torch.Tensor | None = None
 
     @property
     def dtype(self) -> torch.dtype:

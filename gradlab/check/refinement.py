@@ -47,7 +47,7 @@ RESOLVED = 2.0
 def next_steps(p: NumericProblem, b: Bounded) -> np.ndarray:
     """The model's best step for each value, from its bound at its current step."""
     order, h = p.scheme.order, b.step
-    r = roundoff_bound(p.scheme, p.dtype, b.estimate, b.scale, 1.0)  # R in R/h
+    r = roundoff_bound(p.scheme, p.dtype, b.estimate, b.scale, 1.0, b.noise)  # R in R/h
     factor = 2.0 ** order / (2.0 ** order - 1)
     resolved = b.truncation / factor > RESOLVED * 3 * b.roundoff
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -66,6 +66,8 @@ def merge(old: Bounded, new: Bounded, where: np.ndarray) -> Bounded:
         column = getattr(old, name).copy()
         column[better] = getattr(new, name)[take]
         fields[name] = column
+    if old.noise is not None:
+        fields["noise"] = old.noise  # measured once per row: the same at every step
     return Bounded(**fields)
 
 
@@ -79,7 +81,8 @@ def search(p: NumericProblem, estimator: Estimator, rows: np.ndarray, autograd: 
         if todo.size == 0:
             break
         steps = next_steps(p, best.rows(todo))
-        best = merge(best, bounded_estimates(p, estimator, rows[todo], steps), todo)
+        noise = None if best.noise is None else best.noise[todo]
+        best = merge(best, bounded_estimates(p, estimator, rows[todo], steps, noise), todo)
     return best
 
 

@@ -163,13 +163,14 @@ def element(table: Columns, pos: int) -> Element:
                    float(row["best_tolerance"]), error_bound=float(row["error_bound"]),
                    state=str(row["state"]), left_slope=float(row["left_slope"]),
                    right_slope=float(row["right_slope"]), autograd_side=str(row["autograd_side"]),
-                   flat_index=flat)
+                   flat_index=flat, bound_source=str(row.get("bound_source", "")))
 
 
 def summarize(p: NumericProblem, table: Columns, context: CheckContext, *, scale: torch.Tensor,
               located: Element | None, truncation_share: float | None,
               first: Columns | None = None,
-              output_of: Callable[[int], str | None] | None = None) -> CheckSummary:
+              output_of: Callable[[int], str | None] | None = None,
+              notes: tuple[str, ...] = ()) -> CheckSummary:
     """The verdict, the worst value, the diagnosis and their words.
 
     ``table`` carries the final estimates and states; ``first`` (default: table) the
@@ -191,7 +192,7 @@ def summarize(p: NumericProblem, table: Columns, context: CheckContext, *, scale
     nd, tol = facts(p.dtype), context.tolerances
     headline, message, hint = verdict_words(p, verdict, dict(counts), diagnosis, tol, worst=worst,
                                             located=located, refined=_refined(p, table))
-    notes = (spread_note(context.backward_spread),) if context.backward_spread > 0 else ()
+    notes = ((spread_note(context.backward_spread),) if context.backward_spread > 0 else ()) + tuple(notes)
     return CheckSummary(
         verdict=verdict, mode=context.mode, scheme=p.scheme.name, step=p.step,
         dtype=facts(context.autograd_dtype).name, numeric_dtype=nd.name, reduction=p.reduction,

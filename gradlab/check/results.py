@@ -50,6 +50,7 @@ class Element:
     autograd_side: str = ""  # left | right | between | outside, on a kink
     flat_index: int = -1  # position among all checked input elements (-1: a direction)
     output: str = ""  # fn with several outputs: the part the disagreement comes through
+    bound_source: str = ""  # how error_bound was obtained: measured noise, float64 witness, model
 
     @property
     def where(self) -> str:

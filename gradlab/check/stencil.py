@@ -26,7 +26,7 @@ from gradlab.check.batching import dense_rows, onehot_rows
 from gradlab.check.problem import NumericProblem, reduce_outputs
 from gradlab.numerics.dtypes import facts
 
-__all__ = ["estimates", "shifts", "combine", "one_sided", "side_points", "contract", "roundoff_scale", "numeric_base",
+__all__ = ["estimates", "moving_weights", "nominal_correction", "corrected_sides", "entry_correction", "shifts", "combine", "one_sided", "side_points", "contract", "roundoff_scale", "numeric_base",
            "onehot_maker", "dense_maker", "predicted_roundoff"]
 
 RowMaker = Callable[[torch.Tensor], torch.Tensor]
@@ -37,7 +37,55 @@ def estimates(p: NumericProblem, make_rows: RowMaker, h: torch.Tensor):
 
     ``make_rows(shifts)`` builds the (K·m, N) perturbed inputs for (K, m) shifts.
     """
-    return combine(p, p.batched(make_rows(shifts(p, h))), h)
+    moves = shifts(p, h)
+    rows = make_rows(moves)
+    est, scale = combine(p, p.batched(rows), h)
+    correction = nominal_correction(p, make_rows, moves, rows)
+    if correction is not None:
+        est = est + moving_weights(p) @ correction / h
+    return est, scale
+
+
+def corrected_sides(p: NumericProblem, sides, correction: torch.Tensor | None, h: torch.Tensor):
+    """One-sided differences (left, right) with their outer points moved back to nominal
+    (``correction``: (K, m) from :func:`nominal_correction`, or None)."""
+    if sides is None or correction is None:
+        return sides
+    where = side_points(p)
+    return sides[0] - correction[where[0]] / h, sides[1] + correction[where[1]] / h
+
+
+def entry_correction(p: NumericProblem, index: torch.Tensor, shift: torch.Tensor, values: torch.Tensor,
+                     original: torch.Tensor) -> torch.Tensor | None:
+    """:func:`nominal_correction` for one-hot entries written directly (OnehotBuffer):
+    g[index]·((original + shift) - value), float64, one per entry (None: no gradient set)."""
+    if p.gradient is None or shift.is_complex():
+        return None
+    nominal = original.to(torch.float64) + shift.to(torch.float64)
+    return (nominal - values.to(torch.float64)) * p.gradient[index]
+
+
+def moving_weights(p: NumericProblem) -> torch.Tensor:
+    """The weights of the stencil's moving points (offset != 0), float64."""
+    return torch.tensor([w for c, w in zip(p.scheme.offsets, p.scheme.weights) if c != 0], dtype=torch.float64)
+
+
+def nominal_correction(p: NumericProblem, make_rows: RowMaker, moves: torch.Tensor,
+                       rows: torch.Tensor) -> torch.Tensor | None:
+    """(K, m): g·(nominal - actual) for each evaluated point, or None (no gradient set, or a
+    complex step).
+
+    In the dtype, ``x + c·h·d`` is rounded element by element: in bfloat16 a step of 0.2
+    along a dense direction moves each element by a rounded amount off by up to 2 %
+    of it, a systematic error no step search sees. To first order
+    φ(nominal) = φ(actual) + g·(nominal - actual); with autograd's g this moves every
+    evaluated value back to its nominal point. A wrong g_k shifts the result only by
+    its error times the rounding of x_k (a fraction u·|x_k|/h of the error it checks)."""
+    if p.gradient is None or moves.is_complex():
+        return None
+    nominal = make_rows(moves, exact=True)
+    gap = nominal - rows.to(torch.float64)
+    return (gap @ p.gradient).reshape(moves.shape)
 
 
 def shifts(p: NumericProblem, h: torch.Tensor) -> torch.Tensor:
@@ -128,16 +176,20 @@ def numeric_base(p: NumericProblem, shifts_: torch.Tensor) -> torch.Tensor:
 
 
 def onehot_maker(p: NumericProblem, index: torch.Tensor) -> RowMaker:
-    """Rows perturbing one element each: flat element ``index[r]`` for perturbation r."""
-    def make(s: torch.Tensor) -> torch.Tensor:
-        return onehot_rows(numeric_base(p, s), index.repeat(s.shape[0]), s.reshape(-1))
+    """Rows perturbing one element each: flat element ``index[r]`` for perturbation r.
+    ``exact=True``: the nominal rows, in float64 (see :func:`nominal_correction`)."""
+    def make(s: torch.Tensor, exact: bool = False) -> torch.Tensor:
+        base = p.flat.values.to(torch.float64) if exact else numeric_base(p, s)
+        return onehot_rows(base, index.repeat(s.shape[0]), s.reshape(-1))
 
     return make
 
 
 def dense_maker(p: NumericProblem, directions: torch.Tensor) -> RowMaker:
-    """Rows perturbing along dense directions: ``directions[r]`` for perturbation r."""
-    def make(s: torch.Tensor) -> torch.Tensor:
-        return dense_rows(numeric_base(p, s), directions.repeat(s.shape[0], 1), s.reshape(-1))
+    """Rows perturbing along dense directions: ``directions[r]`` for perturbation r.
+    ``exact=True``: the nominal rows, in float64 (see :func:`nominal_correction`)."""
+    def make(s: torch.Tensor, exact: bool = False) -> torch.Tensor:
+        base = p.flat.values.to(torch.float64) if exact else numeric_base(p, s)
+        return dense_rows(base, directions.repeat(s.shape[0], 1), s.reshape(-1))
 
     return make

@@ -16,10 +16,38 @@ from gradlab.check.diagnosis import Diagnosis
 from gradlab.check.problem import NumericProblem
 from gradlab.check.results import Element
 
-__all__ = ["verdict_words", "spread_note"]
+__all__ = ["verdict_words", "spread_note", "evidence_notes"]
 
 _SIDES = {"left": "the left slope", "right": "the right slope",
           "between": "a value between the two (a subgradient)", "outside": "neither slope"}
+
+
+_SOURCES = {"measured noise": "from fn's rounding noise, measured along this perturbation",
+            "float64 witness": "taken in float64",
+            "model": "round-off modelled as u·|L|, no larger noise measured"}
+
+
+def evidence_notes(table, dtype: str, autograd_measured: bool, twin_given: bool) -> tuple[str, ...]:
+    """What the verdict rests on, one sentence each: how many bounds came from measured noise
+    or the float64 witness, and whether autograd's own rounding was measured."""
+    notes = []
+    if "bound_source" in table:
+        source = table["bound_source"]
+        noisy, witness = int((source == "measured noise").sum()), int((source == "float64 witness").sum())
+        if noisy:
+            notes.append(f"{noisy} of the {len(source)} error bounds come from fn's rounding noise, measured "
+                         "along the perturbation (Moré and Wild's difference table), larger than u·|L|.")
+        if witness:
+            notes.append(f"{witness} values were re-estimated in float64 "
+                         f"({'the numeric_fn given' if twin_given else 'fn run in float64'}).")
+    if dtype != "float64" and "autograd_rounding" in table:
+        if autograd_measured:
+            notes.append(f"Autograd's own rounding in {dtype} was measured against float64 autograd (up to "
+                         f"{float(table['autograd_rounding'].max()):.3g}) and allowed for.")
+        else:
+            notes.append(f"Autograd's own rounding in {dtype} could not be measured (fn does not run in "
+                         "float64): it was taken as 8 ulps.")
+    return tuple(notes)
 
 
 def spread_note(spread: float) -> str:
@@ -48,10 +76,11 @@ def verdict_words(p: NumericProblem, verdict: str, counts: dict[str, int], diagn
                 f"{'Autograd and the finite differences agree' if refined else diagnosis.headline}"
                 f" ({checked} values, {where}).{again}", "")
     n = counts[verdict]
+    how = f" ({_SOURCES.get(worst.bound_source, worst.bound_source)})" if worst.bound_source else ""
     values = (f"autograd {worst.autograd:.6g}, finite difference {worst.numeric:.6g}; "
               f"difference {worst.abs_error:.3g}, tolerance {worst.tolerance:.3g} "
               f"(atol {tol.atol:g} + rtol {tol.rtol:g}·|numeric|), error bound of the finite "
-              f"difference {worst.error_bound:.3g}")
+              f"difference {worst.error_bound:.3g}{how}")
     if verdict == "fail":
         return _fail(worst, located, n, checked, values, counts, diagnosis)
     if verdict == "not_differentiable":

@@ -34,12 +34,13 @@ import numpy as np
 import torch
 
 from gradlab.check.columns import Columns
-from gradlab.check.error_bounds import Bounded, Estimator, bound_of, bounded_estimates
+from gradlab.check.error_bounds import Bounded, Estimator, bound_of, bounded_estimates, roundoff_bound
 from gradlab.check.evaluation import chunk_size, onehot_evaluator, run_chunks
 from gradlab.check.kinks import candidates, confirm
+from gradlab.check.noise import measure
 from gradlab.check.problem import NumericProblem
 from gradlab.check.refinement import search, torch_steps
-from gradlab.check.stencil import dense_maker, estimates
+from gradlab.check.stencil import dense_maker, estimates, onehot_maker
 from gradlab.numerics.dtypes import facts
 
 __all__ = ["Tolerance", "backward_spread", "onehot_estimator", "dense_estimator", "judge"]
@@ -63,22 +64,74 @@ def backward_spread(first: torch.Tensor, second: torch.Tensor) -> float:
     return float(diff.nan_to_num(nan=float("inf")).max()) if diff.numel() else 0.0
 
 
-def onehot_estimator(index: torch.Tensor, workers: int = 1) -> Estimator:
+class RowEstimator:
+    """Estimates of table rows at per-row steps (``estimator(p, rows, h)``), and the rows'
+    perturbations themselves (:meth:`maker`), which the noise measurement samples along."""
+
+    def __init__(self, estimate, maker, floor):
+        self._estimate, self.maker, self.floor = estimate, maker, floor
+
+    def __call__(self, p: NumericProblem, rows: np.ndarray, h: torch.Tensor):
+        return self._estimate(p, rows, h)
+
+
+def onehot_estimator(index: torch.Tensor, workers: int = 1) -> RowEstimator:
     """Estimates of table rows ``rows`` (flat elements ``index[rows]``) at per-row steps."""
     def estimate(p: NumericProblem, rows: np.ndarray, h: torch.Tensor):
         chunk = chunk_size(p, len(rows))
         evaluator = onehot_evaluator(p, index[torch.from_numpy(rows)], chunk, h)
         return run_chunks(evaluator, len(rows), chunk, workers=workers)
 
-    return estimate
+    def floor(p: NumericProblem, rows: np.ndarray) -> np.ndarray:
+        """A table spacing that moves element index[r]: a few of its ulps."""
+        x = p.flat.values[index[torch.from_numpy(rows)]].to(torch.float64).abs().numpy()
+        return _ULPS_MOVED * facts(p.dtype).eps * np.maximum(x, facts(p.dtype).tiny)
+
+    return RowEstimator(estimate, lambda p, rows: onehot_maker(p, index[torch.from_numpy(rows)]), floor)
 
 
-def dense_estimator(directions: torch.Tensor) -> Estimator:
+def dense_estimator(directions: torch.Tensor) -> RowEstimator:
     """Estimates of table rows ``rows`` (directions ``directions[rows]``) at per-row steps."""
     def estimate(p: NumericProblem, rows: np.ndarray, h: torch.Tensor):
         return estimates(p, dense_maker(p, directions[torch.from_numpy(rows)]), h)
 
-    return estimate
+    def floor(p: NumericProblem, rows: np.ndarray) -> np.ndarray:
+        return np.zeros(len(rows))  # points off the dtype's grid are moved back (stencil.nominal_correction)
+
+    return RowEstimator(estimate, lambda p, rows: dense_maker(p, directions[torch.from_numpy(rows)]), floor)
+
+
+#: A noise table's spacing moves a one-hot element by at least this many of its ulps.
+_ULPS_MOVED = 4
+
+
+def measure_noise(p: NumericProblem, estimator, rows: np.ndarray, steps: np.ndarray) -> np.ndarray | None:
+    """Measured σ of fn along each of ``rows`` (:func:`gradlab.check.noise.measure`), or
+    None when the estimator cannot say what a row's perturbation is."""
+    if not isinstance(estimator, RowEstimator) or p.scheme.complex_step:
+        return None
+    sigma, _ = measure(p, estimator.maker, rows, steps, estimator.floor(p, rows))
+    return sigma
+
+
+def state_of(autograd, numeric, tolerance, bound, slack, kink) -> np.ndarray:
+    """Each value's state from arrays: pass within tolerance plus ``slack`` (autograd's own
+    rounding); fail only beyond tolerance, slack *and* the finite difference's bound, with a
+    finite estimate and bound; a kink is not differentiable, never fail; else inconclusive.
+
+    >>> state_of(np.array([1.0, 1.0, 1.0, 1.0]), np.array([1.0, 1.5, 3.0, 3.0]), np.full(4, 0.1),
+    ...          np.array([0.0, 1.0, 0.5, 0.5]), np.zeros(4), np.array([False, False, False, True])).tolist()
+    ['pass', 'inconclusive', 'fail', 'not_differentiable']
+    """
+    a, n = np.asarray(autograd, dtype=np.float64), np.asarray(numeric, dtype=np.float64)
+    tol, slack = np.asarray(tolerance, dtype=np.float64), np.asarray(slack, dtype=np.float64)
+    bound = np.where(np.isnan(bound), np.inf, np.maximum(np.asarray(bound, dtype=np.float64), 0.0))
+    err = np.abs(a - n)
+    passed = err <= tol + slack
+    unexplained = np.isfinite(n) & np.isfinite(bound) & ~(err <= tol + bound + slack) & ~passed
+    state = np.where(passed, "pass", np.where(unexplained, "fail", "inconclusive")).astype(object)
+    state[np.asarray(kink, dtype=bool)] = "not_differentiable"
+    return state
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,76 +144,153 @@ class _Best:
 
 def judge(p: NumericProblem, table: Columns, estimator: Estimator, tolerance: Tolerance, *,
           sides=None, scale: np.ndarray, float64_problem: Callable[[], NumericProblem | None],
-          autograd_eps: float = 0.0) -> Columns:
+          autograd_eps: float = 0.0, autograd_rounding: np.ndarray | None = None) -> Columns:
     """The table with every value's state (see the module docstring).
 
     ``autograd_eps``: machine epsilon of autograd's dtype. Autograd's own value is
-    rounded too, so a disagreement within AUTOGRAD_ULPS of it is never a fail (it
-    matters only with tolerances near 0)."""
+    rounded too: a disagreement within AUTOGRAD_ULPS of it, or within
+    ``autograd_rounding`` (per row: |autograd - float64 autograd|, measured), is not
+    evidence."""
     a = table["autograd"]
     n = table["numeric"]
     step = np.full(len(n), p.step)
-    best = _Best(Bounded(n.copy(), step, scale.astype(np.float64), table["roundoff"].copy(),
-                         np.zeros(len(n))), np.full(len(n), facts(p.dtype).name, dtype=object))
-    bad = _not_passing(a, best.bounded.estimate, tolerance)
+    slack = AUTOGRAD_ULPS * autograd_eps * np.abs(a)
+    if autograd_rounding is not None:
+        slack = slack + np.nan_to_num(autograd_rounding, nan=0.0)
+    within = _Within(tolerance, slack)
+    bad = np.flatnonzero(~(np.abs(a - n) <= within(n)))
+    screened = candidates(p, sides, scale, tolerance(n)) if sides is not None else np.array([], dtype=np.int64)
+    model = roundoff_bound(p.scheme, p.dtype, n, scale, step)
+    best = _Best(Bounded(n.copy(), step, scale.astype(np.float64), model, np.zeros(len(n)), np.zeros(len(n))),
+                 np.full(len(n), facts(p.dtype).name, dtype=object))
     if bad.size:
         half, _ = estimator(p, bad, torch_steps(step[bad] / 2))
-        start = bound_of(p.scheme, p.dtype, n[bad], half.numpy(), scale[bad], step[bad])
-        found = search(p, estimator, bad, a[bad], tolerance(n[bad]), start)
+        start = bound_of(p.scheme, p.dtype, n[bad], half.numpy(), scale[bad], step[bad], np.zeros(len(bad)))
+        found = search(p, estimator, bad, a[bad], within(n[bad], bad), start)
         best = _put(best, bad, found, facts(p.dtype).name)
-    best = _in_float64(p, best, a, tolerance, estimator, float64_problem)
-    suspects = np.flatnonzero(~(np.abs(best.bounded.estimate - a) <= tolerance(best.bounded.estimate)))
-    if sides is not None:
-        suspects = np.union1d(suspects, candidates(p, sides, scale, tolerance(n)))
-    return _table(table, best, a, tolerance, p, estimator, suspects, AUTOGRAD_ULPS * autograd_eps * np.abs(a))
+    best = _in_float64(p, best, a, within, estimator, float64_problem)
+    # The model's bounds cost nothing; the noise is measured (6 evaluations of fn per value)
+    # only where the model's verdict would be fail or a kink: a measured bound is never
+    # below the model's, so it can only turn those into something milder.
+    est = best.bounded.estimate
+    unsettled = np.flatnonzero(~(np.abs(est - a) <= within(est)))
+    kinks = np.union1d(unsettled, screened).astype(np.int64)
+    if kinks.size:
+        kinks = kinks[confirm(p, estimator, kinks, a[kinks], tolerance(est[kinks])).kink]
+    failing = unsettled[np.isfinite(est[unsettled]) & ~(np.abs(est - a) <= within(est) + best.bounded.bound)[unsettled]]
+    best, kink_noise, measured, kinks = _measured(p, best, failing, kinks, a, within, estimator,
+                                                  float64_problem, tolerance)
+    return _table(table, best, a, tolerance, slack, p, estimator, kinks, kink_noise, measured)
 
 
-def _not_passing(a, n, tolerance: Tolerance) -> np.ndarray:
-    return np.flatnonzero(~(np.abs(a - n) <= tolerance(n)))
+#: Kink candidates whose noise is measured one by one before the rest share their largest.
+KINK_SAMPLE = 12
+
+
+def _measured(p, best: _Best, failing, kinks, a, within, estimator, float64_problem, tolerance):
+    """``best`` with the noise of the ``failing`` rows measured (in the dtype their estimate
+    was taken in) and their step search run again with it; the noise of the ``kinks`` rows in
+    p's dtype (for their one-sided bounds); which rows were measured; and the kinks left.
+
+    A smooth function in low precision can make most rows look like kinks to the model, so
+    the kinks' noise is measured on KINK_SAMPLE of them first; the others are confirmed with
+    the largest noise found, and only those still kinks get their own measurement."""
+    measured = np.zeros(len(a), dtype=bool)
+    kink_noise = np.zeros(len(a))
+    in_p = failing[best.dtype[failing] == facts(p.dtype).name]
+    first = np.union1d(in_p, kinks[:KINK_SAMPLE]).astype(np.int64)
+    sigma = measure_noise(p, estimator, first, np.full(len(first), p.step))
+    if sigma is None:
+        return best, None, measured, kinks
+    kink_noise[first], measured[first] = sigma, True
+    rest = kinks[KINK_SAMPLE:]
+    if rest.size:
+        shared = float(kink_noise[kinks[:KINK_SAMPLE]].max())
+        est = best.bounded.estimate[rest]
+        still = rest[confirm(p, estimator, rest, a[rest], tolerance(est), noise=np.full(len(rest), shared)).kink]
+        own = measure_noise(p, estimator, still, np.full(len(still), p.step))
+        kink_noise[still], measured[still] = own, True
+        kinks = np.union1d(kinks[:KINK_SAMPLE], still).astype(np.int64)
+    best = _research(p, best, in_p, kink_noise[in_p], a, within, estimator, facts(p.dtype).name)
+    in_64 = np.setdiff1d(failing, in_p)
+    p64 = float64_problem() if in_64.size else None
+    if p64 is not None:
+        sigma64 = measure_noise(p64, estimator, in_64, np.full(len(in_64), p64.step))
+        measured[in_64] = True
+        best = _research(p64, best, in_64, sigma64, a, within, estimator, "float64")
+    return best, kink_noise, measured, kinks
+
+
+def _research(q, best: _Best, rows, noise, a, within, estimator, dtype: str) -> _Best:
+    """Rows' bounds with their measured ``noise``, then the step search again from there."""
+    if not rows.size:
+        return best
+    b = best.bounded.rows(rows)
+    roundoff = roundoff_bound(q.scheme, q.dtype, b.estimate, b.scale, b.step, noise)
+    start = Bounded(b.estimate, b.step, b.scale, roundoff, b.truncation, np.asarray(noise, dtype=np.float64))
+    found = search(q, estimator, rows, a[rows], within(b.estimate, rows), start)
+    return _put(best, rows, found, dtype)
 
 
 def _put(best: _Best, rows: np.ndarray, found: Bounded, dtype: str) -> _Best:
     fields = {}
-    for name in ("estimate", "step", "scale", "roundoff", "truncation"):
+    for name in ("estimate", "step", "scale", "roundoff", "truncation", "noise"):
         column = getattr(best.bounded, name).copy()
-        column[rows] = getattr(found, name)
+        value = getattr(found, name)
+        column[rows] = value if value is not None else 0.0
         fields[name] = column
     dtypes = best.dtype.copy()
     dtypes[rows] = dtype
     return _Best(Bounded(**fields), dtypes)
 
 
-def _in_float64(p, best: _Best, a, tolerance, estimator, float64_problem) -> _Best:
+def _in_float64(p, best: _Best, a, within, estimator, float64_problem) -> _Best:
     """Rows still not passing, searched again with float64 finite differences (if fn runs so)."""
-    rows = _not_passing(a, best.bounded.estimate, tolerance)
+    rows = np.flatnonzero(~(np.abs(a - best.bounded.estimate) <= within(best.bounded.estimate)))
     if not rows.size or p.dtype == torch.float64:
         return best
     p64 = float64_problem()
     if p64 is None:
         return best
-    start = bounded_estimates(p64, estimator, rows, np.full(len(rows), p64.step))
-    found = search(p64, estimator, rows, a[rows], tolerance(start.estimate), start)
-    better = (np.abs(found.estimate - a[rows]) <= tolerance(found.estimate)) | \
+    start = bounded_estimates(p64, estimator, rows, np.full(len(rows), p64.step), np.zeros(len(rows)))
+    found = search(p64, estimator, rows, a[rows], within(start.estimate, rows), start)
+    better = (np.abs(found.estimate - a[rows]) <= within(found.estimate, rows)) | \
         (found.bound < best.bounded.bound[rows])
     return _put(best, rows[better], found.rows(np.flatnonzero(better)), "float64")
 
 
-def _table(table: Columns, best: _Best, a, tolerance, p, estimator, suspects, slack) -> Columns:
+@dataclass(frozen=True, eq=False)
+class _Within:
+    """What a value may differ by and still pass: the tolerance of its estimate plus the slack
+    for autograd's own rounding (per row)."""
+
+    tolerance: Tolerance
+    slack: np.ndarray
+
+    def __call__(self, estimate: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        return self.tolerance(estimate) + (self.slack if rows is None else self.slack[rows])
+
+
+def _table(table: Columns, best: _Best, a, tolerance, slack, p, estimator, suspects, noise,
+           measured) -> Columns:
     b = best.bounded
     n, bound = b.estimate, b.bound
     tol = tolerance(n)
-    err = np.abs(a - n)
-    passed = err <= tol
-    unexplained = np.isfinite(n) & np.isfinite(bound) & ~(err <= tol + bound + slack)
-    state = np.where(passed, "pass", np.where(unexplained, "fail", "inconclusive")).astype(object)
     left, right = np.full(len(n), np.nan), np.full(len(n), np.nan)
     side = np.full(len(n), "", dtype=object)
+    kink = np.zeros(len(n), dtype=bool)
     if suspects.size:
-        k = confirm(p, estimator, suspects, a[suspects], tolerance(n[suspects]))
+        k = confirm(p, estimator, suspects, a[suspects], tolerance(n[suspects]),
+                    noise=None if noise is None else noise[suspects])
         kinks = suspects[k.kink]
         left[kinks], right[kinks], side[kinks] = k.left[k.kink], k.right[k.kink], k.side[k.kink]
-        state[kinks] = np.where(k.side[k.kink] == "outside", "fail", "not_differentiable")
+        kink[kinks] = True
+    state = state_of(a, n, tol, bound, slack, kink)
+    model = roundoff_bound(p.scheme, p.dtype, n, b.scale, b.step)
+    source = np.where(best.dtype == "float64" if p.dtype != torch.float64 else np.zeros(len(n), dtype=bool),
+                      "float64 witness", np.where(measured & (b.roundoff > model), "measured noise", "model"))
     return table.joined(
-        best_numeric=n, best_step=b.step, best_dtype=best.dtype, best_abs_error=err,
+        best_numeric=n, best_step=b.step, best_dtype=best.dtype, best_abs_error=np.abs(a - n),
         best_tolerance=tol, error_bound=bound, state=state, left_slope=left,
-        right_slope=right, autograd_side=side)
+        right_slope=right, autograd_side=side, noise=b.noise, bound_source=source.astype(object),
+        autograd_rounding=slack)

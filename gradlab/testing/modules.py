@@ -25,10 +25,11 @@ import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 import torch.nn as nn
 
-__all__ = ["ModuleCase", "module_corpus", "module_case", "in_dtype"]
+__all__ = ["ModuleCase", "module_corpus", "module_case", "in_dtype", "plant_error"]
 
 
 @dataclass(frozen=True)
@@ -169,3 +170,51 @@ def module_case(name: str) -> ModuleCase:
         if case.name == name:
             return case
     raise KeyError(f"No module case {name!r}.")
+
+
+class _AddToGradient(torch.autograd.Function):
+    """Identity forward; backward adds ``delta`` at flat position ``k`` of the gradient."""
+
+    @staticmethod
+    def forward(ctx, w, k, delta):
+        ctx.k, ctx.delta = k, delta
+        return w.view_as(w)
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad = grad.clone()
+        grad.view(-1)[ctx.k] += ctx.delta
+        return grad, None, None
+
+
+class _Planted(nn.Module):
+    def __init__(self, k: int, delta: float):
+        super().__init__()
+        self.k, self.delta = k, delta
+
+    def forward(self, w):
+        return _AddToGradient.apply(w, self.k, self.delta)
+
+
+def plant_error(module: nn.Module, inputs: tuple, name: str, relative: float, seed: int = 0):
+    """``module`` with one element of parameter ``name``'s gradient off by ``relative`` of
+    its size (at least 10 atol of the dtype), the forward unchanged: an identity
+    parametrization whose backward adds the error (so it follows the module into a
+    float64 copy). Returns the module and that element's name as a check names it.
+
+    >>> m, label = plant_error(nn.Linear(3, 2).double(), (torch.ones(1, 3, dtype=torch.float64),), "weight", 0.5)
+    >>> label.startswith("parametrizations.weight.original[")
+    True
+    """
+    from torch.nn.utils import parametrize
+
+    from gradlab.numerics.dtypes import resolve_tolerances
+
+    weight = dict(module.named_parameters())[name]
+    g = torch.autograd.grad(module(*inputs).sum(), weight)[0].reshape(-1)
+    k = int(torch.randint(g.numel(), (1,), generator=torch.Generator().manual_seed(seed)))
+    _, atol = resolve_tolerances(weight.dtype)
+    delta = max(relative * abs(float(g[k])), 10 * atol)
+    parametrize.register_parametrization(module, name, _Planted(k, delta), unsafe=True)
+    index = np.unravel_index(k, tuple(weight.shape))
+    return module, f"parametrizations.{name}.original[{', '.join(str(int(i)) for i in index)}]"

@@ -1,0 +1,129 @@
+"""The rounding noise of fn along a perturbation, measured rather than modelled.
+
+A finite difference's round-off is the noise of the values it subtracts. Modelled
+as u·|L|, it is far too small whenever the loss is a sum that cancels
+(normalisations, softmax, attention, recurrent cells): their rounding noise is u
+times the size of the *terms*, not of the sum. So it is measured, as Moré and Wild
+do ("Estimating computational noise", SIAM J. Sci. Comput. 33(3), 2011, their
+ECnoise): φ(t) = L(x + t·d) is evaluated at :data:`POINTS` closely spaced points
+``t = i·δ, i = -3..3`` along the perturbation d; the k-th differences of a smooth
+function shrink like δ^k, those of noise of level σ do not: for independent noise
+``γ_k·mean((Δ^k φ)²)`` estimates σ², with ``γ_k = (k!)²/(2k)!``. A level k is
+accepted (as in ECnoise) when the estimates at k, k+1 and k+2 agree within a
+factor 4 and the k-th differences change sign (a smooth remainder has one sign).
+
+A finite difference ``Σ w_j φ(c_j h)/h`` then carries noise of about
+``σ·‖w‖₂/h`` (independent noise at its points); its round-off bound is
+:data:`SAFETY` times that (:func:`measured_roundoff`).
+
+>>> t = np.arange(-3, 4) * 1e-3
+>>> rng = np.random.default_rng(0)
+>>> table = np.exp(t)[None, :] + 1e-9 * rng.standard_normal((200, 7))
+>>> sigma, accepted = ecnoise(table)
+>>> bool(accepted.mean() > 0.9), 0.5e-9 < float(np.median(sigma)) < 2e-9
+(True, True)
+>>> ecnoise(np.ones((1, 7)))  # no noise at all at this resolution
+(array([0.]), array([False]))
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from gradlab.check.problem import NumericProblem, reduce_outputs
+
+__all__ = ["POINTS", "SAFETY", "SPACING", "ecnoise", "measured_roundoff", "sample", "measure"]
+
+POINTS = 7  # i = -3..3: levels 1..6, so levels 1..4 can each be tested with the two above
+# Table spacing δ as a share of the step: the smooth part's third differences are then
+# (1/16)³ of the truncation scale, far below the noise at the steps a check takes.
+SPACING = 1 / 16
+# The bound is SAFETY times the noise of the difference. Why 3: the level accepted is
+# the largest of three estimates that agree within 4x (so it is rarely below σ), and
+# rounding noise, a sum of many bounded roundings, has tails lighter than a Gaussian's,
+# which exceeds 3σ 0.27 % of the time.
+SAFETY = 3.0
+_GAMMA = np.array([math.factorial(k) ** 2 / math.factorial(2 * k) for k in range(POINTS)])
+
+
+def ecnoise(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(σ, accepted) per row of an (m, POINTS) table of φ at equally spaced points.
+
+    A row with no accepted level gets the largest estimate of levels >= 3 (an
+    over-estimate: whatever smooth part is left adds to it) and ``accepted`` False;
+    a row whose values are all equal gets σ = 0 (no noise at this resolution).
+    """
+    values = np.asarray(table, dtype=np.float64)
+    m, points = values.shape
+    sigma = np.zeros((m, points))
+    signs = np.zeros((m, points), dtype=bool)
+    diffs = values
+    for k in range(1, points):
+        diffs = np.diff(diffs, axis=1)
+        sigma[:, k] = np.sqrt(_GAMMA[k] * np.mean(diffs ** 2, axis=1))
+        signs[:, k] = (diffs > 0).any(axis=1) & (diffs < 0).any(axis=1)
+    found = np.full(m, np.nan)
+    for k in range(points - 3, 0, -1):  # the lowest acceptable level wins: fill from the top
+        three = sigma[:, k:k + 3]
+        ok = (three.min(axis=1) > 0) & (three.max(axis=1) <= 4 * three.min(axis=1)) & signs[:, k]
+        found = np.where(ok, three.max(axis=1), found)
+    accepted = np.isfinite(found)
+    fallback = sigma[:, 3:].max(axis=1) if points > 3 else sigma.max(axis=1)
+    out = np.where(accepted, found, fallback)
+    return np.where(np.isfinite(out), out, np.inf), accepted
+
+
+def weight_norm(p: NumericProblem) -> float:
+    """‖w‖₂ of the problem's stencil (its centre weight included)."""
+    return float(np.sqrt(sum(w * w for w in p.scheme.weights)))
+
+
+def measured_roundoff(p: NumericProblem, noise, step) -> np.ndarray:
+    """SAFETY·σ·‖w‖₂/h: the round-off bound of a difference at ``step`` from noise σ."""
+    return SAFETY * np.asarray(noise, dtype=np.float64) * weight_norm(p) / np.asarray(step, dtype=np.float64)
+
+
+def sample(p: NumericProblem, make_rows, shifts: torch.Tensor) -> torch.Tensor:
+    """φ at the (K, m) ``shifts`` of m perturbations: (K, m) float64, each value moved back
+    to its nominal point to first order (:func:`gradlab.check.stencil.nominal_correction`)."""
+    from gradlab.check.stencil import contract, nominal_correction
+
+    rows = make_rows(shifts)
+    values = reduce_outputs(p.batched(rows), p.reduction).to(torch.float64)
+    phi = contract(p, values).reshape(shifts.shape)
+    correction = nominal_correction(p, make_rows, shifts, rows)
+    return phi if correction is None else phi + correction
+
+
+def measure(p: NumericProblem, maker, rows: np.ndarray, steps: np.ndarray, floor: np.ndarray | None = None,
+            chunk: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    """(σ, accepted) of φ along the perturbations ``rows`` at spacing SPACING·step (at least
+    ``floor``, per row: a spacing that moves the perturbed values in the dtype).
+
+    ``maker(p, rows)`` gives the RowMaker of those perturbations; fn runs on POINTS - 1
+    extra points per row (x itself is p.base_rows), ``chunk`` rows at a time.
+    """
+    m = len(rows)
+    sigma, accepted = np.zeros(m), np.zeros(m, dtype=bool)
+    if m == 0 or p.scheme.complex_step:
+        return sigma, accepted
+    delta = np.asarray(steps, dtype=np.float64) * SPACING
+    if floor is not None:
+        delta = np.maximum(delta, floor)
+    offsets = torch.tensor([i for i in range(-(POINTS // 2), POINTS // 2 + 1) if i != 0], dtype=torch.float64)
+    base = float(contract_base(p))
+    for a in range(0, m, chunk):
+        b = min(m, a + chunk)
+        shifts = offsets[:, None] * torch.from_numpy(np.ascontiguousarray(delta[a:b]))[None, :]
+        phi = sample(p, maker(p, rows[a:b]), shifts).numpy()  # (POINTS - 1, b - a)
+        table = np.insert(phi.T, POINTS // 2, base, axis=1)
+        sigma[a:b], accepted[a:b] = ecnoise(table)
+    return sigma, accepted
+
+
+def contract_base(p: NumericProblem) -> float:
+    """φ(0) = L(x), as the stencil sees it."""
+    return p.loss
