@@ -60,7 +60,7 @@ from gradlab.check.stencil import dense_maker, onehot_maker
 from gradlab.check.taylor_remainders import taylor_test
 from gradlab.check.verdicts import backward_spread, dense_estimator, judge, onehot_estimator
 from gradlab.check.verdict_words import evidence_notes
-from gradlab.check.witness import autograd_in_float64, float64_twin
+from gradlab.check.witness import autograd_in_float64, float64_problem as _float64_problem, float64_twin
 from gradlab.check.validation import (GRAD_OUTPUTS, MODES, REDUCTIONS, check_full_limit, check_samples,
                                       check_seed, choose, full_check_work, resolve_workers)
 from gradlab.errors import GradLabError
@@ -284,22 +284,6 @@ def _arguments(fn: Callable, inputs: tuple, wrt) -> tuple[Callable, Arguments]:
         return _bound(module_fn, args), args
     args = parse_arguments(fn, inputs, wrt)
     return _bound(fn, args), args
-
-
-def _float64_problem(fn, xs, reduction, v, s, p: NumericProblem, args: Arguments, g: torch.Tensor):
-    """A lazy float64 twin of the numeric problem ``p``, or None when fn does not run in float64."""
-    def make() -> NumericProblem | None:
-        if p.dtype == torch.float64:
-            return None
-        try:
-            h = resolve_step(None, s, torch.float64, p.flat.values.to(torch.float64))
-            p64 = numeric_problem(fn, xs, reduction, v, s, h, torch.float64, names=args.names,
-                                  complex_parts=args.complex_parts())
-        except Exception:  # noqa: BLE001 - fn need not run in float64; then there is no twin
-            return None
-        return dataclasses.replace(p64, gradient=g) if p64.base_rows.dtype == torch.float64 else None
-
-    return make
 
 
 def _measure(p: NumericProblem, g: torch.Tensor, index, directions, tol: Tolerances, progress, workers,

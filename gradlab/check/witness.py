@@ -21,14 +21,16 @@ torch.float64
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Callable
 
 import torch
 
 from gradlab.check.arguments import Arguments, module_arguments
 from gradlab.check.outputs import OutputLayout
+from gradlab.check.problem import NumericProblem, numeric_problem, resolve_step
 
-__all__ = ["float64_twin", "autograd_in_float64"]
+__all__ = ["float64_twin", "autograd_in_float64", "float64_problem"]
 
 
 def _float64(value):
@@ -89,6 +91,22 @@ def autograd_in_float64(twin: Callable, xs: list[torch.Tensor], reduction: str,
         return None
     return torch.cat([(g if g is not None else torch.zeros_like(t)).reshape(-1)
                       for g, t in zip(grads, leaves)]).detach()
+
+
+def float64_problem(fn, xs, reduction, v, s, p: NumericProblem, args: Arguments, g: torch.Tensor):
+    """A lazy float64 twin of the numeric problem ``p``, or None when fn does not run in float64."""
+    def make() -> NumericProblem | None:
+        if p.dtype == torch.float64:
+            return None
+        try:
+            h = resolve_step(None, s, torch.float64, p.flat.values.to(torch.float64))
+            p64 = numeric_problem(fn, xs, reduction, v, s, h, torch.float64, names=args.names,
+                                  complex_parts=args.complex_parts())
+        except Exception:  # noqa: BLE001 - fn need not run in float64; then there is no twin
+            return None
+        return dataclasses.replace(p64, gradient=g) if p64.base_rows.dtype == torch.float64 else None
+
+    return make
 
 
 def _same_function(y: torch.Tensor, y64: torch.Tensor) -> bool:
