@@ -35,6 +35,7 @@ from typing import Callable, Sequence
 
 import torch
 
+from gradlab.check.tensor_kinds import refuse_unusable
 from gradlab.errors import GradLabError
 
 __all__ = ["Arguments", "parse_arguments", "parameter_names", "module_arguments"]
@@ -141,6 +142,7 @@ def parse_arguments(fn: Callable, inputs: tuple, wrt, names: Sequence[str] | Non
     if not checked:
         raise GradLabError("No input to check: pass at least one floating-point or complex tensor "
                            "(tensors that require grad are the ones checked; wrt= names others).")
+    refuse_unusable([inputs[k] for k in checked], [names[k] for k in checked])  # sparse, meta, 8-bit
     args = tuple(a.detach() if isinstance(a, torch.Tensor) else a for a in inputs)
     return Arguments(args, checked, tuple(names[k] for k in checked))
 
