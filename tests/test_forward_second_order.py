@@ -196,11 +196,13 @@ def test_a_wrong_double_backward_is_caught_while_the_backward_passes(name):
 
 def test_the_gradient_function_is_the_weighted_gradient():
     x = _x(2, 3)
-    g = gradient_function(lambda t: t ** 3, [x], grad_outputs="ones")
-    assert torch.allclose(g(x), 3 * x.reshape(-1) ** 2, rtol=1e-15, atol=0)
-    leaf = x.clone().requires_grad_(True)
-    (h,) = torch.autograd.grad(g(leaf).sum(), leaf)  # differentiable: the Hessian's row sums
-    assert torch.allclose(h, 6 * x, rtol=1e-15, atol=0)
+    g, w = gradient_function(lambda t: t ** 3, [x], grad_outputs="ones")
+    assert torch.equal(w, torch.ones(6, dtype=torch.float64))
+    assert torch.allclose(g(x, w), 3 * x.reshape(-1) ** 2, rtol=1e-15, atol=0)
+    leaf, weights = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
+    h, dw = torch.autograd.grad(g(leaf, weights).sum(), [leaf, weights])  # differentiable in x and w
+    assert torch.allclose(h, 6 * x, rtol=1e-15, atol=0)  # the Hessian's row sums
+    assert torch.allclose(dw, 3 * x.reshape(-1) ** 2, rtol=1e-15, atol=0)  # g is linear in w
 
 
 def test_a_sampled_forward_mode_check_computes_only_the_sampled_columns(monkeypatch):

@@ -44,27 +44,37 @@ __all__ = ["forward_mode_twin", "forward_mode_gradient", "check_forward_mode"]
 _CHUNK_ELEMENTS = 2**20
 
 
-def check_forward_mode(fn: Callable, inputs: torch.Tensor | Sequence[torch.Tensor], **options) -> CheckResult:
+def check_forward_mode(fn: Callable, inputs: torch.Tensor | Sequence, *, wrt=None,
+                       names: Sequence[str] | None = None, **options) -> CheckResult:
     """gradcheck's verdict on ``fn``'s forward-mode AD instead of its backward.
 
-    ``options`` are :func:`gradlab.check.api.gradcheck`'s. In the result the
-    ``autograd`` column holds forward mode's value (``vᵀJ e_i`` per element, or
-    its directional contraction).
+    ``inputs`` and ``wrt`` are read as :func:`gradlab.check.api.gradcheck` reads them
+    (pass-through arguments; complex inputs through their real views, so a JVP along a
+    real or an imaginary direction; ``names`` overrides the checked inputs' names); fn's
+    output parts that do not require grad are left out, as torch leaves them. ``options``
+    are gradcheck's. In the result the ``autograd`` column holds forward mode's value
+    (``vᵀJ e_i`` per element, or its directional contraction).
 
     >>> check_forward_mode(lambda a, b: a @ b, [torch.ones(2, 3, dtype=torch.float64),
     ...                    torch.ones(3, 2, dtype=torch.float64)], mode="full", taylor=False).passed
     True
+    >>> check_forward_mode(torch.view_as_complex, torch.ones(2, 2, dtype=torch.float64),
+    ...                    mode="full", taylor=False).verdict
+    'pass'
     """
+    from gradlab.check.second_order import checked_call, named
+
+    call, xs, arg_names = checked_call(fn, inputs, wrt, names)
     columns = None
     if options.get("mode", "sampled") == "sampled":  # gradcheck's own draw: the same elements
         from gradlab.check.api import sample_indices
 
-        tensors = [inputs] if isinstance(inputs, torch.Tensor) else list(inputs)
-        numel = sum(t.numel() for t in tensors if isinstance(t, torch.Tensor) and t.is_floating_point())
         defaults = inspect.signature(gradcheck).parameters
-        columns = sample_indices(numel, options.get("samples", defaults["samples"].default),
+        columns = sample_indices(sum(t.numel() for t in xs), options.get("samples", defaults["samples"].default),
                                  options.get("seed", defaults["seed"].default))
-    return gradcheck(forward_mode_twin(fn, columns), inputs, **options)
+    twin = forward_mode_twin(call, columns)
+    named(twin, arg_names)  # the table names the elements as fn does
+    return gradcheck(twin, xs, **options)
 
 
 def forward_mode_twin(fn: Callable, columns: torch.Tensor | None = None) -> Callable:
@@ -204,13 +214,13 @@ def _vmapped_products(outputs_of, x: torch.Tensor, cotangents, wanted: torch.Ten
     out_numel = sum(o.numel() for o in outputs_of(x))
     chunk = max(1, _CHUNK_ELEMENTS // max(1, out_numel, x.numel()))
     one = vmap(lambda t: jvp(outputs_of, (x,), (t,))[1])
-    weights = [None if v is None else v.to(torch.float64).reshape(-1) for v in cotangents]
+    weights = [None if v is None else _real64(v).reshape(-1) for v in cotangents]
     parts = []
     for columns in torch.split(wanted, chunk):
         total = torch.zeros(len(columns), dtype=torch.float64)
         for tangents, w in zip(one(_basis(x, columns)), weights):
-            if w is not None:
-                total = total + tangents.reshape(len(columns), -1).to(torch.float64) @ w
+            if w is not None and _carries(tangents):
+                total = total + _real64(tangents).reshape(len(columns), -1) @ w
         parts.append(total)
     return torch.cat(parts)
 
@@ -226,6 +236,19 @@ def _contract(column: tuple, cotangents) -> torch.Tensor:
     """Σ_k ⟨v_k, (J e_i)_k⟩ in float64 (outputs without a tangent or a cotangent add 0)."""
     total = torch.zeros((), dtype=torch.float64)
     for tangent, v in zip(column, cotangents):
-        if tangent is not None and v is not None:
-            total = total + (tangent.to(torch.float64) * v.to(torch.float64)).sum()
+        if _carries(tangent) and v is not None:
+            total = total + (_real64(tangent) * _real64(v)).sum()
     return total
+
+
+def _carries(tangent) -> bool:
+    """A tangent that holds a derivative (an integer or bool output's tangent does not)."""
+    return isinstance(tangent, torch.Tensor) and (tangent.is_floating_point() or tangent.is_complex())
+
+
+def _real64(t: torch.Tensor) -> torch.Tensor:
+    """t as float64 real numbers: a complex tensor as its (re, im) pairs. For a real loss L,
+    torch's cotangent of a complex output y is v = ∂L/∂Re y + i·∂L/∂Im y, so the loss's change
+    along a tangent t is Re(conj(v)·t) = Re v·Re t + Im v·Im t: the real dot product of the
+    pairs (casting to real would drop Im v·Im t)."""
+    return torch.view_as_real(t.resolve_conj()).to(torch.float64) if t.is_complex() else t.to(torch.float64)

@@ -19,12 +19,14 @@ gradient and are left out; so are Python values.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable, Sequence
 
 import torch
 
 from gradlab.errors import GradLabError
 
-__all__ = ["OutputLayout", "output_parts"]
+__all__ = ["OutputLayout", "output_parts", "differentiable_only"]
+
 
 
 def output_parts(out, prefix: str = "out") -> list[tuple[str, torch.Tensor]]:
@@ -40,6 +42,40 @@ def output_parts(out, prefix: str = "out") -> list[tuple[str, torch.Tensor]]:
     return [part for name, value in items for part in output_parts(value, name)]
 
 
+def differentiable_only(call: Callable, xs: Sequence[torch.Tensor]) -> Callable:
+    """``call`` with the floating-point and complex output parts that do not require grad at
+    ``xs`` (detached, computed under no_grad, or a constant) left out, as
+    ``torch.autograd.gradcheck`` skips them: autograd says nothing about them, so a finite
+    difference of them has nothing to be compared with. The parts' names stay fn's own.
+    ``call`` itself when every part is differentiable (or none is: the check then says so).
+
+    >>> f = differentiable_only(lambda t: (t * 2, t.detach() + 1, t.argmax()), [torch.ones(2)])
+    >>> OutputLayout.of(f(torch.ones(2))).names
+    ('out[0]',)
+    """
+    leaves = [t.detach().clone().requires_grad_(True) for t in xs]
+    with torch.enable_grad():
+        parts = output_parts(call(*leaves))
+    constant = {name for name, t in parts if not t.requires_grad}
+    if not constant or len(constant) == len(parts):
+        return call
+    return lambda *args: _without(call(*args), constant, "out")
+
+
+def _without(out, names: set, prefix: str):
+    """fn's output with the parts called ``names`` replaced by a placeholder (same structure)."""
+    if isinstance(out, torch.Tensor):
+        # a tensor (vmap returns only tensors) that is not floating point: left out like an index;
+        # a new one per call (an autograd.Function wrapping fn may mark what it returns)
+        return torch.zeros((), dtype=torch.bool) if prefix in names else out
+    if isinstance(out, dict):
+        return {k: _without(v, names, f"{prefix}[{k!r}]".replace("'", '"')) for k, v in out.items()}
+    if isinstance(out, (tuple, list)):
+        items = [_without(v, names, f"{prefix}[{k}]") for k, v in enumerate(out)]
+        return tuple(items) if isinstance(out, tuple) else items
+    return out
+
+
 @dataclass(frozen=True)
 class OutputLayout:
     """Names, shapes and kinds of fn's checked output parts, at the user's input."""
@@ -51,6 +87,10 @@ class OutputLayout:
     @classmethod
     def of(cls, out) -> "OutputLayout":
         parts = output_parts(out)
+        for name, t in parts:
+            if t.layout != torch.strided or t.is_meta:
+                raise GradLabError(f"The function returned {name} as a sparse or meta tensor; a "
+                                   "check compares dense values: return it dense (.to_dense()).")
         if not parts:
             raise GradLabError("The function must return a floating-point or complex tensor, or a "
                                f"tuple, list or dict holding some; it returned {type(out).__name__}.")
