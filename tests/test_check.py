@@ -517,7 +517,10 @@ def _slow_fn(calls: list, seconds: float, complex_seconds: float | None = None):
 
     def fn(x):
         calls.append(x.dtype)
-        time.sleep(complex_seconds if x.is_complex() and complex_seconds is not None else seconds)
+        # computes (spins) rather than sleeps: the forecast counts CPU time, as the bounds do
+        end = time.thread_time() + (complex_seconds if x.is_complex() and complex_seconds is not None else seconds)
+        while time.thread_time() < end:
+            pass
         return x * 2
 
     return fn

@@ -1,13 +1,20 @@
-"""A wall-clock bound for work that cannot watch the clock itself (sympy, mpmath).
+"""A time bound for work that cannot watch the clock itself (sympy, mpmath).
 
 Size limits keep most work small, but symbolic differentiation can still blow
 up: each order of ``tan(tan(tan(x)))`` is several times larger than the last.
-:func:`run_within` bounds such a call: after ``seconds`` a watchdog timer raises
-an exception *in the working thread* (:func:`gradlab.compat.raise_in_thread`,
-a CPython internal), which Python delivers at the next bytecode, and the block ends with a
-:class:`~gradlab.errors.LimitError` naming the bound. Nothing is checked while
-the block runs, so there is no overhead; the thread is only interrupted between
-Python bytecodes (a single long C call finishes first).
+:func:`run_within` bounds such a call: once the working thread has computed for
+``seconds`` a watchdog raises an exception *in that thread*
+(:func:`gradlab.compat.raise_in_thread`, a CPython internal), which Python delivers
+at the next bytecode, and the block ends with a :class:`~gradlab.errors.LimitError`
+naming the bound. The thread is only interrupted between Python bytecodes (a single
+long C call finishes first).
+
+The bound counts the thread's own CPU time, not the wall clock: on a busy server
+(other sessions, other processes) an ordinary request waits for a core without
+spending its bound, while a request that really computes for ``seconds`` is stopped
+as before. A wall-clock backstop of :data:`WALL_CLOCK_FACTOR` times the bound still
+ends work that waits instead of computing. Where the platform has no per-thread CPU
+clock, the wall clock is the bound.
 
 Only the thread that entered the block is interrupted: other Streamlit sessions
 run on. Do not nest two bounds in one thread (the inner one may report the
@@ -57,18 +64,57 @@ class _Expired(BaseException):
     inside sympy swallows it. Converted to LimitError before it leaves :func:`run_within`."""
 
 
+#: How many times its bound a block may last on the wall clock while computing less:
+#: a backstop for work that waits (a lock, a sleep) instead of computing.
+WALL_CLOCK_FACTOR = 5.0
+#: How often the watchdog reads the working thread's CPU clock: the interpreter's own
+#: switch interval, the finest grain at which the expiry can be delivered anyway.
+POLL_SECONDS = 0.005
+
+
+def _thread_cpu_clock(ident: int) -> Callable[[], float] | None:
+    """A function returning the CPU seconds of thread ``ident`` so far, or None where the
+    platform cannot read one thread's CPU time (then the wall clock bounds the block)."""
+    try:
+        clock_id = time.pthread_getcpuclockid(ident)
+        time.clock_gettime(clock_id)
+    except (AttributeError, OSError):
+        return None
+    return lambda: time.clock_gettime(clock_id)
+
+
 class _Watchdog:
-    """A timer that raises :class:`_Expired` in the thread that created it, unless stopped first."""
+    """A thread that raises :class:`_Expired` in the thread that created it once that thread
+    has computed for ``seconds`` (or waited WALL_CLOCK_FACTOR times as long), unless stopped first."""
 
     def __init__(self, seconds: float):
         self._lock = threading.Lock()
         self._done = self.fired = False
+        self._seconds = seconds
         self._thread = threading.get_ident()
-        self._timer = threading.Timer(seconds, self._fire)
-        self._timer.daemon = True
+        self._cpu = _thread_cpu_clock(self._thread)
+        self._stopped = threading.Event()
+        self._poller = threading.Thread(target=self._watch, name="gradlab-deadline", daemon=True)
 
     def start(self) -> None:
-        self._timer.start()
+        self._wall_start = time.monotonic()
+        self._cpu_start = self._cpu() if self._cpu else 0.0
+        self._poller.start()
+
+    def _spent(self) -> bool:
+        wall = time.monotonic() - self._wall_start
+        if self._cpu is None:
+            return wall >= self._seconds
+        return self._cpu() - self._cpu_start >= self._seconds or wall >= WALL_CLOCK_FACTOR * self._seconds
+
+    def _watch(self) -> None:
+        # Sleep most of the bound first: no thread computes faster than the wall clock.
+        if self._stopped.wait(self._seconds):
+            return
+        while not self._stopped.wait(POLL_SECONDS):
+            if self._spent():
+                self._fire()
+                return
 
     def _fire(self) -> None:
         with self._lock:
@@ -86,7 +132,7 @@ class _Watchdog:
         """
         with self._lock:
             self._done = True
-            self._timer.cancel()
+            self._stopped.set()
         if self.fired:
             _let_expiry_through()
 
@@ -104,7 +150,7 @@ def time_limit_message(what: str, seconds: float, bound_name: str = "LIMITS.eval
                        advice: str = SIMPLIFY) -> str:
     """The sentence shown when ``what`` ran over its time bound."""
     return (
-        f"Computing {what} took longer than {seconds:g} s, GradLab's bound on evaluation "
+        f"Computing {what} took longer than {seconds:g} s, GradLab's bound on computing "
         f"time ({bound_name}), so it was stopped: one request cannot slow the server for "
         f"everyone. {advice}"
     )
@@ -136,8 +182,11 @@ def run_within(seconds: float, what: str, fn: Callable[..., T], *args,
 
 def paced_progress(seconds: float, what: str, progress: Callable[[int, int], None] | None = None,
                    *, bound_name: str, advice: str,
-                   clock: Callable[[], float] = time.monotonic) -> Callable[[int, int], None]:
+                   clock: Callable[[], float] = time.process_time) -> Callable[[int, int], None]:
     """A ``progress(done, total)`` callback that raises LimitError when the work will overrun.
+
+    Time is the process's CPU time (``clock``): the work runs in a process of its own (a
+    pool worker, the CLI's child), and a busy machine stretches its wall clock, not its work.
 
     Once :data:`PACE_AFTER_SECONDS` have passed, the total time is projected
     from the pace so far (``elapsed * total / done``); over ``seconds`` the
