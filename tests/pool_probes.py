@@ -61,3 +61,17 @@ def counted(total: int, progress=None) -> int:
         time.sleep(0.01)
         progress(done, total)
     return total
+
+
+def started_then_sleep(path: str, seconds: float) -> float:
+    """Append this worker's niceness to ``path`` as the call starts (one line per start: a call
+    ended and started again writes two), then sleep."""
+    with open(path, "a") as f:
+        f.write(f"{niceness()}\n")
+    return sleep(seconds)
+
+
+def pid() -> int:
+    import os
+
+    return os.getpid()

@@ -302,7 +302,7 @@ def _heavy_in_this_process(monkeypatch) -> None:
     message for a bound lowered here, its heavy call runs here (the pool's own bounds are
     tested in tests/test_pool.py)."""
     def in_process(fn, *args, progress=None, seconds=None, what=None, bound_name=None, advice=None,
-                   session=None, cancelled=None, **kwargs):
+                   session=None, cancelled=None, long=False, **kwargs):
         return fn(*args, **kwargs, **({"progress": progress} if progress is not None else {}))
 
     monkeypatch.setattr("gradlab.ui.heavy.run_bounded", in_process)
@@ -571,10 +571,18 @@ def test_compose_gives_a_replica_the_memory_gradlab_s_own_bounds_allow():
     assert memory_mb >= needed, f"compose gives {memory_mb} MB, GradLab's bounds allow {needed} MB"
 
 
-def test_the_deployment_guide_states_the_pool_s_grace_and_size():
-    from gradlab.server.pool import GRACE_SECONDS, LONG_CALL_SECONDS
+def test_the_deployment_guide_states_the_pool_s_grace_size_and_lanes():
+    from gradlab.server.lanes import KNOWN_LONG_KEYS
+    from gradlab.server.pool import GRACE_SECONDS, LONG_CALL_SECONDS, POLL_SECONDS, SHORT_TURN_SECONDS, WorkerPool
+    from gradlab.server.worker import LONG_CALL_NICENESS, WORKER_NICENESS
 
-    guide = (REPO_ROOT / "docs" / "DEPLOYMENT.md").read_text(encoding="utf-8")
+    guide = " ".join((REPO_ROOT / "docs" / "DEPLOYMENT.md").read_text(encoding="utf-8").split())
     assert f"plus {GRACE_SECONDS:g} s of grace" in guide  # was "0.5 s", the code's is 2 s
-    # was "more requests wait": the pool adds a worker beside a long call, up to twice its size
-    assert f"running longer than {LONG_CALL_SECONDS:g} s" in guide and "up to twice `pool_workers`" in guide
+    # two lanes of pool_workers each: a short one left after LONG_CALL_SECONDS, a long one at niceness 19
+    assert WorkerPool(3)._lanes.slots == 3
+    assert "two lanes of `pool_workers` workers each" in guide and "up to twice `pool_workers`" in guide
+    assert f"running longer than {LONG_CALL_SECONDS:g} s" in guide
+    assert f"has run {SHORT_TURN_SECONDS:g} s (`SHORT_TURN_SECONDS`)" in guide
+    assert f"at niceness {LONG_CALL_NICENESS} (behind the short lane's {WORKER_NICENESS}" in guide
+    assert f"the last {KNOWN_LONG_KEYS} remembered" in guide
+    assert f"within {POLL_SECONDS * 1000:g} ms (`POLL_SECONDS`)" in guide

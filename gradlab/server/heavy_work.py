@@ -13,15 +13,26 @@ call the engine directly.
 ('x^{2}', '2 x')
 >>> BOUNDS[check][2], check.limit_advice == CHECK_ADVICE
 ('LIMITS.full_check_seconds + LIMITS.request_seconds', True)
+
+A function marked with :func:`forecast` says roughly how long a call will take
+from its arguments alone; :func:`gradlab.ui.heavy.heavy` starts a call forecast
+over the pool's ``LONG_CALL_SECONDS`` in its long lane, so it never holds a worker
+kept for short calls (:mod:`gradlab.server.lanes`).
+
+>>> from gradlab.labs.summed_loss import SummedLossSettings
+>>> summed.forecast_seconds(SummedLossSettings(shape=(400, 500), dtype="bfloat16")) > 1
+True
 """
 
 from __future__ import annotations
+
+import math
 
 from gradlab.limits import LIMITS
 from gradlab.server.deadline import paced_progress
 
 __all__ = ["sweep", "sweep_formulas", "check", "check_eps_sweep", "roundoff", "summed", "grid", "BOUNDS",
-           "CHECK_ADVICE", "CLI_CHECK_ADVICE", "advised"]
+           "CHECK_ADVICE", "CLI_CHECK_ADVICE", "advised", "forecast"]
 
 CHECK_ADVICE = ("Pick mode 'sampled' or 'directional', fewer samples, or a smaller shape; on your own "
                 "machine gradlab.gradcheck has no time bound.")
@@ -40,6 +51,31 @@ def advised(advice: str):
     return mark
 
 
+def forecast(seconds):
+    """Mark a function with ``forecast_seconds(*args)``: about how long a call with these arguments
+    takes (a little under what one core measured), for the pool to choose its lane."""
+    def mark(fn):
+        fn.forecast_seconds = seconds
+        return fn
+
+    return mark
+
+
+#: One term of the summed-loss lab's Python loops, by dtype (one core measured 23-27 µs in
+#: bfloat16, 14-16 µs in float16, 3-4 µs otherwise).
+_SUMMED_TERM_SECONDS = {"bfloat16": 20e-6, "float16": 12e-6}
+#: One element of one perturbed evaluation in a check (one core: 3e-8 s for the affine model).
+_CHECK_ELEMENT_SECONDS = 1e-8
+#: One point of a round-off comparison (one core: 100,000 points in 1.1-2.5 s).
+_ROUNDOFF_SAMPLE_SECONDS = 1e-5
+
+
+def _check_forecast(settings, *_) -> float:
+    numel = math.prod(settings.shape)
+    rows = {"full": numel, "sampled": min(settings.samples, numel)}.get(settings.mode, settings.samples)
+    return rows * numel * _CHECK_ELEMENT_SECONDS
+
+
 def sweep(settings):
     """The Explorer's sweep (:func:`gradlab.error_sweep.run_sweep`)."""
     from gradlab.error_sweep import run_sweep
@@ -56,6 +92,7 @@ def sweep_formulas(text: str) -> tuple[str, str]:
 
 
 @advised(CHECK_ADVICE)
+@forecast(_check_forecast)
 def check(settings, workers: int | None = 1, progress=None, advice: str = CHECK_ADVICE):
     """A gradient check (:func:`gradlab.check.settings.run_check`), stopped once its pace projects
     past ``LIMITS.full_check_seconds`` (every mode: a sampled check of 1,000 elements of a 1M-element
@@ -76,6 +113,7 @@ def check_eps_sweep(settings):
 
 
 @advised("Use fewer points, or a range closer to 1 (tiny |x| needs many more exact digits).")
+@forecast(lambda settings: settings.samples * _ROUNDOFF_SAMPLE_SECONDS)
 def roundoff(settings):
     """The Round-off lab's comparison (:func:`gradlab.labs.roundoff.compare`)."""
     from gradlab.labs.roundoff import compare
@@ -84,6 +122,7 @@ def roundoff(settings):
 
 
 @advised("Pick a smaller shape, or a dtype other than bfloat16 (its sums are Python loops).")
+@forecast(lambda settings: math.prod(settings.shape) * _SUMMED_TERM_SECONDS.get(settings.dtype, 3e-6))
 def summed(settings):
     """The Summed-loss lab and the check's forward differences (:mod:`gradlab.labs.summed_loss`,
     :mod:`gradlab.labs.summed_differences`): its sums are Python loops over up to

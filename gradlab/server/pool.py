@@ -15,15 +15,21 @@ process instead, and the calling thread only waits on a pipe:
   :data:`POLL_SECONDS`) the worker is killed and the caller told so; a MemoryError
   in the worker (one allocation refused, under that bound or not) is told as that;
 * a new call with the same ``session`` key kills that session's call still
-  running (a new rerun replaces the old one), as does ``cancelled()`` turning true.
+  running or waiting (a new rerun replaces the old one), as does ``cancelled()``
+  turning true (Streamlit's pending rerun or stop: also when the tab that made
+  the call disconnects, as a reload does).
 
 Workers are forked from a fork server that has imported torch, sympy, mpmath
 and the engine once (:data:`gradlab.server.worker.PRELOAD`), so a replacement
 starts in milliseconds; ``forkserver`` is safe with the server's threads and
-torch, where a plain ``fork`` of the server would not be. There are
-``LIMITS.pool_workers`` of them (default: one per usable core); a call running longer
-than :data:`LONG_CALL_SECONDS` no longer counts, so another starts beside it, up to
-twice ``pool_workers`` workers in all; callers beyond that wait.
+torch, where a plain ``fork`` of the server would not be. ``LIMITS.pool_workers``
+of them (default: one per usable core) wait for work. Calls run in two lanes of
+``pool_workers`` calls each (:mod:`gradlab.server.lanes`), so at most twice
+``pool_workers`` workers in all: a short lane that every call starts in and leaves
+once it has run :data:`LONG_CALL_SECONDS` (or :data:`SHORT_TURN_SECONDS` while
+another call waits for it: a cheap call never waits behind heavy work), and a long
+lane, at :data:`~gradlab.server.worker.LONG_CALL_NICENESS`, whose calls take turns
+(first come, first served; one per session).
 
 Over-a-bound sentences end with ``advice``: the caller's, else the function's own
 ``limit_advice`` (:func:`gradlab.server.heavy_work.advised`), else
@@ -43,41 +49,38 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from gradlab.compat import forkserver_process_class
-from gradlab.errors import GradLabError, LimitError
+from gradlab.errors import LimitError
 from gradlab.limits import LIMITS
 from gradlab.server.deadline import SIMPLIFY, time_limit_message
-from gradlab.server.worker import LONG_CALL_NICENESS, PRELOAD, memory_message, refused_memory_message, serve
+from gradlab.server.lanes import (LONG, LONG_CALL_SECONDS, SHORT, SHORT_TURN_SECONDS, Call, Lanes,
+                                  busy_message, call_key)
+from gradlab.server.worker import (LONG_CALL_NICENESS, PRELOAD, WorkerFailed, died_message, memory_message,
+                                   refused_memory_message, serve, unpack_reply)
 
 __all__ = ["run_bounded", "run_in_child", "WorkerPool", "WorkerFailed", "Superseded", "shared_pool",
-           "POLL_SECONDS", "GRACE_SECONDS", "LONG_CALL_SECONDS"]
+           "POLL_SECONDS", "GRACE_SECONDS", "LONG_CALL_SECONDS", "SHORT_TURN_SECONDS"]
 
 #: How often a waiting caller looks at the clock, the worker's memory and cancellation.
 POLL_SECONDS = 0.02
 #: Time a bounded block gets past its bound before its worker is killed: the block's own
 #: asynchronous exception ends Python-level work at the bound and keeps partial results.
 GRACE_SECONDS = 2.0  # a loaded machine delivers the in-worker bound late; past this, the kill
-#: A call running longer than this is *long*: its worker drops to LONG_CALL_NICENESS and no
-#: longer counts against the pool's size, so a short call beside it starts at once on a
-#: worker of its own (up to twice the size in all). Load test, every page, 2 cores: with
-#: both workers in 5-30 s full checks, round-off reruns of 0.4 s of work waited 2-7 s.
-LONG_CALL_SECONDS = 1.0
-
-
-class WorkerFailed(RuntimeError):
-    """The work raised something other than a GradLabError (a bug): shown generically."""
 
 
 class Superseded(LimitError):
     """The call was ended because the same session started a newer one."""
 
 
+class _Restart(Exception):
+    """A short call overran while the long lane was full: its worker is ended, it waits its turn."""
+
+
 @dataclass
 class _Worker:
     process: multiprocessing.process.BaseProcess
     conn: object
-    session: object = None
-    cancelled: bool = False
-    long: bool = False  # running a long call, at LONG_CALL_NICENESS (see LONG_CALL_SECONDS)
+    call: Call | None = None
+    long: bool = False  # ran a long call, at LONG_CALL_NICENESS (see LONG_CALL_SECONDS)
 
     def rss_mb(self) -> float:
         try:
@@ -93,6 +96,7 @@ class _Worker:
             pass
 
     def lower_priority(self) -> None:
+        self.long = True
         try:  # raising one's own process's niceness needs no privilege
             os.setpriority(os.PRIO_PROCESS, self.process.pid, LONG_CALL_NICENESS)
         except (OSError, TypeError):
@@ -109,6 +113,7 @@ class WorkerPool:
     size: int
     context: str = "forkserver"
     memory_mb: float = field(default_factory=lambda: LIMITS.worker_memory_mb)
+    long_call_seconds: float = LONG_CALL_SECONDS  # (tests set it apart from SHORT_TURN_SECONDS)
 
     def __post_init__(self):
         self._ctx = multiprocessing.get_context(self.context)
@@ -120,8 +125,9 @@ class WorkerPool:
         self._idle: list[_Worker] = []
         self._busy: set[int] = set()
         self._starting = 0
-        self._long = 0  # busy workers running a long call: they do not count against size
-        self._by_session: dict[object, _Worker] = {}
+        self._wanted = 0  # callers holding a lane's slot and waiting for a worker process
+        self._start_failed = False  # the last worker start raised: callers are told, not kept waiting
+        self._lanes = Lanes(max(1, int(self.size)))
 
     # ------------------------------------------------------------ workers
 
@@ -155,21 +161,22 @@ class WorkerPool:
         except BaseException:
             with self._lock:  # callers waiting for it are told (_acquire), not left waiting
                 self._starting -= 1
+                self._start_failed = True
                 self._lock.notify_all()
             raise
         child.close()
         with self._lock:
             self._starting -= 1
+            self._start_failed = False
             self._idle.append(_Worker(process, parent))
-            self._lock.notify()
+            self._lock.notify_all()
 
     def _replace(self, worker: _Worker) -> None:
         """Kill ``worker`` and start another in the background (the caller does not wait for it)."""
         worker.kill()
         with self._lock:
             self._busy.discard(id(worker))
-            self._long -= worker.long
-            needed = self._workers() < self.size  # an extra worker beside a long call is not replaced
+            needed = self._workers() < self.size  # workers for the lanes beyond size start on demand
             self._starting += needed
             self._lock.notify_all()
 
@@ -181,89 +188,117 @@ class WorkerPool:
 
         threading.Thread(target=restart, name="gradlab-worker-restart", daemon=True).start()
 
-    def _acquire(self, session, cancelled: Callable[[], bool] | None) -> _Worker:
+    def _acquire(self, call: Call, cancelled, seconds: float, what: str, bound_name: str) -> _Worker:
+        """Wait for ``call``'s turn in its lane, then for a worker process (started if none is idle)."""
+        waited_from = time.monotonic()
         with self._lock:
-            previous = self._by_session.get(session) if session is not None else None
-            if previous is not None:
-                previous.cancelled = True  # its caller kills and replaces it on its next poll
-            while not self._idle:
-                if not self._busy and not self._starting:
-                    raise WorkerFailed("no worker process could be started")
-                if self._may_add_beside_long_calls():
-                    self._starting += 1
-                    threading.Thread(target=self._add_worker, name="gradlab-pool-extra", daemon=True).start()
-                if cancelled is not None and cancelled():
-                    raise Superseded("This request was replaced by a newer one from the same page.")
+            while not self._lanes.admit(call):
+                self._still_wanted(call, cancelled)
+                if time.monotonic() - waited_from > seconds:
+                    raise LimitError(busy_message(what, seconds, bound_name, self._lanes.slots, call.lane))
                 self._lock.wait(POLL_SECONDS * 5)
+            self._wanted += 1
+            try:
+                while not self._idle:
+                    if self._start_failed and not self._starting:
+                        raise WorkerFailed("no worker process could be started")
+                    if self._starting < self._wanted:
+                        self._starting += 1
+                        threading.Thread(target=self._add_worker, name="gradlab-pool-extra", daemon=True).start()
+                    self._still_wanted(call, cancelled)
+                    self._lock.wait(POLL_SECONDS * 5)
+            finally:
+                self._wanted -= 1
             worker = self._idle.pop()
             self._busy.add(id(worker))
-            worker.session, worker.cancelled = session, False
-            if session is not None:
-                self._by_session[session] = worker
-            return worker
+            worker.call = call
+        if call.lane == LONG:
+            worker.lower_priority()
+        return worker
+
+    @staticmethod
+    def _still_wanted(call: Call, cancelled) -> None:
+        if call.cancelled or (cancelled is not None and cancelled()):
+            raise Superseded("This request was replaced by a newer one from the same page.")
 
     def _workers(self) -> int:
         return len(self._idle) + len(self._busy) + self._starting
 
-    def _may_add_beside_long_calls(self) -> bool:
-        """True when fewer than ``size`` workers are busy with short calls or starting, and the
-        pool is under twice its size: a new call gets a worker of its own (lock held)."""
-        prompt = len(self._busy) - self._long + self._starting
-        return prompt < self.size and self._workers() < 2 * self.size
-
-    def _mark_long(self, worker: _Worker) -> None:
-        worker.lower_priority()
+    def _leave_short_lane(self, worker: _Worker, started: float) -> bool:
+        """At long_call_seconds, or at SHORT_TURN_SECONDS while another call waits for the short
+        lane, the call on ``worker`` goes on in the long lane (True) or is ended to wait its turn
+        there (raises _Restart); else it stays (False)."""
+        ran = time.monotonic() - started
         with self._lock:
-            worker.long = True
-            self._long += 1
-            self._lock.notify_all()  # a waiting caller may now get a worker beside it
+            long = ran >= self.long_call_seconds
+            if not long and not (ran >= SHORT_TURN_SECONDS and self._lanes.contended(SHORT)):
+                return False
+            kept = self._lanes.overran(worker.call, remember=long)
+            self._lock.notify_all()  # the short slot it held is free
+        if not kept:
+            raise _Restart
+        worker.lower_priority()
+        return True
 
     def _release(self, worker: _Worker) -> None:
         # A long call's worker cannot get its niceness back without privilege, and no more than
-        # ``size`` workers are kept for short calls: either is ended (and replaced only while the
-        # pool is under its size), so the extras beside long calls go with them.
+        # ``size`` workers wait idle: either is ended (and replaced only while the pool is under
+        # its size), so the workers started for the lanes beyond size go with them.
         with self._lock:
-            short_calls_capacity = len(self._idle) + len(self._busy) - self._long - 1  # without this one
-            ended = worker.long or short_calls_capacity >= self.size
+            ended = worker.long or len(self._idle) >= self.size
+            if not ended:
+                self._busy.discard(id(worker))
+                worker.call = None
+                self._idle.append(worker)
+                self._lock.notify_all()
         if ended:
-            self._forget(worker)
             self._replace(worker)
-            return
-        with self._lock:
-            self._busy.discard(id(worker))
-            if worker.session is not None and self._by_session.get(worker.session) is worker:
-                del self._by_session[worker.session]
-            worker.session = None
-            self._idle.append(worker)
-            self._lock.notify()
 
-    def _forget(self, worker: _Worker) -> None:
+    def snapshot(self) -> dict[str, object]:
+        """What the pool holds now: the sessions running in each lane, how many wait, the workers.
+
+        >>> WorkerPool(1).snapshot()
+        {'short': [], 'long': [], 'waiting short': 0, 'waiting long': 0, 'workers': 0}
+        """
         with self._lock:
-            if worker.session is not None and self._by_session.get(worker.session) is worker:
-                del self._by_session[worker.session]
+            lanes = self._lanes
+            return {SHORT: lanes.sessions(SHORT), LONG: lanes.sessions(LONG),
+                    "waiting short": len(lanes.waiting[SHORT]), "waiting long": len(lanes.waiting[LONG]),
+                    "workers": self._workers()}
 
     # ------------------------------------------------------------ calls
 
     def run(self, fn: Callable, *args, seconds: float, what: str,
             bound_name: str = "LIMITS.request_seconds", advice: str | None = None, session=None,
             cancelled: Callable[[], bool] | None = None, progress: Callable[[int, int], None] | None = None,
-            **kwargs):
+            long: bool = False, **kwargs):
         """``fn(*args, **kwargs)`` in a worker, bounded; see :func:`run_bounded`."""
         advice = getattr(fn, "limit_advice", SIMPLIFY) if advice is None else advice
-        worker = self._acquire(session, cancelled)
+        call = Call(session, LONG if long else SHORT, call_key(fn, args, kwargs))
+        with self._lock:
+            self._lanes.enter(call)
         try:
-            worker.conn.send((fn, args, kwargs, progress is not None))
-            reply = self._wait(worker, seconds, what, bound_name, advice, cancelled, progress)
-        except BaseException:
-            self._forget(worker)
-            self._replace(worker)
-            raise
-        self._release(worker)
-        return _unpack(reply)
+            while True:
+                worker = self._acquire(call, cancelled, seconds, what, bound_name)
+                try:
+                    worker.conn.send((fn, args, kwargs, progress is not None))
+                    reply = self._wait(worker, seconds, what, bound_name, advice, cancelled, progress)
+                except _Restart:
+                    self._replace(worker)
+                    continue
+                except BaseException:
+                    self._replace(worker)
+                    raise
+                self._release(worker)
+                return unpack_reply(reply)
+        finally:
+            with self._lock:
+                self._lanes.leave(call)
+                self._lock.notify_all()
 
     def _wait(self, worker: _Worker, seconds, what, bound_name, advice, cancelled, progress):
         start = time.monotonic()
-        long_at = start + LONG_CALL_SECONDS
+        short = worker.call.lane == SHORT
         overall = (start + seconds, time_limit_message(what, seconds, bound_name, advice))
         phases: list[tuple[float, str]] = []
         while True:
@@ -272,7 +307,7 @@ class WorkerPool:
                 try:
                     reply = worker.conn.recv()
                 except (EOFError, OSError):
-                    raise LimitError(_died(what, worker, self.memory_mb)) from None
+                    raise LimitError(died_message(what, worker.process.exitcode, self.memory_mb)) from None
                 if reply[0] == "phase":
                     if reply[1] is None:
                         del phases[-1:]
@@ -289,15 +324,14 @@ class WorkerPool:
                 return reply
             if time.monotonic() >= deadline:
                 raise LimitError(message)
-            if not worker.long and time.monotonic() >= long_at:
-                self._mark_long(worker)
+            if short and time.monotonic() - start >= SHORT_TURN_SECONDS:
+                short = not self._leave_short_lane(worker, start)
             rss = worker.rss_mb()
             if rss > self.memory_mb:
                 raise LimitError(memory_message(what, rss, self.memory_mb))
-            if worker.cancelled or (cancelled is not None and cancelled()):
-                raise Superseded("This request was replaced by a newer one from the same page.")
+            self._still_wanted(worker.call, cancelled)
             if not worker.process.is_alive():
-                raise LimitError(_died(what, worker, self.memory_mb))
+                raise LimitError(died_message(what, worker.process.exitcode, self.memory_mb))
 
     def close(self) -> None:
         """Kill every worker (tests, and a CLI run that is done)."""
@@ -306,27 +340,6 @@ class WorkerPool:
         for worker in workers:
             worker.kill()
             worker.conn.close()
-
-
-def _died(what: str, worker: _Worker, bound: float) -> str:
-    """The sentence for a worker that ended by itself (the kernel's out-of-memory killer)."""
-    return (f"Computing {what} ended the process that ran it (exit code {worker.process.exitcode}), "
-            f"most likely for want of memory (GradLab's bound is LIMITS.worker_memory_mb = {bound:g} MB "
-            f"per request): one request cannot slow the server for everyone. Simplify the expression "
-            f"or ask for less.")
-
-
-def _unpack(reply: tuple):
-    if reply[0] == "done":
-        return reply[1]
-    _, kind, payload = reply
-    if isinstance(payload, GradLabError):
-        raise payload
-    if kind == "limit":
-        raise LimitError(payload)
-    if kind == "gradlab":
-        raise GradLabError(payload)
-    raise WorkerFailed(payload)
 
 
 _shared: WorkerPool | None = None
@@ -344,7 +357,7 @@ def shared_pool() -> WorkerPool:
 
 def run_bounded(fn: Callable, *args, seconds: float, what: str, bound_name: str = "LIMITS.request_seconds",
                 advice: str | None = None, session=None, cancelled: Callable[[], bool] | None = None,
-                progress: Callable[[int, int], None] | None = None, **kwargs):
+                progress: Callable[[int, int], None] | None = None, long: bool = False, **kwargs):
     """``fn(*args, **kwargs)`` run in a worker of :func:`shared_pool`, ended over its bounds.
 
     ``fn`` must be a top-level function and its arguments and result picklable.
@@ -355,9 +368,11 @@ def run_bounded(fn: Callable, *args, seconds: float, what: str, bound_name: str 
     ``limit_advice``, else SIMPLIFY). A GradLabError from ``fn`` is raised as
     itself; anything else as :class:`WorkerFailed`. ``progress(done, total)``,
     if given, is passed to ``fn`` and called here as the worker reports.
+    ``long=True`` (the caller's forecast) starts the call in the long lane, not the
+    short one (:mod:`gradlab.server.lanes`).
     """
     return shared_pool().run(fn, *args, seconds=seconds, what=what, bound_name=bound_name, advice=advice,
-                             session=session, cancelled=cancelled, progress=progress, **kwargs)
+                             session=session, cancelled=cancelled, progress=progress, long=long, **kwargs)
 
 
 def run_in_child(fn: Callable, *args, seconds: float, what: str, bound_name: str = "LIMITS.request_seconds",

@@ -26,8 +26,8 @@ import traceback
 
 from gradlab.errors import GradLabError, LimitError
 
-__all__ = ["serve", "PRELOAD", "preload", "memory_message", "refused_memory_message", "WORKER_NICENESS",
-           "LONG_CALL_NICENESS"]
+__all__ = ["serve", "PRELOAD", "preload", "memory_message", "refused_memory_message", "died_message",
+           "unpack_reply", "WorkerFailed", "WORKER_NICENESS", "LONG_CALL_NICENESS"]
 
 #: A server's worker runs at this niceness: when heavy work and the server's own reruns
 #: want the same cores, the reruns (every other visitor's page) come first. Load test,
@@ -74,6 +74,41 @@ def refused_memory_message(what: str, megabytes: float, bound: float) -> str:
             f"allocation was refused when the process held {megabytes:,.0f} MB; GradLab's bound per "
             f"request, LIMITS.worker_memory_mb, is {bound:g} MB), so it was stopped: one request "
             f"cannot slow the server for everyone. Simplify the expression or ask for less.")
+
+
+def died_message(what: str, exitcode: int | None, bound: float) -> str:
+    """The sentence for a worker that ended by itself (the kernel's out-of-memory killer)."""
+    return (f"Computing {what} ended the process that ran it (exit code {exitcode}), "
+            f"most likely for want of memory (GradLab's bound is LIMITS.worker_memory_mb = {bound:g} MB "
+            f"per request): one request cannot slow the server for everyone. Simplify the expression "
+            f"or ask for less.")
+
+
+class WorkerFailed(RuntimeError):
+    """The work raised something other than a GradLabError (a bug): shown generically."""
+
+
+def unpack_reply(reply: tuple):
+    """The result of a ``("done", result)`` reply; an ``("error", kind, payload)`` one raised as
+    what the caller shows: a GradLabError as itself, a bug as :class:`WorkerFailed`.
+
+    >>> unpack_reply(("done", 42))
+    42
+    >>> unpack_reply(("error", "limit", "Too many points."))
+    Traceback (most recent call last):
+    ...
+    gradlab.errors.LimitError: Too many points.
+    """
+    if reply[0] == "done":
+        return reply[1]
+    _, kind, payload = reply
+    if isinstance(payload, GradLabError):
+        raise payload
+    if kind == "limit":
+        raise LimitError(payload)
+    if kind == "gradlab":
+        raise GradLabError(payload)
+    raise WorkerFailed(payload)
 
 
 def serve(conn, imports: bool = True) -> None:

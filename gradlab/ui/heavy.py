@@ -4,8 +4,17 @@
 through :func:`gradlab.server.pool.run_bounded` with that function's bound
 (:data:`gradlab.server.heavy_work.BOUNDS`), keyed by this Streamlit session,
 so a newer rerun of the same session ends the older one's work, as does a
-pending rerun or stop of this script run. Over a bound the worker is killed
-and a LimitError names the bound: the page shows it like any other.
+pending rerun or stop of this script run: Streamlit stops the run of a session
+whose tab disconnects, so a reload (a new session in the same tab) ends the old
+one's work too. Over a bound the worker is killed and a LimitError names the
+bound: the page shows it like any other. A call its function forecasts
+(``forecast_seconds``) past the pool's ``LONG_CALL_SECONDS`` starts in the pool's
+long lane, leaving the short one to cheap calls (:mod:`gradlab.server.lanes`).
+
+Why not a key per browser (a cookie), so that a reload ends the old tab's work
+by the key alone: two tabs of one browser are two views that may both compute
+(a projector's tab and a student's own), and a cookie is whatever the client
+sends; the disconnect is what a reload always does.
 
 >>> from gradlab.server.heavy_work import sweep_formulas
 >>> heavy(sweep_formulas, "sin(x)")
@@ -26,7 +35,7 @@ import streamlit as st
 
 from gradlab.limits import LIMITS
 from gradlab.server.heavy_work import BOUNDS
-from gradlab.server.pool import run_bounded
+from gradlab.server.pool import LONG_CALL_SECONDS, run_bounded
 from gradlab.ui.compat import run_will_be_interrupted, session_id
 
 __all__ = ["heavy", "heavy_with_progress"]
@@ -36,9 +45,11 @@ def heavy(fn: Callable, *args, progress: Callable[[int, int], None] | None = Non
     """``fn(*args, **kwargs)`` in a worker, within ``BOUNDS[fn]``; see the module docstring."""
     what, seconds, bound_name = BOUNDS[fn]
     session = session_id()
+    forecast = getattr(fn, "forecast_seconds", None)
     return run_bounded(fn, *args, seconds=seconds(), what=what, bound_name=bound_name,
                        session=session, cancelled=run_will_be_interrupted if session else None,
-                       progress=progress, **kwargs)
+                       progress=progress, long=forecast is not None and forecast(*args) >= LONG_CALL_SECONDS,
+                       **kwargs)
 
 
 class _Results:

@@ -1,0 +1,169 @@
+"""Which call the worker pool runs next: a short lane kept for quick calls, a long lane taken in turn.
+
+:class:`gradlab.server.pool.WorkerPool` runs each call in one of two lanes of
+``slots`` calls each (twice ``LIMITS.pool_workers`` worker processes in all):
+
+* **short**: every call starts here, unless it is known to be long. A call
+  still running after ``LONG_CALL_SECONDS`` leaves it (:meth:`Lanes.overran`),
+  and so does one that has run ``SHORT_TURN_SECONDS`` while another call waits
+  for this lane (:meth:`Lanes.contended`), so it is never held by long work: a
+  visitor's cheap sweep finds a worker within a fraction of a second however
+  many tabs ask for heavy work.
+* **long**: calls forecast long by their caller (``long=True``: a bfloat16 sum
+  of 200,000 terms, a full check), calls whose arguments overran before
+  (:attr:`Lanes.known_long`: a reload of the same heavy URL), and short calls
+  that overran. When the long lane is full, an overrunning call is ended and
+  queued behind the calls already waiting (it starts again from the
+  beginning there); the queue is first come, first served.
+
+Each session has at most one call, waiting or running: a session's new call
+ends its previous one (``cancelled`` set; the pool ends its worker), so one
+visitor holds at most one long worker however often they rerun.
+
+Plain bookkeeping, no processes and no lock: the pool calls it under its own.
+
+>>> lanes = Lanes(slots=1)
+>>> first, second = Call("tab 1", lane=LONG), Call("tab 2", lane=LONG)
+>>> lanes.enter(first); lanes.enter(second)
+>>> lanes.admit(first), lanes.admit(second)  # one long slot: the second waits its turn
+(True, False)
+>>> quick = Call("tab 3")
+>>> lanes.enter(quick); lanes.admit(quick)  # the short lane is free for it
+True
+>>> again = Call("tab 1", lane=LONG)
+>>> lanes.enter(again); first.cancelled  # tab 1's new call ends its previous one
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
+from typing import Callable, Hashable
+
+__all__ = ["Lanes", "Call", "SHORT", "LONG", "LONG_CALL_SECONDS", "SHORT_TURN_SECONDS", "busy_message", "call_key"]
+
+SHORT, LONG = "short", "long"
+#: A call running longer than this is *long*: it leaves the short lane for the long one, where
+#: its worker drops to LONG_CALL_NICENESS, so a short call starts at once on a worker of its
+#: own. Load test, every page, 2 cores: with both workers in 5-30 s full checks, round-off
+#: reruns of 0.4 s of work waited 2-7 s; five tabs of heavy work held every worker beside
+#: long calls, and a cheap sweep waited 8 s, until the long ones took turns in a lane.
+LONG_CALL_SECONDS = 1.0
+#: A short call that has run this long leaves the short lane as soon as another call waits for
+#: it: a visitor's cheap call (tens of ms) waits at most about this long behind calls not yet
+#: known to be long (five tabs of cold heavy expressions, reloaded at once).
+SHORT_TURN_SECONDS = 0.25
+#: Argument keys of calls that overran, remembered (the oldest forgotten first) so a reload of
+#: the same heavy view goes straight to the long lane instead of holding a short slot first.
+KNOWN_LONG_KEYS = 256
+
+
+@dataclass(eq=False)
+class Call:
+    """One call to the pool: its session (None: no session), lane and whether it was ended."""
+
+    session: Hashable | None
+    lane: str = SHORT
+    key: Hashable | None = None  # the call's function and arguments, hashed (None: not known)
+    cancelled: bool = False  # a newer call of the same session ended it
+    attempts: int = 0  # starts on a worker: 2 when it overran the short lane and started again
+
+
+@dataclass
+class Lanes:
+    """The pool's two lanes of ``slots`` calls each (see the module docstring)."""
+
+    slots: int
+    running: dict[str, set] = field(default_factory=lambda: {SHORT: set(), LONG: set()})
+    waiting: dict[str, deque] = field(default_factory=lambda: {SHORT: deque(), LONG: deque()})
+    by_session: dict = field(default_factory=dict)
+    known_long: OrderedDict = field(default_factory=OrderedDict)
+
+    def enter(self, call: Call) -> None:
+        """Queue ``call`` in its lane; the same session's previous call is ended."""
+        if call.session is not None:
+            previous = self.by_session.get(call.session)
+            if previous is not None:
+                previous.cancelled = True
+            self.by_session[call.session] = call
+        if call.key is not None and call.key in self.known_long:
+            call.lane = LONG
+        self.waiting[call.lane].append(call)
+
+    def admit(self, call: Call) -> bool:
+        """True when ``call`` may start now (it then holds a slot): first in its lane's queue,
+        and the lane has a free slot."""
+        if call in self.running[call.lane]:
+            return True
+        queue = self.waiting[call.lane]
+        if not queue or queue[0] is not call or len(self.running[call.lane]) >= self.slots:
+            return False
+        queue.popleft()
+        self.running[call.lane].add(call)
+        call.attempts += 1
+        return True
+
+    def contended(self, lane: str) -> bool:
+        """Whether a call waits for a slot of ``lane``."""
+        return bool(self.waiting[lane])
+
+    def overran(self, call: Call, remember: bool = True) -> bool:
+        """A short call still running at the long-call mark (or at its turn's end, while another
+        waits for its slot) moves to the long lane: True when it keeps running there (a slot was
+        free and nobody waited for one), False when it must be ended and start again from the
+        long lane's queue, behind those waiting. ``remember``: its arguments start in the long
+        lane next time (a call that ran long, not one that only gave up its turn)."""
+        if remember and call.key is not None:
+            self.known_long[call.key] = True
+            self.known_long.move_to_end(call.key)
+            while len(self.known_long) > KNOWN_LONG_KEYS:
+                self.known_long.popitem(last=False)
+        self.running[call.lane].discard(call)
+        call.lane = LONG
+        if len(self.running[LONG]) < self.slots and not self.waiting[LONG]:
+            self.running[LONG].add(call)
+            return True
+        self.waiting[LONG].append(call)
+        return False
+
+    def leave(self, call: Call) -> None:
+        """``call`` is over (answered, failed or ended): its slot or place in a queue is freed."""
+        for lane in (SHORT, LONG):
+            self.running[lane].discard(call)
+            if call in self.waiting[lane]:
+                self.waiting[lane].remove(call)
+        if call.session is not None and self.by_session.get(call.session) is call:
+            del self.by_session[call.session]
+
+    def sessions(self, lane: str) -> list:
+        """The sessions with a call running in ``lane`` (``WorkerPool.snapshot``)."""
+        return [call.session for call in self.running[lane]]
+
+
+def busy_message(what: str, seconds: float, bound_name: str, workers: int, lane: str = LONG) -> str:
+    """The sentence for a call that waited its whole bound for a turn in its lane.
+
+    >>> print(busy_message("the check", 30, "LIMITS.request_seconds", 2))  # doctest: +NORMALIZE_WHITESPACE
+    Computing the check waited 30 s (LIMITS.request_seconds) for one of the 2 worker processes
+    that run long requests: other visitors' requests held them, each in its turn, so that
+    one request cannot slow the server for everyone. Try again in a minute, or ask for less.
+    """
+    return (f"Computing {what} waited {seconds:g} s ({bound_name}) for one of the {workers} worker "
+            f"processes that run {lane} requests: other visitors' requests held them, each in its "
+            f"turn, so that one request cannot slow the server for everyone. Try again in a minute, "
+            f"or ask for less.")
+
+
+def call_key(fn: Callable, args: tuple, kwargs: dict) -> bytes | None:
+    """A call's function and arguments, hashed: the same heavy view asked again has the same key.
+
+    >>> call_key(max, (1, 2), {}) == call_key(max, (1, 2), {}) != call_key(max, (1, 3), {})
+    True
+    """
+    try:
+        return hashlib.blake2b(pickle.dumps((fn, args, sorted(kwargs.items()))), digest_size=16).digest()
+    except Exception:  # noqa: BLE001 - not picklable: the send says so; no key, no memory of it
+        return None
