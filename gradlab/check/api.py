@@ -51,6 +51,7 @@ from gradlab.check.evaluation import Dense, SharedOnehot, chunk_size, onehot_eva
 from gradlab.check.problem import (NumericProblem, as_inputs, autograd_gradient, check_inputs, least_precise,
                                    numeric_problem, resolve_step)
 from gradlab.check.output_blame import culprit_output
+from gradlab.check.outputs import differentiable_only, leave_out
 from gradlab.check.pace import forecast_check, perturbation_count, stencil_points
 from gradlab.check.report import CheckContext, Estimates, Tolerances, error_map, summarize, value_table
 from gradlab.check.report import worst_position
@@ -231,6 +232,8 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
                           torch.float64 if numeric_float64 else None, perturbations=count, unit=unit,
                           points=stencil_points(s), workers=workers, complex_step=s.complex_step)
     check_repeatable(call, xs)
+    call = differentiable_only(call, xs)  # output parts that need no gradient: left out, as torch does
+    numeric_call, twin = leave_out(numeric_call, call), leave_out(twin, call)
     g, y, v = autograd_gradient(call, xs, reduction, grad_outputs, seed)
     spread = backward_spread(g, autograd_gradient(call, xs, reduction, grad_outputs, seed)[0])
     tol = tol.widened(spread)

@@ -25,7 +25,7 @@ import torch
 
 from gradlab.errors import GradLabError
 
-__all__ = ["OutputLayout", "output_parts", "differentiable_only"]
+__all__ = ["OutputLayout", "output_parts", "differentiable_only", "leave_out"]
 
 
 
@@ -47,19 +47,35 @@ def differentiable_only(call: Callable, xs: Sequence[torch.Tensor]) -> Callable:
     ``xs`` (detached, computed under no_grad, or a constant) left out, as
     ``torch.autograd.gradcheck`` skips them: autograd says nothing about them, so a finite
     difference of them has nothing to be compared with. The parts' names stay fn's own.
-    ``call`` itself when every part is differentiable (or none is: the check then says so).
+    ``call`` itself when every part is differentiable, when none is (the check then says
+    so) or when fn fails at ``xs`` (the check then says that in its own words).
 
     >>> f = differentiable_only(lambda t: (t * 2, t.detach() + 1, t.argmax()), [torch.ones(2)])
-    >>> OutputLayout.of(f(torch.ones(2))).names
-    ('out[0]',)
+    >>> OutputLayout.of(f(torch.ones(2))).names, f.left_out
+    (('out[0]',), frozenset({'out[1]'}))
     """
     leaves = [t.detach().clone().requires_grad_(True) for t in xs]
-    with torch.enable_grad():
-        parts = output_parts(call(*leaves))
-    constant = {name for name, t in parts if not t.requires_grad}
-    if not constant or len(constant) == len(parts):
+    try:
+        with torch.enable_grad():
+            parts = output_parts(call(*leaves))
+    except Exception:  # noqa: BLE001 - reported by the check's own evaluation, in one sentence
         return call
-    return lambda *args: _without(call(*args), constant, "out")
+    constant = frozenset(name for name, t in parts if not t.requires_grad)
+    return call if not constant or len(constant) == len(parts) else leave_out(call, constant)
+
+
+def leave_out(fn: Callable | None, names) -> Callable | None:
+    """fn with its output parts called ``names`` left out (``names`` may be a function made
+    by :func:`differentiable_only`, whose left-out parts are meant); None stays None."""
+    names = getattr(names, "left_out", frozenset()) if callable(names) else names
+    if fn is None or not names:
+        return fn
+
+    def without(*args):
+        return _without(fn(*args), names, "out")
+
+    without.left_out = frozenset(names)
+    return without
 
 
 def _without(out, names: set, prefix: str):

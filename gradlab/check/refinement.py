@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from gradlab.check.error_bounds import Bounded, Estimator, bounded_estimates, roundoff_bound
+from gradlab.check.error_bounds import Bounded, Estimator, bounded_estimates, richardson_uncertainty, roundoff_bound
 from gradlab.check.problem import NumericProblem
 
 __all__ = ["ROUNDS", "GROWTH", "SPAN", "RESOLVED", "next_steps", "merge", "search"]
@@ -49,9 +49,11 @@ def next_steps(p: NumericProblem, b: Bounded) -> np.ndarray:
     order, h = p.scheme.order, b.step
     r = roundoff_bound(p.scheme, p.dtype, b.estimate, b.scale, 1.0, b.noise)  # R in R/h
     factor = 2.0 ** order / (2.0 ** order - 1)
-    resolved = b.truncation / factor > RESOLVED * 3 * b.roundoff
+    # Richardson's own estimate, without the share the estimates' round-off may hide of it
+    richardson = np.maximum(b.truncation - richardson_uncertainty(p.scheme, b.roundoff), 0.0)
+    resolved = richardson / factor > RESOLVED * 3 * b.roundoff
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        c = np.where(resolved, b.truncation / h ** order, 0.0)
+        c = np.where(resolved, richardson / h ** order, 0.0)
         best = np.where(resolved & (c > 0), (r / (order * c)) ** (1.0 / (order + 1)), h * GROWTH)
     best = np.where(np.isfinite(best) & (best > 0), best, h / GROWTH)
     return np.clip(best, h / SPAN, h * SPAN)

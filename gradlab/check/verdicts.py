@@ -34,7 +34,8 @@ import numpy as np
 import torch
 
 from gradlab.check.columns import Columns
-from gradlab.check.error_bounds import Bounded, Estimator, bound_of, bounded_estimates, roundoff_bound
+from gradlab.check.error_bounds import (Bounded, Estimator, bound_of, bounded_estimates, richardson_uncertainty,
+                                        roundoff_bound)
 from gradlab.check.evaluation import chunk_size, onehot_evaluator, run_chunks
 from gradlab.check.kinks import candidates, confirm
 from gradlab.check.noise import measure
@@ -227,7 +228,9 @@ def _research(q, best: _Best, rows, noise, a, within, estimator, dtype: str) -> 
         return best
     b = best.bounded.rows(rows)
     roundoff = roundoff_bound(q.scheme, q.dtype, b.estimate, b.scale, b.step, noise)
-    start = Bounded(b.estimate, b.step, b.scale, roundoff, b.truncation, np.asarray(noise, dtype=np.float64))
+    hidden = richardson_uncertainty(q.scheme, roundoff) - richardson_uncertainty(q.scheme, b.roundoff)
+    start = Bounded(b.estimate, b.step, b.scale, roundoff, b.truncation + np.maximum(hidden, 0.0),
+                    np.asarray(noise, dtype=np.float64))
     found = search(q, estimator, rows, a[rows], within(b.estimate, rows), start)
     return _put(best, rows, found, dtype)
 
