@@ -116,8 +116,9 @@ def _more_controls(v: dict) -> None:
                                      max_chars=LIMITS.expression_chars)
     v["loss"] = bound_selectbox("loss against randn targets", "loss", LOSSES)
     v["mode"] = bound_selectbox("mode", "mode", MODES,
-                                help="sampled: k random elements; full: every element "
-                                     f"(up to {LIMITS.full_check_elements:,}); directional: "
+                                help="blocks: random directions over blocks of 8 elements that "
+                                     "cover every element; sampled: k random elements; full: every "
+                                     f"element (up to {LIMITS.full_check_elements:,}); directional: "
                                      "k random directions.")
     v["samples"] = bound_number("samples / directions", "samples", value=5, min_value=1,
                                 max_value=LIMITS.sampled_elements, step=1)

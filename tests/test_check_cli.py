@@ -35,7 +35,7 @@ def _run_json(argv, capsys) -> dict:
 def test_seed_001_json_has_the_keys_and_passes_after_refinement_in_float32(capsys):
     out = _run_json(["--model", "affine", "--shape", "140x120", "--loss", "mse", "--reduction", "sum",
                      "--dtype", "float32", "--eps", "1e-3", "--samples", "5", "--seed", "0",
-                     "--scheme", "forward"], capsys)
+                     "--scheme", "forward", "--mode", "sampled"], capsys)
     assert TOP_KEYS <= set(out)
     assert len(out["rows"]) == 5 and all(ROW_KEYS <= set(r) for r in out["rows"])
     # The question's own step fails every row (round-off, the diagnosis); re-estimated, the
@@ -100,7 +100,7 @@ def test_out_of_range_values_get_the_engines_sentence(argv, words, capsys):
 
 def test_inconclusive_table_output_prints_the_message_and_the_hint_on_their_own_lines(capsys):
     assert run(_parse(["--model", "expression", "--expression", "log(x)", "--shape", "3x2",
-                       "--dtype", "float64"])) == 3
+                       "--dtype", "float64", "--mode", "sampled"])) == 3
     lines = capsys.readouterr().out.splitlines()
     message = next(line for line in lines if line.startswith("Gradient check inconclusive at x["))
     assert "Hint" not in message and "error bound" in message

@@ -2,8 +2,11 @@
 
 ``gradcheck(fn, *inputs)`` compares autograd's gradient of a PyTorch function
 with finite differences (the inputs checked and how: :mod:`~gradlab.check.arguments`;
-its outputs: :mod:`~gradlab.check.outputs`), in three modes:
+its outputs: :mod:`~gradlab.check.outputs`), in four modes:
 
+- ``blocks`` (the default): random-sign directions over seeded random blocks of 8
+  elements that cover every element (:mod:`gradlab.check.blocks`), so a wrong element
+  anywhere moves some direction; bisection then names it;
 - ``sampled``: k random elements (seeded);
 - ``full``: every element, batched (many perturbed copies per call, see
   :mod:`gradlab.check.batching`), with a ``progress(done, total)`` callback;
@@ -46,20 +49,18 @@ import torch
 from gradlab.check.arguments import Arguments, module_arguments, parse_arguments
 from gradlab.check.behaviour import check_repeatable, check_user_step
 from gradlab.check.batching import FlatInputs
-from gradlab.check.bisection import name_element
-from gradlab.check.evaluation import Dense, SharedOnehot, chunk_size, onehot_evaluator, run_chunks
+from gradlab.check.blocks import block_directions
+from gradlab.check.evaluation import SharedOnehot, chunk_size, run_chunks
+from gradlab.check.measure import measure_values as _measure
 from gradlab.check.problem import (NumericProblem, as_inputs, autograd_gradient, check_inputs, least_precise,
                                    numeric_problem, resolve_step)
 from gradlab.check.output_blame import culprit_output
 from gradlab.check.outputs import differentiable_only, leave_out
 from gradlab.check.pace import forecast_check, perturbation_count, stencil_points
-from gradlab.check.report import CheckContext, Estimates, Tolerances, error_map, summarize, value_table
-from gradlab.check.report import worst_position
+from gradlab.check.report import CheckContext, Tolerances, error_map, summarize
 from gradlab.check.results import CheckResult, CheckSummary, Element, GradcheckError
-from gradlab.check.step_halving import truncation_share
-from gradlab.check.stencil import dense_maker, onehot_maker
 from gradlab.check.taylor_remainders import taylor_test
-from gradlab.check.verdicts import backward_spread, dense_estimator, judge, onehot_estimator
+from gradlab.check.verdicts import backward_spread
 from gradlab.check.verdict_words import evidence_notes
 from gradlab.check.witness import autograd_in_float64, float64_problem as _float64_problem, float64_twin
 from gradlab.check.validation import (GRAD_OUTPUTS, MODES, REDUCTIONS, check_full_limit, check_samples,
@@ -90,8 +91,11 @@ def sample_indices(numel: int, samples: int, seed: int) -> torch.Tensor:
     return torch.randperm(numel, generator=gen)[:min(samples, numel)].sort().values
 
 
-def _perturbations(mode, numel, samples, seed):
-    """(flat indices, None) for sampled and full mode; (None, unit directions) for directional."""
+def _perturbations(mode, numel, samples, seed, tolerance=None):
+    """(flat indices, None) for sampled and full mode; (None, unit directions) for directional
+    and blocks (``tolerance``: each element's, from autograd's gradient, weighting its block)."""
+    if mode == "blocks":
+        return None, block_directions(numel, seed, tolerance if tolerance is not None else torch.ones(numel))
     if mode == "full":
         return torch.arange(numel), None
     if mode == "sampled":
@@ -106,7 +110,7 @@ def gradcheck(
     fn: Callable[..., Any],
     *inputs: Any,
     wrt: int | str | Sequence[int | str] | None = None,
-    mode: str = "sampled",
+    mode: str = "blocks",
     samples: int = 5,
     seed: int = 0,
     scheme: str = "central",
@@ -140,10 +144,10 @@ def gradcheck(
     fn returns a tensor, or a tuple, list or dict of tensors (their floating and
     complex parts are checked: :mod:`gradlab.check.outputs`), reduced by
     ``reduction``. ``samples`` is the number of elements (sampled) or directions
-    (directional). ``eps`` defaults to :func:`gradlab.numerics.schemes.default_step`
-    and the tolerances to the least precise checked dtype's row of
-    :mod:`gradlab.numerics.dtypes`. ``numeric_fn`` is a float64 twin of ``fn`` (same
-    arguments) for ``numeric_float64=True`` when ``fn`` holds tensors of its own dtype.
+    (directional); blocks takes as many directions as covering every element needs.
+    ``eps`` defaults to :func:`gradlab.numerics.schemes.default_step` and the tolerances
+    to the least precise checked dtype's row of :mod:`gradlab.numerics.dtypes`.
+    ``numeric_fn`` is a float64 twin of ``fn`` (same arguments) for ``numeric_float64=True`` when ``fn`` holds tensors of its own dtype.
     ``workers`` threads (default and at most ``LIMITS.check_workers``) share
     the finite differences; the results do not depend on their number. fn is
     then called from several threads at once: it must not mutate shared state.
@@ -243,14 +247,16 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
                         names=args.names, complex_parts=args.complex_parts())
     p = dataclasses.replace(p, gradient=g)  # evaluated points moved back to nominal (stencil.nominal_correction)
     pace.after_setup()
-    index, directions = _perturbations(mode, numel, samples, seed)
+    index, directions = _perturbations(mode, numel, samples, seed, torch.as_tensor(tol.of(g.abs().numpy())))
     twin = twin if twin is not None else call
     float64_problem = _float64_problem(twin, xs, reduction, v, s, p, args, g)
     g64 = autograd_in_float64(twin, xs, reduction, v, y) if user_dtype != torch.float64 else None
     rounding = None if g64 is None else ((g - g64)[index] if index is not None else directions @ (g - g64)).abs()
     first, table, scale, located, share = _measure(p, g, index, directions, tol, progress, workers,
                                                    float64_problem, facts(user_dtype).eps,
-                                                   None if rounding is None else rounding.numpy())
+                                                   None if rounding is None else rounding.numpy(),
+                                                   blocks=mode == "blocks",
+                                                   element_rounding=None if g64 is None else (g - g64).abs())
     notes = evidence_notes(table, facts(user_dtype).name, g64 is not None, numeric_fn is not None)
     summary = summarize(p, table, CheckContext(mode, user_dtype, tol, y.numel(), spread), scale=scale,
                         located=located, truncation_share=share, first=first,
@@ -287,32 +293,6 @@ def _arguments(fn: Callable, inputs: tuple, wrt) -> tuple[Callable, Arguments]:
         return _bound(module_fn, args), args
     args = parse_arguments(fn, inputs, wrt)
     return _bound(fn, args), args
-
-
-def _measure(p: NumericProblem, g: torch.Tensor, index, directions, tol: Tolerances, progress, workers,
-             float64_problem, autograd_eps: float, autograd_rounding=None):
-    """The first table (at the check's step), the final one (with states), the round-off
-    scales, the located element and the truncation share."""
-    total = index.numel() if index is not None else directions.shape[0]
-    chunk = chunk_size(p, total)
-    if index is not None:
-        maker_for = lambda a, b: onehot_maker(p, index[a:b])  # noqa: E731
-        evaluator, autograd_values = onehot_evaluator(p, index, chunk), g[index]
-    else:
-        maker_for = lambda a, b: dense_maker(p, directions[a:b])  # noqa: E731
-        evaluator, autograd_values = Dense(p, directions), directions @ g
-    numeric, scale = run_chunks(evaluator, total, chunk, progress, workers)
-    first = value_table(p, index, Estimates(autograd_values, numeric, scale), tol)
-    share = truncation_share(p, first, maker_for, numeric, autograd_values)
-    estimator = onehot_estimator(index, workers) if index is not None else dense_estimator(directions)
-    table = judge(p, first, estimator, tol.of, sides=evaluator.sides, scale=scale.numpy(),
-                  autograd_eps=autograd_eps, autograd_rounding=autograd_rounding,
-                  float64_problem=float64_problem)
-    located = None
-    if directions is not None and bool((table["state"] == "fail").any()):
-        residual = table["autograd"] - table["best_numeric"]
-        located = name_element(p, g, directions, residual, worst_position(table), tol)
-    return first, table, scale, located, share
 
 
 def element_estimates(

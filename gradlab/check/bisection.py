@@ -27,13 +27,14 @@ import numpy as np
 import torch
 
 from gradlab.check.error_bounds import bounded_estimates
+from gradlab.check.evaluation import chunk_size, onehot_evaluator, run_chunks
 from gradlab.check.refinement import search
-from gradlab.check.report import Estimates, Tolerances, element, value_table
+from gradlab.check.report import Estimates, Tolerances, element, value_table, worst_position
 from gradlab.check.problem import NumericProblem
 from gradlab.check.results import Element
 from gradlab.check.stencil import dense_maker, estimates, onehot_maker
 
-__all__ = ["locate", "name_element"]
+__all__ = ["locate", "name_element", "name_in_block"]
 
 
 def _worse(p: NumericProblem, masks: torch.Tensor, autograd: np.ndarray, tol: Tolerances, rows) -> int:
@@ -54,7 +55,9 @@ def locate(p: NumericProblem, grad: torch.Tensor, direction: torch.Tensor, tol: 
     ``grad`` is autograd's flat gradient (float64).
     """
     numel = p.flat.numel
-    active = torch.arange(numel)
+    active = torch.nonzero(direction).flatten()  # a block direction moves its block only
+    if active.numel() == 0:
+        active = torch.arange(numel)
     steps = torch.full((2,), p.step, dtype=torch.float64)
     rows = np.arange(2)
     while active.numel() > 1:
@@ -103,3 +106,18 @@ def name_element(p: NumericProblem, grad: torch.Tensor, directions: torch.Tensor
         return bisected
     est, scale = estimates(p, onehot_maker(p, index[1:]), torch.full((1,), p.step, dtype=torch.float64))
     return element(value_table(p, index[1:], Estimates(grad[index[1:]], est, scale), tol), 0)
+
+
+def name_in_block(p: NumericProblem, grad: torch.Tensor, direction: torch.Tensor, tol: Tolerances,
+                  judge_elements) -> Element:
+    """The element a failing block direction points at: every element of its block (a
+    handful, :mod:`gradlab.check.blocks`) checked on its own, with the check's whole
+    verdict machinery (``judge_elements(index, first_table)``: step search, measured noise,
+    float64 witness), and the worst of them named. A bisection would compare halves of
+    the block whose finite differences, in low precision, can be noisier than the error."""
+    index = torch.nonzero(direction).flatten()
+    chunk = chunk_size(p, len(index))
+    numeric, scale = run_chunks(onehot_evaluator(p, index, chunk), len(index), chunk)
+    first = value_table(p, index, Estimates(grad[index], numeric, scale), tol)
+    table = judge_elements(index, first, scale)
+    return element(table, worst_position(table))

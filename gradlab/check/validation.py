@@ -25,7 +25,8 @@ from gradlab.numerics.schemes import Scheme, get_scheme
 __all__ = ["MODES", "REDUCTIONS", "GRAD_OUTPUTS", "choose", "check_step", "check_samples", "check_seed",
            "resolve_workers", "full_check_work", "check_full_limit"]
 
-MODES = ("sampled", "full", "directional")
+#: The first is the default: it covers every element (gradlab.check.blocks).
+MODES = ("blocks", "sampled", "full", "directional")
 REDUCTIONS = ("sum", "mean", "none")
 GRAD_OUTPUTS = ("ones", "random")
 
@@ -91,5 +92,5 @@ def check_full_limit(numel: int, output_numel: int, scheme: str | Scheme) -> Non
         raise LimitError(
             f"A full check of {numel:,} elements needs {full_check_work(numel, output_numel, scheme)}; "
             f"GradLab allows full checks of at most {LIMITS.full_check_elements:,} elements "
-            "(LIMITS.full_check_elements). Pick mode 'sampled' or 'directional', or a smaller "
+            "(LIMITS.full_check_elements). Pick mode 'blocks', 'sampled' or 'directional', or a smaller "
             "shape such as 200x300.")

@@ -12,6 +12,8 @@ the absolute tolerance was widened by that much.
 
 from __future__ import annotations
 
+import math
+
 from gradlab.check.diagnosis import Diagnosis
 from gradlab.check.problem import NumericProblem
 from gradlab.check.results import Element
@@ -89,17 +91,28 @@ def verdict_words(p: NumericProblem, verdict: str, counts: dict[str, int], diagn
     return (f"Gradient check inconclusive at {worst.label} ({n} of {checked} values).",
             f"Gradient check inconclusive at {worst.label}: {values}. The difference is within what "
             f"the finite difference's error can explain, even at the best step found: this is not "
-            f"evidence that the gradient is wrong.{_also(counts, verdict)}",
+            f"evidence that the gradient is wrong.{_decider(p, worst)}{_also(counts, verdict)}",
             f"{diagnosis.headline}{fix}".strip())
+
+
+def _decider(p: NumericProblem, worst: Element) -> str:
+    """What would decide an inconclusive value whose estimate is finite: a smaller bound."""
+    if not (math.isfinite(worst.numeric) and math.isfinite(worst.error_bound)):
+        return ""
+    return (" What would decide it is a smaller error bound: finite differences in float64 "
+            "(numeric_float64=True, or fn in float64), a larger step than h = "
+            f"{p.step:.3g} where truncation allows, or fewer summed terms (reduction 'none', "
+            "a smaller output).")
 
 
 def _fail(worst, located, n, checked, values, counts, diagnosis):
     named = located if located is not None else worst
-    message = (f"Gradient check failed at {worst.where}: {values}; the difference exceeds the "
+    along = f", found along {worst.where}" if located is not None else ""
+    message = (f"Gradient check failed at {named.where}{along}: {values}; the difference exceeds the "
                f"tolerance plus the bound, so the finite difference cannot explain it. {n} of "
                f"{checked} checked values fail{_also(counts, 'fail')}.")
     if located is not None:
-        message += (f" Bisecting that direction points at {located.where}: autograd "
+        message += (f" Narrowed to one element, that direction points at {located.where}: autograd "
                     f"{located.autograd:.6g}, finite difference {located.numeric:.6g}.")
     if diagnosis.kind in ("gradient", "nonfinite"):
         hint = f"{diagnosis.headline} {diagnosis.fixes[0] if diagnosis.fixes else ''}".rstrip()

@@ -70,8 +70,10 @@ def register(subparsers) -> None:
     p.add_argument("--dtype", choices=DTYPE_NAMES, default="float32")
     p.add_argument("--scheme", choices=SCHEME_NAMES, default="central")
     p.add_argument("--eps", type=_step, default=None, help="step h, or 'default' (from the dtype)")
-    p.add_argument("--mode", choices=MODES, default="sampled")
-    p.add_argument("--samples", type=int, default=5, help="elements (sampled) or directions")
+    p.add_argument("--mode", choices=MODES, default=MODES[0],
+                   help="blocks (default): directions covering every element; sampled: --samples "
+                        "elements; full: every element; directional: --samples random directions")
+    p.add_argument("--samples", type=int, default=5, help="elements (sampled) or directions (directional)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--numeric-float64", action="store_true",
                    help="finite differences in float64, autograd in --dtype")

@@ -172,6 +172,13 @@ def module_case(name: str) -> ModuleCase:
     raise KeyError(f"No module case {name!r}.")
 
 
+def _total(out) -> torch.Tensor:
+    """The sum of every floating-point tensor in a module's output (tuples nest: LSTM's (y, (h, c)))."""
+    if isinstance(out, torch.Tensor):
+        return out.sum() if out.is_floating_point() else out.new_zeros((), dtype=torch.float64)
+    return sum((_total(o) for o in out), torch.zeros((), dtype=torch.float64))
+
+
 class _AddToGradient(torch.autograd.Function):
     """Identity forward; backward adds ``delta`` at flat position ``k`` of the gradient."""
 
@@ -211,10 +218,15 @@ def plant_error(module: nn.Module, inputs: tuple, name: str, relative: float, se
     from gradlab.numerics.dtypes import resolve_tolerances
 
     weight = dict(module.named_parameters())[name]
-    g = torch.autograd.grad(module(*inputs).sum(), weight)[0].reshape(-1)
+    g = torch.autograd.grad(_total(module(*inputs)), weight, allow_unused=True)[0]
+    g = torch.zeros_like(weight) if g is None else g
+    g = g.reshape(-1)
     k = int(torch.randint(g.numel(), (1,), generator=torch.Generator().manual_seed(seed)))
     _, atol = resolve_tolerances(weight.dtype)
     delta = max(relative * abs(float(g[k])), 10 * atol)
-    parametrize.register_parametrization(module, name, _Planted(k, delta), unsafe=True)
+    owner_path, _, attribute = name.rpartition(".")
+    owner = module.get_submodule(owner_path) if owner_path else module
+    parametrize.register_parametrization(owner, attribute, _Planted(k, delta), unsafe=True)
     index = np.unravel_index(k, tuple(weight.shape))
-    return module, f"parametrizations.{name}.original[{', '.join(str(int(i)) for i in index)}]"
+    prefix = f"{owner_path}." if owner_path else ""
+    return module, f"{prefix}parametrizations.{attribute}.original[{', '.join(str(int(i)) for i in index)}]"
