@@ -176,13 +176,14 @@ def gradcheck(
     result = _first_order(call, args, **options, numeric_fn=numeric_fn, taylor=taylor, progress=progress,
                           twin=twin)
     if check_forward or order == 2:
-        result = _with_higher_checks(result, call, check_inputs(args.reals()), options, check_forward, order)
+        result = _with_higher_checks(result, call, check_inputs(args.reals()), options, check_forward, order,
+                                     args.names)
     if raise_on_fail and result.verdict == "fail":
         raise GradcheckError(_fail_text(result))
     return result
 
 
-def _with_higher_checks(result: CheckResult, call, tensors, options, check_forward: bool, order: int):
+def _with_higher_checks(result: CheckResult, call, tensors, options, check_forward: bool, order: int, names):
     """The first-order result with forward-mode and/or second-order results attached.
 
     ``call`` is fn of the checked tensors (the rest bound), the same the first-order check ran.
@@ -191,8 +192,8 @@ def _with_higher_checks(result: CheckResult, call, tensors, options, check_forwa
     from gradlab.check.second_order import check_second_order
 
     extra = {k: v for k, v in options.items() if k not in ("reduction", "grad_outputs")}
-    forward = check_forward_mode(call, tensors, taylor=False, **options) if check_forward else None
-    second = check_second_order(call, tensors, taylor=False, **extra) if order == 2 else None
+    forward = check_forward_mode(call, tensors, names=names, taylor=False, **options) if check_forward else None
+    second = check_second_order(call, tensors, names=names, taylor=False, **extra) if order == 2 else None
     return dataclasses.replace(result, forward=forward, second_order=second)
 
 

@@ -66,10 +66,10 @@ def check_forward_mode(fn: Callable, inputs: torch.Tensor | Sequence, *, wrt=Non
 
     call, xs, arg_names = checked_call(fn, inputs, wrt, names)
     columns = None
-    if options.get("mode", "sampled") == "sampled":  # gradcheck's own draw: the same elements
+    defaults = inspect.signature(gradcheck).parameters
+    if options.get("mode", defaults["mode"].default) == "sampled":  # gradcheck's own draw: the same elements
         from gradlab.check.api import sample_indices
 
-        defaults = inspect.signature(gradcheck).parameters
         columns = sample_indices(sum(t.numel() for t in xs), options.get("samples", defaults["samples"].default),
                                  options.get("seed", defaults["seed"].default))
     twin = forward_mode_twin(call, columns)

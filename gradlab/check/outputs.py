@@ -32,6 +32,9 @@ __all__ = ["OutputLayout", "output_parts", "differentiable_only", "leave_out"]
 def output_parts(out, prefix: str = "out") -> list[tuple[str, torch.Tensor]]:
     """(name, tensor) for every floating-point or complex tensor in ``out``, in order."""
     if isinstance(out, torch.Tensor):
+        if out.layout != torch.strided or out.is_meta:
+            raise GradLabError(f"The function returned {prefix} as a sparse or meta tensor; a "
+                               "check compares dense values: return it dense (.to_dense()).")
         return [(prefix, out)] if out.is_floating_point() or out.is_complex() else []
     if isinstance(out, dict):
         items = [(f"{prefix}[{k!r}]".replace("'", '"'), v) for k, v in out.items()]
@@ -103,10 +106,6 @@ class OutputLayout:
     @classmethod
     def of(cls, out) -> "OutputLayout":
         parts = output_parts(out)
-        for name, t in parts:
-            if t.layout != torch.strided or t.is_meta:
-                raise GradLabError(f"The function returned {name} as a sparse or meta tensor; a "
-                                   "check compares dense values: return it dense (.to_dense()).")
         if not parts:
             raise GradLabError("The function must return a floating-point or complex tensor, or a "
                                f"tuple, list or dict holding some; it returned {type(out).__name__}.")

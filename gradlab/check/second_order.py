@@ -123,7 +123,9 @@ def gradient_function(fn: Callable, example: Sequence[torch.Tensor], *, grad_out
             y = layout.flatten(fn(*leaves))
             grads = [None] * count
             if y.requires_grad:
-                grads = torch.autograd.grad(y, leaves, grad_outputs=weights.to(y.dtype), allow_unused=True,
+                # a copy: w may be a slice of the check's flat row at an odd offset, which the
+                # backward of a complex output's real view (view_as_complex) cannot take
+                grads = torch.autograd.grad(y, leaves, grad_outputs=weights.to(y.dtype, copy=True), allow_unused=True,
                                             create_graph=differentiable)
         flat = torch.cat([(d if d is not None else torch.zeros_like(t)).reshape(-1)
                           for d, t in zip(grads, leaves)])
