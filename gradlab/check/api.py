@@ -49,7 +49,7 @@ import torch
 from gradlab.check.arguments import Arguments, module_arguments, parse_arguments
 from gradlab.check.behaviour import check_repeatable, check_user_step
 from gradlab.check.batching import FlatInputs
-from gradlab.check.blocks import block_directions
+from gradlab.check.blocks import BLOCK, block_directions, block_size
 from gradlab.check.evaluation import SharedOnehot, chunk_size, run_chunks
 from gradlab.check.measure import measure_values as _measure
 from gradlab.check.problem import (NumericProblem, as_inputs, autograd_gradient, check_inputs, least_precise,
@@ -91,11 +91,11 @@ def sample_indices(numel: int, samples: int, seed: int) -> torch.Tensor:
     return torch.randperm(numel, generator=gen)[:min(samples, numel)].sort().values
 
 
-def _perturbations(mode, numel, samples, seed, tolerance=None):
+def _perturbations(mode, numel, samples, seed, tolerance=None, block=BLOCK):
     """(flat indices, None) for sampled and full mode; (None, unit directions) for directional
     and blocks (``tolerance``: each element's, from autograd's gradient, weighting its block)."""
     if mode == "blocks":
-        return None, block_directions(numel, seed, tolerance if tolerance is not None else torch.ones(numel))
+        return None, block_directions(numel, seed, torch.ones(numel) if tolerance is None else tolerance, block)
     if mode == "full":
         return torch.arange(numel), None
     if mode == "sampled":
@@ -248,7 +248,8 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
                         names=args.names, complex_parts=args.complex_parts())
     p = dataclasses.replace(p, gradient=g)  # evaluated points moved back to nominal (stencil.nominal_correction)
     pace.after_setup()
-    index, directions = _perturbations(mode, numel, samples, seed, torch.as_tensor(tol.of(g.abs().numpy())))
+    index, directions = _perturbations(mode, numel, samples, seed, torch.as_tensor(tol.of(g.abs().numpy())),
+                                       block_size(user_dtype))
     twin = twin if twin is not None else call
     float64_problem = _float64_problem(twin, xs, reduction, v, s, p, args, g)
     g64 = autograd_in_float64(twin, xs, reduction, v, y) if user_dtype != torch.float64 else None
