@@ -600,5 +600,5 @@ def test_a_paced_check_within_the_bound_is_not_stopped_by_the_forecast():
 
     paced = paced_progress(LIMITS.full_check_seconds, "this sampled check", bound_name="B", advice="")
     r = run_check(CheckSettings(model="mlp", shape=(140, 120), dtype="float64", scheme="central",
-                                samples=1000), progress=paced, workers=1, taylor=False)
+                                mode="sampled", samples=1000), progress=paced, workers=1, taylor=False)
     assert r.verdict == "pass" and len(r.table) == 1000

@@ -23,14 +23,20 @@ forecast is told again after the set-up (:meth:`CheckForecast.after_setup`),
 when the time the set-up took counts too. A callback without ``forecast`` (a
 plain function, a library user's) costs nothing: no evaluation is added.
 
-An evaluation shorter than :data:`TRUSTED_SECONDS` is not used: it may be mostly
+Times are CPU seconds of the evaluating thread: a busy machine stretches the wall
+clock, not the work, and the bounds count the work. An evaluation shorter than
+:data:`TRUSTED_SECONDS` is not used: it may be mostly
 per-call overhead (dispatch, Python), which batched chunks share between many
 rows, so it would not bound a row's cost from below.
 
 >>> seen = []
 >>> def report(done, total): pass
 >>> report.forecast = lambda seconds, detail: seen.append(seconds)
->>> slow = lambda x: (time.sleep(0.06), x)[1]
+>>> def slow(x):  # computes for 0.06 s of CPU: the forecast counts CPU time, not sleep
+...     end = time.thread_time() + 0.06
+...     while time.thread_time() < end:
+...         pass
+...     return x
 >>> pace = forecast_check(report, slow, [torch.ones(3)], None, perturbations=1000, points=2, workers=1,
 ...                       complex_step=False)
 >>> seen[0] >= 120  # 1000 perturbations x 2 points x >= 0.06 s
