@@ -111,7 +111,8 @@ class _Watchdog:
         # Sleep most of the bound first: no thread computes faster than the wall clock.
         if self._stopped.wait(self._seconds):
             return
-        while not self._stopped.wait(POLL_SECONDS):
+        # A bound shorter than the poll (a test's) is polled at its own scale.
+        while not self._stopped.wait(min(POLL_SECONDS, self._seconds)):
             if self._spent():
                 self._fire()
                 return

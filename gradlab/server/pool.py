@@ -6,8 +6,11 @@ the interpreter lock, and while it holds it every other session waits too.
 :func:`run_bounded` runs a picklable top-level engine function in a worker
 process instead, and the calling thread only waits on a pipe:
 
-* over ``seconds`` of wall clock the worker is killed (SIGKILL) and replaced,
-  and the caller gets a :class:`~gradlab.errors.LimitError` naming the bound;
+* once the worker has computed for ``seconds`` (its CPU time, read from /proc: a
+  busy machine stretches the wall clock, not the work), or waited
+  :data:`~gradlab.server.deadline.WALL_CLOCK_FACTOR` times as long on the wall
+  clock, it is killed (SIGKILL) and replaced, and the caller gets a
+  :class:`~gradlab.errors.LimitError` naming the bound;
 * each :func:`~gradlab.server.deadline.run_within` block inside the work is
   enforced the same way (the worker reports the block's bound; a C call that
   holds it past the bound plus :data:`GRACE_SECONDS` ends the worker);
@@ -51,7 +54,7 @@ from typing import Callable
 from gradlab.compat import forkserver_process_class
 from gradlab.errors import LimitError
 from gradlab.limits import LIMITS
-from gradlab.server.deadline import SIMPLIFY, time_limit_message
+from gradlab.server.deadline import SIMPLIFY, WALL_CLOCK_FACTOR, time_limit_message
 from gradlab.server.lanes import (LONG, LONG_CALL_SECONDS, SHORT, SHORT_TURN_SECONDS, Call, Lanes,
                                   busy_message, call_key)
 from gradlab.server.worker import (LONG_CALL_NICENESS, PRELOAD, WorkerFailed, died_message, memory_message,
@@ -89,6 +92,15 @@ class _Worker:
         except (OSError, ValueError, IndexError):
             return 0.0
 
+    def cpu_seconds(self) -> float:
+        """CPU seconds the worker has used (user + system), from /proc; 0 where unreadable."""
+        try:
+            with open(f"/proc/{self.process.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / _TICKS
+        except (OSError, ValueError, IndexError):
+            return 0.0
+
     def kill(self) -> None:
         try:
             self.process.kill()
@@ -104,6 +116,7 @@ class _Worker:
 
 
 _PAGE = os.sysconf("SC_PAGE_SIZE")
+_TICKS = os.sysconf("SC_CLK_TCK")  # /proc/<pid>/stat counts CPU time in these
 
 
 @dataclass
@@ -297,13 +310,15 @@ class WorkerPool:
                 self._lock.notify_all()
 
     def _wait(self, worker: _Worker, seconds, what, bound_name, advice, cancelled, progress):
-        start = time.monotonic()
+        # Bounds are CPU seconds of the worker since the call began (computing, not waiting
+        # for a core); the wall clock only ends a call that waits WALL_CLOCK_FACTOR x longer.
+        start, cpu_start = time.monotonic(), worker.cpu_seconds()
         short = worker.call.lane == SHORT
-        overall = (start + seconds, time_limit_message(what, seconds, bound_name, advice))
+        overall = (seconds, time_limit_message(what, seconds, bound_name, advice))
         phases: list[tuple[float, str]] = []
         while True:
             deadline, message = min([overall, *phases[-1:]])
-            if worker.conn.poll(max(0.0, min(POLL_SECONDS, deadline - time.monotonic()))):
+            if worker.conn.poll(POLL_SECONDS):
                 try:
                     reply = worker.conn.recv()
                 except (EOFError, OSError):
@@ -313,7 +328,7 @@ class WorkerPool:
                         del phases[-1:]
                     else:
                         p_what, p_seconds, p_bound, p_advice = reply[1]
-                        phases.append((time.monotonic() + p_seconds + GRACE_SECONDS,
+                        phases.append((worker.cpu_seconds() - cpu_start + p_seconds + GRACE_SECONDS,
                                        time_limit_message(p_what, p_seconds, p_bound, p_advice)))
                     continue
                 if reply[0] == "progress":
@@ -322,7 +337,8 @@ class WorkerPool:
                 if reply[:2] == ("error", "memory"):  # a MemoryError: not the kill at the bound
                     raise LimitError(refused_memory_message(what, reply[2], self.memory_mb))
                 return reply
-            if time.monotonic() >= deadline:
+            if (worker.cpu_seconds() - cpu_start >= deadline
+                    or time.monotonic() - start >= WALL_CLOCK_FACTOR * seconds):
                 raise LimitError(message)
             if short and time.monotonic() - start >= SHORT_TURN_SECONDS:
                 short = not self._leave_short_lane(worker, start)
