@@ -106,7 +106,7 @@ class Limits:
     # (the 5th derivative of tan(tan(...(x))) grows ~6x per order: minutes for 12 levels)
     evaluation_seconds: float = 2.0  # exact derivatives of one expression (sympy + mpmath)
     # worker processes (gradlab.server.pool): heavy work runs there and is killed over a bound
-    request_seconds: float = 10.0  # wall clock of one heavy request, whatever its steps
+    request_seconds: float = 10.0  # CPU seconds of one heavy request's worker, whatever its steps (5x on the wall clock)
     worker_memory_mb: int = 1536  # resident memory of the worker running one request
     pool_workers: int = _CPUS  # worker processes of one server: one per usable core (usable_cpus)
     # teaching pages
