@@ -63,12 +63,27 @@ def counted(total: int, progress=None) -> int:
     return total
 
 
-def started_then_sleep(path: str, seconds: float) -> float:
+def spin(cpu_seconds: float) -> float:
+    """Compute (a busy loop) until this process has used ``cpu_seconds`` more of CPU time: the
+    pool's lanes count computing, not waiting."""
+    end = time.process_time() + cpu_seconds
+    while time.process_time() < end:
+        pass
+    return cpu_seconds
+
+
+def spin_then_niceness(cpu_seconds: float) -> int:
+    """The worker's niceness after computing ``cpu_seconds``: the pool may have changed it meanwhile."""
+    spin(cpu_seconds)
+    return niceness()
+
+
+def started_then_spin(path: str, cpu_seconds: float) -> float:
     """Append this worker's niceness to ``path`` as the call starts (one line per start: a call
-    ended and started again writes two), then sleep."""
+    ended and started again writes two), then compute."""
     with open(path, "a") as f:
         f.write(f"{niceness()}\n")
-    return sleep(seconds)
+    return spin(cpu_seconds)
 
 
 def pid() -> int:

@@ -581,8 +581,8 @@ def test_the_deployment_guide_states_the_pool_s_grace_size_and_lanes():
     # two lanes of pool_workers each: a short one left after LONG_CALL_SECONDS, a long one at niceness 19
     assert WorkerPool(3)._lanes.slots == 3
     assert "two lanes of `pool_workers` workers each" in guide and "up to twice `pool_workers`" in guide
-    assert f"running longer than {LONG_CALL_SECONDS:g} s" in guide
-    assert f"has run {SHORT_TURN_SECONDS:g} s (`SHORT_TURN_SECONDS`)" in guide
+    assert f"computed for {LONG_CALL_SECONDS:g} s (`LONG_CALL_SECONDS`" in guide
+    assert f"computed {SHORT_TURN_SECONDS:g} s (`SHORT_TURN_SECONDS`)" in guide
     assert f"at niceness {LONG_CALL_NICENESS} (behind the short lane's {WORKER_NICENESS}" in guide
     assert f"the last {KNOWN_LONG_KEYS} remembered" in guide
     assert f"within {POLL_SECONDS * 1000:g} ms (`POLL_SECONDS`)" in guide

@@ -223,9 +223,9 @@ def test_five_heavy_sessions_take_turns_and_a_cheap_call_still_gets_a_worker():
 
 
 def test_a_short_call_that_overruns_a_full_long_lane_starts_again_in_its_turn(tmp_path):
-    """A call not forecast long starts on the short lane; at LONG_CALL_SECONDS, with the long lane
-    held, its worker is ended and it waits its turn there, so the short lane is free for the next
-    cheap call. Once its turn comes it starts again at LONG_CALL_NICENESS; the same call asked
+    """A call not forecast long starts on the short lane; once it has computed LONG_CALL_SECONDS,
+    with the long lane held, its worker is ended and it waits its turn there, so the short lane is
+    free for the next cheap call. Once its turn comes it starts again at LONG_CALL_NICENESS; the same call asked
     again (a reload) starts in the long lane at once."""
     from gradlab.server.worker import LONG_CALL_NICENESS, WORKER_NICENESS
 
@@ -237,7 +237,7 @@ def test_a_short_call_that_overruns_a_full_long_lane_starts_again_in_its_turn(tm
                         cancelled=stop_holder.is_set, long=True)
     try:
         _until(lambda: _lanes_of(pool)[0] == ["holder"], "the long lane held")
-        overrun = _in_thread(pool.run, probes.started_then_sleep, str(starts), 60, seconds=120, what="a sleep",
+        overrun = _in_thread(pool.run, probes.started_then_spin, str(starts), 600, seconds=1200, what="a spin",
                              session="overrun", cancelled=stop_overrun.is_set)
         _until(lambda: _lanes_of(pool) == (["holder"], [], 1), "the overrunning call waiting in the long lane")
         assert starts.read_text().split() == [short_nice]  # it had started on the short lane
@@ -249,7 +249,7 @@ def test_a_short_call_that_overruns_a_full_long_lane_starts_again_in_its_turn(tm
         stop_overrun.set()
         overrun[0].join(PATIENCE)
         assert isinstance(overrun[1]["outcome"], Superseded), overrun[1]
-        again = _in_thread(pool.run, probes.started_then_sleep, str(starts), 60, seconds=120, what="a sleep",
+        again = _in_thread(pool.run, probes.started_then_spin, str(starts), 600, seconds=1200, what="a spin",
                            session="reloaded", cancelled=stop_again.is_set)
         _until(lambda: len(starts.read_text().split()) == 3, "the same call's start")
         assert starts.read_text().split()[2:] == [long_nice]  # in the long lane at once
@@ -262,8 +262,8 @@ def test_a_short_call_that_overruns_a_full_long_lane_starts_again_in_its_turn(tm
 
 
 def test_a_short_call_gives_up_its_turn_to_a_waiting_one():
-    """A call not known to be long holds the only short slot; another call arrives: past
-    SHORT_TURN_SECONDS the first leaves the short lane (the long lane is held, so it waits its
+    """A call not known to be long holds the only short slot; another call arrives: once the first
+    has computed SHORT_TURN_SECONDS it leaves the short lane (the long lane is held, so it waits its
     turn there, not remembered as long) and the second is answered. (The long-call mark is out
     of reach here, so only the turn can have moved it.)"""
     pool = WorkerPool(1, long_call_seconds=600).start()
@@ -273,7 +273,7 @@ def test_a_short_call_gives_up_its_turn_to_a_waiting_one():
     medium = None
     try:
         _until(lambda: _lanes_of(pool)[0] == ["holder"], "the long lane held")
-        medium = _in_thread(pool.run, probes.sleep, 59, seconds=120, what="a sleep", session="medium",
+        medium = _in_thread(pool.run, probes.spin, 600, seconds=1200, what="a spin", session="medium",
                             cancelled=stop.is_set)
         _until(lambda: _lanes_of(pool)[1] == ["medium"], "the short slot held")
         assert pool.run(probes.echo, "cheap", seconds=30, what="an echo", session="victim") == "cheap"
@@ -284,6 +284,39 @@ def test_a_short_call_gives_up_its_turn_to_a_waiting_one():
         for thread, _ in [holder, *([medium] if medium else [])]:
             thread.join(PATIENCE)
         pool.close()
+
+
+def test_a_short_call_that_only_waits_for_a_core_keeps_its_turn():
+    """Its turn counts computing: a call that sleeps (as one waiting for a busy machine's core
+    does) keeps the short slot while another call waits, until WALL_CLOCK_FACTOR times
+    long_call_seconds have passed on the wall clock."""
+    pool = WorkerPool(1, long_call_seconds=600).start()
+    stop = threading.Event()
+    sleeper = _in_thread(pool.run, probes.sleep, 60, seconds=120, what="a sleep", session="sleeper",
+                         cancelled=stop.is_set)
+    waiter = None
+    try:
+        _until(lambda: _lanes_of(pool)[1] == ["sleeper"], "the short slot held")
+        waiter = _in_thread(pool.run, probes.echo, "cheap", seconds=120, what="an echo", session="waiter")
+        _until(lambda: pool.snapshot()["waiting short"] == 1, "the second call waiting for the short lane")
+        calibration = _cpu_spin_wall_seconds(pool)  # wall time of computing SHORT_TURN_SECONDS here
+        time.sleep(4 * calibration)  # the sleeper's turn would be over four times if it counted wall time
+        assert _lanes_of(pool)[1] == ["sleeper"] and waiter[0].is_alive()
+    finally:
+        stop.set()
+        for thread, _ in [sleeper, *([waiter] if waiter else [])]:
+            thread.join(PATIENCE)
+        pool.close()
+    assert waiter[1]["outcome"] == "cheap"  # answered once the sleeper was ended
+
+
+def _cpu_spin_wall_seconds(pool: WorkerPool) -> float:
+    """How long, on the wall clock, this process takes to compute SHORT_TURN_SECONDS now."""
+    from gradlab.server.pool import SHORT_TURN_SECONDS
+
+    start = time.monotonic()
+    probes.spin(SHORT_TURN_SECONDS)
+    return time.monotonic() - start
 
 
 def test_a_call_that_waits_its_whole_bound_for_a_turn_is_told_so():
@@ -306,14 +339,14 @@ def test_a_call_that_waits_its_whole_bound_for_a_turn_is_told_so():
 
 
 def test_a_long_call_runs_behind_and_the_pool_returns_to_its_size():
-    """A call past LONG_CALL_SECONDS with the long lane free keeps running there, at
+    """A call that has computed LONG_CALL_SECONDS, with the long lane free, keeps running there, at
     LONG_CALL_NICENESS; once it ends, its worker goes and the pool is back to its size."""
     from gradlab.server.pool import LONG_CALL_SECONDS
     from gradlab.server.worker import LONG_CALL_NICENESS, WORKER_NICENESS
 
     pool = WorkerPool(1).start()
     try:
-        assert pool.run(probes.sleep_then_niceness, 3 * LONG_CALL_SECONDS, seconds=30, what="a sleep") \
+        assert pool.run(probes.spin_then_niceness, 3 * LONG_CALL_SECONDS, seconds=60, what="a spin") \
             == LONG_CALL_NICENESS
         _until(lambda: pool.snapshot()["workers"] == 1 and len(pool._idle) == 1, "the pool back to one worker")
         assert pool.run(probes.niceness, seconds=30, what="a probe") == WORKER_NICENESS

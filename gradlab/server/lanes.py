@@ -4,9 +4,9 @@
 ``slots`` calls each (twice ``LIMITS.pool_workers`` worker processes in all):
 
 * **short**: every call starts here, unless it is known to be long. A call
-  still running after ``LONG_CALL_SECONDS`` leaves it (:meth:`Lanes.overran`),
-  and so does one that has run ``SHORT_TURN_SECONDS`` while another call waits
-  for this lane (:meth:`Lanes.contended`), so it is never held by long work: a
+  that has computed ``LONG_CALL_SECONDS`` leaves it (:meth:`Lanes.overran`),
+  and so does one that has computed ``SHORT_TURN_SECONDS`` while another call
+  waits for this lane (:meth:`Lanes.contended`), so it is never held by long work: a
   visitor's cheap sweep finds a worker within a fraction of a second however
   many tabs ask for heavy work.
 * **long**: calls forecast long by their caller (``long=True``: a bfloat16 sum
@@ -46,15 +46,17 @@ from typing import Callable, Hashable
 __all__ = ["Lanes", "Call", "SHORT", "LONG", "LONG_CALL_SECONDS", "SHORT_TURN_SECONDS", "busy_message", "call_key"]
 
 SHORT, LONG = "short", "long"
-#: A call running longer than this is *long*: it leaves the short lane for the long one, where
+#: A call whose worker has computed this long (CPU seconds; or that has taken WALL_CLOCK_FACTOR
+#: times as long on the wall clock) is *long*: it leaves the short lane for the long one, where
 #: its worker drops to LONG_CALL_NICENESS, so a short call starts at once on a worker of its
 #: own. Load test, every page, 2 cores: with both workers in 5-30 s full checks, round-off
 #: reruns of 0.4 s of work waited 2-7 s; five tabs of heavy work held every worker beside
 #: long calls, and a cheap sweep waited 8 s, until the long ones took turns in a lane.
 LONG_CALL_SECONDS = 1.0
-#: A short call that has run this long leaves the short lane as soon as another call waits for
-#: it: a visitor's cheap call (tens of ms) waits at most about this long behind calls not yet
-#: known to be long (five tabs of cold heavy expressions, reloaded at once).
+#: A short call that has computed this long (CPU seconds) leaves the short lane as soon as
+#: another call waits for it: a visitor's cheap call (tens of ms of computing) waits about this
+#: long at most behind calls not yet known to be long (five tabs of cold heavy expressions);
+#: CPU time, so that a cheap call slowed by a busy machine keeps its place.
 SHORT_TURN_SECONDS = 0.25
 #: Argument keys of calls that overran, remembered (the oldest forgotten first) so a reload of
 #: the same heavy view goes straight to the long lane instead of holding a short slot first.

@@ -29,7 +29,7 @@ torch, where a plain ``fork`` of the server would not be. ``LIMITS.pool_workers`
 of them (default: one per usable core) wait for work. Calls run in two lanes of
 ``pool_workers`` calls each (:mod:`gradlab.server.lanes`), so at most twice
 ``pool_workers`` workers in all: a short lane that every call starts in and leaves
-once it has run :data:`LONG_CALL_SECONDS` (or :data:`SHORT_TURN_SECONDS` while
+once it has computed :data:`LONG_CALL_SECONDS` (or :data:`SHORT_TURN_SECONDS` while
 another call waits for it: a cheap call never waits behind heavy work), and a long
 lane, at :data:`~gradlab.server.worker.LONG_CALL_NICENESS`, whose calls take turns
 (first come, first served; one per session).
@@ -45,7 +45,6 @@ Over-a-bound sentences end with ``advice``: the caller's, else the function's ow
 from __future__ import annotations
 
 import multiprocessing
-import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -57,8 +56,9 @@ from gradlab.limits import LIMITS
 from gradlab.server.deadline import SIMPLIFY, WALL_CLOCK_FACTOR, time_limit_message
 from gradlab.server.lanes import (LONG, LONG_CALL_SECONDS, SHORT, SHORT_TURN_SECONDS, Call, Lanes,
                                   busy_message, call_key)
-from gradlab.server.worker import (LONG_CALL_NICENESS, PRELOAD, WorkerFailed, died_message, memory_message,
-                                   refused_memory_message, serve, unpack_reply)
+from gradlab.server.worker import (PRELOAD, WorkerFailed, died_message, memory_message, refused_memory_message,
+                                   serve, unpack_reply)
+from gradlab.server.worker_process import WorkerProcess
 
 __all__ = ["run_bounded", "run_in_child", "WorkerPool", "WorkerFailed", "Superseded", "shared_pool",
            "POLL_SECONDS", "GRACE_SECONDS", "LONG_CALL_SECONDS", "SHORT_TURN_SECONDS"]
@@ -79,47 +79,6 @@ class _Restart(Exception):
 
 
 @dataclass
-class _Worker:
-    process: multiprocessing.process.BaseProcess
-    conn: object
-    call: Call | None = None
-    long: bool = False  # ran a long call, at LONG_CALL_NICENESS (see LONG_CALL_SECONDS)
-
-    def rss_mb(self) -> float:
-        try:
-            with open(f"/proc/{self.process.pid}/statm") as f:
-                return int(f.read().split()[1]) * _PAGE / 2**20
-        except (OSError, ValueError, IndexError):
-            return 0.0
-
-    def cpu_seconds(self) -> float:
-        """CPU seconds the worker has used (user + system), from /proc; 0 where unreadable."""
-        try:
-            with open(f"/proc/{self.process.pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            return (int(fields[11]) + int(fields[12])) / _TICKS
-        except (OSError, ValueError, IndexError):
-            return 0.0
-
-    def kill(self) -> None:
-        try:
-            self.process.kill()
-        except (OSError, AttributeError, ValueError):
-            pass
-
-    def lower_priority(self) -> None:
-        self.long = True
-        try:  # raising one's own process's niceness needs no privilege
-            os.setpriority(os.PRIO_PROCESS, self.process.pid, LONG_CALL_NICENESS)
-        except (OSError, TypeError):
-            pass
-
-
-_PAGE = os.sysconf("SC_PAGE_SIZE")
-_TICKS = os.sysconf("SC_CLK_TCK")  # /proc/<pid>/stat counts CPU time in these
-
-
-@dataclass
 class WorkerPool:
     """``size`` worker processes (see the module docstring); ``context``: a multiprocessing start method."""
 
@@ -135,7 +94,7 @@ class WorkerPool:
             self._ctx.set_forkserver_preload(list(PRELOAD))
             self._process = forkserver_process_class()  # children do not re-run the page script
         self._lock = threading.Condition()
-        self._idle: list[_Worker] = []
+        self._idle: list[WorkerProcess] = []
         self._busy: set[int] = set()
         self._starting = 0
         self._wanted = 0  # callers holding a lane's slot and waiting for a worker process
@@ -181,10 +140,10 @@ class WorkerPool:
         with self._lock:
             self._starting -= 1
             self._start_failed = False
-            self._idle.append(_Worker(process, parent))
+            self._idle.append(WorkerProcess(process, parent))
             self._lock.notify_all()
 
-    def _replace(self, worker: _Worker) -> None:
+    def _replace(self, worker: WorkerProcess) -> None:
         """Kill ``worker`` and start another in the background (the caller does not wait for it)."""
         worker.kill()
         with self._lock:
@@ -201,7 +160,7 @@ class WorkerPool:
 
         threading.Thread(target=restart, name="gradlab-worker-restart", daemon=True).start()
 
-    def _acquire(self, call: Call, cancelled, seconds: float, what: str, bound_name: str) -> _Worker:
+    def _acquire(self, call: Call, cancelled, seconds: float, what: str, bound_name: str) -> WorkerProcess:
         """Wait for ``call``'s turn in its lane, then for a worker process (started if none is idle)."""
         waited_from = time.monotonic()
         with self._lock:
@@ -237,14 +196,18 @@ class WorkerPool:
     def _workers(self) -> int:
         return len(self._idle) + len(self._busy) + self._starting
 
-    def _leave_short_lane(self, worker: _Worker, started: float) -> bool:
-        """At long_call_seconds, or at SHORT_TURN_SECONDS while another call waits for the short
-        lane, the call on ``worker`` goes on in the long lane (True) or is ended to wait its turn
-        there (raises _Restart); else it stays (False)."""
-        ran = time.monotonic() - started
+    def _leave_short_lane(self, worker: WorkerProcess, started: float, computed: float) -> bool:
+        """Once the call on ``worker`` has computed long_call_seconds (or waited WALL_CLOCK_FACTOR
+        times that), or SHORT_TURN_SECONDS while another call waits for the short lane, it goes on
+        in the long lane (True) or is ended to wait its turn there (raises _Restart); else it
+        stays (False). CPU seconds: on a busy machine a cheap call waits for a core, and keeps
+        its place for it."""
+        long = (computed >= self.long_call_seconds
+                or time.monotonic() - started >= WALL_CLOCK_FACTOR * self.long_call_seconds)
+        if not long and computed < SHORT_TURN_SECONDS:
+            return False
         with self._lock:
-            long = ran >= self.long_call_seconds
-            if not long and not (ran >= SHORT_TURN_SECONDS and self._lanes.contended(SHORT)):
+            if not long and not self._lanes.contended(SHORT):
                 return False
             kept = self._lanes.overran(worker.call, remember=long)
             self._lock.notify_all()  # the short slot it held is free
@@ -253,7 +216,7 @@ class WorkerPool:
         worker.lower_priority()
         return True
 
-    def _release(self, worker: _Worker) -> None:
+    def _release(self, worker: WorkerProcess) -> None:
         # A long call's worker cannot get its niceness back without privilege, and no more than
         # ``size`` workers wait idle: either is ended (and replaced only while the pool is under
         # its size), so the workers started for the lanes beyond size go with them.
@@ -309,7 +272,7 @@ class WorkerPool:
                 self._lanes.leave(call)
                 self._lock.notify_all()
 
-    def _wait(self, worker: _Worker, seconds, what, bound_name, advice, cancelled, progress):
+    def _wait(self, worker: WorkerProcess, seconds, what, bound_name, advice, cancelled, progress):
         # Bounds are CPU seconds of the worker since the call began (computing, not waiting
         # for a core); the wall clock only ends a call that waits WALL_CLOCK_FACTOR x longer.
         start, cpu_start = time.monotonic(), worker.cpu_seconds()
@@ -340,8 +303,8 @@ class WorkerPool:
             if (worker.cpu_seconds() - cpu_start >= deadline
                     or time.monotonic() - start >= WALL_CLOCK_FACTOR * seconds):
                 raise LimitError(message)
-            if short and time.monotonic() - start >= SHORT_TURN_SECONDS:
-                short = not self._leave_short_lane(worker, start)
+            if short:
+                short = not self._leave_short_lane(worker, start, worker.cpu_seconds() - cpu_start)
             rss = worker.rss_mb()
             if rss > self.memory_mb:
                 raise LimitError(memory_message(what, rss, self.memory_mb))
