@@ -26,8 +26,12 @@ the heaviest for another session (the first five rows: the long expression and t
 round-off comparison, whose page work also runs in the server's own process; ``x**x**x``,
 the big-integer power that once held the interpreter lock for 18 s and grew the server by
 8 GB; the tan tower, the longest; issue 16's Grad check) while B reruns, each until B has
-:data:`MIN_SAMPLES` reruns (A repeats a cold variant of its request), and asserts B's p95,
-not only its median. Set GRADLAB_TEST_PORT to choose the port (else a free one).
+:data:`MIN_SAMPLES` reruns (A repeats a cold variant of its request). Timings are the
+benchmark's (above); the tests assert what the machine's load cannot change: B's reruns
+are answered while A's request is still under way (not after it), work that a rerun or a
+reload replaced is ended having used a fraction of the CPU it needs alone (measured in the
+same test), and a cheap sweep is answered while five tabs' heavy requests are all still
+running. Set GRADLAB_TEST_PORT to choose the port (else a free one).
 """
 
 from __future__ import annotations
@@ -41,25 +45,24 @@ from pathlib import Path
 import pytest
 
 from async_helpers import run_async
-from benchmarks.bench_isolation import (PAGE_CASES, alive, cpu_seconds_of, descendants, measure_page,
-                                        warm_pages)
+from benchmarks.bench_isolation import (PAGE_CASES, _plain, alive, cheap_sweep_query, cpu_seconds_of,
+                                        descendants, measure_page, warm_pages)
 from benchmarks.load_test import Server, free_port
 from benchmarks.st_client import StreamlitSession
 from gradlab.limits import LIMITS
-from gradlab.server.pool import GRACE_SECONDS
+
+pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 ENV = {"PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-SLACK = 4.0
-#: B's reruns per case: enough for a p95 that is not just the maximum of a handful
+#: B's reruns per case: enough that a share of them means something
 MIN_SAMPLES = 20
-#: The heaviest candidates for another session (see the table above), and the bound each must end within
-HEAVIEST = {
-    "cold long expression": LIMITS.request_seconds,
-    "round-off 100k, normal": LIMITS.roundoff_seconds + LIMITS.request_seconds,
-    "x**x**x at 1e9": LIMITS.evaluation_seconds + GRACE_SECONDS,  # its memory or time bound, not 18 s
-    "cold tan tower (8)": LIMITS.request_seconds,
-    "grad check of issue 16": LIMITS.full_check_seconds + LIMITS.request_seconds,
-}
+#: The heaviest candidates for another session (see the table above)
+HEAVIEST = ("cold long expression", "round-off 100k, normal", "x**x**x at 1e9", "cold tan tower (8)",
+            "grad check of issue 16")
+#: Replaced work must have been ended having used less than this share of the CPU it takes alone
+#: (it is replaced 0.7 s in; alone it runs 2-3 s of CPU)
+ENDED_SHARE = 0.75
+PATIENCE = 120.0  # seconds a test waits for a state it expects before it fails (not a budget)
 
 
 @pytest.fixture(scope="module")
@@ -81,13 +84,13 @@ def test_another_session_stays_responsive_during_the_heaviest_requests(server):
     for outcome in outcomes:
         print(outcome.line())
     for outcome in outcomes:
-        bound = HEAVIEST[outcome.case]
         assert all(status == "ok" for status in outcome.heavy_statuses), outcome.line()
         assert outcome.heavy_exceptions == 0, outcome.line()
         assert all(_a_sentence_or_a_result(text) for text in outcome.heavy_texts), outcome.heavy_texts
-        assert max(outcome.heavy_seconds) < bound + SLACK, outcome.line()
         assert len(outcome.trivial) >= MIN_SAMPLES and outcome.trivial_failed == 0, outcome.line()
-        assert outcome.trivial_p95 < 0.5, outcome.line()
+        # B was answered beside A's work, not after it: had A's request held the server (the
+        # interpreter lock, every worker), each of B's reruns would end only once A's had
+        assert outcome.trivial_within >= len(outcome.trivial) / 3, outcome.line()
     x_x_x = next(o for o in outcomes if o.case == "x**x**x at 1e9")
     assert "LIMITS.worker_memory_mb" in x_x_x.heavy_texts[0] or "LIMITS.evaluation_seconds" in x_x_x.heavy_texts[0]
     grad_check = next(o for o in outcomes if o.case == "grad check of issue 16")
@@ -98,41 +101,174 @@ def _own_cpu(pids: list[int]) -> dict[int, float]:
     return {p: cpu_seconds_of(p, children=False) for p in pids}
 
 
-def _busiest(pids: list[int], before: dict[int, float]) -> int:
-    """The process that used the most CPU of its own since ``before`` (the heavy request's worker)."""
-    now = _own_cpu(pids)
-    return max(pids, key=lambda p: now[p] - before.get(p, 0.0))
+async def _worker_of_heavy_work(server_pid: int, before: dict[int, float], least: float = 0.05) -> int:
+    """The process below the server that has used ``least`` CPU seconds of its own since ``before``,
+    the most of them (the heavy request's worker: the fork server only forks, idle workers wait)."""
+    deadline = time.monotonic() + PATIENCE
+    while True:
+        pids = [p for p in descendants(server_pid) if p != server_pid]
+        now = _own_cpu(pids)
+        busiest = max(pids, key=lambda p: now[p] - before.get(p, 0.0))
+        if now[busiest] - before.get(busiest, 0.0) >= least:
+            return busiest
+        assert time.monotonic() < deadline, "no worker took up the heavy request"
+        await asyncio.sleep(0.02)
 
 
-async def _rerun_during_heavy_work(base_url: str, server_pid: int) -> tuple[float, float, int, bool]:
-    """A opens a cold Explorer request of seconds, then (0.7 s in) types ``x**2`` into the same
-    tab's expression box: how long each took, the worker that ran the heavy request, and
-    whether that worker was still running 2 s after the rerun answered."""
+async def _cpu_until_gone(pid: int) -> float:
+    """The CPU seconds ``pid`` had used when it ended (read every 20 ms while it runs)."""
+    used, deadline = 0.0, time.monotonic() + PATIENCE
+    while alive(pid):
+        assert time.monotonic() < deadline, f"worker {pid} still runs"
+        used = max(used, cpu_seconds_of(pid, children=False))
+        await asyncio.sleep(0.02)
+    return used
+
+
+async def _start_heavy(base_url: str, server_pid: int, tab: StreamlitSession, k: int) -> int:
+    """Open a cold tan tower in ``tab`` (the run left under way) and return the worker running it."""
     page, query = PAGE_CASES["cold tan tower (8)"]
-    async with StreamlitSession(base_url, run_timeout=60) as tab:
-        alone = await tab.open(page, query(100))  # how long the heavy work takes alone
-        assert alone.ok and not alone.exceptions, alone.status
-    async with StreamlitSession(base_url, run_timeout=60) as tab:
+    before = _own_cpu(descendants(server_pid))
+    tab.run_timeout = 0.7
+    first = await tab.rerun(page_name=page, query_string=query(k), first=True)  # under way
+    assert first.status == "timeout"
+    tab.run_timeout = 60
+    return await _worker_of_heavy_work(server_pid, before)
+
+
+async def _heavy_alone_cpu(base_url: str, server_pid: int, k: int) -> float:
+    """The CPU seconds a cold tan tower's worker uses when nothing ends it (its worker is ended
+    once it answers: it ran long, at a niceness it cannot undo)."""
+    page, query = PAGE_CASES["cold tan tower (8)"]
+    async with StreamlitSession(base_url, run_timeout=PATIENCE) as tab:
         before = _own_cpu(descendants(server_pid))
-        tab.run_timeout = 0.7
-        first = await tab.rerun(page_name=page, query_string=query(101), first=True)  # under way
-        assert first.status == "timeout"
-        worker = _busiest([p for p in descendants(server_pid) if p != server_pid], before)
-        tab.run_timeout = 60
+        run = asyncio.create_task(tab.open(page, query(k)))
+        used = await _cpu_until_gone(await _worker_of_heavy_work(server_pid, before))
+        alone = await run
+        assert alone.ok and not alone.exceptions, alone.status
+        return used
+
+
+async def _rerun_during_heavy_work(base_url: str, server_pid: int) -> tuple[float, float, bool]:
+    """A opens a cold Explorer request of seconds, then (0.7 s in) types ``x**2`` into the same
+    tab's expression box: the CPU the heavy work takes alone and had used when it was ended,
+    and whether the x**2 rerun answered."""
+    alone = await _heavy_alone_cpu(base_url, server_pid, 100)
+    async with StreamlitSession(base_url, run_timeout=60) as tab:
+        worker = await _start_heavy(base_url, server_pid, tab, 101)
+        gone = asyncio.create_task(_cpu_until_gone(worker))
         expr = next(w for w in tab.widgets.values() if w.key == "expr")  # drawn before the heavy work
         trivial = await tab.change_widget(random.Random(0), {"expr": ["x**2"]}, widget=expr)  # types x**2
         assert trivial is not None and trivial.ok and not trivial.exceptions, trivial
         assert "expr=x" in tab.query_string and "tan" not in tab.query_string, tab.query_string
-        deadline = time.monotonic() + 2.0
-        while alive(worker) and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
-        return alone.seconds, trivial.seconds, worker, alive(worker)
+        return alone, await gone, trivial.ok
 
 
 def test_a_new_rerun_of_the_same_session_ends_its_previous_heavy_work(server):
-    alone, trivial, worker, still_running = run_async(_rerun_during_heavy_work(server.base_url, server.pid))
-    print(f"heavy alone {alone:.2f} s; the same tab's x**2 sent 0.7 s into it answered in {trivial:.2f} s; "
-          f"its worker {worker} {'still runs' if still_running else 'was ended'}")
-    assert alone > 1.5  # the heavy work is long enough that waiting for it would show
-    assert trivial < min(1.0, alone - 0.7), (alone, trivial)
-    assert worker != server.pid and not still_running  # the heavy work was ended, not left running
+    alone, used, answered = run_async(_rerun_during_heavy_work(server.base_url, server.pid))
+    print(f"heavy work alone: {alone:.2f} s of CPU; replaced by the same tab's x**2 0.7 s in, its worker "
+          f"ended after {used:.2f} s of CPU")
+    assert answered and used < ENDED_SHARE * alone, (alone, used)
+
+
+async def _reload_during_heavy_work(base_url: str, server_pid: int) -> tuple[float, float, bool]:
+    """A opens a cold Explorer request of seconds; 0.7 s in, the tab reloads: its websocket
+    closes and a new session opens the Explorer at x**2. The CPU the heavy work takes alone
+    and had used when it was ended, and whether the reloaded tab answered."""
+    alone = await _heavy_alone_cpu(base_url, server_pid, 102)
+    old = StreamlitSession(base_url, run_timeout=60)
+    await old.connect()
+    worker = await _start_heavy(base_url, server_pid, old, 103)
+    gone = asyncio.create_task(_cpu_until_gone(worker))
+    await old.close()  # the reload: the browser drops the page and its websocket
+    async with StreamlitSession(base_url, run_timeout=60) as reloaded:
+        run = await reloaded.open("explorer", cheap_sweep_query(7))
+    return alone, await gone, run.ok and not run.exceptions and not run.error_alerts
+
+
+def test_a_reload_ends_the_old_tab_s_heavy_work(server):
+    """A reload is a new session; Streamlit stops the old session's run when its tab disconnects,
+    and the pool ends the work that run waited for (no key per browser is needed)."""
+    alone, used, answered = run_async(_reload_during_heavy_work(server.base_url, server.pid))
+    print(f"heavy work alone: {alone:.2f} s of CPU; its tab reloaded 0.7 s in, its worker ended after "
+          f"{used:.2f} s of CPU")
+    assert answered and used < ENDED_SHARE * alone, (alone, used)
+
+
+def _worker_count(server_pid: int) -> int:
+    """The pool's worker processes: the fork server's children (forked from it, they share its
+    command line; the fork server is the one of them with the others below it)."""
+    forked = []
+    for pid in descendants(server_pid):
+        try:
+            if b"forkserver" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                forked.append(len(descendants(pid)) - 1)
+        except OSError:
+            continue
+    return max(forked, default=0)
+
+
+async def _pool_computing(server_pid: int, workers: int, least: float = 0.2) -> None:
+    """Wait until ``workers`` worker processes have each computed ``least`` CPU seconds more."""
+    before, deadline = {}, time.monotonic() + PATIENCE
+    while True:
+        pids = [p for p in descendants(server_pid) if p != server_pid]
+        now = _own_cpu(pids)
+        for pid in pids:
+            before.setdefault(pid, now[pid])
+        if sum(now[p] - before[p] >= least for p in pids) >= workers:
+            return
+        assert time.monotonic() < deadline, "the heavy requests never reached the pool"
+        await asyncio.sleep(0.05)
+
+
+#: Each hostile tab's request: a full check of 25,600 elements (8-9 s of one core alone, a
+#: result: its cost is the same for every seed, where a summed loss's varies from 1 to 3 s)
+HEAVY_CHECK = "model=affine&shape=160x160&dtype=float64&scheme=Central&mode=full&seed={}"
+
+
+async def _cheap_sweep_beside_heavy_tabs(base_url: str, server_pid: int, tabs: int = 5):
+    """``tabs`` tabs open a full check each (a new seed each: no cache answers), then another
+    tab a cheap Explorer sweep: the sweep's run, which heavy requests had answered by then, every
+    heavy request's run (each waited for to its end), and how many worker processes ran at most."""
+    hostile = [StreamlitSession(base_url, run_timeout=PATIENCE) for _ in range(tabs)]
+    for tab in hostile:
+        await tab.connect()
+    requests = [asyncio.create_task(tab.open("gradcheck", HEAVY_CHECK.format(k))) for k, tab in enumerate(hostile)]
+    workers = 0
+    try:
+        await _pool_computing(server_pid, LIMITS.pool_workers)  # the heavy requests have reached the pool
+        await asyncio.sleep(1.5)  # past LONG_CALL_SECONDS: any worker the pool adds for them is taken
+        async with StreamlitSession(base_url, run_timeout=PATIENCE) as victim:
+            sweep = asyncio.create_task(victim.open("explorer", cheap_sweep_query(11)))
+            while not sweep.done():
+                workers = max(workers, _worker_count(server_pid))
+                await asyncio.sleep(0.05)
+            answered_before = [r.done() for r in requests]
+            run = await sweep
+        heavy = await asyncio.gather(*requests)
+        return run, answered_before, heavy, workers
+    finally:
+        for tab in hostile:
+            await tab.close()
+        await asyncio.gather(*requests, return_exceptions=True)
+
+
+def test_a_cheap_sweep_is_answered_while_five_tabs_hold_heavy_work(server):
+    """Five tabs' heavy requests take turns in the pool's long lane; the short lane answers a
+    cheap sweep at once: before any of the heavy requests has answered, and in a small part of
+    the time the quickest of them took (measured in the same test: 8-9 s alone). Before the
+    lanes, four of them held every worker and the sweep waited 7-18 s for one to end."""
+    run, answered_before, heavy, workers = run_async(_cheap_sweep_beside_heavy_tabs(server.base_url, server.pid))
+    quickest = min(h.seconds for h in heavy)
+    print(f"cheap sweep answered in {run.seconds:.2f} s; heavy requests answered before it: "
+          f"{sum(answered_before)} of {len(answered_before)}, each {quickest:.1f} s or more; worker "
+          f"processes at most {workers}")
+    assert run.ok and not run.exceptions and not run.error_alerts, (run.status, run.error_alerts)
+    assert all(h.ok and not h.exceptions for h in heavy), [h.status for h in heavy]
+    # each heavy tab got its result, or (the last in line, on a busy machine) one bound's sentence
+    assert all(_a_sentence_or_a_result(_plain(h.error_alerts[0]) if h.error_alerts else "") for h in heavy), \
+        [h.error_alerts for h in heavy]
+    assert not any(answered_before)
+    assert run.seconds < quickest / 4
+    assert workers <= 2 * LIMITS.pool_workers
