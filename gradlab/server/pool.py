@@ -370,7 +370,9 @@ def run_in_child(fn: Callable, *args, seconds: float, what: str, bound_name: str
     """
     if threading.active_count() > 1:
         return fn(*args, **kwargs)
-    pool = WorkerPool(1, context="fork").start()
+    # One call and no other visitor to protect: it never moves to the niced long lane (behind
+    # other processes a niced child starved until the wall-clock backstop ended it).
+    pool = WorkerPool(1, context="fork", long_call_seconds=float("inf")).start()
     try:
         return pool.run(fn, *args, seconds=seconds, what=what, bound_name=bound_name, advice=advice, **kwargs)
     finally:
