@@ -119,18 +119,7 @@ def test_forward_mode_passes_on_the_op_corpus(name):
 # --- planted errors: the first derivative right (torch's gradcheck passes), the JVP or the
 # --- double backward wrong; each with its right twin, which must pass.
 
-class CubeGradWrong(torch.autograd.Function):
-    """3x², whose own derivative is 5x instead of 6x."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return 3 * x ** 2
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return g * 5 * x
+from test_forward_second_order import CubeGradWrong  # noqa: E402  3x² whose own derivative is 5x, not 6x
 
 
 def _cube_grad(x, wrong: bool):
