@@ -30,7 +30,7 @@ from gradlab.errors import GradLabError, LimitError
 from gradlab.limits import ENV_VARIABLE, LIMITS, Limits, check_limit, limits_from
 from gradlab.labs.network import NetgradSettings
 from gradlab.labs.roundoff import RoundoffSettings, compare_at
-from gradlab.error_sweep import SweepSettings
+from gradlab.sweep.engine import SweepSettings
 from app_text import shown
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -165,6 +165,16 @@ def test_run_within_stops_a_runaway_loop_and_names_the_bound():
     assert time.perf_counter() - start < stopped_within(0.2)  # the LimitError above says it fired
     assert run_within(5.0, "a sum", sum, range(10)) == 45  # no stray interruption afterwards
     time.sleep(0.05)
+
+
+def test_a_block_that_waits_instead_of_computing_is_told_it_waited():
+    """The wall-clock backstop (WALL_CLOCK_FACTOR x the bound) ends a block that sleeps; its
+    sentence says it waited for the machine, not that computing took too long."""
+    with pytest.raises(LimitError) as caught:
+        run_within(0.05, "a nap", time.sleep, 30)
+    text = str(caught.value)
+    assert text.startswith("Computing a nap was stopped after waiting 0.25 s for the machine"), text
+    assert "took longer" not in text
 
 
 AFTER_EXPIRY_UNDER_A_TRACER = """

@@ -326,6 +326,14 @@ def _cpu_spin_wall_seconds(pool: WorkerPool) -> float:
     return time.monotonic() - start
 
 
+def test_a_call_that_waits_instead_of_computing_is_told_it_waited(pool):
+    """A worker that sleeps spends no CPU bound; the 5x wall-clock backstop ends it and says so."""
+    err = _outcome(pool.run, probes.sleep, 60, seconds=0.2, what="a nap")
+    assert isinstance(err, LimitError), err
+    assert str(err).startswith("Computing a nap was stopped after waiting 1 s for the machine"), err
+    assert "took longer" not in str(err)
+
+
 def test_a_call_that_waits_its_whole_bound_for_a_turn_is_told_so():
     pool = WorkerPool(1).start()
     stop = threading.Event()

@@ -39,7 +39,8 @@ from typing import Callable, TypeVar
 from gradlab.compat import raise_in_thread
 from gradlab.errors import LimitError
 
-__all__ = ["run_within", "time_limit_message", "paced_progress", "PACE_AFTER_SECONDS", "set_phase_reporter"]
+__all__ = ["run_within", "time_limit_message", "waited_message", "paced_progress", "PACE_AFTER_SECONDS",
+           "set_phase_reporter"]
 
 #: Time measured before the pace is trusted for a projection (the first chunk includes warm-up).
 PACE_AFTER_SECONDS = 0.5
@@ -89,7 +90,7 @@ class _Watchdog:
 
     def __init__(self, seconds: float):
         self._lock = threading.Lock()
-        self._done = self.fired = False
+        self._done = self.fired = self.waited = False
         self._seconds = seconds
         self._thread = threading.get_ident()
         self._cpu = _thread_cpu_clock(self._thread)
@@ -105,7 +106,15 @@ class _Watchdog:
         wall = time.monotonic() - self._wall_start
         if self._cpu is None:
             return wall >= self._seconds
-        return self._cpu() - self._cpu_start >= self._seconds or wall >= WALL_CLOCK_FACTOR * self._seconds
+        if self._cpu() - self._cpu_start >= self._seconds:
+            return True
+        # The backstop: the thread waited (for a core, a lock) rather than computed.
+        self.waited = wall >= WALL_CLOCK_FACTOR * self._seconds
+        return self.waited
+
+    def computed(self) -> float:
+        """CPU seconds the guarded thread has computed since the block began."""
+        return self._cpu() - self._cpu_start if self._cpu else time.monotonic() - self._wall_start
 
     def _watch(self) -> None:
         # Sleep most of the bound first: no thread computes faster than the wall clock.
@@ -157,6 +166,20 @@ def time_limit_message(what: str, seconds: float, bound_name: str = "LIMITS.eval
     )
 
 
+def waited_message(what: str, seconds: float, computed: float) -> str:
+    """The sentence shown when ``what`` was stopped by the wall-clock backstop: it waited
+    WALL_CLOCK_FACTOR times its bound while computing less than the bound.
+
+    >>> waited_message("the sweep", 2, 0.4)[:62]
+    'Computing the sweep was stopped after waiting 10 s for the mac'
+    """
+    return (
+        f"Computing {what} was stopped after waiting {WALL_CLOCK_FACTOR * seconds:g} s for the machine "
+        f"(it computed {computed:.1f} s of its {seconds:g} s bound): the server is busy, so try again "
+        f"in a moment."
+    )
+
+
 def run_within(seconds: float, what: str, fn: Callable[..., T], *args,
                bound_name: str = "LIMITS.evaluation_seconds", advice: str = SIMPLIFY, **kwargs) -> T:
     """``fn(*args, **kwargs)``, or a LimitError naming ``what`` once it runs over ``seconds``.
@@ -178,6 +201,8 @@ def run_within(seconds: float, what: str, fn: Callable[..., T], *args,
             if reporter is not None:
                 reporter(None)
     except _Expired:
+        if watchdog.waited:
+            raise LimitError(waited_message(what, seconds, watchdog.computed())) from None
         raise LimitError(time_limit_message(what, seconds, bound_name, advice)) from None
 
 

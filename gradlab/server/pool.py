@@ -53,7 +53,7 @@ from typing import Callable
 from gradlab.compat import forkserver_process_class
 from gradlab.errors import LimitError
 from gradlab.limits import LIMITS
-from gradlab.server.deadline import SIMPLIFY, WALL_CLOCK_FACTOR, time_limit_message
+from gradlab.server.deadline import SIMPLIFY, WALL_CLOCK_FACTOR, time_limit_message, waited_message
 from gradlab.server.lanes import (LONG, LONG_CALL_SECONDS, SHORT, SHORT_TURN_SECONDS, Call, Lanes,
                                   busy_message, call_key)
 from gradlab.server.worker import (PRELOAD, WorkerFailed, died_message, memory_message, refused_memory_message,
@@ -300,9 +300,11 @@ class WorkerPool:
                 if reply[:2] == ("error", "memory"):  # a MemoryError: not the kill at the bound
                     raise LimitError(refused_memory_message(what, reply[2], self.memory_mb))
                 return reply
-            if (worker.cpu_seconds() - cpu_start >= deadline
-                    or time.monotonic() - start >= WALL_CLOCK_FACTOR * seconds):
+            computed = worker.cpu_seconds() - cpu_start
+            if computed >= deadline:
                 raise LimitError(message)
+            if time.monotonic() - start >= WALL_CLOCK_FACTOR * seconds:  # waited, not computed
+                raise LimitError(waited_message(what, seconds, computed))
             if short:
                 short = not self._leave_short_lane(worker, start, worker.cpu_seconds() - cpu_start)
             rss = worker.rss_mb()
