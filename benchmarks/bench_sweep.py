@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from gradlab.numerics.expressions import parse  # noqa: E402
 from gradlab.numerics.dtypes import DTYPE_NAMES, facts  # noqa: E402
 from gradlab.numerics.schemes import SCHEME_NAMES, SCHEMES, estimates_by_scheme, not_applicable_reason  # noqa: E402
-from gradlab.error_sweep import SweepSettings, run_sweep  # noqa: E402
+from gradlab.sweep.engine import SweepSettings, run_sweep  # noqa: E402
 
 
 def _usable(expr, dtype):

@@ -16,7 +16,7 @@ import mpmath
 import streamlit as st
 import sympy
 
-from gradlab.error_sweep import SweepSettings, run_sweep
+from gradlab.sweep.engine import SweepSettings, run_sweep
 from gradlab.literal_text import markdown_literal
 from gradlab.numerics.expressions import parse
 from gradlab.numerics.mp_format import format_mp

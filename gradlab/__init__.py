@@ -2,7 +2,8 @@
 
 The public names are imported lazily so ``import gradlab`` stays light:
 ``gradcheck`` and ``GradcheckError`` (:mod:`gradlab.check.api`), ``sweep``
-(:mod:`gradlab.sweep_api`) and ``assert_gradients`` (:mod:`gradlab.testing.assertions`).
+(the :mod:`gradlab.sweep` package, which calls :func:`gradlab.sweep.api.sweep` when
+called) and ``assert_gradients`` (:mod:`gradlab.testing.assertions`).
 """
 
 __all__ = ["gradcheck", "GradcheckError", "sweep", "assert_gradients"]
@@ -10,12 +11,15 @@ __all__ = ["gradcheck", "GradcheckError", "sweep", "assert_gradients"]
 _HOME = {
     "gradcheck": "gradlab.check.api",
     "GradcheckError": "gradlab.check.api",
-    "sweep": "gradlab.sweep_api",
     "assert_gradients": "gradlab.testing.assertions",
 }
 
 
 def __getattr__(name: str):
+    if name == "sweep":  # the package: importing it binds gradlab.sweep for good
+        import importlib
+
+        return importlib.import_module("gradlab.sweep")
     if name in _HOME:
         import importlib
 

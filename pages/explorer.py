@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from gradlab.errors import GradLabError
-from gradlab.error_sweep import SweepResult, SweepSettings
+from gradlab.sweep.engine import SweepResult, SweepSettings
 from gradlab.server.heavy_work import sweep, sweep_formulas
 from gradlab.ui.heavy import heavy
 from gradlab.figures.sweep import error_vs_eps_figure, estimate_vs_eps_figure, has_drawable_errors
@@ -20,8 +20,8 @@ from gradlab.literal_text import markdown_literal
 from gradlab.numerics.dtypes import ALL_DTYPE_NAMES, EMULATED_DTYPES, facts
 from gradlab.numerics.expressions import parse
 from gradlab.numerics.schemes import get_scheme
-from gradlab.step_range import chart_step_range
-from gradlab.sweep_answer import sweep_answer
+from gradlab.sweep.step_range import chart_step_range
+from gradlab.answers.sweep import sweep_answer
 from gradlab.teaching.catalogue import CATALOGUE
 from gradlab.teaching.glossary import define, term
 from gradlab.teaching.explorer_controls import (

@@ -5,7 +5,7 @@ import streamlit as st
 from gradlab.figures.labs import LEGEND_BELOW
 from gradlab.figures.sweep import error_vs_eps_figure
 from gradlab.server.heavy_work import sweep
-from gradlab.teaching.explorer_controls import default_sweep_settings
+from gradlab.sweep.first_view import default_sweep_settings
 from gradlab.teaching.presets import Preset, gallery, url_query
 from gradlab.ui.compat import PreparedFigure
 from gradlab.ui.figures import prepare_figure, show_figure

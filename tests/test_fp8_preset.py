@@ -13,10 +13,10 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from gradlab.error_sweep import EMULATION_NOTE, SweepSettings, run_sweep
+from gradlab.sweep.engine import EMULATION_NOTE, SweepSettings, run_sweep
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.precision_table import precision_table
-from gradlab.sweep_answer import percent, sweep_answer
+from gradlab.answers.sweep import percent, sweep_answer
 from gradlab.teaching.explorer_controls import CUSTOM
 from gradlab.teaching.presets import preset
 

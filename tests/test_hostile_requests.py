@@ -25,7 +25,7 @@ from cost import calibration_seconds, stopped_within
 
 from gradlab.check.settings import CheckSettings
 from gradlab.cli.main import UNEXPECTED
-from gradlab.error_sweep import SweepSettings
+from gradlab.sweep.engine import SweepSettings
 from gradlab.errors import LimitError
 from gradlab.limits import LIMITS
 from gradlab.numerics.mp_format import format_mp

@@ -177,7 +177,7 @@ def test_heavy_starts_a_call_forecast_long_in_the_long_lane(monkeypatch):
     check of 65,536 elements (4e9 element evaluations); not the default views, nor a sweep
     (no forecast: the pool learns it by watching)."""
     from gradlab.check.settings import CheckSettings
-    from gradlab.error_sweep import SweepSettings
+    from gradlab.sweep.engine import SweepSettings
     from gradlab.labs.summed_loss import SummedLossSettings
     from gradlab.server.heavy_work import check, summed, sweep
     from gradlab.ui import heavy as heavy_module

@@ -20,7 +20,7 @@ from gradlab.figures.sweep_tables import autograd_table, best_step_table, format
 from gradlab.figures.spec import FigureSpec, specs_only
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import get_scheme
-from gradlab.error_sweep import SweepSettings, run_sweep
+from gradlab.sweep.engine import SweepSettings, run_sweep
 
 DTYPES = ("float32", "float64")
 SCHEMES = ("forward", "central", "complex_step")

@@ -16,13 +16,13 @@ import pandas as pd
 import pytest
 from cost import stopped_within
 
-import gradlab.error_sweep as sweep_module
+import gradlab.sweep.engine as sweep_module
 from gradlab.errors import GradLabError, LimitError
 from gradlab.numerics.expressions import ExpressionError, parse
 from gradlab.limits import LIMITS
 from gradlab.numerics.dtypes import DTYPE_NAMES, facts
 from gradlab.numerics.schemes import SCHEME_NAMES
-from gradlab.error_sweep import TABLE_COLUMNS, SweepSettings, autograd_derivative, run_sweep
+from gradlab.sweep.engine import TABLE_COLUMNS, SweepSettings, autograd_derivative, run_sweep
 
 DOCUMENTED = ["dtype", "scheme", "eps", "step", "estimate", "reference", "abs_error", "rel_error", "finite"]
 REAL_SCHEMES = tuple(s for s in SCHEME_NAMES if s != "complex_step")
@@ -428,7 +428,7 @@ ORDER = {"forward": 1, "central": 2}
 @pytest.mark.parametrize("dtype", list(UNIT_ROUNDOFF))
 @pytest.mark.parametrize("scheme", list(ORDER))
 def test_the_fitted_step_range_holds_the_whole_v(dtype, scheme):
-    from gradlab.step_range import step_range
+    from gradlab.sweep.step_range import step_range
 
     u, p = UNIT_ROUNDOFF[dtype], ORDER[scheme]
     low, high = step_range(dtype, scheme)
@@ -443,7 +443,7 @@ def test_the_fitted_step_range_holds_the_whole_v(dtype, scheme):
 
 def test_on_exp_at_0_the_fitted_range_shows_both_arms_and_its_best_step_inside():
     # exp at 0: f = f' = f''' = 1, so the error model u/h + h²/6 holds without constants.
-    from gradlab.step_range import chart_step_range
+    from gradlab.sweep.step_range import chart_step_range
 
     for dtype in ("float32", "float64"):
         low, high = chart_step_range((dtype,), ("central",))
@@ -458,7 +458,7 @@ def test_on_exp_at_0_the_fitted_range_shows_both_arms_and_its_best_step_inside()
 
 
 def test_the_chart_range_is_the_union_of_its_dtypes():
-    from gradlab.step_range import chart_step_range, step_range
+    from gradlab.sweep.step_range import chart_step_range, step_range
 
     r32, r64 = step_range("float32", "central"), step_range("float64", "central")
     assert chart_step_range(("float32", "float64"), ("central",)) == (min(r32[0], r64[0]), max(r32[1], r64[1]))

@@ -1,5 +1,6 @@
 """assert_gradients (gradlab.testing) as a pytest assertion, and the README's example test suite."""
 
+import importlib
 import re
 import subprocess
 import sys
@@ -23,7 +24,19 @@ def _x(*shape):
 
 def test_the_public_names_are_the_same_function():
     assert gradlab.assert_gradients is gradlab.testing.assert_gradients is assert_gradients
-    assert gradlab.sweep is __import__("gradlab.sweep_api").sweep_api.sweep
+    assert gradlab.sweep is sys.modules["gradlab.sweep"]  # the package, callable as the function
+
+
+def test_the_sweep_package_is_the_sweep_function():
+    from gradlab.sweep.api import sweep
+
+    called = gradlab.sweep("x**3", at=2.0, dtypes="float64", schemes="central", points=5)
+    direct = sweep("x**3", at=2.0, dtypes="float64", schemes="central", points=5)
+    assert float(called.autograd.loc[0, "value"]) == 12.0  # d/dx x**3 = 3x**2 at 2
+    assert called.table.equals(direct.table)
+    importlib.import_module("gradlab.sweep.step_range")  # binding a submodule keeps the package callable
+
+    assert callable(gradlab.sweep) and gradlab.sweep.SweepSettings.__module__ == "gradlab.sweep.engine"
 
 
 def test_a_right_gradient_passes_silently():

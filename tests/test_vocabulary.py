@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from gradlab.error_sweep import SweepSettings, run_sweep
+from gradlab.sweep.engine import SweepSettings, run_sweep
 from gradlab.figures.style import CATEGORICAL, HEATMAP_COLOURS, HEATMAP_COLOURSCALE, PALETTE
 from gradlab.figures.sweep import error_vs_eps_figure
 from gradlab.numerics.dtypes import (ALL_DTYPE_NAMES, DTYPE_NAMES, DTYPE_TABLE, DTYPES, EMULATED_DTYPES,

@@ -10,7 +10,7 @@ Plotly quirk worth knowing: on a log axis, *shapes* take data coordinates but
 *annotations* take log10 coordinates, so annotations here are placed with
 :func:`_log10` (``add_vline(annotation_text=...)`` would put them at 10**x).
 
->>> from gradlab.error_sweep import SweepSettings, run_sweep
+>>> from gradlab.sweep.engine import SweepSettings, run_sweep
 >>> result = run_sweep(SweepSettings("exp(x)", 1.0, ("float32",), ("central",), points=9))
 >>> fig = error_vs_eps_figure(result)
 >>> fig.layout.xaxis.type, fig.layout.xaxis.exponentformat
@@ -23,11 +23,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from gradlab.error_sweep import SweepResult
 from gradlab.figures import sweep_marks as marks
 from gradlab.figures.sweep_marks import dtype_colour as _colour
 from gradlab.figures.spec import FigureOrSpec, FigureSpec
@@ -40,6 +39,9 @@ from gradlab.figures.style import (
 )
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import get_scheme
+
+if TYPE_CHECKING:  # the engine imports these figures (SweepResult.figure), never the reverse
+    from gradlab.sweep.engine import SweepResult
 
 __all__ = [
     "ErrorKind",
@@ -222,7 +224,7 @@ AUTO_THEORY_CURVES = 4
 def theory_dtypes(result: SweepResult, focus_dtype: str | None = None) -> list[str]:
     """Which dtypes get theory lines and stars: ``focus_dtype``; "auto": all of them if few curves.
 
-    >>> from gradlab.error_sweep import SweepSettings, run_sweep
+    >>> from gradlab.sweep.engine import SweepSettings, run_sweep
     >>> r = run_sweep(SweepSettings("exp(x)", 1.0, ("float32", "float64"), ("central",), points=5))
     >>> theory_dtypes(r, "auto"), theory_dtypes(r, "float64"), theory_dtypes(r)
     (['float32', 'float64'], ['float64'], ['float32'])
@@ -256,7 +258,7 @@ def error_vs_eps_figure(
     error is a dotted horizontal line.
     Errors of exactly 0, inf or NaN are gaps, counted in an annotation.
 
-    >>> from gradlab.error_sweep import SweepSettings, run_sweep
+    >>> from gradlab.sweep.engine import SweepSettings, run_sweep
     >>> r = run_sweep(SweepSettings("1/x", 0.3, ("float32", "float64"), ("forward",), points=9))
     >>> fig = error_vs_eps_figure(r, error="absolute", show_theory=False)
     >>> sorted({t.meta["kind"] for t in fig.data})
@@ -300,7 +302,7 @@ def estimate_vs_eps_figure(result: SweepResult) -> FigureOrSpec:
     At a kink such as abs(x) at 0 there is no error to plot, but what each scheme
     returns is the lesson: one-sided differences give ±1, central 0.
 
-    >>> from gradlab.error_sweep import SweepSettings, run_sweep
+    >>> from gradlab.sweep.engine import SweepSettings, run_sweep
     >>> r = run_sweep(SweepSettings("abs(x)", 0.0, ("float32",), ("forward", "central"), points=5))
     >>> sorted({round(v, 6) for v in estimate_vs_eps_figure(r).data[0].y})
     [1.0]

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gradlab.error_sweep import SweepResult
 from gradlab.figures.spec import LOG_AXIS, FigureSpec
 from gradlab.figures.style import (
     AXIS_TITLE_SIZE,
@@ -29,6 +29,9 @@ from gradlab.figures.style import (
 from gradlab.figures.style import dtype_colour as _native_colour
 from gradlab.numerics.dtypes import EMULATED_DTYPES, facts
 from gradlab.numerics.schemes import get_scheme
+
+if TYPE_CHECKING:  # the engine imports these figures (SweepResult.figure), never the reverse
+    from gradlab.sweep.engine import SweepResult
 
 __all__ = ["dtype_colour", "log10", "regime_bands", "band_height", "shading", "machine_eps_marks", "y_range", "layout", "x_dtick", "message",
            "gap_count", "footnote", "nothing_to_draw"]

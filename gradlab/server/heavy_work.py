@@ -77,8 +77,8 @@ def _check_forecast(settings, *_) -> float:
 
 
 def sweep(settings):
-    """The Explorer's sweep (:func:`gradlab.error_sweep.run_sweep`)."""
-    from gradlab.error_sweep import run_sweep
+    """The Explorer's sweep (:func:`gradlab.sweep.engine.run_sweep`)."""
+    from gradlab.sweep.engine import run_sweep
 
     return run_sweep(settings)
 

@@ -39,7 +39,7 @@ WORKER_NICENESS = 10
 LONG_CALL_NICENESS = 19
 
 #: Imported once, before the first job (in the fork server, so every forked worker has them).
-PRELOAD = ("torch", "sympy", "mpmath", "pandas", "gradlab.error_sweep", "gradlab.check.settings",
+PRELOAD = ("torch", "sympy", "mpmath", "pandas", "gradlab.sweep.engine", "gradlab.check.settings",
            "gradlab.check.reduction_sweep", "gradlab.labs.roundoff", "gradlab.server.heavy_work")
 
 

@@ -1,11 +1,10 @@
-"""``gradlab.sweep``: the Explorer's error-vs-step sweep from Python, and how a notebook shows it.
+"""``gradlab.sweep``: the Explorer's error-vs-step sweep from Python.
 
 ``sweep(expression, at=x, dtypes=..., schemes=...)`` runs
-:func:`gradlab.error_sweep.run_sweep` and returns its
-:class:`~gradlab.error_sweep.SweepResult`, whose ``_repr_html_`` (the best step per
+:func:`gradlab.sweep.engine.run_sweep` and returns its
+:class:`~gradlab.sweep.engine.SweepResult`, whose ``_repr_html_`` (the best step per
 dtype and scheme, the notes, and the error-vs-eps figure) and ``figure()``
-(:func:`gradlab.figures.sweep.error_vs_eps_figure`) delegate to
-:func:`sweep_html` and :func:`sweep_figure` here.
+(:func:`gradlab.figures.sweep.error_vs_eps_figure`) are :mod:`gradlab.sweep.display`'s.
 
 >>> r = sweep("exp(x)", at=1.0, dtypes="float64", schemes=("forward", "central"), points=9)
 >>> r.best[["dtype", "scheme"]].values.tolist()
@@ -16,13 +15,11 @@ dtype and scheme, the notes, and the error-vs-eps figure) and ``figure()``
 
 from __future__ import annotations
 
-from gradlab.error_sweep import SweepResult, SweepSettings, run_sweep
-from gradlab.figures.spec import FigureOrSpec
-from gradlab.notebook_html import result_html
 from gradlab.numerics.dtypes import DTYPE_NAMES
 from gradlab.numerics.schemes import SCHEME_NAMES
+from gradlab.sweep.engine import SweepResult, SweepSettings, run_sweep
 
-__all__ = ["sweep", "sweep_figure", "sweep_html"]
+__all__ = ["sweep"]
 
 
 def sweep(expression: str, at: float, *, dtypes: str | tuple[str, ...] = DTYPE_NAMES,
@@ -44,19 +41,3 @@ def sweep(expression: str, at: float, *, dtypes: str | tuple[str, ...] = DTYPE_N
 def _names(value) -> tuple[str, ...]:
     return (value,) if isinstance(value, str) else tuple(value)
 
-
-def sweep_figure(result: SweepResult) -> FigureOrSpec:
-    """The error-vs-eps figure of the Explorer (relative error, theory and best steps)."""
-    from gradlab.figures.sweep import error_vs_eps_figure  # it imports error_sweep
-
-    return error_vs_eps_figure(result)
-
-
-def sweep_html(result: SweepResult) -> str:
-    """The expression, its exact derivative, the notes, the best steps and the figure (escaped)."""
-    s, ref = result.settings, result.reference
-    exact = f"f'({s.x:g}) = {float(ref.d1):.17g} (exact)" if ref.defined and ref.d1 is not None else ""
-    lines = [f"f'(x) = {result.derivative_text}", exact, *(f"{n.level}: {n.text}" for n in result.notes)]
-    return result_html(f"Finite differences of {s.expression} at x = {s.x:g}", lines, result.best,
-                       sweep_figure(result), "Best step per dtype and scheme: observed on the sweep, "
-                       "and predicted by the error model.")

@@ -118,14 +118,14 @@ class SweepResult:
     notes: tuple[Note, ...] = field(default=())
 
     def figure(self):
-        """The error-vs-eps figure (:func:`gradlab.sweep_api.sweep_figure`)."""
-        from gradlab.sweep_api import sweep_figure
+        """The error-vs-eps figure (:func:`gradlab.sweep.display.sweep_figure`)."""
+        from gradlab.sweep.display import sweep_figure  # plotly: only when a figure is drawn
 
         return sweep_figure(self)
 
     def _repr_html_(self) -> str:
-        """What Jupyter shows: the best steps, the notes and the figure (:func:`gradlab.sweep_api.sweep_html`)."""
-        from gradlab.sweep_api import sweep_html
+        """What Jupyter shows: the best steps, the notes and the figure (:func:`gradlab.sweep.display.sweep_html`)."""
+        from gradlab.sweep.display import sweep_html
 
         return sweep_html(self)
 

@@ -28,7 +28,7 @@ DEFAULTS: Mapping[str, Any] = MappingProxyType({
     "x": CATALOGUE[DEFAULT_FUNCTION].x,
     "dtypes": ("float32", "float64"),
     "schemes": ("central",),  # the V at once, in two dtypes
-    "eps_auto": True,  # steps fitted to the dtypes' V (gradlab.step_range); False: eps_range
+    "eps_auto": True,  # steps fitted to the dtypes' V (gradlab.sweep.step_range); False: eps_range
     "eps_range": (1e-20, 1.0),
     "points": 61,
     "error": "relative",
@@ -62,20 +62,6 @@ def query_params(values: Mapping[str, Any]) -> dict[str, str | list[str]]:
     return url_values("explorer", {k: v for k, v in values.items() if DEFAULTS.get(k) != v})
 
 
-
-def default_sweep_settings():
-    """The Explorer's first view as the engine takes it: the home page draws it too.
-
-    >>> s = default_sweep_settings()
-    >>> s.dtypes, s.schemes, s.points
-    (('float32', 'float64'), ('central',), 61)
-    """
-    from gradlab.error_sweep import SweepSettings  # the engine: only when a view is computed
-    from gradlab.step_range import chart_step_range
-
-    eps_min, eps_max = chart_step_range(DEFAULTS["dtypes"], DEFAULTS["schemes"])
-    return SweepSettings(CATALOGUE[DEFAULTS["fn"]].expression, float(DEFAULTS["x"]), DEFAULTS["dtypes"],
-                         DEFAULTS["schemes"], eps_min, eps_max, DEFAULTS["points"])
 
 
 #: The dtypes the Explorer's prediction asks about, in order: the first not on the chart.

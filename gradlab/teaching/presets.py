@@ -138,7 +138,7 @@ _EXPLORER = {"fn": "complex_step_classic", "x": 1.5, "dtypes": ("float32", "floa
              "schemes": ("forward", "central", "complex_step"), "eps_auto": False,
              "eps_range": (1e-20, 1.0)}
 _SUMMED = {"shape": "140x120", "dtype": "float32", "reduction": "sum", "h": 1e-3}
-_FITTED = {"eps_auto": True}  # steps chosen per dtype so the V fills the chart (gradlab.step_range)
+_FITTED = {"eps_auto": True}  # steps chosen per dtype so the V fills the chart (gradlab.sweep.step_range)
 _GRID = {"fn": "custom", "expr": "sin(x)", "x": 1.0, "dtype": "float32"}  # the Grid page: sin(x) at 1
 
 PRESETS: tuple[Preset, ...] = (

@@ -77,7 +77,7 @@ _M_ARENA_MAX = -8  # mallopt parameter number, from glibc's malloc.h
 ONEDNN_KERNEL_CACHE = 16
 #: Imported once at start-up, then frozen out of the collector's sight (gc.freeze): the
 #: libraries' millions of long-lived objects are never scanned again.
-_HEAVY_MODULES = ("sympy", "mpmath", "pandas", "plotly.graph_objects", "gradlab.error_sweep",
+_HEAVY_MODULES = ("sympy", "mpmath", "pandas", "plotly.graph_objects", "gradlab.sweep.engine",
                   "gradlab.figures.sweep", "gradlab.check.api", "gradlab.labs.roundoff", "gradlab.labs.network")
 
 _lock = threading.Lock()
