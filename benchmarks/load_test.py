@@ -116,9 +116,9 @@ def _page_links(page: str) -> list[str]:
     if page == "explorer":
         try:
             from gradlab.teaching.catalogue import CATALOGUE
-            from gradlab.teaching.explorer_controls import query_params
+            from gradlab.teaching.presets import url_values
 
-            links += [urlencode(query_params({"fn": k, "x": e.x}), doseq=True)
+            links += [urlencode(url_values("explorer", {"fn": k, "x": e.x}), doseq=True)
                       for k, e in CATALOGUE.items()]
         except Exception:  # noqa: BLE001
             pass

@@ -13,8 +13,8 @@ import torch
 from gradlab.sweep.engine import EMULATION_NOTE, SweepSettings, autograd_derivative, run_sweep
 from gradlab.errors import GradLabError
 from gradlab.numerics.dtypes import (ALL_DTYPE_NAMES, DTYPE_NAMES, DTYPE_TABLE, EMULATED_DTYPES, facts,
-                                     native_facts, round_to_dtype)
-from gradlab.numerics.emulation import RoundedTo, emulated, to_dtype
+                                     native_facts)
+from gradlab.numerics.emulation import RoundedTo, emulated, round_to_dtype, to_dtype
 from gradlab.numerics.expressions import parse
 from gradlab.numerics.schemes import estimates_by_scheme
 from gradlab.numerics.ulp import float_bits

@@ -20,7 +20,8 @@ import pytest
 import torch
 
 from gradlab.errors import GradLabError
-from gradlab.numerics.dtypes import DTYPE_NAMES, DTYPES, facts, resolve_tolerances, round_to_dtype
+from gradlab.numerics.dtypes import DTYPE_NAMES, DTYPES, facts, resolve_tolerances
+from gradlab.numerics.emulation import round_to_dtype
 
 # name, stored fraction bits t, exponent bits w, complex partner (what torch can compute in)
 FORMATS = [

@@ -25,7 +25,7 @@ from gradlab.numerics.dtypes import (ALL_DTYPE_NAMES, DTYPE_NAMES, DTYPE_TABLE, 
 
 ROWS = DTYPE_TABLE  # native and emulated: one table of facts
 from gradlab.numerics.schemes import SCHEMES, Scheme
-from gradlab.teaching.explorer_controls import query_params
+from gradlab.teaching.presets import url_values
 from gradlab.ui import controls
 
 REPO = Path(__file__).resolve().parents[1]
@@ -231,7 +231,7 @@ def test_a_new_row_is_an_option_of_the_widgets_and_of_the_url(added_rows):
     assert "float32 twin" in at.multiselect(key="dtypes").options
     assert at.session_state["_values"] == (("float32_twin",), ("backward_2", "central"))
     assert "Backward 2" in controls.scheme_help() and "float32 twin" in controls.dtype_help()
-    assert query_params({"schemes": ("backward_2",)}) == {"schemes": ["Backward 2"]}
+    assert url_values("explorer", {"schemes": ("backward_2",)}) == {"schemes": ["Backward 2"]}
 
 
 def test_a_new_row_is_swept_and_drawn_in_its_style(added_rows):

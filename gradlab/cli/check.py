@@ -25,7 +25,7 @@ import sys
 from gradlab.check.states import EXIT_CODES, STATES
 from gradlab.check.settings import LOSSES, MODELS, CheckSettings, parse_shape, run_check
 from gradlab.check.validation import GRAD_OUTPUTS, MODES, REDUCTIONS
-from gradlab.cli.main import to_json
+from gradlab.cli.common import to_json
 from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS
 from gradlab.server.deadline import paced_progress

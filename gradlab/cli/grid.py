@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from decimal import Decimal
 
+from gradlab.cli.common import finite_float, to_json
 from gradlab.labs.grid_story import grid_fields
 from gradlab.labs.representable_grid import GridSettings, grid_difference
 from gradlab.numerics.dtypes import ALL_DTYPE_NAMES
@@ -22,8 +23,6 @@ __all__ = ["register"]
 
 def register(subparsers) -> None:
     """Add the ``grid`` and ``dtypes`` sub-commands to an argparse subparsers object."""
-    from gradlab.cli.main import finite_float
-
     p = subparsers.add_parser(
         "grid", help="one forward difference on the dtype's grid: bits, ulps, the step taken, kept bits",
         description="Why (x+h) - x is not h: x, x+h, f(x), f(x+h) as the dtype holds them.")
@@ -58,8 +57,6 @@ def _run_grid(args) -> int:
 
 def _grid_output(dtype: str, x: float, h: float, expression: str, form: str) -> str:
     """What ``grid`` prints, as one string (run in the child)."""
-    from gradlab.cli.main import to_json
-
     fields = grid_fields(grid_difference(GridSettings(dtype, x, h, expression)))
     if form == "json":
         return json.dumps(to_json(fields), indent=2) + "\n"
@@ -75,8 +72,6 @@ def _grid_output(dtype: str, x: float, h: float, expression: str, form: str) -> 
 
 
 def _run_dtypes(args) -> int:
-    from gradlab.cli.main import to_json
-
     table = precision_table()
     if args.format == "json":
         print(json.dumps(to_json(table.to_dict(orient="records")), indent=2))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import sys
 
+from gradlab.cli.common import finite_float, to_json
 from gradlab.check.settings import parse_shape
 from gradlab.labs.summed_differences import sampled_differences
 from gradlab.labs.summed_loss import NO_THRESHOLD, SummedLoss, SummedLossSettings, summed_loss
@@ -26,8 +27,6 @@ __all__ = ["register", "run", "result_json"]
 
 def register(subparsers) -> None:
     """Add the ``sum`` sub-command to an argparse subparsers object."""
-    from gradlab.cli.main import finite_float
-
     p = subparsers.add_parser(
         "sum", help="a loss summed five ways against its exact sum; the quantum ulp(L)/h",
         description="Sum the per-element squared errors of the grad check's loss (affine model, mse) "
@@ -44,8 +43,6 @@ def register(subparsers) -> None:
 def result_json(result: SummedLoss, differences=None) -> dict:
     """The lab's numbers as plain JSON values (the exact sum as a fraction's text, too), and the
     check's forward differences at sampled elements when given (the page's main chart)."""
-    from gradlab.cli.main import to_json
-
     s = result.settings
     answer = summed_answer(result)
     return to_json({

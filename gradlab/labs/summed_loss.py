@@ -32,8 +32,8 @@ import torch
 from gradlab.check.settings import CheckSettings, build_problem
 from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS, check_limit
-from gradlab.numerics.dtypes import facts, round_to_dtype
-from gradlab.numerics.emulation import round_to_bfloat16
+from gradlab.numerics.dtypes import facts
+from gradlab.numerics.emulation import round_to_bfloat16, round_to_dtype
 from gradlab.numerics.exact_sum import exact_sum
 from gradlab.numerics.ulp import ulp
 

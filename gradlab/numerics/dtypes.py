@@ -47,7 +47,6 @@ __all__ = [
     "ALL_DTYPE_NAMES",
     "facts",
     "resolve_tolerances",
-    "round_to_dtype",
 ]
 
 
@@ -224,14 +223,3 @@ def resolve_tolerances(
             raise GradLabError(f"The tolerance {label} must be a finite number >= 0; got {value!r}.")
     return (info.rtol if rtol is None else float(rtol), info.atol if atol is None else float(atol))
 
-
-def round_to_dtype(value: float, dtype: str | torch.dtype) -> float:
-    """The float64 value of ``value`` after rounding it to ``dtype`` (an overflow of e4m3fn, which
-    has no inf, is NaN: :func:`gradlab.numerics.emulation.to_dtype`).
-
-    >>> round_to_dtype(0.1, "float16"), round_to_dtype(1e6, "float16"), round_to_dtype(1e6, "e4m3")
-    (0.0999755859375, inf, nan)
-    """
-    from gradlab.numerics.emulation import to_dtype  # it imports this module
-
-    return float(to_dtype(float(value), facts(dtype).name).to(torch.float64))

@@ -45,7 +45,7 @@ from torch.overrides import TorchFunctionMode
 from gradlab.compat import torch_functions_unmodified
 from gradlab.numerics.dtypes import DtypeFacts, facts
 
-__all__ = ["compute_dtype", "to_dtype", "rounded", "emulated", "RoundedTo", "round_to_bfloat16"]
+__all__ = ["compute_dtype", "to_dtype", "round_to_dtype", "rounded", "emulated", "RoundedTo", "round_to_bfloat16"]
 
 # Conversions and views must not round: they are how values enter and leave the format.
 _PASS_THROUGH = {"to", "type", "float", "double", "numpy", "item", "tolist", "view", "detach", "clone",
@@ -60,6 +60,16 @@ def compute_dtype(dtype) -> torch.dtype:
     """
     info = facts(dtype)
     return info.compute if info.emulated else info.torch_dtype
+
+def round_to_dtype(value: float, dtype: str | torch.dtype) -> float:
+    """The float64 value of ``value`` after rounding it to ``dtype`` (an overflow of e4m3fn, which
+    has no inf, is NaN: :func:`to_dtype`).
+
+    >>> round_to_dtype(0.1, "float16"), round_to_dtype(1e6, "float16"), round_to_dtype(1e6, "e4m3")
+    (0.0999755859375, inf, nan)
+    """
+    return float(to_dtype(float(value), facts(dtype).name).to(torch.float64))
+
 
 
 def to_dtype(values, dtype) -> torch.Tensor:

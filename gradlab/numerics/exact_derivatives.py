@@ -27,7 +27,7 @@ from gradlab.errors import LimitError
 from gradlab.numerics.expressions import X, Expression, cbrt, parse
 from gradlab.limits import LIMITS
 from gradlab.numerics.mp_precision import private_digits, to_shared, working_digits
-from gradlab.numerics.dtypes import round_to_dtype
+from gradlab.numerics.emulation import round_to_dtype
 
 __all__ = ["Reference", "exact_derivatives", "reference_at", "DIGITS", "mp_evaluate"]
 

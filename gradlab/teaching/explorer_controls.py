@@ -3,8 +3,8 @@
 No streamlit here, so the page, its tests, the benchmark and the preset registry
 (:mod:`gradlab.teaching.presets`, which holds the Explorer's presets) share one
 definition. Widget *values* are what ``st.session_state`` holds (scheme names,
-floats); :func:`query_params` turns them into what the URL carries (scheme
-labels, ``1e-06``, titles).
+floats); :func:`gradlab.teaching.presets.url_values` turns them into what the URL
+carries (scheme labels, ``1e-06``, titles).
 """
 
 from __future__ import annotations
@@ -46,20 +46,6 @@ FUNCTION_OPTIONS: tuple[str, ...] = (*CATALOGUE, CUSTOM)
 def function_label(key: str) -> str:
     """What the function selectbox shows (and the URL carries) for a catalogue key."""
     return "custom (type it)" if key == CUSTOM else CATALOGUE[key].title
-
-
-def query_params(values: Mapping[str, Any]) -> dict[str, str | list[str]]:
-    """The URL parameters for Explorer widget ``values``, leaving out defaults.
-
-    Kept for the benchmark and tests/test_page_explorer.py; new code uses
-    :func:`gradlab.teaching.presets.url_query` (which also writes defaults).
-
-    >>> query_params({"fn": "reciprocal", "x": 0.3, "dtypes": ("float32",), "eps_auto": True})
-    {'fn': '1/x', 'x': '0.3', 'dtypes': ['float32']}
-    """
-    from gradlab.teaching.presets import url_values  # the registry imports this module
-
-    return url_values("explorer", {k: v for k, v in values.items() if DEFAULTS.get(k) != v})
 
 
 

@@ -1,0 +1,140 @@
+"""No import circle between gradlab's modules: the module graph, read from the source, has no cycle.
+
+An edge A -> B means a statement in A's source imports B, at module level or inside a
+function: a function-level import still makes the two modules depend on each other (it
+only hides the circle until the function runs), so both count. What does not count:
+
+- imports under ``if TYPE_CHECKING:`` (they never run; a type name is not a dependency);
+- the parent packages Python initialises on the way (``import gradlab.sweep.engine`` runs
+  ``gradlab/sweep/__init__.py`` first): an edge goes to the module the statement names.
+  ``from package import name`` is an edge to ``package.name`` when that is a module, to the
+  package otherwise.
+
+The graph is read with :mod:`ast`, so nothing is imported (and no cycle is hidden by an
+import that happens to run in a lucky order).
+"""
+
+from __future__ import annotations
+
+import ast
+import pkgutil
+from pathlib import Path
+
+import pytest
+
+import gradlab
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "gradlab"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _imports(tree: ast.AST):
+    """Every Import/ImportFrom node, leaving out the bodies of ``if TYPE_CHECKING:``."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            stack.extend(node.orelse)
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _targets(name: str, node: ast.Import | ast.ImportFrom) -> set[str]:
+    if isinstance(node, ast.Import):
+        return {a.name for a in node.names if a.name in MODULES}
+    base = node.module or ""
+    if node.level:  # a relative import: from the module's package, up level - 1
+        package = name.split(".") if MODULES[name].name == "__init__.py" else name.split(".")[:-1]
+        package = package[:len(package) - (node.level - 1)]
+        base = ".".join([*package, *([base] if base else [])])
+    found = {f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in MODULES}
+    if len(found) < len(node.names) and base in MODULES:
+        found.add(base)  # names defined in the module (or package) itself
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the gradlab modules its source imports (itself left out)."""
+    graph = {}
+    for name, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        graph[name] = {t for node in _imports(tree) for t in _targets(name, node)} - {name}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The graph's strongly connected components of more than one module (Tarjan), sorted."""
+    index, low, on_stack, stack, found = {}, {}, set(), [], []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def test_the_cycle_finder_finds_a_planted_circle_and_no_false_one():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": set(), "d": {"a", "c"}}) == []
+
+
+def test_the_graph_reads_module_level_function_level_and_relative_imports():
+    graph = import_graph()
+    assert "gradlab.numerics.dtypes" in graph["gradlab.sweep.engine"]  # module level
+    assert "gradlab.sweep.display" in graph["gradlab.sweep.engine"]  # inside SweepResult.figure
+    assert "gradlab.sweep.engine" not in graph["gradlab.figures.sweep"]  # only under TYPE_CHECKING
+    walked = {m.name for m in pkgutil.walk_packages(gradlab.__path__, "gradlab.")} | {"gradlab"}
+    assert set(MODULES) == walked  # every module Python can import, and nothing else
+
+
+def _cycles_outside_check() -> list[list[str]]:
+    return [c for c in cycles(import_graph()) if not all(m.startswith("gradlab.check.") for m in c)]
+
+
+def _cycles_inside_check() -> list[list[str]]:
+    return [c for c in cycles(import_graph()) if all(m.startswith("gradlab.check.") for m in c)]
+
+
+def test_no_import_circle_outside_the_check():
+    assert _cycles_outside_check() == []
+
+
+@pytest.mark.xfail(strict=True, reason="gradlab/check/ is being restructured into one engine module in a "
+                   "change of its own; the circles still inside it (results <-> notebook) go with that change")
+def test_no_import_circle_inside_the_check():
+    assert _cycles_inside_check() == []
