@@ -37,7 +37,7 @@ from gradlab.check.api import REDUCTIONS, element_estimates, reduction_estimates
 from gradlab.check.reduction_sweep import eps_grid, reduction_sweep  # noqa: E402
 from gradlab.check.settings import CheckSettings, build_problem  # noqa: E402
 from gradlab.figures.check import eps_sweep_figure  # noqa: E402
-from gradlab.labs.roundoff import RoundoffSettings, compare, ulp_histogram  # noqa: E402
+from gradlab.labs.roundoff.engine import RoundoffSettings, compare, ulp_histogram  # noqa: E402
 from gradlab.ui.figures import prepare_figure  # noqa: E402
 
 

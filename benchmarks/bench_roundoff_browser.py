@@ -115,7 +115,7 @@ def _build_figures(result) -> None:
 
 
 def server_times(repeats: int) -> dict[str, float]:
-    from gradlab.labs.roundoff import RoundoffSettings, compare
+    from gradlab.labs.roundoff.engine import RoundoffSettings, compare
 
     out = {}
     for name, settings in (("default 10,000 points", RoundoffSettings()),

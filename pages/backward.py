@@ -8,7 +8,7 @@ fold them into a single call without moving every control to the top.
 
 First screen (a projector at 1280x720): the title with the question beside it, one row
 of controls (v and the dtype; a, b and c in a popover; the presets in another), the
-answer sentence (gradlab.teaching.lab_answers) and the whole main chart: for each
+answer sentence (gradlab.answers.labs) and the whole main chart: for each
 entry, ∂yᵢ/∂inputᵢ and the .grad that backward(v) returned, v's scaling drawn between
 them. The answer table (.grad first), the Jacobians, accumulation, a full Jacobian and
 the question's torch.empty example follow below.
@@ -22,7 +22,7 @@ from gradlab.ui.page_chrome import answer_box, details, main_chart_box, start_pa
 start_page("backward")
 
 from gradlab.errors import GradLabError  # noqa: E402
-from gradlab.figures import labs as plots  # noqa: E402
+from gradlab.figures import backward as plots  # noqa: E402
 from gradlab.labs.backward import (  # noqa: E402
     EMPTY_NOTE,
     MATRIX_EXAMPLES,
@@ -42,13 +42,13 @@ from gradlab.labs.backward import (  # noqa: E402
     vector_jacobian,
 )
 from gradlab.limits import LIMITS  # noqa: E402
-from gradlab.teaching.lab_answers import backward_answer  # noqa: E402
+from gradlab.answers.labs import backward_answer  # noqa: E402
 from gradlab.teaching.glossary import term  # noqa: E402
 from gradlab.literal_text import markdown_code, markdown_literal  # noqa: E402
 from gradlab.ui.bound_widgets import bound_selectbox, bound_text  # noqa: E402
 from gradlab.ui.controls import dtype_selectbox  # noqa: E402
 from gradlab.ui.figures import prepare_figure, show_figure  # noqa: E402
-from gradlab.ui.messages import show_error  # noqa: E402
+from gradlab.ui.messages import ANSWER_BOXES, ANSWER_ICONS, show_error  # noqa: E402
 from gradlab.ui.presets import presets_popover  # noqa: E402
 
 QUESTION = VJPSettings()  # the question's tensors: the defaults
@@ -57,7 +57,6 @@ STEP_BUTTONS = {"br": "backward(v, retain)", "b": "backward(v)", "bn": "backward
                 "f": "forward again"}
 STEP_ERROR = "_step_error"  # session_state: a step button's refusal, shown once on the next run
 V_WIDTH, DTYPE_WIDTH = 220, 110  # px: v, the dtype and the "a, b, c" popover in one row, also on a phone
-ANSWER_ICONS = {"success": ":material/check_circle:", "info": ":material/info:", "warning": ":material/warning:"}
 #: The answer table: the answer (.grad) right after the entry's name, so a phone shows it.
 
 LESSON = r"""
@@ -161,7 +160,7 @@ def _first_screen(r: VJPResult) -> None:
     """The answer sentence and the main chart: each .grad is vᵢ times the derivative v = 1 would give."""
     answer = backward_answer(r)
     with answer_box():
-        getattr(st, answer.level)(markdown_literal(answer.text), icon=ANSWER_ICONS[answer.level])
+        ANSWER_BOXES[answer.level](markdown_literal(answer.text), icon=ANSWER_ICONS[answer.level])
     with main_chart_box():
         show_figure(prepare_figure(plots.vjp_rows_figure, r.table), "backward-grad")
 

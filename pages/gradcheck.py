@@ -6,7 +6,7 @@ numerics, limit checks or engine choices here.
 
 First screen (a projector at 1280x720): the title with the question beside it and the
 presets in a popover, one row of the five controls that change the answer (the rest in
-the "More" popover), then the answer sentence (gradlab.teaching.check_answer) and the
+the "More" popover), then the answer sentence (gradlab.answers.check) and the
 whole main chart: the error of the finite difference against the step for sum, mean and
 none, with the check's own step marked. That chart makes the page's point: at the question's step
 sum and mean sit on round-off's plateau while none dips under rtol, so the step
@@ -30,13 +30,13 @@ from gradlab.check.settings import LOSSES, MODELS, CheckSettings, parse_shape  #
 from gradlab.server.heavy_work import check, check_eps_sweep  # noqa: E402
 from gradlab.ui.heavy import heavy, heavy_with_progress  # noqa: E402
 from gradlab.figures.check import error_heatmap, eps_sweep_figure, taylor_figure  # noqa: E402
-from gradlab.teaching.check_answer import QUESTION, check_answer  # noqa: E402
+from gradlab.answers.check import QUESTION, check_answer  # noqa: E402
 from gradlab.teaching.glossary import definition, term  # noqa: E402
 from gradlab.ui.presets import presets_popover  # noqa: E402
 from gradlab.ui.figures import PreparedFigure, prepare_figure, show_figure  # noqa: E402
 from gradlab.ui.runtime import CHECK_WORKERS  # noqa: E402
 from gradlab.ui.bound_widgets import bound_number, bound_radio, bound_selectbox, bound_tabs, bound_text, bound_toggle  # noqa: E402
-from gradlab.ui.messages import show_error  # noqa: E402
+from gradlab.ui.messages import ANSWER_BOXES, ANSWER_ICONS, show_error  # noqa: E402
 from gradlab.ui.controls import SCHEME_OPTIONS, dtype_selectbox, eps_options, format_eps, scheme_label  # noqa: E402
 
 DEFAULT_STEP = "default"
@@ -47,8 +47,6 @@ CONTROL_WIDTH = 115  # px: five and the popover in one row at 1280 px, two a row
 
 #: The check's four states, each in one line (from the one table of states).
 STATES_HELP = "Each value is " + "; ".join(f"{r.label}: {r.meaning}" for r in STATES.values()) + "."
-
-
 
 
 @st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False)
@@ -162,23 +160,19 @@ def _run(settings: CheckSettings):
         bar.empty()  # also when the check was stopped: the message replaces the bar
 
 
-_BOXES = {"success": st.success, "warning": st.warning, "error": st.error}
-_ICONS = {"success": ":material/check_circle:", "warning": ":material/warning:", "error": ":material/error:"}
-
-
 def _answer(result) -> None:
-    """The page's one sentence: is the gradient wrong? (built in gradlab.teaching.check_answer)"""
+    """The page's one sentence: is the gradient wrong? (built in gradlab.answers.check)"""
     answer = check_answer(result.summary, result.columns)
     with answer_box():
-        _BOXES[answer.level](markdown_literal(answer.text), icon=_ICONS[answer.level])
+        ANSWER_BOXES[answer.level](markdown_literal(answer.text), icon=ANSWER_ICONS[answer.level])
 
 
 def _diagnosis(result) -> None:
     """Why the check at its own step passed or failed, and what helps: the long words."""
     s, d = result.summary, result.summary.diagnosis
     fixes = "".join(f"\n- {markdown_literal(f)}" for f in d.fixes)
-    _BOXES[d.level](f"**{markdown_literal(d.headline)}**\n\n{markdown_literal(d.details)}"
-                    + (f"\n\n**What helps:**{fixes}" if fixes else ""), icon=_ICONS[d.level])
+    ANSWER_BOXES[d.level](f"**{markdown_literal(d.headline)}**\n\n{markdown_literal(d.details)}"
+                          + (f"\n\n**What helps:**{fixes}" if fixes else ""), icon=ANSWER_ICONS[d.level])
     c = st.columns(4)
     counts = ", ".join(f"{n} {STATES[k].label}" for k, n in s.counts if n)
     c[0].metric(f"verdict ({counts})", STATES[s.verdict].label.upper(), help=STATES_HELP)

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from gradlab.figures.labs import LEGEND_BELOW
+from gradlab.figures.layout import LEGEND_BELOW
 from gradlab.figures.sweep import error_vs_eps_figure
 from gradlab.server.heavy_work import sweep
 from gradlab.sweep.first_view import default_sweep_settings

@@ -6,7 +6,7 @@ render(result). Layout only: no numerics, limit checks or engine choices here.
 
 First screen (a projector at 1280x720): the title with the question beside it and the
 presets in a popover, one row of the controls that change the answer (the rest in the
-"More" popover), the answer sentence (gradlab.teaching.lab_answers) and the whole main
+"More" popover), the answer sentence (gradlab.answers.labs) and the whole main
 chart: the estimates against the step with the curves k·ulp(y)/(2h) they must sit on,
 autograd's line and the question's dx ringed. The prediction, the numbers, the error
 chart and the lesson follow below.
@@ -19,8 +19,8 @@ from gradlab.ui.page_chrome import answer_box, details, main_chart_box, start_pa
 
 start_page("network")
 
-from gradlab.figures import labs as plots  # noqa: E402
-from gradlab.labs.network import (  # noqa: E402
+from gradlab.figures import network as plots  # noqa: E402
+from gradlab.labs.network.engine import (  # noqa: E402
     ACTIVATIONS,
     SCIPY_NOTE,
     FiniteDifference,
@@ -33,19 +33,18 @@ from gradlab.labs.network import (  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
 from gradlab.literal_text import markdown_literal  # noqa: E402
 from gradlab.numerics.mp_format import latex_number as tex  # noqa: E402
-from gradlab.teaching.lab_answers import network_answer  # noqa: E402
+from gradlab.answers.labs import network_answer  # noqa: E402
 from gradlab.teaching.glossary import term  # noqa: E402
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text  # noqa: E402
 from gradlab.ui.controls import dtype_selectbox, eps_input, eps_range_input  # noqa: E402
 from gradlab.ui.figures import prepare_figure, show_figure  # noqa: E402
-from gradlab.ui.messages import show_error  # noqa: E402
+from gradlab.ui.messages import ANSWER_BOXES, ANSWER_ICONS, show_error  # noqa: E402
 from gradlab.ui.presets import presets_popover  # noqa: E402
 
 DEFAULTS = NetgradSettings()
 SWEEP_COLUMNS = ("step", "step_taken", "estimate", "abs_error", "ref_error", "quantum")
 CONTROL_WIDTH = 105  # px: all in one row at 1280 px; on a phone three, then the slider and "More"
 SLIDER_WIDTH = 230
-ANSWER_ICONS = {"success": ":material/check_circle:", "info": ":material/info:", "warning": ":material/warning:"}
 ARITHMETIC_NOTE = (
     "How the lab evaluates y: every layer's products and bias are summed in float64 in a fixed order and "
     "rounded once to the dtype, and every activation is rounded once from its exact value. torch's own float32 "
@@ -125,10 +124,10 @@ def _controls() -> NetgradSettings:
 
 
 def _answer(fd: FiniteDifference) -> None:
-    """The page's one sentence, built outside the page (gradlab.teaching.lab_answers)."""
+    """The page's one sentence, built outside the page (gradlab.answers.labs)."""
     answer = network_answer(fd)
     with answer_box():
-        getattr(st, answer.level)(markdown_literal(answer.text), icon=ANSWER_ICONS[answer.level])
+        ANSWER_BOXES[answer.level](markdown_literal(answer.text), icon=ANSWER_ICONS[answer.level])
 
 
 def _main_chart(fd: FiniteDifference, sweep: StepSweep) -> None:

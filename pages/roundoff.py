@@ -17,14 +17,14 @@ from gradlab.ui.page_chrome import answer_box, details, main_chart_box, start_pa
 start_page("roundoff")
 
 from gradlab.figures import roundoff as plots  # noqa: E402
-from gradlab.labs.roundoff import (  # noqa: E402
+from gradlab.labs.roundoff.engine import (  # noqa: E402
     COMPARISONS,
     DISTRIBUTIONS,
     RoundoffResult,
     RoundoffSettings,
     with_hex,
 )
-from gradlab.labs.roundoff_answer import answer, ulps_text  # noqa: E402
+from gradlab.answers.roundoff import answer, ulps_text  # noqa: E402
 from gradlab.teaching.glossary import term  # noqa: E402
 from gradlab.teaching.quizzes import (  # noqa: E402
     ROUNDOFF_DTYPE,

@@ -2,7 +2,7 @@
 the exact sum. Layout only.
 
 First screen (1280x720): the title with the question beside it and the presets in a
-popover, one row of controls, the answer sentence (gradlab.teaching.summed_answer) and
+popover, one row of controls, the answer sentence (gradlab.answers.summed) and
 the whole main chart: what the check prints, forward differences of L against
 autograd's gradient, sitting on the lines k · ulp(L)/h instead of the diagonal. Below:
 the numbers (ulp(L), the quantum, a gradient element), each summation's error in ulps
@@ -29,19 +29,17 @@ from gradlab.limits import LIMITS  # noqa: E402
 from gradlab.literal_text import markdown_literal  # noqa: E402
 from gradlab.numerics.dtypes import DTYPE_NAMES, facts  # noqa: E402
 from gradlab.teaching.presets import preset, url_query  # noqa: E402
-from gradlab.teaching.summed_answer import summed_answer  # noqa: E402
+from gradlab.answers.summed import summed_answer  # noqa: E402
 from gradlab.ui.bound_widgets import bound_selectbox, bound_text  # noqa: E402
 from gradlab.ui.controls import dtype_selectbox, eps_input  # noqa: E402
 from gradlab.ui.figures import prepare_figure, show_figure  # noqa: E402
-from gradlab.ui.messages import show_error  # noqa: E402
+from gradlab.ui.messages import ANSWER_BOXES, show_error  # noqa: E402
 from gradlab.ui.presets import presets_popover  # noqa: E402
 from gradlab.teaching.glossary import term  # noqa: E402
 from gradlab.server.heavy_work import summed  # noqa: E402
 from gradlab.ui.heavy import heavy  # noqa: E402
 
 CONTROL_WIDTH = 150  # px: four in a row at 1280 px, two a row on a phone
-
-_BOXES = {"success": st.success, "info": st.info, "warning": st.warning}
 
 
 @st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner="Summing…")
@@ -70,7 +68,7 @@ def _controls() -> dict:
 def _answer(result: SummedLoss) -> None:
     answer = summed_answer(result)
     with answer_box():
-        _BOXES[answer.level](markdown_literal(answer.text), icon=":material/lightbulb:")
+        ANSWER_BOXES[answer.level](markdown_literal(answer.text), icon=":material/lightbulb:")
 
 
 def _table(result: SummedLoss) -> pd.DataFrame:

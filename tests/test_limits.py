@@ -23,13 +23,13 @@ from streamlit.testing.v1 import AppTest
 
 from gradlab.numerics import expressions as expr_module
 from gradlab.numerics import exact_derivatives as reference
-from gradlab.labs import roundoff
+from gradlab.labs.roundoff import engine as roundoff
 from gradlab.labs.backward import BackwardSession, VJPSettings, matrix_vjp, parse_vector
 from gradlab.server.deadline import run_within
 from gradlab.errors import GradLabError, LimitError
 from gradlab.limits import ENV_VARIABLE, LIMITS, Limits, check_limit, limits_from
-from gradlab.labs.network import NetgradSettings
-from gradlab.labs.roundoff import RoundoffSettings, compare_at
+from gradlab.labs.network.engine import NetgradSettings
+from gradlab.labs.roundoff.engine import RoundoffSettings, compare_at
 from gradlab.sweep.engine import SweepSettings
 from app_text import shown
 

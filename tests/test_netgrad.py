@@ -11,7 +11,7 @@ import torch
 
 from gradlab.errors import GradLabError, LimitError
 from gradlab.limits import LIMITS
-from gradlab.labs.network import (
+from gradlab.labs.network.engine import (
     ACTIVATIONS,
     SCIPY_NOTE,
     NetgradSettings,
@@ -171,7 +171,7 @@ def test_a_step_below_half_an_ulp_of_x_vanishes():
 
 def _preset_settings() -> NetgradSettings:
     """The settings the page builds from the 'scipy_derivative' preset's widget values."""
-    from gradlab.labs.network import parse_hidden
+    from gradlab.labs.network.engine import parse_hidden
     from gradlab.teaching.presets import preset
 
     v = preset("network", "scipy_derivative").values
@@ -283,7 +283,7 @@ def test_the_labs_outputs_do_not_depend_on_the_batch_or_the_thread_count(activat
 @pytest.mark.parametrize("text", ["3²", "٣٢", "32, ４"])
 def test_digits_that_are_not_ascii_are_refused_in_one_sentence(text):
     # str.isdigit() accepts superscripts and other scripts' digits that int() refuses or reads
-    from gradlab.labs.network import parse_hidden
+    from gradlab.labs.network.engine import parse_hidden
 
     with pytest.raises(GradLabError, match="is not a layer width"):
         parse_hidden(text)

@@ -16,12 +16,14 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 
-from gradlab.figures import labs as plots
+from gradlab.figures import backward as backward_plots
+from gradlab.figures import layout
+from gradlab.figures import network as network_plots
 from gradlab.figures import roundoff as roundoff_plots
 from gradlab.labs.backward import MATRIX_EXAMPLES, VJPSettings, matrix_vjp, vector_jacobian
 from gradlab.figures.spec import FigureSpec, specs_only
-from gradlab.labs.network import NetgradSettings, finite_difference, step_sweep
-from gradlab.labs.roundoff import RoundoffSettings, compare, ulp_histogram
+from gradlab.labs.network.engine import NetgradSettings, finite_difference, step_sweep
+from gradlab.labs.roundoff.engine import RoundoffSettings, compare, ulp_histogram
 
 
 @pytest.fixture(scope="module")
@@ -51,12 +53,12 @@ def _figures(roundoff_result, cancellation_result, network) -> dict[str, go.Figu
         figures[f"ulp bars ({name})"] = roundoff_plots.ulp_distance_bars(ulp_histogram(r.table), r.label_a, r.label_b)
         figures[f"error histogram ({name})"] = roundoff_plots.error_histogram(r.table, r.label_a, r.label_b)
         figures[f"error by x ({name})"] = roundoff_plots.error_by_x(r.table, r.label_a, r.label_b)
-    figures["staircase"] = plots.staircase_figure(sweep.table, sweep.autograd, sweep.reference, fd.step,
+    figures["staircase"] = network_plots.staircase_figure(sweep.table, sweep.autograd, sweep.reference, fd.step,
                                                   fd.quantum, fd.dtype, fd.estimate)
-    figures["step error"] = plots.step_error_figure(sweep.table, sweep.predicted_step, fd.step, fd.dtype)
-    figures["jacobian"] = plots.jacobian_heatmap(vjp.jacobians["b"], "∂y/∂b", "y", "b")
-    figures["weighted rows"] = plots.weighted_rows_figure(matrix.table, matrix.grad)
-    figures["vjp rows"] = plots.vjp_rows_figure(vjp.table)
+    figures["step error"] = network_plots.step_error_figure(sweep.table, sweep.predicted_step, fd.step, fd.dtype)
+    figures["jacobian"] = backward_plots.jacobian_heatmap(vjp.jacobians["b"], "∂y/∂b", "y", "b")
+    figures["weighted rows"] = backward_plots.weighted_rows_figure(matrix.table, matrix.grad)
+    figures["vjp rows"] = backward_plots.vjp_rows_figure(vjp.table)
     return figures
 
 
@@ -237,7 +239,7 @@ def test_network_and_backward_legends_sit_below_the_plot(figures, name):
 
 def test_the_staircase_rings_the_questions_estimate_and_shows_autograd_between_the_steps(network):
     fd, sweep = network
-    fig = plots.staircase_figure(sweep.table, sweep.autograd, sweep.reference, fd.step, fd.quantum, fd.dtype,
+    fig = network_plots.staircase_figure(sweep.table, sweep.autograd, sweep.reference, fd.step, fd.quantum, fd.dtype,
                                  fd.estimate)
     ringed = [t for t in fig.data if t.name == f"dx = {fd.step:g}"]
     assert ringed and ringed[0].x == (1e-6,) and ringed[0].y == (-2.0**-25 / 2e-6,)
@@ -248,7 +250,7 @@ def test_the_staircase_rings_the_questions_estimate_and_shows_autograd_between_t
 
 def test_vjp_rows_show_each_grad_as_v_times_the_derivative():
     r = vector_jacobian(VJPSettings())
-    fig = plots.vjp_rows_figure(r.table)
+    fig = backward_plots.vjp_rows_figure(r.table)
     grads = next(t for t in fig.data if t.name == ".grad from y.backward(v)")
     derivs = next(t for t in fig.data if t.name.startswith("∂yᵢ"))
     v = (0.1, 1.0, 0.0001) * 3
@@ -261,7 +263,7 @@ def test_vjp_rows_show_each_grad_as_v_times_the_derivative():
     # every value lies inside the x range, right of the room kept for the names
     low, high = fig.layout.xaxis.range
     assert low < math.log10(min(grads.x)) and math.log10(max(derivs.x)) < high
-    negative = plots.vjp_rows_figure(vector_jacobian(VJPSettings(v=(-1.0, 1.0, 0.5))).table)
+    negative = backward_plots.vjp_rows_figure(vector_jacobian(VJPSettings(v=(-1.0, 1.0, 0.5))).table)
     assert negative.layout.xaxis.type != "log"
 
 
@@ -292,9 +294,9 @@ def _main_charts(roundoff_result, network) -> dict[str, go.Figure]:
         "summed": difference_staircase(differences, 1.953125, 1e-3, "float32"),
         "roundoff": roundoff_plots.error_histogram(roundoff_result.table, roundoff_result.label_a,
                                                    roundoff_result.label_b),
-        "network": plots.staircase_figure(sweep.table, sweep.autograd, sweep.reference, fd.step, fd.quantum,
+        "network": network_plots.staircase_figure(sweep.table, sweep.autograd, sweep.reference, fd.step, fd.quantum,
                                           fd.dtype, fd.estimate),
-        "backward": plots.vjp_rows_figure(vector_jacobian(VJPSettings()).table),
+        "backward": backward_plots.vjp_rows_figure(vector_jacobian(VJPSettings()).table),
     }
 
 
@@ -307,8 +309,8 @@ def test_every_main_chart_fits_the_projector_first_screen_with_its_legend_at_the
 
 
 def test_the_vjp_rows_chart_grows_only_past_the_questions_nine_entries():
-    nine = plots.vjp_rows_figure(vector_jacobian(VJPSettings()).table)
-    assert nine.layout.height == plots.MAIN_CHART_HEIGHT
+    nine = backward_plots.vjp_rows_figure(vector_jacobian(VJPSettings()).table)
+    assert nine.layout.height == layout.MAIN_CHART_HEIGHT
     grads = next(t for t in nine.data if t.name == ".grad from y.backward(v)")
     derivs = next(t for t in nine.data if t.name.startswith("∂yᵢ"))
     # each value beside its diamond, away from the circle: rows this close keep their labels apart
@@ -316,7 +318,7 @@ def test_the_vjp_rows_chart_grows_only_past_the_questions_nine_entries():
                                         for g, d in zip(grads.x, derivs.x)]
     assert "middle left" in grads.textposition and "middle right" in grads.textposition
     # four entries each (12 rows): three more rows, each its own height, below the first screen
-    twelve = plots.vjp_rows_figure(vector_jacobian(VJPSettings(a=(1.0, 2.0, 3.0, 4.0), b=(3.0, 4.0, 5.0, 6.0),
+    twelve = backward_plots.vjp_rows_figure(vector_jacobian(VJPSettings(a=(1.0, 2.0, 3.0, 4.0), b=(3.0, 4.0, 5.0, 6.0),
                                                                c=(6.0, 7.0, 8.0, 9.0),
                                                                v=(0.1, 1.0, 0.0001, 2.0))).table)
-    assert twelve.layout.height == plots.MAIN_CHART_HEIGHT + 3 * plots.ROW_HEIGHT
+    assert twelve.layout.height == layout.MAIN_CHART_HEIGHT + 3 * backward_plots.ROW_HEIGHT

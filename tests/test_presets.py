@@ -94,7 +94,7 @@ def test_the_question_presets_hold_the_questions_values():
 
 
 def test_round_off_presets_come_from_the_engines_comparisons():
-    from gradlab.labs.roundoff import COMPARISONS
+    from gradlab.labs.roundoff.engine import COMPARISONS
 
     used = {(p.values["a"], p.values["b"], p.values["dtype"]) for p in presets_for("roundoff")}
     assert used == {(c.settings.formula_a, c.settings.formula_b, c.settings.dtype)

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from gradlab.errors import GradLabError, LimitError
 from gradlab.limits import LIMITS
 from gradlab.numerics.dtypes import DTYPE_NAMES, facts
-from gradlab.labs.roundoff import (
+from gradlab.labs.roundoff.engine import (
     BUILTIN_FORMULAS,
     COMPARISONS,
     RoundoffSettings,
@@ -292,7 +292,7 @@ def test_the_table_holds_bit_patterns_as_numbers_and_shows_them_in_hex():
 
 from fractions import Fraction  # noqa: E402
 
-from gradlab.labs.roundoff_answer import answer  # noqa: E402
+from gradlab.answers.roundoff import answer  # noqa: E402
 
 
 def _ulp32(value: Fraction) -> Fraction:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from gradlab.labs.summed_loss import SummedLossSettings, summed_loss
-from gradlab.teaching.summed_answer import ROUNDOFF_RATIO, VISIBLE_RATIO, summed_answer
+from gradlab.answers.summed import ROUNDOFF_RATIO, VISIBLE_RATIO, summed_answer
 
 
 @pytest.mark.parametrize(("kwargs", "level"), [

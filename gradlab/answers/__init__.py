@@ -1,6 +1,42 @@
 """Each page's answer sentence: the page's question answered from its engine's result.
 
-An answer is a level (``success``, ``info``, ``warning``, ``error``) and a text, built
-from a result's numbers, never from prose; the pages show it through one level -> message
-box map (:func:`gradlab.ui.messages.show_answer`).
+One module per page: :mod:`~gradlab.answers.sweep` (Explorer), :mod:`~gradlab.answers.check`
+(Grad check), :mod:`~gradlab.answers.labs` (Network and Backward), :mod:`~gradlab.answers.summed`
+(Summed loss), :mod:`~gradlab.answers.roundoff` (Round-off). The Grid page's sentence is
+:func:`gradlab.labs.grid_story.grid_answer`, part of the story it tells.
+
+An answer is a level and a text, built from a result's numbers, never from prose: an
+:class:`Answer` (``success``, ``info``, ``warning`` or ``error``), or for the Explorer and the
+Round-off page the engine's own :class:`gradlab.notes.Note` (``info`` or ``warning``). Pages
+show either through one level -> message box map, :data:`gradlab.ui.messages.ANSWER_BOXES`.
+
+>>> Answer("success", "Autograd is right.").is_warning
+False
 """
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["Answer", "AnswerLevel", "ANSWER_LEVELS"]
+
+AnswerLevel = Literal["success", "info", "warning", "error"]
+#: Every level an answer (or a Note) can have, best news first.
+ANSWER_LEVELS: tuple[str, ...] = ("success", "info", "warning", "error")
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A page's one sentence and how to show it."""
+
+    level: AnswerLevel
+    text: str
+
+    def __post_init__(self) -> None:
+        if self.level not in ANSWER_LEVELS:
+            raise ValueError(f"An answer's level is one of {ANSWER_LEVELS}, not {self.level!r}.")
+
+    @property
+    def is_warning(self) -> bool:
+        return self.level in ("warning", "error")

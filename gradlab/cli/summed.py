@@ -20,7 +20,7 @@ from gradlab.check.settings import parse_shape
 from gradlab.labs.summed_differences import sampled_differences
 from gradlab.labs.summed_loss import NO_THRESHOLD, SummedLoss, SummedLossSettings, summed_loss
 from gradlab.numerics.dtypes import DTYPE_NAMES
-from gradlab.teaching.summed_answer import summed_answer
+from gradlab.answers.summed import summed_answer
 
 __all__ = ["register", "run", "result_json"]
 

@@ -115,8 +115,8 @@ def check_eps_sweep(settings):
 @advised("Use fewer points, or a range closer to 1 (tiny |x| needs many more exact digits).")
 @forecast(lambda settings: settings.samples * _ROUNDOFF_SAMPLE_SECONDS)
 def roundoff(settings):
-    """The Round-off lab's comparison (:func:`gradlab.labs.roundoff.compare`)."""
-    from gradlab.labs.roundoff import compare
+    """The Round-off lab's comparison (:func:`gradlab.labs.roundoff.engine.compare`)."""
+    from gradlab.labs.roundoff.engine import compare
 
     return compare(settings)
 

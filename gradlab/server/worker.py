@@ -40,7 +40,7 @@ LONG_CALL_NICENESS = 19
 
 #: Imported once, before the first job (in the fork server, so every forked worker has them).
 PRELOAD = ("torch", "sympy", "mpmath", "pandas", "gradlab.sweep.engine", "gradlab.check.settings",
-           "gradlab.check.reduction_sweep", "gradlab.labs.roundoff", "gradlab.server.heavy_work")
+           "gradlab.check.reduction_sweep", "gradlab.labs.roundoff.engine", "gradlab.server.heavy_work")
 
 
 def preload() -> None:

@@ -32,8 +32,8 @@ from types import MappingProxyType
 from typing import Any
 
 from gradlab.labs.backward import MATRIX_EXAMPLES, VJPSettings
-from gradlab.labs.network import QUESTION_SEED, NetgradSettings
-from gradlab.labs.roundoff import COMPARISONS
+from gradlab.labs.network.engine import QUESTION_SEED, NetgradSettings
+from gradlab.labs.roundoff.engine import COMPARISONS
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import get_scheme
 from gradlab.teaching.explorer_controls import CUSTOM, function_label

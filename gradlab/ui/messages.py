@@ -1,6 +1,8 @@
-"""What a page says when something goes wrong: a sentence, never a traceback, never visitor markup.
+"""What a page says: its answer in the box its level picks, and errors as a sentence, never a traceback.
 
 >>> GENERIC_ERROR.startswith("Something went wrong")
+True
+>>> sorted(ANSWER_BOXES) == sorted(ANSWER_ICONS) == sorted(ANSWER_LEVELS)
 True
 """
 
@@ -12,6 +14,7 @@ from contextlib import contextmanager
 
 import streamlit as st
 
+from gradlab.answers import ANSWER_LEVELS
 from gradlab.errors import GradLabError
 from gradlab.literal_text import markdown_literal
 
@@ -21,6 +24,18 @@ GENERIC_ERROR = (
     "Something went wrong while computing this view. Try other settings, or reload "
     "the page; if it keeps happening, report it with this page's URL."
 )
+
+
+#: An answer's level (:class:`gradlab.answers.Answer`, :class:`gradlab.notes.Note`) -> the message
+#: box that shows it, and that box's icon: the one map every page that shows an answer uses.
+ANSWER_BOXES = {"success": st.success, "info": st.info, "warning": st.warning, "error": st.error}
+ANSWER_ICONS = {"success": ":material/check_circle:", "info": ":material/info:",
+                "warning": ":material/warning:", "error": ":material/error:"}
+
+
+def show_answer(answer, icon: str | None = None) -> None:
+    """Show an answer (anything with ``level`` and ``text``) as literal text in its level's box."""
+    ANSWER_BOXES[answer.level](markdown_literal(answer.text), icon=icon or ANSWER_ICONS[answer.level])
 
 
 def show_error(err: BaseException, icon: str = ":material/error:") -> None:

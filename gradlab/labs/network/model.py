@@ -1,6 +1,6 @@
 """The Network lab's experiment: its settings, the seeded MLP and its input, autograd's gradient.
 
-The finite differences compared against autograd are in :mod:`gradlab.labs.network`.
+The finite differences compared against autograd are in :mod:`gradlab.labs.network.engine`.
 
 >>> s = NetgradSettings(input_size=2, hidden=(3,), index=0)
 >>> build_network(s)(network_input(s)).shape
@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from gradlab.errors import GradLabError
-from gradlab.labs.network_arithmetic import exact_layers_output
+from gradlab.labs.network.arithmetic import exact_layers_output
 from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.dtypes import facts
 
@@ -126,7 +126,7 @@ class Network:
 
     def output(self, x: torch.Tensor) -> torch.Tensor:
         """The output without a graph, every layer rounded once to the dtype: the same bits on
-        every CPU (:mod:`gradlab.labs.network_arithmetic`). The finite differences use this."""
+        every CPU (:mod:`gradlab.labs.network.arithmetic`). The finite differences use this."""
         return exact_layers_output(self.weights, self.biases, self.activation, x)
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:

@@ -19,13 +19,11 @@ that is the grad check's round-off.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
-
+from gradlab.answers import Answer
 from gradlab.labs.summed_loss import SummedLoss
 from gradlab.numerics.dtypes import facts
 
-__all__ = ["SummedAnswer", "summed_answer", "ROUNDOFF_RATIO", "VISIBLE_RATIO"]
+__all__ = ["summed_answer", "ROUNDOFF_RATIO", "VISIBLE_RATIO"]
 
 #: quantum / |gradient element| at or above which the finite difference is round-off.
 ROUNDOFF_RATIO = 0.5
@@ -33,19 +31,11 @@ ROUNDOFF_RATIO = 0.5
 VISIBLE_RATIO = 0.01
 
 
-@dataclass(frozen=True)
-class SummedAnswer:
-    """The page's sentence and how to show it (success, info or warning)."""
-
-    level: Literal["success", "info", "warning"]
-    text: str
-
-
 def _g(value: float, digits: int = 3) -> str:
     return f"{value:.{digits}g}"
 
 
-def summed_answer(result: SummedLoss) -> SummedAnswer:
+def summed_answer(result: SummedLoss) -> Answer:
     """One sentence: how finely L is held, the quantum of a forward difference, a gradient element.
 
     A loss beyond the dtype's largest value has no grid at all: that is the sentence then.
@@ -58,7 +48,7 @@ def summed_answer(result: SummedLoss) -> SummedAnswer:
     s = result.settings
     if result.overflows:
         lost = ", ".join(r.label for r in result.overflowed_rows) or "no method"
-        return SummedAnswer("warning", (
+        return Answer("warning", (
             f"Summed in {s.dtype}, L = {_g(result.exact_float, 7)} is beyond {s.dtype}'s largest value, "
             f"{_g(facts(s.dtype).max, 7)}: {lost} return inf (a naive loop stalls far below L instead), "
             "and every finite difference of it is inf or NaN. Pick a wider dtype, or the mean reduction."))
@@ -68,8 +58,8 @@ def summed_answer(result: SummedLoss) -> SummedAnswer:
             f"steps of {_g(result.quantum)} (ulp(L)/h), while each gradient element is about {_g(grad, 1)}")
     ratio = result.quantum / grad if grad > 0 else float("inf")
     if ratio >= ROUNDOFF_RATIO:
-        return SummedAnswer("warning", head + ": that is the grad check's round-off.")
+        return Answer("warning", head + ": that is the grad check's round-off.")
     if ratio >= VISIBLE_RATIO:
-        return SummedAnswer("info", head + f": the difference is off by up to {ratio:.0%} of an element "
+        return Answer("info", head + f": the difference is off by up to {ratio:.0%} of an element "
                                            "from round-off alone.")
-    return SummedAnswer("success", head + ": fine enough for the check to see each element.")
+    return Answer("success", head + ": fine enough for the check to see each element.")

@@ -5,7 +5,7 @@ second-year student knows. The Network page's question: *which gradient is
 wrong, autograd's or scipy's?* The Backward page's: *what does the gradient
 argument of backward() do?*
 
->>> from gradlab.labs.network import NetgradSettings, finite_difference
+>>> from gradlab.labs.network.engine import NetgradSettings, finite_difference
 >>> answer = network_answer(finite_difference(NetgradSettings()))
 >>> answer.level
 'success'
@@ -16,12 +16,9 @@ Autograd (-0.00952) is right: the finite difference can only move in steps of ul
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from gradlab.answers import Answer
 
 __all__ = ["Answer", "network_answer", "backward_answer", "AGREE_RELATIVE", "ANSWER_ENTRIES"]
-
-AnswerLevel = Literal["success", "info", "warning"]
 
 #: Estimate and autograd "agree" when they differ by less than this fraction of the gradient.
 AGREE_RELATIVE = 1e-3
@@ -31,20 +28,12 @@ ROUNDOFF_SHARE = 0.25
 ANSWER_ENTRIES = 4
 
 
-@dataclass(frozen=True)
-class Answer:
-    """A page's one sentence and how to show it."""
-
-    level: AnswerLevel
-    text: str
-
-
 def _steps(k: int) -> str:
     return f"{k} step" if abs(k) == 1 else f"{k} steps"
 
 
 def network_answer(fd) -> Answer:
-    """The Network page's answer, from a :class:`gradlab.labs.network.FiniteDifference`."""
+    """The Network page's answer, from a :class:`gradlab.labs.network.engine.FiniteDifference`."""
     if fd.step_vanished:
         return Answer("warning", f"The step is too small for {fd.dtype}: x ± {fd.step:g} rounds back to x, "
                                  "so the finite difference is exactly 0. Autograd is not affected.")

@@ -8,7 +8,7 @@ an intermediate that rounds away its input. The sentence is built here from the
 comparison's numbers, with a level (``info``: nothing is wrong; ``warning``: a
 formula loses digits) the page shows it by.
 
->>> from gradlab.labs.roundoff import RoundoffSettings, compare
+>>> from gradlab.labs.roundoff.engine import RoundoffSettings, compare
 >>> note = answer(compare(RoundoffSettings("autograd", "-1/x**2", samples=2000)))
 >>> note.level, note.text.startswith("Both are within")
 ('info', True)
@@ -27,7 +27,7 @@ from gradlab.notes import Note
 from gradlab.numerics.dtypes import facts
 
 if TYPE_CHECKING:  # only for the annotation: roundoff imports nothing from here
-    from gradlab.labs.roundoff import RoundoffResult
+    from gradlab.labs.roundoff.engine import RoundoffResult
 
 __all__ = ["ROUNDING_ULPS", "answer", "decimal_digits", "digits_lost", "ulp_bound", "ulps_text"]
 

@@ -9,10 +9,10 @@ within an ulp or two of the truth; this module measures, point by point, which
 one is closer.
 
 This module runs a comparison and holds its result; the lab's other parts are
-:mod:`~gradlab.labs.roundoff_settings` (what to compare, on which inputs),
-:mod:`~gradlab.labs.roundoff_formulas` (the formulas),
-:mod:`~gradlab.labs.roundoff_reference` (the exact values) and
-:mod:`~gradlab.labs.roundoff_comparisons` (the named comparisons). Their public
+:mod:`~gradlab.labs.roundoff.settings` (what to compare, on which inputs),
+:mod:`~gradlab.labs.roundoff.formulas` (the formulas),
+:mod:`~gradlab.labs.roundoff.reference` (the exact values) and
+:mod:`~gradlab.labs.roundoff.comparisons` (the named comparisons). Their public
 names are importable from here too.
 
 >>> result = compare(RoundoffSettings("autograd", "-(1/x)*(1/x)", samples=200))
@@ -32,11 +32,11 @@ import pandas as pd
 import torch
 
 from gradlab.errors import GradLabError
-from gradlab.labs.roundoff_comparisons import COMPARISONS, ComparisonSpec
-from gradlab.labs.roundoff_formulas import BUILTIN_FORMULAS, Formula, FormulaSpec, formula
-from gradlab.labs.roundoff_reference import (EXACT_DIGITS, check_same_maths, digits_for, error_in_ulps,
+from gradlab.labs.roundoff.comparisons import COMPARISONS, ComparisonSpec
+from gradlab.labs.roundoff.formulas import BUILTIN_FORMULAS, Formula, FormulaSpec, formula
+from gradlab.labs.roundoff.reference import (EXACT_DIGITS, check_same_maths, digits_for, error_in_ulps,
                                              exact_reference, reference_note)
-from gradlab.labs.roundoff_settings import DISTRIBUTIONS, RoundoffSettings, sample_inputs
+from gradlab.labs.roundoff.settings import DISTRIBUTIONS, RoundoffSettings, sample_inputs
 from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.ulp import bit_patterns, hex_of, ulp_distances

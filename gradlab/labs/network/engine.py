@@ -9,7 +9,7 @@ and the estimate can only be ``k * q`` with ``q = ulp(y) / (2*dx)``. Near
 y ~ 0.3, ``q = 2**-25 / 2e-6 = 0.0149``: the seed's value is ``k = -1``, the
 closest multiple the float32 outputs allow. Autograd was right.
 
-The network itself and its settings are in :mod:`gradlab.labs.network_model`;
+The network itself and its settings are in :mod:`gradlab.labs.network.model`;
 their names are importable from here too.
 
 >>> s = NetgradSettings()
@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from gradlab.labs.network_model import (ACTIVATIONS, QUESTION_SEED, ActivationSpec, NetgradSettings, Network,
+from gradlab.labs.network.model import (ACTIVATIONS, QUESTION_SEED, ActivationSpec, NetgradSettings, Network,
                                         autograd_gradient, build_network, network_input, parse_hidden)
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import default_step, predicted_best_step

@@ -21,11 +21,10 @@ says FAIL because round-off swamps that step.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 
+from gradlab.answers import Answer
 from gradlab.numerics.schemes import get_scheme
 
 __all__ = ["Answer", "check_answer", "QUESTION", "ratio_range", "agreeing_digits"]
@@ -37,7 +36,6 @@ QUESTION = "float32 fails, float64 matches to 3–4 digits: is the gradient wron
 #: A forward, backward or central difference's leading truncation term, as the answer names it.
 _TRUNCATION = {"forward": "h·f″/2", "backward": "h·f″/2", "central": "h²·f‴/6"}
 
-AnswerLevel = Literal["success", "warning", "error"]
 
 #: Why a fixed-step check went wrong, by the diagnosis's kind (gradlab.check.diagnosis).
 _STEP_REASONS = {
@@ -46,14 +44,6 @@ _STEP_REASONS = {
     "truncation": "that step is too large (truncation error)",
     "nonfinite": "the function is not finite there",
 }
-
-
-@dataclass(frozen=True)
-class Answer:
-    """The page's one sentence and how to show it (success, warning or error)."""
-
-    level: AnswerLevel
-    text: str
 
 
 def _count(summary, state: str) -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gradlab.labs.roundoff_settings import RoundoffSettings
+from gradlab.labs.roundoff.settings import RoundoffSettings
 
 __all__ = ["ComparisonSpec", "COMPARISONS"]
 

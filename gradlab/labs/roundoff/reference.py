@@ -19,7 +19,7 @@ import numpy as np
 import sympy
 
 from gradlab.errors import GradLabError
-from gradlab.labs.roundoff_formulas import Formula
+from gradlab.labs.roundoff.formulas import Formula
 from gradlab.numerics.certified_values import TARGET_BITS, ExactValues, distance, exact_values
 from gradlab.numerics.exact_derivatives import mp_evaluate
 from gradlab.numerics.expressions import X

@@ -1,7 +1,7 @@
 """The formulas the Round-off lab compares: built-in names, ``grad(<expr>)``, or an expression of x.
 
 A formula is evaluated in a dtype (torch) and carries its exact value as a sympy
-expression, which :mod:`gradlab.labs.roundoff_reference` evaluates to many digits.
+expression, which :mod:`gradlab.labs.roundoff.reference` evaluates to many digits.
 
 >>> formula("autograd").sympy
 -1/x**2
