@@ -122,21 +122,7 @@ def _normalisation_cases(sizes, dtypes, modes):
             for dtype in dtypes:
                 for mode in modes:
                     case = f"{label}-{numel}-{dtype}-{mode}".replace("torch.", "")
-                    known = KNOWN_NORMALISATION_GAPS.get(case)
-                    marks = [pytest.mark.xfail(strict=True, reason=known)] if known else []
-                    yield pytest.param(fn, shape, dtype, mode, id=case, marks=marks)
-
-
-#: Normalisations the checker does not yet answer as it must (an open gap of the verdicts,
-#: not of torch): each case fails today; strict, so a fix turns it into a failure to remove.
-KNOWN_NORMALISATION_GAPS = {
-    "layer_norm-10000-float64-blocks": "inconclusive: a block direction's measured noise exceeds the tolerance",
-    "log_softmax-10000-float64-blocks": "inconclusive: a block direction's measured noise exceeds the tolerance",
-    "layer_norm-100-bfloat16-blocks": "not differentiable: bfloat16 one-sided slopes differ past their bounds",
-    "normalize-100-bfloat16-blocks": "not differentiable: bfloat16 one-sided slopes differ past their bounds",
-    "normalize-100-bfloat16-sampled": "not differentiable: bfloat16 one-sided slopes differ past their bounds",
-    "normalize-100-bfloat16-full": "not differentiable: bfloat16 one-sided slopes differ past their bounds",
-}
+                    yield pytest.param(fn, shape, dtype, mode, id=case)
 
 
 def _check_normalisation(fn, shape, dtype, mode):

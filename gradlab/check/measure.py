@@ -15,7 +15,7 @@ from gradlab.check.problem import NumericProblem
 from gradlab.check.report import Estimates, Tolerances, value_table, worst_position
 from gradlab.check.step_halving import truncation_share
 from gradlab.check.stencil import dense_maker, onehot_maker
-from gradlab.check.verdicts import dense_estimator, judge, onehot_estimator
+from gradlab.check.verdicts import dense_estimator, direction_tolerance, judge, onehot_estimator
 
 __all__ = ["measure_values"]
 
@@ -39,9 +39,11 @@ def measure_values(p: NumericProblem, g: torch.Tensor, index, directions, tol: T
     first = value_table(p, index, Estimates(autograd_values, numeric, scale), tol)
     share = truncation_share(p, first, maker_for, numeric, autograd_values)
     estimator = onehot_estimator(index, workers) if index is not None else dense_estimator(directions)
+    # a block's tolerance is its elements' (directional mode keeps torch's fast mode's atol + rtol·|∇L·v|)
+    floor = None if not blocks else direction_tolerance(directions, torch.as_tensor(tol.of(g.abs().numpy())))
     table = judge(p, first, estimator, tol.of, sides=evaluator.sides, scale=scale.numpy(),
                   autograd_eps=autograd_eps, autograd_rounding=autograd_rounding,
-                  float64_problem=float64_problem)
+                  float64_problem=float64_problem, tolerance_floor=floor)
     located = None
     if directions is not None and bool((table["state"] == "fail").any()):
         worst = worst_position(table)

@@ -12,6 +12,14 @@ function shrink like δ^k, those of noise of level σ do not: for independent no
 accepted (as in ECnoise) when the estimates at k, k+1 and k+2 agree within a
 factor 4 and the k-th differences change sign (a smooth remainder has one sign).
 
+Rounding noise can be correlated over short distances: in bfloat16 a normalisation's
+norm sits on the same representable value while the perturbed element moves by a few
+of its own ulps, so a table at spacing h/16 sees almost no noise while the difference
+at step h sees the norm's rounding jump. The table is therefore taken at two spacings,
+:data:`SPACING` and :data:`WIDE_SPACING` of the step, in one batched evaluation; the
+wide one counts only where ECnoise accepts it (there the smooth part's differences are
+not what it measured), and σ is the larger of the two.
+
 A finite difference ``Σ w_j φ(c_j h)/h`` then carries noise of about
 ``σ·‖w‖₂/h`` (independent noise at its points); its round-off bound is
 :data:`SAFETY` times that (:func:`measured_roundoff`).
@@ -29,18 +37,22 @@ A finite difference ``Σ w_j φ(c_j h)/h`` then carries noise of about
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from gradlab.check.problem import NumericProblem, reduce_outputs
 
-__all__ = ["POINTS", "SAFETY", "SPACING", "ecnoise", "measured_roundoff", "sample", "measure"]
+__all__ = ["POINTS", "SAFETY", "SPACING", "WIDE_SPACING", "Measured", "ecnoise", "measured_roundoff", "sample", "measure"]
 
 POINTS = 7  # i = -3..3: levels 1..6, so levels 1..4 can each be tested with the two above
 # Table spacing δ as a share of the step: the smooth part's third differences are then
 # (1/16)³ of the truncation scale, far below the noise at the steps a check takes.
 SPACING = 1 / 16
+# The second table's spacing: its 7 points span ±1.5 h, the distances over which noise
+# must be independent for the difference at step h to see it as noise.
+WIDE_SPACING = 1 / 2
 # The bound is SAFETY times the noise of the difference. Why 3: the level accepted is
 # the largest of three estimates that agree within 4x (so it is rarely below σ), and
 # rounding noise, a sum of many bounded roundings, has tails lighter than a Gaussian's,
@@ -98,30 +110,48 @@ def sample(p: NumericProblem, make_rows, shifts: torch.Tensor) -> torch.Tensor:
     return phi if correction is None else phi + correction
 
 
-def measure(p: NumericProblem, maker, rows: np.ndarray, steps: np.ndarray, floor: np.ndarray | None = None,
-            chunk: int = 64) -> tuple[np.ndarray, np.ndarray]:
-    """(σ, accepted) of φ along the perturbations ``rows`` at spacing SPACING·step (at least
-    ``floor``, per row: a spacing that moves the perturbed values in the dtype).
+@dataclass(frozen=True, eq=False)
+class Measured:
+    """σ per row: ``near`` from the table at SPACING·step alone, ``sigma`` the larger of it
+    and the wide table's where that one is accepted; ``accepted``: either table was."""
 
-    ``maker(p, rows)`` gives the RowMaker of those perturbations; fn runs on POINTS - 1
+    near: np.ndarray
+    sigma: np.ndarray
+    accepted: np.ndarray
+
+
+def measure(p: NumericProblem, maker, rows: np.ndarray, steps: np.ndarray, floor: np.ndarray | None = None,
+            chunk: int = 64) -> Measured:
+    """σ of φ along the perturbations ``rows``, from tables at spacings SPACING·step and
+    WIDE_SPACING·step (each at least ``floor``, per row: a spacing that moves the perturbed
+    values in the dtype). A kink at x shows in a table that straddles it as noise of about
+    0.4 times the spacing: the wide σ bounds a difference's round-off, the near one is what
+    a kink's one-sided slopes are compared with.
+
+    ``maker(p, rows)`` gives the RowMaker of those perturbations; fn runs on 2·(POINTS - 1)
     extra points per row (x itself is p.base_rows), ``chunk`` rows at a time.
     """
     m = len(rows)
-    sigma, accepted = np.zeros(m), np.zeros(m, dtype=bool)
+    out = Measured(np.zeros(m), np.zeros(m), np.zeros(m, dtype=bool))
     if m == 0 or p.scheme.complex_step:
-        return sigma, accepted
-    delta = np.asarray(steps, dtype=np.float64) * SPACING
+        return out
+    steps = np.asarray(steps, dtype=np.float64)
+    narrow, wide = steps * SPACING, steps * WIDE_SPACING
     if floor is not None:
-        delta = np.maximum(delta, floor)
+        narrow, wide = np.maximum(narrow, floor), np.maximum(wide, floor)
     offsets = torch.tensor([i for i in range(-(POINTS // 2), POINTS // 2 + 1) if i != 0], dtype=torch.float64)
     base = float(contract_base(p))
+    k = len(offsets)
     for a in range(0, m, chunk):
         b = min(m, a + chunk)
-        shifts = offsets[:, None] * torch.from_numpy(np.ascontiguousarray(delta[a:b]))[None, :]
-        phi = sample(p, maker(p, rows[a:b]), shifts).numpy()  # (POINTS - 1, b - a)
-        table = np.insert(phi.T, POINTS // 2, base, axis=1)
-        sigma[a:b], accepted[a:b] = ecnoise(table)
-    return sigma, accepted
+        spacing = torch.from_numpy(np.ascontiguousarray(np.stack([narrow[a:b], wide[a:b]])))  # (2, b - a)
+        shifts = torch.cat([offsets[:, None] * spacing[0][None, :], offsets[:, None] * spacing[1][None, :]])
+        phi = sample(p, maker(p, rows[a:b]), shifts).numpy()  # (2·(POINTS - 1), b - a)
+        near, near_ok = ecnoise(np.insert(phi[:k].T, POINTS // 2, base, axis=1))
+        far, far_ok = ecnoise(np.insert(phi[k:].T, POINTS // 2, base, axis=1))
+        out.near[a:b], out.sigma[a:b] = near, np.where(far_ok, np.maximum(near, far), near)
+        out.accepted[a:b] = near_ok | far_ok
+    return out
 
 
 def contract_base(p: NumericProblem) -> float:

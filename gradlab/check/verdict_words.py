@@ -81,7 +81,7 @@ def verdict_words(p: NumericProblem, verdict: str, counts: dict[str, int], diagn
     how = f" ({_SOURCES.get(worst.bound_source, worst.bound_source)})" if worst.bound_source else ""
     values = (f"autograd {worst.autograd:.6g}, finite difference {worst.numeric:.6g}; "
               f"difference {worst.abs_error:.3g}, tolerance {worst.tolerance:.3g} "
-              f"(atol {tol.atol:g} + rtol {tol.rtol:g}·|numeric|), error bound of the finite "
+              f"({_tolerance_words(worst, tol)}), error bound of the finite "
               f"difference {worst.error_bound:.3g}{how}")
     if verdict == "fail":
         return _fail(worst, located, n, checked, values, counts, diagnosis)
@@ -93,6 +93,15 @@ def verdict_words(p: NumericProblem, verdict: str, counts: dict[str, int], diagn
             f"the finite difference's error can explain, even at the best step found: this is not "
             f"evidence that the gradient is wrong.{_decider(p, worst)}{_also(counts, verdict)}",
             f"{diagnosis.headline}{fix}".strip())
+
+
+def _tolerance_words(worst: Element, tol) -> str:
+    """How the value's tolerance was made: atol + rtol·|numeric|, or, for a direction whose
+    terms cancel, its elements' tolerances (gradlab.check.verdicts.direction_tolerance)."""
+    plain = tol.atol + tol.rtol * abs(worst.numeric)
+    if math.isfinite(worst.tolerance) and worst.tolerance > plain * (1 + 1e-9):
+        return "the root-sum-square of its elements' tolerances along the direction"
+    return f"atol {tol.atol:g} + rtol {tol.rtol:g}·|numeric|"
 
 
 def _decider(p: NumericProblem, worst: Element) -> str:

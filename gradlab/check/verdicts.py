@@ -18,9 +18,8 @@ truncation; for a value that passed at the first step, its round-off only:
 truncation was not measured there), ``state``, and on kinks ``left_slope``,
 ``right_slope`` and ``autograd_side`` (NaN and "" elsewhere).
 
->>> from gradlab.check.api import gradcheck
->>> r = gradcheck(torch.relu, torch.tensor([-1.0, 0.0, 2.0], dtype=torch.float64), mode="full",
-...               taylor=False)
+>>> from gradlab.check.engine import check_gradient
+>>> r = check_gradient(torch.relu, torch.tensor([-1.0, 0.0, 2.0], dtype=torch.float64), mode="full")
 >>> r.table["state"].tolist(), r.verdict
 (['pass', 'not_differentiable', 'pass'], 'not_differentiable')
 """
@@ -38,19 +37,37 @@ from gradlab.check.error_bounds import (Bounded, Estimator, bound_of, bounded_es
                                         roundoff_bound)
 from gradlab.check.evaluation import chunk_size, onehot_evaluator, run_chunks
 from gradlab.check.kinks import candidates, confirm
-from gradlab.check.noise import measure
+from gradlab.check.noise import Measured, measure
 from gradlab.check.problem import NumericProblem
 from gradlab.check.refinement import search, torch_steps
 from gradlab.check.stencil import dense_maker, estimates, onehot_maker
 from gradlab.numerics.dtypes import facts
 
-__all__ = ["Tolerance", "backward_spread", "onehot_estimator", "dense_estimator", "judge"]
+__all__ = ["Tolerance", "autograd_slack", "backward_spread", "direction_tolerance", "onehot_estimator",
+           "dense_estimator", "judge"]
 
 Tolerance = Callable[[np.ndarray], np.ndarray]  # |numeric| -> per-value tolerance
 
 #: Autograd's value carries rounding of its own (a backward pass is a few operations in
 #: its dtype, each within half an ulp): this many machine epsilons of it are not evidence.
 AUTOGRAD_ULPS = 8
+
+
+def autograd_slack(autograd, eps: float, rounding=None) -> np.ndarray:
+    """Autograd's own rounding per value: measured, ``rounding`` = |autograd - float64
+    autograd| (the twin's backward carries any error of the backward formula as fn's does,
+    so this is rounding alone); where not measured (None, NaN), AUTOGRAD_ULPS machine
+    epsilons of the value. Eight ulps of bfloat16 are 6 % of a value: on top of the
+    tolerance they hid half of a one-element error of 50 % that the measurement leaves visible.
+
+    >>> autograd_slack(np.array([1.0, 1.0]), 2.0 ** -7, np.array([1e-3, np.nan])).tolist()
+    [0.001, 0.0625]
+    """
+    model = AUTOGRAD_ULPS * eps * np.abs(np.asarray(autograd, dtype=np.float64))
+    if rounding is None:
+        return model
+    measured = np.asarray(rounding, dtype=np.float64)
+    return np.where(np.isnan(measured), model, measured)
 
 
 def backward_spread(first: torch.Tensor, second: torch.Tensor) -> float:
@@ -106,13 +123,12 @@ def dense_estimator(directions: torch.Tensor) -> RowEstimator:
 _ULPS_MOVED = 4
 
 
-def measure_noise(p: NumericProblem, estimator, rows: np.ndarray, steps: np.ndarray) -> np.ndarray | None:
+def measure_noise(p: NumericProblem, estimator, rows: np.ndarray, steps: np.ndarray) -> Measured | None:
     """Measured σ of fn along each of ``rows`` (:func:`gradlab.check.noise.measure`), or
     None when the estimator cannot say what a row's perturbation is."""
     if not isinstance(estimator, RowEstimator) or p.scheme.complex_step:
         return None
-    sigma, _ = measure(p, estimator.maker, rows, steps, estimator.floor(p, rows))
-    return sigma
+    return measure(p, estimator.maker, rows, steps, estimator.floor(p, rows))
 
 
 def state_of(autograd, numeric, tolerance, bound, slack, kink) -> np.ndarray:
@@ -145,19 +161,20 @@ class _Best:
 
 def judge(p: NumericProblem, table: Columns, estimator: Estimator, tolerance: Tolerance, *,
           sides=None, scale: np.ndarray, float64_problem: Callable[[], NumericProblem | None],
-          autograd_eps: float = 0.0, autograd_rounding: np.ndarray | None = None) -> Columns:
+          autograd_eps: float = 0.0, autograd_rounding: np.ndarray | None = None,
+          tolerance_floor: np.ndarray | None = None) -> Columns:
     """The table with every value's state (see the module docstring).
 
+    ``tolerance_floor`` (per row, or None): a value's tolerance is at least this (a
+    direction's: the root-sum-square of its elements' tolerances, :func:`direction_tolerance`).
+
     ``autograd_eps``: machine epsilon of autograd's dtype. Autograd's own value is
-    rounded too: a disagreement within AUTOGRAD_ULPS of it, or within
-    ``autograd_rounding`` (per row: |autograd - float64 autograd|, measured), is not
-    evidence."""
+    rounded too: a disagreement within it (:func:`autograd_slack`) is not evidence."""
     a = table["autograd"]
     n = table["numeric"]
+    tolerance = _Floored(tolerance, tolerance_floor)
     step = np.full(len(n), p.step)
-    slack = AUTOGRAD_ULPS * autograd_eps * np.abs(a)
-    if autograd_rounding is not None:
-        slack = slack + np.nan_to_num(autograd_rounding, nan=0.0)
+    slack = autograd_slack(a, autograd_eps, autograd_rounding)
     within = _Within(tolerance, slack)
     bad = np.flatnonzero(~(np.abs(a - n) <= within(n)))
     screened = candidates(p, sides, scale, tolerance(n)) if sides is not None else np.array([], dtype=np.int64)
@@ -177,8 +194,9 @@ def judge(p: NumericProblem, table: Columns, estimator: Estimator, tolerance: To
     unsettled = np.flatnonzero(~(np.abs(est - a) <= within(est)))
     kinks = np.union1d(unsettled, screened).astype(np.int64)
     if kinks.size:
-        kinks = kinks[confirm(p, estimator, kinks, a[kinks], tolerance(est[kinks])).kink]
-    failing = unsettled[np.isfinite(est[unsettled]) & ~(np.abs(est - a) <= within(est) + best.bounded.bound)[unsettled]]
+        kinks = kinks[confirm(p, estimator, kinks, a[kinks], tolerance(est[kinks], kinks)).kink]
+        kinks = _kinks_in_float64(p, kinks, a, est, tolerance, estimator, float64_problem)
+    failing = unsettled[np.isfinite(est[unsettled])]
     best, kink_noise, measured, kinks = _measured(p, best, failing, kinks, a, within, estimator,
                                                   float64_problem, tolerance)
     return _table(table, best, a, tolerance, slack, p, estimator, kinks, kink_noise, measured)
@@ -200,26 +218,39 @@ def _measured(p, best: _Best, failing, kinks, a, within, estimator, float64_prob
     kink_noise = np.zeros(len(a))
     in_p = failing[best.dtype[failing] == facts(p.dtype).name]
     first = np.union1d(in_p, kinks[:KINK_SAMPLE]).astype(np.int64)
-    sigma = measure_noise(p, estimator, first, np.full(len(first), p.step))
-    if sigma is None:
+    found = measure_noise(p, estimator, first, np.full(len(first), p.step))
+    if found is None:
         return best, None, measured, kinks
-    kink_noise[first], measured[first] = sigma, True
+    noise = np.zeros(len(a))  # for bounds: the wide table's too (a kink there is no matter)
+    kink_noise[first], noise[first], measured[first] = found.near, found.sigma, True
     rest = kinks[KINK_SAMPLE:]
     if rest.size:
         shared = float(kink_noise[kinks[:KINK_SAMPLE]].max())
         est = best.bounded.estimate[rest]
-        still = rest[confirm(p, estimator, rest, a[rest], tolerance(est), noise=np.full(len(rest), shared)).kink]
-        own = measure_noise(p, estimator, still, np.full(len(still), p.step))
-        kink_noise[still], measured[still] = own, True
+        still = rest[confirm(p, estimator, rest, a[rest], tolerance(est, rest), noise=np.full(len(rest), shared)).kink]
+        kink_noise[still], measured[still] = measure_noise(p, estimator, still, np.full(len(still), p.step)).near, True
         kinks = np.union1d(kinks[:KINK_SAMPLE], still).astype(np.int64)
-    best = _research(p, best, in_p, kink_noise[in_p], a, within, estimator, facts(p.dtype).name)
+    best = _research(p, best, in_p, noise[in_p], a, within, estimator, facts(p.dtype).name)
     in_64 = np.setdiff1d(failing, in_p)
     p64 = float64_problem() if in_64.size else None
     if p64 is not None:
-        sigma64 = measure_noise(p64, estimator, in_64, np.full(len(in_64), p64.step))
+        sigma64 = measure_noise(p64, estimator, in_64, np.full(len(in_64), p64.step)).sigma
         measured[in_64] = True
         best = _research(p64, best, in_64, sigma64, a, within, estimator, "float64")
     return best, kink_noise, measured, kinks
+
+
+def _kinks_in_float64(p, kinks, a, est, tolerance, estimator, float64_problem) -> np.ndarray:
+    """The kinks read in a low-precision dtype that fn's float64 twin shows too (at its own
+    step). A kink is the function's: one-sided slopes that differ in bfloat16 and agree in
+    float64 differed by rounding (a normalisation's norm jumping between representable
+    values), and the value is judged as any other."""
+    if not kinks.size or p.dtype == torch.float64:
+        return kinks
+    p64 = float64_problem()
+    if p64 is None:
+        return kinks
+    return kinks[confirm(p64, estimator, kinks, a[kinks], tolerance(est[kinks], kinks)).kink]
 
 
 def _research(q, best: _Best, rows, noise, a, within, estimator, dtype: str) -> _Best:
@@ -262,6 +293,34 @@ def _in_float64(p, best: _Best, a, within, estimator, float64_problem) -> _Best:
     return _put(best, rows[better], found.rows(np.flatnonzero(better)), "float64")
 
 
+def direction_tolerance(directions: torch.Tensor, element_tolerance: torch.Tensor) -> np.ndarray:
+    """Per direction v, ‖v ∘ tol‖₂: what its elements' tolerances make of ∇L·v when each
+    element is off by its own tolerance with a random sign (the typical size; Σ|v_j|·tol_j
+    is the worst). ``atol + rtol·|∇L·v|`` alone is not the direction's scale: where the
+    terms of ∇L·v cancel it falls to atol, far below every element's tolerance.
+
+    >>> v = torch.tensor([[0.6, -0.8]], dtype=torch.float64)
+    >>> direction_tolerance(v, torch.tensor([1.0, 1.0], dtype=torch.float64)).tolist()
+    [1.0]
+    """
+    return (directions.abs() * element_tolerance.to(torch.float64)).norm(dim=1).numpy()
+
+
+@dataclass(frozen=True, eq=False)
+class _Floored:
+    """A tolerance of the estimates, at least ``floor`` per row (``rows``: which rows
+    the estimates are; None: all of them)."""
+
+    tolerance: Tolerance
+    floor: np.ndarray | None
+
+    def __call__(self, estimate: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        tol = self.tolerance(estimate)
+        if self.floor is None:
+            return tol
+        return np.maximum(tol, self.floor if rows is None else self.floor[rows])
+
+
 @dataclass(frozen=True, eq=False)
 class _Within:
     """What a value may differ by and still pass: the tolerance of its estimate plus the slack
@@ -271,7 +330,7 @@ class _Within:
     slack: np.ndarray
 
     def __call__(self, estimate: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
-        return self.tolerance(estimate) + (self.slack if rows is None else self.slack[rows])
+        return self.tolerance(estimate, rows) + (self.slack if rows is None else self.slack[rows])
 
 
 def _table(table: Columns, best: _Best, a, tolerance, slack, p, estimator, suspects, noise,
@@ -283,7 +342,7 @@ def _table(table: Columns, best: _Best, a, tolerance, slack, p, estimator, suspe
     side = np.full(len(n), "", dtype=object)
     kink = np.zeros(len(n), dtype=bool)
     if suspects.size:
-        k = confirm(p, estimator, suspects, a[suspects], tolerance(n[suspects]),
+        k = confirm(p, estimator, suspects, a[suspects], tolerance(n[suspects], suspects),
                     noise=None if noise is None else noise[suspects])
         kinks = suspects[k.kink]
         left[kinks], right[kinks], side[kinks] = k.left[k.kink], k.right[k.kink], k.side[k.kink]
