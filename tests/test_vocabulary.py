@@ -10,23 +10,23 @@ values and the figures pick it up with nothing else changed.
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 import re
+import shutil
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from gradlab.sweep.engine import SweepSettings, run_sweep
 from gradlab.figures.style import CATEGORICAL, HEATMAP_COLOURS, HEATMAP_COLOURSCALE, PALETTE
-from gradlab.figures.sweep import error_vs_eps_figure
 from gradlab.numerics.dtypes import (ALL_DTYPE_NAMES, DTYPE_NAMES, DTYPE_TABLE, DTYPES, EMULATED_DTYPES,
                                      DtypeFacts, facts)
 
 ROWS = DTYPE_TABLE  # native and emulated: one table of facts
 from gradlab.numerics.schemes import SCHEMES, Scheme
-from gradlab.teaching.presets import url_values
-from gradlab.ui import controls
 
 REPO = Path(__file__).resolve().parents[1]
 LIGHT, DARK = "#ffffff", "#0e1117"  # Streamlit's light and dark backgrounds
@@ -214,36 +214,141 @@ def test_a_row_added_to_the_table_is_native_everywhere_at_once(added_rows):
     assert facts("float32_twin") is FLOAT32_TWIN
 
 
-def _widgets_script():
-    import streamlit as st
+# ---------------------------------------------------------------- a newcomer's new rows
+#
+# The twin above is a copy of float32 under another name: every side table keyed by torch
+# dtype (the ulp's integer views, a quiz's list) already holds float32, so it cannot show
+# that one row is all a new dtype needs. Here a newcomer's edit is made for real: one row
+# with a torch dtype no other row has (float8_e4m3fnuz: 8 bits, exponent bias 8, no inf,
+# no negative zero) and one scheme row are written into the two tables' source, in a copy of
+# gradlab, and every consumer is asked about them in a fresh interpreter, so names derived
+# at import time (DTYPE_NAMES, ALL_DTYPE_NAMES, SCHEME_NAMES, the CLI's choices) see them.
 
-    from gradlab.ui.controls import dtype_multiselect, scheme_multiselect
+NEW_DTYPE_ROW = """\
+        _facts("float8_e4m3fnuz", None, rtol=0.5, atol=0.1, colour="#5b8c00", aliases=("e4m3fnuz",),
+               label="float8_e4m3fnuz (emulated)", compute=torch.float32),
+"""
+NEW_SCHEME_ROW = """\
+        Scheme(name="backward_2", label="second-order backward", short_label="Backward 2", order=2,
+               offsets=(-2.0, -1.0, 0.0), weights=(1 / 2, -2.0, 3 / 2), truncation_constant=1 / 3,
+               dash="dot", symbol="hexagon", help="three points left of x: error ∝ h²."),
+"""
+DTYPE_ANCHOR = 'label="float8_e5m2 (emulated)", compute=torch.float32),\n'
+SCHEME_ANCHOR = 'help="extrapolates two central differences: error ∝ h⁴."),\n'
 
-    st.session_state["_values"] = (dtype_multiselect(), scheme_multiselect())
+CONSUMERS = r"""
+import contextlib, io, json
+from streamlit.testing.v1 import AppTest
+
+WIDGETS = '''
+import streamlit as st
+from gradlab.numerics.dtypes import ALL_DTYPE_NAMES
+from gradlab.ui.controls import dtype_multiselect, scheme_multiselect
+st.session_state["_values"] = (dtype_multiselect(options=ALL_DTYPE_NAMES), scheme_multiselect())
+'''
+at = AppTest.from_string(WIDGETS, default_timeout=60)
+at.query_params.update({"dtypes": ["float8_e4m3fnuz (emulated)"], "schemes": ["Backward 2", "Central"]})
+at.run()
+from gradlab.numerics.dtypes import ALL_DTYPE_NAMES
+from gradlab.numerics.ulp import float_hex, ulp, ulp_distance
+from gradlab.sweep.engine import SweepSettings, run_sweep
+from gradlab.figures.sweep import error_vs_eps_figure
+from gradlab.teaching.presets import url_values
+from gradlab.cli.main import main
+from gradlab.ui import controls
+
+out = {"exception": [str(e.value) for e in at.exception],
+       "dtype_options": list(at.multiselect(key="dtypes").options),
+       "scheme_options": list(at.multiselect(key="schemes").options),
+       "values": [list(v) for v in at.session_state["_values"]],
+       "help": "Backward 2 — three points left of x" in controls.scheme_help(),  # dtype help: native rows
+       "url": url_values("explorer", {"dtypes": ("float8_e4m3fnuz",), "schemes": ("backward_2",)}),
+       "all_dtypes": list(ALL_DTYPE_NAMES)}
+h = 1e-3
+result = run_sweep(SweepSettings("exp(x)", 0.0, ("float8_e4m3fnuz", "float64"), ("backward_2",), h, 1e-2, 2))
+row = result.table[(result.table["dtype"] == "float64") & (result.table["eps"] == h)].iloc[0]
+out["float64_rel_error"] = float(row["rel_error"])
+out["traces"] = [[t.meta["dtype"], t.line.color, t.line.dash, t.marker.symbol, t.name]
+                 for t in error_vs_eps_figure(result).data if t.meta and t.meta.get("kind") == "sweep"]
+out["ulp"] = [ulp(1.0, "float8_e4m3fnuz"), ulp_distance(1.0, 1.125, "float8_e4m3fnuz"),
+              ulp_distance(-0.5, 0.5, "float8_e4m3fnuz"), float_hex(1.0, "float8_e4m3fnuz"),
+              float_hex(-2.0, "float8_e4m3fnuz")]
+for name, argv in (("cli_sweep", ["sweep", "exp(x)", "--at", "0", "--dtype", "float8_e4m3fnuz", "--scheme",
+                                  "backward_2", "--eps-min", "1e-3", "--eps-max", "1e-2", "--points", "2",
+                                  "--format", "json"]),
+                   ("cli_dtypes", ["dtypes", "--format", "json"]),
+                   ("cli_grid", ["grid", "--dtype", "float8_e4m3fnuz", "--at", "1", "--h", "0.25",
+                                 "--format", "json"])):
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        status = main(argv)
+    out[name] = [status, json.loads(text.getvalue())]
+print(json.dumps(out))
+"""
 
 
-def test_a_new_row_is_an_option_of_the_widgets_and_of_the_url(added_rows):
-    at = AppTest.from_function(_widgets_script, default_timeout=30)
-    at.query_params.update({"dtypes": ["float32 twin"], "schemes": ["Backward 2", "Central"]})
-    at.run()
-    assert not at.exception
-    assert "Backward 2" in at.multiselect(key="schemes").options
-    assert "float32 twin" in at.multiselect(key="dtypes").options
-    assert at.session_state["_values"] == (("float32_twin",), ("backward_2", "central"))
-    assert "Backward 2" in controls.scheme_help() and "float32 twin" in controls.dtype_help()
-    assert url_values("explorer", {"schemes": ("backward_2",)}) == {"schemes": ["Backward 2"]}
+@pytest.fixture(scope="module")
+def newcomers_rows(tmp_path_factory):
+    """What every consumer says about the new dtype and scheme rows, in a copy of gradlab with them."""
+    root = tmp_path_factory.mktemp("new_rows")
+    shutil.copytree(REPO / "gradlab", root / "gradlab", ignore=shutil.ignore_patterns("__pycache__"))
+    for path, anchor, row in ((root / "gradlab/numerics/dtypes.py", DTYPE_ANCHOR, NEW_DTYPE_ROW),
+                              (root / "gradlab/numerics/schemes.py", SCHEME_ANCHOR, NEW_SCHEME_ROW)):
+        source = path.read_text(encoding="utf-8")
+        assert source.count(anchor) == 1, f"the last row of {path.name}'s table moved: update the anchor"
+        path.write_text(source.replace(anchor, anchor + row), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    run = subprocess.run([sys.executable, "-c", CONSUMERS], cwd=root, env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
 
 
-def test_a_new_row_is_swept_and_drawn_in_its_style(added_rows):
-    h = 1e-3
-    result = run_sweep(SweepSettings("exp(x)", 0.0, ("float32_twin", "float64"), ("backward_2",),
-                                     h, 1e-2, 2))
-    # exp at 0: f''' = f' = 1, so the relative error at h is h**2/3 (float64 round-off is far below)
-    row = result.table[(result.table["dtype"] == "float64") & (result.table["eps"] == h)].iloc[0]
-    assert row["rel_error"] == pytest.approx(h**2 / 3, rel=1e-2)
-    traces = [t for t in error_vs_eps_figure(result).data if t.meta and t.meta.get("kind") == "sweep"]
-    assert {t.meta["dtype"] for t in traces} == {"float32_twin", "float64"}
-    for trace in traces:
-        assert (trace.line.dash, trace.marker.symbol) == ("dot", "hexagon")
-        assert "second-order backward" in trace.name
-        assert trace.line.color == DTYPES[trace.meta["dtype"]].colour
+@pytest.mark.slow
+@pytest.mark.server  # a fresh interpreter, and the CLI's child process
+def test_a_new_dtype_and_scheme_row_reach_the_widgets_and_the_url(newcomers_rows):
+    seen = newcomers_rows
+    assert seen["exception"] == []
+    assert "float8_e4m3fnuz (emulated)" in seen["dtype_options"] and "Backward 2" in seen["scheme_options"]
+    assert seen["values"] == [["float8_e4m3fnuz"], ["backward_2", "central"]]  # read back from the URL
+    assert seen["help"] is True
+    assert seen["url"] == {"dtypes": ["float8_e4m3fnuz (emulated)"], "schemes": ["Backward 2"]}
+    assert seen["all_dtypes"][-1] == "float8_e4m3fnuz"
+
+
+@pytest.mark.slow
+@pytest.mark.server
+def test_a_new_dtype_and_scheme_row_are_swept_and_drawn_in_their_style(newcomers_rows):
+    h = 1e-3  # exp at 0: f''' = 1, so backward_2's relative error at h is h**2/3 in float64
+    assert newcomers_rows["float64_rel_error"] == pytest.approx(h ** 2 / 3, rel=1e-2)
+    traces = {t[0]: t for t in newcomers_rows["traces"]}
+    assert set(traces) == {"float8_e4m3fnuz", "float64"}
+    _, colour, dash, symbol, name = traces["float8_e4m3fnuz"]
+    assert (colour, dash, symbol) == ("#5b8c00", "dot", "hexagon") and "second-order backward" in name
+
+
+@pytest.mark.slow
+@pytest.mark.server
+def test_a_new_dtype_row_has_ulps_from_its_own_format(newcomers_rows):
+    # e4m3fnuz: 1 sign bit, 4 exponent bits with bias 8, 3 fraction bits; no inf, no -0 (0x80 is NaN).
+    # 1.0 = 2**(8-8): 0 1000 000 = 0x40; -2.0: 1 1001 000 = 0xc8; 0.5: 0 0111 000 = 0x38 = 56, so
+    # 56 representable steps from 0 up to 0.5 and 56 from -0.5 up to the one zero.
+    one_ulp, one_step, across_zero, hex_one, hex_minus_two = newcomers_rows["ulp"]
+    assert one_ulp == 2.0 ** -3 and one_step == 1 and across_zero == 2 * 0x38
+    assert (hex_one, hex_minus_two) == ("0x40", "0xc8")
+
+
+@pytest.mark.slow
+@pytest.mark.server
+def test_a_new_dtype_and_scheme_row_are_choices_of_the_cli(newcomers_rows):
+    status, swept = newcomers_rows["cli_sweep"]
+    assert status == 0
+    assert {(r["dtype"], r["scheme"]) for r in swept["rows"]} == {("float8_e4m3fnuz", "backward_2")}
+    status, table = newcomers_rows["cli_dtypes"]
+    row = next(r for r in table if r["name"] == "float8_e4m3fnuz")
+    # Largest finite: 0 1111 111 = 1.875 * 2**(15-8) = 240 (fnuz keeps the all-ones patterns as
+    # numbers); smallest normal 2**(1-8); smallest subnormal 2**-7 * 2**-3.
+    assert status == 0 and (row["bits"], row["precision_bits"], row["eps"]) == (8, 4, 2.0 ** -3)
+    assert (row["largest"], row["smallest_normal"], row["smallest_subnormal"]) == (240.0, 2.0 ** -7, 2.0 ** -10)
+    status, grid = newcomers_rows["cli_grid"]
+    assert status == 0 and grid["dtype"] == "float8_e4m3fnuz"

@@ -61,6 +61,7 @@ def compute_dtype(dtype) -> torch.dtype:
     info = facts(dtype)
     return info.compute if info.emulated else info.torch_dtype
 
+
 def round_to_dtype(value: float, dtype: str | torch.dtype) -> float:
     """The float64 value of ``value`` after rounding it to ``dtype`` (an overflow of e4m3fn, which
     has no inf, is NaN: :func:`to_dtype`).
@@ -69,7 +70,6 @@ def round_to_dtype(value: float, dtype: str | torch.dtype) -> float:
     (0.0999755859375, inf, nan)
     """
     return float(to_dtype(float(value), facts(dtype).name).to(torch.float64))
-
 
 
 def to_dtype(values, dtype) -> torch.Tensor:

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from gradlab.errors import GradLabError
-from gradlab.numerics.dtypes import facts
+from gradlab.numerics.dtypes import DTYPE_TABLE, facts
 
 __all__ = [
     "bit_patterns",
@@ -34,16 +34,21 @@ __all__ = [
     "hex_strings",
 ]
 
-# Integer dtype with the same width as each float dtype: ``Tensor.view`` needs it.
-# bfloat16 is 16 bits wide like float16, so it views as int16 too.
-_INT_VIEW = {
-    torch.float16: torch.int16,
-    torch.bfloat16: torch.int16,
-    torch.float32: torch.int32,
-    torch.float64: torch.int64,
-    torch.float8_e4m3fn: torch.int8,  # the emulated 8-bit formats (gradlab.numerics.emulation)
-    torch.float8_e5m2: torch.int8,
-}
+#: The signed integer dtype of each bit width: ``Tensor.view`` reads a float's bits through the
+#: integer as wide as it (bfloat16 is 16 bits wide like float16, so both view as int16).
+_SIGNED_INT = {8: torch.int8, 16: torch.int16, 32: torch.int32, 64: torch.int64}
+
+
+def _int_view(dtype: torch.dtype) -> torch.dtype:
+    """The integer dtype that views ``dtype``'s bits, for any row of the dtype table.
+
+    >>> _int_view(torch.bfloat16), _int_view(torch.float8_e5m2)
+    (torch.int16, torch.int8)
+    """
+    if not any(row.torch_dtype == dtype for row in DTYPE_TABLE.values()):
+        names = ", ".join(DTYPE_TABLE)
+        raise GradLabError(f"Ulp arithmetic needs a tensor of one of GradLab's dtypes ({names}); got {dtype}.")
+    return _SIGNED_INT[torch.finfo(dtype).bits]
 
 
 def bit_width(dtype: str | torch.dtype) -> int:
@@ -65,7 +70,7 @@ def _as_tensor(values, dtype: str | torch.dtype) -> torch.Tensor:
 
 def _raw_bits(t: torch.Tensor) -> torch.Tensor:
     """The bit pattern of each value as a signed int64 (sign-extended from the dtype's width)."""
-    return t.contiguous().view(_INT_VIEW[t.dtype]).to(torch.int64)
+    return t.contiguous().view(_int_view(t.dtype)).to(torch.int64)
 
 
 def ordered_keys(t: torch.Tensor) -> torch.Tensor:
@@ -78,9 +83,7 @@ def ordered_keys(t: torch.Tensor) -> torch.Tensor:
     >>> ordered_keys(torch.tensor([-1.0, -0.0, 0.0, 1.0])).tolist()
     [-1065353216, 0, 0, 1065353216]
     """
-    if t.dtype not in _INT_VIEW:
-        raise GradLabError(f"Ulp arithmetic needs a float16, bfloat16, float32 or float64 tensor; got {t.dtype}.")
-    raw = _raw_bits(t)
+    raw = _raw_bits(t)  # refuses a dtype outside the table, in one sentence
     int_min = -(2 ** (torch.finfo(t.dtype).bits - 1))
     return torch.where(raw < 0, int_min - raw, raw)
 
@@ -167,7 +170,7 @@ def bit_patterns(t: torch.Tensor) -> np.ndarray:
     >>> bit_patterns(torch.tensor([1.0, -0.5], dtype=torch.float16))
     array([15360, 47104], dtype=uint16)
     """
-    view = t.reshape(-1).contiguous().view(_INT_VIEW[t.dtype]).numpy()
+    view = t.reshape(-1).contiguous().view(_int_view(t.dtype)).numpy()
     return view.view(view.dtype.str.replace("i", "u"))
 
 

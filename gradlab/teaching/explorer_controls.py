@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from gradlab.numerics.dtypes import DTYPE_NAMES
 from gradlab.teaching.catalogue import CATALOGUE
 
 CUSTOM = "custom"
@@ -50,8 +51,9 @@ def function_label(key: str) -> str:
 
 
 
-#: The dtypes the Explorer's prediction asks about, in order: the first not on the chart.
-QUIZ_DTYPES: tuple[str, ...] = ("float16", "bfloat16", "float32", "float64")
+#: The dtypes the Explorer's prediction asks about, in order: the first not on the chart. The
+#: native rows of the dtype table, in its order (the emulated 8-bit rows are not asked about).
+QUIZ_DTYPES: tuple[str, ...] = DTYPE_NAMES
 
 
 def quiz_dtype(shown) -> str | None:
