@@ -181,12 +181,16 @@ def judge(p: NumericProblem, table: Columns, estimator: Estimator, tolerance: To
     model = roundoff_bound(p.scheme, p.dtype, n, scale, step)
     best = _Best(Bounded(n.copy(), step, scale.astype(np.float64), model, np.zeros(len(n)), np.zeros(len(n))),
                  np.full(len(n), facts(p.dtype).name, dtype=object))
-    if bad.size:
+    # Where fn has a float64 twin, a value that does not pass is re-estimated there and only
+    # there: a search among noisy low-precision estimates stops at the first that happens to
+    # land within the tolerance (a wrong bfloat16 gradient passed so), the twin's does not.
+    twin = float64_problem() if bad.size and p.dtype != torch.float64 else None
+    if bad.size and twin is None:
         half, _ = estimator(p, bad, torch_steps(step[bad] / 2))
         start = bound_of(p.scheme, p.dtype, n[bad], half.numpy(), scale[bad], step[bad], np.zeros(len(bad)))
         found = search(p, estimator, bad, a[bad], within(n[bad], bad), start)
         best = _put(best, bad, found, facts(p.dtype).name)
-    best = _in_float64(p, best, a, within, estimator, float64_problem)
+    best = _in_float64(p, best, a, within, estimator, float64_problem, instead=twin is not None)
     # The model's bounds cost nothing; the noise is measured (6 evaluations of fn per value)
     # only where the model's verdict would be fail or a kink: a measured bound is never
     # below the model's, so it can only turn those into something milder.
@@ -278,8 +282,9 @@ def _put(best: _Best, rows: np.ndarray, found: Bounded, dtype: str) -> _Best:
     return _Best(Bounded(**fields), dtypes)
 
 
-def _in_float64(p, best: _Best, a, within, estimator, float64_problem) -> _Best:
-    """Rows still not passing, searched again with float64 finite differences (if fn runs so)."""
+def _in_float64(p, best: _Best, a, within, estimator, float64_problem, instead: bool = False) -> _Best:
+    """Rows still not passing, searched again with float64 finite differences (if fn runs so);
+    ``instead``: their float64 estimates replace the low-precision ones (which were not searched)."""
     rows = np.flatnonzero(~(np.abs(a - best.bounded.estimate) <= within(best.bounded.estimate)))
     if not rows.size or p.dtype == torch.float64:
         return best
@@ -289,7 +294,7 @@ def _in_float64(p, best: _Best, a, within, estimator, float64_problem) -> _Best:
     start = bounded_estimates(p64, estimator, rows, np.full(len(rows), p64.step), np.zeros(len(rows)))
     found = search(p64, estimator, rows, a[rows], within(start.estimate, rows), start)
     better = (np.abs(found.estimate - a[rows]) <= within(found.estimate, rows)) | \
-        (found.bound < best.bounded.bound[rows])
+        (found.bound < best.bounded.bound[rows]) | instead
     return _put(best, rows[better], found.rows(np.flatnonzero(better)), "float64")
 
 

@@ -94,8 +94,16 @@ def autograd_in_float64(twin: Callable, xs: list[torch.Tensor], reduction: str,
 
 
 def float64_problem(fn, xs, reduction, v, s, p: NumericProblem, args: Arguments, g: torch.Tensor):
-    """A lazy float64 twin of the numeric problem ``p``, or None when fn does not run in float64."""
+    """A lazy float64 twin of the numeric problem ``p``, or None when fn does not run in float64
+    (built once: its set-up evaluates fn, and the verdicts ask for it at several stages)."""
+    built: list[NumericProblem | None] = []
+
     def make() -> NumericProblem | None:
+        if not built:
+            built.append(_build())
+        return built[0]
+
+    def _build() -> NumericProblem | None:
         if p.dtype == torch.float64:
             return None
         try:
