@@ -9,7 +9,7 @@ and tests/test_corpus.py holds every case to torch's gradcheck).
 
 torch.autograd.gradcheck runs with its defaults (central differences, eps 1e-6,
 atol 1e-5, rtol 1e-3, fast_mode=False); GradLab with its own defaults (its step
-and tolerances from the dtype's row). Target (issue 14): GradLab at least 10x
+and tolerances from the dtype's row). Target: GradLab at least 10x
 faster in total, no correct gradient failed.
 
 Run: ``python benchmarks/bench_corpus.py [--repeats 3] [--only NAME ...]``. A script, not a test.

@@ -8,11 +8,11 @@ seconds: above 1 means more than one core worked).
 
 Two sets of cases:
 
-* ``--pages`` (issue 16's candidates for "the heaviest request any single
+* ``--pages`` (the candidates for "the heaviest request any single
   session can make"): the real pages of ``app.py`` with default settings and
   limits (:data:`PAGE_CASES`: a full check at LIMITS.full_check_elements, a
   100,000-point round-off comparison, a cold exact reference of a long
-  expression, the Grad check of issue 16, ``x**x**x`` at 1e9). B reruns the
+  expression, the million-element Grad check, ``x**x**x`` at 1e9). B reruns the
   home page. A repeats its request (a cold variant each time: another seed or
   x, so no cache answers it) until B has ``--min-samples`` reruns, so B's p95
   means something even when A's request is stopped within a second.
@@ -72,7 +72,7 @@ CASES = {
 }
 _TICKS = os.sysconf("SC_CLK_TCK")
 
-GRADCHECK_EXPRESSION = "+".join(["x**sin(x)"] * 20)  # issue 16's Grad check: 1M elements, complex step
+GRADCHECK_EXPRESSION = "+".join(["x**sin(x)"] * 20)  # the million-element Grad check: 1M elements, complex step
 
 
 def long_expression(k: int) -> str:
@@ -90,9 +90,9 @@ ROUNDOFF_A = "+".join(["sin(exp(x))*cos(log(1+x*x))"] * 6)
 ROUNDOFF_B = "6*(sin(exp(x))*cos(log(1+x*x)))"
 CUSTOM = quote_plus("custom (type it)")
 
-#: name -> (page, the query of the k-th cold variant of the request): issue 16's candidates
+#: name -> (page, the query of the k-th cold variant of the request): the candidates
 PAGE_CASES: dict[str, tuple[str, Callable[[int], str]]] = {
-    "grad check of issue 16": ("gradcheck", lambda k: (
+    "1M-element grad check": ("gradcheck", lambda k: (
         f"model=expression&expression={quote_plus(GRADCHECK_EXPRESSION)}&shape=1024x1024&dtype=float64"
         f"&scheme=Complex+step&samples=1000&seed={7 + k}")),
     "full check, mlp 256x256": ("gradcheck", lambda k: (  # 65,536 elements: LIMITS.full_check_elements
@@ -140,7 +140,7 @@ class Outcome:
 
 @dataclass
 class PageOutcome:
-    """Issue 16's measure of one candidate: A's requests, and B's trivial reruns meanwhile."""
+    """The isolation measure of one candidate: A's requests, and B's trivial reruns meanwhile."""
 
     case: str
     heavy_seconds: list[float]  # each of A's requests (cold variants), in order
@@ -512,7 +512,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--port", type=int, default=8621)
     parser.add_argument("--pages", action="store_true",
-                        help="issue 16's candidates on the real pages of app.py (PAGE_CASES), not the "
+                        help="the heaviest-request candidates on the real pages of app.py (PAGE_CASES), not the "
                              "isolation app's sweeps")
     parser.add_argument("--page-cases", nargs="+", default=list(PAGE_CASES), choices=list(PAGE_CASES))
     parser.add_argument("--min-samples", type=int, default=30,

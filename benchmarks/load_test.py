@@ -68,7 +68,6 @@ import statistics
 import subprocess
 import sys
 import time
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode
@@ -78,6 +77,7 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from benchmarks.st_client import ProtocolError, RunResult, StreamlitSession  # noqa: E402
+from deploy.run_local import health, stop_process, streamlit_command, wait_healthy  # noqa: E402
 
 CHROMIUM = os.environ.get("GRADLAB_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -96,7 +96,7 @@ RECONNECT_ATTEMPTS = 3  # a browser behind the load balancer retries a failed re
 RECONNECT_BACKOFF = 1.0  # ... after 1 s, then 2 s (Streamlit's frontend retries with backoff)
 
 TARGET_CLASS_P95 = 1.0
-TARGET_BURST_P95 = 2.0  # issue 16: burst of 20 simultaneous reruns, p95 < 2 s
+TARGET_BURST_P95 = 2.0  # a burst of 20 simultaneous reruns: p95 < 2 s
 TARGET_MEMORY = 0.10
 
 
@@ -240,11 +240,6 @@ def other_cores(before: dict[int, tuple], after: dict[int, tuple], seconds: floa
     return max(0.0, ticks / os.sysconf("SC_CLK_TCK") / max(seconds, 1e-9))
 
 
-def health(base_url: str, timeout: float = 2.0) -> str:
-    with urllib.request.urlopen(f"{base_url}/_stcore/health", timeout=timeout) as r:
-        return r.read().decode()
-
-
 class Server:
     """``streamlit run app.py`` on 127.0.0.1, stopped (by its pid) on exit."""
 
@@ -253,13 +248,7 @@ class Server:
                  options: dict[str, str] | None = None) -> None:
         self.port = port
         self.base_url = f"http://127.0.0.1:{port}"
-        self.cmd = [
-            sys.executable, "-m", "streamlit", "run", app,
-            "--server.headless", "true", "--server.address", "127.0.0.1",
-            "--server.port", str(port), "--browser.gatherUsageStats", "false",
-        ]
-        for key, value in (options or {}).items():
-            self.cmd += [f"--{key}", value]
+        self.cmd = streamlit_command(app, port, options)
         self.cwd = cwd
         self.env = {**os.environ, **(extra_env or {})}
         self.log_path = log
@@ -277,27 +266,15 @@ class Server:
 
     def wait_healthy(self) -> Server:
         assert self.proc is not None
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"streamlit exited with {self.proc.returncode} before it was healthy")
-            try:
-                if health(self.base_url) == "ok":
-                    return self
-            except OSError:
-                pass
-            time.sleep(0.25)
-        self.__exit__()
-        raise RuntimeError("streamlit did not answer /_stcore/health within 60 s")
+        try:
+            wait_healthy(self.base_url, 60, self.proc)
+        except RuntimeError:
+            self.__exit__()
+            raise
+        return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
+        stop_process(self.proc)
 
     @property
     def pid(self) -> int:
@@ -761,7 +738,7 @@ def summarise(stats: Stats, info: dict) -> tuple[list[list[str]], dict]:
 
 
 def class_targets(stats: Stats, summary: dict, info: dict | None = None) -> dict:
-    """Issue 16's class targets over this run: class p95 < 1 s, burst p95 < 2 s, zero errors,
+    """The class targets over this run: class p95 < 1 s, burst p95 < 2 s, zero errors,
     zero exception elements (memory is reported apart).
 
     A replica killed on purpose (``--kill-at``) "only costs its own sessions a reconnect": the

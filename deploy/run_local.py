@@ -9,7 +9,9 @@ Each replica is ``streamlit run serve.py`` (app.py plus its security headers) on
 haproxy``) listens on ``--address:--port`` with ``deploy/haproxy.cfg``, the same
 file the compose set-up uses, its DNS-discovered servers replaced by the local
 ones. Ctrl-C stops everything. ``benchmarks/load_test.py --lb haproxy`` and
-``tests/test_deploy_lb.py`` use :class:`Balancer` from here.
+``tests/test_deploy_lb.py`` use :class:`Balancer` from here, and every script that starts
+a Streamlit server (the load test, the benchmarks, the server tests) starts, waits for and
+stops it with :func:`streamlit_command`, :func:`wait_healthy` and :func:`stop_process` from here.
 """
 
 from __future__ import annotations
@@ -46,24 +48,51 @@ def local_config(ports: list[int], host: str = "127.0.0.1") -> str:
     return _TEMPLATE_LINE.sub(lambda _: servers, text)
 
 
-def _get(url: str, timeout: float = 2.0) -> tuple[int, str]:
-    with urllib.request.urlopen(url, timeout=timeout) as response:
-        return response.status, response.read().decode(errors="replace")
+def streamlit_command(entry: str, port: int, options: dict[str, str] | None = None) -> list[str]:
+    """``streamlit run <entry>`` on 127.0.0.1:``port``, headless, with any further ``--key value``.
+
+    >>> streamlit_command("app.py", 8501, {"server.maxUploadSize": "1"})[-6:]
+    ['--server.port', '8501', '--browser.gatherUsageStats', 'false', '--server.maxUploadSize', '1']
+    """
+    cmd = [sys.executable, "-m", "streamlit", "run", entry, "--server.headless", "true",
+           "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"]
+    for key, value in (options or {}).items():
+        cmd += [f"--{key}", value]
+    return cmd
+
+
+def health(url: str, timeout: float = 2.0) -> str:
+    """What ``url`` + /_stcore/health answers ("ok" when the server is ready)."""
+    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=timeout) as response:
+        return response.read().decode(errors="replace")
 
 
 def wait_healthy(url: str, seconds: float, proc: subprocess.Popen | None = None) -> None:
-    """Poll ``url`` + /_stcore/health until it answers "ok" (RuntimeError after ``seconds``)."""
+    """Poll ``url`` + /_stcore/health until it answers "ok" (RuntimeError after ``seconds``, or
+    as soon as ``proc`` has exited)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
             raise RuntimeError(f"{proc.args[0]} exited with {proc.returncode} before {url} was healthy")
         try:
-            if _get(f"{url}/_stcore/health") == (200, "ok"):
+            if health(url) == "ok":
                 return
         except OSError:
             pass
         time.sleep(0.25)
     raise RuntimeError(f"{url}/_stcore/health did not answer 'ok' within {seconds:.0f} s")
+
+
+def stop_process(proc: subprocess.Popen | None, patience: float = 10.0) -> None:
+    """End a process we started, by its pid: SIGTERM, then SIGKILL after ``patience`` seconds."""
+    if proc is None or proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(patience)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)
 
 
 class Balancer:
@@ -114,13 +143,7 @@ class Balancer:
             raise RuntimeError(f"only {sorted(seen)} of {len(self.ports)} replicas answered through HAProxy")
 
     def __exit__(self, *exc: object) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
+        stop_process(self.proc)
         self._dir.cleanup()
 
 
@@ -130,10 +153,7 @@ def start_replica(port: int, limits: str = "", entry: str = "serve.py") -> subpr
            "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "ONEDNN_PRIMITIVE_CACHE_CAPACITY": "16"}
     if limits:
         env["GRADLAB_LIMITS"] = limits
-    cmd = [sys.executable, "-m", "streamlit", "run", entry, "--server.headless", "true",
-           "--server.address", "127.0.0.1", "--server.port", str(port),
-           "--browser.gatherUsageStats", "false"]
-    return subprocess.Popen(cmd, cwd=REPO_ROOT, env=env)
+    return subprocess.Popen(streamlit_command(entry, port), cwd=REPO_ROOT, env=env)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -162,13 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     finally:
         for proc in replicas:
-            if proc.poll() is None:
-                proc.terminate()
-        for proc in replicas:
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_process(proc)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 Controls -> one frozen RoundoffSettings (the engine validates it) -> one cached engine
 call (compare) -> render(result). Layout only: no numerics, limit checks or engine
-choices here. First screen (issue 15): the title with the question beside it and the
+choices here. First screen: the title with the question beside it and the
 presets in a popover, one row of controls, the answer sentence and the whole main chart;
 the prediction (the question's comparison in float64, which the page does not draw), the
 other charts, the notes and the table below.

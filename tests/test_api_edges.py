@@ -1,4 +1,4 @@
-"""Edge cases of gradlab.gradcheck's options (issue 16): every input ends in a result or a sentence."""
+"""Edge cases of gradlab.gradcheck's options: every input ends in a result or a sentence."""
 
 import subprocess
 import sys

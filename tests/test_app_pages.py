@@ -62,15 +62,22 @@ def test_each_preset_url_sets_every_value(preset):
             f"{at.session_state[key]!r}, not {value!r}")
 
 
-def test_every_page_calls_ensure_router_first():
-    # See gradlab.ui.page_chrome.ensure_router: without it a shared deep link opened
-    # first after a server start bypasses app.py. start_page(...) calls it first (and
-    # adds the shared chrome); pages not yet moved to start_page call it directly.
-    for spec in PAGES:
-        source = (REPO_ROOT / spec.path).read_text()
-        # start_page (issue 15's page chrome) calls ensure_router itself
-        assert "ensure_router()" in source or "start_page(" in source, (
-            f"{spec.path} must call start_page() (or ensure_router()) first")
+@pytest.mark.parametrize("spec", PAGES, ids=lambda s: s.url_path)
+def test_every_page_calls_ensure_router_before_it_draws(spec, monkeypatch):
+    # gradlab.ui.page_chrome.ensure_router: without it a shared deep link opened first after a
+    # server start bypasses app.py. Opened on its own, as such a link runs it, each page must
+    # call it before it draws anything; the stand-in stops the page right there.
+    import streamlit as st
+
+    from gradlab.ui import page_chrome
+
+    calls = []
+    monkeypatch.setattr(page_chrome, "ensure_router", lambda: calls.append(spec.path) or st.stop())
+    at = AppTest.from_file(str(REPO_ROOT / spec.path), default_timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert calls == [spec.path], f"{spec.path} never called ensure_router (directly or through start_page)"
+    drawn = [e.type for e in at.main if e is not at.main]
+    assert drawn == [], f"{spec.path} drew {drawn} before ensure_router"
 
 
 def test_registry_is_consistent():

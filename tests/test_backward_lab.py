@@ -1,4 +1,4 @@
-"""backward(gradient=v) (seed 003): expected values from the chain rule, not from the code."""
+"""backward(gradient=v) (the backward(gradient) question): expected values from the chain rule, not from the code."""
 
 from __future__ import annotations
 
@@ -191,7 +191,7 @@ def test_empty_demo_shows_arbitrary_values_next_to_zeros():
         empty_demo(size=0)
 
 
-# The question's Example 3 printed these three lines (seed 003, as posted).
+# The backward(gradient) question's Example 3 printed these three lines, as posted.
 PRINTED = {"a": "tensor([3.3003])", "b": "tensor([0.])", "c": "tensor([inf])"}
 
 

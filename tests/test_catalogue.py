@@ -125,6 +125,6 @@ def test_large_x_claims():
 
 @pytest.mark.parametrize("key", KEYS)
 def test_words_shown_name_no_question_by_number(key):
-    # The Explorer shows title and note; "seed 000" is our word, not the visitor's.
+    # The Explorer shows title and note; internal question numbers are our words, not the visitor's.
     e = CATALOGUE[key]
     assert not re.search(r"seed\s*_?0\d\d", f"{e.title} {e.note}", re.IGNORECASE), e.note

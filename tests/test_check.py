@@ -17,20 +17,20 @@ from gradlab.limits import LIMITS
 from gradlab.check.settings import CheckSettings, build_problem, parse_shape, run_check
 from gradlab.numerics.dtypes import facts
 
-SEED_001 = dict(model="affine", shape=(140, 120), loss="mse", scheme="forward", eps=1e-3,
+MSE_SUM_CHECK = dict(model="affine", shape=(140, 120), loss="mse", scheme="forward", eps=1e-3,
                 mode="sampled", samples=5, seed=0)
 
 
-def seed_001(dtype: str, reduction: str, **kw) -> CheckSettings:
-    return CheckSettings(**{**SEED_001, "dtype": dtype, "reduction": reduction, **kw})
+def mse_sum_check(dtype: str, reduction: str, **kw) -> CheckSettings:
+    return CheckSettings(**{**MSE_SUM_CHECK, "dtype": dtype, "reduction": reduction, **kw})
 
 
-# ------------------------------------------------------------------ seed 001
+# ------------------------------------------------------------------ the float32 MSE-sum check
 
 
 @pytest.mark.parametrize("reduction", ["sum", "mean"])
-def test_seed_001_float32_fails_because_of_roundoff(reduction):
-    r = run_check(seed_001("float32", reduction))
+def test_mse_sum_check_float32_fails_because_of_roundoff(reduction):
+    r = run_check(mse_sum_check("float32", reduction))
     # At the question's step the hand-written check fails (the first step's columns); the
     # verdict, after re-estimating at better steps (or in float64), is that the gradient is right.
     assert not r.table["ok"].all() and r.verdict == "pass"
@@ -44,36 +44,36 @@ def test_seed_001_float32_fails_because_of_roundoff(reduction):
     assert "re-estimated" in r.summary.message
 
 
-def test_seed_001_sum_and_mean_have_the_same_relative_perturbation():
+def test_mse_sum_check_sum_and_mean_have_the_same_relative_perturbation():
     # mean divides L and dL/dx_i by the same n.
-    rho = [run_check(seed_001("float32", red)).table["relative_perturbation"].to_numpy()
+    rho = [run_check(mse_sum_check("float32", red)).table["relative_perturbation"].to_numpy()
            for red in ("sum", "mean")]
     np.testing.assert_allclose(rho[0], rho[1], rtol=1e-5)
 
 
 @pytest.mark.parametrize("reduction", ["sum", "mean"])
-def test_seed_001_float64_passes_with_central(reduction):
-    r = run_check(seed_001("float64", reduction, scheme="central"))
+def test_mse_sum_check_float64_passes_with_central(reduction):
+    r = run_check(mse_sum_check("float64", reduction, scheme="central"))
     assert r.verdict == "pass" and r.summary.diagnosis.kind == "ok"
 
 
 @pytest.mark.parametrize("reduction, n", [("sum", 1), ("mean", 140 * 120)])
-def test_seed_001_float64_forward_error_is_the_truncation_h_over_4(reduction, n):
+def test_mse_sum_check_float64_forward_error_is_the_truncation_h_over_4(reduction, n):
     # L = sum((x+1)/2 - t)^2: d2L/dx_i^2 = 1/2, so the forward difference is off by h/4 exactly.
-    r = run_check(seed_001("float64", reduction))
+    r = run_check(mse_sum_check("float64", reduction))
     roundoff = 4 * facts("float64").unit_roundoff * r.summary.loss / 1e-3  # a few ulp(L)/h
     np.testing.assert_allclose(r.table["numeric"] - r.table["autograd"], 1e-3 / 4 / n,
                                rtol=0, atol=roundoff)
     assert r.summary.diagnosis.kind == "truncation"
 
 
-def test_seed_001_gradient_and_relative_perturbation_from_the_formula():
-    p = build_problem(seed_001("float64", "sum"))
+def test_mse_sum_check_gradient_and_relative_perturbation_from_the_formula():
+    p = build_problem(mse_sum_check("float64", "sum"))
     gen = torch.Generator().manual_seed(0)
     x = torch.randn(140, 120, generator=gen, dtype=torch.float64)
     t = torch.randn(140, 120, generator=gen, dtype=torch.float64)
     assert torch.equal(p.x, x)
-    r = run_check(seed_001("float64", "sum"))
+    r = run_check(mse_sum_check("float64", "sum"))
     grad = ((x + 1) / 2 - t).reshape(-1)  # dL/dx_i = (x_i + 1)/2 - t_i
     loss = float((((x + 1) / 2 - t) ** 2).sum())
     flat = [i * 120 + j for i, j in r.table["index"]]
@@ -83,17 +83,17 @@ def test_seed_001_gradient_and_relative_perturbation_from_the_formula():
 
 
 def test_numeric_float64_rescues_the_float32_check():
-    r = run_check(seed_001("float32", "sum", numeric_float64=True, scheme="central"))
+    r = run_check(mse_sum_check("float32", "sum", numeric_float64=True, scheme="central"))
     assert r.verdict == "pass" and r.summary.numeric_dtype == "float64"
 
 
 def test_reduction_none_rescues_the_float32_check():
-    r = run_check(seed_001("float32", "none"))
+    r = run_check(mse_sum_check("float32", "none"))
     assert r.verdict == "pass"
 
 
 def test_sweep_shows_sum_swamped_and_none_clean_at_eps_1e_3():
-    df = reduction_sweep(seed_001("float32", "sum", samples=3), points_per_decade=1)
+    df = reduction_sweep(mse_sum_check("float32", "sum", samples=3), points_per_decade=1)
     at = df[np.isclose(df["eps"], 1e-3)].groupby("reduction")["rel_error"].median()
     assert at["sum"] > 0.1 and at["mean"] > 0.1 and at["none"] < 2e-3
 
@@ -488,9 +488,9 @@ def test_check_sweep_gives_the_table_and_the_dtypes_rtol():
     assert sweep.table["element"].nunique() == 2
 
 
-# ------------------------------------------------------------------ the pace forecast (issue 16)
+# ------------------------------------------------------------------ the pace forecast
 
-#: The Grad check request of issue 16: 16-30 s of one core before the check's first progress
+#: The million-element complex-step Grad check: 16-30 s of one core before the check's first progress
 #: report, so the pace bound (LIMITS.full_check_seconds) could only stop it after that.
 HEAVY_EXPRESSION = "+".join(["x**sin(x)"] * 20)
 HEAVY_CHECK = dict(model="expression", expression=HEAVY_EXPRESSION, shape=(1024, 1024), dtype="float64",
@@ -528,7 +528,7 @@ def _slow_fn(calls: list, seconds: float, complex_seconds: float | None = None):
 
 def test_the_forecast_comes_after_one_evaluation_before_any_set_up():
     """The bound's first say comes after one timed evaluation of fn, not after the autograd passes,
-    the strategy trials and the first chunk (a dozen evaluations: 16-30 s for issue 16's request)."""
+    the strategy trials and the first chunk (a dozen evaluations: 16-30 s for the million-element check)."""
     calls = []
     report = _Forecasts(calls, stop_over=5.0)
     x = torch.linspace(1, 2, 50, dtype=torch.float64)
@@ -572,7 +572,7 @@ def test_a_quick_evaluation_is_not_trusted_and_a_plain_callback_costs_no_evaluat
     assert len(calls) == with_forecast - 1
 
 
-def test_issue_16s_check_is_stopped_by_its_forecast_within_seconds():
+def test_the_million_element_check_is_stopped_by_its_forecast():
     """The page's engine call (gradlab.server.heavy_work.check, run here in-process) with the default
     bound: stopped after one evaluation of fn (~0.3-2 s on a loaded 2-core machine), with the
     sentence that names LIMITS.full_check_seconds. Before: the first report came after 16-30 s."""

@@ -32,7 +32,7 @@ def _run_json(argv, capsys) -> dict:
     return out
 
 
-def test_seed_001_json_has_the_keys_and_passes_after_refinement_in_float32(capsys):
+def test_the_mse_sum_check_json_has_the_keys_and_passes_after_refinement_in_float32(capsys):
     out = _run_json(["--model", "affine", "--shape", "140x120", "--loss", "mse", "--reduction", "sum",
                      "--dtype", "float32", "--eps", "1e-3", "--samples", "5", "--seed", "0",
                      "--scheme", "forward", "--mode", "sampled"], capsys)

@@ -14,7 +14,7 @@ through, the second replica is killed (SIGKILL). The test checks:
   reconnected through HAProxy to the other replica and the view came back from
   the URL (same page, same query values, a run that finished with no exception);
 * the other sessions saw no error, and no run anywhere showed an exception;
-* the class of 30 that issue 16 names, then a burst of 20 simultaneous reruns, run with
+* a class of 30 sessions, then a burst of 20 simultaneous reruns, run with
   zero errors and zero exception elements.
 
 Its latencies are printed, not asserted: on this shared 2-core machine the class p95
@@ -70,7 +70,7 @@ def _run_load_test(argv: list[str]) -> int:
 
 
 def _class(tmp_path, capsys) -> tuple[int, str, dict]:
-    """Issue 16's class through HAProxy: (exit status, report, summary)."""
+    """A class of 30 sessions through HAProxy: (exit status, report, summary)."""
     summary_file = tmp_path / "summary.json"
     # 30 sessions over every page, 0.5-3 s between reruns, then a burst of 20; 20 s of class
     # (~250 runs on a quiet machine, fewer on a busy one), r2 killed 8 s in.

@@ -6,7 +6,7 @@ import pytest
 
 from gradlab.teaching.glossary import GLOSSARY, define, definition
 
-#: The terms issue 15 asks to be defined where they first appear.
+#: The terms a second-year student meets on the pages, each defined where it first appears.
 REQUIRED = (
     "ulp", "unit round-off", "round-off error", "truncation error", "rho", "holomorphic",
     "Richardson extrapolation", "atol", "rtol", "relative_perturbation", "VJP", "JVP",

@@ -113,9 +113,10 @@ def test_a_check_of_a_minute_per_element_is_ended_at_the_bound(pool):
     assert elapsed < stopped_within(bound)
 
 
-#: Issue 16's request: its first progress report came after 16-30 s of set-up, so the pace bound
+#: The million-element complex-step Grad check: its first progress report came after 16-30 s of
+#: set-up, so the pace bound
 #: stopped it only then ("1 of 1,000 done in 26.4 s, would take about 26415 s").
-ISSUE_CHECK = dict(model="expression", expression=GRADCHECK_EXPRESSION, shape=(1024, 1024), dtype="float64",
+MILLION_ELEMENT_CHECK = dict(model="expression", expression=GRADCHECK_EXPRESSION, shape=(1024, 1024), dtype="float64",
                    scheme="complex_step", mode="sampled", samples=1000, seed=7)
 #: Seconds within which the forecast must stop it: one evaluation of fn (0.3-2 s here) and slack.
 FORECAST_STOP = 8.0
@@ -124,7 +125,7 @@ FORECAST_STOP = 8.0
 def test_the_page_s_check_of_a_minute_per_element_is_stopped_by_its_forecast_within_seconds(pool):
     """With the page's own bounds (BOUNDS: 30 s whole, the pace's LIMITS.full_check_seconds inside),
     the pace sentence ends it after one timed evaluation, long before the whole-call kill."""
-    result, elapsed, bound = _run(pool, heavy_work.check, CheckSettings(**ISSUE_CHECK), 1)
+    result, elapsed, bound = _run(pool, heavy_work.check, CheckSettings(**MILLION_ELEMENT_CHECK), 1)
     assert isinstance(result, LimitError) and _names_a_bound(result), result
     assert "would take at least about" in str(result) and "(LIMITS.full_check_seconds)" in str(result), result
     # the message says the forecast, not the whole call's kill, stopped it
@@ -197,7 +198,7 @@ def test_cli_check_of_a_minute_per_element_ends_at_the_bound():
     assert elapsed < stopped_within(3 + CLI_IMPORTS)  # 3 s of bounds, plus the CLI's imports
 
 
-def test_cli_check_of_issue_16_is_stopped_by_its_forecast_with_the_default_bounds():
+def test_cli_check_of_a_million_elements_is_stopped_by_its_forecast_with_the_default_bounds():
     status, _, err, elapsed = _cli("check", "--model", "expression", "--expression", GRADCHECK_EXPRESSION,
                                    "--shape", "1024x1024", "--dtype", "float64", "--scheme", "complex_step",
                                    "--samples", "1000", "--seed", "7")

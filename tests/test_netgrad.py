@@ -1,4 +1,4 @@
-"""Network input gradients (seed 002): quantised finite differences, checked against arithmetic."""
+"""Network input gradients (the network question, scipy.misc.derivative against autograd): quantised finite differences, checked against arithmetic."""
 
 from __future__ import annotations
 

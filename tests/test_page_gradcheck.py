@@ -6,6 +6,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 from app_text import shown
+from reading_order import ANSWER, CHART, reading_order
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "gradcheck.py")
 TIMEOUT_S = 120
@@ -41,7 +42,7 @@ def test_the_float32_preset_is_named_for_what_it_shows():
     assert at.button(key="preset_float32_check_fails").label == label
 
 
-def test_seed_001_preset_sets_the_controls_and_fails_with_roundoff():
+def test_the_mse_sum_preset_sets_the_controls_and_fails_with_roundoff():
     at = _open()
     at.button(key="preset_float32_check_fails").click().run()
     assert not _problems(at)
@@ -117,36 +118,13 @@ def test_a_url_naming_an_unknown_tab_opens_the_first():
 
 # ---------------------------------------------------------------- the first screen
 
-ANSWER, CHART = "gl-answer", "gl-main-chart"  # gradlab.ui.page_chrome's keys
-
-
-def _block_key(node) -> str | None:
-    """The key of a keyed container (its proto id ends with '-<key>'), else None."""
-    block_id = getattr(getattr(node, "proto", None), "id", "") or ""
-    return next((k for k in (ANSWER, CHART) if block_id.endswith("-" + k)), None)
-
-
-def _reading_order(node) -> list:
-    """Depth first, as a reader meets them: every leaf element, and the two keyed boxes as one item."""
-    out = []
-    for child in getattr(node, "children", {}).values():
-        key = _block_key(child)
-        if key:
-            out.append((key, child))
-        elif hasattr(child, "children"):
-            out.extend(_reading_order(child))
-        else:
-            out.append((child.type, child))
-    return out
-
-
 WIDGETS = {"selectbox", "text_input", "number_input", "toggle", "radio", "button"}
 
 
 def test_the_answer_and_the_main_chart_come_right_after_the_compact_controls():
     at = _open()
     assert not _problems(at)
-    order = [kind for kind, _ in _reading_order(at.main)]
+    order = [kind for kind, _ in reading_order(at.main)]
     last_control = max(i for i, kind in enumerate(order) if kind in WIDGETS)
     assert order[last_control + 1:last_control + 3] == [ANSWER, CHART]
     # before the controls only the title and the one-line question
@@ -155,8 +133,8 @@ def test_the_answer_and_the_main_chart_come_right_after_the_compact_controls():
     # the long words come after the chart: the diagnosis box, the metrics, the table
     rest = order[last_control + 3:]
     assert {"warning", "metric", "dataframe"} <= set(rest)
-    answer = dict(_reading_order(at.main))[ANSWER]
-    chart = dict(_reading_order(at.main))[CHART]
+    answer = dict(reading_order(at.main))[ANSWER]
+    chart = dict(reading_order(at.main))[CHART]
     assert [c.type for c in answer.children.values()] == ["success"]  # one sentence, nothing else
     assert "plotly_chart" in [c.type for c in chart.children.values()]
 
@@ -167,13 +145,13 @@ def test_the_presets_fold_beside_the_title_and_the_controls_are_one_wrapping_row
     title_row, row = rows[:2]  # the title row (title, question, presets), then the controls
     assert [c.type for c in title_row.children.values()] == ["title", "markdown", "popover"]
     presets = list(title_row.children.values())[2]  # the preset buttons, folded into one popover
-    assert "preset_float32_check_fails" in {getattr(c, "key", None) for _, c in _reading_order(presets)}
+    assert "preset_float32_check_fails" in {getattr(c, "key", None) for _, c in reading_order(presets)}
     assert row.proto.flex_container.wrap and row.proto.flex_container.direction == 2  # HORIZONTAL
     shown_keys = [c.key for c in row.children.values() if getattr(c, "key", None)]
     assert shown_keys == ["shape", "reduction", "dtype", "scheme", "eps"]
     popover = [c for c in row.children.values() if c.type == "popover"]
     assert len(popover) == 1
-    folded = {c.key for _, c in _reading_order(popover[0]) if getattr(c, "key", None)}
+    folded = {c.key for _, c in reading_order(popover[0]) if getattr(c, "key", None)}
     assert {"model", "loss", "mode", "samples", "seed", "numeric64"} <= folded
 
 
@@ -183,7 +161,7 @@ def test_the_answer_says_the_gradient_is_right_and_why_the_hand_written_check_fa
     # while autograd of (x+1)/2 under MSE is exact to rounding, so the gradient is right.
     at = _open({"shape": "140x120", "dtype": "float32", "scheme": "Forward", "eps": "1e-03"})
     assert not _problems(at)
-    answer = dict(_reading_order(at.main))[ANSWER]
+    answer = dict(reading_order(at.main))[ANSWER]
     (box,) = answer.children.values()
     text = shown(box.value)
     assert text.startswith("The gradient is right")
@@ -194,7 +172,7 @@ def test_a_clean_float64_check_answers_right_with_no_hand_written_fail():
     # (x+1)/2 under MSE in float64 at the central default step: round-off ~u/rho is far under
     # rtol, so the check passes at its own step and there is no FAIL to explain.
     at = _open({"shape": "6x5", "dtype": "float64", "scheme": "Central"})
-    answer = dict(_reading_order(at.main))[ANSWER]
+    answer = dict(reading_order(at.main))[ANSWER]
     (box,) = answer.children.values()
     # the default mode checks ceil(30 / 8) = 4 block directions, each element in one of them
     assert box.type == "success" and "all 4 checked values agree" in shown(box.value)

@@ -1,4 +1,4 @@
-"""AppTest of the Round-off lab's first screen (issue 15): controls, then the answer, then the main chart.
+"""AppTest of the Round-off lab's first screen: controls, then the answer, then the main chart.
 
 The layout order is what a projector shows before anyone scrolls: the compact controls, the
 one answer sentence (in the page chrome's answer box) and the main chart (in its chart box),

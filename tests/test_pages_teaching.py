@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 from app_text import shown
+from reading_order import ANSWER, CHART, reading_order
 
 from gradlab.teaching.presets import PRESETS, preset, url_query
 
@@ -114,7 +115,7 @@ def test_no_preset_sets_a_quiz_answer():
         assert not quiz_keys & set(url_query(p)), p.key
 
 
-# The page skeleton (issue 13): controls -> a frozen settings object -> a cached engine call ->
+# The page skeleton: controls -> a frozen settings object -> a cached engine call ->
 # render(result). A page is functions with docstrings and a short main block; layout work
 # (with/for) and loose names such as c1..c8 or cols at module level mean it is a flat script again.
 MAIN_BLOCK_STATEMENTS = 12
@@ -145,32 +146,14 @@ def test_the_engine_cache_is_keyed_on_a_frozen_settings_object(page):
         assert len(f.args.args) == 1 and f.args.args[0].annotation is not None, f.name
 
 
-# ---------------------------------------------------------------- classroom first (issue 15): Network, Backward
+# ---------------------------------------------------------------- classroom first: Network, Backward
 
-ANSWER, CHART = "gl-answer", "gl-main-chart"  # gradlab.ui.page_chrome's keys
 WIDGETS = {"selectbox", "text_input", "number_input", "select_slider", "button", "popover"}
 
 
-def _block_key(node) -> str | None:
-    """The key of a keyed container (its proto id ends with '-<key>'), else None."""
-    block_id = getattr(getattr(node, "proto", None), "id", "") or ""
-    return next((k for k in (ANSWER, CHART) if block_id.endswith("-" + k)), None)
-
-
 def _reading_order(node) -> list:
-    """Depth first, as a reader meets them: every leaf element, the two keyed boxes as one item each."""
-    out = []
-    for child in getattr(node, "children", {}).values():
-        key = _block_key(child)
-        if key:
-            out.append((key, child))
-        elif child.type == "popover":
-            out.append(("popover", child))
-        elif hasattr(child, "children"):
-            out.extend(_reading_order(child))
-        else:
-            out.append((child.type, child))
-    return out
+    """The page's reading order with each popover as one item (closed until clicked)."""
+    return reading_order(node, whole=("popover",))
 
 
 @pytest.mark.parametrize("page", ["pages/network.py", "pages/backward.py"])

@@ -23,13 +23,13 @@ from gradlab.check.settings import CheckSettings, run_check
 from gradlab.figures.check import REDUCTION_COLOURS, eps_sweep_figure, error_heatmap, taylor_figure
 
 SMALL = CheckSettings(shape=(12, 10), samples=3)
-SEED_001 = CheckSettings(shape=(12, 10), dtype="float32", scheme="forward", samples=3)  # the forum post's check
+MSE_SUM_CHECK = CheckSettings(shape=(12, 10), dtype="float32", scheme="forward", samples=3)  # the forum post's check
 CENTRAL_64 = CheckSettings(shape=(12, 10), dtype="float64", scheme="central", samples=3)  # some errors exactly 0
 
 
 def _figures() -> dict[str, go.Figure]:
     return {
-        "eps sweep (float32, rtol)": eps_sweep_figure(reduction_sweep(SEED_001), rtol=1e-3),
+        "eps sweep (float32, rtol)": eps_sweep_figure(reduction_sweep(MSE_SUM_CHECK), rtol=1e-3),
         "eps sweep (float64, gaps, no rtol)": eps_sweep_figure(reduction_sweep(CENTRAL_64)),
         "taylor": taylor_figure(run_check(SMALL).taylor),
         "heatmap": error_heatmap(run_check(CheckSettings(shape=(12, 10), mode="full")).error_map),

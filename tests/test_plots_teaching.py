@@ -189,7 +189,7 @@ def test_error_histogram_bins_each_formula_into_fractions_that_sum_to_one():
 
 
 def test_round_off_figures_draw_a_few_hundred_marks_for_100000_points():
-    # What the browser draws must not grow with the points (issue 15: 6,000 SVG markers made
+    # What the browser draws must not grow with the points (6,000 SVG markers made
     # every Round-off interaction take 1-1.6 s); the statistics still cover every point.
     n = 100_000
     rng = np.random.default_rng(0)
@@ -228,7 +228,7 @@ def test_round_off_figures_keep_their_legend_below_and_few_ticks_for_a_phone(fig
     assert not layout.yaxis.title.text  # the title says what y is; an axis title costs a phone 25 px
 
 
-# ---------------------------------------------------------------- classroom first (issue 15)
+# ---------------------------------------------------------------- classroom first: a projector and a phone
 
 
 @pytest.mark.parametrize("name", ["staircase", "step error", "vjp rows", "weighted rows"])

@@ -1,4 +1,4 @@
-"""Round-off lab (seed 000): ulp arithmetic and formula comparisons.
+"""Round-off lab (the 1/x question): ulp arithmetic and formula comparisons.
 
 Expected values come from the IEEE formats and from error analysis of correctly
 rounded operations, never from this code's own output.
@@ -185,7 +185,7 @@ def test_error_bounds_from_counting_roundings(dtype):
     assert pair.summary.max_ulps_a_b <= 4
 
 
-def test_seed_000_in_numbers_float32():
+def test_the_reciprocal_question_in_numbers_float32():
     result = compare(COMPARISONS["reciprocal"].settings)
     s = result.summary
     # They are neither always equal nor far apart: the seed saw one ulp (5.96e-8 near 1).
@@ -200,7 +200,7 @@ def test_seed_000_in_numbers_float32():
     assert s.closer_more_often() == "B"
 
 
-def test_seed_000_difference_is_one_ulp_near_one():
+def test_the_reciprocal_difference_is_one_ulp_near_one():
     # The seed printed 5.9605e-08 = 2**-24: one ulp of float32 in [0.5, 1).
     result = compare(COMPARISONS["reciprocal"].settings)
     t = result.table

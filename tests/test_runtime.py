@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from streamlit.testing.v1 import AppTest
 
 from gradlab.ui import runtime
 
@@ -104,9 +105,15 @@ def test_outside_a_server_nothing_is_marked():
     assert runtime.release_session_on_disconnect() is False
 
 
-def test_app_releases_sessions_on_every_rerun():
-    text = (Path(__file__).resolve().parents[1] / "app.py").read_text(encoding="utf-8")
-    assert "release_session_on_disconnect()" in text
+def test_app_releases_sessions_on_every_rerun(monkeypatch):
+    # app.py's runs counted through the function it imports: one call per run, the first and a rerun.
+    calls = []
+    monkeypatch.setattr(runtime, "release_session_on_disconnect", lambda: calls.append("run") or False)
+    monkeypatch.setattr(runtime, "configure_runtime", lambda: None)  # no housekeeping thread here
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=60)
+    at.run()
+    at.run()
+    assert not at.exception and calls == ["run", "run"]
 
 
 def _empty_server(monkeypatch, connected):

@@ -1,5 +1,5 @@
 """The summed-loss lab against mathematics: exact sums by fractions and math.fsum, the
-classical error bounds of each summation, and seed 001's printed finite differences."""
+classical error bounds of each summation, and the float32 MSE-sum check's printed finite differences."""
 
 import json
 import math
@@ -13,21 +13,21 @@ from gradlab.errors import GradLabError
 from gradlab.labs.summed_loss import (NO_THRESHOLD, SUM_METHODS, SummedLossSettings, neumaier_sum,
                                       pairwise_sum, sequential_sum, summed_loss)
 
-SEED_001 = summed_loss(SummedLossSettings())
+MSE_SUM_LOSS = summed_loss(SummedLossSettings())
 
 
 def test_the_exact_sum_is_the_correctly_rounded_fsum_of_the_same_terms():
-    terms = SEED_001.terms.to(torch.float64).tolist()
-    assert float(SEED_001.exact) == math.fsum(terms)  # fsum: the exact sum, rounded once
-    assert SEED_001.exact == sum(map(Fraction, terms))
+    terms = MSE_SUM_LOSS.terms.to(torch.float64).tolist()
+    assert float(MSE_SUM_LOSS.exact) == math.fsum(terms)  # fsum: the exact sum, rounded once
+    assert MSE_SUM_LOSS.exact == sum(map(Fraction, terms))
 
 
-def test_seed_001_loss_lies_in_the_binade_whose_ulp_makes_the_quantum_1_9531():
-    L = SEED_001.exact_float
+def test_the_mse_sum_loss_lies_in_the_binade_whose_ulp_makes_the_quantum_1_9531():
+    L = MSE_SUM_LOSS.exact_float
     assert 2 ** 14 <= L < 2 ** 15  # float32 spacing there: 2**(14 - 23) = 2**-9
-    assert SEED_001.ulp_loss == 2.0 ** -9 == float(np.spacing(np.float32(L)))
-    assert SEED_001.quantum == pytest.approx(2.0 ** -9 / 1e-3, rel=1e-15)
-    assert f"{SEED_001.quantum:.4f}" == "1.9531"  # what the question printed
+    assert MSE_SUM_LOSS.ulp_loss == 2.0 ** -9 == float(np.spacing(np.float32(L)))
+    assert MSE_SUM_LOSS.quantum == pytest.approx(2.0 ** -9 / 1e-3, rel=1e-15)
+    assert f"{MSE_SUM_LOSS.quantum:.4f}" == "1.9531"  # what the question printed
 
 
 def test_the_questions_forward_differences_are_whole_multiples_of_the_quantum():
@@ -36,7 +36,7 @@ def test_the_questions_forward_differences_are_whole_multiples_of_the_quantum():
     # quotient is k * 1.953125, rounded once: the question's -1.9531, 0 and 1.9531.
     from gradlab.check.settings import CheckSettings, build_problem
 
-    problem = build_problem(CheckSettings())  # seed 001: affine, mse, sum, 140x120, float32
+    problem = build_problem(CheckSettings())  # the float32 MSE-sum check: affine, mse, sum, 140x120
     loss = problem.fn(problem.x).sum()
     flat = problem.x.reshape(-1)
     seen = set()
@@ -44,8 +44,8 @@ def test_the_questions_forward_differences_are_whole_multiples_of_the_quantum():
         moved = flat.clone()
         moved[i] += torch.tensor(1e-3, dtype=torch.float32)
         fd = ((problem.fn(moved.reshape(problem.x.shape)).sum() - loss) / torch.tensor(1e-3)).item()
-        k = round(fd / SEED_001.quantum)
-        assert fd == pytest.approx(k * SEED_001.quantum, rel=2 ** -23)
+        k = round(fd / MSE_SUM_LOSS.quantum)
+        assert fd == pytest.approx(k * MSE_SUM_LOSS.quantum, rel=2 ** -23)
         seen.add(f"{fd:.4f}")
     assert {"-1.9531", "0.0000", "1.9531"} <= seen
 
@@ -75,29 +75,29 @@ def test_pairwise_equals_its_recursive_definition():
 
 @pytest.mark.parametrize("method", SUM_METHODS, ids=[m.name for m in SUM_METHODS])
 def test_each_method_is_within_its_classical_error_bound(method):
-    row = SEED_001.row(method.name)
-    n, absolute = SEED_001.terms.numel(), float(SEED_001.terms.abs().to(torch.float64).sum())
+    row = MSE_SUM_LOSS.row(method.name)
+    n, absolute = MSE_SUM_LOSS.terms.numel(), float(MSE_SUM_LOSS.terms.abs().to(torch.float64).sum())
     u = 2.0 ** -24 if method.in_dtype else 2.0 ** -53
     bounds = {  # Higham, Accuracy and Stability, ch. 4 (first order in u)
         "sequential": (n - 1) * u * absolute,
         "pairwise": math.ceil(math.log2(n)) * u * absolute,
         "torch.sum": math.ceil(math.log2(n)) * 16 * u * absolute,  # blocked: a few more levels
-        "neumaier": 2 * u * abs(SEED_001.exact_float) + n * u * u * absolute,
+        "neumaier": 2 * u * abs(MSE_SUM_LOSS.exact_float) + n * u * u * absolute,
         "float64": (n - 1) * u * absolute,
     }
     assert abs(row.error) <= bounds[method.name]
 
 
-def test_compensation_and_float64_beat_the_naive_loop_on_seed_001():
-    assert abs(SEED_001.row("neumaier").error_ulps) <= 1
-    assert abs(SEED_001.row("float64").error_ulps) < 1e-6
-    assert abs(SEED_001.row("sequential").error_ulps) > 5  # the naive loop loses many ulps
+def test_compensation_and_float64_beat_the_naive_loop_on_the_mse_sum_loss():
+    assert abs(MSE_SUM_LOSS.row("neumaier").error_ulps) <= 1
+    assert abs(MSE_SUM_LOSS.row("float64").error_ulps) < 1e-6
+    assert abs(MSE_SUM_LOSS.row("sequential").error_ulps) > 5  # the naive loop loses many ulps
 
 
 @pytest.mark.parametrize("name", ["sequential", "pairwise", "torch.sum", "neumaier"])
 def test_a_change_below_about_half_an_ulp_of_L_does_not_move_the_rounded_sum(name):
-    threshold = SEED_001.row(name).threshold
-    assert SEED_001.ulp_loss / 4 <= threshold <= 4 * SEED_001.ulp_loss
+    threshold = MSE_SUM_LOSS.row(name).threshold
+    assert MSE_SUM_LOSS.ulp_loss / 4 <= threshold <= 4 * MSE_SUM_LOSS.ulp_loss
 
 
 def test_mean_divides_the_exact_sum_by_n():
@@ -216,7 +216,7 @@ def test_each_threshold_moves_the_sum_and_no_smaller_increase_does(dtype, name):
 
 
 def test_bfloat16_has_every_threshold_and_the_cli_prints_no_nan(capsys):
-    # seed 001 in bfloat16: the naive loop and Neumaier's carry both stall (n u = 16,800 / 256 >> 1)
+    # the MSE-sum loss in bfloat16: the naive loop and Neumaier's carry both stall (n u = 16,800 / 256 >> 1)
     r = summed_loss(SummedLossSettings(dtype="bfloat16"))
     assert all(math.isfinite(row.threshold) and row.threshold_reason is None for row in r.rows)
     assert r.row("float64").threshold == 2.0 ** (math.floor(math.log2(float(r.terms[r.term_index]))) - 7)

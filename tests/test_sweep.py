@@ -165,7 +165,7 @@ def test_rounded_x_and_reference_at_the_rounded_point(x):
 def test_autograd_error_for_reciprocal_in_float32_and_float64():
     result = run_sweep(SweepSettings("1/x", 0.3, ("float32", "float64"), ("central",), points=5))
     rows = result.autograd.set_index("dtype")
-    # float32: autograd computes -(1/x)*(1/x), two roundings (seed 000)
+    # float32: autograd computes -(1/x)*(1/x), two roundings (the 1/x question)
     x32 = np.float32(0.3)
     r = np.float32(1) / x32
     assert rows.loc["float32", "value"] == float(-(r * r))

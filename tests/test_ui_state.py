@@ -1,6 +1,10 @@
 """The shared UI helpers: URL-bound widgets, presets, error display, figure config."""
 
+import re
+
 import pytest
+from hypothesis import given
+from hypothesis.strategies import text as st_text
 from streamlit.testing.v1 import AppTest
 
 from gradlab.ui import controls as widgets
@@ -107,26 +111,24 @@ def test_wrappers_refuse_a_second_key():
         bound_toggle("t", "t", key="other")
 
 
-def test_figure_config():
-    config = figure_config("error vs eps / sin(x)")
-    assert config["displaylogo"] is False
-    assert config["toImageButtonOptions"] == {
-        "format": "png", "filename": "error-vs-eps-sin-x", "scale": 2,
-    }
+@given(st_text())
+def test_a_figures_download_name_is_a_safe_file_name_whatever_its_title(title):
+    # The title can carry what a visitor typed (an expression, a formula): the PNG's name must
+    # still be one plain file name, never a path, never empty.
+    name = figure_config(title)["toImageButtonOptions"]["filename"]
+    assert re.fullmatch(r"[A-Za-z0-9._-]+", name) and name[0] not in "-." and name[-1] not in "-."
+
+
+def test_a_figures_download_name_keeps_the_titles_words():
+    assert figure_config("error vs eps / sin(x)")["toImageButtonOptions"]["filename"] == "error-vs-eps-sin-x"
+    assert figure_config("../../etc/passwd")["toImageButtonOptions"]["filename"] == "etc-passwd"
+    assert figure_config("<>")["toImageButtonOptions"]["filename"] == "gradlab-figure"
 
 
 def test_eps_grid_is_exact_decimals():
     grid = widgets.eps_options(1e-8, 1e-6, mantissas=(1, 2, 5))
     assert grid == (1e-8, 2e-8, 5e-8, 1e-7, 2e-7, 5e-7, 1e-6)
     assert widgets.format_eps(1e-6) == "1e-06"
-
-
-def test_option_names_match_the_engine():
-    from gradlab.numerics.dtypes import DTYPE_NAMES
-    from gradlab.numerics.schemes import SCHEME_NAMES
-
-    assert widgets.DTYPE_OPTIONS == DTYPE_NAMES
-    assert widgets.SCHEME_OPTIONS == SCHEME_NAMES
 
 
 def test_widget_labels_and_help_come_from_the_rows():

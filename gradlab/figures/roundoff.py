@@ -4,8 +4,8 @@ Built for a projector and a phone alike: short titles, the legend below the plot
 (horizontal), few x ticks and margins that grow to fit (``automargin``). What the
 browser draws stays small whatever the number of points: the histograms and the
 error-by-x chart are binned here, over *every* compared point, so a 100,000-point
-comparison draws a few hundred marks, not 200,000 SVG points (issue 15: that was
-most of the 1-1.6 s between an input and the updated chart).
+comparison draws a few hundred marks, not 200,000 SVG points (those were most of the
+1-1.6 s between an input and the updated chart on a classroom's projector).
 
 >>> import pandas as pd
 >>> fig = ulp_distance_bars(pd.DataFrame({"ulps": [0, 1], "count": [6, 4], "fraction": [0.6, 0.4]}), "A", "B")

@@ -5,15 +5,14 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from browser_helpers import ARTIFACTS, CHROMIUM_ARGS
+
+from deploy.run_local import stop_process, streamlit_command, wait_healthy
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,14 +31,6 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-            return response.status == 200
-    except OSError:
-        return False
-
-
 @contextmanager
 def running_app(log_name: str = "streamlit-server") -> Iterator[str]:
     """Start ``streamlit run app.py`` on a free port, wait for health, yield the base URL."""
@@ -48,29 +39,17 @@ def running_app(log_name: str = "streamlit-server") -> Iterator[str]:
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # one log per parallel worker
     log_path = ARTIFACTS / f"{log_name}{'-' + worker if worker else ''}.log"
     with open(log_path, "w") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py",
-             "--server.headless", "true", "--server.port", str(port),
-             "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-            cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT,
-        )
+        proc = subprocess.Popen(streamlit_command("app.py", port), cwd=REPO_ROOT, stdout=log,
+                                stderr=subprocess.STDOUT)
         url = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.monotonic() + HEALTH_TIMEOUT_S
-            while not _healthy(url):
-                if proc.poll() is not None:
-                    pytest.fail(f"streamlit exited with code {proc.returncode}; see {log_path}")
-                if time.monotonic() > deadline:
-                    pytest.fail(f"streamlit was not healthy within {HEALTH_TIMEOUT_S} s; see {log_path}")
-                time.sleep(0.25)
+            try:
+                wait_healthy(url, HEALTH_TIMEOUT_S, proc)
+            except RuntimeError as err:
+                pytest.fail(f"{err}; see {log_path}")
             yield url
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_process(proc)
 
 
 @pytest.fixture(scope="session")

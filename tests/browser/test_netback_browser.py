@@ -1,5 +1,5 @@
 """Network and Backward pages in Chromium: the first screen at 1280x720 (light, dark) and on a 390x844
-phone (issue 15, "classroom first"). Screenshots go to tests/artifacts; look at them."""
+phone ("classroom first": a projector and a phone read the answer without scrolling). Screenshots go to tests/artifacts; look at them."""
 
 import pytest
 from browser_helpers import open_page, screenshot

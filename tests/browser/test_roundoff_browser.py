@@ -1,4 +1,4 @@
-"""The Round-off lab in Chromium as a class sees it (issue 15): projector light and dark, and a phone.
+"""The Round-off lab in Chromium as a class sees it: projector light and dark, and a phone.
 
 At 1280x720 the answer sentence and the whole main chart (down to its legend) lie inside the
 first viewport; at 390x844 the main chart's plot area is at least 300 px wide and nothing

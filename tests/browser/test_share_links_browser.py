@@ -4,8 +4,9 @@ For one question card per page on the home page (and some pages' preset buttons)
 open the view in Chromium, change one control, copy the URL from the address bar, open
 it in a fresh browser context, and compare the controls, the charts' data and the
 numbers shown. (Every preset's URL restoring every value is checked without a browser:
-tests/test_app_pages.py and tests/test_page_explorer.py.) This is the bug of issue 13: a preset applied from ``?preset=`` was not written
-into the URL, so after one change the link showed another view.
+tests/test_app_pages.py and tests/test_page_explorer.py.) The bug this guards against: a preset
+applied from ``?preset=`` was not written into the URL, so after one change the link showed
+another view.
 """
 
 from __future__ import annotations
