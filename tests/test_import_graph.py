@@ -20,8 +20,6 @@ import ast
 import pkgutil
 from pathlib import Path
 
-import pytest
-
 import gradlab
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -134,7 +132,5 @@ def test_no_import_circle_outside_the_check():
     assert _cycles_outside_check() == []
 
 
-@pytest.mark.xfail(strict=True, reason="gradlab/check/ is being restructured into one engine module in a "
-                   "change of its own; the circles still inside it (results <-> notebook) go with that change")
 def test_no_import_circle_inside_the_check():
     assert _cycles_inside_check() == []

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 import torch
 
-from gradlab.check.api import GradcheckError, _perturbations, gradcheck
+from gradlab.check.api import GradcheckError, gradcheck
+from gradlab.check.engine import perturbations
 from gradlab.check.settings import CheckSettings, run_check
 from gradlab.check.states import EXIT_CODES, STATE_NAMES, STATES, overall
 from gradlab.numerics.dtypes import resolve_tolerances
@@ -139,7 +140,7 @@ def test_directional_mode_locates_the_corrupted_element(case):
     # The directions the check draws (seed 0): the error shows on direction v as v_k·delta
     # against a tolerance atol + rtol·|∇L·v|; with a zero or tiny gradient at k it can hide
     # on every direction (a limit of any directional check, torch's fast mode too).
-    _, v = _perturbations("directional", sum(t.numel() for t in tensors), 8, 0)
+    _, v = perturbations("directional", sum(t.numel() for t in tensors), 8, 0)
     leaves = [t.clone().requires_grad_(True) for t in tensors]
     out = _closure(case, case.inputs())(*leaves).sum()
     full = torch.cat([g.reshape(-1) for g in torch.autograd.grad(out, leaves, allow_unused=True,

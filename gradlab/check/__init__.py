@@ -1,9 +1,14 @@
 """The tensor gradient check: autograd against finite differences on a user's function and inputs.
 
-Public entry points: :mod:`~gradlab.check.api` (``gradcheck``, ``element_estimates``,
-``reduction_estimates``, ``sample_indices``, ``full_check_work``) and
-:mod:`~gradlab.check.settings` (``CheckSettings``, ``run_check``: the page's and the CLI's
-call). Inside, one concept per module, in the order a check runs:
+Public entry points: :mod:`~gradlab.check.api` (``gradcheck``, and ``element_estimates``,
+``reduction_estimates``, ``sample_indices``, ``full_check_work`` from the modules that hold
+them) and :mod:`~gradlab.check.settings` (``CheckSettings``, ``run_check``: the page's and
+the CLI's call). ``api`` is a thin wrapper: the first-order check is
+:mod:`~gradlab.check.engine` (``check_gradient``), which the public API, forward mode
+(:mod:`~gradlab.check.forward_mode`) and second order (:mod:`~gradlab.check.second_order`)
+all run, and no module of the package imports ``api``; :mod:`~gradlab.check.estimates`
+holds the error-vs-eps sweep's values. Inside, one concept per module, in the order a
+check runs:
 validation (options, the one place values are checked) -> arguments (which of fn's
 arguments are checked, as real tensors) and outputs (fn's outputs as one named real
 vector) -> problem (inputs, autograd side,

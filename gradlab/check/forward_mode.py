@@ -5,17 +5,17 @@
 ``i`` of the Jacobian is the JVP along the unit vector ``e_i`` (``torch.func.jvp``
 under ``vmap``, or one ``torch.autograd.forward_ad`` dual pass per column when a
 function cannot be vmapped, e.g. an ``autograd.Function`` without
-``setup_context``), and the vector–Jacobian product gradcheck asks for is
-``Σ_i (vᵀ J e_i) e_i``. Running :func:`gradlab.check.api.gradcheck` on the twin
+``setup_context``), and the vector–Jacobian product the check asks for is
+``Σ_i (vᵀ J e_i) e_i``. Running :func:`gradlab.check.engine.check_gradient` on the twin
 therefore compares forward mode, not reverse mode, with the finite differences
-of ``fn``, through every mode, reduction, tolerance and verdict gradcheck has,
+of ``fn``, through every mode, reduction, tolerance and verdict the check has,
 and returns the same :class:`~gradlab.check.results.CheckResult`. The finite
-differences never see the twin's backward: gradcheck evaluates them without
+differences never see the twin's backward: the check evaluates them without
 grad, where the twin is ``fn`` itself.
 
 Cost: one JVP per checked column (vectorised in chunks when vmap works). A
 sampled check asks only for its sampled elements' columns (the twin's backward
-leaves the others 0, and gradcheck never reads them): its cost does not grow
+leaves the others 0, and the check never reads them): its cost does not grow
 with the input. Full and directional checks need every column, so they are
 bounded by ``LIMITS.full_check_elements`` like a full check.
 
@@ -34,7 +34,7 @@ import torch
 import torch.autograd.forward_ad as fwAD
 from torch.func import jvp, vmap
 
-from gradlab.check.api import gradcheck
+from gradlab.check.engine import check_gradient, sample_indices
 from gradlab.check.results import CheckResult
 from gradlab.limits import LIMITS, check_limit
 
@@ -46,13 +46,13 @@ _CHUNK_ELEMENTS = 2**20
 
 def check_forward_mode(fn: Callable, inputs: torch.Tensor | Sequence, *, wrt=None,
                        names: Sequence[str] | None = None, **options) -> CheckResult:
-    """gradcheck's verdict on ``fn``'s forward-mode AD instead of its backward.
+    """The first-order check's verdict on ``fn``'s forward-mode AD instead of its backward.
 
-    ``inputs`` and ``wrt`` are read as :func:`gradlab.check.api.gradcheck` reads them
+    ``inputs`` and ``wrt`` are read as :func:`gradlab.check.engine.check_gradient` reads them
     (pass-through arguments; complex inputs through their real views, so a JVP along a
     real or an imaginary direction; ``names`` overrides the checked inputs' names); fn's
     output parts that do not require grad are left out, as torch leaves them. ``options``
-    are gradcheck's. In the result the ``autograd`` column holds forward mode's value
+    are check_gradient's. In the result the ``autograd`` column holds forward mode's value
     (``vᵀJ e_i`` per element, or its directional contraction).
 
     >>> check_forward_mode(lambda a, b: a @ b, [torch.ones(2, 3, dtype=torch.float64),
@@ -66,15 +66,13 @@ def check_forward_mode(fn: Callable, inputs: torch.Tensor | Sequence, *, wrt=Non
 
     call, xs, arg_names = checked_call(fn, inputs, wrt, names)
     columns = None
-    defaults = inspect.signature(gradcheck).parameters
-    if options.get("mode", defaults["mode"].default) == "sampled":  # gradcheck's own draw: the same elements
-        from gradlab.check.api import sample_indices
-
+    defaults = inspect.signature(check_gradient).parameters
+    if options.get("mode", defaults["mode"].default) == "sampled":  # the check's own draw: the same elements
         columns = sample_indices(sum(t.numel() for t in xs), options.get("samples", defaults["samples"].default),
                                  options.get("seed", defaults["seed"].default))
     twin = forward_mode_twin(call, columns)
     named(twin, arg_names)  # the table names the elements as fn does
-    return gradcheck(twin, xs, **options)
+    return check_gradient(twin, xs, **options)
 
 
 def forward_mode_twin(fn: Callable, columns: torch.Tensor | None = None) -> Callable:

@@ -9,22 +9,26 @@ one-line methods), so Jupyter shows a check as soon as it is the cell's value:
 - :func:`check_html`: the summary (headline, message and hint, the settings),
   the values furthest over their tolerance, and the figure; all text escaped.
 
->>> from gradlab.check.api import gradcheck
->>> r = gradcheck(torch.sin, torch.ones(3, 2, dtype=torch.float64), mode="full", taylor=False)
+>>> from gradlab.check.engine import check_gradient
+>>> r = check_gradient(torch.sin, torch.ones(3, 2, dtype=torch.float64), mode="full")
 >>> check_figure(r).data[0].type, "<table" in check_html(r)
 ('heatmap', True)
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
 import torch  # noqa: F401 - the doctest
 
-from gradlab.check.results import CheckResult
 from gradlab.figures.check import error_heatmap
 from gradlab.figures.check_values import value_errors_figure
 from gradlab.figures.spec import FigureOrSpec
 from gradlab.notebook_html import MAX_TABLE_ROWS, result_html
+
+if TYPE_CHECKING:  # a type name only: CheckResult's own methods call this module, which runs one way
+    from gradlab.check.results import CheckResult
 
 __all__ = ["check_figure", "check_table", "check_html"]
 
@@ -42,9 +46,9 @@ def check_figure(result: CheckResult) -> FigureOrSpec:
 def check_table(result: CheckResult, rows: int = MAX_TABLE_ROWS) -> pd.DataFrame:
     """The ``rows`` values furthest over their tolerance (a NaN difference counts as furthest).
 
-    >>> from gradlab.check.api import gradcheck
-    >>> r = gradcheck(lambda t: t.detach() * t, torch.tensor([1.0, 3.0], dtype=torch.float64),
-    ...               mode="full", taylor=False)
+    >>> from gradlab.check.engine import check_gradient
+    >>> r = check_gradient(lambda t: t.detach() * t, torch.tensor([1.0, 3.0], dtype=torch.float64),
+    ...                    mode="full")
     >>> check_table(r)["element"].tolist()  # autograd says t, the truth is 2t: t[1] is further out
     ['t[1]', 't[0]']
     """

@@ -33,8 +33,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from gradlab.check.api import REDUCTIONS, reduction_estimates, sample_indices
 from gradlab.check.batching import FlatInputs
+from gradlab.check.engine import sample_indices
+from gradlab.check.estimates import reduction_estimates
+from gradlab.check.validation import REDUCTIONS
 from gradlab.limits import LIMITS, check_limit
 from gradlab.check.settings import CheckSettings, build_problem
 from gradlab.numerics.dtypes import resolve_tolerances

@@ -138,9 +138,9 @@ class CheckResult:
         to 65,536 rows, too many to style and send on every rerun; the API keeps them all.
 
         >>> import torch
-        >>> from gradlab.check.api import gradcheck
-        >>> r = gradcheck(lambda t: t.detach() * t, torch.tensor([1.0, 3.0], dtype=torch.float64),
-        ...               mode="full", taylor=False)
+        >>> from gradlab.check.engine import check_gradient
+        >>> r = check_gradient(lambda t: t.detach() * t, torch.tensor([1.0, 3.0], dtype=torch.float64),
+        ...                    mode="full")
         >>> r.worst_rows(1)["element"].tolist()  # autograd says t, the truth is 2t: t[1] is further out
         ['t[1]']
         """

@@ -4,7 +4,7 @@ As ``torch.autograd.gradcheck``'s ``gradgradcheck`` does: :func:`gradient_functi
 turns ``fn`` into ``g(x, w) = ∂⟨w, fn(x)⟩/∂x`` (all checked inputs' gradients,
 flattened and concatenated; ``w`` weights over fn's output values, random and seeded
 by default, so no summed output hides an error) computed by
-``torch.autograd.grad(create_graph=True)``. Then :func:`gradlab.check.api.gradcheck`
+``torch.autograd.grad(create_graph=True)``. Then :func:`gradlab.check.engine.check_gradient`
 checks g over x *and* w with reduction ``none``: autograd's side is a double backward
 (a Hessian-vector product uᵀH for x; for w, the first derivative again, through the
 backward's own derivative in its grad_output), the numeric side the finite
@@ -34,7 +34,7 @@ from typing import Callable, Sequence
 
 import torch
 
-from gradlab.check.api import gradcheck
+from gradlab.check.engine import check_gradient
 from gradlab.check.arguments import parse_arguments
 from gradlab.check.outputs import OutputLayout, differentiable_only
 from gradlab.check.problem import check_inputs
@@ -70,12 +70,13 @@ def named(fn: Callable, names: Sequence[str]) -> Callable:
 def check_second_order(fn: Callable, inputs: torch.Tensor | Sequence, *, wrt=None,
                        first_grad_outputs: str = "random", seed: int = 0,
                        names: Sequence[str] | None = None, **options) -> CheckResult:
-    """gradcheck's verdict on fn's second derivatives (double backward vs FD of the gradient).
+    """The first-order check's verdict on fn's second derivatives (double backward vs FD of the
+    gradient).
 
-    ``inputs`` and ``wrt`` are read as :func:`gradlab.check.api.gradcheck` reads them
+    ``inputs`` and ``wrt`` are read as :func:`gradlab.check.engine.check_gradient` reads them
     (``names`` overrides the checked inputs' names); ``first_grad_outputs`` are the
     weights w of the first backward (``"random"`` or ``"ones"``), checked as the input
-    ``grad_outputs``; ``options`` are gradcheck's, with reduction ``none`` and random
+    ``grad_outputs``; ``options`` are check_gradient's, with reduction ``none`` and random
     ``grad_outputs`` by default (the u of uᵀH).
 
     >>> check_second_order(torch.exp, torch.ones(3, dtype=torch.float64), taylor=False).passed
@@ -86,7 +87,7 @@ def check_second_order(fn: Callable, inputs: torch.Tensor | Sequence, *, wrt=Non
     named(g, (*arg_names, WEIGHTS))  # the table names x's elements as fn does, then w's
     options.setdefault("reduction", "none")
     options.setdefault("grad_outputs", "random")
-    return gradcheck(g, [*xs, w], seed=seed, **options)
+    return check_gradient(g, [*xs, w], seed=seed, **options)
 
 
 def gradient_function(fn: Callable, example: Sequence[torch.Tensor], *, grad_outputs: str = "random",

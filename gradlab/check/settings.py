@@ -29,7 +29,8 @@ from typing import Callable
 
 import torch
 
-from gradlab.check.api import CheckResult, gradcheck
+from gradlab.check.engine import check_gradient
+from gradlab.check.results import CheckResult
 from gradlab.check.validation import (GRAD_OUTPUTS, MODES, REDUCTIONS, check_full_limit, check_samples, check_seed,
                                       check_step, choose)
 from gradlab.errors import GradLabError
@@ -190,7 +191,7 @@ def run_check(settings: CheckSettings, progress=None, taylor: bool = True,
     depend on it.
     """
     p = build_problem(settings)
-    return gradcheck(
+    return check_gradient(
         p.fn, p.x, mode=settings.mode, samples=settings.samples, seed=settings.seed,
         scheme=settings.scheme, eps=settings.eps, rtol=settings.rtol, atol=settings.atol,
         reduction=settings.reduction, grad_outputs=settings.grad_outputs,

@@ -1,0 +1,239 @@
+"""The first-order check's engine: autograd's gradient against finite differences.
+
+:func:`check_gradient` is what :func:`gradlab.check.api.gradcheck` does before its extra
+checks, and what the forward-mode and second-order checks run on their twins
+(:mod:`gradlab.check.forward_mode`, :mod:`gradlab.check.second_order`): it reads fn's
+arguments (:mod:`~gradlab.check.arguments`; its outputs: :mod:`~gradlab.check.outputs`)
+and checks the gradient in one of four modes:
+
+- ``blocks`` (the default): random-sign directions over seeded random blocks of 8
+  elements that cover every element (:mod:`gradlab.check.blocks`), so a wrong element
+  anywhere moves some direction; bisection then names it;
+- ``sampled``: k random elements (seeded, :func:`sample_indices`);
+- ``full``: every element, batched (many perturbed copies per call, see
+  :mod:`gradlab.check.batching`), with a ``progress(done, total)`` callback;
+- ``directional``: random directions v, comparing the finite-difference
+  directional derivative with autograd's ``∇L·v`` (gradcheck's fast mode).
+
+A tensor output is reduced by ``sum``, ``mean`` or ``none``; with ``none`` the
+check is of the vector–Jacobian product ``vᵀJ`` with explicit
+``grad_outputs`` v, and every difference is taken per output element (then
+contracted with v in float64), so no summed loss hides the perturbation.
+
+Finite differences use the input's dtype (or float64 with
+``numeric_float64=True``); the stencil is combined in float64, as in
+:func:`gradlab.numerics.schemes.stencil_estimates`. An element passes when
+``|autograd - numeric| <= atol + rtol·|numeric|``.
+
+The parts a check runs, in order: :mod:`~gradlab.check.validation` (options),
+:mod:`~gradlab.check.behaviour` (fn run twice, the step), :mod:`~gradlab.check.problem`
+(autograd side, the numeric problem), :mod:`~gradlab.check.witness` (fn in float64),
+:mod:`~gradlab.check.measure` (the values and their verdicts), :mod:`~gradlab.check.report`
+(table, summary, words) and :mod:`~gradlab.check.results` (what is returned).
+
+>>> r = check_gradient(lambda x: (x ** 3).sum(), torch.linspace(-1, 1, 7, dtype=torch.float64),
+...                    mode="full")
+>>> r.verdict, len(r.table)
+('pass', 7)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Sequence
+
+import torch
+
+from gradlab.check.arguments import Arguments, module_arguments, parse_arguments
+from gradlab.check.behaviour import check_repeatable, check_user_step
+from gradlab.check.batching import FlatInputs
+from gradlab.check.blocks import BLOCK, block_directions, block_size
+from gradlab.check.measure import measure_values
+from gradlab.check.output_blame import culprit_output
+from gradlab.check.outputs import differentiable_only, leave_out
+from gradlab.check.pace import forecast_check, perturbation_count, stencil_points
+from gradlab.check.problem import (NumericProblem, autograd_gradient, check_inputs, least_precise, numeric_problem,
+                                   resolve_step)
+from gradlab.check.report import CheckContext, Tolerances, error_map, summarize
+from gradlab.check.results import CheckResult
+from gradlab.check.taylor_remainders import taylor_test
+from gradlab.check.validation import MODES, REDUCTIONS, check_full_limit, check_samples, check_seed, choose, \
+    resolve_workers
+from gradlab.check.verdict_words import evidence_notes
+from gradlab.check.verdicts import backward_spread
+from gradlab.check.witness import autograd_in_float64, float64_problem, float64_twin
+from gradlab.errors import GradLabError
+from gradlab.limits import LIMITS, check_limit
+from gradlab.numerics.dtypes import facts, resolve_tolerances
+from gradlab.numerics.schemes import get_scheme, not_applicable_reason
+
+__all__ = ["check_gradient", "checked_function", "first_order", "perturbations", "sample_indices"]
+
+Progress = Callable[[int, int], None]
+
+
+def sample_indices(numel: int, samples: int, seed: int) -> torch.Tensor:
+    """The flat indices the sampled mode checks: ``samples`` distinct ones, seeded, sorted.
+
+    >>> sample_indices(10, 3, 0).tolist() == sample_indices(10, 3, 0).tolist()
+    True
+    """
+    check_limit("sampled elements", samples, LIMITS.sampled_elements)
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randperm(numel, generator=gen)[:min(samples, numel)].sort().values
+
+
+def perturbations(mode: str, numel: int, samples: int, seed: int, tolerance: torch.Tensor | None = None,
+                  block: int = BLOCK) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+    """(flat indices, None) for sampled and full mode; (None, unit directions) for directional
+    and blocks (``tolerance``: each element's, from autograd's gradient, weighting its block).
+
+    >>> index, directions = perturbations("directional", 6, 2, 0)
+    >>> index is None, directions.shape, directions.norm(dim=1).round(decimals=12).tolist()
+    (True, torch.Size([2, 6]), [1.0, 1.0])
+    """
+    if mode == "blocks":
+        return None, block_directions(numel, seed, torch.ones(numel) if tolerance is None else tolerance, block)
+    if mode == "full":
+        return torch.arange(numel), None
+    if mode == "sampled":
+        return sample_indices(numel, samples, seed), None
+    check_limit("directional checks", samples, LIMITS.directional_checks)
+    gen = torch.Generator().manual_seed(seed)
+    v = torch.randn(samples, numel, generator=gen, dtype=torch.float64)
+    return None, v / v.norm(dim=1, keepdim=True)
+
+
+def check_gradient(
+    fn: Callable[..., Any],
+    inputs: Any,
+    *,
+    wrt: int | str | Sequence[int | str] | None = None,
+    mode: str = "blocks",
+    samples: int = 5,
+    seed: int = 0,
+    scheme: str = "central",
+    eps: float | None = None,
+    rtol: float | None = None,
+    atol: float | None = None,
+    reduction: str = "sum",
+    grad_outputs: str | torch.Tensor = "ones",
+    numeric_float64: bool = False,
+    numeric_fn: Callable[..., Any] | None = None,
+    taylor: bool = False,
+    progress: Progress | None = None,
+    workers: int | None = None,
+) -> CheckResult:
+    """The first-order check of autograd's gradient of ``fn`` at ``inputs``.
+
+    ``inputs`` is a tensor or a sequence of fn's arguments (a tuple ``(a, b)`` means
+    ``fn(a, b)``); the options mean what :func:`gradlab.check.api.gradcheck`'s mean.
+
+    >>> x = torch.tensor([1.0, -2.0, 3.0], dtype=torch.float64)
+    >>> check_gradient(lambda t, n: (t ** n).sum(), (x, 2), mode="full").passed
+    True
+    """
+    inputs = (inputs,) if isinstance(inputs, torch.Tensor) else tuple(inputs)
+    call, args = checked_function(fn, inputs, wrt)
+    return first_order(call, args, mode=mode, samples=samples, seed=seed, scheme=scheme, eps=eps, rtol=rtol,
+                       atol=atol, reduction=reduction, grad_outputs=grad_outputs, numeric_float64=numeric_float64,
+                       workers=workers, numeric_fn=numeric_fn, taylor=taylor, progress=progress,
+                       twin=float64_twin(fn, args, wrt, numeric_fn))
+
+
+def checked_function(fn: Callable, inputs: tuple, wrt) -> tuple[Callable, Arguments]:
+    """(fn as a function of the checked real tensors, the other arguments bound; the arguments).
+
+    >>> call, args = checked_function(lambda t, n: t ** n, (torch.ones(2), 3), None)
+    >>> args.names, call(torch.full((2,), 2.0)).tolist()
+    (('t',), [8.0, 8.0])
+    """
+    if isinstance(fn, torch.nn.Module) and wrt == "parameters":
+        module_fn, args = module_arguments(fn, inputs)
+        return bound(module_fn, args), args
+    args = parse_arguments(fn, inputs, wrt)
+    return bound(fn, args), args
+
+
+def bound(fn: Callable, args: Arguments) -> Callable:
+    """fn as a function of the checked (real) tensors only, the other arguments bound."""
+    return lambda *reals: args.call(fn, reals)
+
+
+def first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rtol, atol, reduction,
+                grad_outputs, numeric_float64, workers, numeric_fn, taylor, progress, twin=None) -> CheckResult:
+    """The check of autograd's gradient of ``call`` (:func:`checked_function`'s) over ``args``;
+    ``twin``: fn in float64 (:func:`gradlab.check.witness.float64_twin`), or None."""
+    choose("mode", mode, MODES)
+    choose("reduction", reduction, REDUCTIONS)
+    samples, seed, workers = check_samples(samples), check_seed(seed), resolve_workers(workers)
+    xs = check_inputs(args.reals())
+    if not sum(t.numel() for t in xs):
+        raise GradLabError("The checked inputs have no elements: there is no gradient to check.")
+    user_dtype = least_precise(xs)
+    step_dtype = torch.float64 if numeric_float64 else user_dtype
+    s = get_scheme(scheme)
+    reason = not_applicable_reason(s, step_dtype)
+    if reason is None and s.complex_step and any(args.complex_parts()):
+        reason = "The complex step needs real inputs; this check has a complex one. Pick another scheme."
+    if reason:
+        raise GradLabError(reason)
+    tol = Tolerances(*resolve_tolerances(user_dtype, rtol, atol))
+    if not s.complex_step:
+        check_user_step(eps, FlatInputs.of(xs).values, step_dtype)
+    h = resolve_step(eps, s, step_dtype, FlatInputs.of(xs).values)
+    numel = sum(t.numel() for t in xs)
+    numeric_call = bound(numeric_fn, args) if numeric_float64 and numeric_fn is not None else call
+    # A bounded caller's forecast, before the set-up's dozen evaluations of fn (gradlab.check.pace);
+    # a full check over its element bound is refused below, in its own words.
+    count, unit = perturbation_count(mode, numel, samples)
+    over_full_bound = mode == "full" and numel > LIMITS.full_check_elements
+    pace = forecast_check(None if over_full_bound else progress, numeric_call, xs,
+                          torch.float64 if numeric_float64 else None, perturbations=count, unit=unit,
+                          points=stencil_points(s), workers=workers, complex_step=s.complex_step)
+    check_repeatable(call, xs)
+    call = differentiable_only(call, xs)  # output parts that need no gradient: left out, as torch does
+    numeric_call, twin = leave_out(numeric_call, call), leave_out(twin, call)
+    g, y, v = autograd_gradient(call, xs, reduction, grad_outputs, seed)
+    spread = backward_spread(g, autograd_gradient(call, xs, reduction, grad_outputs, seed)[0])
+    tol = tol.widened(spread)
+    if mode == "full":
+        check_full_limit(numel, y.numel(), s)
+    p = numeric_problem(numeric_call, xs, reduction, v, s, h, torch.float64 if numeric_float64 else None,
+                        names=args.names, complex_parts=args.complex_parts())
+    p = dataclasses.replace(p, gradient=g)  # evaluated points moved back to nominal (stencil.nominal_correction)
+    pace.after_setup()
+    index, directions = perturbations(mode, numel, samples, seed, torch.as_tensor(tol.of(g.abs().numpy())),
+                                      block_size(user_dtype))
+    twin = twin if twin is not None else call
+    witness = float64_problem(twin, xs, reduction, v, s, p, args, g)
+    g64 = autograd_in_float64(twin, xs, reduction, v, y) if user_dtype != torch.float64 else None
+    rounding = None if g64 is None else ((g - g64)[index] if index is not None else directions @ (g - g64)).abs()
+    first, table, scale, located, share = measure_values(p, g, index, directions, tol, progress, workers, witness,
+                                                         facts(user_dtype).eps,
+                                                         None if rounding is None else rounding.numpy(),
+                                                         blocks=mode == "blocks",
+                                                         element_rounding=None if g64 is None else (g - g64).abs())
+    notes = evidence_notes(table, facts(user_dtype).name, g64 is not None, numeric_fn is not None)
+    summary = summarize(p, table, CheckContext(mode, user_dtype, tol, y.numel(), spread), scale=scale,
+                        located=located, truncation_share=share, first=first,
+                        output_of=_output_of(call, xs, reduction, v, p), notes=notes)
+    return CheckResult(table, summary, error_map(p.flat, mode, table), _taylor(p, g, seed) if taylor else None)
+
+
+def _output_of(call, xs, reduction, v, p: NumericProblem):
+    """flat index -> the output part a failing element's disagreement comes through
+    (None: fn has one output part, nothing to name)."""
+    if p.batched.layout is None or len(p.batched.layout.names) < 2:
+        return None
+    return lambda i: culprit_output(call, xs, reduction, v, flat_index=i, step=p.step)
+
+
+def _taylor(p: NumericProblem, g: torch.Tensor, seed: int):
+    """The Taylor test, or None when fn refuses one of its points: they lie along a random
+    direction up to far from x (a solver or a domain check may reject them), and the check's
+    verdict does not depend on them."""
+    try:
+        return taylor_test(p, g, seed)
+    except GradLabError:
+        return None
