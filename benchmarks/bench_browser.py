@@ -33,8 +33,6 @@ import os
 import statistics
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -42,6 +40,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests" / "browser"))
 
 from browser_helpers import CHROMIUM_ARGS, SCRIPT_FINISHED  # noqa: E402
+from deploy.run_local import stop_process, streamlit_command, wait_healthy  # noqa: E402
 
 from gradlab.teaching.presets import presets_for  # noqa: E402
 from gradlab.ui.navigation import PAGES  # noqa: E402
@@ -70,25 +69,14 @@ _RAN = """start => (window.__glRan || window.__glChartChange > start)
   && document.querySelector('[data-testid=stApp]').dataset.testScriptState === 'notRunning'"""
 
 
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-            return response.status == 200
-    except OSError:
-        return False
-
-
 def _start_app(port: int, script: str = "app.py") -> subprocess.Popen:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while not _healthy(f"http://127.0.0.1:{port}"):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise SystemExit("streamlit did not start")
-        time.sleep(0.25)
+    proc = subprocess.Popen(streamlit_command(script, port), cwd=REPO, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        wait_healthy(f"http://127.0.0.1:{port}", 60, proc)
+    except RuntimeError as err:
+        stop_process(proc)
+        raise SystemExit(f"streamlit did not start: {err}") from None
     return proc
 
 
@@ -265,8 +253,7 @@ def _floor(browser_factory, port: int, runs: int) -> dict:
         inputs = [interaction_s(browser, base, FLOOR_PATH)[0] for _ in range(runs)]
         browser.close()
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        stop_process(proc)
     return {"load": statistics.median(loads), "return": statistics.median(returns),
             "input": statistics.median(inputs)}
 
@@ -316,8 +303,7 @@ def main() -> None:
                       f"{_cell(m['nav']):>15} {_cell(m['input'], floor['input']):>17}  {m['what']}{flag}")
             browser.close()
         finally:
-            proc.terminate()
-            proc.wait(timeout=10)
+            stop_process(proc)
     print(f"targets: first chart (first visit, returning, navigation) < {FIRST_CHART_TARGET_S} s, interaction < {INTERACTION_TARGET_S} s "
           f"(medians of {args.runs} runs)")
     print("* = the page has no main_chart_box() yet: timed to its first chart anywhere")
@@ -346,8 +332,7 @@ def _print_every_preset(sync_playwright, paths: list[str], args) -> None:
                           f"{', '.join(f'{x:.2f}' for x in seconds)}{flag}")
             browser.close()
         finally:
-            proc.terminate()
-            proc.wait(timeout=10)
+            stop_process(proc)
     print(f"target: every interaction < {INTERACTION_TARGET_S} s (median of {args.runs}); {over} over")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
 

@@ -29,13 +29,13 @@ import sys
 import tarfile
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "browser"))
 
 from browser_helpers import CHROMIUM_ARGS, SCRIPT_FINISHED, wait_for_app  # noqa: E402
+from deploy.run_local import stop_process, streamlit_command, wait_healthy  # noqa: E402
 
 TARGET_S = 0.5
 QUIET_MS = 400  # no chart mutation for this long: the last update is over
@@ -137,19 +137,13 @@ def server_times(repeats: int) -> dict[str, float]:
 @contextlib.contextmanager
 def serving(folder: Path, port: int):
     """``streamlit run app.py`` from ``folder`` on ``port``, until the block ends."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--browser.gatherUsageStats", "false"], cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(streamlit_command("app.py", port), cwd=folder, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
     try:
-        for _ in range(240):
-            with contextlib.suppress(OSError):
-                if urllib.request.urlopen(f"http://localhost:{port}/_stcore/health", timeout=2).status == 200:
-                    break
-            time.sleep(0.25)
-        yield f"http://localhost:{port}"
+        wait_healthy(f"http://127.0.0.1:{port}", 60, proc)
+        yield f"http://127.0.0.1:{port}"
     finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+        stop_process(proc, patience=20)
 
 
 def _exported(revision: str, into: Path) -> Path:
