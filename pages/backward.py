@@ -23,7 +23,7 @@ start_page("backward")
 
 from gradlab.errors import GradLabError  # noqa: E402
 from gradlab.figures import backward as plots  # noqa: E402
-from gradlab.labs.backward import (  # noqa: E402
+from gradlab.labs.backward.engine import (  # noqa: E402
     EMPTY_NOTE,
     MATRIX_EXAMPLES,
     QUESTION_CODE,

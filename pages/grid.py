@@ -14,8 +14,8 @@ import streamlit as st
 
 from gradlab.errors import GradLabError
 from gradlab.figures.grid import grid_figure, secant_series_figure
-from gradlab.labs.grid_story import grid_answer, printed_values, ulps_of_x
-from gradlab.labs.representable_grid import GridDifference, GridSettings
+from gradlab.labs.grid.story import grid_answer, printed_values, ulps_of_x
+from gradlab.labs.grid.representable import GridDifference, GridSettings
 from gradlab.limits import LIMITS
 from gradlab.literal_text import markdown_literal
 from gradlab.numerics.dtypes import ALL_DTYPE_NAMES, facts

@@ -24,7 +24,7 @@ start_page("summed")
 
 from gradlab.check.settings import parse_shape  # noqa: E402
 from gradlab.figures.summed import difference_staircase, summed_error_bars  # noqa: E402
-from gradlab.labs.summed_loss import NO_THRESHOLD, SUM_METHODS, SummedLoss, SummedLossSettings  # noqa: E402
+from gradlab.labs.summed.loss import NO_THRESHOLD, SUM_METHODS, SummedLoss, SummedLossSettings  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
 from gradlab.literal_text import markdown_literal  # noqa: E402
 from gradlab.numerics.dtypes import DTYPE_NAMES, facts  # noqa: E402

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from gradlab.labs.backward import (
+from gradlab.labs.backward.engine import (
     EMPTY_NOTE,
     MATRIX_EXAMPLES,
     QUESTION_CODE,
@@ -44,7 +44,7 @@ def test_seed_grads_are_3v_4bv_v_over_c(dtype):
 
 
 def test_seed_printed_numbers():
-    # The seed printed (float32, 5 significant digits):
+    # The question printed (float32, 5 significant digits):
     printed = {
         "a": (3.0000e-01, 3.0000e00, 3.0000e-04),
         "b": (1.2000e00, 1.6000e01, 2.0000e-03),

@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from gradlab.cli.main import main
-from gradlab.labs.grid_story import grid_answer, printed_values, secant_series, steps_in_ulps, window_points
-from gradlab.labs.representable_grid import GridSettings, grid_difference
+from gradlab.labs.grid.story import grid_answer, printed_values, secant_series, steps_in_ulps, window_points
+from gradlab.labs.grid.representable import GridSettings, grid_difference
 
 
 def test_cli_grid_json_matches_numpy(capsys):

@@ -23,7 +23,7 @@ import pytest
 
 from gradlab.errors import GradLabError, LimitError
 from gradlab.figures.grid import MAX_TICKS, grid_figure, secant_series_figure
-from gradlab.labs.representable_grid import GridSettings
+from gradlab.labs.grid.representable import GridSettings
 from gradlab.numerics.dtypes import ALL_DTYPE_NAMES, facts
 from gradlab.server import heavy_work
 from gradlab.server.pool import WorkerPool

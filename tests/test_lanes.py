@@ -178,7 +178,7 @@ def test_heavy_starts_a_call_forecast_long_in_the_long_lane(monkeypatch):
     (no forecast: the pool learns it by watching)."""
     from gradlab.check.settings import CheckSettings
     from gradlab.sweep.engine import SweepSettings
-    from gradlab.labs.summed_loss import SummedLossSettings
+    from gradlab.labs.summed.loss import SummedLossSettings
     from gradlab.server.heavy_work import check, summed, sweep
     from gradlab.ui import heavy as heavy_module
 

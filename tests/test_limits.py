@@ -24,7 +24,7 @@ from streamlit.testing.v1 import AppTest
 from gradlab.numerics import expressions as expr_module
 from gradlab.numerics import exact_derivatives as reference
 from gradlab.labs.roundoff import engine as roundoff
-from gradlab.labs.backward import BackwardSession, VJPSettings, matrix_vjp, parse_vector
+from gradlab.labs.backward.engine import BackwardSession, VJPSettings, matrix_vjp, parse_vector
 from gradlab.server.deadline import run_within
 from gradlab.errors import GradLabError, LimitError
 from gradlab.limits import ENV_VARIABLE, LIMITS, Limits, check_limit, limits_from

@@ -30,7 +30,7 @@ SMALL = dict(input_size=6, hidden=(12, 12), index=2)
 
 
 def test_seed_value_is_one_quantum():
-    # The seed's scipy value -0.014901161193847656 is -1 * ulp(y)/(2 dx) for a float32
+    # The question's scipy value -0.014901161193847656 is -1 * ulp(y)/(2 dx) for a float32
     # output y in [0.25, 0.5): ulp = 2**-25, dx = 1e-6.
     assert 2.0**-25 / (2 * 1e-6) == 0.014901161193847656
     assert ulp(0.3, "float32") == 2.0**-25
@@ -94,7 +94,7 @@ def test_sweep_table_is_tidy_and_consistent():
                                "ref_error", "quantum", "k", "y_plus", "y_minus"]
     assert len(t) == 41 and np.all(np.diff(t["step"]) > 0)
     assert np.allclose(t["estimate"], t["k"] * t["quantum"], rtol=1e-15, atol=0)
-    # Batched and single evaluations use the same arithmetic: the seed's step matches its own row.
+    # Batched and single evaluations use the same arithmetic: the question's step matches its own row.
     single = step_sweep(NetgradSettings(step_min=1e-6, step_max=1e-5, points=2)).table.iloc[0]
     assert single["step"] == pytest.approx(1e-6)
 

@@ -120,8 +120,8 @@ def test_at_zero_in_float64_the_main_chart_has_finite_points():
     import math
 
     from gradlab.figures.grid import grid_figure
-    from gradlab.labs.grid_story import window_points
-    from gradlab.labs.representable_grid import GridSettings, grid_difference
+    from gradlab.labs.grid.story import window_points
+    from gradlab.labs.grid.representable import GridSettings, grid_difference
 
     r = grid_difference(GridSettings("float64", 0.0, 1e-4, "sin(x)"))
     fig = grid_figure(r, window_points(r))

@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 from app_text import shown
 from gradlab.check.settings import CheckSettings, build_problem
 from gradlab.cli.main import main
-from gradlab.labs.summed_loss import SUM_METHODS
+from gradlab.labs.summed.loss import SUM_METHODS
 from gradlab.teaching.presets import presets_for, url_query
 
 APP = Path(__file__).resolve().parents[1] / "app.py"
@@ -125,8 +125,8 @@ def test_an_emulated_dtype_in_the_url_falls_back_to_the_default():
 
 
 def test_the_check_s_differences_are_whole_multiples_of_the_quantum():
-    from gradlab.labs.summed_differences import sampled_differences
-    from gradlab.labs.summed_loss import SummedLossSettings
+    from gradlab.labs.summed.differences import sampled_differences
+    from gradlab.labs.summed.loss import SummedLossSettings
 
     table = sampled_differences(SummedLossSettings())
     quantum = float(np.spacing(np.float32(math.fsum(_terms())))) / 1e-3  # ulp(L) / h

@@ -20,7 +20,7 @@ from gradlab.figures import backward as backward_plots
 from gradlab.figures import layout
 from gradlab.figures import network as network_plots
 from gradlab.figures import roundoff as roundoff_plots
-from gradlab.labs.backward import MATRIX_EXAMPLES, VJPSettings, matrix_vjp, vector_jacobian
+from gradlab.labs.backward.engine import MATRIX_EXAMPLES, VJPSettings, matrix_vjp, vector_jacobian
 from gradlab.figures.spec import FigureSpec, specs_only
 from gradlab.labs.network.engine import NetgradSettings, finite_difference, step_sweep
 from gradlab.labs.roundoff.engine import RoundoffSettings, compare, ulp_histogram
@@ -280,8 +280,8 @@ def _main_charts(roundoff_result, network) -> dict[str, go.Figure]:
     from gradlab.figures.check import eps_sweep_figure
     from gradlab.figures.grid import grid_figure
     from gradlab.figures.summed import difference_staircase
-    from gradlab.labs.grid_story import window_points
-    from gradlab.labs.representable_grid import GridSettings, grid_difference
+    from gradlab.labs.grid.story import window_points
+    from gradlab.labs.grid.representable import GridSettings, grid_difference
 
     fd, sweep = network
     grid = grid_difference(GridSettings("float32", 1.0, 1e-4, "sin(x)"))

@@ -10,7 +10,7 @@ import torch
 from hypothesis import given, settings, strategies as st
 
 from gradlab.errors import GradLabError
-from gradlab.labs.representable_grid import (GridSettings, grid_around, grid_difference, kept_bits,
+from gradlab.labs.grid.representable import (GridSettings, grid_around, grid_difference, kept_bits,
                                              shared_decimal_digits, shared_leading_bits)
 
 NUMPY = {"float16": np.float16, "float32": np.float32, "float64": np.float64}

@@ -148,7 +148,7 @@ def test_formula_refuses_bad_text():
         formula("grad(foo(x))")
 
 
-# ---------------------------------------------------------------- the seed's facts
+# ---------------------------------------------------------------- the 1/x question's facts
 
 # Ranges where x, x*x, 1/x and 1/x**2 are all normal numbers of the dtype, so the
 # textbook error bounds of correctly rounded operations hold.
@@ -188,7 +188,7 @@ def test_error_bounds_from_counting_roundings(dtype):
 def test_the_reciprocal_question_in_numbers_float32():
     result = compare(COMPARISONS["reciprocal"].settings)
     s = result.summary
-    # They are neither always equal nor far apart: the seed saw one ulp (5.96e-8 near 1).
+    # They are neither always equal nor far apart: the question saw one ulp (5.96e-8 near 1).
     assert 0.2 < s.bitwise_equal < 0.9
     assert 1 <= s.max_ulps_a_b <= 4
     assert math.isclose(s.a_closer + s.b_closer + s.tie, 1.0)
@@ -201,7 +201,7 @@ def test_the_reciprocal_question_in_numbers_float32():
 
 
 def test_the_reciprocal_difference_is_one_ulp_near_one():
-    # The seed printed 5.9605e-08 = 2**-24: one ulp of float32 in [0.5, 1).
+    # The question printed 5.9605e-08 = 2**-24: one ulp of float32 in [0.5, 1).
     result = compare(COMPARISONS["reciprocal"].settings)
     t = result.table
     near = t[(t["value_a"].abs() >= 0.5) & (t["value_a"].abs() < 1.0) & (t["ulps_a_b"] == 1)]

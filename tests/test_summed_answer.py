@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from gradlab.labs.summed_loss import SummedLossSettings, summed_loss
+from gradlab.labs.summed.loss import SummedLossSettings, summed_loss
 from gradlab.answers.summed import ROUNDOFF_RATIO, VISIBLE_RATIO, summed_answer
 
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from gradlab.errors import GradLabError
-from gradlab.labs.summed_loss import (NO_THRESHOLD, SUM_METHODS, SummedLossSettings, neumaier_sum,
+from gradlab.labs.summed.loss import (NO_THRESHOLD, SUM_METHODS, SummedLossSettings, neumaier_sum,
                                       pairwise_sum, sequential_sum, summed_loss)
 
 MSE_SUM_LOSS = summed_loss(SummedLossSettings())

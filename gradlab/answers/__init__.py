@@ -3,7 +3,7 @@
 One module per page: :mod:`~gradlab.answers.sweep` (Explorer), :mod:`~gradlab.answers.check`
 (Grad check), :mod:`~gradlab.answers.labs` (Network and Backward), :mod:`~gradlab.answers.summed`
 (Summed loss), :mod:`~gradlab.answers.roundoff` (Round-off). The Grid page's sentence is
-:func:`gradlab.labs.grid_story.grid_answer`, part of the story it tells.
+:func:`gradlab.labs.grid.story.grid_answer`, part of the story it tells.
 
 An answer is a level and a text, built from a result's numbers, never from prose: an
 :class:`Answer` (``success``, ``info``, ``warning`` or ``error``), or for the Explorer and the

@@ -58,9 +58,9 @@ def _vector(values) -> str:
 
 
 def backward_answer(result) -> Answer:
-    """The Backward page's answer, from a :class:`gradlab.labs.backward.VJPResult`.
+    """The Backward page's answer, from a :class:`gradlab.labs.backward.engine.VJPResult`.
 
-    >>> from gradlab.labs.backward import VJPSettings, vector_jacobian
+    >>> from gradlab.labs.backward.engine import VJPSettings, vector_jacobian
     >>> print(backward_answer(vector_jacobian(VJPSettings())).text)  # doctest: +NORMALIZE_WHITESPACE
     y.backward(v) weights each output's derivative by v: .grad = vᵢ × ∂yᵢ/∂inputᵢ, so
     a.grad = [0.3, 3, 0.0003], b.grad = [1.2, 16, 0.002], c.grad = [0.01667, 0.1429, 1.25e-05].

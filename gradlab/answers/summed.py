@@ -7,7 +7,7 @@ one step of the difference is at least half a gradient element (the check is
 round-off), ``info`` when it is coarser than a hundredth of one, ``success`` when
 finer.
 
->>> from gradlab.labs.summed_loss import SummedLossSettings, summed_loss
+>>> from gradlab.labs.summed.loss import SummedLossSettings, summed_loss
 >>> note = summed_answer(summed_loss(SummedLossSettings(shape=(140, 120))))
 >>> note.level
 'warning'
@@ -20,7 +20,7 @@ that is the grad check's round-off.
 from __future__ import annotations
 
 from gradlab.answers import Answer
-from gradlab.labs.summed_loss import SummedLoss
+from gradlab.labs.summed.loss import SummedLoss
 from gradlab.numerics.dtypes import facts
 
 __all__ = ["summed_answer", "ROUNDOFF_RATIO", "VISIBLE_RATIO"]
@@ -40,7 +40,7 @@ def summed_answer(result: SummedLoss) -> Answer:
 
     A loss beyond the dtype's largest value has no grid at all: that is the sentence then.
 
-    >>> from gradlab.labs.summed_loss import SummedLossSettings, summed_loss
+    >>> from gradlab.labs.summed.loss import SummedLossSettings, summed_loss
     >>> note = summed_answer(summed_loss(SummedLossSettings(shape=(400, 500), dtype="float16")))
     >>> note.level, note.text.split(":")[0]
     ('warning', "Summed in float16, L = 299199.8 is beyond float16's largest value, 65504")

@@ -13,8 +13,8 @@ import json
 from decimal import Decimal
 
 from gradlab.cli.common import finite_float, to_json
-from gradlab.labs.grid_story import grid_fields
-from gradlab.labs.representable_grid import GridSettings, grid_difference
+from gradlab.labs.grid.story import grid_fields
+from gradlab.labs.grid.representable import GridSettings, grid_difference
 from gradlab.numerics.dtypes import ALL_DTYPE_NAMES
 from gradlab.numerics.precision_table import CENTRAL_THEORY, COLUMNS, precision_table
 

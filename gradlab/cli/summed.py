@@ -17,8 +17,8 @@ import sys
 
 from gradlab.cli.common import finite_float, to_json
 from gradlab.check.settings import parse_shape
-from gradlab.labs.summed_differences import sampled_differences
-from gradlab.labs.summed_loss import NO_THRESHOLD, SummedLoss, SummedLossSettings, summed_loss
+from gradlab.labs.summed.differences import sampled_differences
+from gradlab.labs.summed.loss import NO_THRESHOLD, SummedLoss, SummedLossSettings, summed_loss
 from gradlab.numerics.dtypes import DTYPE_NAMES
 from gradlab.answers.summed import summed_answer
 

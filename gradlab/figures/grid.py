@@ -4,8 +4,8 @@ Pure functions (no streamlit). The main chart is drawn in grid units: x − x₀
 of x and f − f(x₀) in ulps of f(x₀), so the representable numbers sit on whole
 numbers and the secant's few possible slopes are visible.
 
->>> from gradlab.labs.representable_grid import GridSettings, grid_difference
->>> from gradlab.labs.grid_story import window_points, secant_series
+>>> from gradlab.labs.grid.representable import GridSettings, grid_difference
+>>> from gradlab.labs.grid.story import window_points, secant_series
 >>> r = grid_difference(GridSettings("float32", 1.0, 1e-7, "sin(x)"))
 >>> [t.name for t in grid_figure(r, window_points(r)).data][:2]
 ['representable x', 'f in float32']
@@ -22,7 +22,7 @@ import pandas as pd
 
 from gradlab.figures.spec import FigureOrSpec, FigureSpec
 from gradlab.figures.style import GUIDE, MARK, MARKER_OUTLINE, NEUTRAL, TRUTH
-from gradlab.labs.representable_grid import GridDifference
+from gradlab.labs.grid.representable import GridDifference
 from gradlab.numerics.dtypes import facts
 
 __all__ = ["grid_figure", "secant_series_figure", "MAX_TICKS", "MAIN_CHART_HEIGHT"]

@@ -3,12 +3,12 @@ summation's error in ulps of the loss.
 
 :func:`difference_staircase` puts the forward differences of L against autograd's
 gradient: on the diagonal if the check worked, on the lines k · ulp(L)/h when round-off
-rules. :func:`summed_error_bars` draws one bar per method of :data:`gradlab.labs.summed_loss.SUM_METHODS`, in
+rules. :func:`summed_error_bars` draws one bar per method of :data:`gradlab.labs.summed.loss.SUM_METHODS`, in
 the colour of the dtype it adds in; the band of ±½ ulp around 0 is where a
 correctly rounded sum lies, and the axis's grid lines fall on whole ulps when the
 errors are a few ulps wide, so the grid of the loss itself is visible.
 
->>> from gradlab.labs.summed_loss import SummedLossSettings, summed_loss
+>>> from gradlab.labs.summed.loss import SummedLossSettings, summed_loss
 >>> fig = summed_error_bars(summed_loss(SummedLossSettings(shape=(20, 10))))
 >>> [t.type for t in fig.data], len(fig.data[0].x)
 (['bar'], 5)
@@ -22,7 +22,7 @@ import numpy as np
 
 from gradlab.figures.spec import FigureOrSpec, FigureSpec
 from gradlab.figures.style import GUIDE, MARK, MARKER_OUTLINE, TRUTH, dtype_colour
-from gradlab.labs.summed_loss import SUM_METHODS, SummedLoss
+from gradlab.labs.summed.loss import SUM_METHODS, SummedLoss
 
 __all__ = ["summed_error_bars", "difference_staircase", "ulp_words"]
 
@@ -100,7 +100,7 @@ MAX_STAIRS = 24
 
 def difference_staircase(table, quantum: float, h: float, dtype: str) -> FigureOrSpec:
     """What the check prints against what it should: forward differences (from
-    :func:`gradlab.labs.summed_differences.sampled_differences`) against autograd's dL/dxᵢ.
+    :func:`gradlab.labs.summed.differences.sampled_differences`) against autograd's dL/dxᵢ.
 
     A right check puts every point on the diagonal; a check of the summed loss puts them on
     the lines k · ulp(L)/h, drawn when they are few enough to see.

@@ -19,7 +19,7 @@ from its arguments alone; :func:`gradlab.ui.heavy.heavy` starts a call forecast
 over the pool's ``LONG_CALL_SECONDS`` in its long lane, so it never holds a worker
 kept for short calls (:mod:`gradlab.server.lanes`).
 
->>> from gradlab.labs.summed_loss import SummedLossSettings
+>>> from gradlab.labs.summed.loss import SummedLossSettings
 >>> summed.forecast_seconds(SummedLossSettings(shape=(400, 500), dtype="bfloat16")) > 1
 True
 """
@@ -124,11 +124,11 @@ def roundoff(settings):
 @advised("Pick a smaller shape, or a dtype other than bfloat16 (its sums are Python loops).")
 @forecast(lambda settings: math.prod(settings.shape) * _SUMMED_TERM_SECONDS.get(settings.dtype, 3e-6))
 def summed(settings):
-    """The Summed-loss lab and the check's forward differences (:mod:`gradlab.labs.summed_loss`,
-    :mod:`gradlab.labs.summed_differences`): its sums are Python loops over up to
+    """The Summed-loss lab and the check's forward differences (:mod:`gradlab.labs.summed.loss`,
+    :mod:`gradlab.labs.summed.differences`): its sums are Python loops over up to
     LIMITS.summed_terms terms, seconds of one core in bfloat16."""
-    from gradlab.labs.summed_differences import sampled_differences
-    from gradlab.labs.summed_loss import summed_loss
+    from gradlab.labs.summed.differences import sampled_differences
+    from gradlab.labs.summed.loss import summed_loss
 
     return summed_loss(settings), sampled_differences(settings)
 
@@ -136,11 +136,11 @@ def summed(settings):
 @advised("Pick a simpler expression or another point x.")
 def grid(settings):
     """The Grid page's difference, f on the grid around x and the secant's slope against h
-    (:mod:`gradlab.labs.representable_grid`, :mod:`gradlab.labs.grid_story`). Their sizes are
+    (:mod:`gradlab.labs.grid.representable`, :mod:`gradlab.labs.grid.story`). Their sizes are
     bounded; the exact derivative's sympy and mpmath work is not, and one of its C calls cannot be
     interrupted (1/(x**x**x) at 1e9 in float64: a 23 s integer power), so it runs where it can be killed."""
-    from gradlab.labs.grid_story import secant_series, window_points
-    from gradlab.labs.representable_grid import grid_difference
+    from gradlab.labs.grid.story import secant_series, window_points
+    from gradlab.labs.grid.representable import grid_difference
 
     result = grid_difference(settings)
     return result, window_points(result), secant_series(settings)

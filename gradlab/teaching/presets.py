@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from gradlab.labs.backward import MATRIX_EXAMPLES, VJPSettings
+from gradlab.labs.backward.engine import MATRIX_EXAMPLES, VJPSettings
 from gradlab.labs.network.engine import QUESTION_SEED, NetgradSettings
 from gradlab.labs.roundoff.engine import COMPARISONS
 from gradlab.numerics.dtypes import facts

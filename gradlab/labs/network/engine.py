@@ -6,7 +6,7 @@ float32 and gets -0.00952 against -0.0149. The finite difference divides the
 difference of two float32 outputs by ``2*dx``. Floats are integer multiples of
 their ulp, so that difference is ``k`` times the smaller ulp of the two outputs
 and the estimate can only be ``k * q`` with ``q = ulp(y) / (2*dx)``. Near
-y ~ 0.3, ``q = 2**-25 / 2e-6 = 0.0149``: the seed's value is ``k = -1``, the
+y ~ 0.3, ``q = 2**-25 / 2e-6 = 0.0149``: the question's value is ``k = -1``, the
 closest multiple the float32 outputs allow. Autograd was right.
 
 The network itself and its settings are in :mod:`gradlab.labs.network.model`;
@@ -53,7 +53,7 @@ __all__ = [
     "scipy_derivative",
 ]
 
-#: Shown on the page for readers of the seed, who used scipy.
+#: Shown on the page for readers of the question, who used scipy.
 SCIPY_NOTE = (
     "scipy.misc.derivative, used in the question, was deprecated in SciPy 1.10 and removed in "
     "SciPy 1.12. Its successor is scipy.differentiate.derivative (SciPy 1.15+), which chooses "
@@ -171,7 +171,7 @@ def _reference_gradient(net: Network, x: torch.Tensor) -> torch.Tensor:
 
 
 def finite_difference(settings: NetgradSettings) -> FiniteDifference:
-    """The seed's experiment: autograd and a central difference with step ``settings.step``.
+    """The question's experiment: autograd and a central difference with step ``settings.step``.
 
     >>> fd = finite_difference(NetgradSettings(dtype="float64", step=6e-6))
     >>> abs(fd.estimate - fd.autograd) < 1e-8 * abs(fd.autograd)
@@ -282,7 +282,7 @@ def step_sweep(settings: NetgradSettings) -> StepSweep:
 
 @dataclass(frozen=True, eq=False)
 class NetworkExperiment:
-    """The seed's central difference at ``settings.step`` and the sweep over steps, for one network."""
+    """The question's central difference at ``settings.step`` and the sweep over steps, for one network."""
 
     difference: FiniteDifference
     sweep: StepSweep

@@ -144,7 +144,7 @@ def _generator(seed: int) -> torch.Generator:
 
 
 def network_input(settings: NetgradSettings) -> torch.Tensor:
-    """The seeded random input (the seed's ``torch.randn(D_in)``), rounded to the dtype.
+    """The seeded random input (the question's ``torch.randn(D_in)``), rounded to the dtype.
 
     >>> network_input(NetgradSettings(input_size=3, index=0)).shape
     torch.Size([3])

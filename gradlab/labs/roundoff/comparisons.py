@@ -34,12 +34,12 @@ COMPARISONS: dict[str, ComparisonSpec] = {
         ComparisonSpec(
             "reciprocal_product", "autograd of 1/x vs -(1/x)*(1/x) (float32)",
             RoundoffSettings("autograd", "-(1/x)*(1/x)", "float32", "normal", -1.0, 1.0),
-            "The fix found in the seed: the same operations in the same order round the same way.",
+            "The fix found in the question: the same operations in the same order round the same way.",
         ),
         ComparisonSpec(
             "reciprocal_float64", "-1/x**2 vs -(1/x)*(1/x) in float64",
             RoundoffSettings("-1/x**2", "-(1/x)*(1/x)", "float64", "normal", -1.0, 1.0),
-            "The seed answer's numpy loop: float64 has the same effect, 2**29 times smaller.",
+            "An answer's numpy loop: float64 has the same effect, 2**29 times smaller.",
         ),
         ComparisonSpec(
             "log1p", "log(1+x) vs log1p(x) for small x (float32)",

@@ -79,7 +79,7 @@ class Formula:
             return self._expression(x).detach()
         with torch.enable_grad():
             leaf = x.detach().clone().requires_grad_(True)
-            # The sum's backward feeds 1 to every element, as loss.backward() did in the seed.
+            # The sum's backward feeds 1 to every element, as loss.backward() did in the question.
             (grad,) = torch.autograd.grad(self._expression(leaf).sum(), leaf)
         return grad.detach()
 

@@ -25,7 +25,7 @@ class RoundoffSettings:
     """What to compare, in which dtype, on which random inputs (plain values, cache-friendly).
 
     ``normal`` draws mean (low+high)/2 and standard deviation (high-low)/2, so the
-    default [-1, 1] is the seed's ``np.random.randn()``; ``log-uniform`` draws
+    default [-1, 1] is the question's ``np.random.randn()``; ``log-uniform`` draws
     positive x with log x uniform in [log low, log high].
     """
 

@@ -4,9 +4,9 @@ For a few evenly spaced elements i, ``(L(x + h·eᵢ) − L(x)) / h`` computed a
 did (the loss summed with ``torch.sum`` in the dtype, the step added in the dtype), next
 to autograd's ``dL/dxᵢ``. Both losses are numbers of the dtype near L, so each difference
 is a whole number k of ulps of L divided by h: a multiple of the quantum ``ulp(L)/h``
-(:mod:`gradlab.labs.summed_loss`). ``k`` is returned too.
+(:mod:`gradlab.labs.summed.loss`). ``k`` is returned too.
 
->>> from gradlab.labs.summed_loss import SummedLossSettings
+>>> from gradlab.labs.summed.loss import SummedLossSettings
 >>> t = sampled_differences(SummedLossSettings(), count=8)
 >>> list(t.columns)
 ['element', 'gradient', 'difference', 'k']
@@ -22,7 +22,7 @@ import pandas as pd
 import torch
 
 from gradlab.check.settings import CheckSettings, build_problem
-from gradlab.labs.summed_loss import SummedLossSettings
+from gradlab.labs.summed.loss import SummedLossSettings
 from gradlab.numerics.ulp import ulp
 
 __all__ = ["sampled_differences", "DEFAULT_COUNT"]

@@ -3,7 +3,7 @@ the digits a subtraction cancels, and the secant's slope as h shrinks.
 
 Plain values only (no streamlit): the Grid page and ``python -m gradlab grid`` show the same.
 
->>> from gradlab.labs.representable_grid import GridSettings, grid_difference
+>>> from gradlab.labs.grid.representable import GridSettings, grid_difference
 >>> r = grid_difference(GridSettings(dtype="float32", x=1.0, h=1e-8, expression="sin(x)"))
 >>> grid_answer(r).startswith("x + h rounds back to x")
 True
@@ -22,7 +22,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from gradlab.labs.representable_grid import GridDifference, GridSettings, computing_in, shared_decimal_digits
+from gradlab.labs.grid.representable import GridDifference, GridSettings, computing_in, shared_decimal_digits
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.emulation import to_dtype
 from gradlab.numerics.expressions import parse
@@ -77,7 +77,7 @@ def steps_in_ulps(r: GridDifference) -> int | float:
     Exact, a Python int (at x = 0, ulp(x) is the smallest subnormal and n can pass float64's range),
     a float only where x + h lands in a finer binade nearer 0 (x < 0) and n is not whole.
 
-    >>> from gradlab.labs.representable_grid import grid_difference
+    >>> from gradlab.labs.grid.representable import grid_difference
     >>> steps_in_ulps(grid_difference(GridSettings("float32", 0.75, 0.5, "x")))  # 0.5 / 2**-24
     8388608
     """
@@ -88,7 +88,7 @@ def steps_in_ulps(r: GridDifference) -> int | float:
 def ulps_of_x(r: GridDifference) -> str:
     """:func:`steps_in_ulps` in words: digits grouped, in e-notation past 10**12.
 
-    >>> from gradlab.labs.representable_grid import grid_difference
+    >>> from gradlab.labs.grid.representable import grid_difference
     >>> ulps_of_x(grid_difference(GridSettings("float32", 1.0, 1e-7, "x")))
     '1 ulp'
     >>> ulps_of_x(grid_difference(GridSettings("float64", 0.0, 1e-4, "x")))  # 1e-4 / 2**-1074
@@ -168,7 +168,7 @@ def window_points(r: GridDifference, samples: int = 121) -> pd.DataFrame:
     """f in the dtype at grid numbers around x and x + h (columns x, fx; every grid number of
     the window when there are at most ``samples``, else ``samples`` of them).
 
-    >>> from gradlab.labs.representable_grid import grid_difference
+    >>> from gradlab.labs.grid.representable import grid_difference
     >>> w = window_points(grid_difference(GridSettings("float32", 1.0, 1e-7, "x")))
     >>> len(w), bool((w["x"] == w["fx"]).all())  # 4 ulps below 1 (8 half-ulps), 8 ulps above
     (17, True)

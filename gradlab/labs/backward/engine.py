@@ -7,13 +7,13 @@ gradient of the scalar ``sum(v * y)``. Here J is diagonal in each input
 (3, 4b, 1/c), so ``a.grad = 3v``, ``b.grad = 4 b v`` and ``c.grad = v / c``.
 
 >>> r = vector_jacobian(VJPSettings())
->>> [round(g, 6) for g in r.grads["a"]]  # 3v, as the seed printed
+>>> [round(g, 6) for g in r.grads["a"]]  # 3v, as the question printed
 [0.3, 3.0, 0.0003]
 >>> r.backward_equals_weighted_sum
 True
 
-A Jacobian that is not diagonal (``z = W x``) is in :mod:`gradlab.labs.matrix_vjp`, the
-question's ``torch.empty`` example in :mod:`gradlab.labs.empty_example`; their names are
+A Jacobian that is not diagonal (``z = W x``) is in :mod:`gradlab.labs.backward.matrix_vjp`, the
+question's ``torch.empty`` example in :mod:`gradlab.labs.backward.empty_example`; their names are
 importable from here too.
 """
 
@@ -28,9 +28,9 @@ import pandas as pd
 import torch
 
 from gradlab.errors import GradLabError
-from gradlab.labs.empty_example import (EMPTY_NOTE, QUESTION_CODE, QUESTION_PRINTOUT, EmptyDemo, EmptyExample,
+from gradlab.labs.backward.empty_example import (EMPTY_NOTE, QUESTION_CODE, QUESTION_PRINTOUT, EmptyDemo, EmptyExample,
                                         empty_demo, empty_example)
-from gradlab.labs.matrix_vjp import (MATRIX_EXAMPLES, ExampleVJPSettings, MatrixExample, MatrixVJP, example_vjp,
+from gradlab.labs.backward.matrix_vjp import (MATRIX_EXAMPLES, ExampleVJPSettings, MatrixExample, MatrixVJP, example_vjp,
                                      matrix_vjp)
 from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.dtypes import facts
@@ -93,12 +93,12 @@ def parse_vector(text: str, name: str = "vector") -> tuple[float, ...]:
     return tuple(values)
 
 
-# ---------------------------------------------------------------- the seed's function
+# ---------------------------------------------------------------- the question's function
 
 
 @dataclass(frozen=True)
 class VJPSettings:
-    """The seed's inputs (defaults) and the gradient vector v; plain values."""
+    """The question's inputs (defaults) and the gradient vector v; plain values."""
 
     a: tuple[float, ...] = (1.0, 2.0, 3.0)
     b: tuple[float, ...] = (3.0, 4.0, 5.0)
@@ -131,7 +131,7 @@ def _leaves(s: VJPSettings) -> dict[str, torch.Tensor]:
 
 
 def _seed_function(t: dict[str, torch.Tensor]) -> torch.Tensor:
-    # Written exactly as in the seed so that autograd records the same operations.
+    # Written exactly as in the question so that autograd records the same operations.
     return 3 * t["a"] + 2 * t["b"] * t["b"] + torch.log(t["c"])
 
 
@@ -157,7 +157,7 @@ class VJPResult:
 
 
 def vector_jacobian(settings: VJPSettings) -> VJPResult:
-    """Run the seed's example: Jacobian blocks, v^T J, and ``y.backward(v)``.
+    """Run the question's example: Jacobian blocks, v^T J, and ``y.backward(v)``.
 
     >>> r = vector_jacobian(VJPSettings(a=(1.0,), b=(2.0,), c=(4.0,), v=(1.0,)))
     >>> r.grads["b"], r.grads["c"]
@@ -233,7 +233,7 @@ def _check_step(step: str) -> None:
 
 @dataclass(frozen=True)
 class BackwardSession:
-    """An immutable list of steps on the seed's function, replayed from scratch on fresh tensors.
+    """An immutable list of steps on the question's function, replayed from scratch on fresh tensors.
 
     The state is plain values, so a page can keep it in ``st.session_state`` or the
     URL (``"br,b,b"``). Replaying is deterministic, and a step PyTorch refuses is

@@ -1,7 +1,7 @@
 """A Jacobian that is not diagonal: ``z = W x``, then ``z.backward(v)``.
 
 J = W here, and ``x.grad`` is ``v^T W``: the rows of W weighted by v and summed.
-The Backward lab shows it next to the seed's function, whose Jacobian is diagonal.
+The Backward lab shows it next to the question's function, whose Jacobian is diagonal.
 
 >>> e = MATRIX_EXAMPLES["twice"]
 >>> matrix_vjp(e.w, e.x, e.v).grad  # a one-hot v picks row 0 of J = 2I
@@ -38,7 +38,7 @@ MATRIX_EXAMPLES: dict[str, MatrixExample] = {
     e.name: e
     for e in (
         MatrixExample("wx", "z = W x with a 2x3 matrix", ((1.0, 2.0, 3.0), (4.0, 5.0, 6.0)), (1.0, 1.0, 1.0), (1.0, 0.5)),
-        # The seed's second answer: z = 2x, one-hot v picks one row of J = 2I.
+        # The question's second answer: z = 2x, one-hot v picks one row of J = 2I.
         MatrixExample("twice", "z = 2x (the question's second answer)",
                       tuple(tuple(2.0 if i == j else 0.0 for j in range(4)) for i in range(4)),
                       (1.0, 2.0, 3.0, 4.0), (1.0, 0.0, 0.0, 0.0)),
