@@ -184,6 +184,26 @@ def test_a_block_that_waits_instead_of_computing_is_told_it_waited():
     assert "took longer" not in text
 
 
+def test_an_expiry_swallowed_once_is_raised_again():
+    """An expiry delivered where Python swallows exceptions (hypothesis's gc callback printed
+    'Exception ignored in ... _Expired' and the block ran to its end) is raised again."""
+    def swallow_the_first_then_spin():
+        n = 0
+        try:
+            while True:  # a body: CPython 3.11 raises a bare `while True: pass`'s expiry outside the try
+                n += 1
+        except BaseException:  # noqa: BLE001 - what a gc callback or a __del__ does to it
+            pass
+        spent = time.process_time()
+        while time.process_time() - spent < 30:
+            n += 1
+        return "ran to its end"
+
+    with pytest.raises(LimitError, match="a stubborn loop"):
+        run_within(0.1, "a stubborn loop", swallow_the_first_then_spin)
+    assert run_within(5.0, "a sum", sum, range(10)) == 45  # nothing pending afterwards
+
+
 AFTER_EXPIRY_UNDER_A_TRACER = """
 import sys, time
 from gradlab.server.deadline import run_within

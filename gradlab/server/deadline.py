@@ -71,6 +71,8 @@ WALL_CLOCK_FACTOR = 5.0
 #: How often the watchdog reads the working thread's CPU clock: the interpreter's own
 #: switch interval, the finest grain at which the expiry can be delivered anyway.
 POLL_SECONDS = 0.005
+#: How often an expiry is raised again while the block goes on after one (see _Watchdog._watch).
+REFIRE_SECONDS = 0.05
 
 
 def _thread_cpu_clock(ident: int) -> Callable[[], float] | None:
@@ -124,6 +126,10 @@ class _Watchdog:
         while not self._stopped.wait(min(POLL_SECONDS, self._seconds)):
             if self._spent():
                 self._fire()
+                # An expiry delivered where Python swallows exceptions (a gc callback such as
+                # hypothesis's, a __del__, a weakref callback) is lost: fire until the block ends.
+                while not self._stopped.wait(REFIRE_SECONDS):
+                    self._fire()
                 return
 
     def _fire(self) -> None:
@@ -145,6 +151,16 @@ class _Watchdog:
             self._stopped.set()
         if self.fired:
             _let_expiry_through()
+
+
+def _stop(watchdog: _Watchdog) -> None:
+    """Stop ``watchdog``, taking any expiry it raises meanwhile (it fires again until stopped)."""
+    while True:
+        try:
+            watchdog.stop()
+            return
+        except _Expired:
+            continue
 
 
 def _let_expiry_through() -> None:
@@ -197,10 +213,11 @@ def run_within(seconds: float, what: str, fn: Callable[..., T], *args,
         try:
             return fn(*args, **kwargs)
         finally:
-            watchdog.stop()
+            _stop(watchdog)
             if reporter is not None:
                 reporter(None)
     except _Expired:
+        _stop(watchdog)  # again: a second expiry may have cut the finally short
         if watchdog.waited:
             raise LimitError(waited_message(what, seconds, watchdog.computed())) from None
         raise LimitError(time_limit_message(what, seconds, bound_name, advice)) from None
