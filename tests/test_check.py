@@ -436,7 +436,7 @@ def test_failing_summary_has_headline_message_and_hint_as_separate_fields():
         assert part in s.message
     assert "Hint" not in s.message and d.headline not in s.message
     assert s.hint == f"{d.headline} {d.fixes[0]}" if d.fixes else s.hint == d.headline
-    assert s.text == f"{s.message} Hint: {s.hint}"
+    assert s.text == " ".join((f"{s.message} Hint: {s.hint}", *s.notes))  # notes: what the bounds rest on
 
 
 def test_passing_summary_has_no_hint():

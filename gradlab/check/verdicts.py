@@ -2,11 +2,14 @@
 
 :func:`judge` takes the first table (every value at the check's step) and
 returns it with the verdict columns: values that do not pass get an error
-bound (:mod:`gradlab.check.error_bounds`), a per-value step search
-(:mod:`gradlab.check.refinement`), then, if fn runs in float64, the same
-search with float64 finite differences; kink candidates (and what is still
-unexplained) go through :func:`gradlab.check.kinks.confirm`. Then each value
-gets its state (:mod:`gradlab.check.states`).
+bound (:mod:`gradlab.check.error_bounds`) and a per-value step search
+(:mod:`gradlab.check.refinement`). In float32, bfloat16 and float16, where fn
+has a float64 twin (:mod:`gradlab.check.witness`), every value is estimated
+with the twin instead, and those that do not pass there are searched there.
+Values still not passing get fn's rounding noise measured (:mod:`gradlab.check.noise`)
+and their search again with it; kink candidates go through
+:func:`gradlab.check.kinks.confirm` (in the twin too, for a low-precision check).
+Then each value gets its state (:mod:`gradlab.check.states`).
 
 The first table's columns keep their meaning (``numeric``, ``abs_error``,
 ``ok`` ... at the check's own step: what a hand-written check at that step
@@ -181,16 +184,19 @@ def judge(p: NumericProblem, table: Columns, estimator: Estimator, tolerance: To
     model = roundoff_bound(p.scheme, p.dtype, n, scale, step)
     best = _Best(Bounded(n.copy(), step, scale.astype(np.float64), model, np.zeros(len(n)), np.zeros(len(n))),
                  np.full(len(n), facts(p.dtype).name, dtype=object))
-    # Where fn has a float64 twin, a value that does not pass is re-estimated there and only
-    # there: a search among noisy low-precision estimates stops at the first that happens to
-    # land within the tolerance (a wrong bfloat16 gradient passed so), the twin's does not.
-    twin = float64_problem() if bad.size and p.dtype != torch.float64 else None
-    if bad.size and twin is None:
+    # Where fn has a float64 twin, a low-precision check's values are judged on the twin's finite
+    # differences: a bfloat16 difference of a sum that cancels is noise far above the tolerance
+    # with a model bound far below it, and one that lands within the tolerance by chance passed
+    # a wrong gradient (a step search among such estimates stops at the first that lands so).
+    # The first table keeps the dtype's own differences: what a hand-written check sees.
+    twin = float64_problem() if p.dtype != torch.float64 else None
+    if twin is not None:
+        best = _witnessed(twin, best, a, within, estimator)
+    elif bad.size:
         half, _ = estimator(p, bad, torch_steps(step[bad] / 2))
         start = bound_of(p.scheme, p.dtype, n[bad], half.numpy(), scale[bad], step[bad], np.zeros(len(bad)))
         found = search(p, estimator, bad, a[bad], within(n[bad], bad), start)
         best = _put(best, bad, found, facts(p.dtype).name)
-    best = _in_float64(p, best, a, within, estimator, float64_problem, instead=twin is not None)
     # The model's bounds cost nothing; the noise is measured (6 evaluations of fn per value)
     # only where the model's verdict would be fail or a kink: a measured bound is never
     # below the model's, so it can only turn those into something milder.
@@ -282,20 +288,21 @@ def _put(best: _Best, rows: np.ndarray, found: Bounded, dtype: str) -> _Best:
     return _Best(Bounded(**fields), dtypes)
 
 
-def _in_float64(p, best: _Best, a, within, estimator, float64_problem, instead: bool = False) -> _Best:
-    """Rows still not passing, searched again with float64 finite differences (if fn runs so);
-    ``instead``: their float64 estimates replace the low-precision ones (which were not searched)."""
-    rows = np.flatnonzero(~(np.abs(a - best.bounded.estimate) <= within(best.bounded.estimate)))
-    if not rows.size or p.dtype == torch.float64:
-        return best
-    p64 = float64_problem()
-    if p64 is None:
-        return best
-    start = bounded_estimates(p64, estimator, rows, np.full(len(rows), p64.step), np.zeros(len(rows)))
-    found = search(p64, estimator, rows, a[rows], within(start.estimate, rows), start)
-    better = (np.abs(found.estimate - a[rows]) <= within(found.estimate, rows)) | \
-        (found.bound < best.bounded.bound[rows]) | instead
-    return _put(best, rows[better], found.rows(np.flatnonzero(better)), "float64")
+def _witnessed(p64: NumericProblem, best: _Best, a, within, estimator) -> _Best:
+    """Every row estimated with fn's float64 twin at its step (round-off bound from the model,
+    as a first-step pass has); rows that do not pass there get their bound and step search."""
+    rows = np.arange(len(a))
+    h = np.full(len(rows), p64.step)
+    est, scale = (t.numpy() for t in estimator(p64, rows, torch_steps(h)))
+    zero = np.zeros(len(rows))
+    best = _put(best, rows, Bounded(est, h, scale, roundoff_bound(p64.scheme, p64.dtype, est, scale, h), zero, zero),
+                "float64")
+    bad = np.flatnonzero(~(np.abs(a - est) <= within(est)))
+    if bad.size:
+        start = bounded_estimates(p64, estimator, bad, h[bad], np.zeros(len(bad)))
+        found = search(p64, estimator, bad, a[bad], within(start.estimate, bad), start)
+        best = _put(best, bad, found, "float64")
+    return best
 
 
 def direction_tolerance(directions: torch.Tensor, element_tolerance: torch.Tensor) -> np.ndarray:
