@@ -19,25 +19,24 @@ import pandas as pd
 import streamlit as st
 
 from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page, title_row
+from gradlab.check.settings import parse_shape
+from gradlab.figures.summed import difference_staircase, summed_error_bars
+from gradlab.labs.summed.loss import NO_THRESHOLD, SUM_METHODS, SummedLoss, SummedLossSettings
+from gradlab.limits import LIMITS
+from gradlab.literal_text import markdown_literal
+from gradlab.numerics.dtypes import DTYPE_NAMES, facts
+from gradlab.teaching.presets import preset, url_query
+from gradlab.answers.summed import summed_answer
+from gradlab.ui.bound_widgets import bound_selectbox, bound_text
+from gradlab.ui.controls import dtype_selectbox, eps_input
+from gradlab.ui.figures import prepare_figure, show_figure
+from gradlab.ui.messages import ANSWER_BOXES, stop_with_error
+from gradlab.ui.presets import presets_popover
+from gradlab.teaching.glossary import term
+from gradlab.server.heavy_work import summed
+from gradlab.ui.heavy import heavy
 
 start_page("summed")
-
-from gradlab.check.settings import parse_shape  # noqa: E402
-from gradlab.figures.summed import difference_staircase, summed_error_bars  # noqa: E402
-from gradlab.labs.summed.loss import NO_THRESHOLD, SUM_METHODS, SummedLoss, SummedLossSettings  # noqa: E402
-from gradlab.limits import LIMITS  # noqa: E402
-from gradlab.literal_text import markdown_literal  # noqa: E402
-from gradlab.numerics.dtypes import DTYPE_NAMES, facts  # noqa: E402
-from gradlab.teaching.presets import preset, url_query  # noqa: E402
-from gradlab.answers.summed import summed_answer  # noqa: E402
-from gradlab.ui.bound_widgets import bound_selectbox, bound_text  # noqa: E402
-from gradlab.ui.controls import dtype_selectbox, eps_input  # noqa: E402
-from gradlab.ui.figures import prepare_figure, show_figure  # noqa: E402
-from gradlab.ui.messages import ANSWER_BOXES, show_error  # noqa: E402
-from gradlab.ui.presets import presets_popover  # noqa: E402
-from gradlab.teaching.glossary import term  # noqa: E402
-from gradlab.server.heavy_work import summed  # noqa: E402
-from gradlab.ui.heavy import heavy  # noqa: E402
 
 CONTROL_WIDTH = 150  # px: four in a row at 1280 px, two a row on a phone
 
@@ -49,7 +48,16 @@ def cached_sum(settings: SummedLossSettings) -> tuple[SummedLoss, pd.DataFrame]:
     return heavy(summed, settings)
 
 
-def _controls() -> dict:
+def _header() -> None:
+    """The title, the question in one line beside it, the presets in a popover: one row."""
+    with title_row("Summed loss", "why does a float32 check of the summed loss print only −1.9531, 0 and 1.9531?",
+                   help="The float32 grad check question: MSELoss(reduction='sum') of (x+1)/2 over 140×120 "
+                        "inputs, forward differences at eps = 1e-3 in float32."):
+        presets_popover("summed", primary="float32_check_loss")
+
+
+def _controls() -> SummedLossSettings:
+    """One wrapping row of four controls; returns the one frozen settings object."""
     w = dict(width=CONTROL_WIDTH)
     with st.container(horizontal=True, wrap=True, gap="small", vertical_alignment="bottom"):
         shape = bound_text("input shape", "shape", value="140x120", max_chars=40, **w,
@@ -62,7 +70,7 @@ def _controls() -> dict:
                                          "element alike.")
         h = eps_input("step h", "h", default=1e-3, smallest=1e-8, largest=1.0, **w,
                       help="The finite-difference step of the grad check: x + h in one element.")
-    return {"shape": shape, "dtype": dtype, "reduction": reduction, "h": float(h)}
+    return SummedLossSettings(shape=parse_shape(shape), dtype=dtype, reduction=reduction, h=float(h))
 
 
 def _answer(result: SummedLoss) -> None:
@@ -131,18 +139,12 @@ def _lesson(result: SummedLoss) -> None:
 
 
 # controls -> one frozen settings object -> one cached engine call -> render
-with title_row("Summed loss", "why does a float32 check of the summed loss print only −1.9531, 0 and 1.9531?",
-               help="The float32 grad check question: MSELoss(reduction='sum') of (x+1)/2 over 140×120 "
-                    "inputs, forward differences at eps = 1e-3 in float32."):
-    presets_popover("summed", primary="float32_check_loss")
-values = _controls()
+_header()
 try:
-    settings = SummedLossSettings(shape=parse_shape(values["shape"]), dtype=values["dtype"],
-                                  reduction=values["reduction"], h=values["h"])
+    settings = _controls()
     result, differences = cached_sum(settings)
 except Exception as err:  # noqa: BLE001 - a bound's or a value's sentence; anything else generically
-    show_error(err)
-    st.stop()
+    stop_with_error(err)
 _answer(result)
 with main_chart_box():
     show_figure(prepare_figure(difference_staircase, differences, result.quantum, settings.h, settings.dtype),

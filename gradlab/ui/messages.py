@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import NoReturn
 
 import streamlit as st
 
@@ -50,6 +51,22 @@ def show_error(err: BaseException, icon: str = ":material/error:") -> None:
         return
     _LOG.error("Unexpected error in a GradLab page", exc_info=err)
     st.error(GENERIC_ERROR, icon=icon)
+
+
+def stop_with_error(err: BaseException | str, *, icon: str | None = None,
+                    level: str = "error") -> NoReturn:
+    """Say what went wrong and end this run of the page: the one way a page stops on an error.
+
+    ``err`` is an exception (shown by :func:`show_error`: its own sentence, or the generic
+    one) or a sentence the page wrote, shown in the box of ``level`` ("warning" for a
+    choice still to make, "error" for a value to fix). Nothing below the call is drawn, so
+    a page reads ``settings = ...`` / ``result = cached(settings)`` with no ``None`` to test.
+    """
+    if isinstance(err, BaseException):
+        show_error(err, icon=icon or ":material/error:")
+    else:
+        ANSWER_BOXES[level](err, icon=icon)
+    st.stop()
 
 
 @contextmanager
