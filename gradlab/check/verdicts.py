@@ -8,7 +8,7 @@ has a float64 twin (:mod:`gradlab.check.witness`), every value is estimated
 with the twin instead, and those that do not pass there are searched there.
 Values still not passing get fn's rounding noise measured (:mod:`gradlab.check.noise`)
 and their search again with it; kink candidates go through
-:func:`gradlab.check.kinks.confirm` (in the twin too, for a low-precision check).
+:func:`gradlab.check.kinks.confirm` (in the twin, for a low-precision check with one).
 Then each value gets its state (:mod:`gradlab.check.states`).
 
 The first table's columns keep their meaning (``numeric``, ``abs_error``,
@@ -203,13 +203,17 @@ def judge(p: NumericProblem, table: Columns, estimator: Estimator, tolerance: To
     est = best.bounded.estimate
     unsettled = np.flatnonzero(~(np.abs(est - a) <= within(est)))
     kinks = np.union1d(unsettled, screened).astype(np.int64)
+    # A kink is the function's: with a float64 twin it is read there, where rounding cannot
+    # make one-sided slopes differ (a bfloat16 normalisation's norm jumping between
+    # representable values did), and where bfloat16's noise cannot hide one (abs at 0).
+    kp = p if twin is None else twin
     if kinks.size:
-        kinks = kinks[confirm(p, estimator, kinks, a[kinks], tolerance(est[kinks], kinks)).kink]
-        kinks = _kinks_in_float64(p, kinks, a, est, tolerance, estimator, float64_problem)
+        kinks = kinks[confirm(kp, estimator, kinks, a[kinks], tolerance(est[kinks], kinks)).kink]
     failing = unsettled[np.isfinite(est[unsettled])]
-    best, kink_noise, measured, kinks = _measured(p, best, failing, kinks, a, within, estimator,
-                                                  float64_problem, tolerance)
-    return _table(table, best, a, tolerance, slack, p, estimator, kinks, kink_noise, measured)
+    best, kink_noise, measured, left = _measured(p, best, failing, kinks if twin is None else kinks[:0], a,
+                                                 within, estimator, float64_problem, tolerance)
+    kinks = left if twin is None else kinks
+    return _table(table, best, a, tolerance, slack, p, estimator, kinks, kink_noise, measured, kp)
 
 
 #: Kink candidates whose noise is measured one by one before the rest share their largest.
@@ -248,19 +252,6 @@ def _measured(p, best: _Best, failing, kinks, a, within, estimator, float64_prob
         measured[in_64] = True
         best = _research(p64, best, in_64, sigma64, a, within, estimator, "float64")
     return best, kink_noise, measured, kinks
-
-
-def _kinks_in_float64(p, kinks, a, est, tolerance, estimator, float64_problem) -> np.ndarray:
-    """The kinks read in a low-precision dtype that fn's float64 twin shows too (at its own
-    step). A kink is the function's: one-sided slopes that differ in bfloat16 and agree in
-    float64 differed by rounding (a normalisation's norm jumping between representable
-    values), and the value is judged as any other."""
-    if not kinks.size or p.dtype == torch.float64:
-        return kinks
-    p64 = float64_problem()
-    if p64 is None:
-        return kinks
-    return kinks[confirm(p64, estimator, kinks, a[kinks], tolerance(est[kinks], kinks)).kink]
 
 
 def _research(q, best: _Best, rows, noise, a, within, estimator, dtype: str) -> _Best:
@@ -346,7 +337,7 @@ class _Within:
 
 
 def _table(table: Columns, best: _Best, a, tolerance, slack, p, estimator, suspects, noise,
-           measured) -> Columns:
+           measured, kink_problem: NumericProblem) -> Columns:
     b = best.bounded
     n, bound = b.estimate, b.bound
     tol = tolerance(n)
@@ -354,8 +345,9 @@ def _table(table: Columns, best: _Best, a, tolerance, slack, p, estimator, suspe
     side = np.full(len(n), "", dtype=object)
     kink = np.zeros(len(n), dtype=bool)
     if suspects.size:
-        k = confirm(p, estimator, suspects, a[suspects], tolerance(n[suspects], suspects),
-                    noise=None if noise is None else noise[suspects])
+        twin = kink_problem is not p  # the twin's kinks: its model round-off (no noise measured)
+        k = confirm(kink_problem, estimator, suspects, a[suspects], tolerance(n[suspects], suspects),
+                    noise=None if noise is None or twin else noise[suspects])
         kinks = suspects[k.kink]
         left[kinks], right[kinks], side[kinks] = k.left[k.kink], k.right[k.kink], k.side[k.kink]
         kink[kinks] = True
