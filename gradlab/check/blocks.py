@@ -15,7 +15,11 @@ direction by ``m·c`` (c the normalising constant), while the direction's own to
 ``atol + rtol·|g·v|``, is at most ``atol + c·|Σ s_j·rtol·g_j/tol_j|``: about ``c·sqrt(B)``
 (random signs s_j), ``c·B`` at worst. With B = 8, an element 10 tolerances off is
 3.5x beyond the typical tolerance of its direction, whatever its gradient's size (an
-element with a tiny gradient is not drowned by a large one in its block).
+element with a tiny gradient is not drowned by a large one in its block). That typical
+size, ``c·sqrt(B)`` = ‖v ∘ tol‖₂, is also the least tolerance a block direction gets
+(:func:`gradlab.check.verdicts.direction_tolerance`): where ``∇L·v``'s terms cancel,
+``atol + rtol·|∇L·v|`` falls to atol, below what any finite difference of a 10^4-element
+log_softmax can resolve, though each element's own tolerance is far larger.
 
 The number of directions is ``ceil(N/8)``, capped at ``LIMITS.directional_checks``;
 past ``8·cap`` elements the blocks grow and the dilution with them (say so: the README
