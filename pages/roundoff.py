@@ -13,34 +13,33 @@ from dataclasses import replace
 import streamlit as st
 
 from gradlab.ui.page_chrome import answer_box, details, main_chart_box, start_page, title_row
-
-start_page("roundoff")
-
-from gradlab.figures import roundoff as plots  # noqa: E402
-from gradlab.labs.roundoff.engine import (  # noqa: E402
+from gradlab.figures import roundoff as plots
+from gradlab.labs.roundoff.engine import (
     COMPARISONS,
     DISTRIBUTIONS,
     RoundoffResult,
     RoundoffSettings,
     with_hex,
 )
-from gradlab.answers.roundoff import answer, ulps_text  # noqa: E402
-from gradlab.teaching.glossary import term  # noqa: E402
-from gradlab.teaching.quizzes import (  # noqa: E402
+from gradlab.answers.roundoff import answer, ulps_text
+from gradlab.teaching.glossary import term
+from gradlab.teaching.quizzes import (
     ROUNDOFF_DTYPE,
     ROUNDOFF_GUESSES,
     ROUNDOFF_QUESTION,
     roundoff_reveal,
 )
-from gradlab.limits import LIMITS  # noqa: E402
-from gradlab.server.heavy_work import roundoff  # noqa: E402
-from gradlab.ui.heavy import heavy  # noqa: E402
-from gradlab.literal_text import markdown_code, markdown_literal  # noqa: E402
-from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text  # noqa: E402
-from gradlab.ui.controls import dtype_selectbox  # noqa: E402
-from gradlab.ui.figures import PreparedFigure, prepare_figure, show_figure  # noqa: E402
-from gradlab.ui.messages import show_error  # noqa: E402
-from gradlab.ui.presets import matching_preset, presets_popover  # noqa: E402
+from gradlab.limits import LIMITS
+from gradlab.server.heavy_work import roundoff
+from gradlab.ui.heavy import heavy
+from gradlab.literal_text import markdown_code, markdown_literal
+from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
+from gradlab.ui.controls import dtype_selectbox
+from gradlab.ui.figures import PreparedFigure, prepare_figure, show_figure
+from gradlab.ui.messages import stop_with_error
+from gradlab.ui.presets import matching_preset, presets_popover
+
+start_page("roundoff")
 
 DEFAULTS = RoundoffSettings()
 #: The prediction's comparison, not drawn on the page: the question's, moved to float64.
@@ -229,10 +228,9 @@ def _render(result: RoundoffResult, figures: tuple[PreparedFigure, PreparedFigur
 
 # controls -> one frozen settings object -> one cached engine call -> render(result)
 _header()
-settings = _controls()
 try:
+    settings = _controls()
     result, figures = _comparison(settings), _figures(settings)
 except Exception as err:  # noqa: BLE001 - shown as a sentence, never a traceback
-    show_error(err)
-    st.stop()
+    stop_with_error(err)
 _render(result, figures)
