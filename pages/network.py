@@ -16,11 +16,8 @@ import pandas as pd
 import streamlit as st
 
 from gradlab.ui.page_chrome import answer_box, details, main_chart_box, start_page, title_row
-
-start_page("network")
-
-from gradlab.figures import network as plots  # noqa: E402
-from gradlab.labs.network.engine import (  # noqa: E402
+from gradlab.figures import network as plots
+from gradlab.labs.network.engine import (
     ACTIVATIONS,
     SCIPY_NOTE,
     FiniteDifference,
@@ -30,16 +27,18 @@ from gradlab.labs.network.engine import (  # noqa: E402
     network_experiment,
     parse_hidden,
 )
-from gradlab.limits import LIMITS  # noqa: E402
-from gradlab.literal_text import markdown_literal  # noqa: E402
-from gradlab.numerics.mp_format import latex_number as tex  # noqa: E402
-from gradlab.answers.labs import network_answer  # noqa: E402
-from gradlab.teaching.glossary import term  # noqa: E402
-from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text  # noqa: E402
-from gradlab.ui.controls import dtype_selectbox, eps_input, eps_range_input  # noqa: E402
-from gradlab.ui.figures import prepare_figure, show_figure  # noqa: E402
-from gradlab.ui.messages import ANSWER_BOXES, ANSWER_ICONS, show_error  # noqa: E402
-from gradlab.ui.presets import presets_popover  # noqa: E402
+from gradlab.limits import LIMITS
+from gradlab.literal_text import markdown_literal
+from gradlab.numerics.mp_format import latex_number as tex
+from gradlab.answers.labs import network_answer
+from gradlab.teaching.glossary import term
+from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
+from gradlab.ui.controls import dtype_selectbox, eps_input, eps_range_input
+from gradlab.ui.figures import prepare_figure, show_figure
+from gradlab.ui.messages import ANSWER_BOXES, ANSWER_ICONS, stop_with_error
+from gradlab.ui.presets import presets_popover
+
+start_page("network")
 
 DEFAULTS = NetgradSettings()
 SWEEP_COLUMNS = ("step", "step_taken", "estimate", "abs_error", "ref_error", "quantum")
@@ -226,8 +225,8 @@ def _render(result: NetworkExperiment) -> None:
 # controls -> one frozen settings object -> one cached engine call -> render(result)
 _header()
 try:
-    result = _experiment(_controls())
+    settings = _controls()
+    result = _experiment(settings)
 except Exception as err:  # noqa: BLE001 - shown as a sentence, never a traceback
-    show_error(err)
-    st.stop()
+    stop_with_error(err)
 _render(result)
