@@ -17,27 +17,26 @@ follow below.
 import streamlit as st
 
 from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page, title_row
+from gradlab.check.validation import GRAD_OUTPUTS, MODES, REDUCTIONS
+from gradlab.check.reduction_sweep import sweep_settings_for
+from gradlab.errors import GradLabError
+from gradlab.limits import LIMITS
+from gradlab.literal_text import markdown_literal
+from gradlab.check.states import STATES
+from gradlab.check.settings import LOSSES, MODELS, CheckSettings, parse_shape
+from gradlab.server.heavy_work import check, check_eps_sweep
+from gradlab.ui.heavy import heavy, heavy_with_progress
+from gradlab.figures.check import error_heatmap, eps_sweep_figure, taylor_figure
+from gradlab.answers.check import QUESTION, check_answer
+from gradlab.teaching.glossary import definition, term
+from gradlab.ui.presets import presets_popover
+from gradlab.ui.figures import PreparedFigure, prepare_figure, show_figure
+from gradlab.ui.runtime import CHECK_WORKERS
+from gradlab.ui.bound_widgets import bound_number, bound_radio, bound_selectbox, bound_tabs, bound_text, bound_toggle
+from gradlab.ui.messages import ANSWER_BOXES, ANSWER_ICONS, show_error, stop_with_error
+from gradlab.ui.controls import SCHEME_OPTIONS, dtype_selectbox, eps_options, format_eps, scheme_label
 
 start_page("gradcheck")
-
-from gradlab.check.validation import GRAD_OUTPUTS, MODES, REDUCTIONS  # noqa: E402
-from gradlab.check.reduction_sweep import sweep_settings_for  # noqa: E402
-from gradlab.errors import GradLabError  # noqa: E402
-from gradlab.limits import LIMITS  # noqa: E402
-from gradlab.literal_text import markdown_literal  # noqa: E402
-from gradlab.check.states import STATES  # noqa: E402
-from gradlab.check.settings import LOSSES, MODELS, CheckSettings, parse_shape  # noqa: E402
-from gradlab.server.heavy_work import check, check_eps_sweep  # noqa: E402
-from gradlab.ui.heavy import heavy, heavy_with_progress  # noqa: E402
-from gradlab.figures.check import error_heatmap, eps_sweep_figure, taylor_figure  # noqa: E402
-from gradlab.answers.check import QUESTION, check_answer  # noqa: E402
-from gradlab.teaching.glossary import definition, term  # noqa: E402
-from gradlab.ui.presets import presets_popover  # noqa: E402
-from gradlab.ui.figures import PreparedFigure, prepare_figure, show_figure  # noqa: E402
-from gradlab.ui.runtime import CHECK_WORKERS  # noqa: E402
-from gradlab.ui.bound_widgets import bound_number, bound_radio, bound_selectbox, bound_tabs, bound_text, bound_toggle  # noqa: E402
-from gradlab.ui.messages import ANSWER_BOXES, ANSWER_ICONS, show_error  # noqa: E402
-from gradlab.ui.controls import SCHEME_OPTIONS, dtype_selectbox, eps_options, format_eps, scheme_label  # noqa: E402
 
 DEFAULT_STEP = "default"
 STEP_OPTIONS = (DEFAULT_STEP, *(format_eps(v) for v in eps_options(1e-12, 1.0)))
@@ -78,8 +77,11 @@ def _header() -> None:
         presets_popover("gradcheck", primary="float32_check_fails")
 
 
-def _controls() -> dict:
-    """One wrapping row: the five controls that change the answer, then the rest in a popover."""
+def _controls() -> CheckSettings:
+    """One wrapping row: the five controls that change the answer, then the rest in a popover.
+
+    Returns the one frozen settings object (a GradLabError says what to fix).
+    """
     v = {}
     w = dict(width=CONTROL_WIDTH)
     with st.container(horizontal=True, wrap=True, gap="small", vertical_alignment="bottom"):
@@ -102,7 +104,7 @@ def _controls() -> dict:
         with st.popover("More", icon=":material/tune:",
                         help="model, loss, mode, samples, seed, finite differences in float64"):
             _more_controls(v)
-    return v
+    return _settings(v)
 
 
 def _more_controls(v: dict) -> None:
@@ -296,12 +298,10 @@ def _sweep_view(settings: CheckSettings, step: float) -> bool:
 
 # controls -> one frozen settings object -> one cached engine call -> render(result)
 _header()
-values = _controls()
 try:
-    settings = _settings(values)
+    settings = _controls()
 except GradLabError as err:
-    show_error(err)
-    st.stop()
-_views(settings)
+    stop_with_error(err)
+_views(settings)  # the cached check and its render, in a fragment (a full check draws its progress)
 st.caption("Every control is kept in the URL: copy the address bar to share this exact check. "
            "The same check from a terminal: `python -m gradlab check --help`.")
