@@ -39,7 +39,7 @@ from gradlab.teaching.quizzes import GUESSES, guess_label, guess_step, quiz_reve
 from gradlab.ui.bound_widgets import bound_number, bound_radio, bound_selectbox, bound_slider, bound_text, bound_toggle
 from gradlab.ui.controls import dtype_help, dtype_multiselect, eps_range_input, scheme_multiselect
 from gradlab.ui.figures import prepare_figure, show_figure
-from gradlab.ui.messages import show_error
+from gradlab.ui.messages import show_error, stop_with_error
 from gradlab.ui.page_chrome import answer_box, details, main_chart_box, start_page
 from gradlab.ui.presentation import is_presenting
 from gradlab.ui.presets import preset_buttons
@@ -89,8 +89,11 @@ _SCHEME_HELP = ("Central: (f(x+h) − f(x−h))/2h, error ∝ h². Forward: (f(x
                 + term("Richardson extrapolation") + " " + term("complex step"))
 
 
-def _controls() -> tuple[str, SweepSettings]:
-    """The title with two popovers (steps, presets), then one row of controls that wraps on a phone."""
+def _controls() -> SweepSettings:
+    """The title with two popovers (steps, presets), then one row of controls that wraps on a phone.
+
+    Returns the one frozen settings object, validated (the page stops on what to fix).
+    """
     with st.container(horizontal=True, vertical_alignment="center", gap="small"):
         st.header("Explorer: error against step size", anchor=False, width="content")
         st.space("stretch")
@@ -115,7 +118,7 @@ def _controls() -> tuple[str, SweepSettings]:
                           help="Python syntax in x: + - * / **, exp, log, sin, sqrt, abs, ...")
     else:
         text = CATALOGUE[fn].expression
-    return text, SweepSettings(text, float(x), dtypes, schemes, eps_min, eps_max, int(points))
+    return _validated(SweepSettings(text, float(x), dtypes, schemes, eps_min, eps_max, int(points)))
 
 
 def _step_controls(dtypes, schemes) -> tuple[float, float, int]:
@@ -135,28 +138,20 @@ def _step_controls(dtypes, schemes) -> tuple[float, float, int]:
     return eps_min, eps_max, points
 
 
-def _validated(text: str, settings: SweepSettings) -> SweepSettings | None:
-    """Settings the engine accepts, or None after telling the user what to fix."""
+def _validated(settings: SweepSettings) -> SweepSettings:
+    """Settings the engine accepts; otherwise the page stops after saying what to fix."""
     try:
-        parse(text)
+        parse(settings.expression)
     except GradLabError as err:
-        show_error(err, icon=":material/edit:")
-        return None
+        stop_with_error(err, icon=":material/edit:")
     if not settings.dtypes:
-        st.warning("Pick at least one dtype above (float32 and float64 are a good start).")
-        return None
+        stop_with_error("Pick at least one dtype above (float32 and float64 are a good start).", level="warning")
     if not settings.schemes:
-        st.warning("Pick at least one scheme above (Central is the classic).")
-        return None
+        stop_with_error("Pick at least one scheme above (Central is the classic).", level="warning")
     if settings.eps_min >= settings.eps_max:
-        st.error(f"eps-min ({settings.eps_min:.0e}) must be smaller than eps-max "
-                 f"({settings.eps_max:.0e}): drag the two ends of the step range apart.")
-        return None
-    try:
-        return settings.validated()
-    except Exception as err:  # noqa: BLE001 - every failure becomes a message
-        show_error(err)
-        return None
+        stop_with_error(f"eps-min ({settings.eps_min:.0e}) must be smaller than eps-max "
+                        f"({settings.eps_max:.0e}): drag the two ends of the step range apart.")
+    return settings.validated()  # its GradLabError is the page's to show
 
 
 # ------------------------------------------------------------------ views
@@ -321,18 +316,14 @@ def _quiz(result: SweepResult) -> None:
 # ------------------------------------------------------------------- page
 
 
-text, raw = _controls()
-settings = _validated(text, raw)
-if settings is not None:
-    try:
-        result = _sweep(settings.expression, settings.x, settings.dtypes, settings.schemes,
-                        settings.eps_min, settings.eps_max, settings.points)
-    except Exception as err:  # noqa: BLE001 - every failure becomes a message
-        show_error(err)
-        result = None
-    if result is not None:
-        _answer(result)
-        _chart(result)
-        _notes(result)
-        _lesson(result)
-        _numbers(result, text)
+try:
+    settings = _controls()
+    result = _sweep(settings.expression, settings.x, settings.dtypes, settings.schemes,
+                    settings.eps_min, settings.eps_max, settings.points)
+except Exception as err:  # noqa: BLE001 - every failure becomes a message
+    stop_with_error(err)
+_answer(result)
+_chart(result)
+_notes(result)
+_lesson(result)
+_numbers(result, settings.expression)
