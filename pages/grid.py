@@ -29,7 +29,7 @@ from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
 from gradlab.ui.controls import eps_input
 from gradlab.ui.figures import prepare_figure, show_figure
 from gradlab.ui.heavy import heavy
-from gradlab.ui.messages import show_error
+from gradlab.ui.messages import stop_with_error
 from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page, title_row
 from gradlab.ui.presets import presets_popover
 
@@ -50,7 +50,8 @@ def _on_function_change() -> None:
         st.session_state["x"] = CATALOGUE[key].x
 
 
-def _controls() -> GridSettings | None:
+def _controls() -> GridSettings:
+    """The title row, then one row of controls; the one frozen settings object (or the page stops)."""
     with title_row("Representable grid: (x+h) − x ≠ h",
                    help="Why a finite difference's step is not the h you asked for: x + h is rounded "
                         "to the numbers the dtype can hold, and so is f."):
@@ -76,10 +77,9 @@ def _controls() -> GridSettings | None:
                            "is a whole number of ulps of x (or none).")
     try:
         parse(text)
-        return GridSettings(dtype=dtype, x=float(x), h=float(h), expression=text)
     except GradLabError as err:
-        show_error(err, icon=":material/edit:")
-        return None
+        stop_with_error(err, icon=":material/edit:")
+    return GridSettings(dtype=dtype, x=float(x), h=float(h), expression=text)
 
 
 def _marked(text: str, shared: int) -> str:
@@ -156,24 +156,22 @@ def _definitions() -> None:
     st.caption(CENTRAL_THEORY)
 
 
-settings = _controls()
-if settings is not None:
-    try:
-        result, window, series = _difference(settings)
-    except Exception as err:  # noqa: BLE001 - every failure becomes a message
-        show_error(err)
-        result = None
-    if result is not None:
-        with answer_box():
-            st.info(markdown_literal(grid_answer(result)), icon=":material/lightbulb:")
-        with main_chart_box():
-            show_figure(prepare_figure(grid_figure, result, window), f"gradlab-grid-{settings.dtype}-x{settings.x:g}-h{settings.h:g}")
-        left, right = st.columns([3, 2])
-        with left:
-            rows = _numbers(result)
-        with right:
-            st.markdown("**The secant's slope as h shrinks**: near ulp(x) it can take only a few values.")
-            show_figure(prepare_figure(secant_series_figure, series, result), "gradlab-grid-secant-over-h",
-                        key="grid_series")
-        _bits_table(rows)
+# controls -> one frozen settings object -> one cached engine call -> render
+try:
+    settings = _controls()
+    result, window, series = _difference(settings)
+except Exception as err:  # noqa: BLE001 - every failure becomes a message
+    stop_with_error(err)
+with answer_box():
+    st.info(markdown_literal(grid_answer(result)), icon=":material/lightbulb:")
+with main_chart_box():
+    show_figure(prepare_figure(grid_figure, result, window), f"gradlab-grid-{settings.dtype}-x{settings.x:g}-h{settings.h:g}")
+left, right = st.columns([3, 2])
+with left:
+    rows = _numbers(result)
+with right:
+    st.markdown("**The secant's slope as h shrinks**: near ulp(x) it can take only a few values.")
+    show_figure(prepare_figure(secant_series_figure, series, result), "gradlab-grid-secant-over-h",
+                key="grid_series")
+_bits_table(rows)
 _definitions()
