@@ -15,9 +15,9 @@ from gradlab.ui.navigation import PAGES, page_by_url
 from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page
 from gradlab.ui.presentation import is_presenting
 
-HERO_HEIGHT = 360  # px: the answer and the chart side by side on a projector's first screen
-
 start_page("")
+
+HERO_HEIGHT = 360  # px: the answer and the chart side by side on a projector's first screen
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
