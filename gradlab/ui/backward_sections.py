@@ -1,0 +1,188 @@
+"""The lower sections of the Backward's gradient argument page (``pages/backward.py``), top to bottom.
+
+Section 1 (the first screen: y = 3a + 2b² + log(c), backward(v) and its answer) stays in the
+page. Each section here has the page's shape of its own: its controls -> one frozen settings
+object -> one cached engine call -> render; a section's failure is a message in that section,
+the sections below it still draw.
+
+- :func:`accumulation` (2): the step buttons; every step replayed on fresh tensors
+  (``BackwardSession``), .grad after each.
+- :func:`full_jacobian` (3): z = W x for a named matrix, its Jacobian and the rows v weights
+  (``ExampleVJPSettings``).
+- :func:`empty_example_section` (4): the question's ``torch.empty`` printout rebuilt.
+
+Widget keys are URL parameters (``steps``, ``mx``, ``mv``) or session-only (the buttons).
+
+>>> vector_text((0.1, 1.0, 0.0001))
+'0.1, 1, 0.0001'
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from gradlab.errors import GradLabError
+from gradlab.figures import backward as plots
+from gradlab.labs.backward.engine import (
+    EMPTY_NOTE,
+    MATRIX_EXAMPLES,
+    QUESTION_CODE,
+    STEP_CODES,
+    BackwardSession,
+    ExampleVJPSettings,
+    MatrixVJP,
+    StepRecord,
+    VJPSettings,
+    empty_demo,
+    empty_example,
+    example_vjp,
+    parse_vector,
+)
+from gradlab.limits import LIMITS
+from gradlab.literal_text import markdown_code, markdown_literal
+from gradlab.ui.bound_widgets import bound_selectbox, bound_text
+from gradlab.ui.figures import prepare_figure, show_figure
+from gradlab.ui.messages import show_error
+
+__all__ = ["accumulation", "full_jacobian", "empty_example_section", "vector_text"]
+
+STEP_BUTTONS = {"br": "backward(v, retain)", "b": "backward(v)", "bn": "backward()", "z": "zero grads",
+                "f": "forward again"}
+STEP_ERROR = "_step_error"  # session_state: a step button's refusal, shown once on the next run
+
+
+def vector_text(values) -> str:
+    """Numbers as a person types them: '0.1, 1, 0.0001'."""
+    return ", ".join(f"{v:g}" for v in values)
+
+
+# ------------------------------------------------------------------ 2 · accumulation
+
+
+@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds)
+def _replay(session: BackwardSession) -> tuple[StepRecord, ...]:
+    """Section 2's engine call: every step replayed from scratch on fresh tensors."""
+    return session.replay()
+
+
+def _add_step(code: str) -> None:
+    """``on_click`` of a step button: append its code to the steps in the URL."""
+    current = st.session_state.get("steps", "")
+    try:  # the steps so far may be anything a URL carried: unknown codes, too many
+        session = BackwardSession.from_text(current) if current else BackwardSession()
+        st.session_state["steps"] = session.then(code).to_text()
+    except GradLabError as err:
+        st.session_state[STEP_ERROR] = str(err)
+
+
+def _clear_steps() -> None:
+    """``on_click`` of "start afresh"."""
+    st.session_state["steps"] = ""
+
+
+def _step_controls(vjp: VJPSettings) -> BackwardSession:
+    """The steps so far (in the URL) and one button per step; returns the section's frozen settings,
+    the steps on ``vjp``'s tensors (a GradLabError says what to fix)."""
+    steps = bound_text("steps so far", "steps", value="", max_chars=LIMITS.expression_chars,
+                       help="Codes: " + "; ".join(f"{k} = {v[1]}" for k, v in STEP_CODES.items()))
+    buttons = st.columns(6)
+    for col, code in zip(buttons, STEP_BUTTONS):
+        col.button(STEP_BUTTONS[code], key=f"step-{code}", on_click=_add_step, args=(code,), width="stretch",
+                   help=f"`{STEP_CODES[code][1]}`")
+    buttons[5].button("start afresh", key="step-reset", on_click=_clear_steps, width="stretch")
+    if STEP_ERROR in st.session_state:
+        st.warning(markdown_literal(st.session_state.pop(STEP_ERROR)))
+    return BackwardSession.from_text(steps, vjp)
+
+
+def _render_steps(records: tuple[StepRecord, ...]) -> None:
+    """Section 2's result: each step, its PyTorch line and the .grad values after it."""
+    if not records:
+        st.caption("Press the buttons above: each press replays every step from scratch on fresh tensors.")
+    for n, rec in enumerate(records, start=1):
+        with st.container(border=True):
+            st.markdown(f"**{n}.** {markdown_code(rec.code)}")
+            if rec.ok:
+                st.markdown(" · ".join(
+                    f"`{k}.grad` = {('None' if g is None else '[' + vector_text(g) + ']')}" for k, g in rec.grads.items()
+                ))
+            else:
+                st.warning(f"PyTorch refuses: {markdown_literal(rec.message)}", icon=":material/block:")
+
+
+def accumulation(vjp: VJPSettings) -> None:
+    """Section 2: .grad accumulates; the graph is freed. Its controls -> a BackwardSession -> one cached replay -> render.
+
+    ``vjp`` is section 1's tensors and v: the steps run on them. A refused session is a message
+    here; the sections below it still draw.
+    """
+    st.subheader("2 · .grad accumulates; the graph is freed")
+    try:
+        session = _step_controls(vjp)
+        records = _replay(session)
+    except Exception as err:  # noqa: BLE001 - shown as a sentence, never a traceback
+        show_error(err)
+        records = ()
+    _render_steps(records)
+
+
+# ------------------------------------------------------------------ 3 · full Jacobian
+
+
+@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds)
+def _matrix(settings: ExampleVJPSettings) -> MatrixVJP:
+    """Section 3's engine call: z = W x, then z.backward(v)."""
+    return example_vjp(settings)
+
+
+def _matrix_controls() -> ExampleVJPSettings:
+    """The example and its v; returns the section's frozen settings (a GradLabError says what to fix)."""
+    name = bound_selectbox("example", "mx", tuple(MATRIX_EXAMPLES), format_func=lambda k: MATRIX_EXAMPLES[k].title)
+    e = MATRIX_EXAMPLES[name]
+    typed_v = bound_text(f"v for z = W x ({len(e.w)} entries)", "mv", value=vector_text(e.v),
+                         max_chars=LIMITS.expression_chars)
+    return ExampleVJPSettings(name, parse_vector(typed_v, "v"))
+
+
+def _render_matrix(r: MatrixVJP) -> None:
+    """Section 3's result: J = W, its rows weighted by v, and x.grad."""
+    left, right = st.columns([2, 3])
+    with left:
+        show_figure(prepare_figure(plots.jacobian_heatmap, r.jacobian, "J = ∂z/∂x = W", "z", "x"), "jacobian-w",
+                    key="jac-w")
+    with right:
+        show_figure(prepare_figure(plots.weighted_rows_figure, r.table, r.grad), "weighted-rows")
+    st.markdown(f"x.grad = [{vector_text(r.grad)}] = Σᵢ vᵢ · (row i of J) = [{vector_text(r.vjp)}]. "
+                "A one-hot v picks out one row: the gradient of one output.")
+
+
+def full_jacobian() -> None:
+    """Section 3: a Jacobian that is not diagonal. Its controls -> ExampleVJPSettings -> one cached call -> render."""
+    st.subheader("3 · A Jacobian that is not diagonal")
+    try:
+        settings = _matrix_controls()
+        result = _matrix(settings)
+    except Exception as err:  # noqa: BLE001 - shown as a sentence, never a traceback
+        show_error(err)
+        return
+    _render_matrix(result)
+
+
+# ------------------------------------------------------------------ 4 · torch.empty
+
+
+def empty_example_section() -> None:
+    """Section 4: the question's torch.empty example, its printout, and what the printout says about a, b, c."""
+    st.subheader("4 · The question's torch.empty example")
+    st.code(QUESTION_CODE, language="python")
+    ex = empty_example()  # deterministic and instant: b = c = 0, as the printout implies; a = 1 (any value)
+    st.code("# The same in GradLab (PyTorch 2): b = c = 0, a = 1; y broadcast to the gradient's 3 entries\n"
+            "y.expand(3).backward(gradients)\n"
+            + "\n".join(f"print({k}.grad) # {ex.printed[k]}" for k in ("a", "b", "c")), language="python")
+    st.markdown(markdown_literal(EMPTY_NOTE))
+    if not st.button("Call torch.empty(3) twice", key="empty"):
+        return
+    demo = empty_demo()  # uncached: its values are arbitrary by design
+    for n, values in enumerate(demo.empty_calls, start=1):
+        st.code(f"torch.empty(3)  # call {n}: [{vector_text(values)}]   (arbitrary)", language="python")
+    st.code(f"torch.zeros(3)  # [{vector_text(demo.zeros)}]", language="python")
