@@ -1,9 +1,12 @@
 """What every page does first, in one plain module.
 
-Each script in ``pages/`` starts with::
+Each script in ``pages/`` imports what it needs, then calls, as its first statement::
 
-    from gradlab.ui.page_chrome import start_page
     start_page("explorer")  # the page's URL path; "" for home
+
+Imports may come first because importing gradlab draws nothing: a page opened directly (a
+first deep link in Streamlit's legacy pages mode, :func:`ensure_router`) still reaches
+``start_page`` before its first element (tests/test_app_pages.py opens each page that way).
 
 opens with one compact row, ``with title_row("Grad check", question): presets_popover(...)``,
 puts its one plain answer sentence in ``with answer_box():`` and its main
