@@ -3,8 +3,7 @@
 A row of the folder table starts with the folder (``| `gradlab/labs/` |``) or, for modules at
 the top of ``gradlab/``, with the files themselves. A module is mapped when its row names it in
 backticks (``sweep``, ``roundoff/``, or ``limits.py``); a module of a subpackage needs the
-subpackage and its own name in its folder's row. The check's modules (``gradlab/check/``) are
-mapped by that package's own docstring while it is being restructured, and left out here.
+subpackage and its own name in its folder's row.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOC = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
 ROWS = [line for line in DOC.splitlines() if line.startswith("| `")]
 MODULES = sorted(p.relative_to(ROOT) for p in (ROOT / "gradlab").rglob("*.py")
-                 if p.name != "__init__.py" and "check" not in p.relative_to(ROOT).parts)
+                 if p.name != "__init__.py")
 
 
 def _row_of(folder: str) -> str | None:
