@@ -23,14 +23,13 @@ from gradlab.check.settings import parse_shape
 from gradlab.figures.summed import difference_staircase, summed_error_bars
 from gradlab.labs.summed.loss import NO_THRESHOLD, SUM_METHODS, SummedLoss, SummedLossSettings
 from gradlab.limits import LIMITS
-from gradlab.literal_text import markdown_literal
 from gradlab.numerics.dtypes import DTYPE_NAMES, facts
 from gradlab.teaching.presets import preset, url_query
 from gradlab.answers.summed import summed_answer
 from gradlab.ui.bound_widgets import bound_selectbox, bound_text
 from gradlab.ui.controls import dtype_selectbox, eps_input
 from gradlab.ui.figures import prepare_figure, show_figure
-from gradlab.ui.messages import ANSWER_BOXES, stop_with_error
+from gradlab.ui.messages import show_answer, stop_with_error
 from gradlab.ui.presets import presets_popover
 from gradlab.teaching.glossary import term
 from gradlab.server.heavy_work import summed
@@ -76,7 +75,7 @@ def _controls() -> SummedLossSettings:
 def _answer(result: SummedLoss) -> None:
     answer = summed_answer(result)
     with answer_box():
-        ANSWER_BOXES[answer.level](markdown_literal(answer.text), icon=":material/lightbulb:")
+        show_answer(answer, icon=":material/lightbulb:")
 
 
 def _table(result: SummedLoss) -> pd.DataFrame:
