@@ -33,7 +33,7 @@ from gradlab.ui.presets import presets_popover
 from gradlab.ui.figures import PreparedFigure, prepare_figure, show_figure
 from gradlab.ui.runtime import CHECK_WORKERS
 from gradlab.ui.bound_widgets import bound_number, bound_radio, bound_selectbox, bound_tabs, bound_text, bound_toggle
-from gradlab.ui.messages import ANSWER_BOXES, ANSWER_ICONS, show_error, stop_with_error
+from gradlab.ui.messages import ANSWER_BOXES, ANSWER_ICONS, show_answer, show_error, stop_with_error
 from gradlab.ui.controls import SCHEME_OPTIONS, dtype_selectbox, eps_options, format_eps, scheme_label
 
 start_page("gradcheck")
@@ -166,7 +166,7 @@ def _answer(result) -> None:
     """The page's one sentence: is the gradient wrong? (built in gradlab.answers.check)"""
     answer = check_answer(result.summary, result.columns)
     with answer_box():
-        ANSWER_BOXES[answer.level](markdown_literal(answer.text), icon=ANSWER_ICONS[answer.level])
+        show_answer(answer)
 
 
 def _diagnosis(result) -> None:
