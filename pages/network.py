@@ -35,7 +35,7 @@ from gradlab.teaching.glossary import term
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
 from gradlab.ui.controls import dtype_selectbox, eps_input, eps_range_input
 from gradlab.ui.figures import prepare_figure, show_figure
-from gradlab.ui.messages import ANSWER_BOXES, ANSWER_ICONS, stop_with_error
+from gradlab.ui.messages import show_answer, stop_with_error
 from gradlab.ui.presets import presets_popover
 
 start_page("network")
@@ -126,7 +126,7 @@ def _answer(fd: FiniteDifference) -> None:
     """The page's one sentence, built outside the page (gradlab.answers.labs)."""
     answer = network_answer(fd)
     with answer_box():
-        ANSWER_BOXES[answer.level](markdown_literal(answer.text), icon=ANSWER_ICONS[answer.level])
+        show_answer(answer)
 
 
 def _main_chart(fd: FiniteDifference, sweep: StepSweep) -> None:
