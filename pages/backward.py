@@ -21,13 +21,12 @@ from gradlab.answers.labs import backward_answer
 from gradlab.figures import backward as plots
 from gradlab.labs.backward.engine import SEED_FUNCTION, VJPResult, VJPSettings, parse_vector, vector_jacobian
 from gradlab.limits import LIMITS
-from gradlab.literal_text import markdown_literal
 from gradlab.teaching.glossary import term
 from gradlab.ui.backward_sections import accumulation, empty_example_section, full_jacobian, vector_text
 from gradlab.ui.bound_widgets import bound_text
 from gradlab.ui.controls import dtype_selectbox
 from gradlab.ui.figures import prepare_figure, show_figure
-from gradlab.ui.messages import ANSWER_BOXES, ANSWER_ICONS, stop_with_error
+from gradlab.ui.messages import show_answer, stop_with_error
 from gradlab.ui.page_chrome import answer_box, details, main_chart_box, start_page, title_row
 from gradlab.ui.presets import presets_popover
 
@@ -98,7 +97,7 @@ def _first_screen(r: VJPResult) -> None:
     """The answer sentence and the main chart: each .grad is vᵢ times the derivative v = 1 would give."""
     answer = backward_answer(r)
     with answer_box():
-        ANSWER_BOXES[answer.level](markdown_literal(answer.text), icon=ANSWER_ICONS[answer.level])
+        show_answer(answer)
     with main_chart_box():
         show_figure(prepare_figure(plots.vjp_rows_figure, r.table), "backward-grad")
 
