@@ -4,7 +4,13 @@ Over the stock-module corpus (gradlab.testing.modules, float64, parameters), pri
 module the same-run medians of: torch fast_mode, GradLab blocks, GradLab full, and the bare
 minimum of a full check (2 evaluations of fn per element, no verdict machinery), with the
 ratios blocks/fast_mode and full/bare. Run: ``python benchmarks/bench_default_mode.py
-[--repeat 3] [--only Linear GRU]``. A script, not a test.
+[--repeat 3] [--only Linear GRU] [--clock cpu] [--threads 1]``. ``--clock cpu`` times the
+process's CPU seconds (every thread's) instead of the wall clock: on a shared, loaded machine
+the wall clock of a few-millisecond check is mostly waiting for a core. ``--threads 1`` runs
+torch's ops on one thread for both checkers (``torch.set_num_threads``): on a loaded machine
+torch's intra-op threads spin waiting for each other, which the CPU clock counts (torch's
+fast mode measured 1.3 ms or 29 ms for the same Conv1d check minutes apart). A script, not a
+test.
 """
 
 from __future__ import annotations
@@ -25,12 +31,12 @@ import gradlab  # noqa: E402
 from gradlab.testing.modules import module_corpus  # noqa: E402
 
 
-def _median(fn, repeat):
+def _median(fn, repeat, clock=time.perf_counter):
     times = []
     for _ in range(repeat):
-        t = time.perf_counter()
+        t = clock()
         fn()
-        times.append(time.perf_counter() - t)
+        times.append(clock() - t)
     return statistics.median(times)
 
 
@@ -42,7 +48,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--only", nargs="*", default=None)
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
+    parser.add_argument("--threads", type=int, default=None)
     args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
     warnings.simplefilter("ignore")
     ratios_fast, ratios_full = [], []
     print(f"{'module':26s} {'N':>5s} {'fast_mode':>9s} {'blocks':>8s} {'ratio':>6s} {'full':>8s} {'bare':>8s} {'ratio':>6s}")
@@ -70,10 +81,12 @@ def main() -> None:
                         f(*flat).sum()
                         v[i] = old
 
-        fast = _median(lambda: torch.autograd.gradcheck(f, ps, fast_mode=True, raise_exception=False), args.repeat)
-        blocks = _median(lambda: gradlab.gradcheck(m, *inputs, wrt="parameters", taylor=False), args.repeat)
-        full = _median(lambda: gradlab.gradcheck(m, *inputs, wrt="parameters", mode="full", taylor=False), args.repeat)
-        minimum = _median(bare, args.repeat)
+        fast = _median(lambda: torch.autograd.gradcheck(f, ps, fast_mode=True, raise_exception=False), args.repeat,
+                       clock)
+        blocks = _median(lambda: gradlab.gradcheck(m, *inputs, wrt="parameters", taylor=False), args.repeat, clock)
+        full = _median(lambda: gradlab.gradcheck(m, *inputs, wrt="parameters", mode="full", taylor=False),
+                       args.repeat, clock)
+        minimum = _median(bare, args.repeat, clock)
         ratios_fast.append(blocks / fast)
         ratios_full.append(full / minimum)
         print(f"{case.name:26s} {numel:5d} {fast * 1e3:8.1f}ms {blocks * 1e3:6.1f}ms {blocks / fast:6.2f} "

@@ -110,7 +110,7 @@ def gradcheck(
                    workers=workers)
     call, args = checked_function(fn, inputs, wrt)
     result = first_order(call, args, **options, numeric_fn=numeric_fn, taylor=taylor, progress=progress,
-                         twin=float64_twin(fn, args, wrt, numeric_fn))
+                         twin=lambda: float64_twin(fn, args, wrt, numeric_fn))
     if check_forward or order == 2:
         result = _with_higher_checks(result, call, check_inputs(args.reals()), options, check_forward, order,
                                      args.names)

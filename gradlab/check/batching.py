@@ -247,6 +247,15 @@ class BatchedFn:
         self.strategy: dict[torch.dtype, str] = {}
         self._reference: dict[torch.dtype, str] = {}
         self._proven: set[tuple[torch.dtype, int]] = set()
+        self._at_input: dict[torch.dtype, torch.Tensor] = {}
+
+    def at_input(self, dtype: torch.dtype) -> torch.Tensor:
+        """fn at the user's input in ``dtype``, (1, output values), as the reference way of
+        calling it (vmap or the loop) gives it: choosing the strategy evaluated it already."""
+        if dtype not in self.strategy:
+            with torch.no_grad():
+                self._choose(self._flat.values.to(dtype)[None])
+        return self._at_input[dtype]
 
     def __call__(self, rows: torch.Tensor, parts: Sequence[torch.Tensor] | None = None) -> torch.Tensor:
         """fn on ``rows``; ``parts`` may hold ``self.split(rows)`` already (saves the split)."""
@@ -303,8 +312,12 @@ class BatchedFn:
         if self.layout is None:
             self.layout = OutputLayout.of(out)
         expected = self.layout.flatten(out)[None]
-        reference = "vmap" if _same(_attempt(lambda: self._vmapped(*parts)), expected) else "loop"
+        vmapped = _attempt(lambda: self._vmapped(*parts))
+        reference = "vmap" if _same(vmapped, expected) else "loop"
         self._reference[rows.dtype] = reference
+        # what a call on the input's row gives (the loop's row is fn's own output); a copy, not
+        # a view of the input (an fn returning its input)
+        self._at_input[rows.dtype] = (vmapped if reference == "vmap" else expected).clone()
         two = self._flat.cast(self._flat.split(base.expand(2, -1)))
         direct = (_same(_attempt(lambda: self._direct(parts, 1)), expected)
                   and _same(_attempt(lambda: self._direct(two, 2)), expected.expand(2, -1)))

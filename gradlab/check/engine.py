@@ -46,13 +46,13 @@ import torch
 
 from gradlab.check.arguments import Arguments, module_arguments, parse_arguments
 from gradlab.check.behaviour import check_repeatable, check_user_step
-from gradlab.check.batching import FlatInputs
+from gradlab.check.batching import FlatInputs, single_threaded_ops
 from gradlab.check.blocks import BLOCK, block_directions, block_size
 from gradlab.check.measure import measure_values
 from gradlab.check.output_blame import culprit_output
-from gradlab.check.outputs import differentiable_only, leave_out
+from gradlab.check.outputs import leave_out
 from gradlab.check.pace import forecast_check, perturbation_count, stencil_points
-from gradlab.check.problem import (NumericProblem, autograd_gradient, check_inputs, least_precise, numeric_problem,
+from gradlab.check.problem import (NumericProblem, autograd_side, check_inputs, least_precise, numeric_problem,
                                    resolve_step)
 from gradlab.check.report import CheckContext, Tolerances, error_map, summarize
 from gradlab.check.results import CheckResult
@@ -138,7 +138,7 @@ def check_gradient(
     return first_order(call, args, mode=mode, samples=samples, seed=seed, scheme=scheme, eps=eps, rtol=rtol,
                        atol=atol, reduction=reduction, grad_outputs=grad_outputs, numeric_float64=numeric_float64,
                        workers=workers, numeric_fn=numeric_fn, taylor=taylor, progress=progress,
-                       twin=float64_twin(fn, args, wrt, numeric_fn))
+                       twin=lambda: float64_twin(fn, args, wrt, numeric_fn))
 
 
 def checked_function(fn: Callable, inputs: tuple, wrt) -> tuple[Callable, Arguments]:
@@ -160,10 +160,24 @@ def bound(fn: Callable, args: Arguments) -> Callable:
     return lambda *reals: args.call(fn, reals)
 
 
-def first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rtol, atol, reduction,
-                grad_outputs, numeric_float64, workers, numeric_fn, taylor, progress, twin=None) -> CheckResult:
+def first_order(call, args: Arguments, **options) -> CheckResult:
     """The check of autograd's gradient of ``call`` (:func:`checked_function`'s) over ``args``;
-    ``twin``: fn in float64 (:func:`gradlab.check.witness.float64_twin`), or None."""
+    ``options`` are :func:`check_gradient`'s, and ``twin``: a function building fn in float64
+    (:func:`gradlab.check.witness.float64_twin`, called only for a check in a lower
+    precision), or None.
+
+    Torch runs on one thread meanwhile, as the chunks do
+    (:func:`gradlab.check.batching.single_threaded_ops`; the worker threads share the chunks):
+    every evaluation of fn at x, the backward and the verdicts' own evaluations are small
+    ops, which a busy machine's cores make wait for the slowest (with torch's threads, a
+    BatchNorm1d check's set-up took 40 ms of CPU for 1 ms of work).
+    """
+    with single_threaded_ops():
+        return _first_order(call, args, **options)
+
+
+def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rtol, atol, reduction,
+                 grad_outputs, numeric_float64, workers, numeric_fn, taylor, progress, twin=None) -> CheckResult:
     choose("mode", mode, MODES)
     choose("reduction", reduction, REDUCTIONS)
     samples, seed, workers = check_samples(samples), check_seed(seed), resolve_workers(workers)
@@ -179,9 +193,10 @@ def first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rtol
     if reason:
         raise GradLabError(reason)
     tol = Tolerances(*resolve_tolerances(user_dtype, rtol, atol))
+    values = FlatInputs.of(xs).values
     if not s.complex_step:
-        check_user_step(eps, FlatInputs.of(xs).values, step_dtype)
-    h = resolve_step(eps, s, step_dtype, FlatInputs.of(xs).values)
+        check_user_step(eps, values, step_dtype)
+    h = resolve_step(eps, s, step_dtype, values)
     numel = sum(t.numel() for t in xs)
     numeric_call = bound(numeric_fn, args) if numeric_float64 and numeric_fn is not None else call
     # A bounded caller's forecast, before the set-up's dozen evaluations of fn (gradlab.check.pace);
@@ -192,10 +207,12 @@ def first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rtol
                           torch.float64 if numeric_float64 else None, perturbations=count, unit=unit,
                           points=stencil_points(s), workers=workers, complex_step=s.complex_step)
     check_repeatable(call, xs)
-    call = differentiable_only(call, xs)  # output parts that need no gradient: left out, as torch does
-    numeric_call, twin = leave_out(numeric_call, call), leave_out(twin, call)
-    g, y, v = autograd_gradient(call, xs, reduction, grad_outputs, seed)
-    spread = backward_spread(g, autograd_gradient(call, xs, reduction, grad_outputs, seed)[0])
+    # one forward pass with grad: the output parts that need no gradient are left out (as torch
+    # does) and the backward runs twice on its graph, to measure its own nondeterminism
+    side = autograd_side(call, xs, reduction, grad_outputs, seed)
+    call, g, y, v = side.call, side.gradient, side.output, side.weights
+    numeric_call = leave_out(numeric_call, call)
+    spread = backward_spread(g, side.again)
     tol = tol.widened(spread)
     if mode == "full":
         check_full_limit(numel, y.numel(), s)
@@ -205,7 +222,8 @@ def first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rtol
     pace.after_setup()
     index, directions = perturbations(mode, numel, samples, seed, torch.as_tensor(tol.of(g.abs().numpy())),
                                       block_size(user_dtype))
-    twin = twin if twin is not None else call
+    # fn in float64 is a witness for a lower precision only (building it copies a module)
+    twin = leave_out(twin() if callable(twin) and user_dtype != torch.float64 else None, call) or call
     witness = float64_problem(twin, xs, reduction, v, s, p, args, g)
     g64 = autograd_in_float64(twin, xs, reduction, v, y) if user_dtype != torch.float64 else None
     rounding = None if g64 is None else ((g - g64)[index] if index is not None else directions @ (g - g64)).abs()

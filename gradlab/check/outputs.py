@@ -25,7 +25,7 @@ import torch
 
 from gradlab.errors import GradLabError
 
-__all__ = ["OutputLayout", "output_parts", "differentiable_only", "leave_out"]
+__all__ = ["OutputLayout", "output_parts", "differentiable_only", "leave_out", "without_parts"]
 
 
 
@@ -79,6 +79,15 @@ def leave_out(fn: Callable | None, names) -> Callable | None:
 
     without.left_out = frozenset(names)
     return without
+
+
+def without_parts(out, names) -> object:
+    """fn's output ``out`` with the parts called ``names`` left out, as :func:`leave_out` leaves them.
+
+    >>> OutputLayout.of(without_parts((torch.ones(2), torch.zeros(3)), {"out[1]"})).names
+    ('out[0]',)
+    """
+    return _without(out, frozenset(names), "out")
 
 
 def _without(out, names: set, prefix: str):

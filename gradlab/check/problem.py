@@ -18,19 +18,20 @@ the step, and the reduced value(s) at x.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 
 from gradlab.check.batching import BatchedFn, FlatInputs, single_threaded_ops
-from gradlab.check.outputs import OutputLayout, output_parts
+from gradlab.check.outputs import OutputLayout, leave_out, output_parts, without_parts
 from gradlab.check.validation import GRAD_OUTPUTS, check_step, choose
 from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import Scheme, default_step, get_scheme  # noqa: F401 - get_scheme: doctest
 
-__all__ = ["NumericProblem", "as_inputs", "check_inputs", "least_precise", "reduce_outputs", "autograd_gradient", "numeric_problem",
-           "resolve_step"]
+__all__ = ["NumericProblem", "AutogradSide", "as_inputs", "check_inputs", "least_precise", "reduce_outputs",
+           "autograd_gradient", "autograd_side", "numeric_problem", "resolve_step"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -116,23 +117,62 @@ def autograd_gradient(fn, xs: list[torch.Tensor], reduction: str, grad_outputs, 
     see :class:`~gradlab.check.outputs.OutputLayout`), and the grad_outputs used ("none" only)."""
     leaves = [t.clone().requires_grad_(True) for t in xs]
     with torch.enable_grad():
-        out = fn(*leaves)
-        layout = OutputLayout.of(out)
-        y = layout.flatten(out)
-        if not y.requires_grad:
-            raise GradLabError("The function's output does not depend on its inputs through "
-                               "autograd (was something detached or computed under no_grad?).")
-        v = None
-        if reduction == "none":
-            v = _grad_outputs(grad_outputs, out, layout, y.dtype, seed)
-            target, seed_grad = y, v
-        else:
-            target = y.sum() if reduction == "sum" else y.mean()
-            seed_grad = None
+        y, target, seed_grad, v = _loss(fn(*leaves), reduction, grad_outputs, seed)
         grads = torch.autograd.grad(target, leaves, grad_outputs=seed_grad, allow_unused=True)
-    flat = torch.cat([(g if g is not None else torch.zeros_like(t)).reshape(-1).to(torch.float64)
-                      for g, t in zip(grads, leaves)])
-    return flat.detach(), y.detach(), v
+    return _flat_gradient(grads, leaves), y.detach(), v
+
+
+@dataclass(frozen=True, eq=False)
+class AutogradSide:
+    """What a check takes from autograd, from one forward pass of fn at the user's input."""
+
+    call: Callable  # fn with the output parts that need no gradient left out (differentiable_only)
+    gradient: torch.Tensor  # flat, float64
+    again: torch.Tensor  # the same backward run a second time on the same graph (its nondeterminism)
+    output: torch.Tensor  # the checked output parts as one real vector
+    weights: torch.Tensor | None  # grad_outputs ("none" only)
+
+
+def autograd_side(call, xs: list[torch.Tensor], reduction: str, grad_outputs, seed: int) -> AutogradSide:
+    """One forward pass of ``call`` at ``xs`` with grad, and its backward twice on that graph
+    (``retain_graph``, as torch's gradcheck checks a backward's reentrance). What
+    :func:`~gradlab.check.outputs.differentiable_only` and two :func:`autograd_gradient` calls
+    give, with one forward pass instead of three: the output parts that do not require grad are
+    left out of the loss and of the returned ``call``.
+
+    >>> side = autograd_side(lambda t: (t ** 2, t.detach()), [torch.tensor([1.0, 2.0])], "sum", "ones", 0)
+    >>> side.gradient.tolist(), side.again.tolist(), side.call.left_out
+    ([2.0, 4.0], [2.0, 4.0], frozenset({'out[1]'}))
+    """
+    leaves = [t.clone().requires_grad_(True) for t in xs]
+    with torch.enable_grad():
+        out = call(*leaves)
+        parts = output_parts(out)
+        constant = frozenset(name for name, t in parts if not t.requires_grad)
+        if constant and len(constant) < len(parts):
+            call, out = leave_out(call, constant), without_parts(out, constant)
+        y, target, seed_grad, v = _loss(out, reduction, grad_outputs, seed)
+        first = torch.autograd.grad(target, leaves, grad_outputs=seed_grad, allow_unused=True, retain_graph=True)
+        again = torch.autograd.grad(target, leaves, grad_outputs=seed_grad, allow_unused=True)
+    return AutogradSide(call, _flat_gradient(first, leaves), _flat_gradient(again, leaves), y.detach(), v)
+
+
+def _loss(out, reduction: str, grad_outputs, seed: int):
+    """(y, the tensor to differentiate, its grad_outputs, v) for fn's output ``out``."""
+    layout = OutputLayout.of(out)
+    y = layout.flatten(out)
+    if not y.requires_grad:
+        raise GradLabError("The function's output does not depend on its inputs through "
+                           "autograd (was something detached or computed under no_grad?).")
+    if reduction == "none":
+        v = _grad_outputs(grad_outputs, out, layout, y.dtype, seed)
+        return y, y, v, v
+    return y, (y.sum() if reduction == "sum" else y.mean()), None, None
+
+
+def _flat_gradient(grads, leaves) -> torch.Tensor:
+    return torch.cat([(g if g is not None else torch.zeros_like(t)).reshape(-1).to(torch.float64)
+                      for g, t in zip(grads, leaves)]).detach()
 
 
 def numeric_problem(fn, xs, reduction, v, scheme: Scheme, step: float, numeric_dtype: torch.dtype | None,
@@ -148,7 +188,7 @@ def numeric_problem(fn, xs, reduction, v, scheme: Scheme, step: float, numeric_d
         flat = like.flat
     batched = BatchedFn(fn, flat) if like is None else like.batched
     with single_threaded_ops():  # fn at x (and the strategy's choice): small ops (see evaluation.run_chunks)
-        base = reduce_outputs(batched(flat.values[None, :]), reduction)
+        base = reduce_outputs(batched.at_input(flat.values.dtype), reduction)
     weights = None if v is None else v.to(base.dtype).to(torch.float64).reshape(-1)
     sizes = None if weights is None else (weights * base[0].to(torch.float64)).abs()
     return NumericProblem(flat, batched, reduction, weights, scheme, step, base, sizes)

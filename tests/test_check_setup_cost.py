@@ -1,0 +1,115 @@
+"""What a check's set-up costs, counted: evaluations of fn, backward passes, copies, threads.
+
+The default mode's fixed cost on a small module is its set-up, so each evaluation there must
+earn its place: fn runs with grad once (its output parts that need no gradient are found on
+that pass, and the backward runs twice on its graph for its nondeterminism, as torch's
+gradcheck checks reentrance), the float64 witness is only built for a check in a lower
+precision, the numeric side's value at x is the one the batching strategy's choice computed,
+and every evaluation runs with torch on one thread. Counts, not times.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+
+import gradlab
+from gradlab.check.engine import check_gradient
+from gradlab.check.problem import autograd_gradient, autograd_side, numeric_problem
+from gradlab.numerics.schemes import get_scheme
+
+
+class _Counting:
+    """fn = sin(x)·x summed with a constant second output, counting its calls by grad mode."""
+
+    def __init__(self):
+        self.with_grad = 0
+        self.without_grad = 0
+        self.threads: set[int] = set()
+
+    def __call__(self, x):
+        if torch.is_grad_enabled() and x.requires_grad:
+            self.with_grad += 1
+        else:
+            self.without_grad += 1
+        self.threads.add(torch.get_num_threads())
+        return (x.sin() * x, x.detach().cos())  # the second part needs no gradient
+
+
+def test_autograd_side_is_one_forward_pass_and_two_backwards_with_the_constant_part_left_out():
+    fn = _Counting()
+    x = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64)
+    backwards = []
+    hook = lambda grad: backwards.append(grad.clone())  # noqa: E731
+
+    def traced(t):
+        out = fn(t)
+        if out[0].requires_grad:
+            out[0].register_hook(hook)
+        return out
+
+    side = autograd_side(traced, [x], "sum", "ones", 0)
+    assert fn.with_grad == 1 and len(backwards) == 2
+    expected = (x.sin() + x * x.cos()).tolist()  # d/dx (x sin x)
+    assert side.gradient.tolist() == pytest.approx(expected, rel=1e-15)
+    assert side.again.tolist() == pytest.approx(expected, rel=1e-15)
+    assert side.call.left_out == frozenset({"out[1]"})
+    assert side.output.tolist() == pytest.approx((x.sin() * x).tolist(), rel=1e-15)
+    # the same as the one-pass-per-question path it replaces
+    g, y, _ = autograd_gradient(side.call, [x], "sum", "ones", 0)
+    assert torch.equal(g, side.gradient) and torch.equal(y, side.output)
+
+
+def test_a_float64_check_runs_fn_with_grad_once_and_on_one_thread():
+    fn = _Counting()
+    x = torch.linspace(-1, 1, 24, dtype=torch.float64)
+    r = check_gradient(fn, x)
+    assert r.verdict == "pass"
+    assert fn.with_grad == 1  # was 3: output parts, gradient, gradient again
+    assert fn.threads == {1}
+
+
+def test_the_threads_setting_is_restored_after_a_check():
+    before = torch.get_num_threads()
+    check_gradient(torch.sin, torch.ones(4, dtype=torch.float64))
+    assert torch.get_num_threads() == before
+
+
+class _NoCopy(torch.nn.Linear):
+    """A module that refuses to be deep-copied (its float64 twin would be a copy)."""
+
+    copies = 0
+
+    def __deepcopy__(self, memo):
+        type(self).copies += 1
+        return copy.deepcopy(torch.nn.Linear(self.in_features, self.out_features), memo)
+
+
+def test_a_float64_module_is_not_copied_for_a_float64_witness():
+    torch.manual_seed(0)
+    m = _NoCopy(3, 2).double()
+    x = torch.randn(4, 3, dtype=torch.float64)
+    _NoCopy.copies = 0
+    assert gradlab.gradcheck(m, x, wrt="parameters").verdict == "pass"
+    assert _NoCopy.copies == 0
+    m32, x32 = m.float(), x.float()
+    gradlab.gradcheck(m32, x32, wrt="parameters")
+    assert _NoCopy.copies == 1  # a float32 check has its float64 witness
+
+
+def test_the_numeric_value_at_x_is_the_strategy_choices_own_evaluation():
+    calls = []
+
+    def fn(t):
+        calls.append(t.shape)
+        return (t ** 3).sum(dim=-1)
+
+    x = torch.tensor([[1.0, 2.0], [3.0, -1.0]], dtype=torch.float64)
+    p = numeric_problem(fn, [x], "sum", None, get_scheme("central"), 1e-3, torch.float64)
+    assert p.loss == pytest.approx(float((x ** 3).sum()), rel=1e-15)
+    # choosing the way of calling fn: fn at x, vmap at x, direct on one and on two stacked
+    # copies; no further call for the value at x
+    assert len(calls) == 4
+    assert p.batched.strategy[torch.float64] == "direct"
