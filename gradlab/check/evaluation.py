@@ -225,7 +225,9 @@ def chunk_size(p: NumericProblem, total: int) -> int:
     """Perturbations per chunk: sized for LIMITS.check_workers chunks in flight, so the
     chunks (and the arithmetic of every estimate) do not depend on the number of workers."""
     points = max(1, sum(c != 0 for c in p.scheme.offsets))
-    rows = chunk_rows(p.flat.numel, p.flat.values.element_size(), total, LIMITS.check_workers,
+    # total·points rows in all: a check of a few perturbations is one call of fn (counting
+    # perturbations as rows split 2 directions into 2 calls of 2 rows)
+    rows = chunk_rows(p.flat.numel, p.flat.values.element_size(), total * points, LIMITS.check_workers,
                       p.batched.strategy.get(p.dtype, "vmap"))
     return max(1, rows // points)
 
