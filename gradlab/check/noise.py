@@ -149,6 +149,11 @@ def measure(p: NumericProblem, maker, rows: np.ndarray, steps: np.ndarray, floor
         phi = sample(p, maker(p, rows[a:b]), shifts).numpy()  # (2·(POINTS - 1), b - a)
         near, near_ok = ecnoise(np.insert(phi[:k].T, POINTS // 2, base, axis=1))
         far, far_ok = ecnoise(np.insert(phi[k:].T, POINTS // 2, base, axis=1))
+        # No value is computed closer than its own last rounding: a table of equal values (an
+        # affine fn) says the noise is below resolution, not zero; at a large step that rounding
+        # alone is the difference's error (2.9e-15 at h = 130 for an exact float64 gradient).
+        floor_sigma = 0.5 * torch.finfo(p.dtype).eps * np.maximum(np.abs(phi).max(axis=0), abs(base))
+        near = np.maximum(near, floor_sigma)
         out.near[a:b], out.sigma[a:b] = near, np.where(far_ok, np.maximum(near, far), near)
         out.accepted[a:b] = near_ok | far_ok
     return out

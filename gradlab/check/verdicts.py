@@ -266,7 +266,28 @@ def _research(q, best: _Best, rows, noise, a, within, estimator, dtype: str) -> 
     start = Bounded(b.estimate, b.step, b.scale, roundoff, b.truncation + np.maximum(hidden, 0.0),
                     np.asarray(noise, dtype=np.float64))
     found = search(q, estimator, rows, a[rows], within(b.estimate, rows), start)
-    return _put(best, rows, found, dtype)
+    return _put(best, rows, _remeasured(q, estimator, rows, found), dtype)
+
+
+#: The noise tables span +-1.5 steps (noise.WIDE_SPACING x 3 points); beyond that the noise
+#: measured at the check's step says nothing (values far from x are larger, and so is their rounding).
+NOISE_SPAN = 1.5
+
+
+def _remeasured(q, estimator, rows, found: Bounded) -> Bounded:
+    """``found`` with the noise of rows whose search grew the step past NOISE_SPAN·q.step
+    measured again at that step (an affine fn's step grew to 64x the check's, where its
+    rounding was 80x the noise measured at x) and their round-off bound raised to it."""
+    grown = np.flatnonzero(found.step > NOISE_SPAN * q.step)
+    if not grown.size:
+        return found
+    sigma = measure_noise(q, estimator, rows[grown], found.step[grown]).near  # a kink in the wide one is no noise
+    noise = found.noise.copy() if found.noise is not None else np.zeros(len(found.step))
+    noise[grown] = np.maximum(noise[grown], sigma)
+    roundoff = found.roundoff.copy()
+    roundoff[grown] = np.maximum(roundoff[grown], roundoff_bound(q.scheme, q.dtype, found.estimate[grown],
+                                                                 found.scale[grown], found.step[grown], noise[grown]))
+    return Bounded(found.estimate, found.step, found.scale, roundoff, found.truncation, noise)
 
 
 def _put(best: _Best, rows: np.ndarray, found: Bounded, dtype: str) -> _Best:
