@@ -8,7 +8,7 @@ derivative. :func:`check_repeatable` evaluates fn twice at the user's point and 
 with one sentence naming the cause. :func:`check_user_step` refuses a step the dtype
 cannot take: one that overflows or dwarfs the inputs, or one that does not move them.
 
->>> x = torch.ones(4, dtype=torch.float64)
+>>> x = torch.ones(64, dtype=torch.float64)  # two dropout masks of 64 agree with chance 2^-64 (of 4: 1/16)
 >>> check_repeatable(torch.sin, [x])
 >>> check_repeatable(lambda t: torch.nn.functional.dropout(t, 0.5, training=True), [x])
 Traceback (most recent call last):
