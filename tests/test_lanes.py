@@ -190,3 +190,21 @@ def test_heavy_starts_a_call_forecast_long_in_the_long_lane(monkeypatch):
     heavy_module.heavy(check, CheckSettings(), 1)
     heavy_module.heavy(sweep, SweepSettings("x**2", 1.0))
     assert asked == [True, False, True, False, False]
+
+
+def test_a_checks_forecast_counts_the_blocks_of_the_default_mode():
+    """The default mode evaluates one direction per block of elements (up to
+    LIMITS.directional_checks), not `samples` of them: its forecast lies between a 5-sample
+    check's and a full check's, and grows with the elements up to the cap."""
+    from gradlab.check.blocks import block_count
+    from gradlab.check.settings import CheckSettings
+    from gradlab.server.heavy_work import check
+
+    def seconds(**options):
+        return check.forecast_seconds(CheckSettings(**options))
+
+    small = dict(shape=(4, 10), dtype="float64")  # 40 elements: 5 blocks of 8
+    assert block_count(40) == 5
+    assert seconds(mode="sampled", samples=5, **small) == seconds(mode="blocks", **small)
+    big = dict(shape=(256, 256))
+    assert seconds(mode="sampled", samples=5, **big) < seconds(mode="blocks", **big) < seconds(mode="full", **big)

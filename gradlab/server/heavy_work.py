@@ -70,10 +70,22 @@ _CHECK_ELEMENT_SECONDS = 1e-8
 _ROUNDOFF_SAMPLE_SECONDS = 1e-5
 
 
+def _check_rows(settings, numel: int) -> int:
+    """Perturbed evaluations of fn a check's mode asks for (each of ``numel`` elements)."""
+    if settings.mode == "full":
+        return numel
+    if settings.mode == "blocks":  # one direction per block of elements, every element covered
+        import torch
+
+        from gradlab.check.blocks import block_count, block_size
+
+        return block_count(numel, block_size(getattr(torch, settings.dtype)))
+    return min(settings.samples, numel) if settings.mode == "sampled" else settings.samples
+
+
 def _check_forecast(settings, *_) -> float:
     numel = math.prod(settings.shape)
-    rows = {"full": numel, "sampled": min(settings.samples, numel)}.get(settings.mode, settings.samples)
-    return rows * numel * _CHECK_ELEMENT_SECONDS
+    return _check_rows(settings, numel) * numel * _CHECK_ELEMENT_SECONDS
 
 
 def sweep(settings):
