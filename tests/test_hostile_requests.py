@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cost import calibration_seconds, stopped_within
+from cost import calibration_seconds, stopped_within, waited_for_the_machine
 
 from gradlab.check.settings import CheckSettings
 from gradlab.cli.main import UNEXPECTED
@@ -74,8 +74,13 @@ def _run(pool, fn, *args, seconds=None):
     return outcome, time.monotonic() - start, seconds
 
 
-def _names_a_bound(err: Exception) -> bool:
-    return "LIMITS." in str(err) and "one request cannot slow the server" in str(err)
+def _names_a_bound(err: Exception, seconds: float | None = None) -> bool:
+    """The bound's sentence, or (``seconds`` given) the wall-clock backstop's on a machine so
+    busy that the worker computed less than its bound in 5x its time."""
+    text = str(err)
+    waited = seconds is not None and text.startswith("Computing ") and f" of its {seconds:g} s bound): " in text \
+        and "was stopped after waiting" in text
+    return waited or ("LIMITS." in text and "one request cannot slow the server" in text)
 
 
 @pytest.mark.parametrize("case", list(SWEEPS))
@@ -83,11 +88,11 @@ def test_explorer_request_ends_in_a_result_or_a_sentence_in_time(pool, case):
     expression, x = SWEEPS[case]
     formulas, elapsed, bound = _run(pool, heavy_work.sweep_formulas, expression)
     assert elapsed < stopped_within(bound + GRACE_SECONDS)
-    assert isinstance(formulas, tuple) or _names_a_bound(formulas), formulas
+    assert isinstance(formulas, tuple) or _names_a_bound(formulas, bound), formulas
     result, elapsed, bound = _run(pool, heavy_work.sweep, SweepSettings(expression, x))
     assert elapsed < stopped_within(bound), f"{case}: {elapsed:.1f} s"
     if isinstance(result, LimitError):
-        assert _names_a_bound(result), result
+        assert _names_a_bound(result, bound), result
         return
     ref = result.reference
     if ref.defined:  # the page writes its digits: bounded whatever the magnitude
@@ -99,9 +104,10 @@ def test_explorer_request_ends_in_a_result_or_a_sentence_in_time(pool, case):
 
 
 def test_x_to_the_x_to_the_x_at_1e9_ends_at_a_bound_not_after_20_s(pool):
-    result, elapsed, _ = _run(pool, heavy_work.sweep, SweepSettings("x**x**x", 1e9))
+    result, elapsed, seconds = _run(pool, heavy_work.sweep, SweepSettings("x**x**x", 1e9))
     assert isinstance(result, LimitError)
-    assert "LIMITS.worker_memory_mb" in str(result) or "LIMITS.evaluation_seconds" in str(result)
+    assert ("LIMITS.worker_memory_mb" in str(result) or "LIMITS.evaluation_seconds" in str(result)
+            or waited_for_the_machine(str(result), heavy_work.BOUNDS[heavy_work.sweep][0], seconds)), result
     assert elapsed < stopped_within(LIMITS.evaluation_seconds + GRACE_SECONDS)
 
 
@@ -109,7 +115,7 @@ def test_a_check_of_a_minute_per_element_is_ended_at_the_bound(pool):
     settings = CheckSettings(model="expression", expression=GRADCHECK_EXPRESSION, shape=(1024, 1024),
                              dtype="float64", scheme="complex_step", mode="sampled", samples=1000)
     result, elapsed, bound = _run(pool, heavy_work.check, settings, seconds=3.0)  # the page's is 30 s
-    assert isinstance(result, LimitError) and _names_a_bound(result), result
+    assert isinstance(result, LimitError) and _names_a_bound(result, bound), result
     assert elapsed < stopped_within(bound)
 
 
@@ -154,6 +160,8 @@ def test_a_check_over_its_whole_bound_states_that_bound_and_a_check_s_advice(poo
     with pytest.raises(LimitError) as info:
         pool.run(heavy_work.check, settings, 1, seconds=seconds(), what=what, bound_name=bound_name)
     message = str(info.value)
+    if waited_for_the_machine(message, what, 2.5):
+        return  # a busy machine starved the (niced) worker: the backstop's sentence says so
     assert "took longer than 2.5 s" in message, message
     assert "(LIMITS.full_check_seconds + LIMITS.request_seconds)" in message, message
     assert message.endswith(heavy_work.CHECK_ADVICE), message  # not "Simplify the expression"
