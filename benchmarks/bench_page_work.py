@@ -35,7 +35,8 @@ import torch  # noqa: E402
 from gradlab.figures import roundoff as roundoff_figures  # noqa: E402
 from gradlab.check.api import REDUCTIONS, element_estimates, reduction_estimates, sample_indices  # noqa: E402
 from gradlab.check.reduction_sweep import eps_grid, reduction_sweep  # noqa: E402
-from gradlab.check.settings import CheckSettings, build_problem  # noqa: E402
+from gradlab.check.builtin_models import build_model_loss  # noqa: E402
+from gradlab.check.settings import CheckSettings  # noqa: E402
 from gradlab.figures.check import eps_sweep_figure  # noqa: E402
 from gradlab.labs.roundoff.engine import RoundoffSettings, compare, ulp_histogram  # noqa: E402
 from gradlab.ui.figures import prepare_figure  # noqa: E402
@@ -97,7 +98,7 @@ def figures(repeats: int) -> None:
 def sweep(repeats: int) -> None:
     torch.set_num_threads(1)  # as on the server
     settings = CheckSettings(shape=(140, 120), samples=4, dtype="float32", scheme="central")
-    problem = build_problem(settings)
+    problem = build_model_loss(settings)
     eps = eps_grid()
     elements = sample_indices(problem.x.numel(), settings.samples, settings.seed)
     index = elements.repeat_interleave(len(eps))

@@ -23,7 +23,8 @@ from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS
 from gradlab.literal_text import markdown_literal
 from gradlab.check.states import STATES
-from gradlab.check.settings import LOSSES, MODELS, CheckSettings, parse_shape
+from gradlab.check.builtin_models import LOSSES, MODELS
+from gradlab.check.settings import CheckSettings, parse_shape
 from gradlab.server.heavy_work import check, check_eps_sweep
 from gradlab.ui.heavy import heavy, heavy_with_progress
 from gradlab.figures.check import error_heatmap, eps_sweep_figure, taylor_figure

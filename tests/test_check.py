@@ -14,7 +14,8 @@ from gradlab.check.api import GradcheckError, gradcheck
 from gradlab.check.reduction_sweep import CHECK_SWEEP_ELEMENTS, check_sweep, reduction_sweep, sweep_settings_for
 from gradlab.errors import GradLabError, LimitError
 from gradlab.limits import LIMITS
-from gradlab.check.settings import CheckSettings, build_problem, parse_shape, run_check
+from gradlab.check.builtin_models import build_model_loss
+from gradlab.check.settings import CheckSettings, parse_shape, run_check
 from gradlab.numerics.dtypes import facts
 
 MSE_SUM_CHECK = dict(model="affine", shape=(140, 120), loss="mse", scheme="forward", eps=1e-3,
@@ -68,7 +69,7 @@ def test_mse_sum_check_float64_forward_error_is_the_truncation_h_over_4(reductio
 
 
 def test_mse_sum_check_gradient_and_relative_perturbation_from_the_formula():
-    p = build_problem(mse_sum_check("float64", "sum"))
+    p = build_model_loss(mse_sum_check("float64", "sum"))
     gen = torch.Generator().manual_seed(0)
     x = torch.randn(140, 120, generator=gen, dtype=torch.float64)
     t = torch.randn(140, 120, generator=gen, dtype=torch.float64)

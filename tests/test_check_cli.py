@@ -81,7 +81,7 @@ def test_bad_options_exit_2_with_one_line_from_python_m_gradlab(argv):
 
 
 def test_model_and_loss_choices_are_the_engines():
-    from gradlab.check.settings import LOSSES, MODELS
+    from gradlab.check.builtin_models import LOSSES, MODELS
 
     assert [_parse(["--model", m]).model for m in MODELS] == list(MODELS)
     assert [_parse(["--loss", name]).loss for name in LOSSES] == list(LOSSES)

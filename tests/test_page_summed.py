@@ -16,7 +16,8 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from app_text import shown
-from gradlab.check.settings import CheckSettings, build_problem
+from gradlab.check.builtin_models import build_model_loss
+from gradlab.check.settings import CheckSettings
 from gradlab.cli.main import main
 from gradlab.labs.summed.loss import SUM_METHODS
 from gradlab.teaching.presets import presets_for, url_query
@@ -35,8 +36,8 @@ def _open(query: dict | None = None) -> AppTest:
 
 
 def _terms(shape=(140, 120), dtype=torch.float32) -> list[float]:
-    """The loss's per-element squared errors, straight from the grad check's problem."""
-    p = build_problem(CheckSettings(shape=shape, dtype=str(dtype).removeprefix("torch.")))
+    """The loss's per-element squared errors, straight from the grad check's built-in model loss."""
+    p = build_model_loss(CheckSettings(shape=shape, dtype=str(dtype).removeprefix("torch.")))
     return p.fn(p.x).detach().reshape(-1).to(torch.float64).tolist()
 
 

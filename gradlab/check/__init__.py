@@ -3,7 +3,8 @@
 Public entry points: :mod:`~gradlab.check.api` (``gradcheck``, and ``element_estimates``,
 ``reduction_estimates``, ``sample_indices``, ``full_check_work`` from the modules that hold
 them) and :mod:`~gradlab.check.settings` (``CheckSettings``, ``run_check``: the page's and
-the CLI's call). ``api`` is a thin wrapper: the first-order check is
+the CLI's call, on the built-in models and losses of :mod:`~gradlab.check.builtin_models`).
+``api`` is a thin wrapper: the first-order check is
 :mod:`~gradlab.check.engine` (``check_gradient``), which the public API, forward mode
 (:mod:`~gradlab.check.forward_mode`) and second order (:mod:`~gradlab.check.second_order`)
 all run, and no module of the package imports ``api``; :mod:`~gradlab.check.estimates`

@@ -38,7 +38,8 @@ from gradlab.check.engine import sample_indices
 from gradlab.check.estimates import reduction_estimates
 from gradlab.check.validation import REDUCTIONS
 from gradlab.limits import LIMITS, check_limit
-from gradlab.check.settings import CheckSettings, build_problem
+from gradlab.check.builtin_models import build_model_loss
+from gradlab.check.settings import CheckSettings
 from gradlab.numerics.dtypes import resolve_tolerances
 
 __all__ = ["EPS_RANGE", "eps_grid", "reduction_sweep", "CheckSweep", "sweep_settings_for", "check_sweep"]
@@ -72,7 +73,7 @@ def reduction_sweep(settings: CheckSettings, points_per_decade: int = POINTS_PER
     settings' scheme and dtype, and the reductions sum, mean and none (with
     the settings' grad_outputs).
     """
-    problem = build_problem(settings)
+    problem = build_model_loss(settings)
     numel = FlatInputs.of([problem.x]).numel
     elements = sample_indices(numel, settings.samples, settings.seed)
     eps = eps_grid(points_per_decade)

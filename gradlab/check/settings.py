@@ -1,17 +1,9 @@
-"""Built-in models and losses for the grad-check page and CLI, and ``run_check``.
+"""The Grad check page's and CLI's settings (``CheckSettings``, ``parse_shape``) and ``run_check``.
 
-A model maps an input tensor x to an output of the same shape; a loss
-compares it elementwise with seeded ``randn`` targets. The function handed
-to the check returns the *per-element* loss, and the check applies the
-reduction (sum, mean, none), so the three reductions can be compared on one
-problem.
-
-- ``affine``: (x + 1) / 2, the float32 grad-check question;
-- ``expression``: any elementwise function typed in the expression language;
-- ``mlp``: a small tanh MLP over the last dimension, with seeded weights.
-
-Data are drawn in float64 from the seed and rounded to the dtype, so float32
-and float64 runs see the same numbers (up to rounding).
+A ``CheckSettings`` holds everything that defines a check of a built-in model and loss
+(:mod:`gradlab.check.builtin_models`) as plain values, checked once when it is made, so
+the page can cache on it and a settings object that exists can be run; ``run_check``
+builds the model's loss and checks it with :func:`gradlab.check.engine.check_gradient`.
 
 >>> s = CheckSettings(shape=(4, 3), dtype="float64", scheme="central", eps=1e-3)
 >>> run_check(s).verdict
@@ -25,10 +17,8 @@ from __future__ import annotations
 import math
 
 from dataclasses import dataclass
-from typing import Callable
 
-import torch
-
+from gradlab.check.builtin_models import LOSSES, MODELS, build_model_loss
 from gradlab.check.engine import check_gradient
 from gradlab.check.results import CheckResult
 from gradlab.check.validation import (GRAD_OUTPUTS, MODES, REDUCTIONS, check_full_limit, check_samples, check_seed,
@@ -39,11 +29,8 @@ from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.dtypes import facts, resolve_tolerances
 from gradlab.numerics.schemes import get_scheme, not_applicable_reason
 
-__all__ = ["MODELS", "LOSSES", "CheckSettings", "Problem", "parse_shape", "build_problem", "run_check"]
+__all__ = ["CheckSettings", "parse_shape", "run_check"]
 
-MODELS = ("affine", "expression", "mlp")
-LOSSES = ("mse", "l1")
-MLP_HIDDEN = 16  # width of the MLP's hidden layer: small, well inside LIMITS.network_width
 _MAX_DIMS = 4
 
 
@@ -119,60 +106,6 @@ def _valid_shape(shape) -> tuple[int, ...]:
     return dims
 
 
-# ------------------------------------------------------------------ building
-
-
-@dataclass(frozen=True, eq=False)
-class Problem:
-    """A per-element loss function of x, the point x, and the same in float64."""
-
-    fn: Callable[[torch.Tensor], torch.Tensor]
-    x: torch.Tensor
-    fn64: Callable[[torch.Tensor], torch.Tensor]
-
-
-def _model(settings: CheckSettings, draw):
-    if settings.model == "affine":
-        return lambda x: (x + 1) / 2
-    if settings.model == "expression":
-        return parse(settings.expression)
-    features = settings.shape[-1]
-    w1 = draw(MLP_HIDDEN, features, scale=features**-0.5)
-    b1 = draw(MLP_HIDDEN)
-    w2 = draw(features, MLP_HIDDEN, scale=MLP_HIDDEN**-0.5)
-    b2 = draw(features)
-    return lambda x: torch.tanh(x @ w1.T + b1) @ w2.T + b2
-
-
-def _loss(name: str) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
-    # (y - t)**2 rather than F.mse_loss: also holomorphic, so the complex step works.
-    return (lambda y, t: (y - t) ** 2) if name == "mse" else (lambda y, t: (y - t).abs())
-
-
-def _build(settings: CheckSettings, compute: torch.dtype):
-    """(loss function, x) with every number drawn in float64, rounded to the
-    settings' dtype, then held in ``compute``: the float64 twin computes the
-    same function as the dtype's, only more precisely."""
-    dtype = facts(settings.dtype).torch_dtype
-    gen = torch.Generator().manual_seed(settings.seed)
-
-    def draw(*size: int, scale: float = 1.0) -> torch.Tensor:
-        values = torch.randn(*size, generator=gen, dtype=torch.float64) * scale
-        return values.to(dtype).to(compute)
-
-    x = draw(*settings.shape)
-    target = draw(*settings.shape)
-    model, loss = _model(settings, draw), _loss(settings.loss)
-    return (lambda x: loss(model(x), target)), x
-
-
-def build_problem(settings: CheckSettings) -> Problem:
-    """The per-element loss in the settings' dtype, x in that dtype, and a float64 twin."""
-    fn, x = _build(settings, facts(settings.dtype).torch_dtype)
-    fn64, _ = _build(settings, torch.float64)
-    return Problem(fn, x, fn64)
-
-
 def _complex_step_reason(settings: CheckSettings) -> str | None:
     dtype = "float64" if settings.numeric_float64 else settings.dtype
     expression = parse(settings.expression) if settings.model == "expression" else None
@@ -184,13 +117,13 @@ def _complex_step_reason(settings: CheckSettings) -> str | None:
 
 def run_check(settings: CheckSettings, progress=None, taylor: bool = True,
               workers: int | None = None) -> CheckResult:
-    """Build the settings' problem and check it; the page and the CLI both call this.
+    """Build the settings' model loss and check it; the page and the CLI both call this.
 
     ``workers``: threads for the finite differences (default LIMITS.check_workers;
     the page passes :data:`gradlab.ui.runtime.CHECK_WORKERS`). The results do not
     depend on it.
     """
-    p = build_problem(settings)
+    p = build_model_loss(settings)
     return check_gradient(
         p.fn, p.x, mode=settings.mode, samples=settings.samples, seed=settings.seed,
         scheme=settings.scheme, eps=settings.eps, rtol=settings.rtol, atol=settings.atol,

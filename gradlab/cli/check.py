@@ -23,7 +23,8 @@ import json
 import sys
 
 from gradlab.check.states import EXIT_CODES, STATES
-from gradlab.check.settings import LOSSES, MODELS, CheckSettings, parse_shape, run_check
+from gradlab.check.builtin_models import LOSSES, MODELS
+from gradlab.check.settings import CheckSettings, parse_shape, run_check
 from gradlab.check.validation import GRAD_OUTPUTS, MODES, REDUCTIONS
 from gradlab.cli.common import to_json
 from gradlab.errors import GradLabError

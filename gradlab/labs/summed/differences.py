@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from gradlab.check.settings import CheckSettings, build_problem
+from gradlab.check.builtin_models import build_model_loss
+from gradlab.check.settings import CheckSettings
 from gradlab.labs.summed.loss import SummedLossSettings
 from gradlab.numerics.ulp import ulp
 
@@ -33,8 +34,8 @@ DEFAULT_COUNT = 40
 
 def sampled_differences(settings: SummedLossSettings, count: int = DEFAULT_COUNT) -> pd.DataFrame:
     """Forward differences of the loss and autograd's gradient at ``count`` evenly spaced elements."""
-    problem = build_problem(CheckSettings(shape=settings.shape, dtype=settings.dtype, loss=settings.loss,
-                                          reduction=settings.reduction, seed=settings.seed))
+    problem = build_model_loss(CheckSettings(shape=settings.shape, dtype=settings.dtype, loss=settings.loss,
+                                             reduction=settings.reduction, seed=settings.seed))
     n = problem.x.numel()
     scale = 1.0 / n if settings.reduction == "mean" else 1.0
 

@@ -29,7 +29,8 @@ from typing import Callable
 import numpy as np
 import torch
 
-from gradlab.check.settings import CheckSettings, build_problem
+from gradlab.check.builtin_models import build_model_loss
+from gradlab.check.settings import CheckSettings
 from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.dtypes import facts
@@ -299,8 +300,8 @@ class SummedLoss:
 
 def summed_loss(settings: SummedLossSettings) -> SummedLoss:
     """Every method's sum of the settings' loss terms against the exact sum (module docstring)."""
-    problem = build_problem(CheckSettings(shape=settings.shape, dtype=settings.dtype, loss=settings.loss,
-                                          reduction=settings.reduction, seed=settings.seed))
+    problem = build_model_loss(CheckSettings(shape=settings.shape, dtype=settings.dtype, loss=settings.loss,
+                                             reduction=settings.reduction, seed=settings.seed))
     x = problem.x.clone().requires_grad_(True)
     terms = problem.fn(x)
     n = terms.numel()
