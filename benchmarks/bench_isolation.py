@@ -18,8 +18,8 @@ Two sets of cases:
   means something even when A's request is stopped within a second.
 * the Explorer's work on ``benchmarks/isolation_app.py`` (:data:`CASES`), in
   ``--modes``: ``thread`` runs the sweep in A's own thread (as the pages did
-  before the pool), ``pool`` through gradlab.ui.heavy (a worker process ended
-  at its bound). Thread mode can leave a runaway thread behind, so each
+  before the pool), ``pool`` through gradlab.ui.worker_calls (a worker process
+  ended at its bound). Thread mode can leave a runaway thread behind, so each
   thread-mode case gets a fresh server, and A's wait is capped at ``--cap``
   seconds.
 

@@ -1,7 +1,7 @@
 """A one-page Streamlit app for measuring how one session's heavy request affects another's.
 
 ``?heavy=1&expr=...&x=...&mode=pool`` runs the Explorer's work through
-:func:`gradlab.ui.heavy.heavy` (a worker process, ended at its bound) and
+:func:`gradlab.ui.worker_calls.heavy` (a worker process, ended at its bound) and
 writes the exact derivative's digits with format_mp, as the pages will;
 ``mode=thread`` does what the Explorer did before: the sweep in the session's
 own thread, sympy's LaTeX of the real-x derivative, mpmath.nstr of the digits
@@ -21,7 +21,7 @@ from gradlab.literal_text import markdown_literal
 from gradlab.numerics.expressions import parse
 from gradlab.numerics.mp_format import format_mp
 from gradlab.server.heavy_work import sweep, sweep_formulas
-from gradlab.ui.heavy import heavy
+from gradlab.ui.worker_calls import heavy
 from gradlab.ui.runtime import configure_runtime, release_session_on_disconnect
 
 configure_runtime()

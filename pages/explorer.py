@@ -12,7 +12,7 @@ import streamlit as st
 from gradlab.errors import GradLabError
 from gradlab.sweep.engine import SweepResult, SweepSettings
 from gradlab.server.heavy_work import sweep, sweep_formulas
-from gradlab.ui.heavy import heavy
+from gradlab.ui.worker_calls import heavy
 from gradlab.figures.sweep import error_vs_eps_figure, estimate_vs_eps_figure, has_drawable_errors
 from gradlab.figures.sweep_tables import autograd_table, best_step_table, exact_digits, format_sig, rounding_table
 from gradlab.limits import LIMITS
@@ -24,7 +24,7 @@ from gradlab.sweep.step_range import chart_step_range
 from gradlab.answers.sweep import sweep_answer
 from gradlab.teaching.catalogue import CATALOGUE
 from gradlab.teaching.glossary import define, term
-from gradlab.teaching.explorer_controls import (
+from gradlab.teaching.explorer_defaults import (
     CUSTOM,
     DEFAULTS,
     EPS_LARGEST,
@@ -33,9 +33,8 @@ from gradlab.teaching.explorer_controls import (
     POINTS_MIN,
     POINTS_STEP,
     function_label,
-    quiz_dtype,
 )
-from gradlab.teaching.quizzes import GUESSES, guess_label, guess_step, quiz_reveal, quiz_scheme
+from gradlab.teaching.quizzes import GUESSES, guess_label, guess_step, quiz_dtype, quiz_reveal, quiz_scheme
 from gradlab.ui.bound_widgets import bound_number, bound_radio, bound_selectbox, bound_slider, bound_text, bound_toggle
 from gradlab.ui.controls import dtype_help, dtype_multiselect, eps_range_input, scheme_multiselect
 from gradlab.ui.figures import prepare_figure, show_figure

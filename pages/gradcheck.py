@@ -26,7 +26,7 @@ from gradlab.check.states import STATES
 from gradlab.check.builtin_models import LOSSES, MODELS
 from gradlab.check.settings import CheckSettings, parse_shape
 from gradlab.server.heavy_work import check, check_eps_sweep
-from gradlab.ui.heavy import heavy, heavy_with_progress
+from gradlab.ui.worker_calls import heavy, heavy_with_progress
 from gradlab.figures.check import error_heatmap, eps_sweep_figure, taylor_figure
 from gradlab.answers.check import QUESTION, check_answer
 from gradlab.teaching.glossary import definition, term

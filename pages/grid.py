@@ -23,12 +23,12 @@ from gradlab.numerics.expressions import parse
 from gradlab.numerics.precision_table import CENTRAL_THEORY, COLUMNS, precision_table
 from gradlab.server.heavy_work import grid
 from gradlab.teaching.catalogue import CATALOGUE
-from gradlab.teaching.explorer_controls import CUSTOM, FUNCTION_OPTIONS, function_label
+from gradlab.teaching.explorer_defaults import CUSTOM, FUNCTION_OPTIONS, function_label
 from gradlab.teaching.glossary import definition, term
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
 from gradlab.ui.controls import eps_input
 from gradlab.ui.figures import prepare_figure, show_figure
-from gradlab.ui.heavy import heavy
+from gradlab.ui.worker_calls import heavy
 from gradlab.ui.messages import stop_with_error
 from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page, title_row
 from gradlab.ui.presets import presets_popover

@@ -9,7 +9,7 @@ from gradlab.sweep.first_view import default_sweep_settings
 from gradlab.teaching.presets import Preset, gallery, url_query
 from gradlab.ui.compat import PreparedFigure
 from gradlab.ui.figures import prepare_figure, show_figure
-from gradlab.ui.heavy import heavy
+from gradlab.ui.worker_calls import heavy
 from gradlab.ui.messages import show_error
 from gradlab.ui.navigation import PAGES, page_by_url
 from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page

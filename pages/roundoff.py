@@ -31,7 +31,7 @@ from gradlab.teaching.quizzes import (
 )
 from gradlab.limits import LIMITS
 from gradlab.server.heavy_work import roundoff
-from gradlab.ui.heavy import heavy
+from gradlab.ui.worker_calls import heavy
 from gradlab.literal_text import markdown_code, markdown_literal
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
 from gradlab.ui.controls import dtype_selectbox

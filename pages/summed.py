@@ -33,7 +33,7 @@ from gradlab.ui.messages import show_answer, stop_with_error
 from gradlab.ui.presets import presets_popover
 from gradlab.teaching.glossary import term
 from gradlab.server.heavy_work import summed
-from gradlab.ui.heavy import heavy
+from gradlab.ui.worker_calls import heavy
 
 start_page("summed")
 

@@ -233,7 +233,7 @@ def test_streamlit_sends_a_prepared_figure_as_it_is():
         _broken("st.plotly_chart of a BaseFigure", "the figure's dict was validated or rebuilt")
 
 
-# ------------------------------------------------------------------ Streamlit: pending reruns (gradlab.ui.heavy)
+# ------------------------------------------------------------------ Streamlit: pending reruns (gradlab.ui.worker_calls)
 
 
 @pytest.mark.parametrize(("request_", "expected"), [

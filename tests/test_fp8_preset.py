@@ -17,7 +17,7 @@ from gradlab.sweep.engine import EMULATION_NOTE, SweepSettings, run_sweep
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.precision_table import precision_table
 from gradlab.answers.sweep import percent, sweep_answer
-from gradlab.teaching.explorer_controls import CUSTOM
+from gradlab.teaching.explorer_defaults import CUSTOM
 from gradlab.teaching.presets import preset
 
 P = preset("explorer", "fp8").values

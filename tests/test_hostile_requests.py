@@ -149,7 +149,7 @@ def test_every_whole_call_bound_is_the_sum_of_the_bounds_it_names():
 
 
 def test_a_check_over_its_whole_bound_states_that_bound_and_a_check_s_advice(pool, monkeypatch):
-    """As a page runs it (gradlab.ui.heavy: BOUNDS' seconds and name, and no advice of its own).
+    """As a page runs it (gradlab.ui.worker_calls: BOUNDS' seconds and name, and no advice of its own).
     One element: its forecast (one complex evaluation, seconds) is under the pace bound, so
     the set-up runs on until the whole-call kill (the worker keeps the default LIMITS)."""
     monkeypatch.setattr(heavy_work, "LIMITS",

@@ -172,7 +172,7 @@ def test_no_lane_runs_more_than_its_slots_and_no_session_runs_twice(ops, slots):
 
 
 def test_heavy_starts_a_call_forecast_long_in_the_long_lane(monkeypatch):
-    """gradlab.ui.heavy asks the pool for the long lane when the function's forecast from its
+    """gradlab.ui.worker_calls asks the pool for the long lane when the function's forecast from its
     arguments is over LONG_CALL_SECONDS: a 200,000-term bfloat16 sum (its loops: seconds), a full
     check of 65,536 elements (4e9 element evaluations); not the default views, nor a sweep
     (no forecast: the pool learns it by watching)."""
@@ -180,15 +180,15 @@ def test_heavy_starts_a_call_forecast_long_in_the_long_lane(monkeypatch):
     from gradlab.sweep.engine import SweepSettings
     from gradlab.labs.summed.loss import SummedLossSettings
     from gradlab.server.heavy_work import check, summed, sweep
-    from gradlab.ui import heavy as heavy_module
+    from gradlab.ui import worker_calls
 
     asked = []
-    monkeypatch.setattr(heavy_module, "run_bounded", lambda fn, *args, long, **kw: asked.append(long))
-    heavy_module.heavy(summed, SummedLossSettings(shape=(400, 500), dtype="bfloat16"))
-    heavy_module.heavy(summed, SummedLossSettings())
-    heavy_module.heavy(check, CheckSettings(shape=(256, 256), mode="full"), 1)
-    heavy_module.heavy(check, CheckSettings(), 1)
-    heavy_module.heavy(sweep, SweepSettings("x**2", 1.0))
+    monkeypatch.setattr(worker_calls, "run_bounded", lambda fn, *args, long, **kw: asked.append(long))
+    worker_calls.heavy(summed, SummedLossSettings(shape=(400, 500), dtype="bfloat16"))
+    worker_calls.heavy(summed, SummedLossSettings())
+    worker_calls.heavy(check, CheckSettings(shape=(256, 256), mode="full"), 1)
+    worker_calls.heavy(check, CheckSettings(), 1)
+    worker_calls.heavy(sweep, SweepSettings("x**2", 1.0))
     assert asked == [True, False, True, False, False]
 
 

@@ -343,7 +343,7 @@ def _heavy_in_this_process(monkeypatch) -> None:
                    session=None, cancelled=None, long=False, **kwargs):
         return fn(*args, **kwargs, **({"progress": progress} if progress is not None else {}))
 
-    monkeypatch.setattr("gradlab.ui.heavy.run_bounded", in_process)
+    monkeypatch.setattr("gradlab.ui.worker_calls.run_bounded", in_process)
 
 
 def test_roundoff_page_over_the_time_bound_shows_it(monkeypatch):

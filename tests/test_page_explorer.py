@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from app_text import shown
 from gradlab.ui import controls as widgets
-from gradlab.teaching.explorer_controls import DEFAULTS
+from gradlab.teaching.explorer_defaults import DEFAULTS
 from gradlab.teaching.presets import presets_for, url_query, url_values
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

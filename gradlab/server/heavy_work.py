@@ -15,7 +15,7 @@ call the engine directly.
 ('LIMITS.full_check_seconds + LIMITS.request_seconds', True)
 
 A function marked with :func:`forecast` says roughly how long a call will take
-from its arguments alone; :func:`gradlab.ui.heavy.heavy` starts a call forecast
+from its arguments alone; :func:`gradlab.ui.worker_calls.heavy` starts a call forecast
 over the pool's ``LONG_CALL_SECONDS`` in its long lane, so it never holds a worker
 kept for short calls (:mod:`gradlab.server.lanes`).
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from gradlab.sweep.engine import SweepSettings
 from gradlab.sweep.step_range import chart_step_range
 from gradlab.teaching.catalogue import CATALOGUE
-from gradlab.teaching.explorer_controls import DEFAULTS
+from gradlab.teaching.explorer_defaults import DEFAULTS
 
 __all__ = ["default_sweep_settings"]
 

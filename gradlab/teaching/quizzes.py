@@ -31,12 +31,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gradlab.numerics.dtypes import facts
+from gradlab.numerics.dtypes import DTYPE_NAMES, facts
 from gradlab.numerics.schemes import get_scheme
 
-__all__ = ["GUESSES", "HABIT_STEP", "Reveal", "quiz_scheme", "expected_guess", "guess_step", "guess_label",
-           "quiz_reveal", "ROUNDOFF_DTYPE", "ROUNDOFF_QUESTION", "ROUNDOFF_GUESSES", "roundoff_expected",
-           "roundoff_reveal"]
+__all__ = ["GUESSES", "HABIT_STEP", "Reveal", "QUIZ_DTYPES", "quiz_dtype", "quiz_scheme", "expected_guess",
+           "guess_step", "guess_label", "quiz_reveal", "ROUNDOFF_DTYPE", "ROUNDOFF_QUESTION", "ROUNDOFF_GUESSES",
+           "roundoff_expected", "roundoff_reveal"]
 
 #: The step many scripts hard-code (scipy.misc.derivative examples, torch's gradcheck).
 HABIT_STEP = 1e-6
@@ -49,6 +49,21 @@ GUESSES: dict[str, tuple[str, float | None]] = {
     "cbrt": ("h ≈ ∛ε", 1 / 3),
 }
 _ORDER_TO_GUESS = {1: "sqrt", 2: "cbrt"}
+
+
+#: The dtypes the Explorer's prediction asks about, in order: the first not on the chart. The
+#: native rows of the dtype table, in its order (the emulated 8-bit rows are not asked about).
+QUIZ_DTYPES: tuple[str, ...] = DTYPE_NAMES
+
+
+def quiz_dtype(shown) -> str | None:
+    """The dtype the prediction asks about: one the chart does not show yet, so its answer
+    is not on screen before the visitor commits (None when every one is shown).
+
+    >>> quiz_dtype(("float32", "float64")), quiz_dtype(("float16", "float32")), quiz_dtype(QUIZ_DTYPES)
+    ('float16', 'bfloat16', None)
+    """
+    return next((d for d in QUIZ_DTYPES if d not in shown), None)
 
 
 def quiz_scheme(schemes: Sequence[str]) -> str | None:

@@ -11,4 +11,6 @@ Page authors import from the submodules:
 - :mod:`gradlab.ui.runtime`: process-wide server settings, applied once from ``app.py``
 - :mod:`gradlab.ui.controls`: shared dtype / scheme / step controls
 - :mod:`gradlab.ui.figures`: :func:`show_figure`, the one way to show a Plotly figure
+- :mod:`gradlab.ui.worker_calls`: :func:`heavy`, how a page runs a function of
+  :mod:`gradlab.server.heavy_work` in a worker process, keyed by its session
 """

@@ -1,4 +1,7 @@
-"""What a page's cached function calls to run heavy engine work in a worker process.
+"""How a page runs heavy engine work: in a worker process, keyed by this session, within its bound.
+
+What the heavy work is (the functions, their bounds and forecasts) lives in
+:mod:`gradlab.server.heavy_work`; this module is the page's side of the call.
 
 ``heavy(fn, *args)`` runs one of :mod:`gradlab.server.heavy_work`'s functions
 through :func:`gradlab.server.pool.run_bounded` with that function's bound

@@ -1,0 +1,51 @@
+"""The Explorer page's widget defaults and choices, as plain values: each widget's key and
+default (``DEFAULTS``), the function options and their labels, the step slider's ends and
+the points slider's steps.
+
+No streamlit here, so the page (and the Grid page's function choice), the tests and the
+preset registry (:mod:`gradlab.teaching.presets`, which holds the Explorer's presets) share
+one definition; the first view built from ``DEFAULTS`` is :mod:`gradlab.sweep.first_view`.
+Widget *values* are what ``st.session_state`` holds (scheme names, floats);
+:func:`gradlab.teaching.presets.url_values` turns them into what the URL carries (scheme
+labels, ``1e-06``, titles).
+
+>>> DEFAULTS["fn"] in FUNCTION_OPTIONS, function_label(CUSTOM)
+(True, 'custom (type it)')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from gradlab.teaching.catalogue import CATALOGUE
+
+CUSTOM = "custom"
+DEFAULT_FUNCTION = "complex_step_classic"
+DEFAULT_CUSTOM_EXPRESSION = "sin(x) / x"
+EPS_SMALLEST, EPS_LARGEST = 1e-20, 1e1  # ends of the step slider
+POINTS_MIN, POINTS_STEP = 11, 10
+
+#: Widget key -> default value (what the page shows with an empty URL).
+DEFAULTS: Mapping[str, Any] = MappingProxyType({
+    "fn": DEFAULT_FUNCTION,
+    "expr": DEFAULT_CUSTOM_EXPRESSION,
+    "x": CATALOGUE[DEFAULT_FUNCTION].x,
+    "dtypes": ("float32", "float64"),
+    "schemes": ("central",),  # the V at once, in two dtypes
+    "eps_auto": True,  # steps fitted to the dtypes' V (gradlab.sweep.step_range); False: eps_range
+    "eps_range": (1e-20, 1.0),
+    "points": 61,
+    "error": "relative",
+    "theory": True,
+    "autograd": True,
+    "focus": "auto",
+})
+
+FUNCTION_OPTIONS: tuple[str, ...] = (*CATALOGUE, CUSTOM)
+
+
+def function_label(key: str) -> str:
+    """What the function selectbox shows (and the URL carries) for a catalogue key."""
+    return "custom (type it)" if key == CUSTOM else CATALOGUE[key].title
