@@ -183,6 +183,9 @@ def facts(dtype: str | torch.dtype) -> DtypeFacts:
     'bfloat16'
     """
     rows = DTYPE_TABLE
+    row = rows.get(dtype) if isinstance(dtype, str) else None  # a row's own name, as a check passes it
+    if row is not None:
+        return row
     if isinstance(dtype, torch.dtype):
         name = str(dtype).removeprefix("torch.")
     else:
