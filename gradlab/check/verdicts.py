@@ -80,6 +80,8 @@ def backward_spread(first: torch.Tensor, second: torch.Tensor) -> float:
     >>> backward_spread(torch.tensor([1.0, float("nan")]), torch.tensor([1.5, float("nan")]))
     0.5
     """
+    if torch.equal(first, second):  # the usual case, in one op
+        return 0.0
     same = (first == second) | (first.isnan() & second.isnan())
     diff = torch.where(same, torch.zeros_like(first), (first - second).abs())
     return float(diff.nan_to_num(nan=float("inf")).max()) if diff.numel() else 0.0
@@ -149,7 +151,9 @@ def state_of(autograd, numeric, tolerance, bound, slack, kink) -> np.ndarray:
     err = np.abs(a - n)
     passed = err <= tol + slack
     unexplained = np.isfinite(n) & np.isfinite(bound) & ~(err <= tol + bound + slack) & ~passed
-    state = np.where(passed, "pass", np.where(unexplained, "fail", "inconclusive")).astype(object)
+    state = _filled(unexplained.shape, "inconclusive")
+    state[np.broadcast_to(passed, state.shape)] = "pass"
+    state[unexplained] = "fail"  # never a passed row
     state[np.asarray(kink, dtype=bool)] = "not_differentiable"
     return state
 
@@ -179,11 +183,12 @@ def judge(p: NumericProblem, table: Columns, estimator: Estimator, tolerance: To
     step = np.full(len(n), p.step)
     slack = autograd_slack(a, autograd_eps, autograd_rounding)
     within = _Within(tolerance, slack)
-    bad = np.flatnonzero(~(np.abs(a - n) <= within(n)))
-    screened = candidates(p, sides, scale, tolerance(n)) if sides is not None else np.array([], dtype=np.int64)
+    tol = tolerance(n)
+    bad = np.flatnonzero(~(np.abs(a - n) <= tol + slack))  # within(n)
+    screened = candidates(p, sides, scale, tol) if sides is not None else np.array([], dtype=np.int64)
     model = roundoff_bound(p.scheme, p.dtype, n, scale, step)
     best = _Best(Bounded(n.copy(), step, scale.astype(np.float64), model, np.zeros(len(n)), np.zeros(len(n))),
-                 np.full(len(n), facts(p.dtype).name, dtype=object))
+                 _filled(len(n), facts(p.dtype).name))
     # Where fn has a float64 twin, a low-precision check's values are judged on the twin's finite
     # differences: a bfloat16 difference of a sum that cancels is noise far above the tolerance
     # with a model bound far below it, and one that lands within the tolerance by chance passed
@@ -203,8 +208,9 @@ def judge(p: NumericProblem, table: Columns, estimator: Estimator, tolerance: To
     # truncation and shrinks the step (a float64 log_softmax of 10^4 elements ended
     # inconclusive so). A measured bound is never below the model's.
     est = best.bounded.estimate
-    unsettled = np.flatnonzero(~(np.abs(est - a) <= within(est)))
-    kinks = np.union1d(unsettled, screened).astype(np.int64)
+    same = twin is None and not bad.size  # est is still n: its unsettled rows are the bad ones
+    unsettled = bad if same else np.flatnonzero(~(np.abs(est - a) <= within(est)))
+    kinks = _union(unsettled, screened)
     # A kink is the function's: with a float64 twin it is read there, where rounding cannot
     # make one-sided slopes differ (a bfloat16 normalisation's norm jumping between
     # representable values did), and where bfloat16's noise cannot hide one (abs at 0).
@@ -212,10 +218,21 @@ def judge(p: NumericProblem, table: Columns, estimator: Estimator, tolerance: To
     if kinks.size:
         kinks = kinks[confirm(kp, estimator, kinks, a[kinks], tolerance(est[kinks], kinks)).kink]
     failing = unsettled[np.isfinite(est[unsettled])]
+    if not failing.size and not kinks.size:  # every value passes: nothing to measure or confirm
+        return _table(table, best, a, tolerance, slack, p, estimator, kinks, None, np.zeros(len(a), dtype=bool), kp,
+                      tol=tol if same else None)
     best, kink_noise, measured, left = _measured(p, best, failing, kinks if twin is None else kinks[:0], a,
                                                  within, estimator, float64_problem, tolerance)
     kinks = left if twin is None else kinks
     return _table(table, best, a, tolerance, slack, p, estimator, kinks, kink_noise, measured, kp)
+
+
+def _union(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """np.union1d of two sorted index arrays without repeats (np.flatnonzero's), as int64;
+    without its sort when either is empty (the usual case: every value passes)."""
+    if not first.size or not second.size:
+        return (second if not first.size else first).astype(np.int64)
+    return np.union1d(first, second).astype(np.int64)
 
 
 #: Kink candidates whose noise is measured one by one before the rest share their largest.
@@ -359,13 +376,21 @@ class _Within:
         return self.tolerance(estimate, rows) + (self.slack if rows is None else self.slack[rows])
 
 
+def _filled(shape, text: str) -> np.ndarray:
+    """An object array of ``text`` (np.full with a str goes through a str array: slower)."""
+    column = np.empty(shape, dtype=object)
+    column.fill(text)
+    return column
+
+
 def _table(table: Columns, best: _Best, a, tolerance, slack, p, estimator, suspects, noise,
-           measured, kink_problem: NumericProblem) -> Columns:
+           measured, kink_problem: NumericProblem, tol: np.ndarray | None = None) -> Columns:
+    """``tol``: tolerance(best estimates), when the caller has it."""
     b = best.bounded
     n, bound = b.estimate, b.bound
-    tol = tolerance(n)
+    tol = tolerance(n) if tol is None else tol
     left, right = np.full(len(n), np.nan), np.full(len(n), np.nan)
-    side = np.full(len(n), "", dtype=object)
+    side = _filled(len(n), "")
     kink = np.zeros(len(n), dtype=bool)
     if suspects.size:
         twin = kink_problem is not p  # the twin's kinks: its model round-off (no noise measured)
@@ -375,11 +400,14 @@ def _table(table: Columns, best: _Best, a, tolerance, slack, p, estimator, suspe
         left[kinks], right[kinks], side[kinks] = k.left[k.kink], k.right[k.kink], k.side[k.kink]
         kink[kinks] = True
     state = state_of(a, n, tol, bound, slack, kink)
-    model = roundoff_bound(p.scheme, p.dtype, n, b.scale, b.step)
-    source = np.where(best.dtype == "float64" if p.dtype != torch.float64 else np.zeros(len(n), dtype=bool),
-                      "float64 witness", np.where(measured & (b.roundoff > model), "measured noise", "model"))
+    source = _filled(len(n), "model")
+    if measured.any():  # a bound above the model's is the measured noise's
+        model = roundoff_bound(p.scheme, p.dtype, n, b.scale, b.step)
+        source[measured & (b.roundoff > model)] = "measured noise"
+    if p.dtype != torch.float64:
+        source[best.dtype == "float64"] = "float64 witness"
     return table.joined(
         best_numeric=n, best_step=b.step, best_dtype=best.dtype, best_abs_error=np.abs(a - n),
         best_tolerance=tol, error_bound=bound, state=state, left_slope=left,
-        right_slope=right, autograd_side=side, noise=b.noise, bound_source=source.astype(object),
+        right_slope=right, autograd_side=side, noise=b.noise, bound_source=source,
         autograd_rounding=slack)
