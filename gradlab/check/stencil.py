@@ -59,7 +59,7 @@ def entry_correction(p: NumericProblem, index: torch.Tensor, shift: torch.Tensor
                      original: torch.Tensor) -> torch.Tensor | None:
     """:func:`nominal_correction` for one-hot entries written directly (OnehotBuffer):
     g[index]·((original + shift) - value), float64, one per entry (None: no gradient set)."""
-    if p.gradient is None or shift.is_complex():
+    if p.gradient is None or shift.is_complex() or _exact(p):
         return None
     nominal = original.to(torch.float64) + shift.to(torch.float64)
     return (nominal - values.to(torch.float64)) * p.gradient[index]
@@ -81,11 +81,17 @@ def nominal_correction(p: NumericProblem, make_rows: RowMaker, moves: torch.Tens
     φ(nominal) = φ(actual) + g·(nominal - actual); with autograd's g this moves every
     evaluated value back to its nominal point. A wrong g_k shifts the result only by
     its error times the rounding of x_k (a fraction u·|x_k|/h of the error it checks)."""
-    if p.gradient is None or moves.is_complex():
+    if p.gradient is None or moves.is_complex() or _exact(p):
         return None
     nominal = make_rows(moves, exact=True)
     gap = nominal - rows.to(torch.float64)
     return (gap @ p.gradient).reshape(moves.shape)
+
+
+def _exact(p: NumericProblem) -> bool:
+    """Whether the points are built in float64, where actual and nominal points are the same
+    computation (the correction would be exactly 0)."""
+    return p.flat.values.dtype == torch.float64
 
 
 def shifts(p: NumericProblem, h: torch.Tensor) -> torch.Tensor:
