@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import plotly.graph_objects as go
 
 __all__ = ["unvalidated_figure", "encode_typed_arrays", "raise_in_thread", "forkserver_process_class",
-           "torch_functions_unmodified"]
+           "torch_functions_unmodified", "module_tensors_swapped"]
 
 _LOG = logging.getLogger("gradlab.compat")
 
@@ -157,3 +157,31 @@ def torch_functions_unmodified():
     import torch
 
     return torch._C.DisableTorchFunction()
+
+
+def module_tensors_swapped(module, tensors: dict):
+    """A context manager in which ``module``'s parameters named in ``tensors`` are those tensors
+    (tied weights alike, as :func:`torch.func.functional_call` ties them), restored after; None
+    when torch no longer has the internal.
+
+    Internal: ``torch.nn.utils.stateless._reparametrize_module`` (torch 2.13), the swap that
+    ``functional_call`` enters and leaves around every call. Why: a gradient check evaluates a
+    module at dozens of perturbed parameter sets; ``functional_call`` swaps the tensors in and
+    out for each (20-35 us a call, as much as a small module's forward), while one swap for the
+    whole loop, each set copied into the swapped-in tensors, costs one copy per parameter. No
+    public API swaps once for many calls. If it goes: None, and every call goes through
+    ``functional_call`` again (slower, same values); tests/test_compat.py names the internal.
+
+    >>> import torch
+    >>> lin = torch.nn.Linear(1, 1)
+    >>> with module_tensors_swapped(lin, {"weight": torch.full((1, 1), 2.0), "bias": torch.zeros(1)}):
+    ...     float(lin(torch.ones(1)))
+    2.0
+    """
+    try:
+        from torch.nn.utils.stateless import _reparametrize_module
+    except ImportError:
+        _LOG.warning("torch moved torch.nn.utils.stateless._reparametrize_module; modules are called "
+                     "through functional_call for every perturbed point")
+        return None
+    return _reparametrize_module(module, tensors, tie_weights=True)

@@ -300,6 +300,45 @@ def test_batching_strategy_is_chosen_by_probing():
     assert strategies == {"elementwise": "direct", "scalar": "vmap", "custom": "loop"}
 
 
+def test_a_check_of_few_rows_loops_without_probing():
+    flat = FlatInputs.of([X8])
+    calls = []
+
+    def fn(x):
+        calls.append(x.shape)
+        return x ** 2
+
+    batched = BatchedFn(fn, flat, few_rows=True)
+    out = batched(flat.values.expand(3, -1).clone())
+    assert batched.strategy[torch.float64] == "loop"
+    assert calls == [X8.shape] * 4  # fn at x once, then one call per row: no vmap, no direct attempts
+    assert torch.equal(out, (flat.values ** 2).expand(3, -1))
+
+
+class _ParameterView(torch.nn.Module):
+    """Returns a view of its parameter: a loop row's output aliases the tensor the next row overwrites."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.tensor([1.0, -2.0, 3.0], dtype=torch.float64))
+
+    def forward(self, x):
+        return self.w[1:]  # x unused: the output is the view itself
+
+
+def test_a_modules_rows_are_evaluated_through_one_parameter_swap_with_the_same_values():
+    from gradlab.check.engine import checked_function
+
+    module = _ParameterView()
+    call, args = checked_function(module, (torch.tensor([0.5, 1.0, -1.0], dtype=torch.float64),), "parameters")
+    assert call.rows is not None  # a module's check has the cheap way over rows
+    flat = FlatInputs.of(args.reals())
+    rows = flat.values + torch.arange(4, dtype=torch.float64)[:, None]  # four different points
+    swapped = BatchedFn(call, flat, few_rows=True)(rows)
+    assert torch.equal(swapped, rows[:, 1:])
+    assert torch.equal(module.w.detach(), torch.tensor([1.0, -2.0, 3.0], dtype=torch.float64))  # restored
+
+
 @pytest.mark.parametrize("model", ["affine", "expression", "mlp"])
 def test_models_pass_in_float64(model):
     s = CheckSettings(model=model, shape=(6, 5), dtype="float64", expression="tanh(x)*x",

@@ -304,3 +304,29 @@ def test_torch_runs_functions_unmodified_inside_an_active_mode():
     internal = "torch._C.DisableTorchFunction"
     assert moded == 4.0, "the test's mode did not apply"
     assert plain == 2.0, _broken(internal, f"the mode still applied: {plain}")
+
+
+# ------------------------------------------------------------------ torch: one parameter swap for many calls
+
+
+def test_torch_swaps_a_modules_parameters_for_a_block_and_restores_them():
+    import torch
+
+    from gradlab.compat import module_tensors_swapped
+
+    internal = "torch.nn.utils.stateless._reparametrize_module"
+    lin = torch.nn.Linear(2, 1)
+    lin.extra = lin.weight  # a tied weight: functional_call swaps every name of a tied tensor
+    original = lin.weight.detach().clone()
+    weight, bias = torch.tensor([[3.0, -1.0]]), torch.tensor([0.5])
+    swap = module_tensors_swapped(lin, {"weight": weight, "bias": bias})
+    assert swap is not None, _broken(internal, "it cannot be imported")
+    with torch.no_grad(), swap:
+        first = float(lin(torch.tensor([1.0, 1.0])))
+        weight.copy_(torch.tensor([[2.0, 1.0]]))  # what the rows loop does: write the next point in
+        second = float(lin(torch.tensor([1.0, 1.0])))
+        tied = lin.extra
+    assert (first, second) == (2.5, 3.5), _broken(internal, f"the swapped tensors were not used: {first}, {second}")
+    assert tied is weight, _broken(internal, "a tied name kept the module's own tensor")
+    assert isinstance(lin.weight, torch.nn.Parameter) and torch.equal(lin.weight, original), \
+        _broken(internal, "the module's parameters were not restored")

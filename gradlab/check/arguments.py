@@ -30,12 +30,14 @@ from __future__ import annotations
 
 import inspect
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import torch
 
 from gradlab.check.tensor_kinds import refuse_unusable
+from gradlab.compat import module_tensors_swapped
 from gradlab.errors import GradLabError
 
 __all__ = ["Arguments", "parse_arguments", "parameter_names", "module_arguments"]
@@ -164,10 +166,34 @@ def module_arguments(model: torch.nn.Module, inputs: tuple) -> tuple[Callable, A
 
     lock = threading.Lock()  # functional_call swaps the module's parameters in place for the call:
     # two worker threads calling it at once would each see the other's values
+    local = threading.local()
 
     def call(*args):
+        held = getattr(local, "held", None)
+        if held is not None:  # inside rows(): this call's parameters go into the swapped-in tensors
+            for tensor, value in zip(held, args[:count]):
+                tensor.copy_(value)
+            return model(*args[count:])
         with lock:
             return torch.func.functional_call(model, dict(zip(names, args[:count])), tuple(args[count:]))
+
+    @contextmanager
+    def rows():
+        """Calls (without grad) in this block on this thread: the module's parameters swapped once
+        for tensors each call writes its values into (gradlab.compat.module_tensors_swapped)."""
+        held = [p.detach().clone() for _, p in named]
+        swap = module_tensors_swapped(model, dict(zip(names, held)))
+        if swap is None:
+            yield
+            return
+        with lock, swap:
+            local.held = held
+            try:
+                yield
+            finally:
+                local.held = None
+
+    call.rows = rows
 
     inputs = _legacy(tuple(inputs))
     all_names = names + [f"input {k}" for k in range(len(inputs))]

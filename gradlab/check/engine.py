@@ -46,7 +46,7 @@ import torch
 
 from gradlab.check.arguments import Arguments, module_arguments, parse_arguments
 from gradlab.check.behaviour import check_repeatable, check_user_step
-from gradlab.check.batching import FlatInputs, single_threaded_ops
+from gradlab.check.batching import FEW_ROWS, FlatInputs, single_threaded_ops
 from gradlab.check.blocks import BLOCK, block_directions, block_size
 from gradlab.check.measure import measure_values
 from gradlab.check.output_blame import culprit_output
@@ -156,8 +156,13 @@ def checked_function(fn: Callable, inputs: tuple, wrt) -> tuple[Callable, Argume
 
 
 def bound(fn: Callable, args: Arguments) -> Callable:
-    """fn as a function of the checked (real) tensors only, the other arguments bound."""
-    return lambda *reals: args.call(fn, reals)
+    """fn as a function of the checked (real) tensors only, the other arguments bound (with
+    fn's ``rows``, its cheap way over many rows, if it has one: see module_arguments)."""
+    def call(*reals):
+        return args.call(fn, reals)
+
+    call.rows = getattr(fn, "rows", None)
+    return call
 
 
 def first_order(call, args: Arguments, **options) -> CheckResult:
@@ -199,7 +204,8 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
     if reason:
         raise GradLabError(reason)
     tol = Tolerances(*resolve_tolerances(user_dtype, rtol, atol))
-    values = FlatInputs.of(xs).values
+    flat = FlatInputs.of(xs, args.names, args.complex_parts())
+    values = flat.values
     if not s.complex_step:
         check_user_step(eps, values, step_dtype)
     h = resolve_step(eps, s, step_dtype, values)
@@ -223,7 +229,8 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
     if mode == "full":
         check_full_limit(numel, y.numel(), s)
     p = numeric_problem(numeric_call, xs, reduction, v, s, h, torch.float64 if numeric_float64 else None,
-                        names=args.names, complex_parts=args.complex_parts())
+                        names=args.names, complex_parts=args.complex_parts(),
+                        few_rows=count * stencil_points(s) <= FEW_ROWS, flat=None if numeric_float64 else flat)
     p = dataclasses.replace(p, gradient=g)  # evaluated points moved back to nominal (stencil.nominal_correction)
     pace.after_setup()
     index, directions = perturbations(mode, numel, samples, seed, torch.as_tensor(tol.of(g.abs().numpy())),

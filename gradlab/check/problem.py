@@ -17,6 +17,7 @@ the step, and the reduced value(s) at x.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -176,17 +177,19 @@ def _flat_gradient(grads, leaves) -> torch.Tensor:
 
 
 def numeric_problem(fn, xs, reduction, v, scheme: Scheme, step: float, numeric_dtype: torch.dtype | None,
-                    like: NumericProblem | None = None, names=None, complex_parts=None) -> NumericProblem:
+                    like: NumericProblem | None = None, names=None, complex_parts=None,
+                    few_rows: bool = False, flat: FlatInputs | None = None) -> NumericProblem:
     """The numeric side of a check; ``like`` shares its inputs and batched fn (and the
     strategy it chose), so problems differing only in reduction run fn alike.
     ``numeric_dtype`` None keeps each input's own dtype; ``names`` and ``complex_parts``
-    label the elements (see FlatInputs)."""
-    if like is None:
+    label the elements (see FlatInputs); ``few_rows``: the check evaluates only a few
+    perturbed points (BatchedFn's); ``flat``: xs as FlatInputs already (with these names)."""
+    if like is None and flat is None:
         cast = xs if numeric_dtype is None else [t.to(numeric_dtype) for t in xs]
         flat = FlatInputs.of(cast, names, complex_parts)
-    else:
+    elif like is not None:
         flat = like.flat
-    batched = BatchedFn(fn, flat) if like is None else like.batched
+    batched = BatchedFn(fn, flat, few_rows) if like is None else like.batched
     with single_threaded_ops():  # fn at x (and the strategy's choice): small ops (see evaluation.run_chunks)
         base = reduce_outputs(batched.at_input(flat.values.dtype), reduction)
     weights = None if v is None else v.to(base.dtype).to(torch.float64).reshape(-1)
@@ -198,5 +201,6 @@ def resolve_step(eps, scheme: Scheme, dtype: torch.dtype, values: torch.Tensor) 
     """``eps``, or the scheme's default step for the dtype at the inputs' rms size."""
     if check_step(eps) is not None:
         return float(eps)
-    typical = float(values.to(torch.float64).pow(2).mean().sqrt()) if values.numel() else 1.0
+    n = values.numel()  # the rms, in one op: torch.linalg.vector_norm accumulates in float64
+    typical = float(torch.linalg.vector_norm(values, dtype=torch.float64)) / math.sqrt(n) if n else 1.0
     return default_step(scheme, dtype, typical)
