@@ -103,11 +103,12 @@ def value_table(p: NumericProblem, index: torch.Tensor | None, est: Estimates,
     labels, idx, inputs = _labels(p.flat, index, len(a))
     abs_err = np.abs(a - n)
     tolerance = tol.of(n)
-    big = np.maximum(np.abs(a), np.abs(n))
+    abs_a = np.abs(a)
+    big = np.maximum(abs_a, np.abs(n))
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(big > 0, abs_err / big, 0.0)
         ratio = np.where(a != 0, n / a, np.nan)
-        rho = np.where(scale > 0, p.step * np.abs(a) / scale, np.nan)
+        rho = np.where(scale > 0, p.step * abs_a / scale, np.nan)
     index_column = np.empty(len(idx), dtype=object)
     index_column[:] = idx
     return Columns({
@@ -132,21 +133,23 @@ def error_map(flat: FlatInputs, mode: str, table: Columns) -> np.ndarray | None:
 def worst_position(table: Columns) -> int:
     """Row of the value furthest over its tolerance (a NaN error counts as furthest), among
     the values in the check's verdict state when the table has states."""
+    return _worst_position(table, overall(table["state"]) if "state" in table else None)
+
+
+def _worst_position(table: Columns, verdict: str | None) -> int:
+    """worst_position, given the verdict of the table's states (None: it has none)."""
+    if verdict is not None and verdict != "pass":
+        best = _excess(table["best_abs_error"], table["best_tolerance"], np.inf)
+        return int(np.argmax(np.where(table["state"] == verdict, best, -1.0)))
     ok = table["ok"]
-    excess = _excess(table["abs_error"], table["tolerance"], nan=0.0 if ok.all() else np.inf)
-    if "state" in table:
-        states = table["state"]
-        verdict = overall(states)
-        if verdict != "pass":
-            best = _excess(table["best_abs_error"], table["best_tolerance"], np.inf)
-            excess = np.where(states == verdict, best, -1.0)
-    return int(np.argmax(excess))
+    return int(np.argmax(_excess(table["abs_error"], table["tolerance"], nan=0.0 if ok.all() else np.inf)))
 
 
 def _excess(error: np.ndarray, tolerance: np.ndarray, nan: float) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = error / np.where(tolerance > 0, tolerance, np.inf)
-    return np.where(np.isnan(ratio), nan, ratio)
+    ratio[np.isnan(ratio)] = nan
+    return ratio
 
 
 def element(table: Columns, pos: int) -> Element:
@@ -196,7 +199,7 @@ def summarize(p: NumericProblem, table: Columns, context: CheckContext, *, scale
     tally = Counter(states.tolist())  # one pass over the states (a full check has 10^4+ rows)
     counts = tuple((name, tally.get(name, 0)) for name in STATE_NAMES)
     verdict = overall(name for name, count in counts if count)
-    position = worst_position(table) if len(table) else None
+    position = _worst_position(table, verdict if "state" in table else None) if len(table) else None
     worst = element(table, position) if position is not None else None
     if verdict == "fail" and output_of is not None:
         worst, located = _through(worst, output_of), _through(located, output_of)

@@ -147,12 +147,13 @@ def state_of(autograd, numeric, tolerance, bound, slack, kink) -> np.ndarray:
     """
     a, n = np.asarray(autograd, dtype=np.float64), np.asarray(numeric, dtype=np.float64)
     tol, slack = np.asarray(tolerance, dtype=np.float64), np.asarray(slack, dtype=np.float64)
-    bound = np.where(np.isnan(bound), np.inf, np.maximum(np.asarray(bound, dtype=np.float64), 0.0))
+    # a NaN bound counts as infinite: not finite, so never a fail (NaN stays NaN through maximum)
+    bound = np.maximum(np.asarray(bound, dtype=np.float64), 0.0)
     err = np.abs(a - n)
     passed = err <= tol + slack
     unexplained = np.isfinite(n) & np.isfinite(bound) & ~(err <= tol + bound + slack) & ~passed
     state = _filled(unexplained.shape, "inconclusive")
-    state[np.broadcast_to(passed, state.shape)] = "pass"
+    state[passed if passed.shape == state.shape else np.broadcast_to(passed, state.shape)] = "pass"
     state[unexplained] = "fail"  # never a passed row
     state[np.asarray(kink, dtype=bool)] = "not_differentiable"
     return state
@@ -186,9 +187,6 @@ def judge(p: NumericProblem, table: Columns, estimator: Estimator, tolerance: To
     tol = tolerance(n)
     bad = np.flatnonzero(~(np.abs(a - n) <= tol + slack))  # within(n)
     screened = candidates(p, sides, scale, tol) if sides is not None else np.array([], dtype=np.int64)
-    model = roundoff_bound(p.scheme, p.dtype, n, scale, step)
-    best = _Best(Bounded(n.copy(), step, scale.astype(np.float64), model, np.zeros(len(n)), np.zeros(len(n))),
-                 _filled(len(n), facts(p.dtype).name))
     # Where fn has a float64 twin, a low-precision check's values are judged on the twin's finite
     # differences: a bfloat16 difference of a sum that cancels is noise far above the tolerance
     # with a model bound far below it, and one that lands within the tolerance by chance passed
@@ -196,20 +194,26 @@ def judge(p: NumericProblem, table: Columns, estimator: Estimator, tolerance: To
     # The first table keeps the dtype's own differences: what a hand-written check sees.
     twin = float64_problem() if p.dtype != torch.float64 else None
     if twin is not None:
-        best = _witnessed(twin, best, a, within, estimator)
-    elif bad.size:
-        half, _ = estimator(p, bad, torch_steps(step[bad] / 2))
-        start = bound_of(p.scheme, p.dtype, n[bad], half.numpy(), scale[bad], step[bad], np.zeros(len(bad)))
-        found = search(p, estimator, bad, a[bad], within(n[bad], bad), start)
-        best = _put(best, bad, found, facts(p.dtype).name)
+        best, bad = _witnessed(twin, a, within, estimator)
+    else:
+        model = roundoff_bound(p.scheme, p.dtype, n, scale, step)
+        best = _Best(Bounded(n.copy(), step, scale.astype(np.float64), model, np.zeros(len(n)), np.zeros(len(n))),
+                     _filled(len(n), facts(p.dtype).name))
+        if bad.size:
+            half, _ = estimator(p, bad, torch_steps(step[bad] / 2))
+            start = bound_of(p.scheme, p.dtype, n[bad], half.numpy(), scale[bad], step[bad], np.zeros(len(bad)))
+            found = search(p, estimator, bad, a[bad], within(n[bad], bad), start)
+            best = _put(best, bad, found, facts(p.dtype).name)
     # The model's bounds cost nothing; the noise is measured (12 evaluations of fn per value)
     # only for values that do not pass yet, and their step search is run again with it: the
     # model's round-off of a sum that cancels is so small that the search takes the noise for
     # truncation and shrinks the step (a float64 log_softmax of 10^4 elements ended
     # inconclusive so). A measured bound is never below the model's.
     est = best.bounded.estimate
-    same = twin is None and not bad.size  # est is still n: its unsettled rows are the bad ones
-    unsettled = bad if same else np.flatnonzero(~(np.abs(est - a) <= within(est)))
+    # no row went through a step search: the estimates are the ones bad was screened on
+    searched = bool(bad.size)
+    same = twin is None and not searched
+    unsettled = bad if not searched else np.flatnonzero(~(np.abs(est - a) <= within(est)))
     kinks = _union(unsettled, screened)
     # A kink is the function's: with a float64 twin it is read there, where rounding cannot
     # make one-sided slopes differ (a bfloat16 normalisation's norm jumping between
@@ -319,21 +323,21 @@ def _put(best: _Best, rows: np.ndarray, found: Bounded, dtype: str) -> _Best:
     return _Best(Bounded(**fields), dtypes)
 
 
-def _witnessed(p64: NumericProblem, best: _Best, a, within, estimator) -> _Best:
+def _witnessed(p64: NumericProblem, a, within, estimator) -> tuple[_Best, np.ndarray]:
     """Every row estimated with fn's float64 twin at its step (round-off bound from the model,
-    as a first-step pass has); rows that do not pass there get their bound and step search."""
+    as a first-step pass has); rows that do not pass there (returned too) get their bound and
+    step search."""
     rows = np.arange(len(a))
     h = np.full(len(rows), p64.step)
-    est, scale = (t.numpy() for t in estimator(p64, rows, torch_steps(h)))
-    zero = np.zeros(len(rows))
-    best = _put(best, rows, Bounded(est, h, scale, roundoff_bound(p64.scheme, p64.dtype, est, scale, h), zero, zero),
-                "float64")
+    est, scale = (t.numpy().astype(np.float64) for t in estimator(p64, rows, torch_steps(h)))
+    best = _Best(Bounded(est, h, scale, roundoff_bound(p64.scheme, p64.dtype, est, scale, h), np.zeros(len(rows)),
+                         np.zeros(len(rows))), _filled(len(rows), "float64"))
     bad = np.flatnonzero(~(np.abs(a - est) <= within(est)))
     if bad.size:
         start = bounded_estimates(p64, estimator, bad, h[bad], np.zeros(len(bad)))
         found = search(p64, estimator, bad, a[bad], within(start.estimate, bad), start)
         best = _put(best, bad, found, "float64")
-    return best
+    return best, bad
 
 
 def direction_tolerance(directions: torch.Tensor, element_tolerance: torch.Tensor) -> np.ndarray:
@@ -346,7 +350,8 @@ def direction_tolerance(directions: torch.Tensor, element_tolerance: torch.Tenso
     >>> direction_tolerance(v, torch.tensor([1.0, 1.0], dtype=torch.float64)).tolist()
     [1.0]
     """
-    return (directions.abs() * element_tolerance.to(torch.float64)).norm(dim=1).numpy()
+    # |v_j|·tol_j squares as v_j·tol_j does; vector_norm is what Tensor.norm calls, without its dispatch
+    return torch.linalg.vector_norm(directions * element_tolerance.to(torch.float64), dim=1).numpy()
 
 
 @dataclass(frozen=True, eq=False)
