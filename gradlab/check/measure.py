@@ -45,7 +45,7 @@ def measure_values(p: NumericProblem, g: torch.Tensor, index, directions, tol: T
                   autograd_eps=autograd_eps, autograd_rounding=autograd_rounding,
                   float64_problem=float64_problem, tolerance_floor=floor)
     located = None
-    if directions is not None and bool((table["state"] == "fail").any()):
+    if directions is not None and "fail" in table["state"].tolist():
         worst = worst_position(table)
         if blocks:
             def judge_elements(rows, first_rows, scale_rows):

@@ -222,7 +222,7 @@ def summarize(p: NumericProblem, table: Columns, context: CheckContext, *, scale
         vacuous=diagnosis.kind == "vacuous", worst=worst, located=located, diagnosis=diagnosis,
         headline=headline, message=message, hint=hint, counts=counts,
         backward_spread=context.backward_spread, notes=notes,
-        fixed_step_failed=int((~table["ok"]).sum()),
+        fixed_step_failed=evidence.failed if first["ok"] is table["ok"] else int((~table["ok"]).sum()),
     )
 
 

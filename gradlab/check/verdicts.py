@@ -221,10 +221,10 @@ def judge(p: NumericProblem, table: Columns, estimator: Estimator, tolerance: To
     kp = p if twin is None else twin
     if kinks.size:
         kinks = kinks[confirm(kp, estimator, kinks, a[kinks], tolerance(est[kinks], kinks)).kink]
-    failing = unsettled[np.isfinite(est[unsettled])]
+    failing = unsettled[np.isfinite(est[unsettled])] if unsettled.size else unsettled
     if not failing.size and not kinks.size:  # every value passes: nothing to measure or confirm
         return _table(table, best, a, tolerance, slack, p, estimator, kinks, None, np.zeros(len(a), dtype=bool), kp,
-                      tol=tol if same else None)
+                      tol=tol if same else None, passed=not unsettled.size)
     best, kink_noise, measured, left = _measured(p, best, failing, kinks if twin is None else kinks[:0], a,
                                                  within, estimator, float64_problem, tolerance)
     kinks = left if twin is None else kinks
@@ -389,8 +389,9 @@ def _filled(shape, text: str) -> np.ndarray:
 
 
 def _table(table: Columns, best: _Best, a, tolerance, slack, p, estimator, suspects, noise,
-           measured, kink_problem: NumericProblem, tol: np.ndarray | None = None) -> Columns:
-    """``tol``: tolerance(best estimates), when the caller has it."""
+           measured, kink_problem: NumericProblem, tol: np.ndarray | None = None, passed: bool = False) -> Columns:
+    """``tol``: tolerance(best estimates), when the caller has it; ``passed``: every best estimate
+    is within its tolerance plus slack (the caller screened them so), and none is a kink suspect."""
     b = best.bounded
     n, bound = b.estimate, b.bound
     tol = tolerance(n) if tol is None else tol
@@ -404,7 +405,8 @@ def _table(table: Columns, best: _Best, a, tolerance, slack, p, estimator, suspe
         kinks = suspects[k.kink]
         left[kinks], right[kinks], side[kinks] = k.left[k.kink], k.right[k.kink], k.side[k.kink]
         kink[kinks] = True
-    state = state_of(a, n, tol, bound, slack, kink)
+    # state_of's "pass" is that very screen: |a - n| <= tol + slack
+    state = _filled(len(n), "pass") if passed and not suspects.size else state_of(a, n, tol, bound, slack, kink)
     source = _filled(len(n), "model")
     if measured.any():  # a bound above the model's is the measured noise's
         model = roundoff_bound(p.scheme, p.dtype, n, b.scale, b.step)
