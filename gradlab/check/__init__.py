@@ -18,6 +18,6 @@ differences of a batch) -> evaluation (chunks, worker threads) -> verdicts (each
 state: error_bounds gives round-off plus Richardson truncation, refinement the per-value
 step search, kinks the one-sided slopes, states the four states' rows) -> report (value
 table, summary, with diagnosis; verdict_words words it) -> results (what is returned);
-bisection, step_halving, taylor / taylor_remainders re-examine a result; reduction_sweep
+bisection, step_halving and taylor (the Taylor-remainder test) re-examine a result; reduction_sweep
 draws the error-vs-eps sweep next to a check.
 """

@@ -56,7 +56,7 @@ from gradlab.check.problem import (NumericProblem, autograd_side, check_inputs, 
                                    resolve_step)
 from gradlab.check.report import CheckContext, Tolerances, error_map, summarize
 from gradlab.check.results import CheckResult
-from gradlab.check.taylor_remainders import taylor_test
+from gradlab.check.taylor import taylor_test
 from gradlab.check.validation import MODES, REDUCTIONS, check_full_limit, check_samples, check_seed, choose, \
     resolve_workers
 from gradlab.check.verdict_words import evidence_notes

@@ -11,6 +11,10 @@ small-h end of the part above that floor.
 2.0
 >>> fit_taylor(h, 0.5 * h + h**2, floor=1e-20).verdict
 'wrong'
+
+:func:`taylor_test` measures the remainders of a check's problem along one seeded
+direction, for the steps of :func:`taylor_steps`, with the round-off floor of two
+rounded values of the loss's size, and fits them.
 """
 
 from __future__ import annotations
@@ -19,8 +23,14 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import torch
 
-__all__ = ["TaylorResult", "fit_taylor", "taylor_steps"]
+from gradlab.check.batching import dense_rows
+from gradlab.check.problem import NumericProblem, reduce_outputs
+from gradlab.check.stencil import contract, roundoff_scale
+from gradlab.numerics.dtypes import facts
+
+__all__ = ["TaylorResult", "fit_taylor", "taylor_steps", "taylor_test"]
 
 # Points per decade of h, and the largest h (per element, in units of the
 # direction's rms entry): big enough to see curvature, small enough to stay local.
@@ -77,6 +87,29 @@ def fit_taylor(h: np.ndarray, remainder: np.ndarray, floor: float) -> TaylorResu
     h_min, h_max = float(h[fitted].min()), float(h[fitted].max())
     verdict = "right" if slope >= SLOPE_SPLIT else "wrong"
     return TaylorResult(table, slope, h_min, h_max, floor, verdict, _text(slope, h_min, h_max, verdict))
+
+
+def taylor_test(p: NumericProblem, grad: torch.Tensor, seed: int) -> TaylorResult:
+    """Remainders along a seeded direction with rms entry 1; ``grad`` is autograd's (flat, float64).
+
+    >>> from gradlab.check.problem import numeric_problem
+    >>> from gradlab.numerics.schemes import get_scheme
+    >>> x = torch.linspace(0.5, 2, 5, dtype=torch.float64)
+    >>> p = numeric_problem(lambda t: t ** 3, [x], "sum", None, get_scheme("central"), 1e-3, torch.float64)
+    >>> taylor_test(p, 3 * x ** 2, seed=0).verdict, taylor_test(p, 2 * x ** 2, seed=0).verdict
+    ('right', 'wrong')
+    """
+    gen = torch.Generator().manual_seed(seed + 2)
+    v = torch.randn(p.flat.numel, generator=gen, dtype=torch.float64)
+    v = v / v.pow(2).mean().sqrt()
+    nd = facts(p.dtype)
+    hs = taylor_steps(nd.eps)
+    rows = dense_rows(p.flat.values, v.expand(len(hs), -1), torch.as_tensor(hs))
+    values = contract(p, reduce_outputs(p.batched(rows), p.reduction).to(torch.float64))
+    slope = float(grad @ v)
+    remainder = (values - p.loss - torch.as_tensor(hs) * slope).abs().numpy()
+    floor = 2 * nd.unit_roundoff * float(roundoff_scale(p, None, 1)[0])  # two rounded values of size S
+    return fit_taylor(hs, remainder, floor)
 
 
 def _text(slope: float, h_min: float, h_max: float, verdict: str) -> str:
