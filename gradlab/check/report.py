@@ -138,6 +138,8 @@ def worst_position(table: Columns) -> int:
 
 def _worst_position(table: Columns, verdict: str | None) -> int:
     """worst_position, given the verdict of the table's states (None: it has none)."""
+    if len(table) == 1:  # a single module parameter's block, a one-element check
+        return 0
     if verdict is not None and verdict != "pass":
         best = _excess(table["best_abs_error"], table["best_tolerance"], np.inf)
         return int(np.argmax(np.where(table["state"] == verdict, best, -1.0)))
@@ -276,6 +278,8 @@ def _median(values: np.ndarray) -> float:
     """The median as pandas takes it: NaN ignored, NaN when nothing is left. np.median's
     arithmetic (the middle value, or the mean of the two middle ones) without its
     dispatch, which costs more than a small check's whole summary."""
+    if values.size == 1:
+        return float(values[0])  # NaN when it is NaN
     finite = np.sort(values[~np.isnan(values)])
     k = finite.size // 2
     if not finite.size:
