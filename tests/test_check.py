@@ -16,7 +16,7 @@ from gradlab.errors import GradLabError, LimitError
 from gradlab.limits import LIMITS
 from gradlab.check.builtin_models import build_model_loss
 from gradlab.check.settings import CheckSettings, parse_shape, run_check
-from gradlab.numerics.dtypes import facts
+from gradlab.numerics.dtypes import DTYPES, facts
 
 MSE_SUM_CHECK = dict(model="affine", shape=(140, 120), loss="mse", scheme="forward", eps=1e-3,
                 mode="sampled", samples=5, seed=0)
@@ -298,6 +298,14 @@ def test_batching_strategy_is_chosen_by_probing():
         batched(rows)
         strategies[name] = batched.strategy[torch.float64]
     assert strategies == {"elementwise": "direct", "scalar": "vmap", "custom": "loop"}
+
+
+@pytest.mark.parametrize("name", [n for n in DTYPES if facts(n).complex_partner is not None and not facts(n).emulated])
+def test_complex_step_rows_reach_fn_in_the_dtype_tables_complex_partner(name):
+    row = facts(name)
+    flat = FlatInputs.of([torch.ones(3, dtype=row.torch_dtype)])
+    (part,) = flat.cast(flat.split(flat.values.to(torch.complex128)[None] + 1e-3j))
+    assert part.dtype == row.complex_partner
 
 
 def test_a_check_of_few_rows_loops_without_probing():

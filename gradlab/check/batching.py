@@ -31,9 +31,10 @@ from typing import Callable, Sequence
 import torch
 from torch.func import vmap
 
-from gradlab.check.outputs import OutputLayout
+from gradlab.check.outputs import OutputLayout, unravel
 from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS
+from gradlab.numerics.dtypes import facts
 
 __all__ = ["FEW_ROWS", "FlatInputs", "BatchedFn", "OnehotBuffer", "onehot_rows", "dense_rows", "chunk_rows",
            "single_threaded_ops"]
@@ -95,7 +96,7 @@ class FlatInputs:
         out = []
         for part, dtype in zip(parts, self.dtypes or (parts[0].dtype,) * len(parts)):
             if part.is_complex() and not dtype.is_complex:
-                dtype = _COMPLEX.get(dtype, part.dtype)
+                dtype = facts(dtype).complex_partner or part.dtype  # the complex step's rows
             out.append(part if part.dtype == dtype else part.to(dtype))
         return out
 
@@ -109,7 +110,7 @@ class FlatInputs:
         for k, shape in enumerate(self.shapes):
             size = int(torch.Size(shape).numel())
             if flat_index < start + size:
-                return k, _unravel(flat_index - start, tuple(shape))
+                return k, unravel(flat_index - start, tuple(shape))
             start += size
         raise IndexError(f"flat index {flat_index} is beyond the {start} input elements")
 
@@ -121,17 +122,6 @@ class FlatInputs:
             index = index[:-1]
             return (f"{name}[{', '.join(map(str, index))}]" if index else name) + part
         return f"{name}[{', '.join(map(str, index))}]"
-
-
-_COMPLEX = {torch.float64: torch.complex128, torch.float32: torch.complex64, torch.float16: torch.complex32}
-
-
-def _unravel(i: int, shape: tuple[int, ...]) -> tuple[int, ...]:
-    index = []
-    for size in reversed(shape):
-        index.append(i % size)
-        i //= size
-    return tuple(reversed(index))
 
 
 def onehot_rows(base: torch.Tensor, index: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:

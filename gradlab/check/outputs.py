@@ -21,11 +21,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+import numpy as np
 import torch
 
 from gradlab.errors import GradLabError
 
-__all__ = ["OutputLayout", "output_parts", "differentiable_only", "leave_out", "without_parts"]
+__all__ = ["OutputLayout", "output_parts", "differentiable_only", "leave_out", "without_parts", "unravel"]
 
 
 
@@ -159,7 +160,7 @@ class OutputLayout:
                 if is_complex:
                     i, part = divmod(i, 2)
                     part = ".imag" if part else ".real"
-                index = _unravel(i, shape)
+                index = unravel(i, shape)
                 return f"{name}[{', '.join(map(str, index))}]{part}" if shape else f"{name}{part}"
             start += size
         raise IndexError(f"output index {flat_index} is beyond the {self.numel} output values")
@@ -176,9 +177,10 @@ def _real(t: torch.Tensor, is_complex: bool) -> torch.Tensor:
     return torch.view_as_real(t.resolve_conj()) if is_complex else t
 
 
-def _unravel(i: int, shape: tuple[int, ...]) -> tuple[int, ...]:
-    index = []
-    for size in reversed(shape):
-        index.append(i % size)
-        i //= size
-    return tuple(reversed(index))
+def unravel(i: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The index of element ``i`` of a row-major tensor of ``shape``.
+
+    >>> unravel(5, (2, 3)), unravel(0, ())
+    ((1, 2), ())
+    """
+    return tuple(int(k) for k in np.unravel_index(i, shape))
