@@ -181,7 +181,7 @@ def judge(p: NumericProblem, table: Columns, estimator: Estimator, tolerance: To
     a = table["autograd"]
     n = table["numeric"]
     tolerance = _Floored(tolerance, tolerance_floor)
-    step = np.full(len(n), p.step)
+    step = _filled(len(n), p.step, np.float64)
     slack = autograd_slack(a, autograd_eps, autograd_rounding)
     within = _Within(tolerance, slack)
     tol = tolerance(n)
@@ -381,10 +381,11 @@ class _Within:
         return self.tolerance(estimate, rows) + (self.slack if rows is None else self.slack[rows])
 
 
-def _filled(shape, text: str) -> np.ndarray:
-    """An object array of ``text`` (np.full with a str goes through a str array: slower)."""
-    column = np.empty(shape, dtype=object)
-    column.fill(text)
+def _filled(shape, value, dtype=object) -> np.ndarray:
+    """np.full(shape, value, dtype), without its Python wrapper (and, for a str in an object
+    array, without its detour through a str array)."""
+    column = np.empty(shape, dtype=dtype)
+    column.fill(value)
     return column
 
 
@@ -395,7 +396,7 @@ def _table(table: Columns, best: _Best, a, tolerance, slack, p, estimator, suspe
     b = best.bounded
     n, bound = b.estimate, b.bound
     tol = tolerance(n) if tol is None else tol
-    left, right = np.full(len(n), np.nan), np.full(len(n), np.nan)
+    left, right = _filled(len(n), np.nan, np.float64), _filled(len(n), np.nan, np.float64)
     side = _filled(len(n), "")
     kink = np.zeros(len(n), dtype=bool)
     if suspects.size:

@@ -176,6 +176,10 @@ EMULATED_DTYPES: Mapping[str, DtypeFacts] = _Rows(emulated=True)
 ALL_DTYPE_NAMES: tuple[str, ...] = DTYPE_NAMES + tuple(EMULATED_DTYPES)
 
 
+#: torch dtype -> its name (str(torch.float32) is "torch.float32"; a dtype's name never changes)
+_TORCH_NAMES: dict[torch.dtype, str] = {}
+
+
 def facts(dtype: str | torch.dtype) -> DtypeFacts:
     """Return the facts for a dtype given by name ("float32", "f32") or torch dtype.
 
@@ -187,7 +191,7 @@ def facts(dtype: str | torch.dtype) -> DtypeFacts:
     if row is not None:
         return row
     if isinstance(dtype, torch.dtype):
-        name = str(dtype).removeprefix("torch.")
+        name = _TORCH_NAMES.get(dtype) or _TORCH_NAMES.setdefault(dtype, str(dtype).removeprefix("torch."))
     else:
         name = str(dtype).strip().lower().removeprefix("torch.")
         name = next((row.name for row in rows.values() if name in row.aliases), name)
