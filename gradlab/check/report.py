@@ -245,8 +245,13 @@ def _refined(p: NumericProblem, table: Columns) -> int:
     """How many values were taken at another step or dtype than the check's."""
     if "best_step" not in table:
         return 0
-    steps, dtypes = table["best_step"], table["best_dtype"]
-    return int(((steps != p.step) | (dtypes != facts(p.dtype).name)).sum())
+    steps, dtypes, name = table["best_step"], table["best_dtype"], facts(p.dtype).name
+    kept = dtypes.tolist().count(name)  # the usual cases: every row in p's dtype, or none (a float64 twin)
+    if not kept:
+        return len(dtypes)
+    if kept == len(dtypes):
+        return int((steps != p.step).sum())
+    return int(((steps != p.step) | (dtypes != name)).sum())
 
 
 def _evidence(p: NumericProblem, table: Columns, context: CheckContext, *, scale: torch.Tensor,
