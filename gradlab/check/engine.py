@@ -49,7 +49,7 @@ from gradlab.check.behaviour import check_repeatable, check_user_step
 from gradlab.check.batching import FEW_ROWS, FlatInputs, single_threaded_ops
 from gradlab.check.blocks import BLOCK, block_directions, block_size
 from gradlab.check.measure import measure_values
-from gradlab.check.output_blame import culprit_output
+from gradlab.check.culprit_output import culprit_output
 from gradlab.check.outputs import leave_out
 from gradlab.check.pace import forecast_check, perturbation_count, stencil_points
 from gradlab.check.problem import (NumericProblem, autograd_side, check_inputs, least_precise, numeric_problem,
