@@ -35,7 +35,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from gradlab.check.columns import Columns
+from gradlab.check.columns import Columns, filled
 from gradlab.check.error_bounds import (Bounded, Estimator, bound_of, bounded_estimates, richardson_uncertainty,
                                         roundoff_bound)
 from gradlab.check.evaluation import chunk_size, onehot_evaluator, run_chunks
@@ -147,12 +147,11 @@ def state_of(autograd, numeric, tolerance, bound, slack, kink) -> np.ndarray:
     """
     a, n = np.asarray(autograd, dtype=np.float64), np.asarray(numeric, dtype=np.float64)
     tol, slack = np.asarray(tolerance, dtype=np.float64), np.asarray(slack, dtype=np.float64)
-    # a NaN bound counts as infinite: not finite, so never a fail (NaN stays NaN through maximum)
-    bound = np.maximum(np.asarray(bound, dtype=np.float64), 0.0)
+    bound = np.maximum(np.asarray(bound, dtype=np.float64), 0.0)  # NaN stays NaN: not finite, never a fail
     err = np.abs(a - n)
     passed = err <= tol + slack
     unexplained = np.isfinite(n) & np.isfinite(bound) & ~(err <= tol + bound + slack) & ~passed
-    state = _filled(unexplained.shape, "inconclusive")
+    state = filled(unexplained.shape, "inconclusive")
     state[passed if passed.shape == state.shape else np.broadcast_to(passed, state.shape)] = "pass"
     state[unexplained] = "fail"  # never a passed row
     state[np.asarray(kink, dtype=bool)] = "not_differentiable"
@@ -178,10 +177,9 @@ def judge(p: NumericProblem, table: Columns, estimator: Estimator, tolerance: To
 
     ``autograd_eps``: machine epsilon of autograd's dtype. Autograd's own value is
     rounded too: a disagreement within it (:func:`autograd_slack`) is not evidence."""
-    a = table["autograd"]
-    n = table["numeric"]
+    a, n = table["autograd"], table["numeric"]
     tolerance = _Floored(tolerance, tolerance_floor)
-    step = _filled(len(n), p.step, np.float64)
+    step = filled(len(n), p.step, np.float64)
     slack = autograd_slack(a, autograd_eps, autograd_rounding)
     within = _Within(tolerance, slack)
     tol = tolerance(n)
@@ -198,7 +196,7 @@ def judge(p: NumericProblem, table: Columns, estimator: Estimator, tolerance: To
     else:
         model = roundoff_bound(p.scheme, p.dtype, n, scale, step)
         best = _Best(Bounded(n.copy(), step, scale.astype(np.float64), model, np.zeros(len(n)), np.zeros(len(n))),
-                     _filled(len(n), facts(p.dtype).name))
+                     filled(len(n), facts(p.dtype).name))
         if bad.size:
             half, _ = estimator(p, bad, torch_steps(step[bad] / 2))
             start = bound_of(p.scheme, p.dtype, n[bad], half.numpy(), scale[bad], step[bad], np.zeros(len(bad)))
@@ -210,11 +208,10 @@ def judge(p: NumericProblem, table: Columns, estimator: Estimator, tolerance: To
     # truncation and shrinks the step (a float64 log_softmax of 10^4 elements ended
     # inconclusive so). A measured bound is never below the model's.
     est = best.bounded.estimate
-    # no row went through a step search: the estimates are the ones bad was screened on
-    searched = bool(bad.size)
-    same = twin is None and not searched
+    searched = bool(bad.size)  # else the estimates are still those bad was screened on
     unsettled = bad if not searched else np.flatnonzero(~(np.abs(est - a) <= within(est)))
-    kinks = _union(unsettled, screened)
+    both = unsettled.size and screened.size  # each sorted without repeats: np.union1d's sort only for two
+    kinks = (np.union1d(unsettled, screened) if both else unsettled if unsettled.size else screened).astype(np.int64)
     # A kink is the function's: with a float64 twin it is read there, where rounding cannot
     # make one-sided slopes differ (a bfloat16 normalisation's norm jumping between
     # representable values did), and where bfloat16's noise cannot hide one (abs at 0).
@@ -224,19 +221,11 @@ def judge(p: NumericProblem, table: Columns, estimator: Estimator, tolerance: To
     failing = unsettled[np.isfinite(est[unsettled])] if unsettled.size else unsettled
     if not failing.size and not kinks.size:  # every value passes: nothing to measure or confirm
         return _table(table, best, a, tolerance, slack, p, estimator, kinks, None, np.zeros(len(a), dtype=bool), kp,
-                      tol=tol if same else None, passed=not unsettled.size)
+                      tol=tol if twin is None and not searched else None, passed=not unsettled.size)
     best, kink_noise, measured, left = _measured(p, best, failing, kinks if twin is None else kinks[:0], a,
                                                  within, estimator, float64_problem, tolerance)
     kinks = left if twin is None else kinks
     return _table(table, best, a, tolerance, slack, p, estimator, kinks, kink_noise, measured, kp)
-
-
-def _union(first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    """np.union1d of two sorted index arrays without repeats (np.flatnonzero's), as int64;
-    without its sort when either is empty (the usual case: every value passes)."""
-    if not first.size or not second.size:
-        return (second if not first.size else first).astype(np.int64)
-    return np.union1d(first, second).astype(np.int64)
 
 
 #: Kink candidates whose noise is measured one by one before the rest share their largest.
@@ -324,14 +313,13 @@ def _put(best: _Best, rows: np.ndarray, found: Bounded, dtype: str) -> _Best:
 
 
 def _witnessed(p64: NumericProblem, a, within, estimator) -> tuple[_Best, np.ndarray]:
-    """Every row estimated with fn's float64 twin at its step (round-off bound from the model,
-    as a first-step pass has); rows that do not pass there (returned too) get their bound and
-    step search."""
+    """Every row estimated with fn's float64 twin at its step (round-off bound from the model, as
+    a first-step pass has); rows that do not pass there (returned too) get their bound and search."""
     rows = np.arange(len(a))
     h = np.full(len(rows), p64.step)
     est, scale = (t.numpy().astype(np.float64) for t in estimator(p64, rows, torch_steps(h)))
     best = _Best(Bounded(est, h, scale, roundoff_bound(p64.scheme, p64.dtype, est, scale, h), np.zeros(len(rows)),
-                         np.zeros(len(rows))), _filled(len(rows), "float64"))
+                         np.zeros(len(rows))), filled(len(rows), "float64"))
     bad = np.flatnonzero(~(np.abs(a - est) <= within(est)))
     if bad.size:
         start = bounded_estimates(p64, estimator, bad, h[bad], np.zeros(len(bad)))
@@ -381,23 +369,14 @@ class _Within:
         return self.tolerance(estimate, rows) + (self.slack if rows is None else self.slack[rows])
 
 
-def _filled(shape, value, dtype=object) -> np.ndarray:
-    """np.full(shape, value, dtype), without its Python wrapper (and, for a str in an object
-    array, without its detour through a str array)."""
-    column = np.empty(shape, dtype=dtype)
-    column.fill(value)
-    return column
-
-
 def _table(table: Columns, best: _Best, a, tolerance, slack, p, estimator, suspects, noise,
            measured, kink_problem: NumericProblem, tol: np.ndarray | None = None, passed: bool = False) -> Columns:
-    """``tol``: tolerance(best estimates), when the caller has it; ``passed``: every best estimate
-    is within its tolerance plus slack (the caller screened them so), and none is a kink suspect."""
+    """``tol``: tolerance(best estimates) if known; ``passed``: all are within tol + slack (state_of's pass)."""
     b = best.bounded
     n, bound = b.estimate, b.bound
     tol = tolerance(n) if tol is None else tol
-    left, right = _filled(len(n), np.nan, np.float64), _filled(len(n), np.nan, np.float64)
-    side = _filled(len(n), "")
+    left, right = filled(len(n), np.nan, np.float64), filled(len(n), np.nan, np.float64)
+    side = filled(len(n), "")
     kink = np.zeros(len(n), dtype=bool)
     if suspects.size:
         twin = kink_problem is not p  # the twin's kinks: its model round-off (no noise measured)
@@ -406,9 +385,8 @@ def _table(table: Columns, best: _Best, a, tolerance, slack, p, estimator, suspe
         kinks = suspects[k.kink]
         left[kinks], right[kinks], side[kinks] = k.left[k.kink], k.right[k.kink], k.side[k.kink]
         kink[kinks] = True
-    # state_of's "pass" is that very screen: |a - n| <= tol + slack
-    state = _filled(len(n), "pass") if passed and not suspects.size else state_of(a, n, tol, bound, slack, kink)
-    source = _filled(len(n), "model")
+    state = filled(len(n), "pass") if passed and not suspects.size else state_of(a, n, tol, bound, slack, kink)
+    source = filled(len(n), "model")
     if measured.any():  # a bound above the model's is the measured noise's
         model = roundoff_bound(p.scheme, p.dtype, n, b.scale, b.step)
         source[measured & (b.roundoff > model)] = "measured noise"
