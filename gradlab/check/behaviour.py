@@ -9,7 +9,8 @@ with one sentence naming the cause. :func:`check_user_step` refuses a step the d
 cannot take: one that overflows or dwarfs the inputs, or one that does not move them.
 
 >>> x = torch.ones(64, dtype=torch.float64)  # two dropout masks of 64 agree with chance 2^-64 (of 4: 1/16)
->>> check_repeatable(torch.sin, [x])
+>>> check_repeatable(torch.sin, [x]).shape  # fn's second output, for the check to reuse
+torch.Size([64])
 >>> check_repeatable(lambda t: torch.nn.functional.dropout(t, 0.5, training=True), [x])
 Traceback (most recent call last):
 ...
@@ -58,9 +59,10 @@ def _differs(a: torch.Tensor, b: torch.Tensor, eps: float) -> bool:
                                     or bool(((a - b)[~same].abs() > _REPEAT_ULPS * eps * scale).any()))
 
 
-def check_repeatable(call: Callable, xs: list[torch.Tensor]) -> None:
+def check_repeatable(call: Callable, xs: list[torch.Tensor]):
     """Raise GradLabError unless fn, called twice on copies of ``xs``, leaves them unchanged
-    and gives the same outputs (within a few roundings)."""
+    and gives the same outputs (within a few roundings); return fn's second output (without
+    grad), which the check takes as fn at x when it can (BatchedFn's ``at_x``)."""
     eps = max(facts(t.dtype).eps for t in xs)
     copies = [t.detach().clone() for t in xs]
     with torch.no_grad():
@@ -71,7 +73,8 @@ def check_repeatable(call: Callable, xs: list[torch.Tensor]) -> None:
                     "fn changed its input in place (an op such as x.add_(1), x.data.add_(1) or x[i] = ... "
                     "on an input it was given): a gradient check needs fn to leave its inputs unchanged, "
                     "so work on a copy (x = x.clone()) or use the out-of-place op.")
-        second = _flat(call(*[t.detach().clone() for t in xs]))
+        out = call(*[t.detach().clone() for t in xs])
+        second = _flat(out)
     if _differs(first, second, eps):
         raise GradLabError(
             "fn gives different outputs on two calls at the same input (largest difference "
@@ -79,6 +82,7 @@ def check_repeatable(call: Callable, xs: list[torch.Tensor]) -> None:
             "(dropout or another layer in training mode, torch.rand, an RNG) or keeps state between "
             "calls, so finite differences would measure that instead of the derivative; use "
             "model.eval() or training=False, or seed the generator inside fn.")
+    return out
 
 
 def check_user_step(eps: float | None, values: torch.Tensor, dtype: torch.dtype) -> None:

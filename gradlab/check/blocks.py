@@ -83,8 +83,10 @@ def block_directions(numel: int, seed: int, tolerance: torch.Tensor, block: int 
     with np.errstate(divide="ignore", over="ignore"):
         weight = 1.0 / np.maximum(tolerance.to(torch.float64).numpy(), np.finfo(np.float64).tiny)
     weight = np.where(np.isfinite(weight), weight, 1.0)
-    # np.array_split cuts as torch.tensor_split does: the first numel % count blocks one longer
-    row = np.repeat(np.arange(count), [len(part) for part in np.array_split(order, count)])
+    # cut as torch.tensor_split cuts: the first numel % count blocks one element longer
+    sizes = np.full(count, numel // count)
+    sizes[:numel % count] += 1
+    row = np.repeat(np.arange(count), sizes)
     directions = np.zeros((count, numel))
     directions[row, order] = signs[order] * weight[order]
     directions = torch.from_numpy(directions)

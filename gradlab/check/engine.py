@@ -50,7 +50,7 @@ from gradlab.check.batching import FEW_ROWS, FlatInputs, single_threaded_ops
 from gradlab.check.blocks import BLOCK, block_directions, block_size
 from gradlab.check.measure import measure_values
 from gradlab.check.culprit_output import culprit_output
-from gradlab.check.outputs import leave_out
+from gradlab.check.outputs import leave_out, without_parts
 from gradlab.check.pace import forecast_check, perturbation_count, stencil_points
 from gradlab.check.problem import (NumericProblem, autograd_side, check_inputs, least_precise, numeric_problem,
                                    resolve_step)
@@ -218,7 +218,7 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
     pace = forecast_check(None if over_full_bound else progress, numeric_call, xs,
                           torch.float64 if numeric_float64 else None, perturbations=count, unit=unit,
                           points=stencil_points(s), workers=workers, complex_step=s.complex_step)
-    check_repeatable(call, xs)
+    at_x = check_repeatable(call, xs)
     # one forward pass with grad: the output parts that need no gradient are left out (as torch
     # does) and the backward runs twice on its graph, to measure its own nondeterminism
     side = autograd_side(call, xs, reduction, grad_outputs, seed)
@@ -230,7 +230,8 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
         check_full_limit(numel, y.numel(), s)
     p = numeric_problem(numeric_call, xs, reduction, v, s, h, torch.float64 if numeric_float64 else None,
                         names=args.names, complex_parts=args.complex_parts(),
-                        few_rows=count * stencil_points(s) <= FEW_ROWS, flat=None if numeric_float64 else flat)
+                        few_rows=count * stencil_points(s) <= FEW_ROWS, flat=None if numeric_float64 else flat,
+                        at_x=None if numeric_float64 else _own_output(at_x, call, xs))
     p = dataclasses.replace(p, gradient=g)  # evaluated points moved back to nominal (stencil.nominal_correction)
     pace.after_setup()
     index, directions = perturbations(mode, numel, samples, seed, torch.as_tensor(tol.of(g.abs().numpy())),
@@ -250,6 +251,16 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
                         located=located, truncation_share=share, first=first,
                         output_of=_output_of(call, xs, reduction, v, p), notes=notes)
     return CheckResult(table, summary, error_map(p.flat, mode, table), _taylor(p, g, seed) if taylor else None)
+
+
+def _own_output(out, call, xs):
+    """fn's output at x from the repeatability check, as ``call`` (the numeric side's fn, parts
+    without a gradient left out) gives it, when the inputs are contiguous (the loop's rows are:
+    a strided input may round differently); else None."""
+    if not all(t.is_contiguous() for t in xs):
+        return None
+    left_out = getattr(call, "left_out", None)
+    return without_parts(out, left_out) if left_out else out
 
 
 def _output_of(call, xs, reduction, v, p: NumericProblem):

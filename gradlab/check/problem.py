@@ -58,8 +58,9 @@ class NumericProblem:
     @property
     def loss(self) -> float:
         """L(x) in float64: the reduced value, or for "none" the weighted sum vᵀy."""
-        base = self.base_rows.to(torch.float64)
-        return float(base[0] @ self.weights) if self.reduction == "none" else float(base[0, 0])
+        if self.reduction != "none":
+            return float(self.base_rows[0, 0])  # exact in float64 from any float dtype, one op
+        return float(self.base_rows[0].to(torch.float64) @ self.weights)
 
 
 def as_inputs(x) -> list[torch.Tensor]:
@@ -178,18 +179,19 @@ def _flat_gradient(grads, leaves) -> torch.Tensor:
 
 def numeric_problem(fn, xs, reduction, v, scheme: Scheme, step: float, numeric_dtype: torch.dtype | None,
                     like: NumericProblem | None = None, names=None, complex_parts=None,
-                    few_rows: bool = False, flat: FlatInputs | None = None) -> NumericProblem:
+                    few_rows: bool = False, flat: FlatInputs | None = None, at_x=None) -> NumericProblem:
     """The numeric side of a check; ``like`` shares its inputs and batched fn (and the
     strategy it chose), so problems differing only in reduction run fn alike.
     ``numeric_dtype`` None keeps each input's own dtype; ``names`` and ``complex_parts``
     label the elements (see FlatInputs); ``few_rows``: the check evaluates only a few
-    perturbed points (BatchedFn's); ``flat``: xs as FlatInputs already (with these names)."""
+    perturbed points (BatchedFn's); ``flat``: xs as FlatInputs already (with these names);
+    ``at_x``: fn's output at xs from an earlier call (BatchedFn's)."""
     if like is None and flat is None:
         cast = xs if numeric_dtype is None else [t.to(numeric_dtype) for t in xs]
         flat = FlatInputs.of(cast, names, complex_parts)
     elif like is not None:
         flat = like.flat
-    batched = BatchedFn(fn, flat, few_rows) if like is None else like.batched
+    batched = BatchedFn(fn, flat, few_rows, at_x) if like is None else like.batched
     with single_threaded_ops():  # fn at x (and the strategy's choice): small ops (see evaluation.run_chunks)
         base = reduce_outputs(batched.at_input(flat.values.dtype), reduction)
     weights = None if v is None else v.to(base.dtype).to(torch.float64).reshape(-1)

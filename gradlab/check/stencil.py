@@ -171,7 +171,7 @@ def roundoff_scale(p: NumericProblem, changed: torch.Tensor | None, m: int) -> t
 def predicted_roundoff(p: NumericProblem, scale: torch.Tensor) -> np.ndarray:
     """Predicted absolute round-off error of each estimate: sum|w_k|·u·scale/h."""
     u = facts(p.dtype).unit_roundoff
-    return (p.scheme.roundoff_constant * u * scale / p.step).numpy()
+    return p.scheme.roundoff_constant * u * scale.numpy() / p.step  # numpy: the same ops, without torch's dispatch
 
 
 def numeric_base(p: NumericProblem, shifts_: torch.Tensor) -> torch.Tensor:
