@@ -28,7 +28,7 @@ def test_a_wrong_backward_is_called_wrong_and_shown_as_an_error():
     answer = check_answer(gradcheck(_WrongSin.apply, x, mode="full", taylor=False).summary)
     assert answer.level == "error"
     assert answer.text.startswith("The gradient looks wrong at input 0[")
-    assert "6 of 6 checked values disagree" in answer.text
+    assert "6 of 6 elements disagree" in answer.text
 
 
 def test_a_kink_is_named_not_differentiable():
@@ -36,7 +36,7 @@ def test_a_kink_is_named_not_differentiable():
     x = torch.tensor([0.0, 1.0, 2.0], dtype=torch.float64)
     answer = check_answer(gradcheck(torch.relu, x, mode="full", taylor=False).summary)
     assert answer.level == "warning"
-    assert answer.text.startswith("Not differentiable at input 0[0]: 1 of 3 values sit on a kink")
+    assert answer.text.startswith("Not differentiable at input 0[0]: 1 of 3 elements sit on a kink")
 
 
 def test_a_gradient_below_atol_passes_but_is_said_to_prove_little():
@@ -52,7 +52,7 @@ def test_the_questions_check_is_right_and_its_hand_written_version_fails_on_roun
                       mode="sampled")
     answer = check_answer(run_check(s).summary)
     assert answer.level == "success"
-    assert answer.text.startswith("The gradient is right: all 5 checked values agree with autograd once")
+    assert answer.text.startswith("The gradient is right: all 5 sampled elements agree with autograd once")
     assert answer.text.endswith("A hand-written check that stops at this step, eps = 0.001, says FAIL "
                                 "because round-off swamps "
                                 "that step.")
@@ -135,7 +135,7 @@ def test_the_float64_preset_shows_the_questions_ratios_and_names_truncation():
     # The heading's "matches to 3–4 digits" is what these ratios show (the question's were 3.2–3.4).
     assert 3 <= digits[0] and digits[-1] <= 4 and "float64 matches to 3–4 digits" in QUESTION
     assert "2.5e-4 each" in text and "truncation h·f″/2" in text and "not round-off" in text
-    assert "says FAIL" in text and "rtol = 1e-05" in text and "all 5 values agree" in text
+    assert "says FAIL" in text and "rtol = 1e-05" in text and "all 5 sampled elements agree" in text
     assert text.startswith("The gradient is right")  # GradLab's verdict, first
     assert "float64 passes" not in QUESTION
 

@@ -46,6 +46,39 @@ _STEP_REASONS = {
 }
 
 
+#: What each mode compares, singular and plural: elements one by one, or random directions
+#: (the default mode's blocks together cover every element; a reader told "all 64 values"
+#: of a 16,800-element check would take it for 64 of the elements).
+_COMPARED = {"full": ("element", "elements"), "sampled": ("sampled element", "sampled elements"),
+             "blocks": ("random direction", "random directions"),
+             "directional": ("random direction", "random directions")}
+
+
+def _what(summary, n: int | None = None) -> str:
+    """``n`` (default: every checked value) counted in the mode's own noun: "4 random directions".
+
+    >>> from types import SimpleNamespace as S
+    >>> _what(S(mode="blocks", checked=4)), _what(S(mode="full", checked=6), 1), _what(S(checked=2))
+    ('4 random directions', '1 element', '2 checked values')
+    """
+    n = summary.checked if n is None else n
+    one, many = _COMPARED.get(getattr(summary, "mode", ""), ("checked value", "checked values"))
+    return f"{n} {one if n == 1 else many}"
+
+
+def _all_agree(summary) -> str:
+    """The pass sentence's subject and verb: "all 6 elements agree", "the one element agrees";
+    the default mode's directions say they cover every element."""
+    n = summary.checked
+    if n == 1:
+        subject, verb = "the one " + _what(summary, 1).split(" ", 1)[1], "agrees"
+    else:
+        subject, verb = "all " + _what(summary), "agree"
+    if getattr(summary, "mode", "") == "blocks":
+        subject += ", over every element," if n == 1 else ", which together cover every element,"
+    return f"{subject} {verb}"
+
+
 def _count(summary, state: str) -> int:
     return dict(summary.counts).get(state, 0)
 
@@ -113,28 +146,28 @@ def _truncation_answer(summary, ratios, differences) -> Answer:
                              f"{summary.step:.3g} (finite difference / autograd) are {shown}, agreeing to "
                              f"{agreeing_digits(ratios)} digits; the rest{rest} is the {name}'s truncation"
                              + (f" {term}" if term else "") + f", not round-off, and over rtol = "
-                             f"{summary.rtol:g} it says FAIL. Re-estimated at better steps, all "
-                             f"{summary.checked} values agree.")
+                             f"{summary.rtol:g} it says FAIL. Re-estimated at better steps, "
+                             f"{_all_agree(summary)}.")
 
 
 def check_answer(summary, columns=None) -> Answer:
     """The answer to "is the gradient wrong?" for a check's ``summary`` (a CheckSummary); with the
     check's per-value ``columns`` (``CheckResult.columns``) it quotes the hand-written check's ratios
     where that check FAILs on truncation alone."""
-    n, step = summary.checked, f"eps = {summary.step:.3g}"
+    step = f"eps = {summary.step:.3g}"
     if summary.verdict == "fail":
         k = _count(summary, "fail")
-        return Answer("error", f"The gradient looks wrong{_where(summary)}: {k} of {n} checked values "
+        return Answer("error", f"The gradient looks wrong{_where(summary)}: {k} of {_what(summary)} "
                                "disagree with autograd by more than the finite difference's own error "
                                "can explain.")
     if summary.verdict == "inconclusive":
         k = _count(summary, "inconclusive")
-        return Answer("warning", f"Cannot tell{_where(summary)}: for {k} of {n} values the finite "
+        return Answer("warning", f"Cannot tell{_where(summary)}: for {k} of {_what(summary)} the finite "
                                  "difference is too inexact at every step tried. That is not evidence "
                                  "that the gradient is wrong.")
     if summary.verdict == "not_differentiable":
         k = _count(summary, "not_differentiable")
-        return Answer("warning", f"Not differentiable{_where(summary)}: {k} of {n} values sit on a "
+        return Answer("warning", f"Not differentiable{_where(summary)}: {k} of {_what(summary)} sit on a "
                                  "kink, where the left and right slopes differ, so a finite "
                                  "difference cannot check autograd there.")
     if summary.diagnosis.kind == "vacuous":
@@ -144,9 +177,9 @@ def check_answer(summary, columns=None) -> Answer:
         if summary.diagnosis.kind == "truncation" and columns is not None and ratio_range(columns["ratio"]):
             return _truncation_answer(summary, columns["ratio"], columns["numeric"] - columns["autograd"])
         reason = _STEP_REASONS.get(summary.diagnosis.kind, "that step cannot show it")
-        return Answer("success", f"The gradient is right: all {n} checked values agree with autograd "
+        return Answer("success", f"The gradient is right: {_all_agree(summary)} with autograd "
                                  f"once GradLab re-estimates them at steps that can show it. A "
                                  f"hand-written check that stops at this step, {step}, says FAIL "
                                  f"because {reason}.")
-    return Answer("success", f"The gradient is right: all {n} checked values agree with autograd "
+    return Answer("success", f"The gradient is right: {_all_agree(summary)} with autograd "
                              f"within the tolerance at {step}.")
