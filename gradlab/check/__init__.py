@@ -14,10 +14,11 @@ validation (options, the one place values are checked) -> arguments (which of fn
 arguments are checked, as real tensors) and outputs (fn's outputs as one named real
 vector) -> problem (inputs, autograd side,
 the numeric problem) -> batching (fn over many perturbed copies) -> stencil (finite
-differences of a batch) -> evaluation (chunks, worker threads) -> verdicts (each value's
-state: error_bounds gives round-off plus Richardson truncation, refinement the per-value
-step search, kinks the one-sided slopes, states the four states' rows) -> report (value
-table, summary, with diagnosis; verdict_words words it) -> results (what is returned);
-bisection, step_halving and taylor (the Taylor-remainder test) re-examine a result; reduction_sweep
-draws the error-vs-eps sweep next to a check.
+differences of a batch) -> evaluation (chunks, worker threads) -> measure (every value
+estimated and judged, then the element a failing direction points at named) -> verdicts
+(each value's state: error_bounds gives round-off plus Richardson truncation, step_search
+the per-value step search and the truncation share at h/2, kinks the one-sided slopes,
+states the four states' rows and a verdict's words) -> report (value table, summary, with
+diagnosis, worded by states) -> results (what is returned); taylor (the Taylor-remainder
+test) re-examines a result; reduction_sweep draws the error-vs-eps sweep next to a check.
 """

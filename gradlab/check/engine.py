@@ -8,7 +8,7 @@ and checks the gradient in one of four modes:
 
 - ``blocks`` (the default): random-sign directions over seeded random blocks of 8
   elements that cover every element (:mod:`gradlab.check.blocks`), so a wrong element
-  anywhere moves some direction; bisection then names it;
+  anywhere moves some direction; a failing block's elements are then checked one by one;
 - ``sampled``: k random elements (seeded, :func:`sample_indices`);
 - ``full``: every element, batched (many perturbed copies per call, see
   :mod:`gradlab.check.batching`), with a ``progress(done, total)`` callback;
@@ -28,8 +28,8 @@ Finite differences use the input's dtype (or float64 with
 The parts a check runs, in order: :mod:`~gradlab.check.validation` (options),
 :mod:`~gradlab.check.behaviour` (fn run twice, the step), :mod:`~gradlab.check.problem`
 (autograd side, the numeric problem), :mod:`~gradlab.check.witness` (fn in float64),
-:mod:`~gradlab.check.measure` (the values and their verdicts), :mod:`~gradlab.check.report`
-(table, summary, words) and :mod:`~gradlab.check.results` (what is returned).
+:mod:`~gradlab.check.measure` (the values, their verdicts, the element a failure points at),
+:mod:`~gradlab.check.report` (table, summary, words) and :mod:`~gradlab.check.results` (what is returned).
 
 >>> r = check_gradient(lambda x: (x ** 3).sum(), torch.linspace(-1, 1, 7, dtype=torch.float64),
 ...                    mode="full")
@@ -56,10 +56,10 @@ from gradlab.check.problem import (NumericProblem, autograd_side, check_inputs, 
                                    resolve_step)
 from gradlab.check.report import CheckContext, Tolerances, error_map, summarize
 from gradlab.check.results import CheckResult
+from gradlab.check.states import evidence_notes
 from gradlab.check.taylor import taylor_test
 from gradlab.check.validation import MODES, REDUCTIONS, check_full_limit, check_samples, check_seed, choose, \
     resolve_workers
-from gradlab.check.verdict_words import evidence_notes
 from gradlab.check.verdicts import backward_spread
 from gradlab.check.witness import autograd_in_float64, float64_problem, float64_twin
 from gradlab.errors import GradLabError

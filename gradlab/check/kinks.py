@@ -37,7 +37,7 @@ import torch  # noqa: F401 - the docstring example
 
 from gradlab.check.error_bounds import Estimator, roundoff_bound
 from gradlab.check.problem import NumericProblem
-from gradlab.check.refinement import torch_steps
+from gradlab.check.step_search import torch_steps
 from gradlab.numerics.schemes import get_scheme
 
 __all__ = ["SCREEN_SHARE", "Kinks", "candidates", "confirm"]

@@ -1,23 +1,48 @@
-"""Estimating every checked value and judging it: the body of a first-order check.
+"""Estimating every checked value and judging it, and naming the element a failing direction points at.
 
-:func:`measure_values` runs the finite differences of a check's perturbations (one-hot
-elements or directions), builds the first table, judges it (:func:`gradlab.check.verdicts.judge`)
-and, when a direction fails, names the element it points at (:mod:`gradlab.check.bisection`).
+:func:`measure_values`, the body of a first-order check, runs the finite differences of a
+check's perturbations (one-hot elements or directions), builds the first table, judges it
+(:func:`gradlab.check.verdicts.judge`) and, when a direction fails, names the element it
+points at: in the default mode each element of the failing block (:mod:`gradlab.check.blocks`)
+is checked on its own (:func:`name_in_block`); in the directional mode, by bisection
+(:func:`name_element`).
+
+A directional check compares ∇L·v with a finite difference along a dense
+direction v, so a failure says "somewhere along v". Splitting v's support in
+two halves, re-estimating both and keeping the worse half, ``log2(N)`` times,
+ends at one element; that element is then checked on its own. A half is
+"worse" by how far autograd's value lies outside the tolerance plus the
+finite difference's error bound, after the per-value step search of
+:mod:`gradlab.check.step_search`, so a half whose estimate is off by
+truncation (a function near a singularity) does not draw the search away
+from a wrong gradient.
+
+>>> from gradlab.check.problem import numeric_problem
+>>> from gradlab.numerics.schemes import get_scheme
+>>> x = torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float64)
+>>> p = numeric_problem(lambda t: t ** 2, [x], "sum", None, get_scheme("central"), 1e-3, torch.float64)
+>>> wrong = torch.tensor([2.0, 4.0, 60.0, 8.0], dtype=torch.float64)  # x[2] is wrong
+>>> locate(p, wrong, torch.full((4,), 0.5, dtype=torch.float64), Tolerances(rtol=1e-5, atol=1e-8)).label
+'x[2]'
 """
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import torch
 
-from gradlab.check.bisection import name_element, name_in_block
+from gradlab.check.error_bounds import bounded_estimates
 from gradlab.check.evaluation import Dense, chunk_size, onehot_evaluator, run_chunks
 from gradlab.check.problem import NumericProblem
-from gradlab.check.report import Estimates, Tolerances, value_table, worst_position
-from gradlab.check.step_halving import truncation_share
-from gradlab.check.stencil import dense_maker, onehot_maker
+from gradlab.check.report import Estimates, Tolerances, element, value_table, worst_position
+from gradlab.check.results import Element
+from gradlab.check.stencil import dense_maker, estimates, onehot_maker
+from gradlab.check.step_search import search, truncation_share
 from gradlab.check.verdicts import dense_estimator, direction_tolerance, judge, onehot_estimator
 
-__all__ = ["measure_values"]
+__all__ = ["measure_values", "locate", "name_element", "name_in_block"]
 
 
 def measure_values(p: NumericProblem, g: torch.Tensor, index, directions, tol: Tolerances, progress, workers,
@@ -25,7 +50,7 @@ def measure_values(p: NumericProblem, g: torch.Tensor, index, directions, tol: T
                    element_rounding=None):
     """The first table (at the check's step), the final one (with states), the round-off
     scales, the located element and the truncation share. In ``blocks`` mode a failing
-    block's element is named by checking each of its elements (bisection.name_in_block),
+    block's element is named by checking each of its elements (:func:`name_in_block`),
     with autograd's rounding ``element_rounding`` (|g - float64 autograd| per element, or None)."""
     total = index.numel() if index is not None else directions.shape[0]
     chunk = chunk_size(p, total)
@@ -57,3 +82,89 @@ def measure_values(p: NumericProblem, g: torch.Tensor, index, directions, tol: T
             residual = table["autograd"] - table["best_numeric"]
             located = name_element(p, g, directions, residual, worst, tol)
     return first, table, scale, located, share
+
+
+def _worse(p: NumericProblem, masks: torch.Tensor, autograd: np.ndarray, tol: Tolerances, rows) -> int:
+    """0 or 1: the half (a row of ``masks``) whose autograd value is further beyond
+    tolerance plus error bound, after a step search."""
+    def estimator(q, r, h):
+        return estimates(q, dense_maker(q, masks[torch.from_numpy(r)]), h)
+
+    start = bounded_estimates(p, estimator, rows, np.full(2, p.step))
+    best = search(p, estimator, rows, autograd, tol.of(autograd), start)
+    excess = (np.abs(best.estimate - autograd) - best.bound) / tol.of(best.estimate)
+    return int(np.argmax(np.nan_to_num(excess, nan=math.inf)))
+
+
+def locate(p: NumericProblem, grad: torch.Tensor, direction: torch.Tensor, tol: Tolerances) -> Element:
+    """Bisect a failing ``direction`` down to one element; return that element's checked value.
+
+    ``grad`` is autograd's flat gradient (float64).
+    """
+    numel = p.flat.numel
+    active = torch.nonzero(direction).flatten()  # a block direction moves its block only
+    if active.numel() == 0:
+        active = torch.arange(numel)
+    steps = torch.full((2,), p.step, dtype=torch.float64)
+    rows = np.arange(2)
+    while active.numel() > 1:
+        halves = torch.tensor_split(active, 2)
+        masks = torch.zeros(2, numel, dtype=torch.float64)
+        for k, part in enumerate(halves):
+            masks[k, part] = direction[part]
+        active = halves[_worse(p, masks, (masks @ grad).numpy(), tol, rows)]
+    i = active[:1]
+    steps = torch.full((1,), p.step, dtype=torch.float64)
+    est, scale = estimates(p, onehot_maker(p, i), steps[:1])
+    return element(value_table(p, i, Estimates(grad[i], est, scale), tol), 0)
+
+
+def _element_excess(p: NumericProblem, grad: torch.Tensor, index: torch.Tensor, tol: Tolerances) -> np.ndarray:
+    """How far beyond tolerance plus bound each element's autograd value is, after a step search."""
+    def estimator(q, r, h):
+        return estimates(q, onehot_maker(q, index[torch.from_numpy(r)]), h)
+
+    rows = np.arange(len(index))
+    a = grad[index].numpy()
+    start = bounded_estimates(p, estimator, rows, np.full(len(rows), p.step))
+    best = search(p, estimator, rows, a, tol.of(a), start)
+    excess = (np.abs(best.estimate - a) - best.bound) / tol.of(best.estimate)
+    return np.nan_to_num(excess, nan=math.inf)
+
+
+def name_element(p: NumericProblem, grad: torch.Tensor, directions: torch.Tensor, residual: np.ndarray,
+                 worst: int, tol: Tolerances) -> Element:
+    """The element a directional check's failures point at: the bisection of the worst
+    direction, checked against the element every direction's residual (autograd minus
+    finite difference) points at together (a matched filter: argmax_k |Σ_j r_j v_jk|/‖v_k‖,
+    exact for one wrong element when the residuals are exact). When the two differ, the one
+    further beyond its own tolerance plus bound, checked on its own, is named: one
+    direction's bisection can be drawn away by truncation in another half."""
+    bisected = locate(p, grad, directions[worst], tol)
+    r = np.nan_to_num(residual)
+    norms = directions.norm(dim=0).numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        score = np.abs(r @ directions.numpy()) / np.where(norms > 0, norms, np.inf)
+    matched = int(np.argmax(score))
+    if matched == bisected.flat_index or bisected.flat_index < 0:
+        return bisected
+    index = torch.tensor([bisected.flat_index, matched])
+    if int(np.argmax(_element_excess(p, grad, index, tol))) == 0:
+        return bisected
+    est, scale = estimates(p, onehot_maker(p, index[1:]), torch.full((1,), p.step, dtype=torch.float64))
+    return element(value_table(p, index[1:], Estimates(grad[index[1:]], est, scale), tol), 0)
+
+
+def name_in_block(p: NumericProblem, grad: torch.Tensor, direction: torch.Tensor, tol: Tolerances,
+                  judge_elements) -> Element:
+    """The element a failing block direction points at: every element of its block (a
+    handful, :mod:`gradlab.check.blocks`) checked on its own, with the check's whole
+    verdict machinery (``judge_elements(index, first_table)``: step search, measured noise,
+    float64 witness), and the worst of them named. A bisection would compare halves of
+    the block whose finite differences, in low precision, can be noisier than the error."""
+    index = torch.nonzero(direction).flatten()
+    chunk = chunk_size(p, len(index))
+    numeric, scale = run_chunks(onehot_evaluator(p, index, chunk), len(index), chunk)
+    first = value_table(p, index, Estimates(grad[index], numeric, scale), tol)
+    table = judge_elements(index, first, scale)
+    return element(table, worst_position(table))

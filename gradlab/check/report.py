@@ -31,9 +31,8 @@ from gradlab.check.columns import Columns
 from gradlab.check.diagnosis import Diagnosis, Evidence, diagnose
 from gradlab.check.problem import NumericProblem
 from gradlab.check.results import CheckSummary, Element
-from gradlab.check.states import STATE_NAMES, overall
+from gradlab.check.states import STATE_NAMES, overall, spread_note, verdict_words
 from gradlab.check.stencil import predicted_roundoff
-from gradlab.check.verdict_words import spread_note, verdict_words
 from gradlab.numerics.dtypes import facts
 
 __all__ = ["Tolerances", "Estimates", "CheckContext", "value_table", "error_map", "worst_position",

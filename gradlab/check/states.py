@@ -1,4 +1,4 @@
-"""The four states of a checked value, one row each: label, colour, CLI marker, meaning.
+"""The four states of a checked value, one row each, and the words of a check's verdict.
 
 A value is **pass** when autograd and the finite difference agree within the
 tolerance; **fail** when they disagree by more than the tolerance *and* the
@@ -10,22 +10,41 @@ their bounds (a kink: relu or abs at 0, max with ties, round). The overall
 verdict is fail if any value fails, else inconclusive or not differentiable if
 any value is, else pass (:func:`overall`).
 
-The colours come from :data:`gradlab.figures.style.PALETTE`, each 3:1 on the
-light (#ffffff) and the dark (#0e1117) background.
+Each state is a row: label, colour, CLI marker, exit status, meaning. The colours come
+from :data:`gradlab.figures.style.PALETTE`, each 3:1 on the light (#ffffff) and the dark
+(#0e1117) background.
+
+A verdict is worded by :func:`verdict_words`: a headline, a message naming the value, and
+a hint, one function per verdict. A fail names the element, both values, the difference,
+the tolerance and the finite difference's error bound (as torch's gradcheck does, with
+the bound added); a kink names both one-sided slopes and the one autograd chose.
+:func:`evidence_notes` and :func:`spread_note` say what the verdict rests on.
 
 >>> STATES["fail"].marker, STATES["not_differentiable"].label
 ('FAIL', 'not differentiable')
 >>> overall(["pass", "inconclusive", "pass"]), overall(["not_differentiable", "fail"])
 ('inconclusive', 'fail')
+>>> print(spread_note(2.5e-9))  # doctest: +NORMALIZE_WHITESPACE
+Two backward passes differ by up to 2.5e-09 (a nondeterministic backward):
+the absolute tolerance was widened by that much.
 """
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
-__all__ = ["State", "STATES", "STATE_NAMES", "overall", "EXIT_CODES"]
+if TYPE_CHECKING:  # only for the annotations: results imports overall from here
+    from gradlab.check.diagnosis import Diagnosis
+    from gradlab.check.problem import NumericProblem
+    from gradlab.check.results import Element
+
+__all__ = ["State", "STATES", "STATE_NAMES", "overall", "EXIT_CODES", "verdict_words", "spread_note",
+           "evidence_notes"]
 
 
 @dataclass(frozen=True)
@@ -66,3 +85,125 @@ def overall(states: Iterable[str]) -> str:
         if name in present:
             return name
     return "pass"
+
+
+_SIDES = {"left": "the left slope", "right": "the right slope",
+          "between": "a value between the two (a subgradient)", "outside": "neither slope"}
+
+
+_SOURCES = {"measured noise": "from fn's rounding noise, measured along this perturbation",
+            "float64 witness": "taken in float64",
+            "model": "round-off modelled as u·|L|, no larger noise measured"}
+
+
+def evidence_notes(table, dtype: str, autograd_measured: bool, twin_given: bool) -> tuple[str, ...]:
+    """What the verdict rests on, one sentence each: how many bounds came from measured noise
+    or the float64 witness, and whether autograd's own rounding was measured."""
+    notes = []
+    if "bound_source" in table:
+        source = table["bound_source"]
+        tally = Counter(source.tolist())  # one pass over the rows
+        noisy, witness = tally["measured noise"], tally["float64 witness"]
+        if noisy:
+            notes.append(f"{noisy} of the {len(source)} error bounds come from fn's rounding noise, measured "
+                         "along the perturbation (Moré and Wild's difference table), larger than u·|L|.")
+        if witness:
+            notes.append(f"{witness} values were re-estimated in float64 "
+                         f"({'the numeric_fn given' if twin_given else 'fn run in float64'}).")
+    if dtype != "float64" and "autograd_rounding" in table:
+        if autograd_measured:
+            notes.append(f"Autograd's own rounding in {dtype} was measured against float64 autograd (up to "
+                         f"{float(table['autograd_rounding'].max()):.3g}) and allowed for.")
+        else:
+            notes.append(f"Autograd's own rounding in {dtype} could not be measured (fn does not run in "
+                         "float64): it was taken as 8 ulps.")
+    return tuple(notes)
+
+
+def spread_note(spread: float) -> str:
+    """The note a check carries when two backward passes disagreed."""
+    return (f"Two backward passes differ by up to {spread:.3g} (a nondeterministic backward): "
+            "the absolute tolerance was widened by that much.")
+
+
+def _also(counts: dict[str, int], but: str) -> str:
+    others = [f"{counts[k]} {k.replace('_', ' ')}" for k in ("inconclusive", "not_differentiable")
+              if k != but and counts.get(k)]
+    return f" ({', '.join(others)})" if others else ""
+
+
+def verdict_words(p: NumericProblem, verdict: str, counts: dict[str, int], diagnosis: Diagnosis, tol,
+                  *, worst: Element | None, located: Element | None, refined: int = 0
+                  ) -> tuple[str, str, str]:
+    """(headline, message, hint) of ``verdict``; ``worst``: the value that decides it."""
+    checked = sum(counts.values())
+    where = f"{p.scheme.name} differences, h = {p.step:.3g}"
+    if verdict == "pass" or worst is None:
+        again = (f" {refined} of them were re-estimated at steps chosen from their own error "
+                 "model (or in float64) before they agreed; at the check's own step: "
+                 f"{diagnosis.headline[0].lower()}{diagnosis.headline[1:]}" if refined else "")
+        return (f"Gradient check passed: {checked} of {checked} values within the tolerance.",
+                f"{'Autograd and the finite differences agree' if refined else diagnosis.headline}"
+                f" ({checked} values, {where}).{again}", "")
+    n = counts[verdict]
+    how = f" ({_SOURCES.get(worst.bound_source, worst.bound_source)})" if worst.bound_source else ""
+    values = (f"autograd {worst.autograd:.6g}, finite difference {worst.numeric:.6g}; "
+              f"difference {worst.abs_error:.3g}, tolerance {worst.tolerance:.3g} "
+              f"({_tolerance_words(worst, tol)}), error bound of the finite "
+              f"difference {worst.error_bound:.3g}{how}")
+    if verdict == "fail":
+        return _fail(worst, located, n, checked, values, counts, diagnosis)
+    if verdict == "not_differentiable":
+        return _kink(worst, n, checked, counts)
+    fix = f" {diagnosis.fixes[0]}" if diagnosis.fixes else ""
+    return (f"Gradient check inconclusive at {worst.label} ({n} of {checked} values).",
+            f"Gradient check inconclusive at {worst.label}: {values}. The difference is within what "
+            f"the finite difference's error can explain, even at the best step found: this is not "
+            f"evidence that the gradient is wrong.{_decider(p, worst)}{_also(counts, verdict)}",
+            f"{diagnosis.headline}{fix}".strip())
+
+
+def _tolerance_words(worst: Element, tol) -> str:
+    """How the value's tolerance was made: atol + rtol·|numeric|, or, for a direction whose
+    terms cancel, its elements' tolerances (gradlab.check.verdicts.direction_tolerance)."""
+    plain = tol.atol + tol.rtol * abs(worst.numeric)
+    if math.isfinite(worst.tolerance) and worst.tolerance > plain * (1 + 1e-9):
+        return "the root-sum-square of its elements' tolerances along the direction"
+    return f"atol {tol.atol:g} + rtol {tol.rtol:g}·|numeric|"
+
+
+def _decider(p: NumericProblem, worst: Element) -> str:
+    """What would decide an inconclusive value whose estimate is finite: a smaller bound."""
+    if not (math.isfinite(worst.numeric) and math.isfinite(worst.error_bound)):
+        return ""
+    return (" What would decide it is a smaller error bound: finite differences in float64 "
+            "(numeric_float64=True, or fn in float64), a larger step than h = "
+            f"{p.step:.3g} where truncation allows, or fewer summed terms (reduction 'none', "
+            "a smaller output).")
+
+
+def _fail(worst, located, n, checked, values, counts, diagnosis):
+    named = located if located is not None else worst
+    along = f", found along {worst.where}" if located is not None else ""
+    message = (f"Gradient check failed at {named.where}{along}: {values}; the difference exceeds the "
+               f"tolerance plus the bound, so the finite difference cannot explain it. {n} of "
+               f"{checked} checked values fail{_also(counts, 'fail')}.")
+    if located is not None:
+        message += (f" Narrowed to one element, that direction points at {located.where}: autograd "
+                    f"{located.autograd:.6g}, finite difference {located.numeric:.6g}.")
+    if diagnosis.kind in ("gradient", "nonfinite"):
+        hint = f"{diagnosis.headline} {diagnosis.fixes[0] if diagnosis.fixes else ''}".rstrip()
+    else:
+        hint = (f"The gradient looks wrong at {named.where}: check the backward formula for that "
+                "element (a custom autograd.Function, an in-place op, a detach).")
+    return f"Gradient check failed at {named.where} ({n} of {checked} values).", message, hint
+
+
+def _kink(worst, n, checked, counts):
+    chose = _SIDES.get(worst.autograd_side, worst.autograd_side)
+    message = (f"Not differentiable at {worst.label}: the left slope is {worst.left_slope:.6g} and "
+               f"the right slope {worst.right_slope:.6g}; autograd gives {worst.autograd:.6g}, "
+               f"{chose}. {n} of {checked} values sit on such a kink{_also(counts, 'not_differentiable')}.")
+    hint = ("Finite differences cannot check a gradient at a kink (relu or abs at 0, max with ties, "
+            "round): check at points away from it, or accept autograd's convention there.")
+    return f"Not differentiable at {worst.label} ({n} of {checked} values).", message, hint

@@ -3,7 +3,7 @@
 :func:`judge` takes the first table (every value at the check's step) and
 returns it with the verdict columns: values that do not pass get an error
 bound (:mod:`gradlab.check.error_bounds`) and a per-value step search
-(:mod:`gradlab.check.refinement`). In float32, bfloat16 and float16, where fn
+(:mod:`gradlab.check.step_search`). In float32, bfloat16 and float16, where fn
 has a float64 twin (:mod:`gradlab.check.witness`), every value is estimated
 with the twin instead, and those that do not pass there are searched there.
 Values still not passing get fn's rounding noise measured (:mod:`gradlab.check.noise`)
@@ -42,8 +42,8 @@ from gradlab.check.evaluation import chunk_size, onehot_evaluator, run_chunks
 from gradlab.check.kinks import candidates, confirm
 from gradlab.check.noise import Measured, measure
 from gradlab.check.problem import NumericProblem
-from gradlab.check.refinement import search, torch_steps
 from gradlab.check.stencil import dense_maker, estimates, onehot_maker
+from gradlab.check.step_search import search, torch_steps
 from gradlab.numerics.dtypes import facts
 
 __all__ = ["Tolerance", "autograd_slack", "backward_spread", "direction_tolerance", "onehot_estimator",

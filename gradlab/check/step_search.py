@@ -1,6 +1,7 @@
-"""Re-estimating the values that do not pass, at steps chosen from their own error model.
+"""Checked values re-estimated at steps other than the check's own: the step search, and h/2.
 
-A value that does not pass at the check's step h is first bounded (its
+The step search re-estimates the values that do not pass at steps chosen from their own
+error model. A value that does not pass at the check's step h is first bounded (its
 estimate at h/2 gives the truncation, see :mod:`gradlab.check.error_bounds`).
 Then, per value, a short step search: the error model ``E(h) = R/h + C·h^p``
 (round-off R from the scale of the values subtracted, truncation C from the
@@ -24,17 +25,28 @@ True
 >>> best = search(p, est, np.array([0]), np.array([exact]), np.array([1e-7 * exact]), first)
 >>> abs(float(best.estimate[0]) - exact) < 1e-7 * exact, float(best.step[0]) < 1e-3
 (True, True)
+
+Re-estimating the worst failing values at h/2 tells truncation from a wrong gradient
+(:func:`truncation_share`). A scheme of order p has truncation error ∝ h^p, so halving h
+moves an estimate dominated by truncation by (1 - 2^-p) of its error from autograd; an
+estimate that stays put while autograd disagrees points at the gradient. The measured
+share ``|D(h) - D(h/2)| / ((1 - 2^-p)|D(h) - a|)`` is the diagnosis's evidence
+(:attr:`gradlab.check.diagnosis.Evidence.truncation_share`).
 """
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 import torch
 
+from gradlab.check.columns import Columns
 from gradlab.check.error_bounds import Bounded, Estimator, bounded_estimates, richardson_uncertainty, roundoff_bound
 from gradlab.check.problem import NumericProblem
+from gradlab.check.stencil import RowMaker, estimates
 
-__all__ = ["ROUNDS", "GROWTH", "SPAN", "RESOLVED", "next_steps", "merge", "search"]
+__all__ = ["ROUNDS", "GROWTH", "SPAN", "RESOLVED", "next_steps", "merge", "search", "PROBE_ROWS", "truncation_share"]
 
 ROUNDS = 4  # step-search rounds per dtype
 GROWTH = 8.0  # step growth when truncation is not resolved above round-off
@@ -91,3 +103,39 @@ def search(p: NumericProblem, estimator: Estimator, rows: np.ndarray, autograd: 
 def torch_steps(h: np.ndarray) -> torch.Tensor:
     """Steps as the float64 tensor an estimator takes."""
     return torch.from_numpy(np.ascontiguousarray(h, dtype=np.float64))
+
+
+# How many of the worst failing values are re-estimated at h/2.
+PROBE_ROWS = 8
+
+
+def truncation_share(p: NumericProblem, table: Columns, maker_for: Callable[[int, int], RowMaker],
+                     numeric: torch.Tensor, autograd: torch.Tensor) -> float | None:
+    """Median share over the worst failing values (None: nothing fails, or the complex step).
+
+    ``maker_for(a, b)`` builds the rows of checked values a..b-1.
+
+    >>> from gradlab.check.problem import numeric_problem
+    >>> from gradlab.numerics.schemes import get_scheme
+    >>> from gradlab.check.stencil import onehot_maker
+    >>> x = torch.tensor([1.0], dtype=torch.float64)
+    >>> p = numeric_problem(lambda t: t ** 3, [x], "sum", None, get_scheme("forward"), 1e-2, torch.float64)
+    >>> table = Columns({"ok": np.array([False]), "abs_error": np.array([0.03])})
+    >>> share = truncation_share(p, table, lambda a, b: onehot_maker(p, torch.tensor([0])),
+    ...                          torch.tensor([3.0301]), torch.tensor([3.0]))
+    >>> round(share, 2)  # pure truncation: 3h + h**2 halves to 3h/2 + h**2/4
+    1.0
+    """
+    failing = np.flatnonzero(~table["ok"])
+    if failing.size == 0 or p.scheme.complex_step:
+        return None
+    worst = failing[np.argsort(-table["abs_error"][failing])][:PROBE_ROWS]
+    half = torch.tensor([p.step / 2], dtype=torch.float64)
+    halves = [estimates(p, maker_for(int(i), int(i) + 1), half)[0] for i in worst]
+    moved = np.abs(numeric.numpy()[worst] - torch.cat(halves).numpy())
+    error = np.abs(numeric.numpy()[worst] - autograd.numpy()[worst])
+    predicted = (1 - 2.0 ** -p.scheme.order) * error
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(predicted > 0, moved / predicted, np.nan)
+    share = share[np.isfinite(share)]
+    return float(np.median(share)) if share.size else None
