@@ -31,7 +31,14 @@ leave those reconnects out of the class p95: they are the kill's cost to its own
 The report also says how many cores other jobs on the machine used during the class:
 latencies measured beside them are partly theirs.
 
-``--page all`` spreads the class over every page (tab i on page i mod 6).
+``--page all`` spreads the class over every page of ``gradlab.ui.navigation.PAGES`` (tab i
+on page i mod their number), each tab opening its page from the page's preset links in the
+preset registry (``gradlab.teaching.presets``; :func:`preset_coverage` says if one is left out).
+
+``--against-floor`` runs the same class against ``benchmarks/floor_app.py`` and then against
+GradLab (every page's presets unless ``--page`` says otherwise) and prints the classroom bar:
+server CPU per rerun of both and their ratio, class and burst p95, errors, RSS before/after
+(``benchmarks/against_floor.py``).
 
 Optionally ``--browsers N`` Chromium contexts (Playwright, Debian's
 ``/usr/bin/chromium``) open the page repeatedly during the class phase and check
@@ -53,6 +60,7 @@ sessions and time, and stops by itself.
     python benchmarks/load_test.py --page home --sessions 10 --duration 20
     python benchmarks/load_test.py --page roundoff --replicas 2 --limits classroom
     python benchmarks/load_test.py --page all --replicas 2 --lb haproxy --kill-at 20
+    python benchmarks/load_test.py --against-floor --sessions 30 --duration 60 --settle 60
 """
 
 from __future__ import annotations
@@ -123,6 +131,16 @@ def _page_links(page: str) -> list[str]:
         except Exception:  # noqa: BLE001
             pass
     return list(dict.fromkeys(links))
+
+
+def preset_coverage(links: dict[str, list[str]]) -> list[str]:
+    """``page/key`` of every preset in the registry whose link is not among ``links`` (url path ->
+    the query strings a class opens it with): a preset of a page the class leaves out, or one whose
+    page name is not a page's url path."""
+    from gradlab.teaching.presets import PRESETS, url_query
+
+    return [f"{p.page}/{p.key}" for p in PRESETS
+            if urlencode(url_query(p), doseq=True) not in links.get(p.page, [])]
 
 
 def _text_choices() -> dict[str, list[str]]:
@@ -960,6 +978,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--server-log", default="", help="write the server's output to this file")
     p.add_argument("--json", default="", help="also write the summary as JSON to this file")
+    p.add_argument("--against-floor", action="store_true",
+                   help="the same class against benchmarks/floor_app.py, then against GradLab (--page "
+                        "defaults to all), and the classroom bar: CPU per rerun and its ratio, p95s, RSS")
     args = p.parse_args(argv)
     for kv in args.config:
         if "=" not in kv:
@@ -968,6 +989,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         args.sessions, args.duration, args.burst = min(args.sessions, 3), min(args.duration, 5.0), min(args.burst, 3)
         args.browsers = 0 if args.browsers is None else args.browsers
         args.settle = 2.0 if args.settle is None else args.settle
+    if args.against_floor:  # every page's presets; no Chromium beside the class (the floor has none)
+        args.page = "all" if args.page is None else args.page
+        args.browsers = 0 if args.browsers is None else args.browsers
     args.browsers = 2 if args.browsers is None else min(args.browsers, 3)
     args.settle = 10.0 if args.settle is None else args.settle
     args.sessions = max(1, min(args.sessions, MAX_SESSIONS))
@@ -999,6 +1023,10 @@ def _same_view(before: str, after: str) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.against_floor:
+        from benchmarks.against_floor import main_against_floor
+
+        return main_against_floor(args)
     stats, info = asyncio.run(run(args))
     info["page"] = args.page or "home"
     summary = print_report(stats, info, args)
