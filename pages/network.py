@@ -24,7 +24,6 @@ from gradlab.labs.network.engine import (
     NetgradSettings,
     NetworkExperiment,
     StepSweep,
-    network_experiment,
     parse_hidden,
 )
 from gradlab.limits import LIMITS
@@ -37,6 +36,8 @@ from gradlab.ui.controls import dtype_selectbox, eps_input, eps_range_input
 from gradlab.ui.figures import prepare_figure, show_figure
 from gradlab.ui.messages import show_answer, stop_with_error
 from gradlab.ui.presets import presets_popover
+from gradlab.server.heavy_work import network
+from gradlab.ui.worker_calls import heavy
 
 start_page("network")
 
@@ -72,8 +73,9 @@ operations actually run, so its error is a few roundings — it was right.
 @st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds,
                show_spinner="Differentiating the network…")
 def _experiment(settings: NetgradSettings) -> NetworkExperiment:
-    """The one engine call: the central difference at dx and the sweep over steps."""
-    return network_experiment(settings)
+    """The one engine call: the central difference at dx and the sweep over steps, in a worker process
+    (its exactly rounded sums are Python loops that would hold this server's interpreter)."""
+    return heavy(network, settings)
 
 
 def _header() -> None:
