@@ -233,8 +233,14 @@ _COLUMNS = {
 TABLE_ROWS = 100
 
 
-def _table(result) -> None:
-    """The values at the check's step, their best estimate, its bound and the state (in its colour)."""
+@st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False)
+def _table(settings: CheckSettings, _result) -> None:
+    """The values at the check's step, their best estimate, its bound and the state (in its colour).
+
+    Drawn once per check and replayed from the cache (keyed on the settings, which decide the
+    result): styling the rows cost a quarter of the page's server time per rerun (py-spy, class load).
+    """
+    result = _result
     cols = list(_COLUMNS)
     rows = result.worst_rows(TABLE_ROWS)
     if len(rows) < len(result.columns):
@@ -275,7 +281,7 @@ def _render(settings: CheckSettings, result) -> None:
                        "view")
     if shown[0].open:
         with shown[0]:
-            _table(result)
+            _table(settings, result)
     if shown[1].open and result.taylor is not None:
         with shown[1]:
             show_figure(prepare_figure(taylor_figure, result.taylor), "gradlab-gradcheck-taylor")
