@@ -37,7 +37,7 @@ from gradlab.teaching.explorer_defaults import (
 from gradlab.teaching.quizzes import GUESSES, guess_label, guess_step, quiz_dtype, quiz_reveal, quiz_scheme
 from gradlab.ui.bound_widgets import bound_number, bound_radio, bound_selectbox, bound_slider, bound_text, bound_toggle
 from gradlab.ui.controls import dtype_help, dtype_multiselect, eps_range_input, scheme_multiselect
-from gradlab.ui.figures import prepare_figure, show_figure
+from gradlab.ui.figures import cached_figure, show_figure
 from gradlab.ui.messages import show_error, stop_with_error
 from gradlab.ui.page_chrome import answer_box, details, main_chart_box, start_page
 from gradlab.ui.presentation import is_presenting
@@ -200,12 +200,12 @@ def _chart(result: SweepResult) -> None:
     name = f"gradlab-explorer-{settings.expression}-x{settings.x:g}"
     with chart:
         if has_drawable_errors(result, error) or result.table["estimate"].isna().all():
-            fig = prepare_figure(error_vs_eps_figure, result, error, show_theory=theory,
-                                 show_autograd=autograd, focus_dtype=focus)
+            fig = cached_figure((settings, error, theory, autograd, focus), error_vs_eps_figure, result, error,
+                                show_theory=theory, show_autograd=autograd, focus_dtype=focus)
         else:
             st.info("There is no exact derivative here, so there is no error to plot: the chart "
                     "shows what each scheme and autograd return instead.", icon=":material/info:")
-            fig = prepare_figure(estimate_vs_eps_figure, result)
+            fig = cached_figure(settings, estimate_vs_eps_figure, result)
         if not is_presenting():
             st.html(_CHART_BOX_CSS)
         show_figure(fig, name, height="stretch")

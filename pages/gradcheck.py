@@ -31,7 +31,7 @@ from gradlab.figures.check import error_heatmap, eps_sweep_figure, taylor_figure
 from gradlab.answers.check import QUESTION, check_answer
 from gradlab.teaching.glossary import definition, term
 from gradlab.ui.presets import presets_popover
-from gradlab.ui.figures import PreparedFigure, prepare_figure, show_figure
+from gradlab.ui.figures import PreparedFigure, cached_figure, prepare_figure, show_figure
 from gradlab.ui.runtime import CHECK_WORKERS
 from gradlab.ui.bound_widgets import bound_number, bound_radio, bound_selectbox, bound_tabs, bound_text, bound_toggle
 from gradlab.ui.messages import ANSWER_BOXES, ANSWER_ICONS, show_answer, show_error, stop_with_error
@@ -284,11 +284,11 @@ def _render(settings: CheckSettings, result) -> None:
             _table(settings, result)
     if shown[1].open and result.taylor is not None:
         with shown[1]:
-            show_figure(prepare_figure(taylor_figure, result.taylor), "gradlab-gradcheck-taylor")
+            show_figure(cached_figure(settings, taylor_figure, result.taylor), "gradlab-gradcheck-taylor")
             st.markdown(markdown_literal(result.taylor.text) + " This test needs no step and no tolerance.")
     if result.error_map is not None and shown[2].open:
         with shown[2]:
-            show_figure(prepare_figure(error_heatmap, result.error_map, result.state_map),
+            show_figure(cached_figure(settings, error_heatmap, result.error_map, result.state_map),
                         "gradlab-gradcheck-heatmap")
 
 

@@ -27,7 +27,7 @@ from gradlab.teaching.explorer_defaults import CUSTOM, FUNCTION_OPTIONS, functio
 from gradlab.teaching.glossary import definition, term
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
 from gradlab.ui.controls import eps_input
-from gradlab.ui.figures import prepare_figure, show_figure
+from gradlab.ui.figures import cached_figure, show_figure
 from gradlab.ui.worker_calls import heavy
 from gradlab.ui.messages import stop_with_error
 from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page, title_row
@@ -165,13 +165,13 @@ except Exception as err:  # noqa: BLE001 - every failure becomes a message
 with answer_box():
     st.info(markdown_literal(grid_answer(result)), icon=":material/lightbulb:")
 with main_chart_box():
-    show_figure(prepare_figure(grid_figure, result, window), f"gradlab-grid-{settings.dtype}-x{settings.x:g}-h{settings.h:g}")
+    show_figure(cached_figure(settings, grid_figure, result, window), f"gradlab-grid-{settings.dtype}-x{settings.x:g}-h{settings.h:g}")
 left, right = st.columns([3, 2])
 with left:
     rows = _numbers(result)
 with right:
     st.markdown("**The secant's slope as h shrinks**: near ulp(x) it can take only a few values.")
-    show_figure(prepare_figure(secant_series_figure, series, result), "gradlab-grid-secant-over-h",
+    show_figure(cached_figure(settings, secant_series_figure, series, result), "gradlab-grid-secant-over-h",
                 key="grid_series")
 _bits_table(rows)
 _definitions()

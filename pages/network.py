@@ -33,7 +33,7 @@ from gradlab.answers.labs import network_answer
 from gradlab.teaching.glossary import term
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
 from gradlab.ui.controls import dtype_selectbox, eps_input, eps_range_input
-from gradlab.ui.figures import prepare_figure, show_figure
+from gradlab.ui.figures import cached_figure, show_figure
 from gradlab.ui.messages import show_answer, stop_with_error
 from gradlab.ui.presets import presets_popover
 from gradlab.server.heavy_work import network
@@ -131,10 +131,10 @@ def _answer(fd: FiniteDifference) -> None:
         show_answer(answer)
 
 
-def _main_chart(fd: FiniteDifference, sweep: StepSweep) -> None:
+def _main_chart(settings: NetgradSettings, fd: FiniteDifference, sweep: StepSweep) -> None:
     """The staircase: every estimate sits on a curve k·ulp(y)/(2h); autograd's line runs between them."""
     with main_chart_box():
-        show_figure(prepare_figure(plots.staircase_figure, sweep.table, sweep.autograd, sweep.reference, fd.step,
+        show_figure(cached_figure(settings, plots.staircase_figure, sweep.table, sweep.autograd, sweep.reference, fd.step,
                                    fd.quantum, fd.dtype, fd.estimate),
                     "network-staircase")
     st.caption(f"y = {fd.y:.9g}, ulp(y) = {fd.ulp_y:.4g}, q = ulp(y)/(2·dx) = {fd.quantum:.6g}.",
@@ -191,9 +191,9 @@ def _quantisation(fd: FiniteDifference) -> None:
                    "Try a larger step.")
 
 
-def _best_step(fd: FiniteDifference, sweep: StepSweep) -> None:
+def _best_step(settings: NetgradSettings, fd: FiniteDifference, sweep: StepSweep) -> None:
     """The error against the step, the sweep's best step next to the theory's, then the engine's notes."""
-    show_figure(prepare_figure(plots.step_error_figure, sweep.table, sweep.predicted_step, fd.step, fd.dtype),
+    show_figure(cached_figure(settings, plots.step_error_figure, sweep.table, sweep.predicted_step, fd.step, fd.dtype),
                 "network-step-error")
     best = sweep.best_row()
     st.markdown(
@@ -209,17 +209,17 @@ def _best_step(fd: FiniteDifference, sweep: StepSweep) -> None:
                      column_config={c: st.column_config.NumberColumn(format="%.6g") for c in SWEEP_COLUMNS})
 
 
-def _render(result: NetworkExperiment) -> None:
+def _render(settings: NetgradSettings, result: NetworkExperiment) -> None:
     """Everything below the controls, from one experiment: first screen, then the details."""
     fd, sweep = result.difference, result.sweep
     _answer(fd)
-    _main_chart(fd, sweep)
+    _main_chart(settings, fd, sweep)
     _prediction()
     st.subheader("The numbers")
     _values(fd)
     _quantisation(fd)
     st.subheader("Which step would have worked?")
-    _best_step(fd, sweep)
+    _best_step(settings, fd, sweep)
     with st.expander("Lesson: a finite difference can only take a few values", icon=":material/school:"):
         st.markdown(LESSON)
 
@@ -231,4 +231,4 @@ try:
     result = _experiment(settings)
 except Exception as err:  # noqa: BLE001 - shown as a sentence, never a traceback
     stop_with_error(err)
-_render(result)
+_render(settings, result)

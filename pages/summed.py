@@ -28,7 +28,7 @@ from gradlab.teaching.presets import preset, url_query
 from gradlab.answers.summed import summed_answer
 from gradlab.ui.bound_widgets import bound_selectbox, bound_text
 from gradlab.ui.controls import dtype_selectbox, eps_input
-from gradlab.ui.figures import prepare_figure, show_figure
+from gradlab.ui.figures import cached_figure, show_figure
 from gradlab.ui.messages import show_answer, stop_with_error
 from gradlab.ui.presets import presets_popover
 from gradlab.teaching.glossary import term
@@ -99,7 +99,7 @@ def _numbers(result: SummedLoss) -> None:
     c[2].metric("quantum ulp(L)/h", f"{result.quantum:.4g}", help=f"At h = {s.h:g}. " + term("quantum"))
     c[3].metric("|dL/dxᵢ| (median)", f"{result.gradient_size:.3g}",
                 help="The median size of the gradient the check compares with.")
-    show_figure(prepare_figure(summed_error_bars, result), "gradlab-summed-loss")
+    show_figure(cached_figure(result.settings, summed_error_bars, result), "gradlab-summed-loss")
     st.caption("Each bar: one way of adding the same terms, its error against the exact sum in ulps of L. "
                "Inside the green band the sum is correctly rounded; a naive loop drifts as every addition "
                "rounds to the grid of a growing total.", help=term("exact value"))
@@ -146,7 +146,7 @@ except Exception as err:  # noqa: BLE001 - a bound's or a value's sentence; anyt
     stop_with_error(err)
 _answer(result)
 with main_chart_box():
-    show_figure(prepare_figure(difference_staircase, differences, result.quantum, settings.h, settings.dtype),
+    show_figure(cached_figure(settings, difference_staircase, differences, result.quantum, settings.h, settings.dtype),
                 "gradlab-summed-loss-differences")
 st.caption(f"{len(differences)} evenly spaced elements: the forward difference (L(x + h·eᵢ) − L(x))/h "
            "(the loss summed by torch.sum, as in the question) against autograd's gradient. A "

@@ -8,16 +8,18 @@ shared read-only by every session) next to the result it draws.
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable
 from typing import Any, Callable
 
 import plotly.graph_objects as go
 import streamlit as st
 
 from gradlab.figures.spec import FigureOrSpec, specs_only
+from gradlab.limits import LIMITS
 from gradlab.ui.compat import PreparedFigure
 from gradlab.ui.page_chrome import main_chart_height
 
-__all__ = ["figure_config", "prepare_figure", "show_figure", "PreparedFigure"]
+__all__ = ["figure_config", "prepare_figure", "cached_figure", "show_figure", "PreparedFigure"]
 
 #: Modebar buttons that do nothing useful on GradLab's charts.
 _REMOVED_BUTTONS = ("lasso2d", "select2d", "autoScale2d")
@@ -57,6 +59,29 @@ def prepare_figure(build: Callable[..., FigureOrSpec], *args: Any, **kwargs: Any
     with specs_only():
         fig = build(*args, **kwargs)
     return PreparedFigure(fig.to_dict())
+
+
+@st.cache_resource(max_entries=4 * LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False)
+def _cached_figure(key: Hashable, builder: str, _build: Callable[..., FigureOrSpec], _args: tuple,
+                   _kwargs: dict) -> PreparedFigure:
+    return prepare_figure(_build, *_args, **_kwargs)
+
+
+def cached_figure(key: Hashable, build: Callable[..., FigureOrSpec], *args: Any, **kwargs: Any) -> PreparedFigure:
+    """:func:`prepare_figure` built once per ``(build, key)`` and shared read-only by every session.
+
+    ``key`` must decide the arguments: a page's frozen settings (which decide its cached result)
+    and the view options drawn from it. Only the key is hashed, never the tables the figure is
+    drawn from, so a rerun that shows the same figure costs a dictionary look-up instead of
+    building it (the Explorer's chart: a seventh of its server time under a class, py-spy).
+
+    >>> a = cached_figure(("demo", 1), go.Figure, go.Scatter(x=[1, 2], y=[3, 4]))
+    >>> a is cached_figure(("demo", 1), go.Figure, go.Scatter(x=[5], y=[6]))  # same key: same figure
+    True
+    >>> a is cached_figure(("demo", 2), go.Figure, go.Scatter(x=[5], y=[6]))
+    False
+    """
+    return _cached_figure(key, f"{build.__module__}.{build.__qualname__}", build, args, kwargs)
 
 
 def show_figure(fig: go.Figure | PreparedFigure, name: str, key: str | None = None,
