@@ -90,3 +90,11 @@ def pid() -> int:
     import os
 
     return os.getpid()
+
+
+def matmul(n: int) -> float:
+    """A parallel torch op (a forked child runs it after its parent's OpenMP threads are gone)."""
+    import torch
+
+    a = torch.ones(n, n)
+    return float((a @ a)[0, 0])

@@ -190,6 +190,21 @@ def test_run_in_child_is_bounded_like_the_pool():
     assert "a big power took longer than 1 s" in run.stdout.split(" ", 1)[1], run.stdout
 
 
+def test_run_in_child_runs_torch_ops_after_the_parent_used_its_threads():
+    """libgomp's threads do not survive a fork: a child entering a parallel op waited for them
+    forever (until its bound) when the parent had run one on two threads, as a test suite's
+    worker or a notebook may have."""
+    script = ("import torch, pool_probes\n"
+              "torch.set_num_threads(2)\n"
+              "torch.ones(1500, 1500) @ torch.ones(1500, 1500)  # the parent's OpenMP team, 2 threads\n"
+              "from gradlab.server.pool import run_in_child\n"
+              "print(run_in_child(pool_probes.matmul, 1000, seconds=10, what='a matmul'))\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), str(REPO_ROOT / "tests")])}
+    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "1000.0"  # a row of ones times a column of ones
+
+
 def _lanes_of(pool: WorkerPool) -> tuple[list, list, int]:
     snap = pool.snapshot()
     return sorted(snap["long"]), sorted(snap["short"]), snap["waiting long"]

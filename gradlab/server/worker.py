@@ -20,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import importlib
 import os
+import sys
 import pickle
 import signal
 import traceback
@@ -119,6 +120,11 @@ def serve(conn, imports: bool = True) -> None:
     if imports:
         preload()  # a server's worker; a CLI's forked child keeps the parent's modules and threads
         os.nice(max(0, WORKER_NICENESS - os.nice(0)))  # behind the server's reruns (a CLI child: the user's own work)
+    elif "torch" in sys.modules:
+        # A forked child: the parent's OpenMP threads did not come along, and libgomp waits for them
+        # forever at the child's first parallel op (a 1000x1000 matmul hung until its bound when
+        # the parent had run one on 2 threads). On one thread torch runs no parallel region at all.
+        sys.modules["torch"].set_num_threads(1)
     set_phase_reporter(lambda phase: conn.send(("phase", phase)))
     while True:
         try:
