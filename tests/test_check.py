@@ -650,3 +650,9 @@ def test_a_paced_check_within_the_bound_is_not_stopped_by_the_forecast():
     r = run_check(CheckSettings(model="mlp", shape=(140, 120), dtype="float64", scheme="central",
                                 mode="sampled", samples=1000), progress=paced, workers=1, taylor=False)
     assert r.verdict == "pass" and len(r.table) == 1000
+
+
+def test_a_modules_inputs_are_named_as_its_forward_names_them():
+    lin = torch.nn.Linear(3, 1).double()
+    r = gradcheck(lin, torch.ones(2, 3, dtype=torch.float64), mode="full", taylor=False)
+    assert r.table["element"][0] == "input[0, 0]"  # Linear.forward(self, input); __call__ takes *args

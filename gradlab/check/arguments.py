@@ -81,8 +81,8 @@ class Arguments:
 
 def parameter_names(fn: Callable, count: int) -> list[str]:
     """Names of fn's first ``count`` positional parameters, ``input k`` where it has none."""
-    try:
-        params = list(inspect.signature(fn).parameters.values())
+    try:  # a module's names are its forward's (its __call__ takes *args)
+        params = list(inspect.signature(fn.forward if isinstance(fn, torch.nn.Module) else fn).parameters.values())
     except (TypeError, ValueError):  # builtins such as torch.sin have no signature
         params = []
     names: list[str] = []
