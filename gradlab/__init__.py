@@ -3,15 +3,18 @@
 The public names are imported lazily so ``import gradlab`` stays light:
 ``gradcheck`` and ``GradcheckError`` (:mod:`gradlab.check.api`), ``sweep``
 (the :mod:`gradlab.sweep` package, which calls :func:`gradlab.sweep.api.sweep` when
-called) and ``assert_gradients`` (:mod:`gradlab.testing.assertions`).
+called), ``check_layers`` (:mod:`gradlab.layers.check`: each module of a model checked
+on its own) and ``assert_gradients`` / ``assert_layers`` (:mod:`gradlab.testing.assertions`).
 """
 
-__all__ = ["gradcheck", "GradcheckError", "sweep", "assert_gradients"]
+__all__ = ["gradcheck", "GradcheckError", "sweep", "check_layers", "assert_gradients", "assert_layers"]
 
 _HOME = {
     "gradcheck": "gradlab.check.api",
     "GradcheckError": "gradlab.check.api",
+    "check_layers": "gradlab.layers.check",
     "assert_gradients": "gradlab.testing.assertions",
+    "assert_layers": "gradlab.testing.assertions",
 }
 
 

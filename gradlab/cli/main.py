@@ -30,11 +30,11 @@ def build_parser() -> OneLineParser:
     ['gradlab.cli.sweep', 'gradlab.cli.grid']
     """
     # Imported when the parser is built, so `import gradlab.cli.main` stays light.
-    from gradlab.cli import check, grid, summed, sweep
+    from gradlab.cli import check, grid, layers, summed, sweep
 
     parser = OneLineParser(prog="python -m gradlab", description=__doc__.split("\n")[0])
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
-    for subcommand in (sweep, check, grid, summed):  # the order --help lists them
+    for subcommand in (sweep, check, layers, grid, summed):  # the order --help lists them
         subcommand.register(subparsers)
     return parser
 

@@ -1,10 +1,11 @@
 """Gradient checking from a test suite: ``assert_gradients`` (a check as a pytest assertion),
+``assert_layers`` (every module of a model checked on its own),
 and the corpus of correct functions a checker is held to (:mod:`gradlab.testing.corpus`).
 
-``assert_gradients`` is imported lazily, so ``import gradlab.testing`` stays light.
+Both are imported lazily, so ``import gradlab.testing`` stays light.
 """
 
-__all__ = ["assert_gradients"]
+__all__ = ["assert_gradients", "assert_layers"]
 
 
 def __getattr__(name: str):

@@ -27,7 +27,7 @@ from typing import Callable
 
 import torch
 
-__all__ = ["assert_gradients"]
+__all__ = ["assert_gradients", "assert_layers"]
 
 #: Verdicts a test accepts, and the option that lets each one through.
 _ALLOWED_BY = {"inconclusive": "allow_inconclusive", "not_differentiable": "allow_not_differentiable"}
@@ -73,3 +73,31 @@ def _checks(fn, inputs, options, check_forward: bool, order: int):
         yield "forward mode", result.forward
     if result.second_order is not None:
         yield "second order", result.second_order
+
+
+def assert_layers(model, *inputs, allow_inconclusive: bool = False, allow_not_differentiable: bool = False,
+                  **options):
+    """Raise AssertionError unless every module of ``model`` passes
+    ``gradlab.check_layers(model, *inputs, **options)``; the message is the check's answer
+    (which module, over what, at which element) and each failing row. Returns the result.
+
+    >>> import torch
+    >>> torch.manual_seed(0) and None
+    >>> net = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.Tanh()).double()
+    >>> assert_layers(net, torch.randn(4, 3, dtype=torch.float64)).verdict
+    'pass'
+    """
+    __tracebackhide__ = True
+    from gradlab.layers.check import check_layers
+
+    result = check_layers(model, *inputs, **options)
+    allowed = {"pass", "skipped"}
+    allowed |= {"inconclusive"} if allow_inconclusive else set()
+    allowed |= {"not_differentiable"} if allow_not_differentiable else set()
+    bad = [r for r in result.rows if r.verdict not in allowed]
+    if bad:
+        lines = [f"  {r.where} over {r.over}: {r.verdict}" + (f" ({r.note})" if r.note else "") for r in bad]
+        hint = "" if all(r.verdict == "fail" for r in bad) else \
+            " (pass allow_inconclusive=True or allow_not_differentiable=True to accept those verdicts)"
+        raise AssertionError(result.answer + hint + "\n" + "\n".join(lines))
+    return result

@@ -1,0 +1,129 @@
+"""``check_layers``: each module of a model checked on its own, at the inputs it received.
+
+A wrong backward in one layer shows up in the gradient of every parameter before it (the
+chain rule carries it), so a whole-model check names a parameter, not the layer. Here one
+forward pass records what each module was called with (:mod:`gradlab.layers.record`);
+then every leaf module, and every module returning a custom ``autograd.Function``'s
+output, is checked in isolation at those arguments with :func:`gradlab.gradcheck`: over
+its own parameters and over its floating-point inputs, in the model's dtype, with the
+verdict rules of a gradient check. Only the module whose backward is wrong fails.
+
+>>> class Double(torch.autograd.Function):  # forward 2x, backward claims 3x
+...     @staticmethod
+...     def forward(ctx, x):
+...         return 2 * x
+...     @staticmethod
+...     def backward(ctx, g):
+...         return 3 * g
+>>> class Wrong(torch.nn.Module):
+...     def forward(self, x):
+...         return Double.apply(x)
+>>> torch.manual_seed(0) and None
+>>> model = torch.nn.Sequential(torch.nn.Linear(3, 4), Wrong(), torch.nn.Tanh()).double()
+>>> r = check_layers(model, torch.randn(2, 3, dtype=torch.float64))
+>>> r.verdict, r.failing_modules
+('fail', ('1',))
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import torch
+from torch import nn
+
+from gradlab.check.batching import single_threaded_ops
+from gradlab.errors import GradLabError
+from gradlab.layers.record import Call, kept_buffers, record_calls
+from gradlab.layers.result import LayerRow, LayersResult
+from gradlab.limits import LIMITS, check_limit
+
+__all__ = ["check_layers", "CALLS"]
+
+#: Which calls of a module called several times in one forward pass are checked.
+CALLS = ("first", "all")
+
+Progress = Callable[[int, int], None]
+
+
+def check_layers(model: nn.Module, *inputs: Any, calls: str = "first", progress: Progress | None = None,
+                 forward_kwargs: dict[str, Any] | None = None, **options) -> LayersResult:
+    """Check every leaf module of ``model`` (and every module with a custom autograd.Function)
+    on its own, at the arguments it received in ``model(*inputs, **forward_kwargs)``.
+
+    ``calls``: ``"first"`` checks a module called several times (a shared layer, a loop) at
+    its first call, ``"all"`` at each. ``options`` are :func:`gradlab.gradcheck`'s (``mode``,
+    ``rtol``, ``atol``, ``eps``, ``seed`` ...). ``progress(done, total)`` is called after each
+    module. The model, its buffers and ``.grad`` are left as they were.
+    """
+    with single_threaded_ops():  # as every check: small ops, and no OpenMP pool a forked child would inherit
+        return _check_layers(model, inputs, calls, progress, forward_kwargs, options)
+
+
+def _check_layers(model, inputs, calls, progress, forward_kwargs, options) -> LayersResult:
+    if calls not in CALLS:
+        raise GradLabError(f"calls must be one of {', '.join(CALLS)}; got {calls!r}.")
+    for name in ("wrt", "raise_on_fail", "progress"):
+        if name in options:
+            raise GradLabError(f"check_layers chooses {name} per module itself; leave it out.")
+    recorded = record_calls(model, inputs, dict(forward_kwargs or {}))
+    chosen = [c for c in recorded if calls == "all" or c.index == 0]
+    times_called = _times_called(recorded)
+    check_limit("module checks", len(chosen), LIMITS.layer_checks)
+    rows: list[LayerRow] = []
+    with kept_buffers(model):
+        for k, call in enumerate(chosen):
+            rows.extend(_check_call(call, times_called[id(call.module)], options))
+            if progress is not None:
+                progress(k + 1, len(chosen))
+    return LayersResult(tuple(rows), calls, type(model).__name__)
+
+
+def _times_called(recorded: list[Call]) -> dict[int, int]:
+    counts: dict[int, int] = {}
+    for c in recorded:
+        counts[id(c.module)] = counts.get(id(c.module), 0) + 1
+    return counts
+
+
+def _check_call(call: Call, times: int, options: dict) -> list[LayerRow]:
+    """The rows of one module call: over its parameters, over its inputs (or why not)."""
+    from gradlab.check.api import gradcheck
+
+    target = call.module if not call.kwargs else _WithKeywords(call.module, call.kwargs)
+    rows = []
+    has_parameters = any(p.is_floating_point() or p.is_complex() for p in call.module.parameters())
+    has_inputs = any(_floating(a) for a in call.args)
+    for over, wanted in (("parameters", has_parameters), ("inputs", has_inputs)):
+        if not wanted:
+            continue
+        began = time.perf_counter()
+        try:
+            result = gradcheck(target, *call.args, wrt="parameters" if over == "parameters" else None,
+                               **options)
+        except GradLabError as err:
+            rows.append(LayerRow.skipped(call, times, over, str(err), time.perf_counter() - began))
+            continue
+        rows.append(LayerRow.of(call, times, over, result, time.perf_counter() - began))
+    if not rows:
+        rows.append(LayerRow.skipped(call, times, "-", "no floating-point parameters or inputs: "
+                                                        "nothing has a gradient to check", 0.0))
+    return rows
+
+
+def _floating(value) -> bool:
+    return isinstance(value, torch.Tensor) and (value.is_floating_point() or value.is_complex())
+
+
+class _WithKeywords(nn.Module):
+    """``module`` called with the keyword arguments it received in the recorded pass (a
+    gradient check passes positional ones only); its parameters keep their names."""
+
+    def __init__(self, module: nn.Module, kwargs: dict[str, Any]):
+        super().__init__()
+        self.inner = module
+        self._kwargs = kwargs
+
+    def forward(self, *args):
+        return self.inner(*args, **self._kwargs)

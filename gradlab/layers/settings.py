@@ -1,0 +1,101 @@
+"""The layer check of a model built from the vocabulary: one frozen settings object, one call.
+
+What the CLI's ``layers`` subcommand and the Grad check page's model builder run:
+:class:`LayerCheckSettings` (the stack, the input's shape, the dtype, the check's mode and
+seed, which calls) and :func:`run_layer_check`, which builds the model
+(:func:`gradlab.layers.vocabulary.build_model`), checks each module on its own
+(:func:`gradlab.layers.check.check_layers`) and, beside it, the whole model's parameters at
+once (:func:`gradlab.gradcheck`, the sum of its outputs): the whole-model check names a
+parameter, the layer check names the layer.
+
+>>> s = LayerCheckSettings("linear:4, wrong_swish, linear:1", (3, 2), "float64")
+>>> report = run_layer_check(s)
+>>> report.layers.failing_modules, report.whole.verdict
+(('1',), 'fail')
+>>> print(python_call(s).splitlines()[2])
+model = build_model('linear:4, wrong_swish, linear:1', (3, 2), 'float64', seed=0)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable
+
+import torch
+
+from gradlab.check.validation import MODES, choose
+from gradlab.errors import GradLabError
+from gradlab.layers.check import CALLS, check_layers
+from gradlab.layers.result import LayersResult
+from gradlab.layers.vocabulary import build_model, parse_stack
+from gradlab.limits import LIMITS, check_limit
+from gradlab.numerics.dtypes import DTYPE_NAMES, facts
+
+__all__ = ["LayerCheckSettings", "LayerReport", "run_layer_check", "python_call"]
+
+
+@dataclass(frozen=True)
+class LayerCheckSettings:
+    """Everything a layer check of a vocabulary model depends on (hashable: a cache key)."""
+
+    stack: str
+    input_shape: tuple[int, ...]
+    dtype: str = "float32"
+    mode: str = "blocks"
+    seed: int = 0
+    calls: str = "first"
+
+    def validated(self) -> "LayerCheckSettings":
+        """These settings, refused in one sentence if any value is out of range."""
+        parse_stack(self.stack)
+        choose("dtype", self.dtype, DTYPE_NAMES)
+        choose("mode", self.mode, MODES)
+        choose("calls", self.calls, CALLS)
+        if not self.input_shape or any(int(n) < 1 for n in self.input_shape):
+            raise GradLabError(f"The input shape {self.input_shape} needs positive sizes, batch first.")
+        elements = 1
+        for n in self.input_shape:
+            elements *= int(n)
+        check_limit("input elements", elements, LIMITS.tensor_elements)
+        return replace(self, input_shape=tuple(int(n) for n in self.input_shape))
+
+
+@dataclass(frozen=True)
+class LayerReport:
+    """The layer-by-layer check and, beside it, the whole model's."""
+
+    settings: LayerCheckSettings
+    layers: LayersResult
+    whole: object  # gradlab.check.results.CheckResult of the whole model's parameters
+
+
+def run_layer_check(settings: LayerCheckSettings, progress: Callable[[int, int], None] | None = None) -> LayerReport:
+    """Build the model, check each module, and the whole model (see the module docstring)."""
+    from gradlab.check.api import gradcheck
+
+    s = settings.validated()
+    model = build_model(s.stack, s.input_shape, s.dtype, seed=s.seed)
+    x = _input(s)
+    layers = check_layers(model, x, mode=s.mode, seed=s.seed, calls=s.calls, progress=progress)
+    whole = gradcheck(model, x, wrt="parameters", mode=s.mode, seed=s.seed)
+    return LayerReport(s, layers, whole)
+
+
+def _input(s: LayerCheckSettings) -> torch.Tensor:
+    gen = torch.Generator().manual_seed(s.seed + 1)
+    return torch.randn(*s.input_shape, generator=gen, dtype=torch.float64).to(facts(s.dtype).torch_dtype)
+
+
+def python_call(settings: LayerCheckSettings) -> str:
+    """The Python lines that reproduce this check (the page shows them)."""
+    s = settings
+    shape = ", ".join(str(n) for n in s.input_shape)
+    return (f"import torch, gradlab\n"
+            f"from gradlab.layers.vocabulary import build_model\n"
+            f"model = build_model({s.stack!r}, ({shape}{',' if len(s.input_shape) == 1 else ''}), "
+            f"{s.dtype!r}, seed={s.seed})\n"
+            f"x = torch.randn({shape}, generator=torch.Generator().manual_seed({s.seed + 1}), "
+            f"dtype=torch.float64).to({facts(s.dtype).torch_dtype})\n"
+            f"result = gradlab.check_layers(model, x, mode={s.mode!r}, seed={s.seed}, calls={s.calls!r})\n"
+            f"print(result.answer)\n"
+            f"result.table")

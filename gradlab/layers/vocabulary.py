@@ -1,0 +1,195 @@
+"""Models built from named layers: the layer check's CLI and page build their models here.
+
+A stack is text, one layer per comma: ``linear:16, wrong_swish, layernorm, linear:1``.
+Each name is a row of :data:`LAYERS` (what it builds, what it needs, its help), so the CLI's
+help, the page's menu and the parser derive from one table. Shapes follow the input:
+``linear:N`` maps the last dimension to N; ``conv2d:C`` needs (batch, channels, height,
+width) and keeps height and width; ``attention:H`` is self-attention with H heads over
+(batch, sequence, features); ``gru:N`` runs over (batch, sequence, features) and returns
+its outputs.
+
+``wrong_swish`` is GradLab's deliberately wrong layer, for teaching: its forward is
+x·sigmoid(x), and its hand-written backward forgets the product rule (it returns
+sigmoid(x), the derivative of x·s with s held constant). Everything else is stock
+PyTorch (``swish`` is the correct custom one).
+
+>>> model = build_model("linear:4, wrong_swish, layernorm, linear:1", (2, 3), "float64", seed=0)
+>>> [type(m).__name__ for m in model]
+['Linear', 'WrongSwish', 'LayerNorm', 'Linear']
+>>> tuple(model(torch.ones(2, 3, dtype=torch.float64)).shape)
+(2, 1)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+from torch import nn
+
+from gradlab.errors import GradLabError
+from gradlab.limits import LIMITS
+
+__all__ = ["Layer", "LAYERS", "LAYER_NAMES", "parse_stack", "build_model", "WrongSwish", "Swish"]
+
+
+class _SwishFunction(torch.autograd.Function):
+    """x·sigmoid(x) with its backward written by hand: s + x·s·(1 - s)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        s = torch.sigmoid(x)
+        ctx.save_for_backward(x, s)
+        return x * s
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, s = ctx.saved_tensors
+        return grad * (s + x * s * (1 - s))
+
+
+class _WrongSwishFunction(torch.autograd.Function):
+    """x·sigmoid(x), whose backward forgets the product rule: it returns sigmoid(x) alone."""
+
+    @staticmethod
+    def forward(ctx, x):
+        s = torch.sigmoid(x)
+        ctx.save_for_backward(s)
+        return x * s
+
+    @staticmethod
+    def backward(ctx, grad):
+        (s,) = ctx.saved_tensors
+        return grad * s  # wrong on purpose: d(x·s)/dx = s + x·s·(1 - s)
+
+
+class Swish(nn.Module):
+    """x·sigmoid(x) through a custom autograd.Function with the right backward."""
+
+    def forward(self, x):
+        return _SwishFunction.apply(x)
+
+
+class WrongSwish(nn.Module):
+    """x·sigmoid(x) through a custom autograd.Function whose backward is wrong (for teaching)."""
+
+    def forward(self, x):
+        return _WrongSwishFunction.apply(x)
+
+
+class _SelfAttention(nn.Module):
+    def __init__(self, features: int, heads: int):
+        super().__init__()
+        self.attention = nn.MultiheadAttention(features, heads, batch_first=True)
+
+    def forward(self, x):
+        return self.attention(x, x, x, need_weights=False)[0]
+
+
+class _GRU(nn.Module):
+    def __init__(self, features: int, hidden: int):
+        super().__init__()
+        self.gru = nn.GRU(features, hidden, batch_first=True)
+
+    def forward(self, x):
+        return self.gru(x)[0]
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One name of the stack language: how it builds from the input's shape and its number."""
+
+    name: str
+    build: Callable[[tuple[int, ...], int | None], nn.Module]  # (input shape, N) -> module
+    needs_number: bool
+    shape_after: Callable[[tuple[int, ...], int | None], tuple[int, ...]]
+    min_dims: int  # dimensions the input needs (batch included)
+    help: str
+
+
+def _same(shape, n):
+    return shape
+
+
+def _last(shape, n):
+    return (*shape[:-1], n)
+
+
+def _channels(shape, n):
+    return (shape[0], n, *shape[2:])
+
+
+_ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU, "gelu": nn.GELU, "sigmoid": nn.Sigmoid, "swish": Swish,
+                "wrong_swish": WrongSwish}
+_ROWS = (
+    Layer("linear", lambda s, n: nn.Linear(s[-1], n), True, _last, 2, "linear:N maps the last dimension to N"),
+    Layer("conv2d", lambda s, n: nn.Conv2d(s[1], n, 3, padding=1), True, _channels, 4,
+          "conv2d:C, 3x3 with padding 1, over (batch, channels, height, width)"),
+    Layer("layernorm", lambda s, n: nn.LayerNorm(s[-1]), False, _same, 2, "normalises the last dimension"),
+    Layer("batchnorm", lambda s, n: (nn.BatchNorm2d(s[1]) if len(s) == 4 else nn.BatchNorm1d(s[1])), False,
+          _same, 2, "normalises each channel over the batch (training mode: batch statistics)"),
+    Layer("attention", lambda s, n: _SelfAttention(s[-1], n), True, _same, 3,
+          "attention:H, self-attention with H heads over (batch, sequence, features)"),
+    Layer("gru", lambda s, n: _GRU(s[-1], n), True, _last, 3, "gru:N, a GRU over (batch, sequence, features)"),
+    *(Layer(name, (lambda cls: lambda s, n: cls())(cls), False, _same, 1,
+            "x·sigmoid(x) with a deliberately wrong hand-written backward (for teaching)" if name == "wrong_swish"
+            else "x·sigmoid(x) with a hand-written backward" if name == "swish" else f"elementwise {name}")
+      for name, cls in _ACTIVATIONS.items()),
+)
+LAYERS = {layer.name: layer for layer in _ROWS}
+LAYER_NAMES = tuple(LAYERS)
+
+
+def parse_stack(text: str) -> tuple[tuple[str, int | None], ...]:
+    """``"linear:16, tanh"`` -> ``(("linear", 16), ("tanh", None))``, refused in one sentence
+    when a name is unknown, a number is missing or not a positive integer, or the stack is
+    empty or longer than LIMITS.network_depth x 4 layers.
+
+    >>> parse_stack("linear:16, tanh")
+    (('linear', 16), ('tanh', None))
+    """
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts:
+        raise GradLabError("The stack has no layers: name them with commas, e.g. 'linear:16, tanh, linear:1'.")
+    if len(parts) > 4 * LIMITS.network_depth:
+        raise GradLabError(f"The stack has {len(parts)} layers; at most {4 * LIMITS.network_depth} are allowed.")
+    out = []
+    for part in parts:
+        name, _, number = part.partition(":")
+        name = name.strip().lower()
+        if name not in LAYERS:
+            raise GradLabError(f"Unknown layer {name!r}: the layers are {', '.join(LAYER_NAMES)}.")
+        if LAYERS[name].needs_number != bool(number.strip()):
+            raise GradLabError(f"{name} {'needs a size, as in ' + name + ':16' if LAYERS[name].needs_number else 'takes no size'}"
+                               f" (got {part!r}).")
+        n = None
+        if number.strip():
+            if not number.strip().isdigit() or not 0 < int(number) <= LIMITS.network_width:
+                raise GradLabError(f"{part!r}: the size must be a whole number from 1 to {LIMITS.network_width}.")
+            n = int(number)
+        out.append((name, n))
+    return tuple(out)
+
+
+def build_model(stack: str, input_shape: tuple[int, ...], dtype: str, seed: int = 0) -> nn.Sequential:
+    """The stack as an ``nn.Sequential`` in ``dtype`` for inputs of ``input_shape`` (batch first),
+    with weights drawn from ``seed``; a shape a layer cannot take is refused in one sentence."""
+    from gradlab.numerics.dtypes import facts
+
+    layers = parse_stack(stack)
+    torch_dtype = facts(dtype).torch_dtype
+    shape = tuple(input_shape)
+    modules = []
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        for name, n in layers:
+            layer = LAYERS[name]
+            if len(shape) < layer.min_dims:
+                raise GradLabError(f"{name} needs an input of at least {layer.min_dims} dimensions "
+                                   f"(batch first); here it gets {len(shape)}: {'x'.join(map(str, shape))}.")
+            if name == "attention" and shape[-1] % n:
+                raise GradLabError(f"attention:{n} needs the features ({shape[-1]}) divisible by its {n} heads.")
+            modules.append(layer.build(shape, n))
+            shape = layer.shape_after(shape, n)
+    return nn.Sequential(*modules).to(torch_dtype)

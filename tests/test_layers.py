@@ -1,0 +1,164 @@
+"""check_layers: each module of a model checked on its own names the module whose backward is wrong.
+
+The models come from the layer vocabulary (gradlab.layers.vocabulary). A wrong layer is
+either GradLab's wrong_swish (x·sigmoid(x) whose hand-written backward forgets the product
+rule) or a stock Linear with a one-element error planted in its weight's gradient
+(gradlab.testing.modules.plant_error: forward unchanged). In every position of a six-layer
+model, in float64 and float32, exactly that module fails and every other module passes.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+from torch import nn
+
+import gradlab
+from gradlab.errors import GradLabError, LimitError
+from gradlab.layers.vocabulary import build_model
+from gradlab.limits import LIMITS
+from gradlab.testing.modules import plant_error
+
+#: Six layers, every one with parameters or an elementwise op the wrong one may replace.
+SIX = ["linear:8", "tanh", "layernorm", "linear:8", "gelu", "linear:2"]
+
+
+def _x(dtype: str, shape=(4, 5)) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(2)).to(getattr(torch, dtype))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("position", range(6))
+def test_a_wrong_custom_activation_is_named_in_every_position(position, dtype):
+    stack = SIX[:position] + ["wrong_swish"] + SIX[position + 1:]
+    r = gradlab.check_layers(build_model(", ".join(stack), (4, 5), dtype, seed=1), _x(dtype))
+    assert r.verdict == "fail" and r.failing_modules == (str(position),)
+    assert r.answer.startswith(f"{position} (WrongSwish, a custom autograd.Function): wrong gradient "
+                               "with respect to its input at x[")
+    assert r.answer.endswith("every other module passes.")
+
+
+@pytest.mark.parametrize("dtype, relative", [("float64", 10.0), ("float32", 0.5)])
+@pytest.mark.parametrize("position", [0, 3, 5])
+def test_a_one_element_error_in_a_linear_weight_is_named_at_its_layer(position, dtype, relative):
+    model = build_model(", ".join(SIX), (4, 5), dtype, seed=1)
+    x = _x(dtype)
+    # the model's input at the planted layer: plant_error sizes the error from that layer's gradient
+    at_layer = model[:position](x) if position else x
+    plant_error(model[position], (at_layer,), "weight", relative, seed=3)
+    r = gradlab.check_layers(model, x)
+    # the Linear over its parameters, then inside it the parametrization holding the weight and the
+    # planted identity (where the wrong backward is): every failing module is that layer or in it
+    assert r.failing_modules[0] == str(position)
+    assert all(m.startswith(f"{position}.parametrizations.weight") for m in r.failing_modules[1:])
+    assert re.match(rf"{position} \(ParametrizedLinear\): wrong gradient with respect to its parameters at "
+                    r"parametrizations\.weight\.original\[\d+, \d+\]; every other module passes\.$", r.answer)
+    assert all(row.verdict == "pass" for row in r.rows if not row.module.startswith(str(position)))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16"])
+def test_a_correct_model_never_fails(dtype):
+    model = build_model("linear:8, swish, layernorm, linear:8, tanh, linear:2", (4, 5), dtype, seed=1)
+    r = gradlab.check_layers(model, _x(dtype))
+    assert not any(row.verdict == "fail" for row in r.rows)
+    if dtype == "float64":
+        assert r.verdict == "pass" and r.answer.startswith("Every module's gradient is right")
+
+
+def test_the_callers_model_and_tensors_are_left_as_they_were():
+    model = build_model("linear:6, batchnorm, tanh, linear:1", (8, 3), "float64", seed=0).train()
+    x = _x("float64", (8, 3)).requires_grad_(True)
+    before_params = [p.detach().clone() for p in model.parameters()]
+    before_buffers = [b.detach().clone() for b in model.buffers()]
+    x_before = x.detach().clone()
+    gradlab.check_layers(model, x)
+    assert all(torch.equal(a, b) for a, b in zip(before_params, model.parameters()))
+    # BatchNorm in training mode updates its running statistics at every call: put back
+    assert all(torch.equal(a, b) for a, b in zip(before_buffers, model.buffers()))
+    assert all(p.grad is None for p in model.parameters()) and x.grad is None
+    assert torch.equal(x.detach(), x_before) and x.requires_grad
+
+
+class _Loop(nn.Module):
+    """One Linear applied three times: a shared layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.step = nn.Linear(3, 3)
+
+    def forward(self, x):
+        for _ in range(3):
+            x = torch.tanh(self.step(x))
+        return x
+
+
+@pytest.mark.parametrize("calls, rows", [("first", 2), ("all", 6)])
+def test_a_module_called_several_times_is_checked_at_its_first_or_every_call(calls, rows):
+    r = gradlab.check_layers(_Loop().double(), _x("float64", (2, 3)), calls=calls)
+    assert len(r.rows) == rows and all(row.calls == 3 for row in r.rows)
+    assert sorted({row.call for row in r.rows}) == ([0] if calls == "first" else [0, 1, 2])
+    assert r.rows[0].where == "step (Linear, call 1 of 3)" and r.verdict == "pass"
+
+
+def test_keyword_arguments_and_tuple_outputs_are_passed_as_recorded():
+    model = build_model("attention:2, linear:3", (2, 3, 4), "float64", seed=0)  # MHA(x, x, x, need_weights=False)
+    r = gradlab.check_layers(model, _x("float64", (2, 3, 4)))
+    kinds = {(row.kind, row.over) for row in r.rows}
+    assert ("MultiheadAttention", "parameters") in kinds and ("MultiheadAttention", "inputs") in kinds
+    assert r.verdict == "pass"
+
+
+def test_a_module_without_floating_inputs_or_parameters_is_skipped_with_its_reason():
+    model = nn.Sequential(nn.Embedding(5, 3), nn.Flatten(), nn.Linear(6, 1)).double()
+    r = gradlab.check_layers(model, torch.tensor([[1, 4]]))
+    embedding = [row for row in r.rows if row.kind == "Embedding"]
+    assert [row.over for row in embedding] == ["parameters"]  # its input holds indices: no gradient
+    assert r.verdict == "pass"
+    only_ints = gradlab.check_layers(nn.Sequential(nn.Identity()), torch.tensor([1, 2]))
+    (row,) = only_ints.rows
+    assert row.verdict == "skipped" and "nothing has a gradient to check" in row.note
+    assert only_ints.verdict == "inconclusive"
+
+
+def test_a_random_layer_is_reported_not_failed():
+    model = nn.Sequential(nn.Linear(4, 64), nn.Dropout(0.5), nn.Linear(64, 1)).double().train()
+    r = gradlab.check_layers(model, _x("float64", (3, 4)))
+    (dropout,) = [row for row in r.rows if row.kind == "Dropout"]
+    assert dropout.verdict == "skipped" and "different outputs on two calls" in dropout.note
+    assert "fail" not in {row.verdict for row in r.rows}
+
+
+def test_too_many_module_checks_are_refused_before_any_runs():
+    model = nn.Sequential(*[nn.Tanh() for _ in range(LIMITS.layer_checks + 1)])
+    with pytest.raises(LimitError, match="module checks"):
+        gradlab.check_layers(model, _x("float64", (2, 2)))
+
+
+def test_options_the_layer_check_chooses_itself_are_refused():
+    with pytest.raises(GradLabError, match="wrt"):
+        gradlab.check_layers(nn.Linear(2, 1).double(), _x("float64", (1, 2)), wrt="parameters")
+    with pytest.raises(GradLabError, match="calls must be one of"):
+        gradlab.check_layers(nn.Linear(2, 1).double(), _x("float64", (1, 2)), calls="some")
+
+
+def test_assert_layers_raises_with_the_answer_and_passes_a_right_model():
+    wrong = build_model("linear:4, wrong_swish, linear:1", (3, 2), "float64", seed=0)
+    with pytest.raises(AssertionError, match=r"^1 \(WrongSwish, a custom autograd.Function\): wrong gradient"):
+        gradlab.assert_layers(wrong, _x("float64", (3, 2)))
+    right = build_model("linear:4, swish, linear:1", (3, 2), "float64", seed=0)
+    assert gradlab.assert_layers(right, _x("float64", (3, 2))).verdict == "pass"
+
+
+def test_the_table_figure_and_html_show_every_check():
+    r = gradlab.check_layers(build_model("linear:4, wrong_swish, linear:1", (3, 2), "float64", seed=0),
+                             _x("float64", (3, 2)))
+    table = r.table
+    assert list(table["module"]) == ["0", "0", "1", "2", "2"]
+    assert {"module", "type", "dtype", "checked over", "verdict", "element", "difference", "error bound",
+            "seconds"} <= set(table.columns)
+    fig = r.figure()
+    assert {t.name for t in fig.data} == {"pass", "fail"}
+    html = r._repr_html_()
+    assert "wrong gradient with respect to its input" in html and "WrongSwish" in html
