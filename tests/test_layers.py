@@ -162,3 +162,8 @@ def test_the_table_figure_and_html_show_every_check():
     assert {t.name for t in fig.data} == {"pass", "fail"}
     html = r._repr_html_()
     assert "wrong gradient with respect to its input" in html and "WrongSwish" in html
+
+
+def test_a_model_that_cannot_run_on_the_inputs_is_one_sentence():
+    with pytest.raises(GradLabError, match=r"^The model could not run on the inputs given \(RuntimeError: "):
+        gradlab.check_layers(nn.Linear(3, 1).double(), _x("float64", (2, 4)))

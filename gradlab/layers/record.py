@@ -79,6 +79,11 @@ def record_calls(model: nn.Module, inputs: tuple, kwargs: dict[str, Any]) -> lis
         with kept_buffers(model), torch.enable_grad():
             # inputs that require grad, so every module's output has a grad_fn to read
             model(*_requiring_grad(inputs), **kwargs)
+    except GradLabError:
+        raise
+    except Exception as err:  # noqa: BLE001 - the user's model: named in one sentence, cause kept
+        raise GradLabError(f"The model could not run on the inputs given ({type(err).__name__}: {err}); "
+                           "check_layers runs model(*inputs) once to see what each module receives.") from err
     finally:
         for h in handles:
             h.remove()
