@@ -12,6 +12,10 @@ none, with the check's own step marked. That chart makes the page's point: at th
 sum and mean sit on round-off's plateau while none dips under rtol, so the step
 failed, not the gradient. The diagnosis, metrics, table, Taylor test and heatmap
 follow below.
+
+The switch first in the row of controls ("check": a function, or a model, layer by layer) opens
+the second view, drawn by gradlab.ui.layer_check_view: a stack of named layers, each module
+checked on its own beside the whole model's check, with the Python call that reproduces it.
 """
 
 import streamlit as st
@@ -36,6 +40,8 @@ from gradlab.ui.runtime import CHECK_WORKERS
 from gradlab.ui.bound_widgets import bound_number, bound_radio, bound_selectbox, bound_tabs, bound_text, bound_toggle
 from gradlab.ui.messages import ANSWER_BOXES, ANSWER_ICONS, show_answer, show_error, stop_with_error
 from gradlab.ui.controls import SCHEME_OPTIONS, dtype_selectbox, eps_options, format_eps, scheme_label
+from gradlab.ui.layer_check_view import CHECKS, MODE_HELP, MODEL, layer_controls, layer_views
+from gradlab.layers.settings import LayerCheckSettings
 
 start_page("gradcheck")
 
@@ -44,6 +50,7 @@ STEP_OPTIONS = (DEFAULT_STEP, *(format_eps(v) for v in eps_options(1e-12, 1.0)))
 VALUES_TAB, TAYLOR_TAB, HEATMAP_TAB = "Every checked value", "Taylor test", "Heatmap"
 PROGRESS_STEPS = 50  # redraws of the progress bar per full check
 CONTROL_WIDTH = 115  # px: five and the popover in one row at 1280 px, two a row on a phone (it wraps)
+SWITCH_WIDTH = 190  # px: "a model, layer by layer" whole
 
 #: The check's four states, each in one line (from the one table of states).
 STATES_HELP = "Each value is " + "; ".join(f"{r.label}: {r.meaning}" for r in STATES.values()) + "."
@@ -78,14 +85,21 @@ def _header() -> None:
         presets_popover("gradcheck", primary="float32_check_fails")
 
 
-def _controls() -> CheckSettings:
-    """One wrapping row: the five controls that change the answer, then the rest in a popover.
+def _controls() -> CheckSettings | LayerCheckSettings:
+    """One wrapping row: what is checked (a function or a model), the controls that change the
+    answer, then the rest in a popover.
 
     Returns the one frozen settings object (a GradLabError says what to fix).
     """
     v = {}
     w = dict(width=CONTROL_WIDTH)
     with st.container(horizontal=True, wrap=True, gap="small", vertical_alignment="bottom"):
+        checked = bound_selectbox("check", "check", CHECKS, width=SWITCH_WIDTH,
+                                  help="a function: a built-in model or an expression, checked as a whole; "
+                                       "a model, layer by layer: a stack of layers, each module checked "
+                                       "on its own, beside the whole model's check.")
+        if checked == MODEL:
+            return layer_controls(CONTROL_WIDTH)
         v["shape"] = bound_text("input shape", "shape", value="140x120", max_chars=40, **w,
                                 help=f"e.g. 140x120; at most {LIMITS.tensor_elements:,} elements.")
         v["reduction"] = bound_selectbox("reduction", "reduction", REDUCTIONS, **w,
@@ -116,11 +130,7 @@ def _more_controls(v: dict) -> None:
         v["expression"] = bound_text("f(x) =", "expression", value="sin(x)",
                                      max_chars=LIMITS.expression_chars)
     v["loss"] = bound_selectbox("loss against randn targets", "loss", LOSSES)
-    v["mode"] = bound_selectbox("mode", "mode", MODES,
-                                help="blocks: random directions over blocks of 8 elements that "
-                                     "cover every element; sampled: k random elements; full: every "
-                                     f"element (up to {LIMITS.full_check_elements:,}); directional: "
-                                     "k random directions.")
+    v["mode"] = bound_selectbox("mode", "mode", MODES, help=MODE_HELP)
     v["samples"] = bound_number("samples / directions", "samples", value=5, min_value=1,
                                 max_value=LIMITS.sampled_elements, step=1)
     v["seed"] = bound_number("seed", "seed", value=0, min_value=0, max_value=2**31 - 1, step=1)
@@ -309,6 +319,10 @@ try:
     settings = _controls()
 except GradLabError as err:
     stop_with_error(err)
-_views(settings)  # the cached check and its render, in a fragment (a full check draws its progress)
+if isinstance(settings, LayerCheckSettings):
+    layer_views(settings)  # the cached layer check (a worker), the answer, chart, whole model, table, code
+else:
+    _views(settings)  # the cached check and its render, in a fragment (a full check draws its progress)
 st.caption("Every control is kept in the URL: copy the address bar to share this exact check. "
-           "The same check from a terminal: `python -m gradlab check --help`.")
+           "The same check from a terminal: `python -m gradlab "
+           f"{'layers' if isinstance(settings, LayerCheckSettings) else 'check'} --help`.")

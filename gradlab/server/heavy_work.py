@@ -31,11 +31,13 @@ import math
 from gradlab.limits import LIMITS
 from gradlab.server.deadline import paced_progress
 
-__all__ = ["sweep", "sweep_formulas", "check", "check_eps_sweep", "roundoff", "summed", "grid", "network", "BOUNDS",
-           "CHECK_ADVICE", "CLI_CHECK_ADVICE", "advised", "forecast"]
+__all__ = ["sweep", "sweep_formulas", "check", "check_eps_sweep", "layers", "roundoff", "summed", "grid", "network", "BOUNDS",
+           "CHECK_ADVICE", "LAYERS_ADVICE", "CLI_CHECK_ADVICE", "advised", "forecast"]
 
 CHECK_ADVICE = ("Pick mode 'sampled' or 'directional', fewer samples, or a smaller shape; on your own "
                 "machine gradlab.gradcheck has no time bound.")
+LAYERS_ADVICE = ("Pick fewer or narrower layers, a smaller input shape, or mode 'sampled'; on your own "
+                 "machine gradlab.check_layers has no time bound.")
 CLI_CHECK_ADVICE = ("Pick --mode sampled or directional, fewer --samples, or a smaller --shape; on your "
                     "own machine raise the bound (GRADLAB_LIMITS=full_check_seconds=600) or call "
                     "gradlab.gradcheck, which has none.")
@@ -116,6 +118,17 @@ def check(settings, workers: int | None = 1, progress=None, advice: str = CHECK_
     return run_check(settings, progress=paced, workers=workers)
 
 
+@advised(LAYERS_ADVICE)
+def layers(settings, progress=None):
+    """The Grad check page's model, layer by layer (:func:`gradlab.layers.settings.run_layer_check`),
+    stopped once its pace over the modules projects past ``LIMITS.full_check_seconds``."""
+    from gradlab.layers.settings import run_layer_check
+
+    paced = paced_progress(LIMITS.full_check_seconds, "this layer-by-layer check", progress,
+                           bound_name="LIMITS.full_check_seconds", advice=LAYERS_ADVICE)
+    return run_layer_check(settings, progress=paced)
+
+
 @advised("Pick a smaller shape, or a simpler model or expression.")
 def check_eps_sweep(settings):
     """The Grad check page's eps sweep for sum, mean and none (:func:`gradlab.check.reduction_sweep.check_sweep`)."""
@@ -175,6 +188,8 @@ BOUNDS = {
     sweep_formulas: ("the formulas' LaTeX", lambda: LIMITS.evaluation_seconds, "LIMITS.evaluation_seconds"),
     check: ("the check", lambda: LIMITS.full_check_seconds + LIMITS.request_seconds,
             "LIMITS.full_check_seconds + LIMITS.request_seconds"),
+    layers: ("the layer-by-layer check", lambda: LIMITS.full_check_seconds + LIMITS.request_seconds,
+             "LIMITS.full_check_seconds + LIMITS.request_seconds"),
     check_eps_sweep: ("the eps sweep", lambda: LIMITS.request_seconds, "LIMITS.request_seconds"),
     summed: ("the summed loss", lambda: LIMITS.request_seconds, "LIMITS.request_seconds"),
     grid: ("the grid's difference", lambda: LIMITS.request_seconds, "LIMITS.request_seconds"),

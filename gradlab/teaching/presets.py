@@ -126,9 +126,14 @@ def _comparison(name: str) -> dict[str, Any]:
             "low": s.low, "high": s.high}
 
 
-_FLOAT32_CHECK = {"model": "affine", "shape": "140x120", "loss": "mse", "reduction": "sum",
+_FLOAT32_CHECK = {"check": "a function", "model": "affine", "shape": "140x120", "loss": "mse", "reduction": "sum",
                   "dtype": "float32", "scheme": "forward", "eps": "1e-03", "mode": "sampled",
                   "samples": 5, "seed": 0, "numeric64": False}
+_WRONG_LAYER = {"check": "a model, layer by layer",
+                "stack": "linear:16, tanh, layernorm, wrong_swish, linear:8, linear:1", "input": "4x8",
+                "dtype": "float32", "mode": "blocks", "seed": 0, "calls": "first"}
+_BLOCK = {**_WRONG_LAYER, "stack": "layernorm, attention:2, layernorm, linear:32, gelu, linear:16",
+          "input": "2x6x16", "dtype": "float16"}
 _NET = NetgradSettings()
 # The question's network: QUESTION_SEED and input index 3 give its two numbers to the digit.
 _NETWORK = {"dtype": "float32", "act": "tanh", "hidden": "32, 32", "inputs": _NET.input_size,
@@ -183,6 +188,22 @@ PRESETS: tuple[Preset, ...] = (
            "Does it help to take only the finite differences in float64?",
            {**_FLOAT32_CHECK, "numeric64": True},
            "autograd stays in float32; the finite differences run in float64."),
+    # Grad check, a model layer by layer: module 3 (0-based, the fourth layer) is GradLab's wrong swish.
+    Preset("gradcheck", "wrong_layer", "A wrong custom activation hidden in layer 3 of 6",
+           "Which layer of my model has the wrong gradient?", _WRONG_LAYER,
+           "Module 3 is a custom autograd.Function whose backward forgets the product rule. The whole "
+           "model's check fails at the first weight; checked layer by layer, module 3 alone fails."),
+    Preset("gradcheck", "wrong_layer_float64", "The same model in float64",
+           "Does float64 change which layer is wrong?", {**_WRONG_LAYER, "dtype": "float64"},
+           "The same model in float64: still module 3, with a much smaller tolerance."),
+    Preset("gradcheck", "float16_block", "A float16 transformer block",
+           "Can a float16 attention block be checked on a CPU?", _BLOCK,
+           "LayerNorm, 2-head self-attention and a GELU feed-forward in float16: every module passes or "
+           "says it cannot decide; none fails."),
+    Preset("gradcheck", "correct_model", "A correct model",
+           "What does a model with right gradients look like, layer by layer?",
+           {**_WRONG_LAYER, "stack": "linear:16, tanh, layernorm, swish, linear:8, linear:1"},
+           "The same stack with the right hand-written swish: every module passes."),
     # Network input gradients.
     Preset("network", "scipy_derivative", "scipy's derivative vs autograd",
            "Why does scipy's derivative disagree with autograd?", _NETWORK,
