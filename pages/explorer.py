@@ -275,10 +275,10 @@ def _quiz(result: SweepResult) -> None:
     if dtype is None:
         st.caption("Every dtype is on the chart already: remove one to predict its best step first.")
         return
-    label = get_scheme(scheme).label
+    label = get_scheme(scheme).label  # "central difference": the label names the kind already
     # Asked about a dtype the chart does not show, so the answer is not on screen yet; a quiz
     # answer is never kept in the URL: a shared link must arrive unanswered.
-    guess = st.radio(f"{dtype} is not on the chart. Where will its {label} difference be most "
+    guess = st.radio(f"{dtype} is not on the chart. Where will its {label} be most "
                      "accurate?", tuple(GUESSES), index=None, format_func=guess_label,
                      key="explorer_guess", captions=[f"{guess_step(k, dtype):.1e}" for k in GUESSES],
                      help=f"ε is the dtype's machine epsilon, {facts(dtype).eps:.1e} in {dtype}. "

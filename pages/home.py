@@ -87,18 +87,31 @@ def _card(preset: Preset) -> None:
                      help=f"Open {page.title} with this example")
 
 
-st.subheader("Start from a question")
-COLUMNS = 3
-cards = gallery()
-for start in range(0, len(cards), COLUMNS):
-    for column, preset in zip(st.columns(COLUMNS), cards[start : start + COLUMNS], strict=False):
-        with column:
-            _card(preset)
+#: Streamlit draws a page link's label on one line cut with an ellipsis; a card's label and a
+#: page's blurb are sentences, so on this page they wrap instead (whole at 1280 and 390 px).
+_WRAPPED_LINKS_CSS = """<style>
+.st-key-gl-home-links [data-testid="stPageLink-NavLink"] span,
+.st-key-gl-home-links [data-testid="stPageLink-NavLink"] [data-testid="stMarkdownContainer"],
+.st-key-gl-home-links [data-testid="stPageLink-NavLink"] p {
+  white-space: normal !important; overflow: visible !important; text-overflow: clip !important;
+  line-height: 1.4; }
+.st-key-gl-home-links [data-testid="stPageLink-NavLink"] { height: auto !important; align-items: flex-start; }
+</style>"""
+st.html(_WRAPPED_LINKS_CSS)
 
-st.subheader("All pages")
-for spec in PAGES:
-    if not spec.default:
-        st.page_link(spec.path, label=f"**{spec.title}** — {spec.blurb}", icon=spec.icon)
+with st.container(key="gl-home-links"):
+    st.subheader("Start from a question")
+    COLUMNS = 3
+    cards = gallery()
+    for start in range(0, len(cards), COLUMNS):
+        for column, preset in zip(st.columns(COLUMNS), cards[start : start + COLUMNS], strict=False):
+            with column:
+                _card(preset)
+
+    st.subheader("All pages")
+    for spec in PAGES:
+        if not spec.default:
+            st.page_link(spec.path, label=f"**{spec.title}** — {spec.blurb}", icon=spec.icon)
 
 st.caption(
     "Every control is kept in the page's URL: copy the address bar to share the exact "

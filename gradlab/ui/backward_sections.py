@@ -80,16 +80,35 @@ def _clear_steps() -> None:
     st.session_state["steps"] = ""
 
 
+def _steps_in_words(text: str) -> str:
+    """The URL's step codes as the buttons name them ("br,b,b" -> "Steps: backward(v, retain) →
+    backward(v) → backward(v)"); "" for no steps or text that is not a list of known codes.
+
+    >>> _steps_in_words("br,b,b")
+    'Steps: backward(v, retain) → backward(v) → backward(v).'
+    >>> _steps_in_words(""), _steps_in_words("b,nonsense")
+    ('', '')
+    """
+    codes = [c.strip() for c in text.split(",") if c.strip()]
+    if not codes or any(c not in STEP_BUTTONS for c in codes):
+        return ""
+    return "Steps: " + " → ".join(STEP_BUTTONS[c] for c in codes) + "."
+
+
 def _step_controls(vjp: VJPSettings) -> BackwardSession:
     """The steps so far (in the URL) and one button per step; returns the section's frozen settings,
     the steps on ``vjp``'s tensors (a GradLabError says what to fix)."""
     steps = bound_text("steps so far", "steps", value="", max_chars=LIMITS.expression_chars,
                        help="Codes: " + "; ".join(f"{k} = {v[1]}" for k, v in STEP_CODES.items()))
-    buttons = st.columns(6)
-    for col, code in zip(buttons, STEP_BUTTONS):
-        col.button(STEP_BUTTONS[code], key=f"step-{code}", on_click=_add_step, args=(code,), width="stretch",
-                   help=f"`{STEP_CODES[code][1]}`")
-    buttons[5].button("start afresh", key="step-reset", on_click=_clear_steps, width="stretch")
+    if readable := _steps_in_words(steps):
+        st.caption(readable)
+    # A wrapping row of buttons as wide as their labels: six equal columns cut
+    # "backward(v, retain)" to "backward(v,…" on a projector's 1280 px.
+    with st.container(horizontal=True, gap="small"):
+        for code, label in STEP_BUTTONS.items():
+            st.button(label, key=f"step-{code}", on_click=_add_step, args=(code,), width="content",
+                      help=f"`{STEP_CODES[code][1]}`")
+        st.button("start afresh", key="step-reset", on_click=_clear_steps, width="content")
     if STEP_ERROR in st.session_state:
         st.warning(markdown_literal(st.session_state.pop(STEP_ERROR)))
     return BackwardSession.from_text(steps, vjp)
