@@ -23,7 +23,7 @@ from gradlab.numerics.schemes import get_scheme
 from gradlab.sweep.step_range import chart_step_range
 from gradlab.answers.sweep import sweep_answer
 from gradlab.teaching.catalogue import CATALOGUE
-from gradlab.teaching.glossary import define, term
+from gradlab.teaching.glossary import define, definition, term
 from gradlab.teaching.explorer_defaults import (
     CUSTOM,
     DEFAULTS,
@@ -62,11 +62,18 @@ def _latex(text: str) -> tuple[str, str]:
     return heavy(sweep_formulas, text)
 
 
+_X_MOVED = "_explorer_x_moved"  # session_state: the one line saying a picked function moved x
+
+
 def _on_function_change() -> None:
     """Picking a catalogue function moves x to its interesting point."""
     key = st.session_state.get("fn")
     if key in CATALOGUE:
-        st.session_state["x"] = CATALOGUE[key].x
+        before, after = st.session_state.get("x"), CATALOGUE[key].x
+        st.session_state["x"] = after
+        if before is not None and before != after:  # said once, next to the controls
+            st.session_state[_X_MOVED] = (f"Picking {CATALOGUE[key].title} moved x from {before:g} to "
+                                          f"{after:g}, the point this example is about; type another x to change it.")
 
 
 def _honour_a_linked_step_range() -> None:
@@ -86,6 +93,15 @@ _EMULATED_HELP = ("8-bit floats, emulated (x, x + h and every value inside f rou
                   + ", ".join(f"{r.name} {r.eps:.3g}" for r in EMULATED_DTYPES.values()) + ".")
 _SCHEME_HELP = ("Central: (f(x+h) − f(x−h))/2h, error ∝ h². Forward: (f(x+h) − f(x))/h, error ∝ h. "
                 + term("Richardson extrapolation") + " " + term("complex step"))
+
+
+#: The scheme multiselect is wide enough for a chip, its clear button and arrow (150 px cut
+#: "Central" to "Ce…"); on a phone the two multiselects take a line each (side by side, the
+#: second dtype chip scrolled out of sight behind a fade).
+_CHIPS_CSS = """<style>
+@media (max-width: 640px) {
+  [data-testid="stMain"] :is(.st-key-dtypes, .st-key-schemes) { flex: 1 1 100% !important; width: 100% !important; } }
+</style>"""
 
 
 def _controls() -> SweepSettings:
@@ -108,7 +124,10 @@ def _controls() -> SweepSettings:
                          help="Any float, e.g. 0.3, 1e-10 or -2.5e3.")
         dtypes = dtype_multiselect(default=DEFAULTS["dtypes"], width="stretch", options=ALL_DTYPE_NAMES,
                                    help=dtype_help() + " " + _EMULATED_HELP + " " + term("unit round-off"))
-        schemes = scheme_multiselect(default=DEFAULTS["schemes"], help=_SCHEME_HELP, width=150)
+        schemes = scheme_multiselect(default=DEFAULTS["schemes"], help=_SCHEME_HELP, width=180)
+    st.html(_CHIPS_CSS)
+    if moved := st.session_state.pop(_X_MOVED, None):
+        st.caption(moved)
     with steps:
         eps_min, eps_max, points = _step_controls(dtypes, schemes)
     if fn == CUSTOM:
@@ -196,7 +215,8 @@ def _chart(result: SweepResult) -> None:
                                 width=240, help="Which dtypes get theory lines and predicted-best stars.")
     st.caption(f"f(x) = {markdown_literal(settings.expression)}. Bands at the top, one per curve: left of "
                "its best step (red) round-off dominates, right of it (blue) truncation. Stars: the theory's "
-               "best step h*. Dotted verticals: each dtype's machine ε.")
+               "best step h*. Dotted verticals, labelled ε float32 and so on: each dtype's machine epsilon "
+               f"({definition('machine epsilon').split(' (')[0]}).")
     name = f"gradlab-explorer-{settings.expression}-x{settings.x:g}"
     with chart:
         if has_drawable_errors(result, error) or result.table["estimate"].isna().all():

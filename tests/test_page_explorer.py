@@ -153,8 +153,14 @@ def test_changing_a_control_reruns_cleanly(page, key, value):
 
 def test_picking_a_catalogue_function_moves_x_to_its_point():
     at = _open()
+    before = at.session_state["x"]
     at.get_by_key("fn").set_value("sqrt_near_zero").run()
     assert at.session_state["x"] == 1e-4
+    # ...and says so in one line where it happens, naming both points; once, not on every rerun.
+    said = [c.value for c in at.caption if "moved x" in c.value]
+    assert len(said) == 1 and f"from {before:g} to 0.0001" in said[0], said
+    at.run()
+    assert not [c.value for c in at.caption if "moved x" in c.value]
 
 
 @pytest.mark.parametrize("preset", presets_for("explorer"), ids=lambda p: p.key)
