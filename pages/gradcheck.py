@@ -13,7 +13,7 @@ sum and mean sit on round-off's plateau while none dips under rtol, so the step
 failed, not the gradient. The diagnosis, metrics, table, Taylor test and heatmap
 follow below.
 
-The switch first in the row of controls ("check": a function, or a model, layer by layer) opens
+The switch beside the title ("check": a function, or a model, layer by layer) opens
 the second view, drawn by gradlab.ui.layer_check_view: a stack of named layers, each module
 checked on its own beside the whole model's check, with the Python call that reproduces it.
 """
@@ -50,7 +50,7 @@ STEP_OPTIONS = (DEFAULT_STEP, *(format_eps(v) for v in eps_options(1e-12, 1.0)))
 VALUES_TAB, TAYLOR_TAB, HEATMAP_TAB = "Every checked value", "Taylor test", "Heatmap"
 PROGRESS_STEPS = 50  # redraws of the progress bar per full check
 CONTROL_WIDTH = 115  # px: five and the popover in one row at 1280 px, two a row on a phone (it wraps)
-SWITCH_WIDTH = 190  # px: "a model, layer by layer" whole
+SWITCH_WIDTH = 205  # px: "a model, layer by layer" whole, beside the title
 
 #: The check's four states, each in one line (from the one table of states).
 STATES_HELP = "Each value is " + "; ".join(f"{r.label}: {r.meaning}" for r in STATES.values()) + "."
@@ -77,27 +77,30 @@ def sweep_figure(sweep_settings: CheckSettings, step: float) -> PreparedFigure:
     return prepare_figure(eps_sweep_figure, sweep.table, rtol=sweep.rtol, step=step)
 
 
-def _header() -> None:
-    """The title, the question in one line beside it, the presets in a popover: one row."""
+def _header() -> str:
+    """The title, the question in one line beside it, what is checked and the presets: one row.
+
+    Returns what is checked (a function, or a model layer by layer)."""
     with title_row("Grad check", QUESTION,
                    help="A hand-written finite-difference check of (x+1)/2 with MSELoss(reduction=\"sum\") "
                         "on a 140×120 input: the first preset (Presets, right)."):
+        checked = bound_selectbox("check", "check", CHECKS, width=SWITCH_WIDTH, label_visibility="collapsed",
+                                  help="a function: a built-in model or an expression, checked as a whole; "
+                                       "a model, layer by layer: a stack of layers, each module checked "
+                                       "on its own, beside the whole model's check.")
         presets_popover("gradcheck", primary="float32_check_fails")
+    return checked
 
 
-def _controls() -> CheckSettings | LayerCheckSettings:
-    """One wrapping row: what is checked (a function or a model), the controls that change the
-    answer, then the rest in a popover.
+def _controls(checked: str) -> CheckSettings | LayerCheckSettings:
+    """One wrapping row: the five controls that change the answer, then the rest in a popover
+    (for a model: gradlab.ui.layer_check_view's row).
 
     Returns the one frozen settings object (a GradLabError says what to fix).
     """
     v = {}
     w = dict(width=CONTROL_WIDTH)
     with st.container(horizontal=True, wrap=True, gap="small", vertical_alignment="bottom"):
-        checked = bound_selectbox("check", "check", CHECKS, width=SWITCH_WIDTH,
-                                  help="a function: a built-in model or an expression, checked as a whole; "
-                                       "a model, layer by layer: a stack of layers, each module checked "
-                                       "on its own, beside the whole model's check.")
         if checked == MODEL:
             return layer_controls(CONTROL_WIDTH)
         v["shape"] = bound_text("input shape", "shape", value="140x120", max_chars=40, **w,
@@ -314,9 +317,9 @@ def _sweep_view(settings: CheckSettings, step: float) -> bool:
 
 
 # controls -> one frozen settings object -> one cached engine call -> render(result)
-_header()
+checked = _header()
 try:
-    settings = _controls()
+    settings = _controls(checked)
 except GradLabError as err:
     stop_with_error(err)
 if isinstance(settings, LayerCheckSettings):

@@ -262,8 +262,8 @@ PRESETS: tuple[Preset, ...] = (
            {"fn": "complex_step_classic", "x": 1.5,
             "dtypes": ("float16", "bfloat16", "float32", "float64"), "schemes": ("central",),
             **_FITTED},
-           "The same central difference in four dtypes: the best step moves with the cube "
-           "root of machine epsilon.", gallery=True),
+           "The same central difference in four dtypes: does the best step move with the "
+           "dtype, and by how much?", gallery=True),
     Preset("explorer", "reciprocal", "1/x in float32",
            "How close does float32 get to the derivative of 1/x?",
            {"fn": "reciprocal", "x": 0.3, "dtypes": ("float32",),

@@ -1,8 +1,8 @@
 """The Grad check page's second view: a model built from named layers, checked layer by layer.
 
-``pages/gradcheck.py`` draws its switch ("a function" or "a model, layer by layer") first in its
-row of controls; for a model it calls :func:`layer_controls` (the rest of that row: the stack, the
-input's shape, the dtype, the mode, then "Add a layer" and "More" popovers), which returns the one
+``pages/gradcheck.py`` draws its switch ("a function" or "a model, layer by layer") beside its
+title; for a model it calls :func:`layer_controls` (its row of controls: the stack, the input's
+shape, the dtype, then "Add a layer" and "More" popovers, the mode in the latter), which returns the one
 frozen :class:`~gradlab.layers.settings.LayerCheckSettings`, and :func:`layer_views`: one cached
 engine call (:func:`gradlab.server.heavy_work.layers` in a worker process), then the answer
 sentence, the per-module chart beside the whole-model check, the table and the Python call.
@@ -59,7 +59,7 @@ MODE_HELP = ("blocks: random directions over blocks of 8 elements that cover eve
              "directional: k random directions.")
 DEFAULT_STACK = "linear:16, tanh, layernorm, swish, linear:8, linear:1"
 DEFAULT_INPUT = "4x8"
-STACK_WIDTH, CONTROL_WIDTH = 380, 115  # px: the switch, the stack and three more in one row at 1280 px
+STACK_WIDTH, SHAPE_WIDTH = 250, 100  # px: the stack, shape, dtype and two popovers in one row at 1280 px
 
 #: A layer's size as the "Add a layer" buttons first write it (heads for attention: 2 divide most widths).
 _FIRST_SIZE = {"attention": 2}
@@ -77,23 +77,23 @@ def _append_layer(name: str) -> None:
     st.session_state["stack"] = f"{current}, {layer_snippet(name)}" if current else layer_snippet(name)
 
 
-def layer_controls(width: int = CONTROL_WIDTH) -> LayerCheckSettings:
+def layer_controls(width: int = 115) -> LayerCheckSettings:
     """The model's controls, drawn in the caller's row; the one frozen settings object, validated
     (a GradLabError says what to fix)."""
     w = dict(width=width)
     stack = bound_text("layers, first to last", "stack", value=DEFAULT_STACK, max_chars=300, width=STACK_WIDTH,
                        help="One layer per comma. " + _VOCABULARY + ".")
-    shape = bound_text("input shape", "input", value=DEFAULT_INPUT, max_chars=40, **w,
+    shape = bound_text("input shape", "input", value=DEFAULT_INPUT, max_chars=40, width=SHAPE_WIDTH,
                        help="Batch first, e.g. 4x8; (batch, sequence, features) for attention and gru, "
                             f"(batch, channels, height, width) for conv2d; at most {LIMITS.tensor_elements:,} "
                             "elements.")
     dtype = dtype_selectbox("dtype", "dtype", default="float32", **w)
-    mode = bound_selectbox("mode", "mode", MODES, **w, help=MODE_HELP)
     with st.popover("Add a layer", icon=":material/add:", help="Append a layer to the stack; edit its size there."):
         with st.container(horizontal=True, wrap=True, gap="small"):
             for name, layer in LAYERS.items():
                 st.button(name, key=f"add_{name}", help=layer.help, on_click=_append_layer, args=(name,))
-    with st.popover("More", icon=":material/tune:", help="seed, which calls of a repeated module"):
+    with st.popover("More", icon=":material/tune:", help="mode, seed, which calls of a repeated module"):
+        mode = bound_selectbox("mode", "mode", MODES, help=MODE_HELP)
         seed = bound_number("seed", "seed", value=0, min_value=0, max_value=2**31 - 1, step=1,
                             help="Draws the weights and the input.")
         calls = bound_selectbox("calls of a module called more than once", "calls", CALLS,
@@ -136,18 +136,25 @@ def layer_views(settings: LayerCheckSettings) -> None:
         show_answer(Answer(whole_answer(result.verdict).level, module_answer(result)), icon=_icon(result.verdict))
     chart, whole = st.columns([5, 2], gap="medium")
     with chart, main_chart_box():
-        show_figure(cached_figure(settings, layers_figure, result), "gradlab-layer-check")
+        show_figure(cached_figure(settings, _chart, result), "gradlab-layer-check")
     with whole:
         _whole_model(report)
     _table(settings, result)
     st.markdown("**The same check in Python:**")
-    st.code(python_call(settings), language="python")
+    st.code(python_call(settings), language="python", wrap_lines=True)
+
+
+def _chart(result):
+    """The layer check's chart without its title: the answer is the sentence right above it."""
+    fig = layers_figure(result)
+    fig.update_layout(title=None, margin=dict(l=10, r=10, t=30, b=10), height=fig.layout["height"] - 30)
+    return fig
 
 
 def _whole_model(report) -> None:
     """The whole model's check over every parameter at once, and why it names the wrong place."""
     s = report.whole.summary
-    st.markdown("**The whole model at once** (every parameter, one check):")
+    st.markdown("**The whole model, one check** over every parameter:")
     answer = whole_answer(report.whole.verdict)
     show_answer(Answer(answer.level, f"{answer.text.upper()}: {s.headline}"), icon=_icon(report.whole.verdict))
     failing = report.layers.failing_modules
