@@ -238,3 +238,23 @@ def test_e4m3fn_overflow_is_ieee_rounding_past_448():
         grid_difference(GridSettings("float8_e4m3fn", 4.0, 0.1, "x*117"))
     with pytest.raises(GradLabError, match="x \\+ h = 440 \\+ 30 is beyond float8_e4m3fn's largest"):
         grid_difference(GridSettings("float8_e4m3fn", 440.0, 30.0, "x"))  # 470 rounds to 480
+
+
+@pytest.mark.parametrize("dtype, x, h, f, exact", [
+    ("float32", 1.0, 1e-7, "sin(x)", math.sin),
+    ("float32", 0.3, 3e-6, "exp(x)", math.exp),  # 0.3 is not a float32: x as typed is off x₀
+    ("bfloat16", 2.5, 0.01, "x**3", lambda v: v ** 3),
+])
+def test_the_x_plus_h_as_asked_mark_sits_on_the_curve(dtype, x, h, f, exact):
+    """The mark for x + h as typed is drawn at f(x + h), in the chart's units (ulps of f from
+    f(x₀)), not on the row of grid ticks; the unit is read off the rounded x + h's point."""
+    from gradlab.figures.grid import grid_figure
+    from gradlab.labs.grid.story import window_points
+
+    r = grid_difference(GridSettings(dtype, x, h, f))
+    traces = {t.name: t for t in grid_figure(r, window_points(r)).data}
+    mark = traces["x + h as asked"]
+    on_grid = traces["x and x + h on the grid"]
+    unit = (r.fx_plus_h.value - r.fx.value) / on_grid.y[1]  # ulps of f per chart unit
+    expected = (exact(x + h) - r.fx.value) / unit
+    assert mark.y[0] == pytest.approx(expected, rel=1e-9, abs=1e-6)

@@ -82,7 +82,11 @@ def grid_figure(r: GridDifference, window: pd.DataFrame) -> FigureOrSpec:
                        "line": {"color": TRUTH, "width": 2.5, "dash": "dash"}})
     # x as typed + h, from the x the dtype holds (x₀): the typed x may lie up to half an ulp off x₀
     asked = ((r.settings.x - r.x.value) + r.settings.h) / ux
-    fig.add_trace({"type": "scatter", "x": [asked], "y": [row], "mode": "markers",
+    # ...drawn on f's curve (f in float64 at x as typed + h), where the secant would end had the
+    # dtype taken the step asked for; off the chart's rows of ticks, which it is not one of.
+    on_curve = (_in_float64(r.settings.expression, r.settings.x + r.settings.h) - r.fx.value) / uf
+    fig.add_trace({"type": "scatter", "x": [asked], "y": [on_curve if math.isfinite(on_curve) else row],
+                   "mode": "markers",
                    "name": "x + h as asked", "marker": {"symbol": "x-thin-open", "size": 16,
                                                         "color": NEUTRAL, "line": {"width": 3}}})
     fig.add_trace({"type": "scatter", "x": [0.0, t1], "y": [0.0, y1], "mode": "markers+text",
@@ -94,6 +98,21 @@ def grid_figure(r: GridDifference, window: pd.DataFrame) -> FigureOrSpec:
     fig.update_xaxes(title=dict(text=f"x − x₀, in {x_unit} ({ux:.3g})"), zeroline=False, automargin=True)
     fig.update_yaxes(title=dict(text=f"f − f(x₀), {f_unit} ({uf:.3g})", standoff=4), zeroline=False)
     return fig.figure()
+
+
+def _in_float64(expression: str, x: float) -> float:
+    """f(x) computed in float64 (NaN where it fails): the curve's value at a point the dtype may not hold.
+
+    >>> _in_float64("x**2", 3.0), math.isnan(_in_float64("log(x)", -1.0))
+    (9.0, True)
+    """
+    import torch
+
+    from gradlab.numerics.expressions import parse
+
+    with torch.no_grad():
+        value = float(parse(expression)(torch.tensor(x, dtype=torch.float64)))
+    return value
 
 
 def _levels(low: float, high: float) -> range:
