@@ -142,9 +142,10 @@ def test_the_answer_and_the_main_chart_come_right_after_the_compact_controls():
 def test_the_presets_fold_beside_the_title_and_the_controls_are_one_wrapping_row_the_rest_in_a_popover():
     at = _open()
     rows = [c for c in at.main.children.values() if c.type == "flex_container"]
-    title_row, row = rows[:2]  # the title row (title, question, presets), then the controls
-    assert [c.type for c in title_row.children.values()] == ["title", "markdown", "popover"]
-    presets = list(title_row.children.values())[2]  # the preset buttons, folded into one popover
+    title_row, row = rows[:2]  # the title row (title, question, what is checked, presets), then the controls
+    assert [c.type for c in title_row.children.values()] == ["title", "markdown", "selectbox", "popover"]
+    assert list(title_row.children.values())[2].key == "check"  # a function, or a model layer by layer
+    presets = list(title_row.children.values())[3]  # the preset buttons, folded into one popover
     assert "preset_float32_check_fails" in {getattr(c, "key", None) for _, c in reading_order(presets)}
     assert row.proto.flex_container.wrap and row.proto.flex_container.direction == 2  # HORIZONTAL
     shown_keys = [c.key for c in row.children.values() if getattr(c, "key", None)]
@@ -190,3 +191,122 @@ def test_the_questions_check_shows_the_verdict_after_re_estimation_and_the_diagn
     assert said and "re-estimated" in said[0] and "Hint" not in said[0]
     assert any(m.value == "PASS" for m in at.metric)
     assert any("round-off" in shown(e.value) for e in at.warning)  # the hint's words, in the box
+
+
+# ------------------------------------------------------------- a model, layer by layer
+
+def _layer_table(at: AppTest):
+    """The per-module table: (module, checked over, verdict) per row."""
+    (frame,) = [d.value for d in at.dataframe]
+    frame = getattr(frame, "data", frame)  # a Styler holds its DataFrame in .data
+    return list(zip(frame["module"], frame["checked over"], frame["verdict"], strict=True))
+
+
+def _wrong_layer_query(**changes) -> dict:
+    from gradlab.teaching.presets import preset, url_query
+
+    return {**url_query(preset("gradcheck", "wrong_layer")), **changes}
+
+
+def test_the_wrong_layer_preset_names_module_3_and_only_module_3_fails():
+    # The stack is linear:16, tanh, layernorm, wrong_swish, linear:8, linear:1: nn.Sequential names
+    # its modules 0..5, so the wrong swish is module 3. Its backward returns sigmoid(x) where
+    # d(x·sigmoid(x))/dx = s + x·s·(1 − s): they differ wherever x ≠ 0, so its input check must fail;
+    # every other layer is stock PyTorch, whose gradients are right.
+    from gradlab.layers.vocabulary import parse_stack
+    from gradlab.ui.layer_check_view import MODEL
+
+    query = _wrong_layer_query()
+    assert query["check"] == MODEL
+    names = [name for name, _ in parse_stack(query["stack"])]
+    assert names.index("wrong_swish") == 3 and len(names) == 6
+    at = _open(query)
+    assert not at.exception
+    answer = dict(reading_order(at.main))[ANSWER]
+    (box,) = answer.children.values()
+    text = shown(box.value)
+    assert box.type == "error" and text.startswith("Module 3 (WrongSwish, a custom autograd.Function): wrong "
+                                                   "gradient with respect to its input"), text
+    assert text.endswith("every other module passes.")
+    rows = _layer_table(at)
+    assert {m for m, _, v in rows if v == "fail"} == {"3"}
+    assert [(m, over) for m, over, v in rows if m == "3"] == [("3", "inputs")]  # it has no parameters
+    assert all(v == "pass" for m, _, v in rows if m != "3")
+    assert {m for m, _, _ in rows} == {"0", "1", "2", "3", "4", "5"}
+    # the whole-model check, beside the chart, fails too, and at a parameter of module 0: the chain rule
+    # carries module 3's wrong backward to every parameter before it
+    whole = [shown(e.value) for e in at.error if e is not box]
+    assert len(whole) == 1 and whole[0].startswith("FAIL") and "0.weight" in whole[0], whole
+    # the Python call that reproduces the view
+    (code,) = [c.value for c in at.code if "check_layers" in c.value]
+    assert "build_model('linear:16, tanh, layernorm, wrong_swish, linear:8, linear:1', (4, 8), 'float32'" in code
+
+
+def test_the_answer_and_the_chart_come_right_after_the_model_controls():
+    at = _open(_wrong_layer_query())
+    order = [kind for kind, _ in reading_order(at.main)]
+    last_control = max(i for i, kind in enumerate(order) if kind in WIDGETS)
+    assert order[last_control + 1:last_control + 3] == [ANSWER, CHART]
+    chart = dict(reading_order(at.main))[CHART]
+    assert "plotly_chart" in [c.type for c in chart.children.values()]
+
+
+def test_the_same_model_in_float64_still_names_module_3():
+    at = _open(_wrong_layer_query(dtype="float64"))
+    assert not at.exception
+    assert {m for m, _, v in _layer_table(at) if v == "fail"} == {"3"}
+
+
+def test_a_correct_model_and_a_float16_transformer_block_never_fail():
+    from gradlab.teaching.presets import preset, url_query
+
+    for key in ("correct_model", "float16_block"):
+        at = _open(url_query(preset("gradcheck", key)))
+        assert not at.exception and not at.error, key
+        assert all(v in ("pass", "inconclusive", "skipped") for _, _, v in _layer_table(at)), key
+        if key == "float16_block":
+            assert preset("gradcheck", key).values["dtype"] == "float16"
+            assert "attention" in preset("gradcheck", key).values["stack"]
+
+
+def test_the_model_controls_come_from_the_url():
+    at = _open(_wrong_layer_query(stack="linear:4, swish", input="3x5", dtype="float64", mode="sampled",
+                                  seed="7", calls="all"))
+    assert not at.exception and not at.error
+    assert at.selectbox(key="check").value == "a model, layer by layer"
+    assert at.text_input(key="stack").value == "linear:4, swish"
+    assert at.text_input(key="input").value == "3x5"
+    assert (at.selectbox(key="dtype").value, at.selectbox(key="mode").value) == ("float64", "sampled")
+    assert (at.number_input(key="seed").value, at.selectbox(key="calls").value) == (7, "all")
+    assert {m for m, _, _ in _layer_table(at)} == {"0", "1"}
+
+
+def test_the_add_a_layer_buttons_append_to_the_stack():
+    from gradlab.layers.vocabulary import LAYERS
+
+    at = _open(_wrong_layer_query(stack="linear:4"))
+    assert {b.key for b in at.button if (b.key or "").startswith("add_")} == {f"add_{n}" for n in LAYERS}
+    at.button(key="add_tanh").click().run()
+    at.button(key="add_linear").click().run()
+    assert at.text_input(key="stack").value == "linear:4, tanh, linear:8"
+    assert {m for m, _, _ in _layer_table(at)} == {"0", "1", "2"}
+
+
+def test_a_bad_stack_or_shape_shows_one_sentence_not_a_traceback():
+    for changes, words in (({"stack": "linear:4, banana"}, "Unknown layer 'banana'"),
+                           ({"stack": "linear"}, "linear needs a size"),
+                           ({"input": "4x0"}, "each at least 1"),
+                           ({"stack": "attention:2", "input": "4x8"}, "at least 3 dimensions")):
+        at = _open(_wrong_layer_query(**changes))
+        assert not at.exception, changes
+        assert len(at.error) == 1 and words in shown(at.error[0].value), (changes, [e.value for e in at.error])
+        assert "Traceback" not in shown(at.error[0].value) and not at.dataframe
+
+
+def test_a_function_preset_switches_back_from_the_model_view():
+    at = _open(_wrong_layer_query())
+    at.button(key="preset_float32_check_fails").click().run()
+    assert not at.exception
+    assert at.selectbox(key="check").value == "a function"
+    assert at.text_input(key="shape").value == "140x120"
+    assert any("round-off" in shown(e.value) for e in at.warning)
