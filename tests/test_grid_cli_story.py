@@ -119,7 +119,7 @@ def test_cli_x_zero_float64_is_a_result(capsys):
     assert d["steps_in_ulps"] == Fraction(1e-4) / Fraction(2) ** -1074 and d["steps_in_ulps"] > 2 ** 1024
     assert main(["grid", "--at", "0", "--h", "1e-4", "--dtype", "float64"]) == 0
     out = capsys.readouterr().out
-    assert "2.02e+319 ulps above x" in out and "keeps 53 significant bits" in out
+    assert "2.02e+319 ulps above x" in out and "keeps 53 binary digits" in out
 
 
 def test_cli_x_zero_float32_keeps_at_most_24_bits(capsys):

@@ -53,7 +53,7 @@ def test_answer_and_chart_come_first_after_the_controls():
 def test_one_ulp_and_the_shared_digits_are_marked():
     at = _open({"h": "1e-07"})
     answer = shown(at.info[0].value)
-    assert "1 ulp above x" in answer and "share 23 of 24 bits" in answer and "multiple of 0.5" in answer
+    assert "1 ulp above x" in answer and "first 23 of 24 binary digits" in answer and "multiple of 0.5" in answer
     text = "\n".join(m.value for m in at.markdown)
     fx = str(np.float32(math.sin(1.0)))  # 0.84147096 (torch's float32 sin agrees here)
     assert fx.startswith("0.84147")
@@ -101,7 +101,7 @@ def test_x_zero_in_float64_is_a_result_not_something_went_wrong():
     at = _open({"x": "0", "dtype": "float64"})
     assert not at.exception and len(at.error) == 0
     answer = shown(at.info[0].value)
-    assert "keeps 53 significant bits" in answer  # f(0) = 0: nothing cancels, p = 53 bits
+    assert "keeps 53 binary digits" in answer  # f(0) = 0: nothing cancels, p = 53 bits
 
 
 def test_the_step_is_labelled_in_ulps_of_x_and_counted_so():
