@@ -167,6 +167,23 @@ def test_a_check_over_its_whole_bound_states_that_bound_and_a_check_s_advice(poo
     assert message.endswith(heavy_work.CHECK_ADVICE), message  # not "Simplify the expression"
 
 
+#: A model the Grad check's model builder takes (24 layers: 4 x LIMITS.network_depth), checked in full
+#: mode: each 128x128 weight (16,512 elements, under LIMITS.full_check_elements) is 16,512 perturbed
+#: forward passes of a 256x128 batch, seconds per module, minutes for the model.
+LONG_STACK = ", ".join(["linear:128", "tanh"] * (2 * LIMITS.network_depth))
+
+
+def test_a_layer_check_over_its_bound_is_ended_with_the_layer_check_s_advice(pool):
+    from gradlab.layers.settings import LayerCheckSettings
+
+    settings = LayerCheckSettings(LONG_STACK, (256, 128), "float64", mode="full")
+    result, elapsed, bound = _run(pool, heavy_work.layers, settings, seconds=3.0)  # the page's is 30 s
+    assert isinstance(result, LimitError) and _names_a_bound(result, bound), result
+    if not waited_for_the_machine(str(result), heavy_work.BOUNDS[heavy_work.layers][0], bound):
+        assert str(result).endswith(heavy_work.LAYERS_ADVICE), result  # not "Simplify the expression"
+    assert elapsed < stopped_within(bound + GRACE_SECONDS)
+
+
 # ------------------------------------------------------------------ the CLI
 
 
