@@ -167,3 +167,40 @@ def test_the_table_figure_and_html_show_every_check():
 def test_a_model_that_cannot_run_on_the_inputs_is_one_sentence():
     with pytest.raises(GradLabError, match=r"^The model could not run on the inputs given \(RuntimeError: "):
         gradlab.check_layers(nn.Linear(3, 1).double(), _x("float64", (2, 4)))
+
+
+def test_expression_and_catalogue_activations_are_layers_through_autograd():
+    from gradlab.layers.vocabulary import parse_stack
+
+    assert parse_stack("linear:3, expr:x*tanh(x), fn:sigmoid_tanh") == (
+        ("linear", 3), ("expr", "x*tanh(x)"), ("fn", "sigmoid_tanh"))
+    model = build_model("linear:4, expr:x*tanh(x), fn:sigmoid_tanh, linear:1", (3, 2), "float64", seed=0)
+    x = _x("float64", (3, 2))
+    h = model[0](x)
+    assert torch.equal(model[1](h), h * torch.tanh(h))  # the expression language computes x*tanh(x)
+    r = gradlab.check_layers(model, x)
+    assert r.verdict == "pass" and [row.kind for row in r.rows if row.module in ("1", "2")] == ["Expression"] * 2
+
+
+@pytest.mark.parametrize("stack, words", [
+    ("expr:", "expr needs a text after the colon"),
+    ("expr:__import__('os')", "Unknown function '__import__'"),
+    ("fn:nope", "fn:nope is not in the function catalogue"),
+])
+def test_a_bad_activation_text_is_refused_in_one_sentence(stack, words):
+    from gradlab.layers.vocabulary import parse_stack
+
+    with pytest.raises(GradLabError, match=re.escape(words)):
+        parse_stack(stack)
+
+
+def test_a_loss_layer_and_a_reduction_reach_every_check():
+    from gradlab.layers.settings import LayerCheckSettings, SquaredError, run_layer_check
+
+    s = LayerCheckSettings("linear:4, wrong_swish, linear:1", (3, 2), "float64", loss="mse", reduction="mean")
+    report = run_layer_check(s)
+    assert report.layers.failing_modules == ("1",)
+    assert [row.kind for row in report.layers.rows if row.module == "3"] == ["SquaredError"]
+    assert report.whole.summary.reduction == "mean" and report.whole.verdict == "fail"
+    loss = SquaredError(torch.tensor([1.0, 2.0], dtype=torch.float64))
+    assert loss(torch.tensor([3.0, 0.0], dtype=torch.float64)).tolist() == [4.0, 4.0]

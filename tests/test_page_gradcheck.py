@@ -281,6 +281,18 @@ def test_the_model_controls_come_from_the_url():
     assert {m for m, _, _ in _layer_table(at)} == {"0", "1"}
 
 
+def test_a_loss_layer_and_a_reduction_come_from_the_url():
+    at = _open(_wrong_layer_query(stack="linear:4, expr:x*tanh(x)", input="3x5", dtype="float64",
+                                  model_loss="mse", reduction="mean"))
+    assert not at.exception and not at.error
+    assert (at.selectbox(key="model_loss").value, at.selectbox(key="reduction").value) == ("mse", "mean")
+    rows = _layer_table(at)
+    # the squared error is the last module (2), checked over its input like any layer; all pass
+    assert {m for m, _, _ in rows} == {"0", "1", "2"} and all(v == "pass" for _, _, v in rows)
+    (code,) = [c.value for c in at.code if "check_layers" in c.value]
+    assert "loss='mse'" in code and "reduction='mean'" in code
+
+
 def test_the_add_a_layer_buttons_append_to_the_stack():
     from gradlab.layers.vocabulary import LAYERS
 

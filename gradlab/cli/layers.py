@@ -23,11 +23,11 @@ import sys
 
 from gradlab.check.settings import parse_shape
 from gradlab.check.states import EXIT_CODES
-from gradlab.check.validation import MODES
+from gradlab.check.validation import MODES, REDUCTIONS
 from gradlab.cli.common import records, to_json
 from gradlab.errors import GradLabError
 from gradlab.layers.check import CALLS
-from gradlab.layers.settings import LayerCheckSettings, run_layer_check
+from gradlab.layers.settings import LOSSES, LayerCheckSettings, run_layer_check
 from gradlab.layers.vocabulary import LAYERS
 from gradlab.limits import LIMITS
 from gradlab.numerics.dtypes import DTYPE_NAMES
@@ -54,6 +54,9 @@ def register(subparsers) -> None:
     p.add_argument("--mode", choices=MODES, default=MODES[0], help="each module's check mode")
     p.add_argument("--calls", choices=CALLS, default="first",
                    help="a module called several times: checked at its first call, or at each")
+    p.add_argument("--loss", choices=LOSSES, default="none",
+                   help="none: check the model's outputs; mse: a last layer, the squared error to a seeded target")
+    p.add_argument("--reduction", choices=REDUCTIONS, default="sum", help="how every check reduces its outputs")
     p.add_argument("--seed", type=int, default=0, help="the weights', the input's and the checks' seed")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.set_defaults(run=run)
@@ -63,7 +66,7 @@ def run(args) -> int:
     """Run the layer check described by parsed ``args``; print it as a table or JSON."""
     try:
         settings = LayerCheckSettings(args.stack, parse_shape(args.input), args.dtype, args.mode, args.seed,
-                                      args.calls).validated()
+                                      args.calls, args.loss, args.reduction).validated()
         text, status = run_in_child(_output, settings, args.format,
                                     seconds=LIMITS.full_check_seconds + LIMITS.request_seconds,
                                     what="the layer check",
@@ -96,7 +99,7 @@ def report_json(report) -> dict:
     whole = report.whole.summary
     return to_json({
         "stack": s.stack, "input_shape": list(s.input_shape), "dtype": s.dtype, "mode": s.mode, "seed": s.seed,
-        "calls": s.calls, "verdict": report.layers.verdict, "answer": report.layers.answer,
+        "calls": s.calls, "loss": s.loss, "reduction": s.reduction, "verdict": report.layers.verdict, "answer": report.layers.answer,
         "failing_modules": list(report.layers.failing_modules), "exit_code": EXIT_CODES[report.layers.verdict],
         "rows": records(report.layers.table),
         "whole_model": {"verdict": whole.verdict, "headline": whole.headline,

@@ -22,8 +22,9 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 import torch
+from torch import nn
 
-from gradlab.check.validation import MODES, choose
+from gradlab.check.validation import MODES, REDUCTIONS, choose
 from gradlab.errors import GradLabError
 from gradlab.layers.check import CALLS, check_layers
 from gradlab.layers.result import LayersResult
@@ -31,7 +32,11 @@ from gradlab.layers.vocabulary import build_model, parse_stack
 from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.dtypes import DTYPE_NAMES, facts
 
-__all__ = ["LayerCheckSettings", "LayerReport", "run_layer_check", "python_call"]
+__all__ = ["LayerCheckSettings", "LayerReport", "run_layer_check", "python_call", "LOSSES", "with_loss",
+           "SquaredError"]
+
+#: The losses a vocabulary model can end in: none (its outputs) or the squared error to a target.
+LOSSES = ("none", "mse")
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,8 @@ class LayerCheckSettings:
     mode: str = "blocks"
     seed: int = 0
     calls: str = "first"
+    loss: str = "none"  # "none": the model's outputs; "mse": a last layer, the squared error to a seeded target
+    reduction: str = "sum"  # how every check reduces its outputs to the checked scalar (sum or mean)
 
     def validated(self) -> "LayerCheckSettings":
         """These settings, refused in one sentence if any value is out of range."""
@@ -51,6 +58,8 @@ class LayerCheckSettings:
         choose("dtype", self.dtype, DTYPE_NAMES)
         choose("mode", self.mode, MODES)
         choose("calls", self.calls, CALLS)
+        choose("loss", self.loss, LOSSES)
+        choose("reduction", self.reduction, REDUCTIONS)
         if not self.input_shape or any(int(n) < 1 for n in self.input_shape):
             raise GradLabError(f"The input shape {self.input_shape} needs positive sizes, batch first.")
         elements = 1
@@ -74,11 +83,35 @@ def run_layer_check(settings: LayerCheckSettings, progress: Callable[[int, int],
     from gradlab.check.api import gradcheck
 
     s = settings.validated()
-    model = build_model(s.stack, s.input_shape, s.dtype, seed=s.seed)
+    model = with_loss(build_model(s.stack, s.input_shape, s.dtype, seed=s.seed), s, _input(s))
     x = _input(s)
-    layers = check_layers(model, x, mode=s.mode, seed=s.seed, calls=s.calls, progress=progress)
-    whole = gradcheck(model, x, wrt="parameters", mode=s.mode, seed=s.seed)
+    layers = check_layers(model, x, mode=s.mode, seed=s.seed, calls=s.calls, reduction=s.reduction,
+                          progress=progress)
+    whole = gradcheck(model, x, wrt="parameters", mode=s.mode, seed=s.seed, reduction=s.reduction)
     return LayerReport(s, layers, whole)
+
+
+class SquaredError(nn.Module):
+    """The loss as a last layer: (y - target)² per element, the target drawn from the seed (the
+    checks reduce it by the settings' reduction, as MSELoss(reduction=...) would)."""
+
+    def __init__(self, target: torch.Tensor):
+        super().__init__()
+        self.register_buffer("target", target)
+
+    def forward(self, y):
+        return (y - self.target) ** 2
+
+
+def with_loss(model: nn.Sequential, s: LayerCheckSettings, x: torch.Tensor) -> nn.Sequential:
+    """``model`` with the settings' loss as its last module (itself for loss "none")."""
+    if s.loss == "none":
+        return model
+    with torch.no_grad():
+        shape = model(x).shape
+    gen = torch.Generator().manual_seed(s.seed + 2)
+    target = torch.randn(*shape, generator=gen, dtype=torch.float64).to(facts(s.dtype).torch_dtype)
+    return nn.Sequential(*model, SquaredError(target))
 
 
 def _input(s: LayerCheckSettings) -> torch.Tensor:
@@ -90,12 +123,17 @@ def python_call(settings: LayerCheckSettings) -> str:
     """The Python lines that reproduce this check (the page shows them)."""
     s = settings
     shape = ", ".join(str(n) for n in s.input_shape)
-    return (f"import torch, gradlab\n"
-            f"from gradlab.layers.vocabulary import build_model\n"
-            f"model = build_model({s.stack!r}, ({shape}{',' if len(s.input_shape) == 1 else ''}), "
-            f"{s.dtype!r}, seed={s.seed})\n"
-            f"x = torch.randn({shape}, generator=torch.Generator().manual_seed({s.seed + 1}), "
-            f"dtype=torch.float64).to({facts(s.dtype).torch_dtype})\n"
-            f"result = gradlab.check_layers(model, x, mode={s.mode!r}, seed={s.seed}, calls={s.calls!r})\n"
-            f"print(result.answer)\n"
-            f"result.table")
+    lines = ["import torch, gradlab",
+             "from gradlab.layers.vocabulary import build_model",
+             f"model = build_model({s.stack!r}, ({shape}{',' if len(s.input_shape) == 1 else ''}), "
+             f"{s.dtype!r}, seed={s.seed})",
+             f"x = torch.randn({shape}, generator=torch.Generator().manual_seed({s.seed + 1}), "
+             f"dtype=torch.float64).to({facts(s.dtype).torch_dtype})"]
+    if s.loss != "none":
+        lines += ["from gradlab.layers.settings import LayerCheckSettings, with_loss",
+                  f"model = with_loss(model, {s!r}, x)  # the loss as the last layer"]
+    lines += [f"result = gradlab.check_layers(model, x, mode={s.mode!r}, seed={s.seed}, calls={s.calls!r}, "
+              f"reduction={s.reduction!r})",
+              "print(result.answer)",
+              "result.table"]
+    return "\n".join(lines)

@@ -8,6 +8,11 @@ width) and keeps height and width; ``attention:H`` is self-attention with H head
 (batch, sequence, features); ``gru:N`` runs over (batch, sequence, features) and returns
 its outputs.
 
+Two layers take a text instead of a size: ``expr:x*tanh(x)`` is an elementwise activation
+written in GradLab's expression language (parsed, never run as Python), ``fn:sigmoid_tanh`` one
+of the function catalogue's (:data:`gradlab.teaching.catalogue.CATALOGUE`), both through
+autograd. A comma inside an expression's parentheses does not end the layer.
+
 ``wrong_swish`` is GradLab's deliberately wrong layer, for teaching: its forward is
 x·sigmoid(x), and its hand-written backward forgets the product rule (it returns
 sigmoid(x), the derivative of x·s with s held constant). Everything else is stock
@@ -31,7 +36,7 @@ from torch import nn
 from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS
 
-__all__ = ["Layer", "LAYERS", "LAYER_NAMES", "parse_stack", "build_model", "WrongSwish", "Swish"]
+__all__ = ["Layer", "LAYERS", "LAYER_NAMES", "parse_stack", "build_model", "WrongSwish", "Swish", "Expression"]
 
 
 class _SwishFunction(torch.autograd.Function):
@@ -78,6 +83,31 @@ class WrongSwish(nn.Module):
         return _WrongSwishFunction.apply(x)
 
 
+class Expression(nn.Module):
+    """An elementwise activation from GradLab's expression language (autograd through it)."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        from gradlab.numerics.expressions import parse
+
+        self.text = text
+        self._fn = parse(text)
+
+    def forward(self, x):
+        return self._fn(x)
+
+    def extra_repr(self) -> str:
+        return self.text
+
+
+def _catalogue_expression(key: str) -> str:
+    from gradlab.teaching.catalogue import CATALOGUE
+
+    if key not in CATALOGUE:
+        raise GradLabError(f"fn:{key} is not in the function catalogue: pick one of {', '.join(CATALOGUE)}.")
+    return CATALOGUE[key].expression
+
+
 class _SelfAttention(nn.Module):
     def __init__(self, features: int, heads: int):
         super().__init__()
@@ -101,11 +131,12 @@ class Layer:
     """One name of the stack language: how it builds from the input's shape and its number."""
 
     name: str
-    build: Callable[[tuple[int, ...], int | None], nn.Module]  # (input shape, N) -> module
-    needs_number: bool
+    build: Callable[[tuple[int, ...], int | str | None], nn.Module]  # (input shape, N or text) -> module
+    needs_number: bool  # takes a size (linear:16)
     shape_after: Callable[[tuple[int, ...], int | None], tuple[int, ...]]
     min_dims: int  # dimensions the input needs (batch included)
     help: str
+    needs_text: bool = False  # takes a text (expr:x*tanh(x), fn:sigmoid_tanh)
 
 
 def _same(shape, n):
@@ -136,6 +167,11 @@ _ROWS = (
             "x·sigmoid(x) with a deliberately wrong hand-written backward (for teaching)" if name == "wrong_swish"
             else "x·sigmoid(x) with a hand-written backward" if name == "swish" else f"elementwise {name}")
       for name, cls in _ACTIVATIONS.items()),
+    Layer("expr", lambda s, text: Expression(text), False, _same, 1,
+          "expr:<f(x)>, an elementwise activation in GradLab's expression language, e.g. expr:x*tanh(x)",
+          needs_text=True),
+    Layer("fn", lambda s, key: Expression(_catalogue_expression(key)), False, _same, 1,
+          "fn:<name>, a function of the catalogue as an activation, e.g. fn:sigmoid_tanh", needs_text=True),
 )
 LAYERS = {layer.name: layer for layer in _ROWS}
 LAYER_NAMES = tuple(LAYERS)
@@ -146,10 +182,10 @@ def parse_stack(text: str) -> tuple[tuple[str, int | None], ...]:
     when a name is unknown, a number is missing or not a positive integer, or the stack is
     empty or longer than LIMITS.network_depth x 4 layers.
 
-    >>> parse_stack("linear:16, tanh")
-    (('linear', 16), ('tanh', None))
+    >>> parse_stack("linear:16, tanh, expr:x*tanh(x)")
+    (('linear', 16), ('tanh', None), ('expr', 'x*tanh(x)'))
     """
-    parts = [p.strip() for p in text.split(",") if p.strip()]
+    parts = [p.strip() for p in _top_level_commas(text) if p.strip()]
     if not parts:
         raise GradLabError("The stack has no layers: name them with commas, e.g. 'linear:16, tanh, linear:1'.")
     if len(parts) > 4 * LIMITS.network_depth:
@@ -160,6 +196,9 @@ def parse_stack(text: str) -> tuple[tuple[str, int | None], ...]:
         name = name.strip().lower()
         if name not in LAYERS:
             raise GradLabError(f"Unknown layer {name!r}: the layers are {', '.join(LAYER_NAMES)}.")
+        if LAYERS[name].needs_text:
+            out.append((name, _activation_text(name, number.strip(), part)))
+            continue
         if LAYERS[name].needs_number != bool(number.strip()):
             raise GradLabError(f"{name} {'needs a size, as in ' + name + ':16' if LAYERS[name].needs_number else 'takes no size'}"
                                f" (got {part!r}).")
@@ -170,6 +209,34 @@ def parse_stack(text: str) -> tuple[tuple[str, int | None], ...]:
             n = int(number)
         out.append((name, n))
     return tuple(out)
+
+
+def _activation_text(name: str, text: str, part: str) -> str:
+    """The text of an ``expr:``/``fn:`` layer, refused in one sentence when it does not parse."""
+    if not text:
+        raise GradLabError(f"{name} needs a text after the colon, as in {LAYERS[name].help.split(',')[0]} "
+                           f"(got {part!r}).")
+    expression = _catalogue_expression(text) if name == "fn" else text
+    from gradlab.numerics.expressions import parse
+
+    parse(expression)  # refuses in its own words what the expression language cannot read
+    return text
+
+
+def _top_level_commas(text: str) -> list[str]:
+    """``text`` cut at the commas outside parentheses (an expression's own commas stay).
+
+    >>> _top_level_commas("linear:4, expr:max(x, 0), tanh")
+    ['linear:4', ' expr:max(x, 0)', ' tanh']
+    """
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == "," and depth <= 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
 
 
 def build_model(stack: str, input_shape: tuple[int, ...], dtype: str, seed: int = 0) -> nn.Sequential:

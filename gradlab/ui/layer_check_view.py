@@ -12,7 +12,8 @@ parameter (the chain rule carries a wrong backward to every parameter before it)
 layer-by-layer check names the module whose backward is wrong.
 
 Every name and help of the stack comes from :data:`gradlab.layers.vocabulary.LAYERS`; widget
-keys are URL parameters (``stack``, ``input``, ``dtype``, ``mode``, ``seed``, ``calls``).
+keys are URL parameters (``stack``, ``input``, ``dtype``, ``mode``, ``seed``, ``calls``, ``model_loss``,
+``reduction``; ``dtype``, ``mode``, ``seed`` and ``reduction`` are shared with the function view).
 
 >>> layer_snippet("linear"), layer_snippet("attention"), layer_snippet("tanh")
 ('linear:8', 'attention:2', 'tanh')
@@ -27,11 +28,11 @@ import streamlit as st
 from gradlab.answers import Answer
 from gradlab.check.settings import parse_shape
 from gradlab.check.states import STATES
-from gradlab.check.validation import MODES
+from gradlab.check.validation import MODES, REDUCTIONS
 from gradlab.figures.layers import layers_figure
 from gradlab.layers.check import CALLS
 from gradlab.layers.result import SKIPPED
-from gradlab.layers.settings import LayerCheckSettings, python_call
+from gradlab.layers.settings import LOSSES, LayerCheckSettings, python_call
 from gradlab.layers.vocabulary import LAYERS
 from gradlab.limits import LIMITS
 from gradlab.literal_text import markdown_literal
@@ -98,7 +99,13 @@ def layer_controls(width: int = 115) -> LayerCheckSettings:
                             help="Draws the weights and the input.")
         calls = bound_selectbox("calls of a module called more than once", "calls", CALLS,
                                 help="first: check a shared module at its first call; all: at each.")
-    return LayerCheckSettings(stack, parse_shape(shape), dtype, mode, int(seed), calls).validated()
+        loss = bound_selectbox("loss", "model_loss", LOSSES,  # the function view's "loss" has other options
+                               help="none: check the model's outputs; mse: a last layer, the squared error to "
+                                    "a target drawn from the seed (checked as a module too).")
+        reduction = bound_selectbox("reduction", "reduction", REDUCTIONS,
+                                    help="How every check reduces the outputs to the number it differentiates: "
+                                         "sum, mean, or none (each output element weighted by 1).")
+    return LayerCheckSettings(stack, parse_shape(shape), dtype, mode, int(seed), calls, loss, reduction).validated()
 
 
 @st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds,
