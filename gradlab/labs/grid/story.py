@@ -114,10 +114,11 @@ def grid_answer(r: GridDifference) -> str:
     tangent = "" if not math.isfinite(r.tangent) else f", where the tangent's slope is {r.tangent:.4g}"
     # no "so" between shared and kept bits: a borrow (0b0111 vs 0b1000) cancels more than the shared bits
     decimal = max(1, round(r.kept_bits * math.log10(2)))
+    # as short as the chart's first screen allows (a longer answer pushed the chart below 720 px)
     return (f"{first} f(x) and f(x+h) agree in their first {r.shared_bits} of {r.precision_bits} binary "
-            f"digits, which the subtraction cancels; their difference keeps {r.kept_bits} binary "
-            f"digit{'' if r.kept_bits == 1 else 's'} of the exact one (about {decimal} decimal), so the "
-            f"slope can only be a multiple of {r.quantum:.3g}: here {r.secant:.4g}{tangent}.")
+            f"digits; their difference keeps {r.kept_bits} binary digit{'' if r.kept_bits == 1 else 's'} "
+            f"(about {decimal} decimal), so the slope is a multiple of {r.quantum:.3g}: here "
+            f"{r.secant:.4g}{tangent}.")
 
 
 def secant_series(settings: GridSettings, per_decade: int = 10) -> pd.DataFrame:
