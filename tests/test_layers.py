@@ -41,8 +41,8 @@ def test_a_wrong_custom_activation_is_named_in_every_position(position, dtype):
 
 
 @pytest.mark.parametrize("dtype, relative", [("float64", 10.0), ("float32", 0.5)])
-@pytest.mark.parametrize("position", [0, 3, 5])
-def test_a_one_element_error_in_a_linear_weight_is_named_at_its_layer(position, dtype, relative):
+@pytest.mark.parametrize("position", [0, 2, 3, 5])  # every layer of SIX with a weight (2 is the LayerNorm)
+def test_a_one_element_error_in_a_weight_is_named_at_its_layer(position, dtype, relative):
     model = build_model(", ".join(SIX), (4, 5), dtype, seed=1)
     x = _x(dtype)
     # the model's input at the planted layer: plant_error sizes the error from that layer's gradient
@@ -53,7 +53,7 @@ def test_a_one_element_error_in_a_linear_weight_is_named_at_its_layer(position, 
     # planted identity (where the wrong backward is): every failing module is that layer or in it
     assert r.failing_modules[0] == str(position)
     assert all(m.startswith(f"{position}.parametrizations.weight") for m in r.failing_modules[1:])
-    assert re.match(rf"{position} \(ParametrizedLinear\): wrong gradient with respect to its parameters at "
+    assert re.match(rf"{position} \(Parametrized(Linear|LayerNorm)\): wrong gradient with respect to its parameters at "
                     r"parametrizations\.weight\.original\[\d+, \d+\]; every other module passes\.$", r.answer)
     assert all(row.verdict == "pass" for row in r.rows if not row.module.startswith(str(position)))
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -249,6 +251,18 @@ def test_the_answer_and_the_chart_come_right_after_the_model_controls():
     assert order[last_control + 1:last_control + 3] == [ANSWER, CHART]
     chart = dict(reading_order(at.main))[CHART]
     assert "plotly_chart" in [c.type for c in chart.children.values()]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("position", range(6))
+def test_the_wrong_layer_is_named_in_every_position_of_six(position, dtype):
+    six = ["linear:16", "tanh", "layernorm", "linear:8", "gelu", "linear:1"]
+    stack = ", ".join(six[:position] + ["wrong_swish"] + six[position + 1:])
+    at = _open(_wrong_layer_query(stack=stack, dtype=dtype))
+    assert not at.exception
+    assert {m for m, _, v in _layer_table(at) if v == "fail"} == {str(position)}
+    (box,) = dict(reading_order(at.main))[ANSWER].children.values()
+    assert shown(box.value).startswith(f"Module {position} (WrongSwish, a custom autograd.Function): wrong")
 
 
 def test_the_same_model_in_float64_still_names_module_3():
