@@ -18,7 +18,8 @@ For every page (gradlab.ui.navigation.PAGES) and N runs each, in a fresh browser
    (Streamlit's bundle, Plotly and the websocket are already loaded).
 
 ``--floor`` measures the same on ``benchmarks/floor_app.py`` (one slider, one
-chart, nothing else) in the same run: Streamlit's and Plotly's own cost on this
+chart, nothing else) just before each page, its server running beside GradLab's, so
+page and floor share the machine's load: Streamlit's and Plotly's own cost on this
 machine, which no page can beat. The targets are then ratios to it
 (``benchmarks/floor_ratios.py``): each page's first chart <= 1.25x the floor's on a
 first visit and <= 1.5x on a returning visit, its interaction <= 1.5x the floor's
@@ -247,23 +248,19 @@ def _cell(seconds: float | None, floor: float | None = None) -> str:
     return f"{seconds:.2f}" + (f" ({seconds / floor:.1f}x)" if floor else "")
 
 
-def _floor(browser_factory, port: int, runs: int) -> dict:
-    """The floor app's medians (its first chart and slider input; it has no navigation)."""
+def _floor(browser, base: str, runs: int) -> dict:
+    """The floor app's medians (its first chart and slider input; it has no navigation), measured
+    just before each page: a machine busier later made every ratio larger when the floor was
+    measured once before all the pages (load 1.5 then, 5.2-5.8 during the pages)."""
     load_before = os.getloadavg()[0]
-    proc = _start_app(port, "benchmarks/floor_app.py")
-    base = f"http://127.0.0.1:{port}"
-    try:
-        browser = browser_factory()
-        first_chart_s(browser, base, FLOOR_PATH)  # warm-up, as for the pages
-        loads = [first_chart_s(browser, base, FLOOR_PATH)[0] for _ in range(runs)]
-        returns = [first_chart_s(browser, base, FLOOR_PATH, returning=True)[0] for _ in range(runs)]
-        inputs = [interaction_s(browser, base, FLOOR_PATH)[0] for _ in range(runs)]
-        browser.close()
-    finally:
-        stop_process(proc)
-    # measured before the pages: a machine busier later makes every ratio larger
+    loads = [first_chart_s(browser, base, FLOOR_PATH)[0] for _ in range(runs)]
+    returns = [first_chart_s(browser, base, FLOOR_PATH, returning=True)[0] for _ in range(runs)]
+    inputs = [interaction_s(browser, base, FLOOR_PATH)[0] for _ in range(runs)]
     return {"load": statistics.median(loads), "return": statistics.median(returns),
             "input": statistics.median(inputs), "loadavg": (load_before, os.getloadavg()[0])}
+
+
+_NO_FLOOR = {"load": None, "return": None, "input": None}
 
 
 def main() -> None:
@@ -285,22 +282,26 @@ def main() -> None:
     with sync_playwright() as pw:
         launch = lambda: pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True,  # noqa: E731
                                             args=list(CHROMIUM_ARGS))
-        floor = _floor(launch, args.port + 1, args.runs) if args.floor else {"load": None, "return": None, "input": None}
         proc = _start_app(args.port)
-        base = f"http://127.0.0.1:{args.port}"
+        floor_proc = _start_app(args.port + 1, "benchmarks/floor_app.py") if args.floor else None
+        base, floor_base = f"http://127.0.0.1:{args.port}", f"http://127.0.0.1:{args.port + 1}"
         try:
             browser = launch()
             for path in paths:  # one warm-up load per page: imports and caches, not what a class feels
                 first_chart_s(browser, base, path)
+            if args.floor:
+                first_chart_s(browser, floor_base, FLOOR_PATH)  # the floor's warm-up, as for the pages
             print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
             print(f"{'page':<10} {'first visit (s)':>17} {'returning (s)':>17} {'navigation (s)':>15} "
                   f"{'interaction (s)':>17}  input")
-            if args.floor:
-                print(f"{'(floor)':<10} {_cell(floor['load']):>17} {_cell(floor['return']):>17} {'-':>15} "
-                      f"{_cell(floor['input']):>17}  slider +1 step: benchmarks/floor_app.py "
-                      f"(1-min load average {floor['loadavg'][0]:.2f} -> {floor['loadavg'][1]:.2f} meanwhile)")
             ratios: dict[str, list[dict]] = {}
+            floor = _NO_FLOOR
             for path in paths:
+                if args.floor:  # measured right before each page: both under the same load
+                    floor = _floor(browser, floor_base, args.runs)
+                    print(f"{'(floor)':<10} {_cell(floor['load']):>17} {_cell(floor['return']):>17} {'-':>15} "
+                          f"{_cell(floor['input']):>17}  slider +1 step: benchmarks/floor_app.py "
+                          f"(1-min load average {floor['loadavg'][0]:.2f} -> {floor['loadavg'][1]:.2f})")
                 m = _measure(browser, base, path, args.runs)
                 if args.floor:  # the targets are ratios to the floor's, measured in this run
                     ratios[path or "home"] = felt_ratios(m, floor)
@@ -318,6 +319,8 @@ def main() -> None:
             browser.close()
         finally:
             stop_process(proc)
+            if floor_proc is not None:
+                stop_process(floor_proc)
     if args.floor:
         _print_ratios(ratios, args.runs)
     else:
