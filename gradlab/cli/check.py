@@ -26,12 +26,10 @@ from gradlab.check.states import EXIT_CODES, STATES
 from gradlab.check.builtin_models import LOSSES, MODELS
 from gradlab.check.settings import CheckSettings, parse_shape, run_check
 from gradlab.check.validation import GRAD_OUTPUTS, MODES, REDUCTIONS
-from gradlab.cli.common import to_json
-from gradlab.errors import GradLabError
+from gradlab.cli.common import run_check_command, to_json
 from gradlab.limits import LIMITS
 from gradlab.server.deadline import paced_progress
 from gradlab.server.heavy_work import CLI_CHECK_ADVICE
-from gradlab.server.pool import run_in_child
 from gradlab.numerics.dtypes import DTYPE_NAMES
 from gradlab.numerics.schemes import SCHEME_NAMES
 
@@ -95,19 +93,8 @@ def _settings(args) -> CheckSettings:
 
 def run(args) -> int:
     """Run the check described by parsed ``args``; print it as a table or JSON."""
-    try:
-        settings = _settings(args)
-        # In a child process, as on the server: over LIMITS.full_check_seconds (projected from
-        # its pace), LIMITS.request_seconds more, or LIMITS.worker_memory_mb it is ended.
-        text, status = run_in_child(_output, settings, args.format,
-                                    seconds=LIMITS.full_check_seconds + LIMITS.request_seconds,
-                                    what="the check", bound_name="LIMITS.full_check_seconds + LIMITS.request_seconds",
-                                    advice=CLI_CHECK_ADVICE)
-    except GradLabError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    sys.stdout.write(text)
-    return status
+    return run_check_command(lambda: _settings(args), _output, args.format, what="the check",
+                             advice=CLI_CHECK_ADVICE)
 
 
 def _output(settings: CheckSettings, format: str) -> tuple[str, int]:

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
+from typing import Callable
 
-__all__ = ["OneLineParser", "finite_float", "to_json", "records"]
+__all__ = ["OneLineParser", "finite_float", "to_json", "records", "run_check_command"]
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -53,3 +55,24 @@ def to_json(value):
 def records(frame) -> list[dict]:
     """A DataFrame's rows as JSON-safe dicts."""
     return [to_json(row) for row in frame.astype(object).to_dict(orient="records")]
+
+
+def run_check_command(settings: Callable, output: Callable, format: str, *, what: str, advice: str) -> int:
+    """What ``check`` and ``layers`` do: ``settings()`` (the one frozen, validated settings object),
+    then ``output(settings, format) -> (text, status)`` in a child process, as on the server (over
+    LIMITS.full_check_seconds projected from its pace, LIMITS.request_seconds more, or
+    LIMITS.worker_memory_mb it is ended); the text printed and the status returned, or a
+    GradLabError as one ``error:`` line and status 2."""
+    from gradlab.errors import GradLabError
+    from gradlab.limits import LIMITS
+    from gradlab.server.pool import run_in_child
+
+    try:
+        text, status = run_in_child(output, settings(), format,
+                                    seconds=LIMITS.full_check_seconds + LIMITS.request_seconds, what=what,
+                                    bound_name="LIMITS.full_check_seconds + LIMITS.request_seconds", advice=advice)
+    except GradLabError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    sys.stdout.write(text)
+    return status

@@ -24,14 +24,11 @@ import sys
 from gradlab.check.settings import parse_shape
 from gradlab.check.states import EXIT_CODES
 from gradlab.check.validation import MODES, REDUCTIONS
-from gradlab.cli.common import records, to_json
-from gradlab.errors import GradLabError
+from gradlab.cli.common import records, run_check_command, to_json
 from gradlab.layers.check import CALLS
 from gradlab.layers.settings import LOSSES, LayerCheckSettings, run_layer_check
 from gradlab.layers.vocabulary import LAYERS
-from gradlab.limits import LIMITS
 from gradlab.numerics.dtypes import DTYPE_NAMES
-from gradlab.server.pool import run_in_child
 
 __all__ = ["register", "run", "report_json"]
 
@@ -64,19 +61,9 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Run the layer check described by parsed ``args``; print it as a table or JSON."""
-    try:
-        settings = LayerCheckSettings(args.stack, parse_shape(args.input), args.dtype, args.mode, args.seed,
-                                      args.calls, args.loss, args.reduction).validated()
-        text, status = run_in_child(_output, settings, args.format,
-                                    seconds=LIMITS.full_check_seconds + LIMITS.request_seconds,
-                                    what="the layer check",
-                                    bound_name="LIMITS.full_check_seconds + LIMITS.request_seconds",
-                                    advice=_ADVICE)
-    except GradLabError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    sys.stdout.write(text)
-    return status
+    settings = lambda: LayerCheckSettings(args.stack, parse_shape(args.input), args.dtype,  # noqa: E731
+                                          args.mode, args.seed, args.calls, args.loss, args.reduction).validated()
+    return run_check_command(settings, _output, args.format, what="the layer check", advice=_ADVICE)
 
 
 def _output(settings: LayerCheckSettings, format: str) -> tuple[str, int]:
