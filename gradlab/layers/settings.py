@@ -83,8 +83,8 @@ def run_layer_check(settings: LayerCheckSettings, progress: Callable[[int, int],
     from gradlab.check.api import gradcheck
 
     s = settings.validated()
-    model = with_loss(build_model(s.stack, s.input_shape, s.dtype, seed=s.seed), s, _input(s))
     x = _input(s)
+    model = with_loss(build_model(s.stack, s.input_shape, s.dtype, seed=s.seed), s, x)
     layers = check_layers(model, x, mode=s.mode, seed=s.seed, calls=s.calls, reduction=s.reduction,
                           progress=progress)
     whole = gradcheck(model, x, wrt="parameters", mode=s.mode, seed=s.seed, reduction=s.reduction)
