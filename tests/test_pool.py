@@ -173,6 +173,14 @@ def test_other_calls_are_answered_while_one_worker_is_stuck_in_c(pool):
     assert isinstance(box["outcome"], Superseded), box
 
 
+def _fresh_process(script: str) -> subprocess.CompletedProcess:
+    """``script`` run in a fresh single-threaded Python (gradlab and tests/ importable), asserted to exit 0."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), str(REPO_ROOT / "tests")])}
+    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    return run
+
+
 def test_run_in_child_is_bounded_like_the_pool():
     """In a fresh single-threaded process, as the CLI is (this suite's process has threads)."""
     script = ("import time, pool_probes\n"
@@ -184,9 +192,7 @@ def test_run_in_child_is_bounded_like_the_pool():
               "    run_in_child(pool_probes.c_power, seconds=1.0, what='a big power')\n"
               "except LimitError as err:\n"
               "    print(round(time.monotonic() - start, 2), err)\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), str(REPO_ROOT / "tests")])}
-    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
-    assert run.returncode == 0, run.stderr
+    run = _fresh_process(script)
     assert "a big power took longer than 1 s" in run.stdout.split(" ", 1)[1], run.stdout
 
 
@@ -199,9 +205,7 @@ def test_run_in_child_runs_torch_ops_after_the_parent_used_its_threads():
               "torch.ones(1500, 1500) @ torch.ones(1500, 1500)  # the parent's OpenMP team, 2 threads\n"
               "from gradlab.server.pool import run_in_child\n"
               "print(run_in_child(pool_probes.matmul, 1000, seconds=10, what='a matmul'))\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), str(REPO_ROOT / "tests")])}
-    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
-    assert run.returncode == 0, run.stderr
+    run = _fresh_process(script)
     assert run.stdout.strip() == "1000.0"  # a row of ones times a column of ones
 
 
