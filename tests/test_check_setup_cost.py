@@ -75,10 +75,11 @@ def test_a_small_default_check_evaluates_fn_at_x_only_for_its_repeatability():
     fn = _Counting()
     x = torch.linspace(-1, 1, 24, dtype=torch.float64)  # 24 elements: 3 blocks of 8, 2 points each
     assert check_gradient(fn, x).verdict == "pass"
-    # fn twice at x (is it repeatable?), the second call reused as fn at x, then the 6 stencil
-    # rows one by one (too few to pay for probing vmap or direct calls); the left-out constant
-    # part is dropped from the reused output as from every row's
-    assert fn.without_grad == 2 + 6
+    # fn once at x without grad (reused as fn at x), its forward pass with grad as the second
+    # call that shows it repeatable, then the 6 stencil rows one by one (too few to pay for
+    # probing vmap or direct calls); the left-out constant part is dropped from the reused
+    # output as from every row's
+    assert (fn.without_grad, fn.with_grad) == (1 + 6, 1)
 
 
 def test_the_threads_setting_is_restored_after_a_check():

@@ -68,6 +68,15 @@ def test_dropout_in_training_mode_is_stopped_with_its_cause():
         gradlab.gradcheck(lambda t: F.dropout(t, 0.5, training=True), x)
 
 
+def test_an_fn_that_rounds_otherwise_with_grad_is_not_called_random():
+    # a forward pass with grad may take another kernel (a fused attention path): an output 1e-6
+    # away (far above a few roundings) is not randomness when fn without grad repeats itself
+    def fn(t):
+        return t.sin() + (1e-6 if torch.is_grad_enabled() else 0.0)
+
+    assert gradlab.gradcheck(fn, torch.linspace(-1, 1, 6, dtype=torch.float64)).verdict == "pass"
+
+
 def test_an_fn_changing_its_input_in_place_is_stopped_with_its_cause():
     def fn(t):
         t.data.add_(1)

@@ -45,7 +45,7 @@ from typing import Any, Callable, Sequence
 import torch
 
 from gradlab.check.arguments import Arguments, module_arguments, parse_arguments
-from gradlab.check.behaviour import check_repeatable, check_user_step
+from gradlab.check.behaviour import check_user_step, confirm_repeatable, first_call
 from gradlab.check.batching import FEW_ROWS, FlatInputs, single_threaded_ops
 from gradlab.check.blocks import BLOCK, block_directions, block_size
 from gradlab.check.measure import measure_values
@@ -218,10 +218,11 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
     pace = forecast_check(None if over_full_bound else progress, numeric_call, xs,
                           torch.float64 if numeric_float64 else None, perturbations=count, unit=unit,
                           points=stencil_points(s), workers=workers, complex_step=s.complex_step)
-    at_x = check_repeatable(call, xs)
+    at_x = first_call(call, xs)
     # one forward pass with grad: the output parts that need no gradient are left out (as torch
     # does) and the backward runs twice on its graph, to measure its own nondeterminism
     side = autograd_side(call, xs, reduction, grad_outputs, seed)
+    confirm_repeatable(call, xs, at_x, side.parts)  # fn twice at x: that pass is its second call
     call, g, y, v = side.call, side.gradient, side.output, side.weights
     numeric_call = leave_out(numeric_call, call)
     spread = backward_spread(g, side.again)

@@ -132,6 +132,7 @@ class AutogradSide:
     gradient: torch.Tensor  # flat, float64
     again: torch.Tensor  # the same backward run a second time on the same graph (its nondeterminism)
     output: torch.Tensor  # the checked output parts as one real vector
+    parts: list[torch.Tensor]  # every output part of that forward pass, detached (repeatability compares them)
     weights: torch.Tensor | None  # grad_outputs ("none" only)
 
 
@@ -150,13 +151,14 @@ def autograd_side(call, xs: list[torch.Tensor], reduction: str, grad_outputs, se
     with torch.enable_grad():
         out = call(*leaves)
         parts = output_parts(out)
+        every = [t.detach() for _, t in parts]
         constant = frozenset(name for name, t in parts if not t.requires_grad)
         if constant and len(constant) < len(parts):
             call, out = leave_out(call, constant), without_parts(out, constant)
         y, target, seed_grad, v = _loss(out, reduction, grad_outputs, seed)
         first = torch.autograd.grad(target, leaves, grad_outputs=seed_grad, allow_unused=True, retain_graph=True)
         again = torch.autograd.grad(target, leaves, grad_outputs=seed_grad, allow_unused=True)
-    return AutogradSide(call, _flat_gradient(first, leaves), _flat_gradient(again, leaves), y.detach(), v)
+    return AutogradSide(call, _flat_gradient(first, leaves), _flat_gradient(again, leaves), y.detach(), every, v)
 
 
 def _loss(out, reduction: str, grad_outputs, seed: int):
