@@ -3,7 +3,9 @@
 Over the stock-module corpus (gradlab.testing.modules, float64, parameters), prints per
 module the same-run medians of: torch fast_mode, GradLab blocks, GradLab full, and the bare
 minimum of a full check (2 evaluations of fn per element, no verdict machinery), with the
-ratios blocks/fast_mode and full/bare. Run: ``python benchmarks/bench_default_mode.py
+ratios blocks/fast_mode and full/bare. A pass's words (``result.summary``) are built when
+first read, as torch's fast mode builds its message only on a failure; the ``+words`` column
+times the check with its summary read too. Run: ``python benchmarks/bench_default_mode.py
 [--repeat 3] [--only Linear GRU] [--clock cpu] [--threads 1]``. ``--clock cpu`` times the
 process's CPU seconds (every thread's) instead of the wall clock: on a shared, loaded machine
 the wall clock of a few-millisecond check is mostly waiting for a core. ``--threads 1`` runs
@@ -56,7 +58,8 @@ def main() -> None:
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
     warnings.simplefilter("ignore")
     ratios_fast, ratios_full = [], []
-    print(f"{'module':26s} {'N':>5s} {'fast_mode':>9s} {'blocks':>8s} {'ratio':>6s} {'full':>8s} {'bare':>8s} {'ratio':>6s}")
+    print(f"{'module':26s} {'N':>5s} {'fast_mode':>9s} {'blocks':>8s} {'ratio':>6s} {'+words':>8s} {'ratio':>6s} "
+          f"{'full':>8s} {'bare':>8s} {'ratio':>6s}")
     for case in module_corpus():
         if not case.has_parameters or (args.only and case.name not in args.only):
             continue
@@ -84,12 +87,15 @@ def main() -> None:
         fast = _median(lambda: torch.autograd.gradcheck(f, ps, fast_mode=True, raise_exception=False), args.repeat,
                        clock)
         blocks = _median(lambda: gradlab.gradcheck(m, *inputs, wrt="parameters", taylor=False), args.repeat, clock)
+        worded = _median(lambda: gradlab.gradcheck(m, *inputs, wrt="parameters", taylor=False).summary.text,
+                         args.repeat, clock)
         full = _median(lambda: gradlab.gradcheck(m, *inputs, wrt="parameters", mode="full", taylor=False),
                        args.repeat, clock)
         minimum = _median(bare, args.repeat, clock)
         ratios_fast.append(blocks / fast)
         ratios_full.append(full / minimum)
         print(f"{case.name:26s} {numel:5d} {fast * 1e3:8.1f}ms {blocks * 1e3:6.1f}ms {blocks / fast:6.2f} "
+              f"{worded * 1e3:6.1f}ms {worded / fast:6.2f} "
               f"{full * 1e3:6.1f}ms {minimum * 1e3:6.1f}ms {full / minimum:6.2f}", flush=True)
     print(f"median blocks/fast_mode {statistics.median(ratios_fast):.2f}, "
           f"median full/bare {statistics.median(ratios_full):.2f} over {len(ratios_fast)} modules")

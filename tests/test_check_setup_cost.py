@@ -124,3 +124,21 @@ def test_the_numeric_value_at_x_is_the_strategy_choices_own_evaluation():
     # copies; no further call for the value at x
     assert len(calls) == 4
     assert p.batched.strategy[torch.float64] == "direct"
+
+
+def test_a_pass_builds_its_summary_on_first_read_and_a_fail_at_once(monkeypatch):
+    import pickle
+
+    from gradlab.check import engine
+
+    built = []
+    real = engine.summarize
+    monkeypatch.setattr(engine, "summarize", lambda *a, **k: built.append(1) or real(*a, **k))
+    x = torch.linspace(-1, 1, 6, dtype=torch.float64)
+    r = check_gradient(torch.sin, x)
+    assert r.verdict == "pass" and r.passed and not built  # the verdict needs no words
+    sent = pickle.loads(pickle.dumps(r))  # a worker process sends it: the summary goes built
+    assert built == [1] and sent.summary.verdict == "pass" and sent.summary.checked == r.summary.checked
+    assert r.first_order.summary is r.summary and built == [1]  # built once for a result and its copies
+    wrong = check_gradient(lambda t: t.detach() * t, x, mode="full")  # autograd says t, the truth is 2t
+    assert wrong.verdict == "fail" and len(built) == 2  # a fail's words are built while fn is as it was

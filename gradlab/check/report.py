@@ -35,7 +35,7 @@ from gradlab.check.states import STATE_NAMES, overall, spread_note, verdict_word
 from gradlab.check.stencil import predicted_roundoff
 from gradlab.numerics.dtypes import facts
 
-__all__ = ["Tolerances", "Estimates", "CheckContext", "value_table", "error_map", "worst_position",
+__all__ = ["Tolerances", "Estimates", "CheckContext", "value_table", "error_map", "worst_position", "state_counts",
            "element", "summarize"]
 
 
@@ -185,6 +185,19 @@ class _Row:
         return self[name] if name in self._table else default
 
 
+def state_counts(table: Columns) -> tuple[tuple[tuple[str, int], ...], str]:
+    """((state, how many values) for every state, the verdict they make).
+
+    >>> from gradlab.check.columns import Columns
+    >>> state_counts(Columns({"state": np.array(["pass", "inconclusive", "pass"])}))[1]
+    'inconclusive'
+    """
+    states = table["state"] if "state" in table else np.where(table["ok"], "pass", "fail")
+    tally = Counter(states.tolist())  # one pass over the states (a full check has 10^4+ rows)
+    counts = tuple((name, tally.get(name, 0)) for name in STATE_NAMES)
+    return counts, overall(name for name, count in counts if count)
+
+
 def summarize(p: NumericProblem, table: Columns, context: CheckContext, *, scale: torch.Tensor,
               located: Element | None, truncation_share: float | None,
               first: Columns | None = None,
@@ -196,10 +209,7 @@ def summarize(p: NumericProblem, table: Columns, context: CheckContext, *, scale
     values at the check's own step, which the diagnosis explains. ``output_of(flat_index)``
     names the output part a failing element's disagreement comes through (fn with
     several outputs)."""
-    states = table["state"] if "state" in table else np.where(table["ok"], "pass", "fail")
-    tally = Counter(states.tolist())  # one pass over the states (a full check has 10^4+ rows)
-    counts = tuple((name, tally.get(name, 0)) for name in STATE_NAMES)
-    verdict = overall(name for name, count in counts if count)
+    counts, verdict = state_counts(table)
     position = _worst_position(table, verdict if "state" in table else None) if len(table) else None
     worst = element(table, position) if position is not None else None
     if verdict == "fail" and output_of is not None:

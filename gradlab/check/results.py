@@ -14,6 +14,7 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -121,11 +122,28 @@ class CheckResult:
     """
 
     columns: Columns  # one row per checked element (or direction); ``table`` is its DataFrame
-    summary: CheckSummary
+    _summary: "CheckSummary | Callable[[], CheckSummary]"  # or how to build it: see ``summary``
     error_map: np.ndarray | None  # full mode on a 1-D/2-D input: rel_error in its shape
     taylor: TaylorResult | None
     forward: "CheckResult | None" = None  # forward-mode AD against finite differences
     second_order: "CheckResult | None" = None  # the gradient's gradient (double backward)
+    own_verdict: str | None = None  # this check's verdict without the extras (default: the summary's)
+
+    @property
+    def summary(self) -> CheckSummary:
+        """The verdict, the worst value, the diagnosis and their words; built on first use
+        when the engine handed over how to build it (a pass: its words are not needed to
+        know it passed)."""
+        made = self._summary
+        if callable(made):
+            made = made()
+            object.__setattr__(self, "_summary", made)
+        return made
+
+    def __getstate__(self) -> dict:
+        """What pickling keeps (a worker process sends results): the summary built, not how to build it."""
+        _ = self.summary
+        return dict(self.__dict__)
 
     @property
     def table(self) -> pd.DataFrame:
@@ -164,7 +182,7 @@ class CheckResult:
 
     @property
     def verdict(self) -> str:
-        return overall(r.summary.verdict for _, r in self.parts)
+        return overall(r.own_verdict or r.summary.verdict for _, r in self.parts)
 
     @property
     def passed(self) -> bool:
