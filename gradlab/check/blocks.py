@@ -71,9 +71,10 @@ def block_count(numel: int, block: int = BLOCK) -> int:
     return max(1, min(math.ceil(numel / block), LIMITS.directional_checks))
 
 
-def block_directions(numel: int, seed: int, tolerance: torch.Tensor, block: int = BLOCK) -> torch.Tensor:
+def block_directions(numel: int, seed: int, tolerance, block: int = BLOCK) -> torch.Tensor:
     """(M, numel) float64 unit directions: the seeded shuffle of the elements cut into M
-    blocks (:func:`block_count`), random signs, element j weighted by 1/``tolerance[j]``."""
+    blocks (:func:`block_count`), random signs, element j weighted by 1/``tolerance[j]``
+    (a numpy array or a tensor)."""
     count = block_count(numel, block)
     check_limit("directional checks", count, LIMITS.directional_checks)
     gen = torch.Generator().manual_seed(seed)
@@ -81,13 +82,12 @@ def block_directions(numel: int, seed: int, tolerance: torch.Tensor, block: int 
     # the arithmetic in numpy: a few dozen elements' worth of torch ops cost 5-10 us each
     signs = torch.randint(0, 2, (numel,), generator=gen).numpy() * 2.0 - 1.0
     with np.errstate(divide="ignore", over="ignore"):
-        weight = 1.0 / np.maximum(tolerance.to(torch.float64).numpy(), np.finfo(np.float64).tiny)
-    weight = np.where(np.isfinite(weight), weight, 1.0)
+        weighted = signs / np.maximum(np.asarray(tolerance, dtype=np.float64), np.finfo(np.float64).tiny)
+    weighted = np.where(np.isfinite(weighted), weighted, signs)
     # cut as torch.tensor_split cuts: the first numel % count blocks one element longer
     sizes = np.full(count, numel // count)
     sizes[:numel % count] += 1
-    row = np.repeat(np.arange(count), sizes)
     directions = np.zeros((count, numel))
-    directions[row, order] = signs[order] * weight[order]
-    directions = torch.from_numpy(directions)
-    return directions / directions.norm(dim=1, keepdim=True)  # torch's norm scales: no overflow at 1/tiny
+    directions[np.repeat(np.arange(count), sizes), order] = weighted[order]
+    directions /= np.abs(directions).max(axis=1, keepdims=True)  # first to 1: no overflow at 1/tiny
+    return torch.from_numpy(directions / np.sqrt(np.einsum("ij,ij->i", directions, directions))[:, None])

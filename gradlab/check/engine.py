@@ -43,6 +43,7 @@ import dataclasses
 import functools
 from typing import Any, Callable, Sequence
 
+import numpy as np
 import torch
 
 from gradlab.check.arguments import Arguments, module_arguments, parse_arguments
@@ -84,7 +85,7 @@ def sample_indices(numel: int, samples: int, seed: int) -> torch.Tensor:
     return torch.randperm(numel, generator=gen)[:min(samples, numel)].sort().values
 
 
-def perturbations(mode: str, numel: int, samples: int, seed: int, tolerance: torch.Tensor | None = None,
+def perturbations(mode: str, numel: int, samples: int, seed: int, tolerance=None,
                   block: int = BLOCK) -> tuple[torch.Tensor | None, torch.Tensor | None]:
     """(flat indices, None) for sampled and full mode; (None, unit directions) for directional
     and blocks (``tolerance``: each element's, from autograd's gradient, weighting its block).
@@ -94,7 +95,7 @@ def perturbations(mode: str, numel: int, samples: int, seed: int, tolerance: tor
     (True, torch.Size([2, 6]), [1.0, 1.0])
     """
     if mode == "blocks":
-        return None, block_directions(numel, seed, torch.ones(numel) if tolerance is None else tolerance, block)
+        return None, block_directions(numel, seed, np.ones(numel) if tolerance is None else tolerance, block)
     if mode == "full":
         return torch.arange(numel), None
     if mode == "sampled":
@@ -236,7 +237,7 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
                         at_x=None if numeric_float64 else _own_output(at_x, call, xs))
     p = dataclasses.replace(p, gradient=g)  # evaluated points moved back to nominal (stencil.nominal_correction)
     pace.after_setup()
-    index, directions = perturbations(mode, numel, samples, seed, torch.as_tensor(tol.of(g.abs().numpy())),
+    index, directions = perturbations(mode, numel, samples, seed, tol.of(g.abs().numpy()),
                                       block_size(user_dtype))
     # fn in float64 is a witness for a lower precision only (building it copies a module)
     twin = leave_out(twin() if callable(twin) and user_dtype != torch.float64 else None, call) or call
