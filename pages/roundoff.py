@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from gradlab.ui.page_chrome import answer_box, details, main_chart_box, start_page, title_row
+from gradlab.ui.page_chrome import answer_box, details, main_chart_box, quiz_box, start_page, title_row
 from gradlab.figures import roundoff as plots
 from gradlab.labs.roundoff.engine import (
     COMPARISONS,
@@ -69,10 +69,14 @@ between 0.5 and 1 ($2^{-24}$). The same happens in float64, $2^{29}$ times small
 """
 
 
-@st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds,
-               show_spinner="Comparing the formulas against the exact value…")
+@st.cache_resource(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds,
+                   show_spinner="Comparing the formulas against the exact value…")
 def _comparison(settings: RoundoffSettings) -> RoundoffResult:
-    """The one engine call: both formulas against the exact value at the settings' points."""
+    """The one engine call: both formulas against the exact value at the settings' points.
+
+    Kept as it came back from the worker and shared, read-only, by every session: st.cache_data
+    pickled its table of up to 100,000 rows (megabytes) on every new comparison and unpickled it on
+    every rerun that showed one."""
     return heavy(roundoff, settings)  # in a worker process, ended at its bound
 
 
@@ -169,7 +173,7 @@ def _more_charts(figures: tuple[PreparedFigure, PreparedFigure, PreparedFigure])
 
 def _quiz() -> None:
     """Predict, then look: a comparison the page does not draw, revealed only once answered (never in the URL)."""
-    with st.container(border=True):
+    with quiz_box(border=True):
         # A quiz answer is not part of the view: plain st.radio, never in the URL.
         guess = st.radio(ROUNDOFF_QUESTION, tuple(ROUNDOFF_GUESSES), index=None, horizontal=True,
                          format_func=ROUNDOFF_GUESSES.get, key="roundoff_guess")
