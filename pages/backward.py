@@ -25,7 +25,7 @@ from gradlab.teaching.glossary import term
 from gradlab.ui.backward_sections import accumulation, empty_example_section, full_jacobian, vector_text
 from gradlab.ui.bound_widgets import bound_text
 from gradlab.ui.controls import dtype_selectbox
-from gradlab.ui.figures import prepare_figure, show_figure
+from gradlab.ui.figures import cached_figure, show_figure
 from gradlab.ui.messages import show_answer, stop_with_error
 from gradlab.ui.page_chrome import answer_box, details, main_chart_box, start_page, title_row
 from gradlab.ui.presets import presets_popover
@@ -93,21 +93,24 @@ def _controls() -> VJPSettings:
     return VJPSettings(vectors["a"], vectors["b"], vectors["c"], vectors["v"], dtype)
 
 
-def _first_screen(r: VJPResult) -> None:
+def _first_screen(settings: VJPSettings, r: VJPResult) -> None:
     """The answer sentence and the main chart: each .grad is vᵢ times the derivative v = 1 would give."""
     answer = backward_answer(r)
     with answer_box():
         show_answer(answer)
     with main_chart_box():
-        show_figure(prepare_figure(plots.vjp_rows_figure, r.table), "backward-grad")
+        show_figure(cached_figure(settings, plots.vjp_rows_figure, r.table), "backward-grad")
 
 
-def _answer_table(r: VJPResult) -> None:
+@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False)
+def _answer_table(settings: VJPSettings) -> None:
     """The values behind the chart, .grad first (the answer column stays on a phone's screen).
 
     A static table: 9 rows need no data grid, whose code the browser would fetch and
-    start on every visit before the page settles."""
-    t = r.table
+    start on every visit before the page settles. Drawn once per settings and replayed from the
+    cache: building the frame and its Arrow bytes was a twelfth of the page's server time per rerun
+    (py-spy, a class on this page)."""
+    t = _vjp(settings).table
     st.table(pd.DataFrame({
         "entry": [f"{k}[{i}]" for k, i in zip(t["input"], t["i"])],
         ".grad": [f"{g:.6g}" for g in t["grad"]],
@@ -117,24 +120,24 @@ def _answer_table(r: VJPResult) -> None:
     }), hide_index=True)
 
 
-def _vjp_section(r: VJPResult, v: tuple[float, ...]) -> None:
+def _vjp_section(settings: VJPSettings, r: VJPResult) -> None:
     """Section 1: backward(v) computes vᵀJ."""
     st.subheader("1 · backward(v) computes vᵀJ", help=term("VJP"))
-    _answer_table(r)
+    _answer_table(settings)
     if r.backward_equals_weighted_sum:
         st.success("`y.backward(v)` and `(v * y).sum().backward()` give the same .grad, bit for bit: "
                    "v weights each output, as if y were part of a larger scalar loss with ∂loss/∂y = v.")
-    _jacobian_blocks(r, v)
+    _jacobian_blocks(settings, r)
 
 
-def _jacobian_blocks(r: VJPResult, v: tuple[float, ...]) -> None:
+def _jacobian_blocks(settings: VJPSettings, r: VJPResult) -> None:
     """The three diagonal blocks: drawn only when opened (three heatmaps, code and KaTeX cost the
     browser about a second on a slow machine, on every visit)."""
     box = details("The Jacobian blocks", "backward_blocks", icon=":material/grid_on:")
     if box is None:
         return
     with box:
-        st.code(f"{SEED_FUNCTION}\ny.backward(v)   # v = torch.tensor([{_typed(v)}])",
+        st.code(f"{SEED_FUNCTION}\ny.backward(v)   # v = torch.tensor([{_typed(settings.v)}])",
                 language="python")
         st.markdown(
             r"Each $y_i$ depends only on $a_i, b_i, c_i$, so each Jacobian block is diagonal: "
@@ -143,8 +146,8 @@ def _jacobian_blocks(r: VJPResult, v: tuple[float, ...]) -> None:
             r"$v^\top J$ directly: **a.grad = 3v, b.grad = 4bv, c.grad = v/c**."
         )
         for name in ("a", "b", "c"):
-            show_figure(prepare_figure(plots.jacobian_heatmap, r.jacobians[name], f"∂y/∂{name}", "y", name),
-                        f"jacobian-{name}", key=f"jac-{name}")
+            show_figure(cached_figure((settings, name), plots.jacobian_heatmap, r.jacobians[name], f"∂y/∂{name}",
+                                      "y", name), f"jacobian-{name}", key=f"jac-{name}")
 
 
 def _prediction() -> None:
@@ -179,9 +182,9 @@ try:
     result = _vjp(settings)
 except Exception as err:  # noqa: BLE001 - shown as a sentence, never a traceback
     stop_with_error(err)
-_first_screen(result)
+_first_screen(settings, result)
 _prediction()
-_vjp_section(result, settings.v)
+_vjp_section(settings, result)
 accumulation(settings)
 full_jacobian()
 empty_example_section()

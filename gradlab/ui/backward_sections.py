@@ -41,7 +41,7 @@ from gradlab.labs.backward.engine import (
 from gradlab.limits import LIMITS
 from gradlab.literal_text import markdown_code, markdown_literal
 from gradlab.ui.bound_widgets import bound_selectbox, bound_text
-from gradlab.ui.figures import prepare_figure, show_figure
+from gradlab.ui.figures import cached_figure, show_figure
 from gradlab.ui.messages import show_error
 
 __all__ = ["accumulation", "full_jacobian", "empty_example_section", "vector_text"]
@@ -163,14 +163,14 @@ def _matrix_controls() -> ExampleVJPSettings:
     return ExampleVJPSettings(name, parse_vector(typed_v, "v"))
 
 
-def _render_matrix(r: MatrixVJP) -> None:
-    """Section 3's result: J = W, its rows weighted by v, and x.grad."""
+def _render_matrix(settings: ExampleVJPSettings, r: MatrixVJP) -> None:
+    """Section 3's result: J = W, its rows weighted by v, and x.grad (the figures built once per settings)."""
     left, right = st.columns([2, 3])
     with left:
-        show_figure(prepare_figure(plots.jacobian_heatmap, r.jacobian, "J = ∂z/∂x = W", "z", "x"), "jacobian-w",
-                    key="jac-w")
+        show_figure(cached_figure(settings, plots.jacobian_heatmap, r.jacobian, "J = ∂z/∂x = W", "z", "x"),
+                    "jacobian-w", key="jac-w")
     with right:
-        show_figure(prepare_figure(plots.weighted_rows_figure, r.table, r.grad), "weighted-rows")
+        show_figure(cached_figure(settings, plots.weighted_rows_figure, r.table, r.grad), "weighted-rows")
     st.markdown(f"x.grad = [{vector_text(r.grad)}] = Σᵢ vᵢ · (row i of J) = [{vector_text(r.vjp)}]. "
                 "A one-hot v picks out one row: the gradient of one output.")
 
@@ -184,17 +184,24 @@ def full_jacobian() -> None:
     except Exception as err:  # noqa: BLE001 - shown as a sentence, never a traceback
         show_error(err)
         return
-    _render_matrix(result)
+    _render_matrix(settings, result)
 
 
 # ------------------------------------------------------------------ 4 · torch.empty
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def _empty_example():
+    """The rebuilt printout: the same on every run (its tensors' printing was a thirteenth of the
+    page's server time per rerun, py-spy under a class), so computed once and shared read-only."""
+    return empty_example()
 
 
 def empty_example_section() -> None:
     """Section 4: the question's torch.empty example, its printout, and what the printout says about a, b, c."""
     st.subheader("4 · The question's torch.empty example")
     st.code(QUESTION_CODE, language="python")
-    ex = empty_example()  # deterministic and instant: b = c = 0, as the printout implies; a = 1 (any value)
+    ex = _empty_example()  # deterministic and instant: b = c = 0, as the printout implies; a = 1 (any value)
     st.code("# The same in GradLab (PyTorch 2): b = c = 0, a = 1; y broadcast to the gradient's 3 entries\n"
             "y.expand(3).backward(gradients)\n"
             + "\n".join(f"print({k}.grad) # {ex.printed[k]}" for k in ("a", "b", "c")), language="python")
