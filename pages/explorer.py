@@ -13,13 +13,15 @@ from gradlab.errors import GradLabError
 from gradlab.sweep.engine import SweepResult, SweepSettings
 from gradlab.server.heavy_work import sweep, sweep_formulas
 from gradlab.ui.worker_calls import heavy
-from gradlab.figures.sweep import error_vs_eps_figure, estimate_vs_eps_figure, has_drawable_errors
+from gradlab.figures.sweep import estimate_vs_eps_figure, has_drawable_errors
+from gradlab.figures.sweep_slider import error_vs_eps_with_slider, step_label
 from gradlab.figures.sweep_tables import autograd_table, best_step_table, exact_digits, format_sig, rounding_table
 from gradlab.limits import LIMITS
 from gradlab.literal_text import markdown_literal
 from gradlab.numerics.dtypes import ALL_DTYPE_NAMES, EMULATED_DTYPES, facts
 from gradlab.numerics.expressions import parse
 from gradlab.numerics.schemes import get_scheme
+from gradlab.sweep.step_frames import slider_steps
 from gradlab.sweep.step_range import chart_step_range
 from gradlab.answers.sweep import sweep_answer
 from gradlab.teaching.catalogue import CATALOGUE
@@ -32,16 +34,19 @@ from gradlab.teaching.explorer_defaults import (
     FUNCTION_OPTIONS,
     POINTS_MIN,
     POINTS_STEP,
+    STEP_DEFAULT,
     function_label,
 )
 from gradlab.teaching.quizzes import GUESSES, guess_label, guess_step, quiz_dtype, quiz_reveal, quiz_scheme
-from gradlab.ui.bound_widgets import bound_number, bound_radio, bound_selectbox, bound_slider, bound_text, bound_toggle
+from gradlab.ui.bound_widgets import (bound_number, bound_radio, bound_select_slider, bound_selectbox, bound_slider,
+                                      bound_text, bound_toggle)
 from gradlab.ui.controls import dtype_help, dtype_multiselect, eps_range_input, scheme_multiselect
 from gradlab.ui.figures import cached_figure, show_figure
 from gradlab.ui.messages import show_error, stop_with_error
 from gradlab.ui.page_chrome import answer_box, details, main_chart_box, start_page
 from gradlab.ui.presentation import is_presenting
 from gradlab.ui.presets import preset_buttons
+from gradlab.ui.slider_release import follow_chart_slider
 
 start_page("explorer")
 
@@ -198,12 +203,21 @@ _CHART_BOX_CSS = """<style>
 </style>"""
 
 
+_CHART_KEY = "explorer_chart"
+#: The marked step's stops: every 1-2-5 step of the step range's widest ends (the chart's slider
+#: offers those inside the chart's range).
+_STEPS = slider_steps(EPS_SMALLEST, EPS_LARGEST)
+
+
 @st.fragment
 def _chart(result: SweepResult) -> None:
     """The chart, then its display options: reruns alone when an option changes."""
     settings = result.settings
     chart = main_chart_box()  # drawn above the options, filled after they are read
     with st.container(horizontal=True, vertical_alignment="bottom"):
+        h = bound_select_slider("step h", "h", _STEPS, value=STEP_DEFAULT, format_func=step_label, width=220,
+                                help="The step marked on the chart: drag the slider under the chart (it "
+                                     "moves in your browser) or this one; the link keeps the step.")
         error = bound_radio("error", "error", ("relative", "absolute"), horizontal=True,
                             help=term("relative error"))
         theory = bound_toggle("theory lines", "theory", value=DEFAULTS["theory"],
@@ -213,6 +227,7 @@ def _chart(result: SweepResult) -> None:
         focus = bound_selectbox("theory for", "focus", ("auto", *ALL_DTYPE_NAMES),
                                 format_func=lambda d: "auto (all, if few curves)" if d == "auto" else d,
                                 width=240, help="Which dtypes get theory lines and predicted-best stars.")
+    follow_chart_slider(_CHART_KEY, "h", step_label(h), _STEPS)
     st.caption(f"f(x) = {markdown_literal(settings.expression)}. Bands at the top, one per curve: left of "
                "its best step (red) round-off dominates, right of it (blue) truncation. Stars: the theory's "
                "best step h*. Dotted verticals, labelled ε float32 and so on: each dtype's machine epsilon "
@@ -220,15 +235,15 @@ def _chart(result: SweepResult) -> None:
     name = f"gradlab-explorer-{settings.expression}-x{settings.x:g}"
     with chart:
         if has_drawable_errors(result, error) or result.table["estimate"].isna().all():
-            fig = cached_figure((settings, error, theory, autograd, focus), error_vs_eps_figure, result, error,
-                                show_theory=theory, show_autograd=autograd, focus_dtype=focus)
+            fig = cached_figure((settings, error, theory, autograd, focus, h), error_vs_eps_with_slider, result, h,
+                                error=error, show_theory=theory, show_autograd=autograd, focus_dtype=focus)
         else:
             st.info("There is no exact derivative here, so there is no error to plot: the chart "
                     "shows what each scheme and autograd return instead.", icon=":material/info:")
             fig = cached_figure(settings, estimate_vs_eps_figure, result)
         if not is_presenting():
             st.html(_CHART_BOX_CSS)
-        show_figure(fig, name, height="stretch")
+        show_figure(fig, name, height="stretch", key=_CHART_KEY)
 
 
 def _notes(result: SweepResult) -> None:

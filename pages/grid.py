@@ -13,7 +13,8 @@ import pandas as pd
 import streamlit as st
 
 from gradlab.errors import GradLabError
-from gradlab.figures.grid import grid_figure, secant_series_figure
+from gradlab.figures.grid import grid_figure_with_slider, secant_series_figure
+from gradlab.labs.grid.frames import GRID_STEP_RANGE, GridFrames, grid_steps
 from gradlab.labs.grid.story import grid_answer, printed_values, ulps_of_x
 from gradlab.labs.grid.representable import GridDifference, GridSettings
 from gradlab.limits import LIMITS
@@ -24,7 +25,7 @@ from gradlab.numerics.precision_table import CENTRAL_THEORY, COLUMNS, precision_
 from gradlab.server.heavy_work import grid
 from gradlab.teaching.catalogue import CATALOGUE
 from gradlab.teaching.explorer_defaults import CUSTOM, FUNCTION_OPTIONS, function_label
-from gradlab.teaching.glossary import definition, term
+from gradlab.teaching.glossary import define, definition, term
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
 from gradlab.ui.controls import eps_input
 from gradlab.ui.figures import cached_figure, show_figure
@@ -32,15 +33,18 @@ from gradlab.ui.worker_calls import heavy
 from gradlab.ui.messages import stop_with_error
 from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page, title_row
 from gradlab.ui.presets import presets_popover
+from gradlab.ui.slider_release import follow_chart_slider
 
 start_page("grid")
 
-DEFAULT_EXPRESSION = "sin(x)"
+DEFAULT_EXPRESSION = "sin(x)"  # what the f(x) box starts with when "custom (type it)" is picked
+DEFAULT_FUNCTION = "sin"  # the catalogue's sin(x) at x = 1: the function box names it
+CHART_KEY = "grid_chart"
 CONTROL_WIDTH = 120  # px: function, x, dtype, f(x) and the step's slider in one row at 1280 px
 
 
 @st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False)
-def _difference(settings: GridSettings) -> tuple[GridDifference, pd.DataFrame, pd.DataFrame]:
+def _difference(settings: GridSettings) -> tuple[GridDifference, pd.DataFrame, pd.DataFrame, GridFrames]:
     return heavy(grid, settings)  # in a worker process: the exact derivative can hold a C call
 
 
@@ -50,14 +54,22 @@ def _on_function_change() -> None:
         st.session_state["x"] = CATALOGUE[key].x
 
 
+def _honour_a_linked_expression() -> None:
+    """A link that carries an expression but no function meant "custom (type it)", the function
+    box's default before it named sin(x): it opens the same view. Runs before the box is drawn."""
+    if "fn" not in st.session_state and "expr" in st.query_params and "fn" not in st.query_params:
+        st.session_state["fn"] = CUSTOM
+
+
 def _controls() -> GridSettings:
     """The title row, then one row of controls; the one frozen settings object (or the page stops)."""
+    _honour_a_linked_expression()
     with title_row("Representable grid: (x+h) − x ≠ h",
                    help="Why a finite difference's step is not the h you asked for: x + h is rounded "
                         "to the numbers the dtype can hold, and so is f."):
         presets_popover("grid")
     with st.container(horizontal=True, vertical_alignment="bottom", gap="small"):
-        fn = bound_selectbox("function", "fn", FUNCTION_OPTIONS, index=FUNCTION_OPTIONS.index(CUSTOM),
+        fn = bound_selectbox("function", "fn", FUNCTION_OPTIONS, index=FUNCTION_OPTIONS.index(DEFAULT_FUNCTION),
                              width=170, format_func=function_label, on_change=_on_function_change)
         x = bound_number("point x", "x", value=1.0, min_value=-LIMITS.literal_magnitude,
                          max_value=LIMITS.literal_magnitude, format="%.12g", width=CONTROL_WIDTH,
@@ -72,7 +84,8 @@ def _controls() -> GridSettings:
                               help="Python syntax in x: + - * / **, exp, log, sin, sqrt, abs, ...")
         else:
             text = CATALOGUE[fn].expression
-        h = eps_input("step h", "h", default=1e-4, smallest=1e-20, largest=1.0, width="stretch",
+        h = eps_input("step h", "h", default=1e-4, smallest=GRID_STEP_RANGE[0], largest=GRID_STEP_RANGE[1],
+                      mantissas=(1, 2, 5), width="stretch",
                       help="The step you ask for. x + h is rounded to the grid, so the step taken "
                            "is a whole number of ulps of x (or none).")
     try:
@@ -159,13 +172,16 @@ def _definitions() -> None:
 # controls -> one frozen settings object -> one cached engine call -> render
 try:
     settings = _controls()
-    result, window, series = _difference(settings)
+    result, window, series, frames = _difference(settings)
 except Exception as err:  # noqa: BLE001 - every failure becomes a message
     stop_with_error(err)
 with answer_box():
     st.info(markdown_literal(grid_answer(result)), icon=":material/lightbulb:")
+    st.caption(define("ulp"))  # the answer's and the chart's unit, defined where it first appears
 with main_chart_box():
-    show_figure(cached_figure(settings, grid_figure, result, window), f"gradlab-grid-{settings.dtype}-x{settings.x:g}-h{settings.h:g}")
+    show_figure(cached_figure(settings, grid_figure_with_slider, frames, settings.h),
+                f"gradlab-grid-{settings.dtype}-x{settings.x:g}-h{settings.h:g}", key=CHART_KEY)
+follow_chart_slider(CHART_KEY, "h", f"{settings.h:.0e}", grid_steps())
 left, right = st.columns([3, 2])
 with left:
     rows = _numbers(result)

@@ -86,7 +86,7 @@ def _page_work(settings: GridSettings):
     """What the page computes for ``settings`` in-process: the worker's call, then both figures
     (drawn in the server's thread), the main one under the step counter."""
     try:
-        result, window, series = heavy_work.grid(settings)
+        result, window, series, _ = heavy_work.grid(settings)
     except GradLabError as err:
         assert _one_sentence(err), err
         return None
@@ -142,7 +142,7 @@ def test_x_plus_h_as_asked_is_marked_at_the_typed_x_plus_h():
     """x = 0.1 in float16 is held as 0.0999755859375 (ulp 2^-14 = 6.1e-5): the typed x + h lies
     0.1 - x₀ + h beyond x₀ (16.8 ulps), not h (16.4 ulps)."""
     settings = GridSettings("float16", 0.1, 1e-3, "x")
-    result, window, _ = heavy_work.grid(settings)
+    result, window, _, _ = heavy_work.grid(settings)
     assert result.x.value == 0.0999755859375
     mark = next(t for t in grid_figure(result, window).data if t.name == "x + h as asked")
     expected = (Fraction(0.1) - Fraction(result.x.value) + Fraction(1e-3)) / Fraction(result.x.ulp)

@@ -40,7 +40,8 @@ def test_answer_and_chart_come_first_after_the_controls():
     answer = next(i for i, k in enumerate(kinds) if k.endswith("gl-answer"))
     chart = next(i for i, k in enumerate(kinds) if k.endswith("gl-main-chart"))
     assert kinds[answer + 1] == "info:" and kinds[chart + 1].startswith("plotly_chart")
-    assert answer + 2 == chart  # the chart right under the answer
+    assert kinds[answer + 2] == "caption:"  # the line defining ulp, the answer's unit
+    assert answer + 3 == chart  # the chart right under the answer
     controls = {"flex_container", "title", "space", "popover", "button", "selectbox", "number_input",
                 "text_input", "select_slider"}
     assert {k.split(":")[0] for k in kinds[:answer]} <= controls, kinds[:answer]  # only controls above

@@ -20,12 +20,13 @@ import math
 import numpy as np
 import pandas as pd
 
-from gradlab.figures.spec import FigureOrSpec, FigureSpec
+from gradlab.figures.spec import FigureOrSpec, FigureSpec, specs_only
 from gradlab.figures.style import GUIDE, MARK, MARKER_OUTLINE, NEUTRAL, TRUTH
+from gradlab.labs.grid.frames import GridFrames
 from gradlab.labs.grid.representable import GridDifference
 from gradlab.numerics.dtypes import facts
 
-__all__ = ["grid_figure", "secant_series_figure", "MAX_TICKS", "MAIN_CHART_HEIGHT"]
+__all__ = ["grid_figure", "grid_figure_with_slider", "secant_series_figure", "MAX_TICKS", "MAIN_CHART_HEIGHT"]
 
 #: At most this many grid numbers are drawn as ticks (and f's grid as faint lines).
 MAX_TICKS = 60
@@ -33,9 +34,9 @@ _FAINT = "rgba(138, 148, 166, 0.35)"  # the guide colour, faint: f's grid levels
 #: The legend below the plot, at the figure's bottom edge: the plot area makes room for it and for
 #: the x axis title whatever the height (a distance below the plot would overlap the title).
 _LEGEND = dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0)
-#: The main chart's height (px): all of it, legend included, on a 1280x720 first screen under
-#: the title row, one row of controls and a three-line answer.
-MAIN_CHART_HEIGHT = 350
+#: The main chart's height (px): all of it, legend and step slider included, on a 1280x720 first
+#: screen under the title row, one row of controls, a three-line answer and the line defining ulp.
+MAIN_CHART_HEIGHT = 325
 
 
 def _colour(dtype: str) -> str:
@@ -72,14 +73,15 @@ def grid_figure(r: GridDifference, window: pd.DataFrame) -> FigureOrSpec:
                    "marker": {"color": _colour(dtype), "size": 7, "line": {"color": MARKER_OUTLINE, "width": 1}},
                    "hovertemplate": "x − x₀ = %{x:.4g} ulp<br>f − f(x₀) = %{y:.4g} ulp<extra></extra>"})
     ends = np.array([t.min(), t.max()]) if len(t) else np.array([-1.0, 1.0])
-    if r.step_taken:
-        slope = y1 / t1
-        fig.add_trace({"type": "scatter", "x": ends, "y": slope * ends, "mode": "lines",
-                       "name": f"secant, slope {r.secant:.4g}", "line": {"color": MARK, "width": 3}})
-    if math.isfinite(r.tangent):
-        fig.add_trace({"type": "scatter", "x": ends, "y": r.tangent * ux / uf * ends, "mode": "lines",
-                       "name": f"tangent, slope {r.tangent:.4g}",
-                       "line": {"color": TRUTH, "width": 2.5, "dash": "dash"}})
+    # The secant and the tangent are always traces (empty when there is none), so every frame of
+    # the step slider has the same traces in the same order.
+    no_line = {"x": [], "y": []}
+    fig.add_trace({"type": "scatter", "mode": "lines", "line": {"color": MARK, "width": 3},
+                   **({"x": ends, "y": y1 / t1 * ends, "name": f"secant, slope {r.secant:.4g}"} if r.step_taken
+                      else {**no_line, "name": "secant: no step", "showlegend": False})})
+    fig.add_trace({"type": "scatter", "mode": "lines", "line": {"color": TRUTH, "width": 2.5, "dash": "dash"},
+                   **({"x": ends, "y": r.tangent * ux / uf * ends, "name": f"tangent, slope {r.tangent:.4g}"}
+                      if math.isfinite(r.tangent) else {**no_line, "name": "tangent", "showlegend": False})})
     # x as typed + h, from the x the dtype holds (x₀): the typed x may lie up to half an ulp off x₀
     asked = ((r.settings.x - r.x.value) + r.settings.h) / ux
     # ...drawn on f's curve (f in float64 at x as typed + h), where the secant would end had the
@@ -95,8 +97,14 @@ def grid_figure(r: GridDifference, window: pd.DataFrame) -> FigureOrSpec:
                    "marker": {"color": MARK, "size": 13, "line": {"color": MARKER_OUTLINE, "width": 2}}})
     fig.update_layout(margin=dict(l=0, r=0, t=10, b=10), legend=_LEGEND, height=MAIN_CHART_HEIGHT,
                       hovermode="closest")
-    fig.update_xaxes(title=dict(text=f"x − x₀, in {x_unit} ({ux:.3g})"), zeroline=False, automargin=True)
-    fig.update_yaxes(title=dict(text=f"f − f(x₀), {f_unit} ({uf:.3g})", standoff=4), zeroline=False)
+    # Explicit ranges (not autorange): a slider's frame sets them, so every frame must have its own.
+    xs = [v for v in (*t, t1, asked) if math.isfinite(v)] or [-1.0, 1.0]
+    x_pad = 0.06 * ((max(xs) - min(xs)) or 1)
+    y_low, y_top = (min(row, on_curve), max(high, on_curve)) if math.isfinite(on_curve) else (row, high)
+    fig.update_xaxes(title=dict(text=f"x − x₀, in {x_unit} ({ux:.3g})"), zeroline=False, automargin=True,
+                     range=[min(xs) - x_pad, max(xs) + x_pad])
+    fig.update_yaxes(title=dict(text=f"f − f(x₀), {f_unit} ({uf:.3g})", standoff=4), zeroline=False,
+                     range=[y_low - pad, y_top + pad])
     return fig.figure()
 
 
@@ -169,3 +177,53 @@ def secant_series_figure(series: pd.DataFrame, r: GridDifference) -> FigureOrSpe
     fig.update_xaxes(type="log", title=dict(text="h"), exponentformat="power", automargin=True)
     fig.update_yaxes(title=dict(text="slope of the secant"))
     return fig.figure()
+
+
+#: A stop's animation: at once; each frame changes the axes' ranges and titles, so it redraws.
+_ANIMATE = {"mode": "immediate", "frame": {"duration": 0, "redraw": True}, "transition": {"duration": 0}}
+#: What a frame replaces in the layout: the axes (ranges, titles) and f's faint grid levels.
+_FRAME_LAYOUT = ("xaxis", "yaxis", "shapes")
+
+
+def _step_label(h: float) -> str:
+    return f"{h:.0e}"
+
+
+def grid_figure_with_slider(frames: GridFrames, h: float) -> FigureOrSpec:
+    """:func:`grid_figure` at step ``h`` with a slider over every step of ``frames`` (one of them
+    ``h``): dragging it switches frames in the browser (the point x + h, the secant and its slope,
+    f around them), no server call; the slider says the step, the step taken and the slope.
+
+    >>> from gradlab.labs.grid.frames import grid_frames
+    >>> from gradlab.labs.grid.representable import GridSettings
+    >>> fig = grid_figure_with_slider(grid_frames(GridSettings("float32", 1.0, 1e-4, "sin(x)")), 1e-4)
+    >>> len(fig.frames), fig.layout.sliders[0].steps[fig.layout.sliders[0].active].value
+    (61, '1e-04')
+    """
+    with specs_only():
+        fig = grid_figure(*frames.at(h))
+        drawn = [grid_figure(*frames.at(s)) for s in frames.steps]
+    fig.frames = [{"name": _step_label(s), "data": f.data, "layout": {k: f.layout[k] for k in _FRAME_LAYOUT}}
+                  for s, f in zip(frames.steps, drawn)]
+    fig.update_layout(margin=dict(l=0, r=0, t=10, b=10), sliders=[{
+        "name": "step h", "active": frames.steps.index(h), "x": 0, "len": 1, "xanchor": "left",
+        "y": 1, "yanchor": "bottom", "pad": {"t": 0, "b": 6, "l": 0, "r": 0},
+        "currentvalue": {"prefix": "step h = ", "xanchor": "left", "offset": 4, "font": {"size": 15}},
+        "font": {"size": 1},  # the stops' own labels: the current value says the one that counts
+        "ticklen": 4, "minorticklen": 2,
+        "steps": [{"method": "animate", "label": _readout(r), "value": _step_label(s),
+                   "args": [[_step_label(s)], _ANIMATE]}
+                  for s, r in zip(frames.steps, frames.differences)]}])
+    return fig.figure()
+
+
+def _readout(r: GridDifference) -> str:
+    """The slider's words at one stop: the step asked, the step taken, the slope.
+
+    >>> from gradlab.labs.grid.representable import GridSettings, grid_difference
+    >>> _readout(grid_difference(GridSettings("float32", 1.0, 1e-8, "x")))
+    '1e-08:  x + h rounds back to x, no step'
+    """
+    if not r.step_taken:
+        return f"{_step_label(r.settings.h)}:  x + h rounds back to x, no step"
+    return f"{_step_label(r.settings.h)}:  step taken {r.step_taken:.4g}, secant's slope {r.secant:.6g}"

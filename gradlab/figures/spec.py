@@ -118,6 +118,7 @@ class FigureSpec:
     def __init__(self) -> None:
         self.data: list[dict] = []
         self.layout: dict = {"shapes": [], "annotations": [], "xaxis": {}, "yaxis": {}}
+        self.frames: list[dict] = []  # animation frames (a slider's stops), sent only when there are some
 
     def add_trace(self, trace: dict) -> None:
         self.data.append(trace)
@@ -212,7 +213,10 @@ class FigureSpec:
 
     def to_figure(self) -> go.Figure:
         """The ``go.Figure`` this spec describes, built once without validation."""
-        return unvalidated_figure(self.data, self.layout)
+        fig = unvalidated_figure(self.data, self.layout)
+        if self.frames:
+            fig.update(frames=self.frames)
+        return fig
 
     def to_dict(self) -> dict:
         """What ``self.to_figure().to_dict()`` returns, without building the figure.
@@ -227,6 +231,8 @@ class FigureSpec:
         """
         out = {"data": _copy_containers(self.data),
                "layout": {**_copy_containers(self.layout), "template": _default_template()}}
+        if self.frames:
+            out["frames"] = _copy_containers(self.frames)
         encode_typed_arrays(out)
         return out
 

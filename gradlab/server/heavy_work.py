@@ -160,15 +160,18 @@ def summed(settings):
 
 @advised("Pick a simpler expression or another point x.")
 def grid(settings):
-    """The Grid page's difference, f on the grid around x and the secant's slope against h
-    (:mod:`gradlab.labs.grid.representable`, :mod:`gradlab.labs.grid.story`). Their sizes are
-    bounded; the exact derivative's sympy and mpmath work is not, and one of its C calls cannot be
-    interrupted (1/(x**x**x) at 1e9 in float64: a 23 s integer power), so it runs where it can be killed."""
+    """The Grid page's difference, f on the grid around x, the secant's slope against h and the
+    difference at each stop of the chart's step slider (:mod:`gradlab.labs.grid.representable`,
+    :mod:`gradlab.labs.grid.story`, :mod:`gradlab.labs.grid.frames`). Their sizes are bounded;
+    the exact derivative's sympy and mpmath work is not, and one of its C calls cannot be interrupted
+    (1/(x**x**x) at 1e9 in float64: a 23 s integer power), so it runs where it can be killed."""
+    from gradlab.labs.grid.frames import grid_frames
     from gradlab.labs.grid.story import secant_series, window_points
     from gradlab.labs.grid.representable import grid_difference
 
     result = grid_difference(settings)
-    return result, window_points(result), secant_series(settings)
+    # and the same at every stop of the chart's step slider (one exact derivative for all)
+    return result, window_points(result), secant_series(settings), grid_frames(settings, result.tangent)
 
 
 def network(settings):

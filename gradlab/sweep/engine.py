@@ -31,6 +31,7 @@ from gradlab.numerics.dtypes import DTYPE_NAMES, facts
 from gradlab.numerics.emulation import emulated, to_dtype
 from gradlab.numerics.exact_derivatives import Reference, exact_derivatives, reference_at
 from gradlab.notes import Note
+from gradlab.sweep.step_frames import frame_block, frames_table, slider_steps
 from gradlab.numerics.schemes import (
     SCHEME_NAMES,
     get_scheme,
@@ -116,6 +117,9 @@ class SweepResult:
     derivative_text: str
     reference: Reference  # at x as typed (float64)
     notes: tuple[Note, ...] = field(default=())
+    #: The estimates at each stop of the step slider (:mod:`gradlab.sweep.step_frames`): one
+    #: row per (dtype, scheme, h), so a drag in the browser only switches frames.
+    frames: pd.DataFrame = field(default_factory=lambda: frames_table(()))
 
     def figure(self):
         """The error-vs-eps figure (:func:`gradlab.sweep.display.sweep_figure`)."""
@@ -156,7 +160,8 @@ def run_sweep(settings: SweepSettings) -> SweepResult:
     expr = parse(settings.expression)
     eps = settings.eps_values()
     notes: list[Note] = []
-    tables, autograd_rows, best_rows = [], [], []
+    tables, autograd_rows, best_rows, frames = [], [], [], []
+    stops = np.array(slider_steps(settings.eps_min, settings.eps_max))
     references, rounded = {}, {}
     for dtype in settings.dtypes:
         ref, xr = _dtype_reference(expr, settings.x, dtype, notes)
@@ -171,11 +176,13 @@ def run_sweep(settings: SweepSettings) -> SweepResult:
                 notes.append(Note.info(f"{get_scheme(scheme).label} in {dtype}: not applicable. {reason}"))
             else:
                 usable.append(scheme)
-        with np.errstate(all="ignore"):
-            estimates = estimates_by_scheme(expr, xr, eps, usable, dtype)
+        with np.errstate(all="ignore"):  # the sweep's steps and the slider's stops in one call of f
+            both = estimates_by_scheme(expr, xr, np.concatenate([eps, stops]), usable, dtype)
+        estimates = {s: v[:len(eps)] for s, v in both.items()}
         steps = step_taken(xr, eps, dtype)
         if any(not get_scheme(s).complex_step for s in usable):
             notes.extend(_zero_step_note(steps, xr, dtype))
+        frames.append(frame_block(ref, dtype, stops, {s: v[len(eps):] for s, v in both.items()}))
         for scheme in usable:
             columns = _scheme_columns(estimates[scheme], xr, dtype, scheme, eps, steps, ref)
             tables.append(columns)
@@ -195,6 +202,7 @@ def run_sweep(settings: SweepSettings) -> SweepResult:
         derivative_text=str(expr.derivative()),
         reference=reference,
         notes=tuple(notes),
+        frames=frames_table(frames),
     )
 
 

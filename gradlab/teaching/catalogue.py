@@ -35,6 +35,11 @@ CATALOGUE: dict[str, CatalogueEntry] = {
             "reaches round-off with any tiny step, while every difference has a V.",
         ),
         CatalogueEntry(
+            "sin", "sin(x)", "sin(x)", 1.0,
+            "Smooth and of size 1 with all its derivatives at 1: every scheme follows the theory; the "
+            "Grid page's first example.",
+        ),
+        CatalogueEntry(
             "reciprocal", "1/x", "1/x", 0.3,
             "Autograd computes -(1/x)*(1/x); in float32 it differs from -1/x**2 by an ulp.",
         ),

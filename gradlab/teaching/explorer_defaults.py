@@ -26,6 +26,7 @@ DEFAULT_FUNCTION = "complex_step_classic"
 DEFAULT_CUSTOM_EXPRESSION = "sin(x) / x"
 EPS_SMALLEST, EPS_LARGEST = 1e-20, 1e1  # ends of the step slider
 POINTS_MIN, POINTS_STEP = 11, 10
+STEP_DEFAULT = 1e-3  # the step marked on the chart (its slider); near float32's best central step
 
 #: Widget key -> default value (what the page shows with an empty URL).
 DEFAULTS: Mapping[str, Any] = MappingProxyType({

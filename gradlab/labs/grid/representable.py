@@ -99,8 +99,11 @@ class GridDifference:
         return abs(self.secant - self.tangent) / abs(self.tangent)
 
 
-def grid_difference(settings: GridSettings) -> GridDifference:
-    """The forward difference of ``settings`` with every rounding it takes (see the module docstring)."""
+def grid_difference(settings: GridSettings, tangent: float | None = None) -> GridDifference:
+    """The forward difference of ``settings`` with every rounding it takes (see the module docstring).
+
+    ``tangent``: f'(x) when already known (a slider's frames share the one x), else computed exactly.
+    """
     dtype, info = settings.dtype, facts(settings.dtype)
     expr = parse(settings.expression)
     x = _tensor(settings.x, dtype)
@@ -127,7 +130,8 @@ def grid_difference(settings: GridSettings) -> GridDifference:
         settings=settings, x=GridPoint.of(float(x), dtype), x_plus_h=GridPoint.of(float(x_plus_h), dtype),
         step_taken=step, fx=GridPoint.of(fx, dtype), fx_plus_h=GridPoint.of(fxh, dtype),
         shared_bits=shared_leading_bits(fx, fxh, dtype), kept_bits=kept_bits(fx, fxh, dtype),
-        precision_bits=info.mantissa_bits + 1, secant=secant, tangent=_tangent(settings.expression, float(x)),
+        precision_bits=info.mantissa_bits + 1, secant=secant,
+        tangent=_tangent(settings.expression, float(x)) if tangent is None else tangent,
         quantum=_resolution(fx, fxh, difference, dtype) / step if step else math.inf)
 
 

@@ -1,0 +1,76 @@
+"""The Grid page's difference at every stop of its step slider, computed once per view.
+
+Dragging h on the Grid's chart switches between frames in the browser: each is the whole
+forward difference at one step (x + h on the grid, f(x) and f(x+h), the secant) and f on
+the grid around it, the same :func:`~gradlab.labs.grid.representable.grid_difference` and
+:func:`~gradlab.labs.grid.story.window_points` the page shows for one h. The stops are the
+1-2-5 steps (:func:`gradlab.sweep.step_frames.slider_steps`) of the page's step range,
+1e-20 to 1; the exact derivative, which does not depend on h, is computed once.
+
+>>> from gradlab.labs.grid.representable import GridSettings, grid_difference
+>>> f = grid_frames(GridSettings("float32", 1.0, 1e-7, "x**2"))
+>>> len(f.steps), f.steps[0], f.steps[-1]
+(61, 1e-20, 1.0)
+>>> r = f.at(1e-7)[0]
+>>> r.step_taken == 2 ** -23, r.secant == grid_difference(GridSettings("float32", 1.0, 1e-7, "x**2")).secant
+(True, True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import pandas as pd
+
+from gradlab.errors import GradLabError
+from gradlab.labs.grid.representable import GridDifference, GridSettings, grid_difference
+from gradlab.labs.grid.story import window_points
+from gradlab.sweep.step_frames import slider_steps
+
+__all__ = ["GRID_STEP_RANGE", "grid_steps", "GridFrames", "grid_frames"]
+
+#: The Grid's step control runs over these (its URL values are their 1-2-5 steps).
+GRID_STEP_RANGE = (1e-20, 1.0)
+
+
+def grid_steps() -> tuple[float, ...]:
+    """The Grid's step stops: ``1e-20, 2e-20, 5e-20, ..., 1`` (61 of them).
+
+    >>> grid_steps()[:3], len(grid_steps())
+    ((1e-20, 2e-20, 5e-20), 61)
+    """
+    return slider_steps(*GRID_STEP_RANGE)
+
+
+@dataclass(frozen=True)
+class GridFrames:
+    """One frame per step the dtype can take at this x: the step, the difference, f around it."""
+
+    steps: tuple[float, ...]  # the stops that have a frame, ascending
+    differences: tuple[GridDifference, ...]
+    windows: tuple[pd.DataFrame, ...]
+
+    def at(self, h: float) -> tuple[GridDifference, pd.DataFrame]:
+        """The frame at step ``h`` (one of :attr:`steps`)."""
+        i = self.steps.index(h)
+        return self.differences[i], self.windows[i]
+
+
+def grid_frames(settings: GridSettings, tangent: float | None = None) -> GridFrames:
+    """The difference of ``settings`` (its h aside) at every stop of :func:`grid_steps` and at its own h.
+
+    A stop where the difference is not finite in the dtype (x + h or f past its largest
+    number) has no frame; ``tangent`` is f'(x) when the caller has it already.
+    """
+    steps = sorted(set(grid_steps()) | {settings.h})
+    kept, differences, windows = [], [], []
+    for h in steps:
+        try:
+            r = grid_difference(replace(settings, h=h), tangent=tangent)
+        except GradLabError:  # the single-h page says why; the slider just has no stop there
+            continue
+        tangent = r.tangent
+        kept.append(h)
+        differences.append(r)
+        windows.append(window_points(r))
+    return GridFrames(tuple(kept), tuple(differences), tuple(windows))

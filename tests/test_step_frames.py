@@ -1,0 +1,129 @@
+"""The step slider's frames hold the numbers of the engine's single-step result at each step.
+
+Explorer: each frame row of ``run_sweep`` (computed with the sweep's references) equals
+:func:`step_frames` at that one step, and both equal a finite difference written out here in
+numpy, in the dtype, against the exact derivative. Grid: each frame equals
+``grid_difference`` at that step, and its step and secant follow from the dtype's grid.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from gradlab.figures.grid import grid_figure_with_slider
+from gradlab.figures.spec import specs_only
+from gradlab.figures.sweep_slider import error_vs_eps_with_slider, step_label
+from gradlab.labs.grid.frames import grid_frames, grid_steps
+from gradlab.labs.grid.representable import GridSettings, grid_difference
+from gradlab.sweep.engine import SweepSettings, run_sweep
+from gradlab.sweep.step_frames import slider_steps, step_frames
+
+SWEEP = SweepSettings("sin(x)", 1.0, ("float32", "float64"), ("forward", "central"), 1e-9, 0.5, points=21)
+
+
+def test_slider_steps_are_the_1_2_5_decimals_covering_the_range():
+    steps = slider_steps(3e-9, 0.5)
+    assert steps[0] == 2e-9 and steps[-1] == 0.5  # rounded out to a stop on each side
+    assert all(f"{s:.0e}" == f"{float(f'{s:.0e}'):.0e}" and float(f"{s:.0e}") == s for s in steps)
+    ratios = [b / a for a, b in zip(steps, steps[1:])]
+    assert all(r == pytest.approx(2) or r == pytest.approx(2.5) for r in ratios)
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    return run_sweep(SWEEP)
+
+
+def test_every_frame_row_is_the_single_step_result(sweep):
+    frames = sweep.frames
+    assert set(frames["h"]) == set(slider_steps(SWEEP.eps_min, SWEEP.eps_max))
+    for h in (2e-9, 1e-6, 5e-4, 0.1, 0.5):
+        single = step_frames(sweep.settings, (h,))
+        mine = frames[frames["h"] == h].reset_index(drop=True)
+        assert len(mine) == len(single) == 4  # two dtypes, two schemes
+        for column in ("estimate", "step", "abs_error", "rel_error"):
+            np.testing.assert_array_equal(mine[column].to_numpy(), single[column].to_numpy())
+
+
+@pytest.mark.parametrize("dtype, np_dtype", [("float32", np.float32), ("float64", np.float64)])
+@pytest.mark.parametrize("h", [1e-6, 2e-3, 0.05])
+def test_frame_estimates_are_the_finite_differences_in_the_dtype(sweep, dtype, np_dtype, h):
+    """f at the stencil points in the dtype, the difference and the division in float64 (the
+    sweep's convention), against cos(x) at x as the dtype holds it."""
+    x = np_dtype(1.0)
+    hd = np_dtype(h)
+    f = lambda v: float(np.sin(np_dtype(v)))  # noqa: E731
+    forward = (f(x + hd) - f(x)) / h
+    central = (f(x + hd) - f(x - hd)) / (2 * h)
+    exact = math.cos(float(x))
+    rows = sweep.frames[(sweep.frames["h"] == h) & (sweep.frames["dtype"] == dtype)].set_index("scheme")
+    for scheme, expected in (("forward", forward), ("central", central)):
+        assert rows.loc[scheme, "estimate"] == pytest.approx(expected, rel=0, abs=4 * float(np.finfo(np_dtype).eps) / h)
+        assert rows.loc[scheme, "abs_error"] == pytest.approx(abs(rows.loc[scheme, "estimate"] - exact), rel=1e-12)
+    assert rows.loc["forward", "step"] == float((x + hd) - x)
+
+
+def test_the_figure_holds_a_frame_per_step_with_the_frame_numbers(sweep):
+    fig = error_vs_eps_with_slider(sweep, 1e-3)
+    assert [f.name for f in fig.frames] == [step_label(s) for s in sorted(set(sweep.frames["h"]))]
+    slider = fig.layout.sliders[0]
+    assert slider.steps[slider.active].value == "1e-03"
+    frame = next(f for f in fig.frames if f.name == "5e-04")
+    points = [t for t in frame.data if t.customdata is not None]
+    rows = sweep.frames[sweep.frames["h"] == 5e-4]
+    assert sorted(p.customdata[0][1] for p in points) == sorted(rows["estimate"])
+    assert all(p.x[0] == 5e-4 for p in points)
+
+
+def test_the_released_step_is_a_step_of_the_control():
+    """The Explorer's control takes every stop the chart's slider can report."""
+    from gradlab.teaching.explorer_defaults import EPS_LARGEST, EPS_SMALLEST
+
+    assert set(slider_steps(1e-17, 0.5)) <= set(slider_steps(EPS_SMALLEST, EPS_LARGEST))
+
+
+# ------------------------------------------------------------------- the Grid
+
+
+@pytest.mark.parametrize("dtype, x, expression", [("float32", 1.0, "sin(x)"), ("float16", 0.1, "exp(x)"),
+                                                  ("float64", 3.0, "x**3")])
+def test_grid_frames_are_the_single_step_differences(dtype, x, expression):
+    frames = grid_frames(GridSettings(dtype, x, 1e-4, expression))
+    for h in frames.steps[::7]:
+        r, _ = frames.at(h)
+        single = grid_difference(GridSettings(dtype, x, h, expression))
+        assert (r.step_taken, r.secant, r.fx_plus_h, r.kept_bits, r.quantum) == \
+               (single.step_taken, single.secant, single.fx_plus_h, single.kept_bits, single.quantum)
+        assert r.tangent == single.tangent
+
+
+def test_grid_frame_steps_follow_the_float32_grid_at_one():
+    """Above 1 float32's numbers are 2^-23 apart, below half of that x + h rounds back to 1."""
+    frames = grid_frames(GridSettings("float32", 1.0, 1e-4, "x**2"))
+    ulp = 2.0 ** -23
+    for h in frames.steps:
+        r, _ = frames.at(h)
+        if h < ulp / 2:
+            assert r.step_taken == 0
+        else:
+            n = round(float(np.float32(1.0) + np.float32(h)) / ulp - 2 ** 23)
+            assert r.step_taken == n * ulp
+            # (1 + s)^2 - 1 = 2s + s^2 on the grid: the slope is 2 + s up to float32's rounding of f
+            assert r.secant == pytest.approx(2 + r.step_taken, abs=2 * ulp / r.step_taken + 1e-6)
+    assert frames.steps == tuple(sorted(set(grid_steps()) | {1e-4}))
+
+
+def test_grid_figure_has_a_frame_per_step_with_fixed_traces():
+    frames = grid_frames(GridSettings("float32", 1.0, 1e-6, "sin(x)"))
+    with specs_only():
+        fig = grid_figure_with_slider(frames, 1e-6)
+    assert len(fig.frames) == len(frames.steps)
+    assert {len(f["data"]) for f in fig.frames} == {len(fig.data)}  # one trace list, animated in place
+    at = next(f for f in fig.frames if f["name"] == "1e-06")
+    r, _ = frames.at(1e-6)
+    secant = next(t for t in at["data"] if t["name"].startswith("secant"))
+    assert secant["name"] == f"secant, slope {r.secant:.4g}"
+    assert fig.layout["sliders"][0]["steps"][fig.layout["sliders"][0]["active"]]["value"] == "1e-06"
