@@ -1,0 +1,89 @@
+"""Dragging the step h on the Explorer's and the Grid's chart: the chart follows in the browser
+with no server rerun, and the released step reaches the URL (one rerun, after the release).
+
+Reruns are counted from the app's script state: a MutationObserver records every value of
+``data-test-script-state`` from before the drag until the release; while the mouse button is
+held it must never have been ``running``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from browser_helpers import open_page, screenshot
+
+pytestmark = pytest.mark.browser
+
+_WATCH_RERUNS = """() => {
+  window.__glStates = [];
+  const el = document.querySelector('[data-test-script-state]');
+  new MutationObserver(() => window.__glStates.push(el.getAttribute('data-test-script-state')))
+    .observe(el, {attributes: true});
+}"""
+
+#: What the chart shows now: the slider's active stop, the traces' x and y, the slider's words.
+_CHART_STATE = """(key) => {
+  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  const slider = gd._fullLayout.sliders[0];
+  const moving = gd.data.filter(t => !t.meta || ['at-h', 'h-line'].includes(t.meta.kind) || !t.meta.kind);
+  return {active: slider.active, value: slider.steps[slider.active].value,
+          readout: [...gd.querySelectorAll('.slider-group text.slider-label')].map(t => t.textContent).join(' '),
+          traces: JSON.stringify(moving.map(t => [Array.from(t.x || []), Array.from(t.y || [])]))};
+}"""
+
+
+def _drag(page, key: str, start: float, end: float) -> tuple[dict, dict, list[str]]:
+    """Press on the slider's rail at ``start`` (fraction of its width), move to ``end`` and hold:
+    the chart's state before, while held, and the script states seen until then."""
+    rail = page.locator(f".st-key-{key} .slider-rail-rect").first
+    box = rail.bounding_box()
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + box["width"] * start, y)
+    page.mouse.down()
+    before = page.evaluate(_CHART_STATE, key)
+    page.mouse.move(box["x"] + box["width"] * end, y, steps=10)
+    page.wait_for_timeout(800)  # a rerun would have started by now
+    during = page.evaluate(_CHART_STATE, key)
+    states = page.evaluate("() => window.__glStates.slice()")
+    return before, during, states
+
+
+@pytest.mark.parametrize(("path", "key", "query"), [
+    ("explorer", "explorer_chart", {"h": "1e-03"}),
+    ("grid", "grid_chart", {"h": "1e-04"}),
+], ids=["explorer", "grid"])
+def test_dragging_h_moves_the_chart_without_a_rerun_and_the_release_reaches_the_url(
+        streamlit_server, tab, path, key, query):
+    page = tab({"width": 1280, "height": 720})
+    open_page(page, streamlit_server, path, query, timeout=90_000)
+    page.wait_for_selector(f".st-key-{key} .js-plotly-plot .slider-rail-rect", timeout=60_000)
+    page.wait_for_timeout(800)  # the release listener hooks the chart
+    start = page.evaluate(_CHART_STATE, key)
+    assert start["value"] == query["h"]
+    page.evaluate(_WATCH_RERUNS)
+    # Explorer: the stops span the chart's step range; Grid: 1e-20 .. 1. Both: a quarter of the way in.
+    before, during, states = _drag(page, key, 0.6, 0.25)
+    assert during["active"] < before["active"], (before, during)
+    assert during["traces"] != before["traces"], "the chart's traces did not move with the slider"
+    assert during["readout"] != before["readout"] and during["value"] in during["readout"]
+    assert "running" not in states, f"a drag reran the script: {states}"
+    page.mouse.up()
+    page.wait_for_function(f"() => new URLSearchParams(location.search).get('h') === '{during['value']}'",
+                           timeout=30_000)
+    page.wait_for_selector("[data-test-script-state='notRunning']", timeout=30_000)
+    after = page.evaluate(_CHART_STATE, key)
+    assert after["value"] == during["value"]  # the rerun draws the chart at the released step
+    assert page.evaluate("() => window.__glStates").count("running") == 1  # one rerun: the release
+    control = page.locator(f".st-key-h [data-testid='stSliderThumbValue']").first.inner_text()
+    assert control == during["value"]  # the URL-bound control took it
+    screenshot(page, f"{path}-after-drag-1280x720", full_page=False)
+
+
+def test_the_grid_link_with_the_released_step_opens_that_step(streamlit_server, tab):
+    """The released value is the link: opened anew, the Grid's answer is at that step."""
+    page = tab({"width": 1280, "height": 720})
+    open_page(page, streamlit_server, "grid", {"h": "2e-07"}, timeout=90_000)
+    answer = page.locator(".st-key-gl-answer").inner_text()
+    # float32 at 1: 2e-7 is 1.68 ulps of 2^-23; x + h rounds to 2 ulps above x
+    assert re.search(r"\b2 ulps above x", answer), answer
