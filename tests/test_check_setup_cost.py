@@ -142,3 +142,27 @@ def test_a_pass_builds_its_summary_on_first_read_and_a_fail_at_once(monkeypatch)
     assert r.first_order.summary is r.summary and built == [1]  # built once for a result and its copies
     wrong = check_gradient(lambda t: t.detach() * t, x, mode="full")  # autograd says t, the truth is 2t
     assert wrong.verdict == "fail" and len(built) == 2  # a fail's words are built while fn is as it was
+
+
+def test_the_tables_reader_columns_are_built_on_first_read_in_their_place():
+    import pickle
+
+    import numpy as np
+
+    from gradlab.check.columns import Columns, Later
+
+    built = []
+    t = Columns({"a": np.array([1.0, 2.0]), "b": Later(lambda: built.append("b") or np.array([3.0, 4.0])),
+                 "c": np.array([5.0, 6.0])})
+    joined = t.joined(d=np.zeros(2))
+    assert not built and "b" in t and len(t) == 2
+    assert list(joined.frame().columns) == ["a", "b", "c", "d"]  # the order the table was given in
+    assert t["b"].tolist() == [3.0, 4.0] and built == ["b"]  # once for a table and its joined copies
+    later = Columns({"x": Later(lambda: np.ones(2))}, 2)
+    assert pickle.loads(pickle.dumps(later))["x"].tolist() == [1.0, 1.0]  # pickled computed
+    x = torch.linspace(-1, 1, 6, dtype=torch.float64)
+    r = check_gradient(lambda t: t ** 3, x, mode="full")
+    assert r.table["element"].tolist() == [f"t[{k}]" for k in range(6)]  # fn's argument is named t
+    assert r.table["rel_error"].tolist() == pytest.approx(
+        (np.abs(r.table["autograd"] - r.table["numeric"]) / np.maximum(np.abs(r.table["autograd"]),
+                                                                       np.abs(r.table["numeric"]))).tolist())

@@ -81,8 +81,8 @@ def block_directions(numel: int, seed: int, tolerance, block: int = BLOCK) -> to
     order = torch.randperm(numel, generator=gen).numpy()
     # the arithmetic in numpy: a few dozen elements' worth of torch ops cost 5-10 us each
     signs = torch.randint(0, 2, (numel,), generator=gen).numpy() * 2.0 - 1.0
-    with np.errstate(divide="ignore", over="ignore"):
-        weighted = signs / np.maximum(np.asarray(tolerance, dtype=np.float64), np.finfo(np.float64).tiny)
+    # at most 1/tiny: no overflow, no warning (a NaN tolerance gives NaN, then the bare sign)
+    weighted = signs / np.maximum(np.asarray(tolerance, dtype=np.float64), np.finfo(np.float64).tiny)
     weighted = np.where(np.isfinite(weighted), weighted, signs)
     # cut as torch.tensor_split cuts: the first numel % count blocks one element longer
     sizes = np.full(count, numel // count)

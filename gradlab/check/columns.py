@@ -10,6 +10,12 @@ is built only when asked for (:meth:`Columns.frame`, ``CheckResult.table``).
 (2, True, [True, False])
 >>> t.joined(state=np.array(["pass", "fail"], dtype=object)).frame()[["element", "state"]].values.tolist()
 [['x[0]', 'pass'], ['x[1]', 'fail']]
+
+A column only a reader needs (labels, ratios) can be given as :class:`Later`: computed
+on first read, once for a table and every table joined from it.
+
+>>> Columns({"x": np.array([2.0]), "half": Later(lambda: np.array([1.0]))})["half"].tolist()
+[1.0]
 """
 
 from __future__ import annotations
@@ -17,7 +23,21 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["Columns", "filled"]
+__all__ = ["Columns", "Later", "filled"]
+
+
+class Later:
+    """A column computed on its first read (then kept; shared by the tables joined from one)."""
+
+    __slots__ = ("_make", "_column")
+
+    def __init__(self, make):
+        self._make, self._column = make, None
+
+    def __call__(self) -> np.ndarray:
+        if self._make is not None:
+            self._column, self._make = self._make(), None
+        return self._column
 
 
 class Columns:
@@ -25,16 +45,23 @@ class Columns:
 
     __slots__ = ("_data", "_rows", "_frame")
 
-    def __init__(self, data: dict[str, np.ndarray], rows: int | None = None):
+    def __init__(self, data: dict[str, np.ndarray | Later], rows: int | None = None):
         self._data = dict(data)
-        lengths = {len(v) for v in self._data.values()}
+        lengths = {len(v) for v in self._data.values() if type(v) is not Later}
         if len(lengths) > 1:
             raise ValueError(f"columns of different lengths: {sorted(lengths)}")
         self._rows = rows if rows is not None else (lengths.pop() if lengths else 0)
         self._frame: pd.DataFrame | None = None
 
     def __getitem__(self, name: str) -> np.ndarray:
-        return self._data[name]
+        column = self._data[name]
+        if type(column) is Later:
+            column = self._data[name] = column()
+        return column
+
+    def __reduce__(self):
+        """Pickled with every column computed (a Later holds a function)."""
+        return Columns, ({name: self[name] for name in self._data}, self._rows)
 
     def __contains__(self, name: object) -> bool:
         return name in self._data
@@ -53,7 +80,7 @@ class Columns:
     def frame(self) -> pd.DataFrame:
         """The table as a DataFrame (built once, then shared: treat it as read-only)."""
         if self._frame is None:
-            self._frame = pd.DataFrame(self._data, index=pd.RangeIndex(self._rows))
+            self._frame = pd.DataFrame({name: self[name] for name in self._data}, index=pd.RangeIndex(self._rows))
         return self._frame
 
 

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from gradlab.check.batching import FlatInputs
-from gradlab.check.columns import Columns
+from gradlab.check.columns import Columns, Later
 from gradlab.check.diagnosis import Diagnosis, Evidence, diagnose
 from gradlab.check.problem import NumericProblem
 from gradlab.check.results import CheckSummary, Element
@@ -99,26 +99,35 @@ def value_table(p: NumericProblem, index: torch.Tensor | None, est: Estimates,
                 tol: Tolerances) -> Columns:
     """One row per checked value: flat elements ``index``, or directions when it is None."""
     a, n, scale = est.autograd.numpy(), est.numeric.numpy(), est.scale.numpy()
-    labels, idx, inputs = _labels(p.flat, index, len(a))
     abs_err = np.abs(a - n)
     tolerance = tol.of(n)
-    abs_a = np.abs(a)
-    big = np.maximum(abs_a, np.abs(n))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rel = np.where(big > 0, abs_err / big, 0.0)
-        ratio = np.where(a != 0, n / a, np.nan)
-        rho = np.where(scale > 0, p.step * abs_a / scale, np.nan)
-    index_column = np.empty(len(idx), dtype=object)
-    index_column[:] = idx
+    big = np.maximum(np.abs(a), np.abs(n))
+    # what only a reader of the table needs is computed when first read (most checks pass unread)
+    labels = Later(lambda: _labels(p.flat, index, len(a)))
     return Columns({
-        "element": np.array(labels, dtype=object), "input": np.array(inputs, dtype=np.int64),
-        "index": index_column,
-        "autograd": a, "numeric": n, "ratio": ratio, "abs_error": abs_err,
-        "rel_error": rel, "tolerance": tolerance, "ok": abs_err <= tolerance,
-        "relative_perturbation": rho, "roundoff": np.asarray(predicted_roundoff(p, est.scale)),
+        "element": Later(lambda: np.array(labels()[0], dtype=object)),
+        "input": Later(lambda: np.array(labels()[2], dtype=np.int64)),
+        "index": Later(lambda: _objects(labels()[1])),
+        "autograd": a, "numeric": n, "ratio": Later(lambda: _divided(n, a, a != 0, np.nan)), "abs_error": abs_err,
+        "rel_error": Later(lambda: _divided(abs_err, big, big > 0, 0.0)), "tolerance": tolerance,
+        "ok": abs_err <= tolerance,
+        "relative_perturbation": Later(lambda: _divided(p.step * np.abs(a), scale, scale > 0, np.nan)),
+        "roundoff": Later(lambda: np.asarray(predicted_roundoff(p, est.scale))),
         "below_atol": big <= tol.atol,
-        "flat": index.numpy().astype(np.int64) if index is not None else np.full(len(a), -1, dtype=np.int64),
-    })
+        "flat": Later(lambda: index.numpy().astype(np.int64) if index is not None
+                      else np.full(len(a), -1, dtype=np.int64)),
+    }, len(a))
+
+
+def _divided(top: np.ndarray, bottom: np.ndarray, where: np.ndarray, otherwise: float) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(where, top / bottom, otherwise)
+
+
+def _objects(items) -> np.ndarray:
+    column = np.empty(len(items), dtype=object)
+    column[:] = items
+    return column
 
 
 def error_map(flat: FlatInputs, mode: str, table: Columns) -> np.ndarray | None:
@@ -188,7 +197,7 @@ class _Row:
 def state_counts(table: Columns) -> tuple[tuple[tuple[str, int], ...], str]:
     """((state, how many values) for every state, the verdict they make).
 
-    >>> from gradlab.check.columns import Columns
+    >>> from gradlab.check.columns import Columns, Later
     >>> state_counts(Columns({"state": np.array(["pass", "inconclusive", "pass"])}))[1]
     'inconclusive'
     """
