@@ -172,3 +172,29 @@ def test_each_dtype_s_largest_number_ends_in_a_result_or_one_sentence(dtype, sig
 @pytest.mark.parametrize("h", ["1e-20", "1e+00", "1e-300", "1e+300", "5e-324", "0", "-1", "nan"])
 def test_h_at_and_past_its_extremes_ends_in_a_result_or_one_sentence(h):
     _result_or_one_sentence(_open({"h": h}))
+
+
+def test_the_default_function_is_named_sin_and_old_links_open_the_same_view():
+    """The function box names sin(x) at x = 1; links written when its default was "custom (type
+    it)" with sin(x) typed (no fn in the URL, or fn spelled out) open the same difference, and a
+    link that typed another expression still opens that expression."""
+    fresh = _open()
+    assert fresh.selectbox(key="fn").value == "sin" and fresh.selectbox(key="fn").format_func("sin") == "sin(x)"
+    expected = math.sin(float(np.float32(1.0)))
+    views = {
+        "default": fresh,
+        "fn spelled out": _open({"fn": "custom (type it)", "expr": "sin(x)", "h": "1e-04"}),
+        "expr only": _open({"expr": "sin(x)", "h": "1e-04"}),
+        "h only": _open({"h": "1e-04"}),
+    }
+    answers = {name: shown(at.info[0].value) for name, at in views.items()}
+    assert len(set(answers.values())) == 1, answers  # one view, whichever way it was linked
+    assert "839 ulps above x" in answers["default"]
+    assert f"{expected:.4g}"[:5] in "\n".join(m.value for m in fresh.markdown)  # f(x) = sin(1) in float32
+    typed = _open({"expr": "x**2", "h": "1e-04"})
+    assert typed.selectbox(key="fn").value == "custom" and "tangent's slope is 2" in shown(typed.info[0].value)
+
+
+def test_ulp_is_defined_under_the_answer():
+    at = _open()
+    assert at.caption[0].value.startswith("ulp: unit in the last place")

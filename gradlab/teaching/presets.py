@@ -144,7 +144,7 @@ _EXPLORER = {"fn": "complex_step_classic", "x": 1.5, "dtypes": ("float32", "floa
              "eps_range": (1e-20, 1.0)}
 _SUMMED = {"shape": "140x120", "dtype": "float32", "reduction": "sum", "h": 1e-3}
 _FITTED = {"eps_auto": True}  # steps chosen per dtype so the V fills the chart (gradlab.sweep.step_range)
-_GRID = {"fn": "custom", "expr": "sin(x)", "x": 1.0, "dtype": "float32"}  # the Grid page: sin(x) at 1
+_GRID = {"fn": "sin", "x": 1.0, "dtype": "float32"}  # the Grid page: sin(x) at 1, the catalogue's entry
 
 PRESETS: tuple[Preset, ...] = (
     # Round-off lab: the values come from the engine's table of comparisons.
