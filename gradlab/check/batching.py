@@ -253,7 +253,6 @@ class BatchedFn:
         self._flat = flat
         self.few_rows = few_rows
         self._at_x = at_x
-        self._vmapped = vmap(self._one)
         self.layout: OutputLayout | None = None
         self.strategy: dict[torch.dtype, str] = {}
         self._reference: dict[torch.dtype, str] = {}
@@ -295,7 +294,7 @@ class BatchedFn:
             return torch.stack([self._one(*(p[r] for p in parts)).clone() for r in range(parts[0].shape[0])])
 
     def _reference_call(self, how: str, parts) -> torch.Tensor:
-        return self._guarded(lambda: self._loop(parts) if how == "loop" else self._vmapped(*parts))
+        return self._guarded(lambda: self._loop(parts) if how == "loop" else vmap(self._one)(*parts))
 
     def _prove_direct(self, dtype, parts, m: int) -> torch.Tensor:
         expected = self._reference_call(self._reference[dtype], parts)
@@ -335,7 +334,7 @@ class BatchedFn:
             self._reference[rows.dtype] = self.strategy[rows.dtype] = "loop"
             self._at_input[rows.dtype] = expected.clone()
             return
-        vmapped = _attempt(lambda: self._vmapped(*parts))
+        vmapped = _attempt(lambda: vmap(self._one)(*parts))
         reference = "vmap" if _same(vmapped, expected) else "loop"
         self._reference[rows.dtype] = reference
         # what a call on the input's row gives (the loop's row is fn's own output); a copy, not

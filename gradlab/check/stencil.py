@@ -17,6 +17,7 @@ mean, Σ|v_j y_j| over the outputs the perturbation changes for none.
 
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 import numpy as np
@@ -66,8 +67,14 @@ def entry_correction(p: NumericProblem, index: torch.Tensor, shift: torch.Tensor
 
 
 def moving_weights(p: NumericProblem) -> torch.Tensor:
-    """The weights of the stencil's moving points (offset != 0), float64."""
-    return torch.tensor([w for c, w in zip(p.scheme.offsets, p.scheme.weights) if c != 0], dtype=torch.float64)
+    """The weights of the stencil's moving points (offset != 0), float64 (one tensor per
+    scheme, shared: read it, never write it)."""
+    return _moving_weights(p.scheme.offsets, p.scheme.weights)
+
+
+@functools.lru_cache(maxsize=None)
+def _moving_weights(offsets: tuple, weights: tuple) -> torch.Tensor:
+    return torch.tensor([w for c, w in zip(offsets, weights) if c != 0], dtype=torch.float64)
 
 
 def nominal_correction(p: NumericProblem, make_rows: RowMaker, moves: torch.Tensor,
