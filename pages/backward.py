@@ -27,7 +27,7 @@ from gradlab.ui.bound_widgets import bound_text
 from gradlab.ui.controls import dtype_selectbox
 from gradlab.ui.figures import cached_figure, show_figure
 from gradlab.ui.messages import show_answer, stop_with_error
-from gradlab.ui.page_chrome import answer_box, details, main_chart_box, start_page, title_row
+from gradlab.ui.page_chrome import answer_box, details, main_chart_box, quiz_box, start_page, title_row
 from gradlab.ui.presets import presets_popover
 
 start_page("backward")
@@ -152,7 +152,7 @@ def _jacobian_blocks(settings: VJPSettings, r: VJPResult) -> None:
 
 def _prediction() -> None:
     """Predict, then look: what a second backward adds (section 2 shows it; the answer above does not)."""
-    with st.container(border=True):
+    with quiz_box(border=True):
         # A quiz answer is not part of the view: plain st.radio, never in the URL.
         guess = st.radio(
             "**Predict, then look:** after `y.backward(v, retain_graph=True)` and then `y.backward(v)`, "

@@ -43,7 +43,7 @@ from gradlab.ui.bound_widgets import (bound_number, bound_radio, bound_select_sl
 from gradlab.ui.controls import dtype_help, dtype_multiselect, eps_range_input, scheme_multiselect
 from gradlab.ui.figures import cached_figure, show_figure
 from gradlab.ui.messages import show_error, stop_with_error
-from gradlab.ui.page_chrome import answer_box, details, main_chart_box, start_page
+from gradlab.ui.page_chrome import answer_box, details, main_chart_box, quiz_box, start_page
 from gradlab.ui.presentation import is_presenting
 from gradlab.ui.presets import preset_buttons
 from gradlab.ui.slider_release import follow_chart_slider
@@ -290,8 +290,8 @@ def _numbers(result: SweepResult, text: str) -> None:
 @st.fragment
 def _lesson(result: SweepResult) -> None:
     """Predict first: a dtype the chart does not show yet; once answered, its best step and why."""
-    with st.expander("Predict before you look: where is the best step?", icon=":material/school:",
-                     expanded=True):
+    with quiz_box(), st.expander("Predict before you look: where is the best step?", icon=":material/school:",
+                                 expanded=True):
         _quiz(result)
 
 

@@ -15,7 +15,7 @@ chart and the lesson follow below.
 import pandas as pd
 import streamlit as st
 
-from gradlab.ui.page_chrome import answer_box, details, main_chart_box, start_page, title_row
+from gradlab.ui.page_chrome import answer_box, details, main_chart_box, quiz_box, start_page, title_row
 from gradlab.figures import network as plots
 from gradlab.labs.network.engine import (
     ACTIVATIONS,
@@ -143,7 +143,7 @@ def _main_chart(settings: NetgradSettings, fd: FiniteDifference, sweep: StepSwee
 
 def _prediction() -> None:
     """Predict, then look: the quantum in float64 (the sentence above gives float32's away, not this)."""
-    with st.container(border=True):
+    with quiz_box(border=True):
         # A quiz answer is not part of the view: plain st.radio, never in the URL.
         guess = st.radio(
             "**Predict, then look:** the same network in float64, still dx = 1e-6. "

@@ -9,14 +9,17 @@ below the plot, log ranges and labels placed where they are not clipped.
 
 from __future__ import annotations
 
+import copy
+import re
+
 import numpy as np
 import pandas as pd
 
 from gradlab.figures.spec import FigureOrSpec, FigureSpec
-from gradlab.figures.style import HEATMAP_COLOURSCALE
+from gradlab.figures.style import FONT_SIZE, HEATMAP_COLOURSCALE
 
 __all__ = ["MAIN_CHART_HEIGHT", "LEGEND_BELOW", "BLUES", "log_range", "beside", "as_array", "plain_layout",
-           "layout_below"]
+           "layout_below", "for_presentation", "PRESENTED_FONT_SCALE", "PRESENTED_MIN_FONT"]
 
 #: The height (px) of each page's main chart (the staircase, the .grad rows): all of it, legend
 #: included, on a 1280x720 first screen under the title row, one row of controls and the answer.
@@ -79,3 +82,81 @@ def layout_below(fig: FigureSpec, title: str, x_title: str, y_title: str, height
     if inside_y_ticks:
         fig.update_yaxes(ticklabelposition="inside top")
     return fig.figure()
+
+
+# ------------------------------------------------------------------ presentation mode
+
+#: In presentation mode the page's type is 1.5 times larger (24 px against 16 px); chart text
+#: grows with it, and nothing a room reads is under :data:`PRESENTED_MIN_FONT` px (Plotly's
+#: 11-12 px annotations, a 14 px tick label).
+PRESENTED_FONT_SCALE = 1.35
+PRESENTED_MIN_FONT = 20
+#: A presented chart with more legend entries than this lists them in a column at the right:
+#: a 1280x720 screen is wide and short, and rows of entries under the plot squeeze it flat.
+PRESENTED_LEGEND_ROWS = 4
+
+_AXIS_KEY = re.compile(r"^[xy]axis\d*$")
+
+
+def _legend_entries(data: list) -> int:
+    """How many entries the legend lists: one per named trace not hidden from it (a legend group
+    keeps each of its entries; it only toggles them together)."""
+    return sum(1 for trace in data if trace.get("showlegend") is not False and trace.get("name"))
+
+
+def for_presentation(spec: dict, base_size: float = FONT_SIZE) -> dict:
+    """A copy of a figure's dict with its text large enough for a lecture room, the input untouched.
+
+    Every font the layout names (title, legend, each axis's ticks and title, annotations, colour
+    bars) and every trace's text is ``PRESENTED_FONT_SCALE`` times its size, at least
+    ``PRESENTED_MIN_FONT`` px; a font with no size of its own scales the figure's base size.
+    Axes make room for their larger labels (``automargin``: an axis title never sits on its tick
+    labels), and a legend of more than ``PRESENTED_LEGEND_ROWS`` entries moves to a column at the
+    right. Only the layout and the traces with text are copied; data arrays are shared.
+
+    >>> spec = {"data": [{"type": "scatter", "y": [1, 2], "name": "a", "textfont": {"size": 10}}],
+    ...         "layout": {"font": {"size": 16}, "xaxis": {"title": {"text": "h"}},
+    ...                    "annotations": [{"text": "best h", "font": {"size": 11}}]}}
+    >>> big = for_presentation(spec)
+    >>> big["layout"]["xaxis"]["tickfont"]["size"], big["layout"]["annotations"][0]["font"]["size"]
+    (21.6, 20)
+    >>> big["data"][0]["textfont"]["size"], big["data"][0]["y"] is spec["data"][0]["y"]
+    (20, True)
+    >>> spec["layout"]["annotations"][0]["font"], big["layout"]["xaxis"]["automargin"]
+    ({'size': 11}, True)
+    """
+    layout = copy.deepcopy(spec.get("layout", {}))
+    base = (layout.get("font") or {}).get("size") or base_size
+
+    def grown(font: dict | None) -> dict:
+        font = dict(font or {})
+        font["size"] = max(PRESENTED_MIN_FONT, round(PRESENTED_FONT_SCALE * (font.get("size") or base), 1))
+        return font
+
+    layout["font"] = grown(layout.get("font"))
+    title = layout.get("title")
+    if isinstance(title, dict) and title.get("text"):
+        title["font"] = grown(title.get("font"))
+    legend = layout.setdefault("legend", {})
+    legend["font"] = grown(legend.get("font"))
+    for key, axis in layout.items():
+        if _AXIS_KEY.match(key) and isinstance(axis, dict):
+            axis["tickfont"] = grown(axis.get("tickfont"))
+            axis["automargin"] = True
+            if isinstance(axis.get("title"), dict):
+                axis["title"]["font"] = grown(axis["title"].get("font"))
+                axis["title"]["standoff"] = max(12, axis["title"].get("standoff") or 0)
+    for annotation in layout.get("annotations", ()):
+        annotation["font"] = grown(annotation.get("font"))
+    data = []
+    for trace in spec.get("data", ()):
+        if "textfont" in trace or "colorbar" in trace or trace.get("text") is not None:
+            trace = dict(trace)
+            trace["textfont"] = grown(trace.get("textfont"))
+            if isinstance(trace.get("colorbar"), dict):
+                bar = trace["colorbar"] = copy.deepcopy(trace["colorbar"])
+                bar["tickfont"] = grown(bar.get("tickfont"))
+        data.append(trace)
+    if _legend_entries(data) > PRESENTED_LEGEND_ROWS:
+        legend.update(orientation="v", x=1.01, xanchor="left", y=1, yanchor="top", yref="paper")
+    return {**spec, "data": data, "layout": layout}

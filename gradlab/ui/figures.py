@@ -17,7 +17,8 @@ import streamlit as st
 from gradlab.figures.spec import FigureOrSpec, specs_only
 from gradlab.limits import LIMITS
 from gradlab.ui.compat import PreparedFigure
-from gradlab.ui.page_chrome import main_chart_height
+from gradlab.figures.layout import for_presentation
+from gradlab.ui.page_chrome import main_chart_height, presenting_main_chart
 
 __all__ = ["figure_config", "prepare_figure", "cached_figure", "show_figure", "PreparedFigure"]
 
@@ -92,13 +93,19 @@ def show_figure(fig: go.Figure | PreparedFigure, name: str, key: str | None = No
     file system); ``key`` is needed only when two identical figures share a page.
     The chart uses ``theme="streamlit"`` so it follows the app's light/dark theme;
     inside ``main_chart_box()`` in presentation mode it fills the enlarged box. ``height``
-    overrides that (``"stretch"``: fill a box whose height the page's CSS sets).
+    overrides that (``"stretch"``: fill a box whose height the page's CSS sets). The main chart of a
+    presented page has its text scaled with the page's larger type
+    (:func:`gradlab.figures.layout.for_presentation`: ticks and annotations at least 20 px).
     """
+    config = figure_config(name)
+    if presenting_main_chart():  # a projected chart: large text, no toolbar over its title
+        fig = PreparedFigure(for_presentation(fig.to_dict()))
+        config["displayModeBar"] = False
     st.plotly_chart(
         fig,
         width="stretch",
         height=main_chart_height() if height is None else height,
         theme="streamlit",
         key=key,
-        config=figure_config(name),
+        config=config,
     )

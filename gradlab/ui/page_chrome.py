@@ -28,7 +28,8 @@ import streamlit as st
 from gradlab.ui.compat import leave_legacy_pages_mode
 
 __all__ = ["ensure_router", "start_page", "finish_page", "title_row", "answer_box", "main_chart_box",
-           "main_chart_height", "details", "ANSWER_KEY", "MAIN_CHART_KEY", "TITLE_ROW_KEY"]
+           "main_chart_height", "details", "ANSWER_KEY", "MAIN_CHART_KEY", "TITLE_ROW_KEY",
+           "QUIZ_KEY", "PRESENT_ALSO_KEY", "quiz_box", "present_also", "presenting_main_chart"]
 
 
 def ensure_router() -> None:
@@ -54,6 +55,13 @@ ANSWER_KEY = "gl-answer"
 MAIN_CHART_KEY = "gl-main-chart"
 #: Key of the page's first row: title, question, popovers (:func:`title_row`).
 TITLE_ROW_KEY = "gl-title-row"
+#: Key of the page's "predict, then look" question (:func:`quiz_box`), which presentation mode
+#: shows in the chart's place when the lecturer switches "Quiz" on.
+QUIZ_KEY = "gl-quiz"
+#: Key of what a preset changes outside the answer and the chart (:func:`present_also`), which
+#: presentation mode keeps on screen under the chart.
+PRESENT_ALSO_KEY = "gl-present-also"
+_QUIZ_DRAWN = "_gl_quiz_drawn"
 
 #: Outside presentation mode: the page starts right under Streamlit's header bar (3.75rem,
 #: its menu button sits inside it) instead of 1.5rem further down, and a question written
@@ -66,6 +74,16 @@ _COMPACT_CSS = """
 .st-key-gl-title-row > [data-testid="stElementContainer"]:has([data-testid="stMarkdown"]) {
   flex: 1 1 12rem !important; }
 .st-key-gl-title-row [data-testid="stMarkdownContainer"] p { margin: 0; line-height: 1.35; }
+/* A phone (390x844): the page's point on its first screen. The title, the answer and the main
+   chart come first; every other block of the page (the long controls included) follows them,
+   in its own order. Plotly's toolbar would sit over a chart's title (no hover on a phone). */
+@media (max-width: 640px) {
+  [data-testid="stMainBlockContainer"] { padding-top: 3.5rem !important; }
+  [data-testid="stMainBlockContainer"] h1 { font-size: 1.6rem !important; }
+  [data-testid="stMainBlockContainer"] > [data-testid="stVerticalBlock"]
+    > :not(:has(.st-key-gl-main-chart, .st-key-gl-answer, .st-key-gl-title-row, h1)) { order: 1; }
+  .js-plotly-plot .modebar-container { display: none !important; }
+}
 </style>
 """
 
@@ -94,6 +112,7 @@ def start_page(page: str) -> None:
         present_button()
         slot = st.sidebar.empty()
     st.session_state[_RUN_STATE] = (page, slot)
+    st.session_state.pop(_QUIZ_DRAWN, None)
 
 
 def finish_page() -> None:
@@ -110,7 +129,7 @@ def finish_page() -> None:
         return
     page, slot = run
     if is_presenting():
-        finish_presentation(page, slot)
+        finish_presentation(page, slot, quiz=bool(st.session_state.pop(_QUIZ_DRAWN, None)))
     else:
         with slot.container():
             theme_links()
@@ -174,14 +193,38 @@ def main_chart_box():
     return _MainChartBox()
 
 
+def presenting_main_chart() -> bool:
+    """Whether a chart drawn now is the main chart of a page in presentation mode."""
+    from gradlab.ui.presentation import is_presenting
+
+    return bool(st.session_state.get(_IN_MAIN_CHART)) and is_presenting()
+
+
 def main_chart_height() -> str:
     """The ``height=`` for ``st.plotly_chart``: ``"stretch"`` for the main chart in presentation mode.
 
     Otherwise ``"content"``: the figure's own height.
     """
-    from gradlab.ui.presentation import is_presenting
+    return "stretch" if presenting_main_chart() else "content"
 
-    return "stretch" if st.session_state.get(_IN_MAIN_CHART) and is_presenting() else "content"
+
+def quiz_box(**kwargs):
+    """The container of the page's "predict, then look" question: ``with quiz_box(border=True): ...``.
+
+    Presentation mode offers a "Quiz" switch on pages that draw one, which shows this box
+    where the chart was: the question first, its reveal once a choice is clicked.
+    """
+    st.session_state[_QUIZ_DRAWN] = True
+    return st.container(key=QUIZ_KEY, **kwargs)
+
+
+def present_also():
+    """A container presentation mode keeps on screen with the answer and the chart, in one compact row.
+
+    For what a preset changes outside them (Backward's steps after "Backward twice, then once
+    more"), so each preset a lecturer steps to looks different: ``with present_also(): ...``.
+    """
+    return st.container(key=PRESENT_ALSO_KEY)
 
 
 def details(label: str, key: str, **kwargs):

@@ -20,7 +20,8 @@ from gradlab.teaching.presets import Preset, presets_for
 from gradlab.ui.presets import apply, matching_preset
 
 __all__ = ["PRESENT_PARAM", "is_presenting", "enter_presentation", "leave_presentation", "step_index",
-           "present_button", "presentation_chrome", "finish_presentation", "current_preset", "position_text"]
+           "present_button", "presentation_chrome", "finish_presentation", "current_preset", "position_text",
+           "QUIZ_TOGGLE"]
 
 PRESENT_PARAM = "present"
 
@@ -30,7 +31,28 @@ _CSS = """
 [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
 [data-testid="stExpandSidebarButton"], [data-testid="stSidebarNav"] { display: none !important; }
 html { font-size: 24px !important; }
-[data-testid="stMainBlockContainer"] { max-width: 100% !important; padding: 3.2rem 1.2rem 1rem !important; }
+/* The header keeps only its menu (the three dots), in a small box at the top right; the bar
+   sits in the page's flow beside it. However many lines the bar takes (a long preset name at
+   1280 px), what follows starts below it: nothing is ever drawn over the answer or the chart. */
+[data-testid="stHeader"] { left: auto !important; width: 2.4rem !important; height: 2rem !important;
+  background: transparent !important; }
+[data-testid="stMainBlockContainer"] { max-width: 100% !important; padding: 0.3rem 1.2rem 0.6rem !important; }
+[data-testid="stLayoutWrapper"]:has(> .st-key-gl-present-bar), .st-key-gl-present-bar {
+  flex: none !important; height: auto !important; }
+/* The bar is the lecturer's, not the room's: three quarters of the page's type, one row at 1280 px. */
+.st-key-gl-present-bar { zoom: 0.75; margin-right: 2.6rem; align-items: center; row-gap: 0.2rem;
+  flex-wrap: wrap !important; }
+.st-key-gl-present-bar :is(p, [data-testid="stMarkdownContainer"]) { margin: 0 !important; }
+.st-key-gl-present-position > [data-testid="stElementContainer"] { align-self: center; height: auto !important; }
+/* (A keyed container sits in a column-direction wrapper: the row's flex goes on the wrapper.) */
+[data-testid="stLayoutWrapper"]:has(> .st-key-gl-present-position) { flex: 1 1 14rem !important; min-width: 0; }
+.st-key-gl-present-position { flex: none !important; height: auto !important; flex-wrap: nowrap !important;
+  align-items: center; }
+.st-key-gl-present-position > [data-testid="stElementContainer"]:has([data-testid="stMarkdown"]) {
+  flex: 1 1 auto !important; min-width: 0; width: auto !important; }
+.st-key-gl-present-position [data-testid="stLayoutWrapper"]:has(> .st-key-gl-theme-links) {
+  flex: none !important; width: auto !important; }
+.st-key-gl-theme-links span { white-space: nowrap; }
 .st-key-gl-answer, .st-key-gl-answer p, .st-key-gl-answer li { font-size: 1.2rem !important; line-height: 1.2 !important; }
 .st-key-gl-answer [data-testid="stCaptionContainer"] { display: none !important; }  /* the chart needs the room */
 /* The page is one screen tall and the main chart box takes what the answer leaves, however many
@@ -42,22 +64,47 @@ html { font-size: 24px !important; }
   :is([data-testid="stVerticalBlock"], [data-testid="stLayoutWrapper"]):has(.st-key-gl-main-chart) {
   flex: 1 1 auto !important; min-height: 0 !important; height: auto !important; }
 .st-key-gl-main-chart { flex: 1 1 auto !important; height: auto !important; min-height: 12rem; }
-.st-key-gl-main-chart [data-testid="stPlotlyChart"] { flex: 1 1 auto; min-height: 0; }
-.st-key-gl-present-bar { position: fixed; top: 0.35rem; left: 1.2rem; right: 4.5rem; width: auto !important;
-  z-index: 999990; align-items: center; }
-.st-key-gl-present-bar p { margin: 0; }
+.st-key-gl-main-chart :is([data-testid="stElementContainer"], [data-testid="stPlotlyChart"]) {
+  flex: 1 1 0 !important; min-height: 0 !important; }
+/* What a preset changes outside the answer and the chart (Backward's steps): one compact row. */
+.st-key-gl-present-also, [data-testid="stLayoutWrapper"]:has(> .st-key-gl-present-also) { flex: none !important; }
+.st-key-gl-present-also :is(p, code, li) { font-size: 0.8rem !important; line-height: 1.35 !important; margin: 0 !important; }
+.st-key-gl-present-also [data-testid="stMarkdownContainer"] { margin: 0 !important; }
 /* On a page with a main chart, show only the answer and the chart: every block on the
    way down to them keeps only the children that hold one of them (controls, formulas
    and tables are a click on Exit away). A column holding them takes the full width. */
 [data-testid="stMainBlockContainer"]:has(.st-key-gl-main-chart)
-  :is([data-testid="stVerticalBlock"], [data-testid="stHorizontalBlock"]):has(.st-key-gl-main-chart, .st-key-gl-answer)
-  > :not(:has(.st-key-gl-main-chart, .st-key-gl-answer, .st-key-gl-present-bar)):not(.st-key-gl-main-chart):not(.st-key-gl-answer):not(.st-key-gl-present-bar) {
+  :is([data-testid="stVerticalBlock"], [data-testid="stHorizontalBlock"]):has(KEPT)
+  > :not(:has(KEPT, .st-key-gl-present-bar)):not(KEPT):not(.st-key-gl-present-bar) {
   display: none !important;
 }
 [data-testid="stMainBlockContainer"]:has(.st-key-gl-main-chart)
-  [data-testid="stColumn"]:has(.st-key-gl-main-chart, .st-key-gl-answer) { flex: 1 1 100% !important; width: 100% !important; }
+  [data-testid="stColumn"]:has(KEPT) { flex: 1 1 100% !important; width: 100% !important; }
 </style>
 """
+#: The blocks presentation mode keeps on screen (with the bar): the answer, the main chart, and
+#: what a preset changes beside them.
+_KEPT = (".st-key-gl-main-chart", ".st-key-gl-answer", ".st-key-gl-present-also")
+#: With the quiz shown: the page's quiz takes the chart's place (the question, then its reveal).
+_QUIZ_CSS = """
+<style>
+[data-testid="stMainBlockContainer"]:has(.st-key-gl-quiz) .st-key-gl-main-chart { display: none !important; }
+.st-key-gl-quiz { flex: none !important; }
+.st-key-gl-quiz :is(p, label p, li) { font-size: 1rem !important; }
+</style>
+"""
+#: The bar's quiz switch, one per page (a page that draws no quiz box never hides its chart).
+QUIZ_TOGGLE = "gl-present-quiz"
+
+
+def _css(quiz: bool) -> str:
+    """The presentation CSS; with ``quiz``, the page's quiz box is kept too and the chart steps aside.
+
+    >>> ".st-key-gl-quiz" in _css(True), ".st-key-gl-quiz" in _css(False)
+    (True, False)
+    """
+    kept = ", ".join((*_KEPT, ".st-key-gl-quiz") if quiz else _KEPT)
+    return _CSS.replace("KEPT", kept) + (_QUIZ_CSS if quiz else "")
 
 
 def is_presenting() -> bool:
@@ -133,18 +180,21 @@ def present_button() -> None:
 
 
 def presentation_chrome(page: str):
-    """Before the page's widgets: the CSS and the bar; returns the bar's slot for :func:`finish_presentation`."""
-    st.html(_CSS)
+    """Before the page's widgets: the CSS and the bar; returns the bar's slot for :func:`finish_presentation`.
+
+    The bar's buttons carry no hover help: a tooltip stays over the answer after a click
+    while the pointer rests on the button, and their labels say what they do.
+    """
+    st.html(_css(bool(st.session_state.get(f"{QUIZ_TOGGLE}-{page}"))))
     presets = presets_for(page)
     with st.container(horizontal=True, key="gl-present-bar", gap="small"):
         if presets:
             st.button("Previous", key="gl-present-prev", icon=":material/arrow_back:", on_click=_step,
-                      args=(page, -1), help="The page's previous example")
+                      args=(page, -1))
             st.button("Next", key="gl-present-next", icon=":material/arrow_forward:", on_click=_step,
-                      args=(page, +1), help="The page's next example", type="primary")
+                      args=(page, +1), type="primary")
         slot = st.empty()
-        st.button("Exit", key="gl-present-exit", icon=":material/close:", on_click=leave_presentation,
-                  help="Leave presentation mode")
+        st.button("Exit", key="gl-present-exit", icon=":material/close:", on_click=leave_presentation)
     return slot
 
 
@@ -165,13 +215,16 @@ def position_text(page: str, current: Preset | None) -> str:
     return f"{presets.index(current) + 1} of {len(presets)}: {current.label}"
 
 
-def finish_presentation(page: str, slot) -> None:
-    """After the page's widgets: fill the bar's slot with the position among the presets and the theme links."""
+def finish_presentation(page: str, slot, quiz: bool = False) -> None:
+    """After the page's widgets: fill the bar's slot with the position among the presets, the quiz
+    switch (``quiz``: the page drew one, :func:`gradlab.ui.page_chrome.quiz_box`) and the theme links."""
     from gradlab.literal_text import markdown_literal
     from gradlab.ui.theme import theme_links
 
-    with slot.container(horizontal=True, gap="medium"):
+    with slot.container(horizontal=True, gap="small", key="gl-present-position"):
         text = position_text(page, current_preset(page))
         if text:
             st.markdown(markdown_literal(text))
+        if quiz:
+            st.toggle("Quiz", key=f"{QUIZ_TOGGLE}-{page}", width="content")
         theme_links()
