@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from gradlab.figures.spec import FigureOrSpec, FigureSpec, specs_only
+from gradlab.figures.sweep_slider import SLIDER_COLOURS, step_label as _step_label
 from gradlab.figures.style import GUIDE, MARK, MARKER_OUTLINE, NEUTRAL, TRUTH
 from gradlab.labs.grid.frames import GridFrames
 from gradlab.labs.grid.representable import GridDifference
@@ -185,10 +186,6 @@ _ANIMATE = {"mode": "immediate", "frame": {"duration": 0, "redraw": True}, "tran
 _FRAME_LAYOUT = ("xaxis", "yaxis", "shapes")
 
 
-def _step_label(h: float) -> str:
-    return f"{h:.0e}"
-
-
 def grid_figure_with_slider(frames: GridFrames, h: float) -> FigureOrSpec:
     """:func:`grid_figure` at step ``h`` with a slider over every step of ``frames`` (one of them
     ``h``): dragging it switches frames in the browser (the point x + h, the secant and its slope,
@@ -208,9 +205,9 @@ def grid_figure_with_slider(frames: GridFrames, h: float) -> FigureOrSpec:
     fig.update_layout(margin=dict(l=0, r=0, t=10, b=10), sliders=[{
         "name": "step h", "active": frames.steps.index(h), "x": 0, "len": 1, "xanchor": "left",
         "y": 1, "yanchor": "bottom", "pad": {"t": 0, "b": 6, "l": 0, "r": 0},
-        "currentvalue": {"prefix": "step h = ", "xanchor": "left", "offset": 4, "font": {"size": 15}},
+        "currentvalue": {"prefix": "h = ", "xanchor": "left", "offset": 4, "font": {"size": 15}},
         "font": {"size": 1},  # the stops' own labels: the current value says the one that counts
-        "ticklen": 4, "minorticklen": 2,
+        "ticklen": 4, "minorticklen": 2, **SLIDER_COLOURS,
         "steps": [{"method": "animate", "label": _readout(r), "value": _step_label(s),
                    "args": [[_step_label(s)], _ANIMATE]}
                   for s, r in zip(frames.steps, frames.differences)]}])
@@ -222,8 +219,10 @@ def _readout(r: GridDifference) -> str:
 
     >>> from gradlab.labs.grid.representable import GridSettings, grid_difference
     >>> _readout(grid_difference(GridSettings("float32", 1.0, 1e-8, "x")))
-    '1e-08:  x + h rounds back to x, no step'
+    '1e-08: x + h rounds to x, no step'
+    >>> _readout(grid_difference(GridSettings("float32", 1.0, 1e-7, "x")))  # short enough for a phone
+    '1e-07: step taken 1.192e-07, slope 1'
     """
     if not r.step_taken:
-        return f"{_step_label(r.settings.h)}:  x + h rounds back to x, no step"
-    return f"{_step_label(r.settings.h)}:  step taken {r.step_taken:.4g}, secant's slope {r.secant:.6g}"
+        return f"{_step_label(r.settings.h)}: x + h rounds to x, no step"
+    return f"{_step_label(r.settings.h)}: step taken {r.step_taken:.4g}, slope {r.secant:.6g}"

@@ -25,16 +25,20 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gradlab.figures.spec import FigureOrSpec, FigureSpec, specs_only
-from gradlab.figures.style import FONT_SIZE, GUIDE, MARKER_OUTLINE
+from gradlab.figures.style import FONT_SIZE, GUIDE, MARK, MARKER_OUTLINE
 from gradlab.figures.sweep_marks import dtype_colour
 from gradlab.numerics.schemes import get_scheme
 
 if TYPE_CHECKING:  # the engine imports these figures (SweepResult.figure), never the reverse
     from gradlab.sweep.engine import SweepResult
 
-__all__ = ["add_step_slider", "error_vs_eps_with_slider", "step_label", "slider_trace_kinds", "SLIDER_NAME"]
+__all__ = ["SLIDER_COLOURS", "add_step_slider", "error_vs_eps_with_slider", "step_label", "SLIDER_NAME"]
 
 SLIDER_NAME = "step h"
+#: The slider's rail and grip: mid greys that read on the light and the dark background (Plotly's
+#: default rail is near white, a glare on the dark theme), the grip the marks' colour while dragged.
+SLIDER_COLOURS = {"bgcolor": "#c9d1dc", "bordercolor": GUIDE, "borderwidth": 1, "tickcolor": GUIDE,
+                  "activebgcolor": MARK}
 _ERROR_COLUMN = {"relative": "rel_error", "absolute": "abs_error"}
 #: Each stop's animation: at once, points moved without redrawing the chart.
 _ANIMATE = {"mode": "immediate", "frame": {"duration": 0, "redraw": False}, "transition": {"duration": 0}}
@@ -47,11 +51,6 @@ def step_label(h: float) -> str:
     ('2e-04', '1e+00')
     """
     return f"{h:.0e}"
-
-
-def slider_trace_kinds() -> tuple[str, ...]:
-    """The ``meta.kind`` of the traces the slider moves (tests and pages find them by it)."""
-    return ("at-h", "h-line")
 
 
 def _error_kind(fig: FigureSpec) -> str:
@@ -112,14 +111,14 @@ def add_step_slider(fig: FigureSpec, result: SweepResult, h: float) -> None:
     fig.frames = [{"name": step_label(s), "traces": moved,
                    "data": [_at_h(blocks[c], s, column, *c) for c in curves] + [_line(s, y_range)]}
                   for s in stops]
-    # The slider's current value (under the ticks) names the axis: "step h = 1e-03: f′ ≈ ...".
+    # The slider's current value (under the ticks) names the axis: "h = 1e-03: f′ ≈ ...".
     fig.update_xaxes(title={"text": ""})
     fig.update_layout(sliders=[{
         "name": SLIDER_NAME, "active": stops.index(h), "x": 0, "len": 1, "xanchor": "left",
         "y": 0, "yanchor": "top", "pad": {"t": 30, "b": 0, "l": 0, "r": 0},
-        "currentvalue": {"prefix": "step h = ", "xanchor": "left", "offset": 6, "font": {"size": FONT_SIZE - 1}},
+        "currentvalue": {"prefix": "h = ", "xanchor": "left", "offset": 6, "font": {"size": FONT_SIZE - 1}},
         "font": {"size": 1},  # the stops' own labels: the current value says the one that counts
-        "ticklen": 4, "minorticklen": 2,
+        "ticklen": 4, "minorticklen": 2, **SLIDER_COLOURS,
         "steps": [{"method": "animate", "label": _readout(s, blocks, curves), "value": step_label(s),
                    "args": [[step_label(s)], _ANIMATE]} for s in stops]}])
 
@@ -130,7 +129,7 @@ def _readout(h: float, blocks, curves) -> str:
     >>> import pandas as pd
     >>> rows = pd.DataFrame({"h": [1e-3], "estimate": [2.0000003]})
     >>> _readout(1e-3, {("float32", "central"): rows}, [("float32", "central")])
-    '1e-03:  f′ ≈ 2.0000003 (float32)'
+    '1e-03: f′ ≈ 2 (float32)'
     """
     several = len({s for _, s in curves}) > 1
     parts = []
@@ -140,8 +139,8 @@ def _readout(h: float, blocks, curves) -> str:
         if row.empty or not np.isfinite(row["estimate"].iloc[0]):
             continue
         name = f"{dtype} {get_scheme(scheme).short_label}" if several else dtype
-        parts.append(f"{row['estimate'].iloc[0]:.8g} ({name})")
-    return f"{step_label(h)}:  f′ ≈ {', '.join(parts)}" if parts else step_label(h)
+        parts.append(f"{row['estimate'].iloc[0]:.6g} ({name})")  # 6 digits: one line on a phone
+    return f"{step_label(h)}: f′ ≈ {', '.join(parts)}" if parts else step_label(h)
 
 
 def error_vs_eps_with_slider(result: SweepResult, h: float, **options) -> FigureOrSpec:
