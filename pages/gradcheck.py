@@ -183,9 +183,14 @@ def _answer(result) -> None:
         show_answer(answer)
 
 
-def _diagnosis(result) -> None:
-    """Why the check at its own step passed or failed, and what helps: the long words."""
-    s, d = result.summary, result.summary.diagnosis
+@st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False)
+def _diagnosis(settings: CheckSettings, _result) -> None:
+    """Why the check at its own step passed or failed, and what helps: the long words.
+
+    Drawn once per check and replayed from the cache (keyed on the settings, which decide the
+    result): its box, four metrics and notes were the largest part of a rerun's render that
+    changed nothing (py-spy, reruns of one view)."""
+    s, d = _result.summary, _result.summary.diagnosis
     fixes = "".join(f"\n- {markdown_literal(f)}" for f in d.fixes)
     ANSWER_BOXES[d.level](f"**{markdown_literal(d.headline)}**\n\n{markdown_literal(d.details)}"
                           + (f"\n\n**What helps:**{fixes}" if fixes else ""), icon=ANSWER_ICONS[d.level])
@@ -287,7 +292,7 @@ def _render(settings: CheckSettings, result) -> None:
                    "the summed loss, so round-off is relative to |L|; with none it is per output element. "
                    "Mean has the same curve as sum: it scales L and dL/dxᵢ alike. The dotted line is "
                    f"rtol, {definition('rtol')}")
-    _diagnosis(result)
+    _diagnosis(settings, result)
     # Lazy tabs: only the open one is drawn; the open tab is in the URL, so a shared link
     # opens the same view.
     shown = bound_tabs([VALUES_TAB, TAYLOR_TAB] + ([HEATMAP_TAB] if result.error_map is not None else []),
