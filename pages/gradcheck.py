@@ -263,7 +263,10 @@ def _table(settings: CheckSettings, _result) -> None:
     rows = result.worst_rows(TABLE_ROWS)
     if len(rows) < len(result.columns):
         st.caption(f"The {len(rows)} values furthest over their tolerance, of {len(result.columns):,}.")
-    formats = {c: "%.6g" for c in cols[2:7]} | {c: "%.2e" for c in cols[7:]}
+    formats = {c: "%.5e" for c in cols[2:]}  # one format: a JS %g wrote 0.00000234247 beside 2.72e-6
+    s = result.summary
+    st.caption(f"tolerance = atol + rtol·|numeric|, with atol = {s.atol:g} (absolute tolerance) and "
+               f"rtol = {s.rtol:g} (relative tolerance): for values near 0 it is atol itself.")
     config = {c: (st.column_config.NumberColumn(c, help=h, format=formats[c]) if c in formats
                   else st.column_config.Column(c, help=h, pinned=c in ("element", "state")))
               for c, h in _COLUMNS.items()}

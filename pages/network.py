@@ -30,7 +30,7 @@ from gradlab.limits import LIMITS
 from gradlab.literal_text import markdown_literal
 from gradlab.numerics.mp_format import latex_number as tex
 from gradlab.answers.labs import network_answer
-from gradlab.teaching.glossary import term
+from gradlab.teaching.glossary import definition, term
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
 from gradlab.ui.controls import dtype_selectbox, eps_input, eps_range_input
 from gradlab.ui.figures import cached_figure, show_figure
@@ -128,7 +128,9 @@ def _answer(fd: FiniteDifference) -> None:
     """The page's one sentence, built outside the page (gradlab.answers.labs)."""
     answer = network_answer(fd)
     with answer_box():
-        show_answer(answer)
+        # ulp and q, the answer's and the chart's units, defined where they first appear
+        show_answer(answer, note=f"ulp: {definition('ulp')} q = ulp(y)/(2·dx): the smallest amount a central "
+                                 "difference can change by; every estimate is a whole number of q's.")
 
 
 def _main_chart(settings: NetgradSettings, fd: FiniteDifference, sweep: StepSweep) -> None:
@@ -196,17 +198,20 @@ def _best_step(settings: NetgradSettings, fd: FiniteDifference, sweep: StepSweep
     show_figure(cached_figure(settings, plots.step_error_figure, sweep.table, sweep.predicted_step, fd.step, fd.dtype),
                 "network-step-error")
     best = sweep.best_row()
-    st.markdown(
-        f"Best step in this sweep: **h = {best['step']:.2g}**, error {best['ref_error']:.2g}; the theory's "
-        f"$(3u\\,|f/f'''|)^{{1/3}}$ predicts **{sweep.predicted_step:.2g}** "
-        f"(with $|f/f'''| \\approx 1$: {sweep.default_step:.2g})."
+    st.markdown(  # for a second-year student: what balances, then the formula, then the rule of thumb
+        f"Best step in this sweep: **h = {best['step']:.2g}**, error {best['ref_error']:.2g}. Theory: the step "
+        r"is best where the rounding error (about $u\,|f|/h$, $u$ the unit round-off) equals the error of the "
+        r"formula itself (about $|f'''|\,h^2/6$, $f'''$ the third derivative), which happens at "
+        rf"$h^\ast = (3u\,|f/f'''|)^{{1/3}}$: **{sweep.predicted_step:.2g}** for this network. Without "
+        rf"knowing $f'''$, the usual rule of thumb pretends $|f/f'''| = 1$: $(3u)^{{1/3}}$ = {sweep.default_step:.2g}.",
+        help=term("unit round-off"),
     )
     for note in sweep.notes:
         st.caption(markdown_literal(note))
     st.info(SCIPY_NOTE, icon=":material/info:")
     if box := details("The sweep, step by step", "network_sweep_rows"):
         box.dataframe(sweep.table, hide_index=True,
-                     column_config={c: st.column_config.NumberColumn(format="%.6g") for c in SWEEP_COLUMNS})
+                     column_config={c: st.column_config.NumberColumn(format="%.5e") for c in SWEEP_COLUMNS})
 
 
 def _render(settings: NetgradSettings, result: NetworkExperiment) -> None:

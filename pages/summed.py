@@ -31,7 +31,7 @@ from gradlab.ui.controls import dtype_selectbox, eps_input
 from gradlab.ui.figures import cached_figure, show_figure
 from gradlab.ui.messages import show_answer, stop_with_error
 from gradlab.ui.presets import presets_popover
-from gradlab.teaching.glossary import term
+from gradlab.teaching.glossary import define, term
 from gradlab.server.heavy_work import summed
 from gradlab.ui.worker_calls import heavy
 
@@ -75,7 +75,7 @@ def _controls() -> SummedLossSettings:
 def _answer(result: SummedLoss) -> None:
     answer = summed_answer(result)
     with answer_box():
-        show_answer(answer, icon=":material/lightbulb:")
+        show_answer(answer, icon=":material/lightbulb:", note=define("ulp"))  # its unit, where it first appears
 
 
 def _table(result: SummedLoss) -> pd.DataFrame:
@@ -112,9 +112,9 @@ def _numbers(result: SummedLoss) -> None:
         "method": st.column_config.Column("method", help=" ".join(f"{k}: {v}" for k, v in help_.items()),
                                           pinned=True),
         "L": st.column_config.NumberColumn("L", format="%.10g"),
-        "error": st.column_config.NumberColumn("error", format="%.3g", help="L − exact L"),
-        "error (ulps of L)": st.column_config.NumberColumn(format="%.3g"),
-        "smallest change that moves it": st.column_config.NumberColumn(format="%.3g",
+        "error": st.column_config.NumberColumn("error", format="%.2e", help="L − exact L"),
+        "error (ulps of L)": st.column_config.NumberColumn(format="%.2f"),
+        "smallest change that moves it": st.column_config.NumberColumn(format="%.2e",
                                                                        help=term("sum threshold")),
         "÷ ulp(L)/2": st.column_config.NumberColumn(format="%.2f"),
     })

@@ -80,7 +80,7 @@ def test_the_rtol_label_on_the_log_error_axis_sits_at_log10_of_rtol():
     df = pd.DataFrame({"reduction": ["sum", "sum"], "element": ["x[0]", "x[0]"], "eps": [1e-6, 1e-3],
                        "estimate": [1.0, 1.1], "autograd": [1.0, 1.0], "rel_error": [1e-7, 0.1]})
     layout = eps_sweep_figure(df, rtol=1e-3).layout
-    label = next(a for a in layout.annotations if a.text == "rtol = 0.001")
+    label = next(a for a in layout.annotations if a.text == "rtol = 0.001 (relative tolerance)")
     assert (label.yref, label.y) == ("y", -3.0)  # annotations on a log axis take log10(y)
     assert (layout.shapes[0].y0, layout.shapes[0].y1) == (1e-3, 1e-3)  # shapes take y itself
 

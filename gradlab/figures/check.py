@@ -75,7 +75,7 @@ def eps_sweep_figure(df: pd.DataFrame, rtol: float | None = None, step: float | 
     ...                    "autograd": [1.0] * 4, "rel_error": [0.0, 0.1, 1e-9, 0.0]})
     >>> fig = eps_sweep_figure(df, rtol=1e-3, step=1e-3)
     >>> [a.text for a in fig.layout.annotations]
-    ['rtol = 0.001', 'this check: eps = 0.001']
+    ['rtol = 0.001 (relative tolerance)', 'this check: eps = 0.001']
     >>> fig.layout.annotations[0].y, fig.layout.yaxis.type, [t.xaxis for t in fig.data]
     (-3.0, 'log', ['x', 'x'])
     >>> fig.layout.legend.orientation, fig.layout.legend.yref, fig.layout.xaxis.range
@@ -92,7 +92,8 @@ def eps_sweep_figure(df: pd.DataFrame, rtol: float | None = None, step: float | 
             fig.add_trace(_sweep_line(reduction, element, rows, y, first=k == 0))
     if rtol is not None:
         # top left: on the right the curves fall through the line and would hide the label
-        fig.add_hline(rtol, log_axis=True, **dict(_REFERENCE_LABEL, text=f"rtol = {rtol:g}",
+        # named where it is drawn: the pass line of the relative tolerance
+        fig.add_hline(rtol, log_axis=True, **dict(_REFERENCE_LABEL, text=f"rtol = {rtol:g} (relative tolerance)",
                                                    position="top left"), **_REFERENCE_LINE)
     eps = df["eps"].to_numpy(dtype=np.float64)
     # The sweep's own range, padded a little: autorange pads a log axis by a decade or more.

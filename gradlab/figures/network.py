@@ -74,7 +74,7 @@ def staircase_figure(table: pd.DataFrame, autograd: float, reference: float, mar
                            xanchor="right" if left else "left", yanchor="middle")
     fig.update_yaxes(range=_staircase_range(reference, mark_quantum, mark_estimate, autograd))
     fig.update_xaxes(**LOG_AXIS, range=x_range)
-    return layout_below(fig, "Estimates of ∂y/∂x = k · ulp(y)/(2h)", "step h", "", MAIN_CHART_HEIGHT,
+    return layout_below(fig, "Estimates of ∂y/∂x = k × q, q = ulp(y)/(2h)", "step h", "", MAIN_CHART_HEIGHT,
                          inside_y_ticks=True)
 
 

@@ -34,9 +34,14 @@ ANSWER_ICONS = {"success": ":material/check_circle:", "info": ":material/info:",
                 "warning": ":material/warning:", "error": ":material/error:"}
 
 
-def show_answer(answer, icon: str | None = None) -> None:
-    """Show an answer (anything with ``level`` and ``text``) as literal text in its level's box."""
-    ANSWER_BOXES[answer.level](markdown_literal(answer.text), icon=icon or ANSWER_ICONS[answer.level])
+def show_answer(answer, icon: str | None = None, note: str | None = None) -> None:
+    """Show an answer (anything with ``level`` and ``text``) as literal text in its level's box.
+
+    ``note``, one line in small type under the sentence in the same box, defines a word the
+    answer uses where it first appears (a caption under the box would cost the chart its height).
+    """
+    text = markdown_literal(answer.text) + (f"\n\n:small[{markdown_literal(note)}]" if note else "")
+    ANSWER_BOXES[answer.level](text, icon=icon or ANSWER_ICONS[answer.level])
 
 
 def show_error(err: BaseException, icon: str = ":material/error:") -> None:

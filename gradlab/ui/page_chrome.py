@@ -81,7 +81,7 @@ _COMPACT_CSS = """
   [data-testid="stMainBlockContainer"] { padding-top: 3.5rem !important; }
   [data-testid="stMainBlockContainer"] h1 { font-size: 1.6rem !important; }
   [data-testid="stMainBlockContainer"] > [data-testid="stVerticalBlock"]
-    > :not(:has(.st-key-gl-main-chart, .st-key-gl-answer, .st-key-gl-title-row, h1)) { order: 1; }
+    > :not(:has(.st-key-gl-main-chart, .st-key-gl-answer, .st-key-gl-title-row, h1, h2)) { order: 1; }
   .js-plotly-plot .modebar-container { display: none !important; }
 }
 </style>
