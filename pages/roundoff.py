@@ -13,7 +13,6 @@ from dataclasses import replace
 import streamlit as st
 
 from gradlab.ui.page_chrome import answer_box, details, main_chart_box, quiz_box, start_page, title_row
-from gradlab.figures import roundoff as plots
 from gradlab.labs.roundoff.engine import (
     COMPARISONS,
     DISTRIBUTIONS,
@@ -35,7 +34,7 @@ from gradlab.ui.worker_calls import heavy
 from gradlab.literal_text import markdown_code, markdown_literal
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
 from gradlab.ui.controls import dtype_selectbox
-from gradlab.ui.figures import PreparedFigure, prepare_figure, show_figure
+from gradlab.ui.figures import PreparedFigure, show_figure
 from gradlab.ui.messages import stop_with_error
 from gradlab.ui.presets import matching_preset, presets_popover
 
@@ -71,23 +70,16 @@ between 0.5 and 1 ($2^{-24}$). The same happens in float64, $2^{29}$ times small
 
 @st.cache_resource(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds,
                    show_spinner="Comparing the formulas against the exact value…")
-def _comparison(settings: RoundoffSettings) -> RoundoffResult:
-    """The one engine call: both formulas against the exact value at the settings' points.
+def _comparison(settings: RoundoffSettings) -> tuple[RoundoffResult, tuple[PreparedFigure, ...]]:
+    """The one engine call: both formulas against the exact value at the settings' points, with
+    the result's table cut to the TABLE_ROWS rows the page lists and the three figures drawn from
+    every point, all built in the worker (gradlab.server.heavy_work.roundoff).
 
-    Kept as it came back from the worker and shared, read-only, by every session: st.cache_data
-    pickled its table of up to 100,000 rows (megabytes) on every new comparison and unpickled it on
-    every rerun that showed one."""
-    return heavy(roundoff, settings)  # in a worker process, ended at its bound
-
-
-@st.cache_resource(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False)
-def _figures(settings: RoundoffSettings) -> tuple[PreparedFigure, PreparedFigure, PreparedFigure]:
-    """The three figures of one comparison, built once: they are what every rerun draws."""
-    result = _comparison(settings)
-    a, b = result.label_a, result.label_b
-    return (prepare_figure(plots.error_histogram, result.table, a, b),
-            prepare_figure(plots.ulp_distance_bars, result.distance_histogram(), a, b),
-            prepare_figure(plots.error_by_x, result.table, a, b))
+    Kept as it came back and shared, read-only, by every session: figures built in the server from
+    100,000 points were a sixth of its time under a class, and st.cache_data copied the result on
+    every rerun."""
+    result, figures = heavy(roundoff, settings, TABLE_ROWS)  # in a worker process, ended at its bound
+    return result, tuple(PreparedFigure(f) for f in figures)
 
 
 def _header() -> None:
@@ -180,7 +172,7 @@ def _quiz() -> None:
         if guess is None:
             st.caption("Pick an answer to see the comparison and why.")
             return
-        asked = _comparison(QUIZ).summary  # computed only now: the page shows nothing of it before
+        asked = _comparison(QUIZ)[0].summary  # computed only now: the page shows nothing of it before
         reveal = roundoff_reveal(guess, asked.bitwise_equal, asked.max_ulps_a_b, asked.compared)
         (st.success if reveal.right else st.info)(markdown_literal(reveal.text))
 
@@ -195,7 +187,7 @@ def _notes(result: RoundoffResult) -> None:
 
 
 def _points(result: RoundoffResult) -> None:
-    """The first rows of the engine's table, bit patterns in hex."""
+    """The first rows of the engine's table (all the worker call returns of it), bit patterns in hex."""
     if box := details("The numbers, point by point (first 500)", "roundoff_points"):
         box.dataframe(
             with_hex(result.table.head(TABLE_ROWS)), hide_index=True,
@@ -234,7 +226,7 @@ def _render(result: RoundoffResult, figures: tuple[PreparedFigure, PreparedFigur
 _header()
 try:
     settings = _controls()
-    result, figures = _comparison(settings), _figures(settings)
+    result, figures = _comparison(settings)
 except Exception as err:  # noqa: BLE001 - shown as a sentence, never a traceback
     stop_with_error(err)
 _render(result, figures)

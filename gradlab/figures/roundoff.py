@@ -18,11 +18,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from gradlab.figures.spec import LOG_AXIS, FigureOrSpec, FigureSpec
+from gradlab.figures.spec import LOG_AXIS, FigureOrSpec, FigureSpec, specs_only
 from gradlab.figures.style import FORMULA_A, FORMULA_B, TRUTH
 from gradlab.literal_text import plotly_literal
 
-__all__ = ["ulp_distance_bars", "error_histogram", "error_by_x", "x_bins", "MAIN_CHART_HEIGHT"]
+__all__ = ["ulp_distance_bars", "error_histogram", "error_by_x", "page_figures", "x_bins", "MAIN_CHART_HEIGHT"]
 
 #: Bins of the ulp-error histograms: a twentieth of an ulp resolves the 0.5-ulp line.
 ERROR_BIN_ULP = 0.05
@@ -254,3 +254,21 @@ def error_by_x(table: pd.DataFrame, label_a: str, label_b: str) -> FigureOrSpec:
     if log_y:
         fig.update_yaxes(**LOG_AXIS)
     return _layout(fig, "Error (ulp) along x" + (", 0 not drawn" if log_y else ""), "x", SIDE_CHART_HEIGHT)
+
+
+def page_figures(result) -> tuple[dict, dict, dict]:
+    """The Round-off page's figures of a comparison result (``gradlab.labs.roundoff.engine.RoundoffResult``):
+    the error histogram (its main chart), the A–B distance bars and the error along x, each as the
+    dict a chart sends (``FigureSpec.to_dict``; no ``go.Figure`` is built). Plain, picklable values:
+    the page's worker call returns them with the result.
+
+    >>> from gradlab.labs.roundoff.engine import RoundoffSettings, compare
+    >>> main, bars, by_x = page_figures(compare(RoundoffSettings(samples=200)))
+    >>> main["data"][0]["type"], bars["data"][0]["type"], len(by_x["data"])
+    ('scatter', 'bar', 4)
+    """
+    a, b = result.label_a, result.label_b
+    with specs_only():
+        figures = (error_histogram(result.table, a, b), ulp_distance_bars(result.distance_histogram(), a, b),
+                   error_by_x(result.table, a, b))
+    return tuple(fig.to_dict() for fig in figures)
