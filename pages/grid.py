@@ -9,6 +9,8 @@ table of every dtype.
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import streamlit as st
 
@@ -32,6 +34,7 @@ from gradlab.ui.figures import cached_figure, show_figure
 from gradlab.ui.worker_calls import heavy
 from gradlab.ui.messages import stop_with_error
 from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page, title_row
+from gradlab.ui.presentation import is_presenting
 from gradlab.ui.presets import presets_popover
 from gradlab.ui.slider_release import follow_chart_slider
 
@@ -93,6 +96,25 @@ def _controls() -> GridSettings:
     except GradLabError as err:
         stop_with_error(err, icon=":material/edit:")
     return GridSettings(dtype=dtype, x=float(x), h=float(h), expression=text)
+
+
+#: The main chart's box: at 1280x720 all of it (step slider, plot, legend) on the first screen
+#: under the controls and a three-line answer; on a phone taller, since its legend takes a row per
+#: entry and only the plot's top has to be on the first screen. The chart stretches to the box.
+_CHART_BOX_CSS = """<style>
+[data-testid="stMain"] div.st-key-gl-main-chart.st-key-gl-main-chart { height: 365px !important;
+  min-height: 0 !important; flex: 0 0 auto !important; }
+@media (max-width: 640px) {
+  [data-testid="stMain"] div.st-key-gl-main-chart.st-key-gl-main-chart { height: 480px !important; } }
+.st-key-gl-main-chart [data-testid="stPlotlyChart"] { flex: 1 1 auto; min-height: 0; }
+</style>"""
+
+
+def _ulp_defined(answer: str) -> str:
+    """The answer (Markdown) with its first "ulp" or "ulps" a link to the Definitions below whose
+    hover shows the definition: ulp, the answer's and the chart's unit, defined where it first
+    appears (a line under the answer cost the chart its legend on the 1280x720 first screen)."""
+    return re.sub(r"\bulps?\b", lambda m: f'[{m.group(0)}](#definitions "{define("ulp")}")', answer, count=1)
 
 
 def _marked(text: str, shared: int) -> str:
@@ -176,11 +198,13 @@ try:
 except Exception as err:  # noqa: BLE001 - every failure becomes a message
     stop_with_error(err)
 with answer_box():
-    st.info(markdown_literal(grid_answer(result)), icon=":material/lightbulb:")
-    st.caption(define("ulp"))  # the answer's and the chart's unit, defined where it first appears
+    st.info(_ulp_defined(markdown_literal(grid_answer(result))), icon=":material/lightbulb:")
 with main_chart_box():
+    if not is_presenting():  # presentation mode sizes the box itself
+        st.html(_CHART_BOX_CSS)
     show_figure(cached_figure(settings, grid_figure_with_slider, frames, settings.h),
-                f"gradlab-grid-{settings.dtype}-x{settings.x:g}-h{settings.h:g}", key=CHART_KEY)
+                f"gradlab-grid-{settings.dtype}-x{settings.x:g}-h{settings.h:g}", key=CHART_KEY,
+                height=None if is_presenting() else "stretch")
 follow_chart_slider(CHART_KEY, "h", f"{settings.h:.0e}", grid_steps())
 left, right = st.columns([3, 2])
 with left:

@@ -40,8 +40,7 @@ def test_answer_and_chart_come_first_after_the_controls():
     answer = next(i for i, k in enumerate(kinds) if k.endswith("gl-answer"))
     chart = next(i for i, k in enumerate(kinds) if k.endswith("gl-main-chart"))
     assert kinds[answer + 1] == "info:" and kinds[chart + 1].startswith("plotly_chart")
-    assert kinds[answer + 2] == "caption:"  # the line defining ulp, the answer's unit
-    assert answer + 3 == chart  # the chart right under the answer
+    assert answer + 2 == chart  # the chart right under the answer
     controls = {"flex_container", "title", "space", "popover", "button", "selectbox", "number_input",
                 "text_input", "select_slider"}
     assert {k.split(":")[0] for k in kinds[:answer]} <= controls, kinds[:answer]  # only controls above
@@ -195,6 +194,8 @@ def test_the_default_function_is_named_sin_and_old_links_open_the_same_view():
     assert typed.selectbox(key="fn").value == "custom" and "tangent's slope is 2" in shown(typed.info[0].value)
 
 
-def test_ulp_is_defined_under_the_answer():
+def test_ulp_is_defined_where_the_answer_first_says_it():
     at = _open()
-    assert at.caption[0].value.startswith("ulp: unit in the last place")
+    answer = at.info[0].value
+    assert '839 [ulps](#definitions "ulp: unit in the last place: the gap between' in answer
+    assert answer.count("](#definitions") == 1

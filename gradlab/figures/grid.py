@@ -35,9 +35,9 @@ _FAINT = "rgba(138, 148, 166, 0.35)"  # the guide colour, faint: f's grid levels
 #: The legend below the plot, at the figure's bottom edge: the plot area makes room for it and for
 #: the x axis title whatever the height (a distance below the plot would overlap the title).
 _LEGEND = dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0)
-#: The main chart's height (px): all of it, legend and step slider included, on a 1280x720 first
-#: screen under the title row, one row of controls, a three-line answer and the line defining ulp.
-MAIN_CHART_HEIGHT = 325
+#: The main chart's height (px) where no box sizes it (the Grid page's box does, CSS): all of it,
+#: legend and step slider included, on a 1280x720 first screen under the controls and the answer.
+MAIN_CHART_HEIGHT = 365
 
 
 def _colour(dtype: str) -> str:
@@ -207,7 +207,7 @@ def grid_figure_with_slider(frames: GridFrames, h: float) -> FigureOrSpec:
         "y": 1, "yanchor": "bottom", "pad": {"t": 0, "b": 6, "l": 0, "r": 0},
         "currentvalue": {"prefix": "h = ", "xanchor": "left", "offset": 4, "font": {"size": 15}},
         "font": {"size": 1},  # the stops' own labels: the current value says the one that counts
-        "ticklen": 4, "minorticklen": 2, **SLIDER_COLOURS,
+        "ticklen": 0, "minorticklen": 0, **SLIDER_COLOURS,
         "steps": [{"method": "animate", "label": _readout(r), "value": _step_label(s),
                    "args": [[_step_label(s)], _ANIMATE]}
                   for s, r in zip(frames.steps, frames.differences)]}])

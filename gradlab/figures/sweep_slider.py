@@ -99,7 +99,8 @@ def add_step_slider(fig: FigureSpec, result: SweepResult, h: float) -> None:
             **_at_h(blocks[(dtype, scheme)], h, column, dtype, scheme), "mode": "markers", "cliponaxis": False,
             "marker": {"symbol": "circle", "size": 15, "color": dtype_colour(dtype),
                        "line": {"color": MARKER_OUTLINE, "width": 2.5}},
-            "name": f"{dtype} · {get_scheme(scheme).curve_label} at h", "showlegend": False,
+            # not "dtype · scheme", the curves' own names, which pages and tests count as curves
+            "name": f"at h: {dtype}, {get_scheme(scheme).curve_label}", "showlegend": False,
             "hovertemplate": (f"<b>{dtype} · {get_scheme(scheme).curve_label}</b><br>h = %{{x:.0e}}<br>"
                               "step taken = %{customdata[0]:.6e}<br>estimate = %{customdata[1]:.12g}<br>"
                               "error = %{customdata[2]:.3e}<extra></extra>"),

@@ -70,6 +70,9 @@ def follow_chart_slider(chart_key: str, control_key: str, current: str, options:
         if value in options:
             st.session_state[control_key] = value
 
-    st.html(f"<style>.st-key-{key} {{ display: none !important; }}</style>")
+    # The listener draws nothing; the slider's stop labels (dozens, under the rail) would overlap:
+    # the slider's current value above the rail names the stop that counts.
+    st.html(f"<style>.st-key-{key} {{ display: none !important; }} "
+            f".st-key-{chart_key} .slider-labels {{ display: none; }}</style>")
     _LISTENER(key=key, data={"selector": f".st-key-{chart_key} .js-plotly-plot", "value": current},
               on_released_change=take)
