@@ -26,19 +26,19 @@ from gradlab.check.reduction_sweep import sweep_settings_for
 from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS
 from gradlab.literal_text import markdown_literal
-from gradlab.check.states import STATES
 from gradlab.check.builtin_models import LOSSES, MODELS
 from gradlab.check.settings import CheckSettings, parse_shape
-from gradlab.server.heavy_work import check, check_eps_sweep
-from gradlab.ui.worker_calls import heavy, heavy_with_progress
-from gradlab.figures.check import error_heatmap, eps_sweep_figure, taylor_figure
+from gradlab.server.heavy_work import check
+from gradlab.ui.worker_calls import heavy_with_progress
+from gradlab.figures.check import error_heatmap, taylor_figure
 from gradlab.answers.check import QUESTION, check_answer
 from gradlab.teaching.glossary import definition, term
 from gradlab.ui.presets import presets_popover
-from gradlab.ui.figures import PreparedFigure, cached_figure, prepare_figure, show_figure
+from gradlab.ui.figures import cached_figure, show_figure
 from gradlab.ui.runtime import CHECK_WORKERS
 from gradlab.ui.bound_widgets import bound_number, bound_radio, bound_selectbox, bound_tabs, bound_text, bound_toggle
-from gradlab.ui.messages import ANSWER_BOXES, ANSWER_ICONS, show_answer, show_error, stop_with_error
+from gradlab.ui.check_view import cached_check, diagnosis, sweep_figure, values_table
+from gradlab.ui.messages import show_answer, show_error, stop_with_error
 from gradlab.ui.controls import SCHEME_OPTIONS, dtype_selectbox, eps_options, format_eps, scheme_label
 from gradlab.ui.layer_check_view import CHECKS, MODE_HELP, MODEL, layer_controls, layer_views
 from gradlab.layers.settings import LayerCheckSettings
@@ -51,30 +51,6 @@ VALUES_TAB, TAYLOR_TAB, HEATMAP_TAB = "Every checked value", "Taylor test", "Hea
 PROGRESS_STEPS = 50  # redraws of the progress bar per full check
 CONTROL_WIDTH = 115  # px: five and the popover in one row at 1280 px, two a row on a phone (it wraps)
 SWITCH_WIDTH = 205  # px: "a model, layer by layer" whole, beside the title
-
-#: The check's four states, each in one line (from the one table of states).
-STATES_HELP = "Each value is " + "; ".join(f"{r.label}: {r.meaning}" for r in STATES.values()) + "."
-
-
-@st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False)
-def cached_check(settings: CheckSettings):
-    # In a worker process, ended at its bound (its pace is judged there: LIMITS.full_check_seconds).
-    return heavy(check, settings, CHECK_WORKERS)
-
-
-@st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds,
-               show_spinner="Sweeping eps for sum, mean and none…")
-def cached_sweep(sweep_settings: CheckSettings):
-    # Keyed on the sweep's own settings (sweep_settings_for): checks differing only in mode or
-    # step share it; the step is drawn on the figure, not computed into the sweep.
-    return heavy(check_eps_sweep, sweep_settings)
-
-
-@st.cache_resource(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False)
-def sweep_figure(sweep_settings: CheckSettings, step: float) -> PreparedFigure:
-    # The figure, not only the table, is cached: it is what every rerun needs.
-    sweep = cached_sweep(sweep_settings)
-    return prepare_figure(eps_sweep_figure, sweep.table, rtol=sweep.rtol, step=step)
 
 
 def _header() -> str:
@@ -183,97 +159,6 @@ def _answer(result) -> None:
         show_answer(answer)
 
 
-@st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False)
-def _diagnosis(settings: CheckSettings, _result) -> None:
-    """Why the check at its own step passed or failed, and what helps: the long words.
-
-    Drawn once per check and replayed from the cache (keyed on the settings, which decide the
-    result): its box, four metrics and notes were the largest part of a rerun's render that
-    changed nothing (py-spy, reruns of one view)."""
-    s, d = _result.summary, _result.summary.diagnosis
-    fixes = "".join(f"\n- {markdown_literal(f)}" for f in d.fixes)
-    ANSWER_BOXES[d.level](f"**{markdown_literal(d.headline)}**\n\n{markdown_literal(d.details)}"
-                          + (f"\n\n**What helps:**{fixes}" if fixes else ""), icon=ANSWER_ICONS[d.level])
-    c = st.columns(4)
-    counts = ", ".join(f"{n} {STATES[k].label}" for k, n in s.counts if n)
-    c[0].metric(f"verdict ({counts})", STATES[s.verdict].label.upper(), help=STATES_HELP)
-    c[1].metric("ρ = h·|dL/dxᵢ| / |L|", f"{s.relative_perturbation:.2e}",
-                help="relative_perturbation (median over the checked values). " + term("relative_perturbation"))
-    c[2].metric(f"machine eps ({s.numeric_dtype})", f"{s.machine_eps:.2e}", help=term("machine epsilon"))
-    c[3].metric(f"step h ({s.scheme})", f"{s.step:.3g}",
-                help=f"Tolerances: rtol {s.rtol:g}, atol {s.atol:g} (the {s.dtype} defaults). "
-                     + term("atol/rtol"))
-    _fixed_step_comparison(s)
-    if not s.passed or s.message != d.headline:
-        st.caption(markdown_literal(s.message))  # the hint is the diagnosis box above
-    for note in s.notes:
-        st.caption(markdown_literal(note))
-
-
-def _fixed_step_comparison(s) -> None:
-    """What a hand-written check concludes at this step, next to GradLab's verdict, when they differ."""
-    if s.fixed_step_verdict == s.verdict:
-        return
-    st.markdown(
-        f"**A hand-written check** (this step h = {s.step:.3g}, a fixed tolerance, no error bound) says "
-        f"**{s.fixed_step_verdict.upper()}**: {s.fixed_step_failed} of {s.checked} values are over the "
-        f"tolerance. **GradLab says {STATES[s.verdict].label.upper()}**: every value was re-estimated at "
-        "steps (and in a dtype) where the finite difference's own error is below the tolerance"
-        + (" and agrees with autograd: the gradient is right; the step could not show it." if s.passed
-           else "."))
-
-
-def _state_colour(state: str) -> str:
-    return f"color: {STATES[state].colour}; font-weight: bold"
-
-
-#: The table's columns (the answer, ``state``, second: visible on a phone) and what each means.
-_COLUMNS = {
-    "element": "Which input element was perturbed.",
-    "state": STATES_HELP,
-    "autograd": "The gradient backward computed.",
-    "numeric": "The finite difference at the check's step h.",
-    "abs_error": "|autograd − numeric| at the check's step.",
-    "tolerance": "atol + rtol·|numeric|. " + term("atol/rtol"),
-    "best_numeric": "The finite difference re-estimated at the step (and dtype) where its own error "
-                    "is smallest.",
-    "error_bound": "How far the best estimate can be from the true derivative: round-off plus "
-                   "truncation, the latter estimated by Richardson. " + term("Richardson extrapolation"),
-    "best_step": "The step of best_numeric.",
-    "relative_perturbation": term("relative_perturbation"),
-}
-
-
-#: Rows the values table shows: the worst of a full check's up to 65,536. Styling and sending
-#: them all held the server's interpreter for seconds per rerun, stalling every session; 500
-#: still cost 0.14 s of it per rerun (py-spy under the class load: the page's largest share),
-#: 100 cost 0.05 s, and the table's 240 px show seven of them at a time.
-TABLE_ROWS = 100
-
-
-@st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False)
-def _table(settings: CheckSettings, _result) -> None:
-    """The values at the check's step, their best estimate, its bound and the state (in its colour).
-
-    Drawn once per check and replayed from the cache (keyed on the settings, which decide the
-    result): styling the rows cost a quarter of the page's server time per rerun (py-spy, class load).
-    """
-    result = _result
-    cols = list(_COLUMNS)
-    rows = result.worst_rows(TABLE_ROWS)
-    if len(rows) < len(result.columns):
-        st.caption(f"The {len(rows)} values furthest over their tolerance, of {len(result.columns):,}.")
-    formats = {c: "%.5e" for c in cols[2:]}  # one format: a JS %g wrote 0.00000234247 beside 2.72e-6
-    s = result.summary
-    st.caption(f"tolerance = atol + rtol·|numeric|, with atol = {s.atol:g} (absolute tolerance) and "
-               f"rtol = {s.rtol:g} (relative tolerance): for values near 0 it is atol itself.")
-    config = {c: (st.column_config.NumberColumn(c, help=h, format=formats[c]) if c in formats
-                  else st.column_config.Column(c, help=h, pinned=c in ("element", "state")))
-              for c, h in _COLUMNS.items()}
-    st.dataframe(rows[cols].style.map(_state_colour, subset=["state"]), hide_index=True,
-                 width="stretch", height=240, column_config=config)
-
-
 @st.fragment
 def _views(settings: CheckSettings) -> None:
     """One cached engine call, then render its result; any failure becomes a message."""
@@ -295,14 +180,14 @@ def _render(settings: CheckSettings, result) -> None:
                    "the summed loss, so round-off is relative to |L|; with none it is per output element. "
                    "Mean has the same curve as sum: it scales L and dL/dxᵢ alike. The dotted line is "
                    f"rtol, {definition('rtol')}")
-    _diagnosis(settings, result)
+    diagnosis(settings, result)
     # Lazy tabs: only the open one is drawn; the open tab is in the URL, so a shared link
     # opens the same view.
     shown = bound_tabs([VALUES_TAB, TAYLOR_TAB] + ([HEATMAP_TAB] if result.error_map is not None else []),
                        "view")
     if shown[0].open:
         with shown[0]:
-            _table(settings, result)
+            values_table(settings, result)
     if shown[1].open and result.taylor is not None:
         with shown[1]:
             show_figure(cached_figure(settings, taylor_figure, result.taylor), "gradlab-gradcheck-taylor")
