@@ -57,9 +57,10 @@ def _typed(values) -> str:
     return ", ".join(f"{v:g}" if float(f"{v:g}") == v else repr(v) for v in values)
 
 
-@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds)
+@st.cache_resource(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds)
 def _vjp(settings: VJPSettings) -> VJPResult:
-    """Section 1's engine call: Jacobian blocks, vᵀJ and y.backward(v)."""
+    """Section 1's engine call: Jacobian blocks, vᵀJ and y.backward(v); shared read-only by every
+    session (st.cache_data unpickled a copy on every rerun)."""
     return vector_jacobian(settings)
 
 

@@ -173,9 +173,9 @@ def accumulation(vjp: VJPSettings) -> None:
 # ------------------------------------------------------------------ 3 · full Jacobian
 
 
-@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds)
+@st.cache_resource(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds)
 def _matrix(settings: ExampleVJPSettings) -> MatrixVJP:
-    """Section 3's engine call: z = W x, then z.backward(v)."""
+    """Section 3's engine call: z = W x, then z.backward(v); shared read-only by every session."""
     return example_vjp(settings)
 
 
@@ -215,22 +215,24 @@ def full_jacobian() -> None:
 # ------------------------------------------------------------------ 4 · torch.empty
 
 
-@st.cache_resource(max_entries=1, show_spinner=False)
-def _empty_example():
-    """The rebuilt printout: the same on every run (its tensors' printing was a thirteenth of the
-    page's server time per rerun, py-spy under a class), so computed once and shared read-only."""
-    return empty_example()
+@st.cache_data(max_entries=1, show_spinner=False)
+def _printout() -> None:
+    """Section 4's fixed part: the question's code, the same rebuilt in GradLab with its printout, and
+    what the printout says. The same on every run, so drawn once and replayed from the cache
+    (rebuilding and printing the tensors, then escaping the note, were a ninth of the page's
+    server time per rerun: py-spy under a class)."""
+    st.code(QUESTION_CODE, language="python")
+    ex = empty_example()  # deterministic and instant: b = c = 0, as the printout implies; a = 1 (any value)
+    st.code("# The same in GradLab (PyTorch 2): b = c = 0, a = 1; y broadcast to the gradient's 3 entries\n"
+            "y.expand(3).backward(gradients)\n"
+            + "\n".join(f"print({k}.grad) # {ex.printed[k]}" for k in ("a", "b", "c")), language="python")
+    st.markdown(markdown_literal(EMPTY_NOTE))
 
 
 def empty_example_section() -> None:
     """Section 4: the question's torch.empty example, its printout, and what the printout says about a, b, c."""
     st.subheader("4 · The question's torch.empty example")
-    st.code(QUESTION_CODE, language="python")
-    ex = _empty_example()  # deterministic and instant: b = c = 0, as the printout implies; a = 1 (any value)
-    st.code("# The same in GradLab (PyTorch 2): b = c = 0, a = 1; y broadcast to the gradient's 3 entries\n"
-            "y.expand(3).backward(gradients)\n"
-            + "\n".join(f"print({k}.grad) # {ex.printed[k]}" for k in ("a", "b", "c")), language="python")
-    st.markdown(markdown_literal(EMPTY_NOTE))
+    _printout()
     if not st.button("Call torch.empty(3) twice", key="empty"):
         return
     demo = empty_demo()  # uncached: its values are arbitrary by design
