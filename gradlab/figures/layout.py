@@ -107,9 +107,10 @@ def _legend_entries(data: list) -> int:
 def for_presentation(spec: dict, base_size: float = FONT_SIZE) -> dict:
     """A copy of a figure's dict with its text large enough for a lecture room, the input untouched.
 
-    Every font the layout names (title, legend, each axis's ticks and title, annotations, colour
-    bars) and every trace's text is ``PRESENTED_FONT_SCALE`` times its size, at least
-    ``PRESENTED_MIN_FONT`` px; a font with no size of its own scales the figure's base size.
+    Every font the layout names (title, legend, each axis's ticks and title, annotations, sliders,
+    colour bars) and every trace's text is ``PRESENTED_FONT_SCALE`` times its size, at least
+    ``PRESENTED_MIN_FONT`` px; a font with no size of its own scales the figure's base size, and
+    one of 1 or 2 px (labels hidden on purpose, a slider's stops) stays as it is.
     Axes make room for their larger labels (``automargin``: an axis title never sits on its tick
     labels), and a legend of more than ``PRESENTED_LEGEND_ROWS`` entries moves to a column at the
     right. Only the layout and the traces with text are copied; data arrays are shared.
@@ -124,12 +125,17 @@ def for_presentation(spec: dict, base_size: float = FONT_SIZE) -> dict:
     (20, True)
     >>> spec["layout"]["annotations"][0]["font"], big["layout"]["xaxis"]["automargin"]
     ({'size': 11}, True)
+    >>> slider = {"font": {"size": 1}, "currentvalue": {"prefix": "h = ", "font": {"size": 15}}}
+    >>> for_presentation({"data": [], "layout": {"sliders": [slider]}})["layout"]["sliders"][0]
+    {'font': {'size': 1}, 'currentvalue': {'prefix': 'h = ', 'font': {'size': 20.2}}}
     """
     layout = copy.deepcopy(spec.get("layout", {}))
     base = (layout.get("font") or {}).get("size") or base_size
 
     def grown(font: dict | None) -> dict:
         font = dict(font or {})
+        if font.get("size") is not None and font["size"] <= 2:  # text hidden on purpose stays hidden
+            return font
         font["size"] = max(PRESENTED_MIN_FONT, round(PRESENTED_FONT_SCALE * (font.get("size") or base), 1))
         return font
 
@@ -148,6 +154,10 @@ def for_presentation(spec: dict, base_size: float = FONT_SIZE) -> dict:
                 axis["title"]["standoff"] = max(12, axis["title"].get("standoff") or 0)
     for annotation in layout.get("annotations", ()):
         annotation["font"] = grown(annotation.get("font"))
+    for slider in layout.get("sliders", ()):  # a step slider's tick labels and its readout
+        slider["font"] = grown(slider.get("font"))
+        if isinstance(slider.get("currentvalue"), dict):
+            slider["currentvalue"]["font"] = grown(slider["currentvalue"].get("font"))
     data = []
     for trace in spec.get("data", ()):
         if "textfont" in trace or "colorbar" in trace or trace.get("text") is not None:

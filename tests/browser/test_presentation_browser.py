@@ -11,6 +11,7 @@ import re
 
 import pytest
 from browser_helpers import TEXT_CONTRAST, app_background, contrast, open_page, over, screenshot, wait_for_app
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from gradlab.teaching.presets import presets_for, url_query
 from gradlab.ui.navigation import PAGES
@@ -18,6 +19,7 @@ from gradlab.ui.navigation import PAGES
 pytestmark = pytest.mark.browser
 
 PROJECTOR = {"width": 1280, "height": 720}
+WIDE = {"width": 1920, "height": 1080}
 DRAWN_MS = 60_000
 LIGHT_BG, DARK_BG = (255, 255, 255), (16, 20, 24)  # .streamlit/config.toml backgroundColor
 CHART_PAGES = [spec.url_path for spec in PAGES if not spec.default]
@@ -103,23 +105,154 @@ def test_next_and_previous_step_through_the_page_presets(streamlit_server, new_p
     assert any(f"{key}=" in page.url for key in url_query(last)), page.url
 
 
-@pytest.mark.parametrize("path", CHART_PAGES)
-def test_main_chart_fills_the_screen_in_presentation(streamlit_server, new_page, path):
-    page = new_page("dark")
-    open_page(page, streamlit_server, path, {"present": "1"}, timeout=DRAWN_MS)
-    assert page.locator(".st-key-gl-main-chart").count() == 1, f"/{path}: no main_chart_box()"
+#: The projector sizes a lecture room meets, in both themes (the bar's theme links and a long
+#: preset name wrapped differently in each).
+PROJECTIONS = [pytest.param(size, scheme, id=f"{size['width']}x{size['height']}-{scheme}")
+               for size in (PROJECTOR, WIDE) for scheme in ("light", "dark")]
+#: Chart text a room reads: tick labels, axis titles, annotations, legend entries, the title.
+MIN_CHART_FONT = 20
+
+#: Every visible leaf of the page (an element container: a widget, a sentence, a box's text), a
+#: tooltip or a popover that overlaps the answer box or the main chart box without being part of it.
+OVERLAPS = """() => {
+  const rect = e => e.getBoundingClientRect();
+  const shown = e => { const r = rect(e), s = getComputedStyle(e);
+    return r.width >= 1 && r.height >= 1 && s.visibility !== 'hidden' && parseFloat(s.opacity) > 0; };
+  const leaves = [...document.querySelectorAll('[data-testid=stMain] [data-testid=stElementContainer], '
+    + '[data-testid=stTooltipContent], [role=tooltip], [data-testid=stPopoverBody]')].filter(shown);
+  const hits = [];
+  for (const key of ['gl-answer', 'gl-main-chart']) {
+    const box = document.querySelector('.st-key-' + key);
+    if (!box) continue;
+    const a = rect(box);
+    for (const e of leaves) {
+      if (box.contains(e) || e.contains(box)) continue;
+      const b = rect(e);
+      const dx = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+      const dy = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+      if (dx > 1 && dy > 1) hits.push(`'${(e.innerText || e.dataset.testid || '').trim().slice(0, 50)}' `
+        + `(y=${Math.round(b.top)}..${Math.round(b.bottom)}) over ${key} (y=${Math.round(a.top)}..${Math.round(a.bottom)})`);
+    }
+  }
+  return hits;
+}"""
+#: The font size (px) of every chart text a room reads in the main chart, with its text.
+CHART_FONTS = """() => [...document.querySelectorAll(['.xtick text', '.ytick text', 'text.annotation-text',
+    'text.legendtext', 'text.gtitle', '.g-xtitle text', '.g-ytitle text'].map(c => '.st-key-gl-main-chart ' + c).join(', '))]
+  .filter(t => t.textContent.trim() && t.getBoundingClientRect().width > 0)
+  .map(t => [t.textContent.trim().slice(0, 30), parseFloat(getComputedStyle(t).fontSize)])"""
+#: The lowest edge of what the main chart draws (its SVG layers), and the chart box's own.
+CHART_BOTTOMS = """() => [Math.max(...[...document.querySelectorAll('.st-key-gl-main-chart .main-svg')]
+  .map(e => e.getBoundingClientRect().bottom)), document.querySelector('.st-key-gl-main-chart').getBoundingClientRect().bottom]"""
+
+
+def _check_presented(page, path: str, size: dict, name: str) -> None:
+    """What a presented page must be, measured: nothing over the answer or the chart, the bar above
+    them in one row, the chart to the screen's bottom with large text and no toolbar."""
     page.wait_for_selector(".st-key-gl-main-chart .main-svg", timeout=DRAWN_MS)
-    screenshot(page, f"presentation-{path}-dark", full_page=False)
+    page.wait_for_timeout(400)  # Plotly draws annotations after the axes
+    shot = screenshot(page, name, full_page=False)
+    assert page.evaluate(OVERLAPS) == [], f"/{path}: {page.evaluate(OVERLAPS)}; see {shot.name}"
+    bar = page.locator(".st-key-gl-present-bar").bounding_box()
+    answer = page.locator(".st-key-gl-answer").bounding_box()
+    assert bar["y"] + bar["height"] <= answer["y"], (bar, answer, shot.name)
+    button = page.locator(".st-key-gl-present-exit button").bounding_box()
+    assert bar["height"] <= 1.6 * button["height"], f"/{path}: the bar wraps to two rows ({bar}); see {shot.name}"
     chart = page.locator(".st-key-gl-main-chart .main-svg").first.bounding_box()
-    assert chart["width"] >= 0.9 * PROJECTOR["width"], chart
+    assert chart["width"] >= 0.9 * size["width"], chart
     # It takes the screen the answer leaves, whatever the answer's length: all of it on the
     # first screen, down to the screen's bottom edge (the page's padding apart).
-    assert chart["height"] >= 0.5 * PROJECTOR["height"], chart
-    assert PROJECTOR["height"] - 60 <= chart["y"] + chart["height"] <= PROJECTOR["height"] + 1, chart
-    answer = page.locator(".st-key-gl-answer")
-    assert answer.is_visible()
-    size = float(answer.evaluate("e => parseFloat(getComputedStyle(e.querySelector('p') || e).fontSize)"))
-    assert size >= 28, size  # the answer sentence reads from the back of the room
+    assert chart["height"] >= 0.45 * size["height"], (chart, shot.name)
+    drawn, box = page.evaluate(CHART_BOTTOMS)
+    assert drawn <= box + 1 and box <= size["height"] + 1, (f"/{path}: the chart draws to y={drawn:.0f}, its box ends "
+                                                             f"at {box:.0f}, the screen at {size['height']}; see {shot.name}")
+    # the chart, or what a preset adds under it (present_also), ends at the screen's bottom edge
+    last = page.evaluate("""() => Math.max(...[...document.querySelectorAll('.st-key-gl-main-chart, .st-key-gl-present-also')]
+      .map(e => e.getBoundingClientRect().bottom))""")
+    assert size["height"] - 60 <= last <= size["height"] + 1, (last, shot.name)
+    plot = page.locator(".st-key-gl-main-chart .nsewdrag").first.bounding_box()
+    assert plot["height"] >= 0.25 * size["height"], f"/{path}: the plot area is {plot['height']:.0f} px tall; see {shot.name}"
+    small = [(text, px) for text, px in page.evaluate(CHART_FONTS) if px < MIN_CHART_FONT]
+    assert not small, f"/{path}: chart text under {MIN_CHART_FONT} px: {small[:6]}; see {shot.name}"
+    assert page.locator(".st-key-gl-main-chart .modebar-container:visible").count() == 0  # no toolbar on the title
+    size_px = float(page.locator(".st-key-gl-answer").evaluate(
+        "e => parseFloat(getComputedStyle(e.querySelector('p') || e).fontSize)"))
+    assert size_px >= 28, size_px  # the answer sentence reads from the back of the room
+
+
+@pytest.mark.parametrize(("size", "scheme"), PROJECTIONS)
+@pytest.mark.parametrize("path", CHART_PAGES)
+def test_presented_page_nothing_overlaps_the_answer_or_the_chart(streamlit_server, new_page, path, size, scheme):
+    """At the page's default view, then after Next (a preset's longer name in the bar, the pointer
+    still on the button): no tooltip, bar item or hidden block is drawn over the answer or the chart."""
+    page = new_page(scheme, size)
+    tag = f"{size['width']}x{size['height']}-{scheme}"
+    open_page(page, streamlit_server, path, {"present": "1"}, timeout=DRAWN_MS)
+    assert page.locator(".st-key-gl-main-chart").count() == 1, f"/{path}: no main_chart_box()"
+    _check_presented(page, path, size, f"presentation-{path}-{tag}")
+    if presets_for(path):
+        page.locator(".st-key-gl-present-next button").hover()
+        page.locator(".st-key-gl-present-next button").click()
+        wait_for_app(page, timeout=DRAWN_MS)
+        page.wait_for_timeout(800)  # a tooltip would have appeared by now
+        _check_presented(page, path, size, f"presentation-{path}-{tag}-next")
+
+
+#: What a presented view shows: the answer, what a preset adds under the chart, and the chart's traces.
+_VIEW = """() => [...document.querySelectorAll('.st-key-gl-answer, .st-key-gl-present-also')].map(e => e.innerText)
+  .join(' | ') + ' | ' + [...document.querySelectorAll('.st-key-gl-main-chart :is(.scatterlayer path, .barlayer path, '
+  + '.point, .heatmaplayer image, text)')].map(e => e.getAttribute('d') || e.getAttribute('transform')
+  || e.getAttribute('href')?.slice(-200) || e.textContent).join(';')"""
+
+
+@pytest.mark.parametrize("path", CHART_PAGES)
+def test_every_preset_looks_different_in_presentation(streamlit_server, new_page, path):
+    """Stepping through a page's presets, each shows a different answer, chart or list of steps: what a
+    preset changes is on screen (Backward's 'Backward twice' changes only its steps)."""
+    presets = presets_for(path)
+    page = new_page()
+    open_page(page, streamlit_server, path, {"present": "1"}, timeout=DRAWN_MS)
+    seen: dict[str, str] = {}
+    view = page.evaluate(_VIEW)
+    for _ in presets:
+        page.locator(".st-key-gl-present-next button").click()
+        wait_for_app(page, timeout=DRAWN_MS)
+        page.wait_for_selector(".st-key-gl-main-chart .main-svg", timeout=DRAWN_MS)
+        page.wait_for_timeout(300)
+        label = page.locator(".st-key-gl-present-position [data-testid=stMarkdownContainer]").first.inner_text()
+        try:  # Plotly redraws after the script run ends: wait for the view to change, if it does
+            page.wait_for_function(f"previous => ({_VIEW})() !== previous", arg=view, timeout=10_000)
+        except PlaywrightTimeout:
+            pass  # it did not change: the assertion below names the preset it looks like
+        view = page.evaluate(_VIEW)
+        same = [other for other, seen_view in seen.items() if seen_view == view]
+        assert not same, f"/{path}: '{label}' looks exactly like '{same[0]}'"
+        seen[label] = view
+    assert len(seen) == len(presets)
+
+
+QUIZ_PAGES = ["explorer", "roundoff", "network", "backward"]
+
+
+@pytest.mark.parametrize("path", QUIZ_PAGES)
+def test_the_quiz_is_a_question_then_a_reveal_in_presentation(streamlit_server, new_page, path):
+    page = new_page()
+    open_page(page, streamlit_server, path, {"present": "1"}, timeout=DRAWN_MS)
+    quiz = page.locator(".st-key-gl-quiz")
+    assert not quiz.is_visible()  # the chart first
+    page.locator(".st-key-gl-present-quiz-" + path).get_by_text("Quiz").click()
+    wait_for_app(page, timeout=DRAWN_MS)
+    quiz.locator("[role=radiogroup]").first.wait_for(timeout=DRAWN_MS)
+    assert not page.locator(".st-key-gl-main-chart").is_visible()  # the question in the chart's place
+    assert quiz.locator("[data-testid=stAlert]").count() == 0  # nothing revealed yet
+    screenshot(page, f"presentation-{path}-quiz", full_page=False)
+    quiz.locator("[role=radiogroup] label").first.click()
+    wait_for_app(page, timeout=DRAWN_MS)
+    quiz.locator("[data-testid=stAlert]").first.wait_for(timeout=DRAWN_MS)  # the reveal, right or not
+    assert page.evaluate(OVERLAPS) == []
+    screenshot(page, f"presentation-{path}-quiz-revealed", full_page=False)
+    box = quiz.bounding_box()
+    assert box["y"] >= page.locator(".st-key-gl-answer").bounding_box()["y"]
 
 
 # ---------------------------------------------------------------- theme switch and contrast
