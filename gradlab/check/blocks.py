@@ -9,14 +9,18 @@ shuffled and cut into blocks of at most :data:`BLOCK` (8), and each block is one
 direction, so every element is in exactly one direction and is diluted by sqrt(8), not
 sqrt(N).
 
-Within a block element j is weighted by ``1/tol_j`` (``tol_j = atol + rtol·|g_j|`` from
-autograd's own gradient): an error of m tolerances on any element then moves the
-direction by ``m·c`` (c the normalising constant), while the direction's own tolerance,
-``atol + rtol·|g·v|``, is at most ``atol + c·|Σ s_j·rtol·g_j/tol_j|``: about ``c·sqrt(B)``
-(random signs s_j), ``c·B`` at worst. With B = 8, an element 10 tolerances off is
-3.5x beyond the typical tolerance of its direction, whatever its gradient's size (an
-element with a tiny gradient is not drowned by a large one in its block). That typical
-size, ``c·sqrt(B)`` = ‖v ∘ tol‖₂, is also the least tolerance a block direction gets
+Within a block element j is weighted by ``r_j/tol_j`` (``tol_j = atol + rtol·|g_j|`` from
+autograd's own gradient, ``r_j`` a random sign times a random size in [1, 2)): an error of m
+tolerances on any element then moves the direction by at least ``m·c`` (c the normalising
+constant), while the direction's own tolerance, ``atol + rtol·|g·v|``, is at most
+``atol + c·|Σ r_j·rtol·g_j/tol_j|``: about ``c·sqrt(Σ r_j²)`` ≈ ``c·sqrt(7B/3)``, ``2c·B`` at
+worst. With B = 8, an element 10 tolerances off is 2.3x (at r_j = 1) to 4.6x (r_j = 2)
+beyond the typical tolerance of its direction, whatever its gradient's size (an element
+with a tiny gradient is not drowned by a large one in its block). The random sizes are
+there for errors on many elements: with signs alone, equal errors on elements of equal
+gradient (an input of ones, a term missing from every element's gradient) cancel exactly
+whenever a block's signs balance, half the time for a block of 2 and a quarter for 8. That
+typical size, ``c·sqrt(Σ r_j²)`` = ‖v ∘ tol‖₂, is also the least tolerance a block direction gets
 (:func:`gradlab.check.verdicts.direction_tolerance`): where ``∇L·v``'s terms cancel,
 ``atol + rtol·|∇L·v|`` falls to atol, below what any finite difference of a 10^4-element
 log_softmax can resolve, though each element's own tolerance is far larger.
@@ -78,16 +82,23 @@ def block_directions(numel: int, seed: int, tolerance, block: int = BLOCK) -> to
     count = block_count(numel, block)
     check_limit("directional checks", count, LIMITS.directional_checks)
     gen = torch.Generator().manual_seed(seed)
-    order = torch.randperm(numel, generator=gen).numpy()
-    # the arithmetic in numpy: a few dozen elements' worth of torch ops cost 5-10 us each
+    # the arithmetic in numpy: each torch op on a few dozen elements costs 5-15 us in a check
+    order = torch.randperm(numel, generator=gen).numpy() if count > 1 else None  # one block: no order
     signs = torch.randint(0, 2, (numel,), generator=gen).numpy() * 2.0 - 1.0
-    # at most 1/tiny: no overflow, no warning (a NaN tolerance gives NaN, then the bare sign)
+    # random sizes in [1, 2) too: with signs alone, equal errors on elements of equal gradient
+    # (an input of ones) cancel exactly whenever the signs balance (half the time for 2 elements)
+    signs *= 1.0 + torch.rand(numel, generator=gen, dtype=torch.float64).numpy()
+    # at most 2/tiny: no overflow, no warning (a NaN tolerance gives NaN, then the bare sign)
     weighted = signs / np.maximum(np.asarray(tolerance, dtype=np.float64), np.finfo(np.float64).tiny)
-    weighted = np.where(np.isfinite(weighted), weighted, signs)
-    # cut as torch.tensor_split cuts: the first numel % count blocks one element longer
-    sizes = np.full(count, numel // count)
-    sizes[:numel % count] += 1
-    directions = np.zeros((count, numel))
-    directions[np.repeat(np.arange(count), sizes), order] = weighted[order]
-    directions /= np.abs(directions).max(axis=1, keepdims=True)  # first to 1: no overflow at 1/tiny
+    finite = np.isfinite(weighted)
+    if not finite.all():
+        weighted = np.where(finite, weighted, signs)
+    if order is None:
+        directions = weighted[None]
+    else:  # cut as torch.tensor_split cuts: the first numel % count blocks one element longer
+        sizes = np.full(count, numel // count)
+        sizes[:numel % count] += 1
+        directions = np.zeros((count, numel))
+        directions[np.repeat(np.arange(count), sizes), order] = weighted[order]
+    directions = directions / np.abs(directions).max(axis=1, keepdims=True)  # first to 1: no overflow
     return torch.from_numpy(directions / np.sqrt(np.einsum("ij,ij->i", directions, directions))[:, None])
