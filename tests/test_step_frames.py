@@ -127,3 +127,23 @@ def test_grid_figure_has_a_frame_per_step_with_fixed_traces():
     secant = next(t for t in at["data"] if t["name"].startswith("secant"))
     assert secant["name"] == f"secant, slope {r.secant:.4g}"
     assert fig.layout["sliders"][0]["steps"][fig.layout["sliders"][0]["active"]]["value"] == "1e-06"
+
+
+def test_each_grid_frame_draws_what_the_single_step_figure_draws():
+    """The frames' f at x + h as asked (computed for every stop in one float64 call) is what the
+    single-step figure computes for its one h: the frames' figures equal the page's one-h figures."""
+    from gradlab.figures.grid import grid_figure
+    from gradlab.labs.grid.story import window_points
+
+    settings = GridSettings("float16", 0.1, 1e-3, "exp(x)")
+    frames = grid_frames(settings)
+    for h in frames.steps[::5]:
+        single = grid_difference(GridSettings("float16", 0.1, h, "exp(x)"))
+        with specs_only():
+            mine = grid_figure(*frames.at(h), frames.asked_f[frames.steps.index(h)])
+            expected = grid_figure(single, window_points(single))
+        assert [t["name"] for t in mine.data] == [t["name"] for t in expected.data]
+        for a, b in zip(mine.data, expected.data):
+            np.testing.assert_array_equal(np.asarray(a["x"], dtype=float), np.asarray(b["x"], dtype=float))
+            np.testing.assert_array_equal(np.asarray(a["y"], dtype=float), np.asarray(b["y"], dtype=float))
+        assert mine.layout["xaxis"]["range"] == expected.layout["xaxis"]["range"]

@@ -7,14 +7,15 @@ numbers and the secant's few possible slopes are visible.
 >>> from gradlab.labs.grid.representable import GridSettings, grid_difference
 >>> from gradlab.labs.grid.story import window_points, secant_series
 >>> r = grid_difference(GridSettings("float32", 1.0, 1e-7, "sin(x)"))
->>> [t.name for t in grid_figure(r, window_points(r)).data][:2]
-['representable x', 'f in float32']
+>>> [t.name for t in grid_figure(r, window_points(r)).data][:3]
+['representable x', "f's grid levels", 'f in float32']
 >>> secant_series_figure(secant_series(r.settings), r).data[0].type
 'scatter'
 """
 
 from __future__ import annotations
 
+import base64
 import math
 
 import numpy as np
@@ -44,8 +45,12 @@ def _colour(dtype: str) -> str:
     return facts(dtype).colour
 
 
-def grid_figure(r: GridDifference, window: pd.DataFrame) -> FigureOrSpec:
-    """f near x on the dtype's grid: grid ticks, f in the dtype, x and x+h, the secant and the tangent."""
+def grid_figure(r: GridDifference, window: pd.DataFrame, asked_f: float | None = None) -> FigureOrSpec:
+    """f near x on the dtype's grid: grid ticks, f in the dtype, x and x+h, the secant and the tangent.
+
+    ``asked_f``: f in float64 at x as typed + h, when computed already (a slider's frames are
+    computed in a worker, and this figure is drawn once per stop).
+    """
     dtype = r.settings.dtype
     label = facts(dtype).label
     dx = window["x"].to_numpy() - r.x.value
@@ -59,17 +64,29 @@ def grid_figure(r: GridDifference, window: pd.DataFrame) -> FigureOrSpec:
     high = max(float(finite.max()) if finite.size else 1.0, 1.0, y1)
     pad = 0.08 * (high - low or 1)
     row = low - pad  # the row of grid ticks, under the data
+    # x as typed + h, from the x the dtype holds (x₀): the typed x may lie up to half an ulp off x₀
+    asked = ((r.settings.x - r.x.value) + r.settings.h) / ux
+    # ...drawn on f's curve (f in float64 at x as typed + h), where the secant would end had the
+    # dtype taken the step asked for; off the chart's rows of ticks, which it is not one of.
+    if asked_f is None:
+        asked_f = _in_float64(r.settings.expression, r.settings.x + r.settings.h)
+    on_curve = (asked_f - r.fx.value) / uf
+    # Explicit ranges (not autorange): a slider's frame sets them, so every frame must have its own.
+    xs = [v for v in (*t, t1, asked) if math.isfinite(v)] or [-1.0, 1.0]
+    x_pad = 0.06 * ((max(xs) - min(xs)) or 1)
+    x_range = [min(xs) - x_pad, max(xs) + x_pad]
     fig = FigureSpec()
-    if len(t) <= MAX_TICKS:
-        fig.add_trace({"type": "scatter", "x": t, "y": np.full(len(t), row), "mode": "markers",
-                       "name": "representable x", "marker": {"symbol": "line-ns-open", "size": 14,
-                                                             "color": GUIDE, "line": {"width": 2}},
-                       "hovertemplate": "grid number<extra></extra>"})
-        for level in _levels(low, high):
-            fig.add_hline(level, color=_FAINT, width=1)
-    else:
-        fig.add_trace({"type": "scatter", "x": [], "y": [], "mode": "markers", "name": "representable x",
-                       "marker": {"color": GUIDE}})
+    few = len(t) <= MAX_TICKS
+    fig.add_trace({"type": "scatter", "x": t if few else [], "y": np.full(len(t), row) if few else [],
+                   "mode": "markers", "name": "representable x",
+                   "marker": {"symbol": "line-ns-open", "size": 14, "color": GUIDE, "line": {"width": 2}},
+                   "hovertemplate": "grid number<extra></extra>"})
+    # f's grid levels as one trace of segments (not a shape each: a slider's frames carry them all)
+    levels = _levels(low, high) if few else range(0)
+    fig.add_trace({"type": "scatter", "mode": "lines", "name": "f's grid levels", "showlegend": False,
+                   "hoverinfo": "skip", "line": {"color": _FAINT, "width": 1},
+                   "x": [v for _ in levels for v in (*x_range, None)],
+                   "y": [v for level in levels for v in (level, level, None)]})
     fig.add_trace({"type": "scatter", "x": t, "y": y, "mode": "markers", "name": f"f in {label}",
                    "marker": {"color": _colour(dtype), "size": 7, "line": {"color": MARKER_OUTLINE, "width": 1}},
                    "hovertemplate": "x − x₀ = %{x:.4g} ulp<br>f − f(x₀) = %{y:.4g} ulp<extra></extra>"})
@@ -77,17 +94,13 @@ def grid_figure(r: GridDifference, window: pd.DataFrame) -> FigureOrSpec:
     # The secant and the tangent are always traces (empty when there is none), so every frame of
     # the step slider has the same traces in the same order.
     no_line = {"x": [], "y": []}
-    fig.add_trace({"type": "scatter", "mode": "lines", "line": {"color": MARK, "width": 3},
-                   **({"x": ends, "y": y1 / t1 * ends, "name": f"secant, slope {r.secant:.4g}"} if r.step_taken
-                      else {**no_line, "name": "secant: no step", "showlegend": False})})
-    fig.add_trace({"type": "scatter", "mode": "lines", "line": {"color": TRUTH, "width": 2.5, "dash": "dash"},
-                   **({"x": ends, "y": r.tangent * ux / uf * ends, "name": f"tangent, slope {r.tangent:.4g}"}
-                      if math.isfinite(r.tangent) else {**no_line, "name": "tangent", "showlegend": False})})
-    # x as typed + h, from the x the dtype holds (x₀): the typed x may lie up to half an ulp off x₀
-    asked = ((r.settings.x - r.x.value) + r.settings.h) / ux
-    # ...drawn on f's curve (f in float64 at x as typed + h), where the secant would end had the
-    # dtype taken the step asked for; off the chart's rows of ticks, which it is not one of.
-    on_curve = (_in_float64(r.settings.expression, r.settings.x + r.settings.h) - r.fx.value) / uf
+    lines = [{"type": "scatter", "mode": "lines", "line": {"color": MARK, "width": 3},
+              **({"x": ends, "y": y1 / t1 * ends, "name": f"secant, slope {r.secant:.4g}"} if r.step_taken
+                 else {**no_line, "name": "secant: no step", "showlegend": False})},
+             {"type": "scatter", "mode": "lines", "line": {"color": TRUTH, "width": 2.5, "dash": "dash"},
+              **({"x": ends, "y": r.tangent * ux / uf * ends, "name": f"tangent, slope {r.tangent:.4g}"}
+                 if math.isfinite(r.tangent) else {**no_line, "name": "tangent", "showlegend": False})}]
+    fig.add_traces(lines)
     fig.add_trace({"type": "scatter", "x": [asked], "y": [on_curve if math.isfinite(on_curve) else row],
                    "mode": "markers",
                    "name": "x + h as asked", "marker": {"symbol": "x-thin-open", "size": 16,
@@ -98,12 +111,11 @@ def grid_figure(r: GridDifference, window: pd.DataFrame) -> FigureOrSpec:
                    "marker": {"color": MARK, "size": 13, "line": {"color": MARKER_OUTLINE, "width": 2}}})
     fig.update_layout(margin=dict(l=0, r=0, t=10, b=10), legend=_LEGEND, height=MAIN_CHART_HEIGHT,
                       hovermode="closest")
-    # Explicit ranges (not autorange): a slider's frame sets them, so every frame must have its own.
-    xs = [v for v in (*t, t1, asked) if math.isfinite(v)] or [-1.0, 1.0]
-    x_pad = 0.06 * ((max(xs) - min(xs)) or 1)
-    y_low, y_top = (min(row, on_curve), max(high, on_curve)) if math.isfinite(on_curve) else (row, high)
+    # the secant and the tangent are drawn across the window: their ends are in the range too
+    drawn_y = [float(v) for v in (*(v for line in lines for v in line["y"]), on_curve) if math.isfinite(v)]
+    y_low, y_top = min([row, *drawn_y]), max([high, *drawn_y])
     fig.update_xaxes(title=dict(text=f"x − x₀, in {x_unit} ({ux:.3g})"), zeroline=False, automargin=True,
-                     range=[min(xs) - x_pad, max(xs) + x_pad])
+                     range=x_range)
     fig.update_yaxes(title=dict(text=f"f − f(x₀), {f_unit} ({uf:.3g})", standoff=4), zeroline=False,
                      range=[y_low - pad, y_top + pad])
     return fig.figure()
@@ -182,8 +194,8 @@ def secant_series_figure(series: pd.DataFrame, r: GridDifference) -> FigureOrSpe
 
 #: A stop's animation: at once; each frame changes the axes' ranges and titles, so it redraws.
 _ANIMATE = {"mode": "immediate", "frame": {"duration": 0, "redraw": True}, "transition": {"duration": 0}}
-#: What a frame replaces in the layout: the axes (ranges, titles) and f's faint grid levels.
-_FRAME_LAYOUT = ("xaxis", "yaxis", "shapes")
+#: What a frame replaces in the layout: the axes (ranges, titles).
+_FRAME_LAYOUT = ("xaxis", "yaxis")
 
 
 def grid_figure_with_slider(frames: GridFrames, h: float) -> FigureOrSpec:
@@ -198,10 +210,10 @@ def grid_figure_with_slider(frames: GridFrames, h: float) -> FigureOrSpec:
     (61, '1e-04')
     """
     with specs_only():
-        fig = grid_figure(*frames.at(h))
-        drawn = [grid_figure(*frames.at(s)) for s in frames.steps]
-    fig.frames = [{"name": _step_label(s), "data": f.data, "layout": {k: f.layout[k] for k in _FRAME_LAYOUT}}
-                  for s, f in zip(frames.steps, drawn)]
+        drawn = [grid_figure(r, w, f) for r, w, f in zip(frames.differences, frames.windows, frames.asked_f)]
+    fig = drawn[frames.steps.index(h)]
+    fig.frames = [{"name": _step_label(s), "data": [_packed(t) for t in f.data],
+                   "layout": {k: f.layout[k] for k in _FRAME_LAYOUT}} for s, f in zip(frames.steps, drawn)]
     fig.update_layout(margin=dict(l=0, r=0, t=10, b=10), sliders=[{
         "name": "step h", "active": frames.steps.index(h), "x": 0, "len": 1, "xanchor": "left",
         "y": 1, "yanchor": "bottom", "pad": {"t": 0, "b": 6, "l": 0, "r": 0},
@@ -212,6 +224,22 @@ def grid_figure_with_slider(frames: GridFrames, h: float) -> FigureOrSpec:
                    "args": [[_step_label(s)], _ANIMATE]}
                   for s, r in zip(frames.steps, frames.differences)]}])
     return fig.figure()
+
+
+def _packed(trace: dict) -> dict:
+    """``trace`` with its x and y as Plotly's base64 typed arrays (float64; a gap, None, as NaN, which
+    Plotly also draws as a gap): what the figure's dict gets anyway, made here in one numpy call per
+    array instead of Plotly's walk over every element of every frame (two thirds of the slider
+    figure's build time).
+
+    >>> _packed({"x": [1.0, None], "name": "a"})["x"]
+    {'dtype': 'f8', 'bdata': 'AAAAAAAA8D8AAAAAAAD4fw=='}
+    """
+    out = dict(trace)
+    for key in ("x", "y"):
+        values = np.array([math.nan if v is None else v for v in trace.get(key, ())], dtype=np.float64)
+        out[key] = {"dtype": "f8", "bdata": base64.b64encode(values.tobytes()).decode("ascii")}
+    return out
 
 
 def _readout(r: GridDifference) -> str:

@@ -62,17 +62,25 @@ def _point(value: float) -> float | None:
     return float(value) if np.isfinite(value) and value > 0 else None
 
 
-def _at_h(rows, h: float, column: str, dtype: str, scheme: str) -> dict:
-    """One curve's point at step h (a gap when its error cannot sit on a log axis)."""
-    row = rows[rows["h"] == h]
-    if row.empty:
-        x, y, text, custom = [h], [None], [""], [[math.nan, math.nan, math.nan]]
-    else:
-        r = row.iloc[0]
-        x, y = [h], [_point(r[column])]
-        text = [f"{r['estimate']:.7g}" if np.isfinite(r["estimate"]) else "no estimate"]
-        custom = [[float(r["step"]), float(r["estimate"]), float(r[column])]]
-    return {"type": "scatter", "x": x, "y": y, "text": text, "customdata": custom}
+class _Curve:
+    """One curve's frames as numpy columns, indexed by stop (a stop it lacks is NaN)."""
+
+    def __init__(self, frames, dtype: str, scheme: str, stops: list[float], column: str) -> None:
+        rows = frames[(frames["dtype"] == dtype) & (frames["scheme"] == scheme)]
+        where = {float(h): i for i, h in enumerate(rows["h"].to_numpy(dtype=float))}
+        index = np.array([where.get(s, -1) for s in stops])
+
+        def take(name: str) -> np.ndarray:
+            values = np.append(rows[name].to_numpy(dtype=float), math.nan)  # index -1: NaN
+            return values[index]
+
+        self.dtype, self.scheme = dtype, scheme
+        self.step, self.estimate, self.error = take("step"), take("estimate"), take(column)
+
+    def at(self, i: int, h: float) -> dict:
+        """The curve's point at stop ``i`` (step ``h``); a gap where its error cannot sit on a log axis."""
+        return {"type": "scatter", "x": [h], "y": [_point(self.error[i])],
+                "customdata": [[float(self.step[i]), float(self.estimate[i]), float(self.error[i])]]}
 
 
 def _line(h: float, y_range) -> dict:
@@ -88,61 +96,54 @@ def add_step_slider(fig: FigureSpec, result: SweepResult, h: float) -> None:
         return
     column = _ERROR_COLUMN[_error_kind(fig)]
     stops = sorted(float(v) for v in frames["h"].unique())
-    h = min(stops, key=lambda s: abs(math.log(s / h)))
+    active = min(range(len(stops)), key=lambda i: abs(math.log(stops[i] / h)))
     y_range = fig.layout.get("yaxis", {}).get("range")
-    curves = [(t["meta"]["dtype"], t["meta"]["scheme"]) for t in fig.data
+    curves = [_Curve(frames, t["meta"]["dtype"], t["meta"]["scheme"], stops, column) for t in fig.data
               if t.get("meta", {}).get("kind") == "sweep"]
-    blocks = {c: frames[(frames["dtype"] == c[0]) & (frames["scheme"] == c[1])] for c in curves}
     first = len(fig.data)
-    for dtype, scheme in curves:
+    for c in curves:
+        label = get_scheme(c.scheme).curve_label
         fig.add_trace({
-            **_at_h(blocks[(dtype, scheme)], h, column, dtype, scheme), "mode": "markers", "cliponaxis": False,
-            "marker": {"symbol": "circle", "size": 15, "color": dtype_colour(dtype),
+            **c.at(active, stops[active]), "mode": "markers", "cliponaxis": False,
+            "marker": {"symbol": "circle", "size": 15, "color": dtype_colour(c.dtype),
                        "line": {"color": MARKER_OUTLINE, "width": 2.5}},
             # not "dtype · scheme", the curves' own names, which pages and tests count as curves
-            "name": f"at h: {dtype}, {get_scheme(scheme).curve_label}", "showlegend": False,
-            "hovertemplate": (f"<b>{dtype} · {get_scheme(scheme).curve_label}</b><br>h = %{{x:.0e}}<br>"
+            "name": f"at h: {c.dtype}, {label}", "showlegend": False,
+            "hovertemplate": (f"<b>{c.dtype} · {label}</b><br>h = %{{x:.0e}}<br>"
                               "step taken = %{customdata[0]:.6e}<br>estimate = %{customdata[1]:.12g}<br>"
                               "error = %{customdata[2]:.3e}<extra></extra>"),
-            "meta": {"kind": "at-h", "dtype": dtype, "scheme": scheme}})
-    fig.add_trace({**_line(h, y_range), "mode": "lines", "showlegend": False, "hoverinfo": "skip",
+            "meta": {"kind": "at-h", "dtype": c.dtype, "scheme": c.scheme}})
+    fig.add_trace({**_line(stops[active], y_range), "mode": "lines", "showlegend": False, "hoverinfo": "skip",
                    "line": {"color": GUIDE, "width": 1.5, "dash": "dot"}, "name": "h",
                    "meta": {"kind": "h-line"}})
     moved = list(range(first, len(fig.data)))
     fig.frames = [{"name": step_label(s), "traces": moved,
-                   "data": [_at_h(blocks[c], s, column, *c) for c in curves] + [_line(s, y_range)]}
-                  for s in stops]
+                   "data": [c.at(i, s) for c in curves] + [_line(s, y_range)]}
+                  for i, s in enumerate(stops)]
     # The slider's current value (under the ticks) names the axis: "h = 1e-03: f′ ≈ ...".
     fig.update_xaxes(title={"text": ""})
+    several = len({c.scheme for c in curves}) > 1
     fig.update_layout(sliders=[{
-        "name": SLIDER_NAME, "active": stops.index(h), "x": 0, "len": 1, "xanchor": "left",
+        "name": SLIDER_NAME, "active": active, "x": 0, "len": 1, "xanchor": "left",
         "y": 0, "yanchor": "top", "pad": {"t": 30, "b": 0, "l": 0, "r": 0},
         "currentvalue": {"prefix": "h = ", "xanchor": "left", "offset": 6, "font": {"size": FONT_SIZE - 1}},
-        "font": {"size": 1},  # the stops' own labels: the current value says the one that counts
+        "font": {"size": 1},  # the stops' own labels (hidden): the current value says the one that counts
         "ticklen": 4, "minorticklen": 2, **SLIDER_COLOURS,
-        "steps": [{"method": "animate", "label": _readout(s, blocks, curves), "value": step_label(s),
-                   "args": [[step_label(s)], _ANIMATE]} for s in stops]}])
+        "steps": [{"method": "animate", "value": step_label(s), "args": [[step_label(s)], _ANIMATE],
+                   "label": _readout(s, [(c.dtype, c.scheme, c.estimate[i]) for c in curves], several)}
+                  for i, s in enumerate(stops)]}])
 
 
-def _readout(h: float, blocks, curves) -> str:
-    """What the slider says at a stop: the step and each curve's estimate there.
+def _readout(h: float, estimates, several: bool) -> str:
+    """What the slider says at a stop: the step and each curve's estimate there (``estimates``:
+    (dtype, scheme, value); the scheme named when ``several`` are drawn).
 
-    >>> import pandas as pd
-    >>> rows = pd.DataFrame({"h": [1e-3], "estimate": [2.0000003]})
-    >>> _readout(1e-3, {("float32", "central"): rows}, [("float32", "central")])
+    >>> _readout(1e-3, [("float32", "central", 2.0000003), ("float64", "central", float("nan"))], False)
     '1e-03: f′ ≈ 2 (float32)'
     """
-    several = len({s for _, s in curves}) > 1
-    parts = []
-    for dtype, scheme in curves:
-        row = blocks[(dtype, scheme)]
-        row = row[row["h"] == h]
-        if row.empty or not np.isfinite(row["estimate"].iloc[0]):
-            continue
-        name = f"{dtype} {get_scheme(scheme).short_label}" if several else dtype
-        parts.append(f"{row['estimate'].iloc[0]:.6g} ({name})")  # 6 digits: one line on a phone
+    parts = [f"{value:.6g} ({f'{dtype} {get_scheme(scheme).short_label}' if several else dtype})"
+             for dtype, scheme, value in estimates if np.isfinite(value)]  # 6 digits: one line on a phone
     return f"{step_label(h)}: f′ ≈ {', '.join(parts)}" if parts else step_label(h)
-
 
 def error_vs_eps_with_slider(result: SweepResult, h: float, **options) -> FigureOrSpec:
     """:func:`gradlab.figures.sweep.error_vs_eps_figure` (``options`` are its keywords) with the

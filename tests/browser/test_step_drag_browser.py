@@ -26,7 +26,8 @@ _WATCH_RERUNS = """() => {
 _CHART_STATE = """(key) => {
   const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
   const slider = gd._fullLayout.sliders[0];
-  const moving = gd.data.filter(t => !t.meta || ['at-h', 'h-line'].includes(t.meta.kind) || !t.meta.kind);
+  // _fullData: the traces as drawn (a frame's base64 arrays decoded)
+  const moving = gd._fullData.filter(t => !t.meta || ['at-h', 'h-line'].includes(t.meta.kind) || !t.meta.kind);
   return {active: slider.active, value: slider.steps[slider.active].value,
           readout: [...gd.querySelectorAll('.slider-group text.slider-label')].map(t => t.textContent).join(' '),
           traces: JSON.stringify(moving.map(t => [Array.from(t.x || []), Array.from(t.y || [])]))};

@@ -20,10 +20,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import numpy as np
 import pandas as pd
+import torch
 
 from gradlab.errors import GradLabError
-from gradlab.labs.grid.representable import GridDifference, GridSettings, grid_difference
+from gradlab.labs.grid.representable import GridDifference, GridSettings, computing_in, grid_difference
+from gradlab.numerics.expressions import parse
 from gradlab.labs.grid.story import window_points
 from gradlab.sweep.step_frames import slider_steps
 
@@ -49,6 +52,7 @@ class GridFrames:
     steps: tuple[float, ...]  # the stops that have a frame, ascending
     differences: tuple[GridDifference, ...]
     windows: tuple[pd.DataFrame, ...]
+    asked_f: tuple[float, ...]  # f in float64 at x as typed + h: where the secant would end, had x + h been exact
 
     def at(self, h: float) -> tuple[GridDifference, pd.DataFrame]:
         """The frame at step ``h`` (one of :attr:`steps`)."""
@@ -73,4 +77,8 @@ def grid_frames(settings: GridSettings, tangent: float | None = None) -> GridFra
         kept.append(h)
         differences.append(r)
         windows.append(window_points(r))
-    return GridFrames(tuple(kept), tuple(differences), tuple(windows))
+    with computing_in("float64"), np.errstate(all="ignore"):  # one call for every stop
+        asked = parse(settings.expression)(torch.tensor(settings.x, dtype=torch.float64)
+                                           + torch.tensor(kept, dtype=torch.float64))
+    return GridFrames(tuple(kept), tuple(differences), tuple(windows),
+                      tuple(float(v) for v in torch.broadcast_to(asked, (len(kept),))))
