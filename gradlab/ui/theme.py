@@ -47,6 +47,11 @@ _CONTRAST_CSS = """
    primary is dark enough for white button text, so it cannot also be light text). */
 [data-testid="stSliderThumbValue"], [data-testid="stSliderTickBarMin"],
 [data-testid="stSliderTickBarMax"] { color: inherit !important; }
+/* Streamlit draws a page link's label on one line cut with an ellipsis ("The same loss's check on
+   the Grad check page, and…" on a phone): a label wraps instead, on every page. */
+[data-testid="stMain"] [data-testid="stPageLink-NavLink"] :is(span, p, [data-testid="stMarkdownContainer"]) {
+  white-space: normal !important; overflow: visible !important; text-overflow: clip !important; }
+[data-testid="stMain"] [data-testid="stPageLink-NavLink"] { height: auto !important; }
 /* A projector's first screen is 720 px: a smaller page title leaves the room to the chart. */
 [data-testid="stMainBlockContainer"] h1 { font-size: 2.1rem; padding-top: 0; padding-bottom: 0.4rem; }
 </style>

@@ -85,6 +85,32 @@ FIRST_SCREEN = """() => {
 }"""
 
 
+#: Every visible leaf of the page (an element container: a widget, a sentence, a box's text), a
+#: tooltip or a popover that overlaps the answer box or the main chart box without being part of it.
+OVERLAPS = """() => {
+  const rect = e => e.getBoundingClientRect();
+  // checkVisibility: false inside a closed expander (its content is laid out but not drawn)
+  const shown = e => { const r = rect(e);
+    return r.width >= 1 && r.height >= 1 && e.checkVisibility({opacityProperty: true, visibilityProperty: true}); };
+  const leaves = [...document.querySelectorAll('[data-testid=stMain] [data-testid=stElementContainer], '
+    + '[data-testid=stTooltipContent], [role=tooltip], [data-testid=stPopoverBody]')].filter(shown);
+  const hits = [];
+  for (const key of ['gl-answer', 'gl-main-chart']) {
+    const box = document.querySelector('.st-key-' + key);
+    if (!box) continue;
+    const a = rect(box);
+    for (const e of leaves) {
+      if (box.contains(e) || e.contains(box)) continue;
+      const b = rect(e);
+      const dx = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+      const dy = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+      if (dx > 1 && dy > 1) hits.push(`'${(e.innerText || e.dataset.testid || '').trim().slice(0, 50)}' `
+        + `(y=${Math.round(b.top)}..${Math.round(b.bottom)}) over ${key} (y=${Math.round(a.top)}..${Math.round(a.bottom)})`);
+    }
+  }
+  return hits;
+}"""
+
 # ------------------------------------------------------------------ contrast as drawn
 # From the colours the browser paints (computed styles), with WCAG 2.x relative
 # luminance; a translucent colour is first blended over the background it sits on.

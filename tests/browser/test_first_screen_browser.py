@@ -6,8 +6,9 @@ At 1280x720, with the page scrolled to the top, the answer sentence
 drawn Plotly chart; at the page's default view in both themes and at its first preset
 in the light one (the themes change colours, not the layout). At the default views, every
 chart text drawn on the page background meets WCAG AA (4.5:1) in both themes, as painted.
-On a 390x844 phone, at each default view, the main plot area is at least 300 px wide and
-nothing scrolls sideways. Screenshots of each case go to
+On a 390x844 phone, at each default view, the main plot area is at least 300 px wide, lies
+whole on the first screen under the answer and above every control outside the title row,
+nothing overlaps the answer or the chart, no Plotly toolbar shows, and nothing scrolls sideways. Screenshots of each case go to
 tests/artifacts/first-screen-<page>-<case>.png: look at them.
 
 The home page's chart is the Explorer's first view, beside its answer.
@@ -20,7 +21,7 @@ from __future__ import annotations
 from urllib.parse import quote, quote_plus
 
 import pytest
-from browser_helpers import TEXT_CONTRAST, chart_texts_under_aa, open_page, screenshot, wait_for_app
+from browser_helpers import OVERLAPS, TEXT_CONTRAST, chart_texts_under_aa, open_page, screenshot, wait_for_app
 
 from gradlab.teaching.presets import presets_for, url_query
 from gradlab.ui.navigation import PAGES
@@ -66,6 +67,14 @@ _OVERFLOW = """() => [document.documentElement, document.body, ...document.query
   '[data-testid=stMain], [data-testid=stMainBlockContainer], [data-testid=stAppScrollToBottomContainer]')]
   .filter(e => e.scrollWidth > e.clientWidth + 1)
   .map(e => `${e.dataset.testid || e.tagName}: scrollWidth ${e.scrollWidth} > clientWidth ${e.clientWidth}`)"""
+
+
+#: The top of the highest control of the page body (a text box, select, slider, number input) that
+#: is not in the title row: on a phone they come after the main chart.
+_CONTROLS_TOP = """() => { const tops = [...document.querySelectorAll('[data-testid=stMain] :is([data-testid=stTextInput], '
+  + '[data-testid=stSelectbox], [data-testid=stSlider], [data-testid=stNumberInput], [data-testid=stMultiSelect])')]
+  .filter(e => !e.closest('.st-key-gl-title-row') && e.getBoundingClientRect().height > 0)
+  .map(e => e.getBoundingClientRect().top); return tops.length ? Math.min(...tops) : null; }"""
 
 
 def _wait_for_main_chart(page) -> None:
@@ -140,6 +149,19 @@ def test_phone_plot_is_wide_enough_and_nothing_overflows(streamlit_server, tab, 
     assert area["width"] >= MIN_PLOT_WIDTH, (
         f"/{path}: the main plot area is {area['width']:.0f} px wide on a phone "
         f"(legend or margins take the rest); see {name}.png")
+    # The point on the first screen: the whole plot area, above the long controls (they follow it).
+    assert 0 <= area["top"] and area["bottom"] <= PHONE["height"], (
+        f"/{path}: the main plot area spans y={area['top']:.0f}..{area['bottom']:.0f} on a "
+        f"{PHONE['height']} px phone screen; see {name}.png")
+    answer = page.evaluate(_BOX, ".st-key-gl-answer")
+    assert answer is not None and answer["bottom"] <= area["top"], (answer, area)  # the sentence, then the chart
+    controls = page.evaluate(_CONTROLS_TOP)
+    assert controls is None or controls >= area["bottom"], (
+        f"/{path}: a control starts at y={controls:.0f}, above the plot area's bottom {area['bottom']:.0f}; "
+        f"see {name}.png")
+    assert page.evaluate(OVERLAPS) == [], f"/{path}: {page.evaluate(OVERLAPS)}; see {name}.png"
+    # No Plotly toolbar over a chart's title (a phone has no hover to hide it again).
+    assert page.locator(".js-plotly-plot .modebar-container:visible").count() == 0, f"/{path}: toolbar shown"
 
 
 def _url_forms(text: str) -> set[str]:
