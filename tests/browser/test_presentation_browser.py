@@ -10,7 +10,16 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_helpers import TEXT_CONTRAST, app_background, contrast, open_page, over, screenshot, wait_for_app
+from browser_helpers import (
+    OVERLAPS,
+    TEXT_CONTRAST,
+    app_background,
+    contrast,
+    open_page,
+    over,
+    screenshot,
+    wait_for_app,
+)
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from gradlab.teaching.presets import presets_for, url_query
@@ -112,30 +121,6 @@ PROJECTIONS = [pytest.param(size, scheme, id=f"{size['width']}x{size['height']}-
 #: Chart text a room reads: tick labels, axis titles, annotations, legend entries, the title.
 MIN_CHART_FONT = 20
 
-#: Every visible leaf of the page (an element container: a widget, a sentence, a box's text), a
-#: tooltip or a popover that overlaps the answer box or the main chart box without being part of it.
-OVERLAPS = """() => {
-  const rect = e => e.getBoundingClientRect();
-  const shown = e => { const r = rect(e), s = getComputedStyle(e);
-    return r.width >= 1 && r.height >= 1 && s.visibility !== 'hidden' && parseFloat(s.opacity) > 0; };
-  const leaves = [...document.querySelectorAll('[data-testid=stMain] [data-testid=stElementContainer], '
-    + '[data-testid=stTooltipContent], [role=tooltip], [data-testid=stPopoverBody]')].filter(shown);
-  const hits = [];
-  for (const key of ['gl-answer', 'gl-main-chart']) {
-    const box = document.querySelector('.st-key-' + key);
-    if (!box) continue;
-    const a = rect(box);
-    for (const e of leaves) {
-      if (box.contains(e) || e.contains(box)) continue;
-      const b = rect(e);
-      const dx = Math.min(a.right, b.right) - Math.max(a.left, b.left);
-      const dy = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
-      if (dx > 1 && dy > 1) hits.push(`'${(e.innerText || e.dataset.testid || '').trim().slice(0, 50)}' `
-        + `(y=${Math.round(b.top)}..${Math.round(b.bottom)}) over ${key} (y=${Math.round(a.top)}..${Math.round(a.bottom)})`);
-    }
-  }
-  return hits;
-}"""
 #: The font size (px) of every chart text a room reads in the main chart, with its text.
 CHART_FONTS = """() => [...document.querySelectorAll(['.xtick text', '.ytick text', 'text.annotation-text',
     'text.legendtext', 'text.gtitle', '.g-xtitle text', '.g-ytitle text'].map(c => '.st-key-gl-main-chart ' + c).join(', '))]
