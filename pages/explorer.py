@@ -215,9 +215,6 @@ def _chart(result: SweepResult) -> None:
     settings = result.settings
     chart = main_chart_box()  # drawn above the options, filled after they are read
     with st.container(horizontal=True, vertical_alignment="bottom"):
-        h = bound_select_slider("step h", "h", _STEPS, value=STEP_DEFAULT, format_func=step_label, width=220,
-                                help="The step marked on the chart: drag the slider under the chart (it "
-                                     "moves in your browser) or this one; the link keeps the step.")
         error = bound_radio("error", "error", ("relative", "absolute"), horizontal=True,
                             help=term("relative error"))
         theory = bound_toggle("theory lines", "theory", value=DEFAULTS["theory"],
@@ -227,11 +224,16 @@ def _chart(result: SweepResult) -> None:
         focus = bound_selectbox("theory for", "focus", ("auto", *ALL_DTYPE_NAMES),
                                 format_func=lambda d: "auto (all, if few curves)" if d == "auto" else d,
                                 width=240, help="Which dtypes get theory lines and predicted-best stars.")
+        h = bound_select_slider("marked step h", "h", _STEPS, value=STEP_DEFAULT, format_func=step_label,
+                                width=260, help="The step marked on the chart: drag the slider under the chart "
+                                                "(it moves in your browser) or this one; the link keeps the step.")
     follow_chart_slider(_CHART_KEY, "h", step_label(h), _STEPS)
     st.caption(f"f(x) = {markdown_literal(settings.expression)}. Bands at the top, one per curve: left of "
                "its best step (red) round-off dominates, right of it (blue) truncation. Stars: the theory's "
                "best step h*. Dotted verticals, labelled ε float32 and so on: each dtype's machine epsilon "
-               f"({definition('machine epsilon').split(' (')[0]}).")
+               f"({definition('machine epsilon').split(' (')[0]}). Large dots: each curve at the marked "
+               "step h; drag the slider under the chart to move it (it moves in your browser, and the link "
+               "keeps the step you let go at).")
     name = f"gradlab-explorer-{settings.expression}-x{settings.x:g}"
     with chart:
         if has_drawable_errors(result, error) or result.table["estimate"].isna().all():
