@@ -1,0 +1,121 @@
+"""What the step slider costs the server, per view and per release, on the pages' first views.
+
+The Explorer's and the Grid's main charts carry a Plotly frame per 1-2-5 step, so a drag is
+animated in the browser; the server computes the frames once per view (in the cached engine
+call) and builds the figure once per released step. Same run, interleaved repeats, medians:
+
+1. **Explorer engine**: the sweep's estimates (``estimates_by_scheme`` over its steps, per
+   dtype) against the same call with the slider's stops added and their frame tables built,
+   what ``run_sweep`` now does; and a whole ``run_sweep`` for scale.
+2. **Explorer figure**: the error-vs-step figure with the slider against without, as
+   ``prepare_figure`` builds it for ``st.plotly_chart``, and the JSON sizes.
+3. **Grid engine**: ``grid_frames`` (61 stops) against one ``grid_difference`` and its window.
+4. **Grid figure**: with the slider against the one-step figure, and the JSON sizes.
+
+Run: ``python benchmarks/bench_step_slider.py [--repeats 9]``. A script, not a test: it prints
+numbers, and the ratios mean most on a quiet machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np  # noqa: E402
+import plotly.io as pio  # noqa: E402
+
+from gradlab.figures.grid import grid_figure, grid_figure_with_slider  # noqa: E402
+from gradlab.figures.sweep import error_vs_eps_figure  # noqa: E402
+from gradlab.figures.sweep_slider import error_vs_eps_with_slider  # noqa: E402
+from gradlab.labs.grid.frames import grid_frames  # noqa: E402
+from gradlab.labs.grid.representable import GridSettings, grid_difference  # noqa: E402
+from gradlab.labs.grid.story import window_points  # noqa: E402
+from gradlab.numerics.exact_derivatives import reference_at  # noqa: E402
+from gradlab.numerics.expressions import parse  # noqa: E402
+from gradlab.numerics.schemes import estimates_by_scheme  # noqa: E402
+from gradlab.sweep.engine import run_sweep  # noqa: E402
+from gradlab.sweep.first_view import default_sweep_settings  # noqa: E402
+from gradlab.sweep.step_frames import frame_block  # noqa: E402
+from gradlab.ui.figures import prepare_figure  # noqa: E402
+
+
+def _interleaved(cases: dict, repeats: int) -> dict[str, float]:
+    """Median seconds of each case, the cases run in turn ``repeats`` times."""
+    times = {name: [] for name in cases}
+    for _ in range(repeats):
+        for name, run in cases.items():
+            start = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def _kb(prepared) -> float:
+    return len(pio.to_json(prepared.to_dict())) / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=9)
+    repeats = parser.parse_args().repeats
+
+    settings = default_sweep_settings().validated()
+    expr = parse(settings.expression)
+    refs = {d: reference_at(expr, settings.x, d) for d in settings.dtypes}
+    eps = settings.eps_values()
+    result = run_sweep(settings)
+    stops = len(result.frames["h"].unique())
+    both = np.concatenate([eps, np.array(sorted(result.frames["h"].unique()))])
+
+    def with_frames():
+        for d in settings.dtypes:
+            values = estimates_by_scheme(expr, refs[d].x, both, settings.schemes, d)
+            frame_block(refs[d], d, both[len(eps):], {k: v[len(eps):] for k, v in values.items()})
+
+    m = _interleaved({
+        "sweep": lambda: run_sweep(settings),
+        "with frames": with_frames,
+        "estimates alone": lambda: [estimates_by_scheme(expr, refs[d].x, eps, settings.schemes, d)
+                                    for d in settings.dtypes],
+    }, repeats)
+    print(f"Explorer first view ({settings.expression} at {settings.x}, {', '.join(settings.dtypes)}; "
+          f"{settings.points} steps + {stops} slider stops)")
+    print(f"  the sweep's estimates {1e3 * m['estimates alone']:5.2f} ms, with the stops and their frame tables "
+          f"{1e3 * m['with frames']:5.2f} ms: {1e3 * (m['with frames'] - m['estimates alone']):.2f} ms more, "
+          f"of a whole run_sweep's {1e3 * m['sweep']:.1f} ms")
+    m = _interleaved({
+        "with": lambda: prepare_figure(error_vs_eps_with_slider, result, 1e-3),
+        "without": lambda: prepare_figure(error_vs_eps_figure, result),
+    }, repeats)
+    print(f"  figure with the slider {1e3 * m['with']:6.1f} ms, without {1e3 * m['without']:6.1f} ms "
+          f"({m['with'] / m['without']:.1f}x); JSON {_kb(prepare_figure(error_vs_eps_with_slider, result, 1e-3)):.0f}"
+          f" KB vs {_kb(prepare_figure(error_vs_eps_figure, result)):.0f} KB")
+
+    grid = GridSettings("float32", 1.0, 1e-4, "sin(x)")
+    one = grid_difference(grid)
+    frames = grid_frames(grid, one.tangent)
+    m = _interleaved({
+        "frames": lambda: grid_frames(grid, one.tangent),
+        "one step": lambda: window_points(grid_difference(grid, tangent=one.tangent)),
+    }, repeats)
+    print(f"Grid first view (sin(x) at 1, float32, h = 1e-4; {len(frames.steps)} stops)")
+    print(f"  grid_frames {1e3 * m['frames']:6.1f} ms; one step's difference and window {1e3 * m['one step']:5.2f} ms"
+          f" ({m['frames'] / m['one step']:.0f}x)")
+    window = window_points(one)
+    m = _interleaved({
+        "with": lambda: prepare_figure(grid_figure_with_slider, frames, 1e-4),
+        "without": lambda: prepare_figure(grid_figure, one, window),
+    }, repeats)
+    print(f"  figure with the slider {1e3 * m['with']:6.1f} ms, without {1e3 * m['without']:5.2f} ms "
+          f"({m['with'] / m['without']:.0f}x); JSON {_kb(prepare_figure(grid_figure_with_slider, frames, 1e-4)):.0f}"
+          f" KB vs {_kb(prepare_figure(grid_figure, one, window)):.0f} KB")
+
+
+
+if __name__ == "__main__":
+    main()
