@@ -30,7 +30,7 @@ from gradlab.limits import LIMITS
 from gradlab.literal_text import markdown_literal
 from gradlab.numerics.mp_format import latex_number as tex
 from gradlab.answers.labs import network_answer
-from gradlab.teaching.glossary import definition, term
+from gradlab.teaching.glossary import term
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
 from gradlab.ui.controls import dtype_selectbox, eps_input, eps_range_input
 from gradlab.ui.figures import cached_figure, show_figure
@@ -129,8 +129,9 @@ def _answer(fd: FiniteDifference) -> None:
     answer = network_answer(fd)
     with answer_box():
         # ulp and q, the answer's and the chart's units, defined where they first appear
-        show_answer(answer, note=f"ulp: {definition('ulp')} q = ulp(y)/(2·dx): the smallest amount a central "
-                                 "difference can change by; every estimate is a whole number of q's.")
+        # (the glossary's ulp, said of y in one line: a second line cost the chart its x axis at 1280x720)
+        show_answer(answer, note=f"ulp(y): the gap between y and the next larger {fd.dtype} number; q = ulp(y)/(2·dx), "
+                                 "the least an estimate can change by.")
 
 
 def _main_chart(settings: NetgradSettings, fd: FiniteDifference, sweep: StepSweep) -> None:

@@ -83,7 +83,7 @@ def test_the_answer_and_the_chart_come_first_after_the_controls(page):
 def test_the_answer_s_numbers_are_the_float32_grid_of_the_exact_sum(page):
     (box,) = [c for c in page.main.children.values() if getattr(c, "key", None) == "gl-answer"]
     (answer,) = box.children.values()
-    sentence, unit = answer.value.split("\n\n:small[")  # the sentence, then its unit defined in its box
+    sentence, unit = answer.value.split("  \n:small[")  # the sentence, then its unit defined in its box
     assert shown(unit).startswith("ulp: unit in the last place")
     text = shown(sentence)
     assert answer.type == "warning" and "round-off" in text

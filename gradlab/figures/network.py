@@ -21,6 +21,8 @@ from gradlab.figures.style import FORMULA_A, FORMULA_B, GUIDE, MARK, TRUTH
 
 __all__ = ["staircase_figure", "step_error_figure"]
 
+#: The staircase's height: the main chart's, less the line under the answer that defines ulp and q.
+STAIRCASE_HEIGHT = MAIN_CHART_HEIGHT - 10
 #: Curves k*q drawn on the staircase: the multiples nearest the truth, each side.
 STAIR_MULTIPLES = 4
 
@@ -74,7 +76,7 @@ def staircase_figure(table: pd.DataFrame, autograd: float, reference: float, mar
                            xanchor="right" if left else "left", yanchor="middle")
     fig.update_yaxes(range=_staircase_range(reference, mark_quantum, mark_estimate, autograd))
     fig.update_xaxes(**LOG_AXIS, range=x_range)
-    return layout_below(fig, "Estimates of ∂y/∂x = k × q, q = ulp(y)/(2h)", "step h", "", MAIN_CHART_HEIGHT,
+    return layout_below(fig, "Estimates of ∂y/∂x = k × q, q = ulp(y)/(2h)", "step h", "", STAIRCASE_HEIGHT,
                          inside_y_ticks=True)
 
 

@@ -147,5 +147,6 @@ def difference_staircase(table, quantum: float, h: float, dtype: str) -> FigureO
 
 
 #: The main chart: all of it, legend included, on a 1280x720 first screen under the title row,
-#: one row of controls and a three-line answer (on a 390 px phone the legend below leaves ~170 px of plot).
-STAIRCASE_HEIGHT = 350
+#: one row of controls and a three-line answer with its line defining ulp (on a 390 px phone the legend
+#: below leaves ~160 px of plot).
+STAIRCASE_HEIGHT = 340

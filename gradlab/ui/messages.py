@@ -40,7 +40,7 @@ def show_answer(answer, icon: str | None = None, note: str | None = None) -> Non
     ``note``, one line in small type under the sentence in the same box, defines a word the
     answer uses where it first appears (a caption under the box would cost the chart its height).
     """
-    text = markdown_literal(answer.text) + (f"\n\n:small[{markdown_literal(note)}]" if note else "")
+    text = markdown_literal(answer.text) + (f"  \n:small[{markdown_literal(note)}]" if note else "")  # one paragraph
     ANSWER_BOXES[answer.level](text, icon=icon or ANSWER_ICONS[answer.level])
 
 
