@@ -4,6 +4,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from app_text import shown
+
 from gradlab.teaching.presets import presets_for
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -30,3 +32,39 @@ def test_present_button_puts_present_in_the_url():
     at.sidebar.button(key="gl-present").click().run()
     assert at.query_params["present"] in ("1", ["1"])  # AppTest keeps a set value as str
     assert "gl-present-exit" in {b.key for b in at.button}
+
+
+def _open_page(page: str, query: dict[str, str]) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(query)
+    at.switch_page(page)
+    return at.run()
+
+
+def test_the_bar_s_buttons_carry_no_hover_help():
+    # A tooltip stays over the answer after a click while the pointer rests on the button.
+    at = _open_page("pages/backward.py", {"present": "1"})
+    assert not at.exception
+    bar = {b.key: b for b in at.button if b.key and b.key.startswith("gl-present-")}
+    assert set(bar) == {"gl-present-prev", "gl-present-next", "gl-present-exit"}
+    assert all(not b.help for b in bar.values()), {k: b.help for k, b in bar.items()}
+
+
+def test_the_quiz_switch_is_offered_only_where_the_page_draws_a_quiz():
+    with_quiz = _open_page("pages/backward.py", {"present": "1"})
+    assert "gl-present-quiz-backward" in {t.key for t in with_quiz.toggle}
+    without = _open_page("pages/summed.py", {"present": "1"})
+    assert not without.exception
+    assert not [t for t in without.toggle if t.key and t.key.startswith("gl-present-quiz")]
+
+
+def test_presented_backward_steps_are_listed_in_brief_under_the_chart():
+    # What the preset "Backward twice, then once more" changes: the steps, a section presentation hides.
+    def texts(at: AppTest) -> str:
+        return " ".join(shown(m.value) for m in at.markdown)
+
+    text = texts(_open_page("pages/backward.py", {"present": "1", "steps": "br,b,b"}))
+    assert "1. y.backward(v, retain_graph=True) → a.grad = [0.3, 3, 0.0003]" in text  # 3v, v = [0.1, 1, 1e-4]
+    assert "2. y.backward(v) → a.grad = [0.6, 6, 0.0006]" in text  # .grad adds up: 2 × 3v
+    assert "3. y.backward(v) → PyTorch refuses" in text  # step 2 kept no graph for a third
+    assert "→ a.grad" not in texts(_open_page("pages/backward.py", {"steps": "br,b,b"}))  # the section shows them
