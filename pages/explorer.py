@@ -25,7 +25,7 @@ from gradlab.sweep.step_frames import slider_steps
 from gradlab.sweep.step_range import chart_step_range
 from gradlab.answers.sweep import sweep_answer
 from gradlab.teaching.catalogue import CATALOGUE
-from gradlab.teaching.glossary import define, definition, term
+from gradlab.teaching.glossary import definition, term
 from gradlab.teaching.explorer_defaults import (
     CUSTOM,
     DEFAULTS,
@@ -47,6 +47,7 @@ from gradlab.ui.page_chrome import answer_box, details, main_chart_box, quiz_box
 from gradlab.ui.presentation import is_presenting
 from gradlab.ui.presets import preset_buttons
 from gradlab.ui.slider_release import follow_chart_slider
+from gradlab.ui.term_links import linked
 
 start_page("explorer")
 
@@ -184,9 +185,9 @@ def _answer(result: SweepResult) -> None:
     note = sweep_answer(result)
     with answer_box():
         show = st.warning if note.is_warning else st.info
-        show(markdown_literal(note.text), icon=":material/lightbulb:")
-        if "ulp" in note.text:  # the answer's unit, defined where it first appears (one line)
-            st.caption(define("ulp"))
+        # ulp, the answer's unit, defined where it first appears: on hover (a line of its own cost
+        # the chart the height its step slider takes on a 1280x720 first screen)
+        show(linked(markdown_literal(note.text), "ulp"), icon=":material/lightbulb:")
 
 
 #: The main chart's box fills the first screen below the controls and the answer (so all of
@@ -195,7 +196,7 @@ def _answer(result: SweepResult) -> None:
 #: stretches to the box (show_figure(height="stretch")); presentation mode sets its own.
 _CHART_BOX_CSS = """<style>
 [data-testid="stMain"] div.st-key-gl-main-chart.st-key-gl-main-chart {
-  height: clamp(330px, calc(100vh - 372px), 600px) !important; min-height: 0 !important;
+  height: clamp(330px, calc(100vh - 332px), 600px) !important; min-height: 0 !important;
   flex: 0 0 auto !important; }
 @media (max-width: 640px) {
   [data-testid="stMain"] div.st-key-gl-main-chart.st-key-gl-main-chart { height: 540px !important; flex: 0 0 auto !important; } }

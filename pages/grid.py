@@ -9,8 +9,6 @@ table of every dtype.
 
 from __future__ import annotations
 
-import re
-
 import pandas as pd
 import streamlit as st
 
@@ -27,7 +25,7 @@ from gradlab.numerics.precision_table import CENTRAL_THEORY, COLUMNS, precision_
 from gradlab.server.heavy_work import grid
 from gradlab.teaching.catalogue import CATALOGUE
 from gradlab.teaching.explorer_defaults import CUSTOM, FUNCTION_OPTIONS, function_label
-from gradlab.teaching.glossary import define, definition, term
+from gradlab.teaching.glossary import definition, term
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
 from gradlab.ui.controls import eps_input
 from gradlab.ui.figures import cached_figure, show_figure
@@ -37,6 +35,7 @@ from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page, title
 from gradlab.ui.presentation import is_presenting
 from gradlab.ui.presets import presets_popover
 from gradlab.ui.slider_release import follow_chart_slider
+from gradlab.ui.term_links import linked
 
 start_page("grid")
 
@@ -108,13 +107,6 @@ _CHART_BOX_CSS = """<style>
   [data-testid="stMain"] div.st-key-gl-main-chart.st-key-gl-main-chart { height: 480px !important; } }
 .st-key-gl-main-chart [data-testid="stPlotlyChart"] { flex: 1 1 auto; min-height: 0; }
 </style>"""
-
-
-def _ulp_defined(answer: str) -> str:
-    """The answer (Markdown) with its first "ulp" or "ulps" a link to the Definitions below whose
-    hover shows the definition: ulp, the answer's and the chart's unit, defined where it first
-    appears (a line under the answer cost the chart its legend on the 1280x720 first screen)."""
-    return re.sub(r"\bulps?\b", lambda m: f'[{m.group(0)}](#definitions "{define("ulp")}")', answer, count=1)
 
 
 def _marked(text: str, shared: int) -> str:
@@ -198,7 +190,9 @@ try:
 except Exception as err:  # noqa: BLE001 - every failure becomes a message
     stop_with_error(err)
 with answer_box():
-    st.info(_ulp_defined(markdown_literal(grid_answer(result))), icon=":material/lightbulb:")
+    # ulp, the answer's and the chart's unit, defined where the answer first says it (on hover;
+    # the link goes to the Definitions below)
+    st.info(linked(markdown_literal(grid_answer(result)), "ulp", "#definitions"), icon=":material/lightbulb:")
 with main_chart_box():
     if not is_presenting():  # presentation mode sizes the box itself
         st.html(_CHART_BOX_CSS)

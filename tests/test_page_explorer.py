@@ -74,11 +74,10 @@ def test_the_answer_and_the_chart_come_right_after_the_compact_controls():
     assert [type(c).__name__ for c in top[1].children.values()] == [
         "Selectbox", "NumberInput", "Multiselect", "Multiselect"]
     assert _key(top[2]) == "gl-answer"
-    answer, *definitions = top[2].children.values()
+    (answer,) = top[2].children.values()
     assert answer.type == "info" and "central difference" in answer.value and "autograd" in answer.value
-    # The answer's unit is defined right under it, where it first appears.
-    assert "ulp" in answer.value
-    assert [d.value.split(":")[0] for d in definitions] == ["ulp"]
+    # The answer's unit is defined where it first appears: the word shows the definition on hover.
+    assert '[ulp](/grid#definitions "ulp: unit in the last place' in answer.value
     first_in_fragment = next(iter(top[3].children.values()))
     assert _key(first_in_fragment) == "gl-main-chart"
     assert len(first_in_fragment.get("plotly_chart")) == 1
