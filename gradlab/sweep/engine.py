@@ -3,8 +3,10 @@
 Estimates are vectorised over eps (one torch call per dtype and scheme, all
 stencil points and steps at once), measured against the exact derivative at the
 dtype-rounded point, and returned as tidy tables together with autograd's own
-error, the theory's predicted best step, and notes (:class:`gradlab.notes.Note`)
-whose level the engine sets: a page never reads the words to decide.
+error, the theory's predicted best step, the estimates at each stop of the chart's
+step slider (``frames``, :mod:`gradlab.sweep.step_frames`: computed in the same call
+of f) and notes (:class:`gradlab.notes.Note`) whose level the engine sets: a page
+never reads the words to decide.
 
 >>> result = run_sweep(SweepSettings("1/x", 0.3, dtypes=("float64",), schemes=("central",), points=17))
 >>> sorted(result.table.columns)[:4]
