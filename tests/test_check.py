@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pytest
@@ -451,6 +452,32 @@ def test_an_exception_from_progress_stops_the_workers_and_propagates(workers):
     gradcheck(counted, X_THREADS, mode="full", workers=workers, taylor=False)
     # far from a full run (the stop came at 10 % of the values; relaying progress from the
     # worker threads may lag a few chunks on a loaded machine)
+    assert stopped < 0.5 * calls["fn"]
+
+
+def test_workers_wait_for_a_calling_thread_that_lags():
+    # a calling thread scheduled late (a loaded machine; here a slow progress callback) sees
+    # every report: the workers wait for it rather than run the check to its end unseen
+    calls = {"fn": 0, "at_stop": None}
+
+    def counted(x):
+        calls["fn"] += 1
+        time.sleep(0.001)  # chunks long enough for the worker threads to start
+        return _elementwise(x)
+
+    def progress(done, total):
+        time.sleep(0.02)
+        if done >= total // 10:
+            calls["at_stop"] = calls["fn"]
+            raise _Stop()
+
+    with pytest.raises(_Stop):
+        gradcheck(counted, X_THREADS, mode="full", workers=2, taylor=False, progress=progress)
+    assert not _gradlab_threads()
+    stopped, calls["fn"] = calls["fn"], 0
+    gradcheck(counted, X_THREADS, mode="full", workers=2, taylor=False)
+    # the stop came at 10 % of the values: the workers were at most the queue's 2 reports and
+    # the 2 chunks in hand beyond it (without the wait they ran the whole check: 108 of 108)
     assert stopped < 0.5 * calls["fn"]
 
 

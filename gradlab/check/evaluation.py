@@ -294,8 +294,25 @@ def _chunk(evaluate: Evaluate, a: int, chunk: int, total: int, progress: Progres
 
 
 def _in_threads(starts, chunk, total, evaluator: Evaluator, progress, workers, done: int = 0) -> None:
-    """run_chunks with ``workers`` threads; progress and exceptions go through a queue."""
-    jobs, lock, stop, reports = iter(starts), threading.Lock(), threading.Event(), queue.SimpleQueue()
+    """run_chunks with ``workers`` threads; progress and exceptions go through a queue.
+
+    The queue holds at most ``workers`` reports: a worker whose report the calling thread has
+    not taken yet waits before its next chunk, so on a loaded machine (the calling thread
+    scheduled late) the workers stay within a chunk or two of what progress has seen, and an
+    exception from progress stops them there, not at the end of the check."""
+    jobs, lock, stop, reports = iter(starts), threading.Lock(), threading.Event(), queue.Queue(maxsize=workers)
+
+    def report(item) -> None:
+        while not stop.is_set():
+            try:
+                reports.put(item, timeout=0.05)
+                return
+            except queue.Full:
+                continue
+        try:  # stopping: the calling thread may read no more; never wait for it
+            reports.put_nowait(item)
+        except queue.Full:
+            pass
 
     def work() -> None:
         try:
@@ -308,12 +325,12 @@ def _in_threads(starts, chunk, total, evaluator: Evaluator, progress, workers, d
                     break
                 b = min(total, a + chunk)
                 evaluate(a, b)
-                reports.put(b - a)
+                report(b - a)
         except BaseException as err:  # noqa: BLE001 - handed to the calling thread, re-raised there
+            report(err)
             stop.set()
-            reports.put(err)
         finally:
-            reports.put(None)
+            report(None)
 
     threads = [threading.Thread(target=work, name=f"gradlab-check-{k}", daemon=True)
                for k in range(workers)]

@@ -1,0 +1,145 @@
+"""Full and default checks across sizes: ratios to the bare minimum and to torch's gradcheck.
+
+For each case (the grad-check question's (x+1)/2 MSE-sum at 140x120 in float64 and float32,
+``tanh(x @ W).sum()`` over a weight W of 64x64 to 256x256, and the stock corpus's CNN over its
+parameters), prints the same-run CPU seconds (``time.process_time``, torch on one thread) of:
+
+- ``bare``: the least a full check must evaluate, a plain Python loop that moves each element
+  in place by +-h and evaluates fn twice (2N evaluations, no batching, no verdict);
+- ``full``: ``gradlab.gradcheck(mode="full")`` with one worker thread, and its ratio to bare
+  (target <= 2x) and to torch's full check;
+- ``torch full``: ``torch.autograd.gradcheck(fast_mode=False)`` (float64 only, skipped above
+  ``--torch-full-max`` elements: it takes minutes there);
+- ``default`` / ``torch fast``: GradLab's default mode against ``gradcheck(fast_mode=True)``
+  (target <= 2x).
+
+In float32 GradLab's rules judge every value on fn's float64 twin too, so its bare minimum
+is the float32 loop plus the float64 loop; both are printed. Run::
+
+    python benchmarks/bench_sizes.py [--repeat 3] [--only question w128] [--torch-full-max 20000]
+
+A script, not a test: it prints numbers and asserts none.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch  # noqa: E402
+
+import gradlab  # noqa: E402
+from gradlab.check.builtin_models import build_model_loss  # noqa: E402
+from gradlab.check.settings import CheckSettings  # noqa: E402
+from gradlab.testing.modules import module_corpus  # noqa: E402
+
+
+def _question(dtype):
+    """(fn of x, x): the question's per-element loss of x at 140x120 (GradLab sums it, as the
+    page and the CLI call it; the bare loop and torch get the sum)."""
+    model_loss = build_model_loss(CheckSettings(model="affine", shape=(140, 120), loss="mse", reduction="sum",
+                                                dtype=str(dtype).removeprefix("torch.")))
+    return model_loss.fn, model_loss.x
+
+
+def _weight(n: int, dtype):
+    g = torch.Generator().manual_seed(n)
+    x = torch.randn(16, n, generator=g, dtype=dtype)
+    w = torch.randn(n, n, generator=g, dtype=dtype) / n ** 0.5
+    return (lambda t: torch.tanh(x @ t).sum()), w
+
+
+def _cnn(dtype):
+    case = next(c for c in module_corpus() if c.name == "CNN")
+    module, inputs = case.build(dtype)
+    names = [n for n, _ in module.named_parameters()]
+    flat = torch.cat([p.detach().reshape(-1) for p in module.parameters()])
+    shapes = [p.shape for p in module.parameters()]
+
+    def fn(t):
+        parts, at = {}, 0
+        for name, shape in zip(names, shapes):
+            parts[name] = t[at:at + shape.numel()].reshape(shape)
+            at += shape.numel()
+        out = torch.func.functional_call(module, parts, inputs)
+        return (out[0] if isinstance(out, tuple) else out).sum()
+
+    return fn, flat
+
+
+CASES = {
+    "question-float64": lambda: _question(torch.float64),
+    "question-float32": lambda: _question(torch.float32),
+    "w64": lambda: _weight(64, torch.float64),
+    "w128": lambda: _weight(128, torch.float64),
+    "w256": lambda: _weight(256, torch.float64),
+    "cnn-float64": lambda: _cnn(torch.float64),
+    "cnn-float32": lambda: _cnn(torch.float32),
+}
+
+
+def _bare(fn, x, h: float) -> None:
+    with torch.no_grad():
+        v = x.detach().clone().reshape(-1)
+        t = v.view(x.shape)
+        for i in range(v.numel()):
+            old = float(v[i])
+            v[i] = old + h
+            fn(t)
+            v[i] = old - h
+            fn(t)
+            v[i] = old
+
+
+def _cpu(call, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.process_time()
+        call()
+        times.append(time.process_time() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--only", nargs="*", default=None, help=f"cases among {', '.join(CASES)} (prefixes)")
+    parser.add_argument("--torch-full-max", type=int, default=20_000)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    warnings.simplefilter("ignore")
+    print(f"{'case':18s} {'N':>6s} {'bare':>8s} {'full':>8s} {'/bare':>6s} {'torch full':>10s} {'/torch':>7s} "
+          f"{'default':>8s} {'torch fast':>10s} {'ratio':>6s}")
+    for name, make in CASES.items():
+        if args.only and not any(name.startswith(o) for o in args.only):
+            continue
+        fn, x = make()
+        summed = lambda t, fn=fn: fn(t).sum()  # noqa: E731 - what the bare loop and torch evaluate
+        n = x.numel()
+        bare = _cpu(lambda: _bare(summed, x, 1e-6 if x.dtype == torch.float64 else 1e-3), args.repeat)
+        if x.dtype != torch.float64:  # the float64 witness's own loop, which GradLab's rules add
+            fn64, x64 = (CASES[name.replace("float32", "float64")])()
+            bare += _cpu(lambda: _bare(fn64, x64, 1e-6), args.repeat)
+        full = _cpu(lambda: gradlab.gradcheck(fn, x, mode="full", workers=1), args.repeat)
+        default = _cpu(lambda: gradlab.gradcheck(fn, x, workers=1), max(args.repeat, 5))
+        xg = x.detach().clone().requires_grad_()
+        fast = _cpu(lambda: torch.autograd.gradcheck(summed, (xg,), fast_mode=True, raise_exception=False),
+                    max(args.repeat, 5))
+        if x.dtype == torch.float64 and n <= args.torch_full_max:
+            tfull = _cpu(lambda: torch.autograd.gradcheck(summed, (xg,), raise_exception=False), args.repeat)
+            torch_cols = f"{tfull:9.2f}s {full / tfull:6.2f}x"
+        else:
+            torch_cols = f"{'-':>10s} {'-':>7s}"
+        print(f"{name:18s} {n:6d} {bare:7.2f}s {full:7.2f}s {full / bare:5.2f}x {torch_cols} "
+              f"{default * 1e3:6.1f}ms {fast * 1e3:8.1f}ms {default / fast:5.2f}x", flush=True)
+    print("targets: full/bare <= 2x; full never slower than torch full (/torch <= 1); default/torch fast <= 2x")
+
+
+if __name__ == "__main__":
+    main()
