@@ -301,6 +301,23 @@ def test_batching_strategy_is_chosen_by_probing():
     assert strategies == {"elementwise": "direct", "scalar": "vmap", "custom": "loop"}
 
 
+def test_a_function_that_mixes_distinct_rows_is_not_called_directly():
+    # t * t.max() broadcasts over a leading batch dimension and gives fn(x) on stacked copies
+    # of x, but on a batch of perturbed rows its max is the batch's: the rows that did not move
+    # the largest element see the one that did. The proof of the direct call catches it.
+    x = torch.linspace(-1, 2, 12, dtype=torch.float64)
+    flat = FlatInputs.of([x])
+    batched = BatchedFn(lambda t: t * t.max(), flat)
+    rows = flat.values.expand(16, -1).clone()
+    rows[torch.arange(12), torch.arange(12)] += 0.5  # row 11 moves the largest element
+    out = batched(rows)
+    assert batched.strategy[torch.float64] != "direct"
+    expected = torch.stack([r * r.max() for r in rows])
+    assert torch.allclose(out, expected, rtol=1e-15, atol=0)
+    r = gradcheck(lambda t: t * t.max(), x, mode="full", taylor=False)
+    assert r.verdict == "pass"  # d/dt_j = max + [j = argmax]·sum(t)
+
+
 @pytest.mark.parametrize("name", [n for n in DTYPES if facts(n).complex_partner is not None and not facts(n).emulated])
 def test_complex_step_rows_reach_fn_in_the_dtype_tables_complex_partner(name):
     row = facts(name)

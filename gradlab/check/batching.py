@@ -300,12 +300,18 @@ class BatchedFn:
         return self._guarded(lambda: self._loop(parts) if how == "loop" else vmap(self._one)(*parts))
 
     def _prove_direct(self, dtype, parts, m: int) -> torch.Tensor:
-        expected = self._reference_call(self._reference[dtype], parts)
-        if _same(_attempt(lambda: self._direct(parts, m)), expected):
-            self._proven.add((dtype, m))
-        else:
-            self.strategy[dtype] = self._reference[dtype]
-        return expected
+        """The direct call on ``m`` rows, trusted for this size if its first two and last two
+        rows are what the reference way gives for them alone (a function mixing rows, such as
+        a mean over the batch, shows there); else the reference way, from now on."""
+        got = _attempt(lambda: self._direct(parts, m))
+        probe = torch.tensor(sorted({0, 1, m - 2, m - 1} & set(range(m))))
+        if isinstance(got, torch.Tensor) and got.shape[:1] == (m,):
+            expected = self._reference_call(self._reference[dtype], [p[probe] for p in parts])
+            if _same(got[probe], expected):
+                self._proven.add((dtype, m))
+                return got
+        self.strategy[dtype] = self._reference[dtype]
+        return self._reference_call(self._reference[dtype], parts)
 
     @staticmethod
     def _guarded(call) -> torch.Tensor:
