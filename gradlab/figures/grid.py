@@ -116,7 +116,7 @@ def grid_figure(r: GridDifference, window: pd.DataFrame, asked_f: float | None =
     y_low, y_top = min([row, *drawn_y]), max([high, *drawn_y])
     fig.update_xaxes(title=dict(text=f"x − x₀, in {x_unit} ({ux:.3g})"), zeroline=False, automargin=True,
                      range=x_range)
-    fig.update_yaxes(title=dict(text=f"f − f(x₀), {f_unit} ({uf:.3g})", standoff=4), zeroline=False,
+    fig.update_yaxes(title=dict(text=f"f − f(x₀), {f_unit} ({uf:.3g})", standoff=10), zeroline=False,
                      range=[y_low - pad, y_top + pad])
     return fig.figure()
 

@@ -95,6 +95,11 @@ PRESENTED_MIN_FONT = 20
 #: a 1280x720 screen is wide and short, and rows of entries under the plot squeeze it flat.
 PRESENTED_LEGEND_ROWS = 4
 
+#: Room (px) between an axis's tick labels and its title: Plotly places the title from tick labels
+#: measured before the page's web font has loaded, and the wider labels drawn in it came within
+#: 2 px of the title at 12 px (the Grid's "−1000" against its y title).
+PRESENTED_TITLE_STANDOFF = 20
+
 _AXIS_KEY = re.compile(r"^[xy]axis\d*$")
 
 
@@ -113,7 +118,8 @@ def for_presentation(spec: dict, base_size: float = FONT_SIZE) -> dict:
     one of 1 or 2 px (labels hidden on purpose, a slider's stops) stays as it is.
     Axes make room for their larger labels (``automargin``: an axis title never sits on its tick
     labels), and a legend of more than ``PRESENTED_LEGEND_ROWS`` entries moves to a column at the
-    right. Only the layout and the traces with text are copied; data arrays are shared.
+    right. A step slider's frames, which replace the axes as it moves, get the same axes. Only the
+    layouts and the traces with text are copied; data arrays are shared.
 
     >>> spec = {"data": [{"type": "scatter", "y": [1, 2], "name": "a", "textfont": {"size": 10}}],
     ...         "layout": {"font": {"size": 16}, "xaxis": {"title": {"text": "h"}},
@@ -125,6 +131,9 @@ def for_presentation(spec: dict, base_size: float = FONT_SIZE) -> dict:
     (20, True)
     >>> spec["layout"]["annotations"][0]["font"], big["layout"]["xaxis"]["automargin"]
     ({'size': 11}, True)
+    >>> framed = for_presentation({"data": [], "layout": {}, "frames": [{"layout": {"yaxis": {"title": {"text": "f"}}}}]})
+    >>> framed["frames"][0]["layout"]["yaxis"]["tickfont"], framed["frames"][0]["layout"]["yaxis"]["title"]["standoff"]
+    ({'size': 21.6}, 20)
     >>> slider = {"font": {"size": 1}, "currentvalue": {"prefix": "h = ", "font": {"size": 15}}}
     >>> for_presentation({"data": [], "layout": {"sliders": [slider]}})["layout"]["sliders"][0]
     {'font': {'size': 1}, 'currentvalue': {'prefix': 'h = ', 'font': {'size': 20.2}}}
@@ -145,13 +154,16 @@ def for_presentation(spec: dict, base_size: float = FONT_SIZE) -> dict:
         title["font"] = grown(title.get("font"))
     legend = layout.setdefault("legend", {})
     legend["font"] = grown(legend.get("font"))
-    for key, axis in layout.items():
-        if _AXIS_KEY.match(key) and isinstance(axis, dict):
-            axis["tickfont"] = grown(axis.get("tickfont"))
-            axis["automargin"] = True
-            if isinstance(axis.get("title"), dict):
-                axis["title"]["font"] = grown(axis["title"].get("font"))
-                axis["title"]["standoff"] = max(12, axis["title"].get("standoff") or 0)
+    def grown_axes(axes: dict) -> None:
+        for key, axis in axes.items():
+            if _AXIS_KEY.match(key) and isinstance(axis, dict):
+                axis["tickfont"] = grown(axis.get("tickfont"))
+                axis["automargin"] = True
+                if isinstance(axis.get("title"), dict):
+                    axis["title"]["font"] = grown(axis["title"].get("font"))
+                    axis["title"]["standoff"] = max(PRESENTED_TITLE_STANDOFF, axis["title"].get("standoff") or 0)
+
+    grown_axes(layout)
     for annotation in layout.get("annotations", ()):
         annotation["font"] = grown(annotation.get("font"))
     for slider in layout.get("sliders", ()):  # a step slider's tick labels and its readout
@@ -169,4 +181,10 @@ def for_presentation(spec: dict, base_size: float = FONT_SIZE) -> dict:
         data.append(trace)
     if _legend_entries(data) > PRESENTED_LEGEND_ROWS:
         legend.update(orientation="v", x=1.01, xanchor="left", y=1, yanchor="top", yref="paper")
-    return {**spec, "data": data, "layout": layout}
+    frames = []
+    for frame in spec.get("frames", ()):  # a step slider's frames replace the axes: they grow alike
+        if isinstance(frame.get("layout"), dict):
+            frame = {**frame, "layout": copy.deepcopy(frame["layout"])}
+            grown_axes(frame["layout"])
+        frames.append(frame)
+    return {**spec, "data": data, "layout": layout, **({"frames": frames} if frames else {})}

@@ -110,6 +110,19 @@ OVERLAPS = """() => {
   }
   return hits;
 }"""
+#: Each axis title of the main chart drawn over one of its own tick labels (bounding boxes, by more
+#: than 1 px each way), with the overlap's size.
+AXIS_TITLE_OVERLAPS = """() => { const hits = [];
+  for (const [title, ticks] of [['g-ytitle', 'ytick'], ['g-xtitle', 'xtick']]) {
+    for (const t of document.querySelectorAll(`.st-key-gl-main-chart .${title} text`)) {
+      const a = t.getBoundingClientRect(); if (a.width < 1) continue;
+      for (const k of document.querySelectorAll(`.st-key-gl-main-chart .${ticks} text`)) {
+        const b = k.getBoundingClientRect(); if (b.width < 1) continue;
+        const dx = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+        const dy = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+        if (dx > 1 && dy > 1) hits.push(`${t.textContent.slice(0, 30)} over tick ${k.textContent} (${dx.toFixed(0)}x${dy.toFixed(0)} px)`);
+      } } }
+  return hits; }"""
 
 # ------------------------------------------------------------------ contrast as drawn
 # From the colours the browser paints (computed styles), with WCAG 2.x relative

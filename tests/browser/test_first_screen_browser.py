@@ -21,7 +21,15 @@ from __future__ import annotations
 from urllib.parse import quote, quote_plus
 
 import pytest
-from browser_helpers import OVERLAPS, TEXT_CONTRAST, chart_texts_under_aa, open_page, screenshot, wait_for_app
+from browser_helpers import (
+    AXIS_TITLE_OVERLAPS,
+    OVERLAPS,
+    TEXT_CONTRAST,
+    chart_texts_under_aa,
+    open_page,
+    screenshot,
+    wait_for_app,
+)
 
 from gradlab.teaching.presets import presets_for, url_query
 from gradlab.ui.navigation import PAGES
@@ -123,6 +131,8 @@ def test_answer_and_main_chart_are_on_the_first_projector_screen(streamlit_serve
     assert fits, (
         f"/{path} ({scheme}): the main chart spans y={chart['top']:.0f}..{bottom:.0f}, its bottom "
         f"below the first {PROJECTOR['height']} px (legend or axis title off screen); see {name}.png")
+    titles = page.evaluate(AXIS_TITLE_OVERLAPS)
+    assert not titles, f"/{path} ({scheme}): an axis title over its tick labels: {titles}; see {name}.png"
     if preset_key is None:  # the colours, on the same visit: every chart text against the page
         low = chart_texts_under_aa(page)
         assert not low, f"/{path} ({scheme}): chart text under {TEXT_CONTRAST}:1: {low}"

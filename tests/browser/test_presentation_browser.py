@@ -11,6 +11,7 @@ import re
 
 import pytest
 from browser_helpers import (
+    AXIS_TITLE_OVERLAPS,
     OVERLAPS,
     TEXT_CONTRAST,
     app_background,
@@ -161,6 +162,7 @@ def _check_presented(page, path: str, size: dict, name: str) -> None:
     small = [(text, px) for text, px in page.evaluate(CHART_FONTS) if px < MIN_CHART_FONT]
     assert not small, f"/{path}: chart text under {MIN_CHART_FONT} px: {small[:6]}; see {shot.name}"
     assert page.locator(".st-key-gl-main-chart .modebar-container:visible").count() == 0  # no toolbar on the title
+    assert page.evaluate(AXIS_TITLE_OVERLAPS) == [], f"/{path}: {page.evaluate(AXIS_TITLE_OVERLAPS)}; see {shot.name}"
     size_px = float(page.locator(".st-key-gl-answer").evaluate(
         "e => parseFloat(getComputedStyle(e.querySelector('p') || e).fontSize)"))
     assert size_px >= 28, size_px  # the answer sentence reads from the back of the room
