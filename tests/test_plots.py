@@ -190,6 +190,9 @@ def test_machine_epsilon_of_each_dtype_is_marked(classic):
     assert sorted(s.x0 for s in lines) == sorted(facts(d).eps for d in DTYPES)
     labels = [a for a in fig.layout.annotations if a.name == "machine-eps"]
     assert sorted(a.x for a in labels) == pytest.approx(sorted(math.log10(facts(d).eps) for d in DTYPES))
+    # each label says on hover what it marks: float32's epsilon is 2^-23
+    (label,) = [a for a in labels if a.text == "ε float32"]
+    assert label.hovertext.startswith(f"ε float32 = {2.0 ** -23:.3g}: float32's machine epsilon")
 
 
 def test_a_figure_with_nothing_to_draw_still_renders_with_a_message():

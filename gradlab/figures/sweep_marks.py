@@ -128,6 +128,9 @@ def machine_eps_marks(fig: FigureSpec, dtypes: Sequence[str], x_range) -> None:
                       name="machine-eps")
         fig.add_annotation(x=log10(eps), y=0, xref="x", yref="y domain", yanchor="bottom",
                            yshift=4 + 22 * i, text=f"ε {dtype}", showarrow=False,
+                           # the label says what ε is on hover, where it is read (machine epsilon)
+                           hovertext=f"ε {dtype} = {eps:.3g}: {dtype}'s machine epsilon, the distance from 1 "
+                                     f"to the next larger {dtype} number",
                            font={"size": FONT_SIZE - 2},  # text colour: the dotted line carries the dtype's
                            bgcolor="rgba(128,128,128,0.12)", name="machine-eps")
 
