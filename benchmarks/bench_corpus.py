@@ -166,6 +166,9 @@ def main(argv: list[str] | None = None) -> None:
     print(f"bare minimum (2 backward + one vmapped batch of central differences): {sum(floor):.2f} s;"
           f" torch / bare minimum = {total_theirs / sum(floor):.1f}x, the most any check with GradLab's rules"
           f" could reach on this corpus")
+    slower = sorted(((o / t, c.name) for o, t, c in zip(ours, theirs, cases) if o > t), reverse=True)
+    print(f"cases where GradLab's full check is slower than torch's: {len(slower)} of {len(cases)} (target 0)"
+          + (": " + ", ".join(f"{name} {ratio:.2f}x" for ratio, name in slower[:8]) if slower else ""))
     print(f"verdicts that differ: {len(differing)}")
     for name, verdict, peer, headline in differing:
         print(f"  {name}: GradLab {verdict}, torch {peer} -- {headline}")
