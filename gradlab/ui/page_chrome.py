@@ -78,7 +78,7 @@ _COMPACT_CSS = """
    chart come first; every other block of the page (the long controls included) follows them,
    in its own order. Plotly's toolbar would sit over a chart's title (no hover on a phone). */
 @media (max-width: 640px) {
-  [data-testid="stMainBlockContainer"] { padding-top: 3.5rem !important; }
+  [data-testid="stMainBlockContainer"] { padding: 3.5rem 0.75rem 1rem !important; }  /* 10 px more chart width */
   [data-testid="stMainBlockContainer"] h1 { font-size: 1.6rem !important; }
   [data-testid="stMainBlockContainer"] > [data-testid="stVerticalBlock"]
     > :not(:has(.st-key-gl-main-chart, .st-key-gl-answer, .st-key-gl-title-row, h1, h2)) { order: 1; }
