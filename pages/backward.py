@@ -24,6 +24,7 @@ from gradlab.limits import LIMITS
 from gradlab.teaching.glossary import term
 from gradlab.ui.backward_sections import accumulation, empty_example_section, full_jacobian, vector_text
 from gradlab.ui.bound_widgets import bound_text
+from gradlab.ui.cache_keys import settings_key
 from gradlab.ui.controls import dtype_selectbox
 from gradlab.ui.figures import cached_figure, show_figure
 from gradlab.ui.messages import show_answer, stop_with_error
@@ -57,7 +58,7 @@ def _typed(values) -> str:
     return ", ".join(f"{v:g}" if float(f"{v:g}") == v else repr(v) for v in values)
 
 
-@st.cache_resource(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds)
+@st.cache_resource(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, hash_funcs={VJPSettings: settings_key})
 def _vjp(settings: VJPSettings) -> VJPResult:
     """Section 1's engine call: Jacobian blocks, vᵀJ and y.backward(v); shared read-only by every
     session (st.cache_data unpickled a copy on every rerun)."""
@@ -103,7 +104,8 @@ def _first_screen(settings: VJPSettings, r: VJPResult) -> None:
         show_figure(cached_figure(settings, plots.vjp_rows_figure, r.table), "backward-grad")
 
 
-@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False)
+@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False,
+               hash_funcs={VJPSettings: settings_key})
 def _answer_table(settings: VJPSettings) -> None:
     """The values behind the chart, .grad first (the answer column stays on a phone's screen).
 
@@ -111,7 +113,7 @@ def _answer_table(settings: VJPSettings) -> None:
     start on every visit before the page settles. Drawn once per settings and replayed from the
     cache: building the frame and its Arrow bytes was a twelfth of the page's server time per rerun
     (py-spy, a class on this page)."""
-    t = _vjp(settings).table
+    t = _vjp(settings=settings).table
     st.table(pd.DataFrame({
         "entry": [f"{k}[{i}]" for k, i in zip(t["input"], t["i"])],
         ".grad": [f"{g:.6g}" for g in t["grad"]],
@@ -124,7 +126,7 @@ def _answer_table(settings: VJPSettings) -> None:
 def _vjp_section(settings: VJPSettings, r: VJPResult) -> None:
     """Section 1: backward(v) computes vᵀJ."""
     st.subheader("1 · backward(v) computes vᵀJ", help=term("VJP"))
-    _answer_table(settings)
+    _answer_table(settings=settings)
     if r.backward_equals_weighted_sum:
         st.success("`y.backward(v)` and `(v * y).sum().backward()` give the same .grad, bit for bit: "
                    "v weights each output, as if y were part of a larger scalar loss with ∂loss/∂y = v.")
@@ -180,7 +182,7 @@ def _lesson() -> None:
 _header()
 try:
     settings = _controls()
-    result = _vjp(settings)
+    result = _vjp(settings=settings)  # by name, hashed by its text: gradlab.ui.cache_keys
 except Exception as err:  # noqa: BLE001 - shown as a sentence, never a traceback
     stop_with_error(err)
 _first_screen(settings, result)

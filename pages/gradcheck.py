@@ -136,7 +136,7 @@ def _settings(v: dict) -> CheckSettings:
 
 def _run(settings: CheckSettings):
     if settings.mode != "full":
-        return cached_check(settings)
+        return cached_check(settings=settings)
     bar = st.progress(0.0, text="Full check: perturbing every element…")
     last = {"shown": -1}
 
@@ -180,14 +180,14 @@ def _render(settings: CheckSettings, result) -> None:
                    "the summed loss, so round-off is relative to |L|; with none it is per output element. "
                    "Mean has the same curve as sum: it scales L and dL/dxᵢ alike. The dotted line is "
                    f"rtol, {definition('rtol')}")
-    diagnosis(settings, result)
+    diagnosis(settings=settings, _result=result)
     # Lazy tabs: only the open one is drawn; the open tab is in the URL, so a shared link
     # opens the same view.
     shown = bound_tabs([VALUES_TAB, TAYLOR_TAB] + ([HEATMAP_TAB] if result.error_map is not None else []),
                        "view")
     if shown[0].open:
         with shown[0]:
-            values_table(settings, result)
+            values_table(settings=settings, _result=result)
     if shown[1].open and result.taylor is not None:
         with shown[1]:
             show_figure(cached_figure(settings, taylor_figure, result.taylor), "gradlab-gradcheck-taylor")
@@ -201,7 +201,7 @@ def _render(settings: CheckSettings, result) -> None:
 def _sweep_view(settings: CheckSettings, step: float) -> bool:
     """The eps sweep for sum, mean and none; False when a message took its place."""
     try:
-        figure = sweep_figure(sweep_settings_for(settings), step)
+        figure = sweep_figure(sweep_settings=sweep_settings_for(settings), step=step)
     except Exception as err:  # noqa: BLE001 - a bound's sentence, or a worker's failure shown generically
         show_error(err)
         return False

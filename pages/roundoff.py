@@ -33,6 +33,7 @@ from gradlab.server.heavy_work import roundoff
 from gradlab.ui.worker_calls import heavy
 from gradlab.literal_text import markdown_code, markdown_literal
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
+from gradlab.ui.cache_keys import settings_key
 from gradlab.ui.controls import dtype_selectbox
 from gradlab.ui.figures import PreparedFigure, show_figure
 from gradlab.ui.messages import stop_with_error
@@ -69,7 +70,8 @@ between 0.5 and 1 ($2^{-24}$). The same happens in float64, $2^{29}$ times small
 
 
 @st.cache_resource(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds,
-                   show_spinner="Comparing the formulas against the exact value…")
+                   show_spinner="Comparing the formulas against the exact value…",
+                   hash_funcs={RoundoffSettings: settings_key})
 def _comparison(settings: RoundoffSettings) -> tuple[RoundoffResult, tuple[PreparedFigure, ...]]:
     """The one engine call: both formulas against the exact value at the settings' points, with
     the result's table cut to the TABLE_ROWS rows the page lists and the three figures drawn from
@@ -172,7 +174,7 @@ def _quiz() -> None:
         if guess is None:
             st.caption("Pick an answer to see the comparison and why.")
             return
-        asked = _comparison(QUIZ)[0].summary  # computed only now: the page shows nothing of it before
+        asked = _comparison(settings=QUIZ)[0].summary  # computed only now: the page shows nothing of it before
         reveal = roundoff_reveal(guess, asked.bitwise_equal, asked.max_ulps_a_b, asked.compared)
         (st.success if reveal.right else st.info)(markdown_literal(reveal.text))
 
@@ -226,7 +228,7 @@ def _render(result: RoundoffResult, figures: tuple[PreparedFigure, PreparedFigur
 _header()
 try:
     settings = _controls()
-    result, figures = _comparison(settings)
+    result, figures = _comparison(settings=settings)  # by name, hashed by its text: gradlab.ui.cache_keys
 except Exception as err:  # noqa: BLE001 - shown as a sentence, never a traceback
     stop_with_error(err)
 _render(result, figures)

@@ -41,6 +41,7 @@ from gradlab.labs.backward.engine import (
 from gradlab.limits import LIMITS
 from gradlab.literal_text import markdown_code, markdown_literal
 from gradlab.ui.bound_widgets import bound_selectbox, bound_text
+from gradlab.ui.cache_keys import settings_key
 from gradlab.ui.figures import cached_figure, show_figure
 from gradlab.ui.messages import show_error
 from gradlab.ui.page_chrome import present_also
@@ -61,7 +62,7 @@ def vector_text(values) -> str:
 # ------------------------------------------------------------------ 2 · accumulation
 
 
-@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds)
+@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, hash_funcs={BackwardSession: settings_key})
 def _replay(session: BackwardSession) -> tuple[StepRecord, ...]:
     """Section 2's engine call: every step replayed from scratch on fresh tensors."""
     return session.replay()
@@ -163,7 +164,7 @@ def accumulation(vjp: VJPSettings) -> None:
     st.subheader("2 · .grad accumulates; the graph is freed")
     try:
         session = _step_controls(vjp)
-        records = _replay(session)
+        records = _replay(session=session)  # by name, hashed by its text: gradlab.ui.cache_keys
     except Exception as err:  # noqa: BLE001 - shown as a sentence, never a traceback
         show_error(err)
         records = ()
@@ -173,7 +174,8 @@ def accumulation(vjp: VJPSettings) -> None:
 # ------------------------------------------------------------------ 3 · full Jacobian
 
 
-@st.cache_resource(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds)
+@st.cache_resource(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds,
+                   hash_funcs={ExampleVJPSettings: settings_key})
 def _matrix(settings: ExampleVJPSettings) -> MatrixVJP:
     """Section 3's engine call: z = W x, then z.backward(v); shared read-only by every session."""
     return example_vjp(settings)
@@ -205,7 +207,7 @@ def full_jacobian() -> None:
     st.subheader("3 · A Jacobian that is not diagonal")
     try:
         settings = _matrix_controls()
-        result = _matrix(settings)
+        result = _matrix(settings=settings)
     except Exception as err:  # noqa: BLE001 - shown as a sentence, never a traceback
         show_error(err)
         return

@@ -25,6 +25,7 @@ from gradlab.limits import LIMITS
 from gradlab.literal_text import markdown_literal
 from gradlab.server.heavy_work import check, check_eps_sweep
 from gradlab.teaching.glossary import term
+from gradlab.ui.cache_keys import settings_key
 from gradlab.ui.figures import PreparedFigure, prepare_figure
 from gradlab.ui.messages import ANSWER_BOXES, ANSWER_ICONS
 from gradlab.ui.runtime import CHECK_WORKERS
@@ -33,11 +34,16 @@ from gradlab.ui.worker_calls import heavy
 __all__ = ["STATES_HELP", "TABLE_ROWS", "cached_check", "cached_sweep", "sweep_figure", "diagnosis", "values_table"]
 
 
+#: Settings hashed by their text (gradlab.ui.cache_keys: 197 µs a call by Streamlit's own hashing, 20 µs so).
+#: Call the functions below with keyword arguments (a positional one costs a signature read a call).
+_KEYS = {CheckSettings: settings_key}
+
 #: The check's four states, each in one line (from the one table of states).
 STATES_HELP = "Each value is " + "; ".join(f"{r.label}: {r.meaning}" for r in STATES.values()) + "."
 
 
-@st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False)
+@st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False,
+               hash_funcs=_KEYS)
 def cached_check(settings: CheckSettings):
     """The check of ``settings`` (not a full one: that draws its progress, see the page's ``_run``)."""
     # In a worker process, ended at its bound (its pace is judged there: LIMITS.full_check_seconds).
@@ -45,7 +51,7 @@ def cached_check(settings: CheckSettings):
 
 
 @st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds,
-               show_spinner="Sweeping eps for sum, mean and none…")
+               show_spinner="Sweeping eps for sum, mean and none…", hash_funcs=_KEYS)
 def cached_sweep(sweep_settings: CheckSettings):
     """The eps sweep of sum, mean and none for ``sweep_settings`` (``sweep_settings_for(settings)``)."""
     # Keyed on the sweep's own settings (sweep_settings_for): checks differing only in mode or
@@ -53,15 +59,17 @@ def cached_sweep(sweep_settings: CheckSettings):
     return heavy(check_eps_sweep, sweep_settings)
 
 
-@st.cache_resource(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False)
+@st.cache_resource(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False,
+                   hash_funcs=_KEYS)
 def sweep_figure(sweep_settings: CheckSettings, step: float) -> PreparedFigure:
     """The page's main chart: the eps sweep with the check's own ``step`` marked, built once."""
     # The figure, not only the table, is cached: it is what every rerun needs.
-    sweep = cached_sweep(sweep_settings)
+    sweep = cached_sweep(sweep_settings=sweep_settings)
     return prepare_figure(eps_sweep_figure, sweep.table, rtol=sweep.rtol, step=step)
 
 
-@st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False)
+@st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False,
+               hash_funcs=_KEYS)
 def diagnosis(settings: CheckSettings, _result) -> None:
     """Why the check at its own step passed or failed, and what helps: the long words.
 
@@ -129,7 +137,8 @@ _COLUMNS = {
 TABLE_ROWS = 100
 
 
-@st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False)
+@st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False,
+               hash_funcs=_KEYS)
 def values_table(settings: CheckSettings, _result) -> None:
     """The values at the check's step, their best estimate, its bound and the state (in its colour).
 

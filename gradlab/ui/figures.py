@@ -16,6 +16,7 @@ import streamlit as st
 
 from gradlab.figures.spec import FigureOrSpec, specs_only
 from gradlab.limits import LIMITS
+from gradlab.ui.cache_keys import settings_key
 from gradlab.ui.compat import PreparedFigure
 from gradlab.figures.layout import for_presentation
 from gradlab.ui.page_chrome import main_chart_height, presenting_main_chart
@@ -82,7 +83,10 @@ def cached_figure(key: Hashable, build: Callable[..., FigureOrSpec], *args: Any,
     >>> a is cached_figure(("demo", 2), go.Figure, go.Scatter(x=[5], y=[6]))
     False
     """
-    return _cached_figure(key, f"{build.__module__}.{build.__qualname__}", build, args, kwargs)
+    # The key as its text and every argument by name: Streamlit hashes a settings object field by field
+    # and reads the signature again for each positional argument (gradlab.ui.cache_keys).
+    return _cached_figure(key=settings_key(key), builder=f"{build.__module__}.{build.__qualname__}", _build=build,
+                          _args=args, _kwargs=kwargs)
 
 
 def show_figure(fig: go.Figure | PreparedFigure, name: str, key: str | None = None,

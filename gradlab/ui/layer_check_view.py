@@ -38,6 +38,7 @@ from gradlab.limits import LIMITS
 from gradlab.literal_text import markdown_literal
 from gradlab.server.heavy_work import layers
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
+from gradlab.ui.cache_keys import settings_key
 from gradlab.ui.controls import dtype_selectbox
 from gradlab.ui.figures import cached_figure, show_figure
 from gradlab.ui.messages import show_answer, show_error
@@ -109,7 +110,8 @@ def layer_controls(width: int = 115) -> LayerCheckSettings:
 
 
 @st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds,
-               show_spinner="Checking each layer, then the whole model…")
+               show_spinner="Checking each layer, then the whole model…",
+               hash_funcs={LayerCheckSettings: settings_key})
 def _cached_layers(settings: LayerCheckSettings):
     # In a worker process, ended at its bound (heavy_work.BOUNDS[layers]); keyed on the frozen settings.
     return heavy(layers, settings)
@@ -134,7 +136,7 @@ def layer_views(settings: LayerCheckSettings) -> None:
     """One cached engine call, then the answer, the chart beside the whole-model check, the table
     and the Python call; a failure becomes one sentence."""
     try:
-        report = _cached_layers(settings)
+        report = _cached_layers(settings=settings)  # by name, hashed by its text: gradlab.ui.cache_keys
     except Exception as err:  # noqa: BLE001 - every failure becomes a message
         show_error(err)
         return
@@ -146,7 +148,7 @@ def layer_views(settings: LayerCheckSettings) -> None:
         show_figure(cached_figure(settings, _chart, result), "gradlab-layer-check")
     with whole:
         _whole_model(report)
-    _table(settings, result)
+    _table(settings=settings, _result=result)
     st.markdown("**The same check in Python:**")
     st.code(python_call(settings), language="python", wrap_lines=True)
 
@@ -195,7 +197,8 @@ _COLUMNS = {
 }
 
 
-@st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False)
+@st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False,
+               hash_funcs={LayerCheckSettings: settings_key})
 def _table(settings: LayerCheckSettings, _result) -> None:
     """One row per module and side checked, the verdict in its colour; drawn once per check and
     replayed from the cache (keyed on the settings, which decide the result)."""
