@@ -203,7 +203,8 @@ def _table(settings: LayerCheckSettings, _result) -> None:
     """One row per module and side checked, the verdict in its colour; drawn once per check and
     replayed from the cache (keyed on the settings, which decide the result)."""
     frame = _result.table[list(_COLUMNS)]
-    formats = {c: "%.3g" for c in ("autograd", "numeric", "difference", "tolerance", "error bound")}
+    # one format: Streamlit's %g is JS toPrecision, which writes 0.0000123 beside 2.34e-9 in a column
+    formats = {c: "%.3e" for c in ("autograd", "numeric", "difference", "tolerance", "error bound")}
     config = {c: (st.column_config.NumberColumn(c, help=h, format=formats[c]) if c in formats
                   else st.column_config.Column(c, help=h, pinned=c in ("module", "verdict")))
               for c, h in _COLUMNS.items()}
