@@ -326,11 +326,10 @@ class BatchedFn:
     def _choose(self, rows: torch.Tensor) -> None:
         """Strategy for rows' dtype, from fn at the user's input only (in that dtype)."""
         base = self._flat.values.to(rows.dtype)[None]
-        parts = self._flat.cast(self._flat.split(base))
         if self.few_rows and self._at_x is not None and rows.dtype == self._flat.values.dtype:
-            out, self._at_x = self._at_x, None
+            out, self._at_x, parts = self._at_x, None, None  # the loop needs no parts of x's row
         else:
-            out = None
+            out, parts = None, self._flat.cast(self._flat.split(base))
         try:
             out = self._fn(*(p[0] for p in parts)) if out is None else out
         except (RuntimeError, TypeError, ValueError, IndexError) as err:
