@@ -81,13 +81,14 @@ def block_directions(numel: int, seed: int, tolerance, block: int = BLOCK) -> to
     (a numpy array or a tensor)."""
     count = block_count(numel, block)
     check_limit("directional checks", count, LIMITS.directional_checks)
-    gen = torch.Generator().manual_seed(seed)
-    # the arithmetic in numpy: each torch op on a few dozen elements costs 5-15 us in a check
-    order = torch.randperm(numel, generator=gen).numpy() if count > 1 else None  # one block: no order
-    signs = torch.randint(0, 2, (numel,), generator=gen).numpy() * 2.0 - 1.0
-    # random sizes in [1, 2) too: with signs alone, equal errors on elements of equal gradient
-    # (an input of ones) cancel exactly whenever the signs balance (half the time for 2 elements)
-    signs *= 1.0 + torch.rand(numel, generator=gen, dtype=torch.float64).numpy()
+    # one seeded draw, the arithmetic in numpy (each torch op costs 5-15 us in a small check):
+    # the shuffle from the first row, each element's sign and size from the second (u < 1/2:
+    # negative; the size 1 + |2u - 1| is uniform in [1, 2) either way). Random sizes, not signs
+    # alone: equal errors on elements of equal gradient (an input of ones) cancel exactly
+    # whenever a block's signs balance (half the time for 2 elements).
+    u = torch.rand(2, numel, generator=torch.Generator().manual_seed(seed), dtype=torch.float64).numpy()
+    order = np.argsort(u[0], kind="stable") if count > 1 else None  # one block: no order
+    signs = np.copysign(1.0 + np.abs(2.0 * u[1] - 1.0), u[1] - 0.5)
     # at most 2/tiny: no overflow, no warning (a NaN tolerance gives NaN, then the bare sign)
     weighted = signs / np.maximum(np.asarray(tolerance, dtype=np.float64), np.finfo(np.float64).tiny)
     finite = np.isfinite(weighted)
