@@ -112,6 +112,29 @@ OVERLAPS = """() => {
 }"""
 #: Each axis title of the main chart drawn over one of its own tick labels (bounding boxes, by more
 #: than 1 px each way), with the overlap's size.
+#: For each visible label (a button's, a link's, a tab's, a multiselect chip's), every element
+#: inside it whose text is wider than its box while that box hides the overflow. Elements of
+#: a width of 1 px or less are screen-reader-only text (KaTeX's MathML, "Skip to main content").
+CLIPPED_LABELS = """() => {
+  const clipped = [];
+  const labels = document.querySelectorAll(
+    '[data-testid=stMain] :is(button, a, [role=tab], [data-tag])');
+  for (const label of labels) {
+    const box = label.getBoundingClientRect();
+    if (box.width <= 1 || box.height <= 1 || !label.innerText.trim()) continue;
+    for (const el of [label, ...label.querySelectorAll('*')]) {
+      const style = getComputedStyle(el);
+      const hides = style.overflowX !== 'visible' || style.textOverflow === 'ellipsis';
+      if (el.clientWidth > 1 && hides && el.scrollWidth > el.clientWidth + 1) {
+        clipped.push(`${label.innerText.trim().replace(/\\s+/g, ' ').slice(0, 60)} `
+                     + `(${el.scrollWidth} px of text in ${el.clientWidth} px)`);
+        break;
+      }
+    }
+  }
+  return clipped;
+}"""
+
 AXIS_TITLE_OVERLAPS = """() => { const hits = [];
   for (const [title, ticks] of [['g-ytitle', 'ytick'], ['g-xtitle', 'xtick']]) {
     for (const t of document.querySelectorAll(`.st-key-gl-main-chart .${title} text`)) {

@@ -8,7 +8,9 @@ in the light one (the themes change colours, not the layout). At the default vie
 chart text drawn on the page background meets WCAG AA (4.5:1) in both themes, as painted.
 On a 390x844 phone, at each default view, the main plot area is at least 300 px wide, lies
 whole on the first screen under the answer and above every control outside the title row,
-nothing overlaps the answer or the chart, no Plotly toolbar shows, and nothing scrolls sideways. Screenshots of each case go to
+nothing overlaps the answer or the chart, no Plotly toolbar shows, and nothing scrolls sideways.
+On both screens every visible button, link, tab and chip label fits its box (no ellipsis, nothing
+clipped; presentation mode's are measured in test_presentation_browser). Screenshots of each case go to
 tests/artifacts/first-screen-<page>-<case>.png: look at them.
 
 The home page's chart is the Explorer's first view, beside its answer.
@@ -23,6 +25,7 @@ from urllib.parse import quote, quote_plus
 import pytest
 from browser_helpers import (
     AXIS_TITLE_OVERLAPS,
+    CLIPPED_LABELS,
     OVERLAPS,
     TEXT_CONTRAST,
     chart_texts_under_aa,
@@ -136,6 +139,8 @@ def test_answer_and_main_chart_are_on_the_first_projector_screen(streamlit_serve
     if preset_key is None:  # the colours, on the same visit: every chart text against the page
         low = chart_texts_under_aa(page)
         assert not low, f"/{path} ({scheme}): chart text under {TEXT_CONTRAST}:1: {low}"
+    # every visible button, link, tab and chip label fits its box (no ellipsis, nothing clipped)
+    assert page.evaluate(CLIPPED_LABELS) == [], f"/{path} ({scheme}): labels cut: {page.evaluate(CLIPPED_LABELS)}"
 
 
 #: Every page's default view on a phone (each first preset is measured on the projector above;
@@ -170,6 +175,7 @@ def test_phone_plot_is_wide_enough_and_nothing_overflows(streamlit_server, tab, 
         f"/{path}: a control starts at y={controls:.0f}, above the plot area's bottom {area['bottom']:.0f}; "
         f"see {name}.png")
     assert page.evaluate(OVERLAPS) == [], f"/{path}: {page.evaluate(OVERLAPS)}; see {name}.png"
+    assert page.evaluate(CLIPPED_LABELS) == [], f"/{path}: labels cut on a phone: {page.evaluate(CLIPPED_LABELS)}"
     # No Plotly toolbar over a chart's title (a phone has no hover to hide it again).
     assert page.locator(".js-plotly-plot .modebar-container:visible").count() == 0, f"/{path}: toolbar shown"
 
