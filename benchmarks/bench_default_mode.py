@@ -31,15 +31,7 @@ from torch.func import functional_call  # noqa: E402
 
 import gradlab  # noqa: E402
 from gradlab.testing.modules import module_corpus  # noqa: E402
-
-
-def _median(fn, repeat, clock=time.perf_counter):
-    times = []
-    for _ in range(repeat):
-        t = clock()
-        fn()
-        times.append(clock() - t)
-    return statistics.median(times)
+from timing import median_seconds  # noqa: E402
 
 
 def _first_tensor(out):
@@ -84,14 +76,14 @@ def main() -> None:
                         f(*flat).sum()
                         v[i] = old
 
-        fast = _median(lambda: torch.autograd.gradcheck(f, ps, fast_mode=True, raise_exception=False), args.repeat,
+        fast = median_seconds(lambda: torch.autograd.gradcheck(f, ps, fast_mode=True, raise_exception=False), args.repeat,
                        clock)
-        blocks = _median(lambda: gradlab.gradcheck(m, *inputs, wrt="parameters", taylor=False), args.repeat, clock)
-        worded = _median(lambda: gradlab.gradcheck(m, *inputs, wrt="parameters", taylor=False).summary.text,
+        blocks = median_seconds(lambda: gradlab.gradcheck(m, *inputs, wrt="parameters", taylor=False), args.repeat, clock)
+        worded = median_seconds(lambda: gradlab.gradcheck(m, *inputs, wrt="parameters", taylor=False).summary.text,
                          args.repeat, clock)
-        full = _median(lambda: gradlab.gradcheck(m, *inputs, wrt="parameters", mode="full", taylor=False),
+        full = median_seconds(lambda: gradlab.gradcheck(m, *inputs, wrt="parameters", mode="full", taylor=False),
                        args.repeat, clock)
-        minimum = _median(bare, args.repeat, clock)
+        minimum = median_seconds(bare, args.repeat, clock)
         ratios_fast.append(blocks / fast)
         ratios_full.append(full / minimum)
         print(f"{case.name:26s} {numel:5d} {fast * 1e3:8.1f}ms {blocks * 1e3:6.1f}ms {blocks / fast:6.2f} "

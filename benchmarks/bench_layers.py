@@ -14,7 +14,6 @@ Run: ``python benchmarks/bench_layers.py [--repeat 5]``. A script, not a test.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 import warnings
@@ -26,15 +25,7 @@ import torch  # noqa: E402
 
 import gradlab  # noqa: E402
 from gradlab.layers.vocabulary import build_model  # noqa: E402
-
-
-def _median(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.process_time()
-        fn()
-        times.append(time.process_time() - t)
-    return statistics.median(times)
+from timing import median_seconds  # noqa: E402
 
 
 def main() -> None:
@@ -51,10 +42,11 @@ def main() -> None:
             model = build_model(stack, (8, 16), dtype, seed=0)
             x = torch.randn(8, 16, generator=torch.Generator().manual_seed(1)).to(getattr(torch, dtype))
             params = sum(p.numel() for p in model.parameters())
-            layers = _median(lambda: gradlab.check_layers(model, x), args.repeat)
-            whole = _median(lambda: gradlab.gradcheck(model, x, wrt="parameters"), args.repeat)
-            full = _median(lambda: gradlab.gradcheck(model, x, wrt="parameters", mode="full"),
-                           max(1, args.repeat // 2))
+            cpu = time.process_time
+            layers = median_seconds(lambda: gradlab.check_layers(model, x), args.repeat, cpu)
+            whole = median_seconds(lambda: gradlab.gradcheck(model, x, wrt="parameters"), args.repeat, cpu)
+            full = median_seconds(lambda: gradlab.gradcheck(model, x, wrt="parameters", mode="full"),
+                                  max(1, args.repeat // 2), cpu)
             print(f"{stack:54s} {dtype:8s} {params:6d} {layers * 1e3:6.0f}ms {whole * 1e3:6.0f}ms "
                   f"{layers / whole:6.2f} {full * 1e3:6.0f}ms {layers / full:6.2f}", flush=True)
 

@@ -24,7 +24,6 @@ A script, not a test: it prints numbers and asserts none.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 import warnings
@@ -38,6 +37,11 @@ import gradlab  # noqa: E402
 from gradlab.check.builtin_models import build_model_loss  # noqa: E402
 from gradlab.check.settings import CheckSettings  # noqa: E402
 from gradlab.testing.modules import module_corpus  # noqa: E402
+from timing import median_seconds  # noqa: E402
+
+
+def _cpu_median(call, repeat: int) -> float:
+    return median_seconds(call, repeat, time.process_time)
 
 
 def _question(dtype):
@@ -97,15 +101,6 @@ def _bare(fn, x, h: float) -> None:
             v[i] = old
 
 
-def _cpu(call, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.process_time()
-        call()
-        times.append(time.process_time() - start)
-    return statistics.median(times)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=1)
@@ -122,17 +117,17 @@ def main() -> None:
         fn, x = make()
         summed = lambda t, fn=fn: fn(t).sum()  # noqa: E731 - what the bare loop and torch evaluate
         n = x.numel()
-        bare = _cpu(lambda: _bare(summed, x, 1e-6 if x.dtype == torch.float64 else 1e-3), args.repeat)
+        bare = _cpu_median(lambda: _bare(summed, x, 1e-6 if x.dtype == torch.float64 else 1e-3), args.repeat)
         if x.dtype != torch.float64:  # the float64 witness's own loop, which GradLab's rules add
             fn64, x64 = (CASES[name.replace("float32", "float64")])()
-            bare += _cpu(lambda: _bare(fn64, x64, 1e-6), args.repeat)
-        full = _cpu(lambda: gradlab.gradcheck(fn, x, mode="full", workers=1), args.repeat)
-        default = _cpu(lambda: gradlab.gradcheck(fn, x, workers=1), max(args.repeat, 5))
+            bare += _cpu_median(lambda: _bare(fn64, x64, 1e-6), args.repeat)
+        full = _cpu_median(lambda: gradlab.gradcheck(fn, x, mode="full", workers=1), args.repeat)
+        default = _cpu_median(lambda: gradlab.gradcheck(fn, x, workers=1), max(args.repeat, 5))
         xg = x.detach().clone().requires_grad_()
-        fast = _cpu(lambda: torch.autograd.gradcheck(summed, (xg,), fast_mode=True, raise_exception=False),
+        fast = _cpu_median(lambda: torch.autograd.gradcheck(summed, (xg,), fast_mode=True, raise_exception=False),
                     max(args.repeat, 5))
         if x.dtype == torch.float64 and n <= args.torch_full_max:
-            tfull = _cpu(lambda: torch.autograd.gradcheck(summed, (xg,), raise_exception=False), args.repeat)
+            tfull = _cpu_median(lambda: torch.autograd.gradcheck(summed, (xg,), raise_exception=False), args.repeat)
             torch_cols = f"{tfull:9.2f}s {full / tfull:6.2f}x"
         else:
             torch_cols = f"{'-':>10s} {'-':>7s}"

@@ -21,9 +21,7 @@ This prints; it does not assert timings (a benchmark, not a timed test).
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +33,7 @@ from gradlab.numerics.expressions import parse  # noqa: E402
 from gradlab.numerics.dtypes import DTYPE_NAMES, facts  # noqa: E402
 from gradlab.numerics.schemes import SCHEME_NAMES, SCHEMES, estimates_by_scheme, not_applicable_reason  # noqa: E402
 from gradlab.sweep.engine import SweepSettings, run_sweep  # noqa: E402
+from timing import median_seconds  # noqa: E402
 
 
 def _usable(expr, dtype):
@@ -75,15 +74,6 @@ def naive(expr, x, eps):
     return out, scales
 
 
-def _median_seconds(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--expression", default="exp(x)/sqrt(sin(x)**3 + cos(x)**3)")
@@ -121,8 +111,8 @@ def main(argv=None) -> int:
 
     # ---- timing: vectorised vs naive
     vectorised(expr, args.at, eps)  # warm
-    t_fast = _median_seconds(lambda: vectorised(expr, args.at, eps), max(25, 5 * args.repeats))
-    t_slow = _median_seconds(lambda: naive(expr, args.at, eps), args.repeats)
+    t_fast = median_seconds(lambda: vectorised(expr, args.at, eps), max(25, 5 * args.repeats))
+    t_slow = median_seconds(lambda: naive(expr, args.at, eps), args.repeats)
     print(f"estimates, vectorised over eps: median {t_fast * 1e3:8.2f} ms")
     print(f"estimates, naive scalar loop:   median {t_slow * 1e3:8.2f} ms")
     print(f"ratio: {t_slow / t_fast:.0f}x (target >= 20x)")
@@ -130,7 +120,7 @@ def main(argv=None) -> int:
     # ---- a full warm sweep, reference included
     settings = SweepSettings(args.expression, args.at, DTYPE_NAMES, SCHEME_NAMES, points=args.points)
     result = run_sweep(settings)  # warm: sympy derivatives and the 50-digit reference are cached
-    t_sweep = _median_seconds(lambda: run_sweep(settings), 30)
+    t_sweep = median_seconds(lambda: run_sweep(settings), 30)
     print(f"full warm run_sweep ({len(DTYPE_NAMES)} dtypes x {len(SCHEME_NAMES)} schemes x {args.points} steps, "
           f"{len(result.table)} rows): median {t_sweep * 1e3:.2f} ms (target < 20 ms)")
     return 0
