@@ -24,7 +24,7 @@ import pandas as pd
 from gradlab.figures.spec import FigureOrSpec, FigureSpec, specs_only
 from gradlab.figures.sweep_slider import SLIDER_COLOURS, step_label as _step_label
 from gradlab.figures.style import GUIDE, MARK, MARKER_OUTLINE, NEUTRAL, TRUTH
-from gradlab.labs.grid.frames import GridFrames
+from gradlab.labs.grid.frames import GridFrames, asked_values
 from gradlab.labs.grid.representable import GridDifference
 from gradlab.numerics.dtypes import facts
 
@@ -69,7 +69,7 @@ def grid_figure(r: GridDifference, window: pd.DataFrame, asked_f: float | None =
     # ...drawn on f's curve (f in float64 at x as typed + h), where the secant would end had the
     # dtype taken the step asked for; off the chart's rows of ticks, which it is not one of.
     if asked_f is None:
-        asked_f = _in_float64(r.settings.expression, r.settings.x + r.settings.h)
+        asked_f = asked_values(r.settings, [r.settings.h])[0]
     on_curve = (asked_f - r.fx.value) / uf
     # Explicit ranges (not autorange): a slider's frame sets them, so every frame must have its own.
     xs = [v for v in (*t, t1, asked) if math.isfinite(v)] or [-1.0, 1.0]
@@ -119,21 +119,6 @@ def grid_figure(r: GridDifference, window: pd.DataFrame, asked_f: float | None =
     fig.update_yaxes(title=dict(text=f"f − f(x₀), {f_unit} ({uf:.3g})", standoff=10), zeroline=False,
                      range=[y_low - pad, y_top + pad])
     return fig.figure()
-
-
-def _in_float64(expression: str, x: float) -> float:
-    """f(x) computed in float64 (NaN where it fails): the curve's value at a point the dtype may not hold.
-
-    >>> _in_float64("x**2", 3.0), math.isnan(_in_float64("log(x)", -1.0))
-    (9.0, True)
-    """
-    import torch
-
-    from gradlab.numerics.expressions import parse
-
-    with torch.no_grad():
-        value = float(parse(expression)(torch.tensor(x, dtype=torch.float64)))
-    return value
 
 
 def _levels(low: float, high: float) -> range:

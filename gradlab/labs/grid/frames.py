@@ -30,7 +30,7 @@ from gradlab.numerics.expressions import parse
 from gradlab.labs.grid.story import window_points
 from gradlab.sweep.step_frames import slider_steps
 
-__all__ = ["GRID_STEP_RANGE", "grid_steps", "GridFrames", "grid_frames"]
+__all__ = ["GRID_STEP_RANGE", "grid_steps", "GridFrames", "grid_frames", "asked_values"]
 
 #: The Grid's step control runs over these (its URL values are their 1-2-5 steps).
 GRID_STEP_RANGE = (1e-20, 1.0)
@@ -77,8 +77,19 @@ def grid_frames(settings: GridSettings, tangent: float | None = None) -> GridFra
         kept.append(h)
         differences.append(r)
         windows.append(window_points(r))
-    with computing_in("float64"), np.errstate(all="ignore"):  # one call for every stop
+    return GridFrames(tuple(kept), tuple(differences), tuple(windows), asked_values(settings, kept))
+
+
+def asked_values(settings: GridSettings, steps) -> tuple[float, ...]:
+    """f in float64 at x as typed + each of ``steps`` (NaN where f fails): where the secant would
+    end had the dtype taken the step asked for, a point the dtype may not hold. One call of f.
+
+    >>> asked_values(GridSettings("float32", 3.0, 1.0, "x**2"), [1.0, 2.0])
+    (16.0, 25.0)
+    >>> import math; math.isnan(asked_values(GridSettings("float32", -2.0, 1.0, "log(x)"), [1.0])[0])
+    True
+    """
+    with computing_in("float64"), np.errstate(all="ignore"), torch.no_grad():
         asked = parse(settings.expression)(torch.tensor(settings.x, dtype=torch.float64)
-                                           + torch.tensor(kept, dtype=torch.float64))
-    return GridFrames(tuple(kept), tuple(differences), tuple(windows),
-                      tuple(float(v) for v in torch.broadcast_to(asked, (len(kept),))))
+                                           + torch.tensor(list(steps), dtype=torch.float64))
+    return tuple(float(v) for v in torch.broadcast_to(asked, (len(steps),)))
