@@ -90,15 +90,12 @@ def _card(preset: Preset) -> None:
                      help=f"Open {page.title} with this example")
 
 
-#: Streamlit draws a page link's label on one line cut with an ellipsis; a card's label and a
-#: page's blurb are sentences, so on this page they wrap instead (whole at 1280 and 390 px).
+#: Page-link labels wrap on every page (gradlab.ui.theme); a card's label is a sentence, so here
+#: its lines sit closer and start at the top of the card.
 _WRAPPED_LINKS_CSS = """<style>
-.st-key-gl-home-links [data-testid="stPageLink-NavLink"] span,
-.st-key-gl-home-links [data-testid="stPageLink-NavLink"] [data-testid="stMarkdownContainer"],
-.st-key-gl-home-links [data-testid="stPageLink-NavLink"] p {
-  white-space: normal !important; overflow: visible !important; text-overflow: clip !important;
+.st-key-gl-home-links [data-testid="stPageLink-NavLink"] :is(span, p, [data-testid="stMarkdownContainer"]) {
   line-height: 1.4; }
-.st-key-gl-home-links [data-testid="stPageLink-NavLink"] { height: auto !important; align-items: flex-start; }
+.st-key-gl-home-links [data-testid="stPageLink-NavLink"] { align-items: flex-start; }
 </style>"""
 st.html(_WRAPPED_LINKS_CSS)
 
