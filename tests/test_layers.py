@@ -143,6 +143,13 @@ def test_options_the_layer_check_chooses_itself_are_refused():
         gradlab.check_layers(nn.Linear(2, 1).double(), _x("float64", (1, 2)), calls="some")
 
 
+def test_assert_layers_does_not_pass_a_model_none_of_whose_checks_ran():
+    # dropout in training mode is skipped (fn is random), and nothing else is checked: no module
+    # passed, so the assertion must not
+    with pytest.raises(AssertionError):
+        gradlab.assert_layers(torch.nn.Sequential(torch.nn.Dropout(0.5)), _x("float64", (3, 2)))
+
+
 def test_assert_layers_raises_with_the_answer_and_passes_a_right_model():
     wrong = build_model("linear:4, wrong_swish, linear:1", (3, 2), "float64", seed=0)
     with pytest.raises(AssertionError, match=r"^1 \(WrongSwish, a custom autograd.Function\): wrong gradient"):

@@ -95,7 +95,7 @@ def assert_layers(model, *inputs, allow_inconclusive: bool = False, allow_not_di
     allowed |= {"inconclusive"} if allow_inconclusive else set()
     allowed |= {"not_differentiable"} if allow_not_differentiable else set()
     bad = [r for r in result.rows if r.verdict not in allowed]
-    if bad:
+    if bad or result.verdict not in allowed:  # also when no module's check ran (all skipped)
         lines = [f"  {r.where} over {r.over}: {r.verdict}" + (f" ({r.note})" if r.note else "") for r in bad]
         hint = "" if all(r.verdict == "fail" for r in bad) else \
             " (pass allow_inconclusive=True or allow_not_differentiable=True to accept those verdicts)"
