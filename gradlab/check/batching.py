@@ -255,7 +255,7 @@ class BatchedFn:
         self._fn = fn
         self._flat = flat
         self.few_rows = few_rows
-        self._at_x = at_x
+        self._at_x = at_x if few_rows else None  # only the few-rows loop takes it: not held otherwise
         self.layout: OutputLayout | None = None
         self.strategy: dict[torch.dtype, str] = {}
         self._reference: dict[torch.dtype, str] = {}

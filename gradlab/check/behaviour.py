@@ -4,14 +4,17 @@ inputs, and the step must make sense in the dtype.
 A finite difference compares fn at nearby points; if fn gives two different outputs at
 the *same* point (dropout in training mode, any random draw, state kept between calls)
 or changes its inputs in place, every difference measures that instead of the
-derivative. :func:`check_repeatable` evaluates fn twice at the user's point and stops
-with one sentence naming the cause. :func:`check_user_step` refuses a step the dtype
-cannot take: one that overflows or dwarfs the inputs, or one that does not move them.
+derivative. :func:`first_call` evaluates fn at the user's point on copies of its inputs
+(refusing an fn that changes them) and :func:`confirm_repeatable` compares that output with a
+second call's, stopping with one sentence naming the cause. :func:`check_user_step` refuses
+a step the dtype cannot take: one that overflows or dwarfs the inputs, or one that does not
+move them.
 
 >>> x = torch.ones(64, dtype=torch.float64)  # two dropout masks of 64 agree with chance 2^-64 (of 4: 1/16)
->>> check_repeatable(torch.sin, [x]).shape  # fn's output, for the check to reuse
+>>> first_call(torch.sin, [x]).shape  # fn's output, for the check to reuse
 torch.Size([64])
->>> check_repeatable(lambda t: torch.nn.functional.dropout(t, 0.5, training=True), [x])
+>>> dropout = lambda t: torch.nn.functional.dropout(t, 0.5, training=True)  # noqa: E731
+>>> confirm_repeatable(dropout, [x], first_call(dropout, [x]))
 Traceback (most recent call last):
 ...
 gradlab.errors.GradLabError: fn gives different outputs on two calls at the same input ...
@@ -32,7 +35,7 @@ from gradlab.check.outputs import output_parts
 from gradlab.errors import GradLabError
 from gradlab.numerics.dtypes import facts
 
-__all__ = ["check_repeatable", "confirm_repeatable", "first_call", "check_user_step", "LARGEST_STEP"]
+__all__ = ["confirm_repeatable", "first_call", "check_user_step", "LARGEST_STEP"]
 
 #: A step larger than this many times the largest input (or 1) is no local estimate.
 LARGEST_STEP = 1e3
@@ -58,15 +61,6 @@ def _differs(a: torch.Tensor, b: torch.Tensor, eps: float) -> bool:
     scale = float(a[torch.isfinite(a)].abs().max()) if bool(torch.isfinite(a).any()) else 0.0
     return bool((~same).any()) and (finite.numel() < int((~same).sum())
                                     or bool(((a - b)[~same].abs() > _REPEAT_ULPS * eps * scale).any()))
-
-
-def check_repeatable(call: Callable, xs: list[torch.Tensor]):
-    """Raise GradLabError unless fn, called twice on copies of ``xs``, leaves them unchanged
-    and gives the same outputs (within a few roundings); return fn's first output (without
-    grad), which the check takes as fn at x when it can (BatchedFn's ``at_x``)."""
-    out = first_call(call, xs)
-    confirm_repeatable(call, xs, out)
-    return out
 
 
 def first_call(call: Callable, xs: list[torch.Tensor]):

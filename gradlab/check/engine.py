@@ -237,8 +237,8 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
                         at_x=None if numeric_float64 else _own_output(at_x, call, xs))
     p = dataclasses.replace(p, gradient=g)  # evaluated points moved back to nominal (stencil.nominal_correction)
     pace.after_setup()
-    index, directions = perturbations(mode, numel, samples, seed, tol.of(g.abs().numpy()),
-                                      block_size(user_dtype))
+    element_tolerance = tol.of(g.numpy())  # weights the blocks' elements and floors their tolerance
+    index, directions = perturbations(mode, numel, samples, seed, element_tolerance, block_size(user_dtype))
     # fn in float64 is a witness for a lower precision only (building it copies a module)
     twin = leave_out(twin() if callable(twin) and user_dtype != torch.float64 else None, call) or call
     witness = float64_problem(twin, xs, reduction, v, s, p, args, g)
@@ -248,15 +248,18 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
                                                          facts(user_dtype).eps,
                                                          None if rounding is None else rounding.numpy(),
                                                          blocks=mode == "blocks",
-                                                         element_rounding=None if g64 is None else (g - g64).abs())
+                                                         element_rounding=None if g64 is None else (g - g64).abs(),
+                                                         element_tolerance=element_tolerance)
+
     @functools.cache  # one summary for this result and its copies (result.first_order)
     def summary():
         notes = evidence_notes(table, facts(user_dtype).name, g64 is not None, numeric_fn is not None)
         return summarize(p, table, CheckContext(mode, user_dtype, tol, y.numel(), spread), scale=scale,
                          located=located, truncation_share=share, first=first,
-                         output_of=_output_of(call, xs, reduction, v, p), notes=notes)
+                         output_of=_output_of(call, xs, reduction, v, p), notes=notes, counted=counted)
 
-    verdict = state_counts(table)[1]
+    counted = state_counts(table)
+    verdict = counted[1]
     # A pass's words are built when first read (a tenth of a small check; a test asserting
     # the verdict never reads them); any other verdict's now, while fn is as it was: naming
     # the output part a wrong gradient comes through evaluates fn again.

@@ -47,11 +47,12 @@ __all__ = ["measure_values", "locate", "name_element", "name_in_block"]
 
 def measure_values(p: NumericProblem, g: torch.Tensor, index, directions, tol: Tolerances, progress, workers,
                    float64_problem, autograd_eps: float, autograd_rounding=None, *, blocks: bool = False,
-                   element_rounding=None):
+                   element_rounding=None, element_tolerance=None):
     """The first table (at the check's step), the final one (with states), the round-off
     scales, the located element and the truncation share. In ``blocks`` mode a failing
     block's element is named by checking each of its elements (:func:`name_in_block`),
-    with autograd's rounding ``element_rounding`` (|g - float64 autograd| per element, or None)."""
+    with autograd's rounding ``element_rounding`` (|g - float64 autograd| per element, or None);
+    ``element_tolerance``: each element's tolerance, if the caller has it (else from ``g``)."""
     total = index.numel() if index is not None else directions.shape[0]
     chunk = chunk_size(p, total)
     if index is not None:
@@ -65,7 +66,8 @@ def measure_values(p: NumericProblem, g: torch.Tensor, index, directions, tol: T
     share = truncation_share(p, first, maker_for, numeric, autograd_values)
     estimator = onehot_estimator(index, workers) if index is not None else dense_estimator(directions)
     # a block's tolerance is its elements' (directional mode keeps torch's fast mode's atol + rtol·|∇L·v|)
-    floor = None if not blocks else direction_tolerance(directions, torch.as_tensor(tol.of(g.numpy())))
+    floor = None if not blocks else direction_tolerance(directions, torch.as_tensor(
+        tol.of(g.numpy()) if element_tolerance is None else element_tolerance))
     table = judge(p, first, estimator, tol.of, sides=evaluator.sides, scale=scale.numpy(),
                   autograd_eps=autograd_eps, autograd_rounding=autograd_rounding,
                   float64_problem=float64_problem, tolerance_floor=floor)
@@ -105,7 +107,6 @@ def locate(p: NumericProblem, grad: torch.Tensor, direction: torch.Tensor, tol: 
     active = torch.nonzero(direction).flatten()  # a block direction moves its block only
     if active.numel() == 0:
         active = torch.arange(numel)
-    steps = torch.full((2,), p.step, dtype=torch.float64)
     rows = np.arange(2)
     while active.numel() > 1:
         halves = torch.tensor_split(active, 2)
@@ -114,8 +115,7 @@ def locate(p: NumericProblem, grad: torch.Tensor, direction: torch.Tensor, tol: 
             masks[k, part] = direction[part]
         active = halves[_worse(p, masks, (masks @ grad).numpy(), tol, rows)]
     i = active[:1]
-    steps = torch.full((1,), p.step, dtype=torch.float64)
-    est, scale = estimates(p, onehot_maker(p, i), steps[:1])
+    est, scale = estimates(p, onehot_maker(p, i), torch.full((1,), p.step, dtype=torch.float64))
     return element(value_table(p, i, Estimates(grad[i], est, scale), tol), 0)
 
 

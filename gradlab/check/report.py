@@ -211,14 +211,14 @@ def summarize(p: NumericProblem, table: Columns, context: CheckContext, *, scale
               located: Element | None, truncation_share: float | None,
               first: Columns | None = None,
               output_of: Callable[[int], str | None] | None = None,
-              notes: tuple[str, ...] = ()) -> CheckSummary:
+              notes: tuple[str, ...] = (), counted=None) -> CheckSummary:
     """The verdict, the worst value, the diagnosis and their words.
 
     ``table`` carries the final estimates and states; ``first`` (default: table) the
     values at the check's own step, which the diagnosis explains. ``output_of(flat_index)``
     names the output part a failing element's disagreement comes through (fn with
-    several outputs)."""
-    counts, verdict = state_counts(table)
+    several outputs); ``counted``: :func:`state_counts` of ``table``, if the caller has it."""
+    counts, verdict = state_counts(table) if counted is None else counted
     position = _worst_position(table, verdict if "state" in table else None) if len(table) else None
     worst = element(table, position) if position is not None else None
     if verdict == "fail" and output_of is not None:
