@@ -103,7 +103,7 @@ def show_figure(fig: go.Figure | PreparedFigure, name: str, key: str | None = No
     """
     config = figure_config(name)
     if presenting_main_chart():  # a projected chart: large text, no toolbar over its title
-        fig = PreparedFigure(for_presentation(fig.to_dict()))
+        fig = _presented(fig)
         config["displayModeBar"] = False
     st.plotly_chart(
         fig,
@@ -113,3 +113,15 @@ def show_figure(fig: go.Figure | PreparedFigure, name: str, key: str | None = No
         key=key,
         config=config,
     )
+
+
+def _presented(fig: go.Figure | PreparedFigure) -> PreparedFigure:
+    """``fig`` with presentation mode's large text; a cached figure keeps its presented copy,
+    so a rerun does not copy its layouts again (the Grid's chart has 61 frames)."""
+    if not isinstance(fig, PreparedFigure):
+        return PreparedFigure(for_presentation(fig.to_dict()))
+    presented = fig.__dict__.get("_presented")
+    if presented is None:
+        presented = PreparedFigure(for_presentation(fig.to_dict()))
+        object.__setattr__(fig, "_presented", presented)  # read-only otherwise; the same copy for every session
+    return presented
