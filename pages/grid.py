@@ -198,7 +198,7 @@ with main_chart_box():
         st.html(_CHART_BOX_CSS)
     show_figure(cached_figure(settings, grid_figure_with_slider, frames, settings.h),
                 f"gradlab-grid-{settings.dtype}-x{settings.x:g}-h{settings.h:g}", key=CHART_KEY,
-                height=None if is_presenting() else "stretch")
+                height="stretch")  # the box's height: this page's CSS sets it, or presentation mode
 follow_chart_slider(CHART_KEY, "h", f"{settings.h:.0e}", grid_steps())
 left, right = st.columns([3, 2])
 with left:

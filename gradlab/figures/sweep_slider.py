@@ -28,6 +28,7 @@ from gradlab.figures.spec import FigureOrSpec, FigureSpec, specs_only
 from gradlab.figures.style import FONT_SIZE, GUIDE, MARK, MARKER_OUTLINE
 from gradlab.figures.sweep_marks import dtype_colour
 from gradlab.numerics.schemes import get_scheme
+from gradlab.sweep.step_frames import nearest_step
 
 if TYPE_CHECKING:  # the engine imports these figures (SweepResult.figure), never the reverse
     from gradlab.sweep.engine import SweepResult
@@ -96,7 +97,7 @@ def add_step_slider(fig: FigureSpec, result: SweepResult, h: float) -> None:
         return
     column = _ERROR_COLUMN[_error_kind(fig)]
     stops = sorted(float(v) for v in frames["h"].unique())
-    active = min(range(len(stops)), key=lambda i: abs(math.log(stops[i] / h)))
+    active = stops.index(nearest_step(stops, h))
     y_range = fig.layout.get("yaxis", {}).get("range")
     curves = [_Curve(frames, t["meta"]["dtype"], t["meta"]["scheme"], stops, column) for t in fig.data
               if t.get("meta", {}).get("kind") == "sweep"]
