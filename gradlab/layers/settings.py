@@ -18,6 +18,7 @@ model = build_model('linear:4, wrong_swish, linear:1', (3, 2), 'float64', seed=0
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Callable
 
@@ -62,10 +63,7 @@ class LayerCheckSettings:
         choose("reduction", self.reduction, REDUCTIONS)
         if not self.input_shape or any(int(n) < 1 for n in self.input_shape):
             raise GradLabError(f"The input shape {self.input_shape} needs positive sizes, batch first.")
-        elements = 1
-        for n in self.input_shape:
-            elements *= int(n)
-        check_limit("input elements", elements, LIMITS.tensor_elements)
+        check_limit("input elements", math.prod(int(n) for n in self.input_shape), LIMITS.tensor_elements)
         return replace(self, input_shape=tuple(int(n) for n in self.input_shape))
 
 
