@@ -214,19 +214,21 @@ class Dense(Evaluator):
 
     def _reduced(self, a: int, b: int, outputs: torch.Tensor, corr: torch.Tensor | None, h: torch.Tensor) -> None:
         """sum/mean: the stencil's reduced values moved to their nominal points, then combined
-        (as SummedOnehot.finish does); a dozen small ops where combine, one_sided and
-        corrected_sides take forty (each 5-10 us: most of a small module's evaluation)."""
+        (as SummedOnehot.finish does). In numpy, on views of the result tensors: a handful of
+        values, where each torch op costs 5-10 us (most of a small module's evaluation)."""
         p = self.p
-        values = reduce_outputs(outputs, p.reduction).reshape(self._weights.shape[0], b - a).to(torch.float64)
+        values = reduce_outputs(outputs, p.reduction).reshape(self._weights.shape[0], b - a)
+        values = values.to(torch.float64).numpy()
         if corr is not None:
-            values = values + corr
-        base = p.base_rows.to(torch.float64)[0, 0]
-        self.est[a:b] = (self._weights @ values + self._centre * base) / h
-        self.scale[a:b] = base.abs()
+            values = values + corr.numpy()
+        base, step = float(p.base_rows[0, 0]), h.numpy()
+        est, scale = self.est.numpy(), self.scale.numpy()
+        est[a:b] = (self._weights.numpy() @ values + self._centre * base) / step
+        scale[a:b] = abs(base)
         if self.sides is not None:
             left, right = side_points(p)
-            self.sides[0][a:b] = (base - values[left]) / h
-            self.sides[1][a:b] = (values[right] - base) / h
+            self.sides[0].numpy()[a:b] = (base - values[left]) / step
+            self.sides[1].numpy()[a:b] = (values[right] - base) / step
 
     def finish(self):
         return self.est, self.scale

@@ -66,8 +66,8 @@ def measure_values(p: NumericProblem, g: torch.Tensor, index, directions, tol: T
     share = truncation_share(p, first, maker_for, numeric, autograd_values)
     estimator = onehot_estimator(index, workers) if index is not None else dense_estimator(directions)
     # a block's tolerance is its elements' (directional mode keeps torch's fast mode's atol + rtol·|∇L·v|)
-    floor = None if not blocks else direction_tolerance(directions, torch.as_tensor(
-        tol.of(g.numpy()) if element_tolerance is None else element_tolerance))
+    floor = None if not blocks else direction_tolerance(
+        directions, tol.of(g.numpy()) if element_tolerance is None else element_tolerance)
     table = judge(p, first, estimator, tol.of, sides=evaluator.sides, scale=scale.numpy(),
                   autograd_eps=autograd_eps, autograd_rounding=autograd_rounding,
                   float64_problem=float64_problem, tolerance_floor=floor)

@@ -105,8 +105,13 @@ def shifts(p: NumericProblem, h: torch.Tensor) -> torch.Tensor:
     """(K, m) shifts c_k·h of the stencil's moving points (K = 1: i·h for the complex step)."""
     if p.scheme.complex_step:
         return (h * 1j)[None]
-    offsets = torch.tensor([c for c in p.scheme.offsets if c != 0], dtype=torch.float64)
-    return offsets[:, None] * h
+    return _moving_offsets(p.scheme.offsets)[:, None] * h
+
+
+@functools.lru_cache(maxsize=None)
+def _moving_offsets(offsets: tuple) -> torch.Tensor:
+    """The stencil's nonzero offsets, float64 (one tensor per scheme, shared: never written)."""
+    return torch.tensor([c for c in offsets if c != 0], dtype=torch.float64)
 
 
 def combine(p: NumericProblem, outputs: torch.Tensor, h: torch.Tensor):

@@ -328,18 +328,19 @@ def _witnessed(p64: NumericProblem, a, within, estimator) -> tuple[_Best, np.nda
     return best, bad
 
 
-def direction_tolerance(directions: torch.Tensor, element_tolerance: torch.Tensor) -> np.ndarray:
+def direction_tolerance(directions: torch.Tensor, element_tolerance) -> np.ndarray:
     """Per direction v, ‖v ∘ tol‖₂: what its elements' tolerances make of ∇L·v when each
-    element is off by its own tolerance with a random sign (the typical size; Σ|v_j|·tol_j
-    is the worst). ``atol + rtol·|∇L·v|`` alone is not the direction's scale: where the
+    element is off by its own tolerance (an array or a tensor) with a random sign (the typical
+    size; Σ|v_j|·tol_j is the worst). ``atol + rtol·|∇L·v|`` alone is not the direction's scale: where the
     terms of ∇L·v cancel it falls to atol, far below every element's tolerance.
 
     >>> v = torch.tensor([[0.6, -0.8]], dtype=torch.float64)
     >>> direction_tolerance(v, torch.tensor([1.0, 1.0], dtype=torch.float64)).tolist()
     [1.0]
     """
-    # |v_j|·tol_j squares as v_j·tol_j does; vector_norm is what Tensor.norm calls, without its dispatch
-    return torch.linalg.vector_norm(directions * element_tolerance.to(torch.float64), dim=1).numpy()
+    # |v_j|·tol_j squares as v_j·tol_j does; in numpy: a few values, where a torch op costs 5-15 us
+    scaled = directions.numpy() * np.asarray(element_tolerance, dtype=np.float64)
+    return np.sqrt(np.einsum("ij,ij->i", scaled, scaled))
 
 
 @dataclass(frozen=True, eq=False)
