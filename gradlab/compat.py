@@ -159,10 +159,11 @@ def torch_functions_unmodified():
     return torch._C.DisableTorchFunction()
 
 
-def module_tensors_swapped(module, tensors: dict):
+def module_tensors_swapped(module, tensors: dict, tie_weights: bool = True):
     """A context manager in which ``module``'s parameters named in ``tensors`` are those tensors
-    (tied weights alike, as :func:`torch.func.functional_call` ties them), restored after; None
-    when torch no longer has the internal.
+    (tied weights alike, as :func:`torch.func.functional_call` ties them, unless ``tie_weights``
+    is False: the caller knows the module has none), restored after; None when torch no longer
+    has the internal.
 
     Internal: ``torch.nn.utils.stateless._reparametrize_module`` (torch 2.13), the swap that
     ``functional_call`` enters and leaves around every call. Why: a gradient check evaluates a
@@ -184,4 +185,4 @@ def module_tensors_swapped(module, tensors: dict):
         _LOG.warning("torch moved torch.nn.utils.stateless._reparametrize_module; modules are called "
                      "through functional_call for every perturbed point")
         return None
-    return _reparametrize_module(module, tensors, tie_weights=True)
+    return _reparametrize_module(module, tensors, tie_weights=tie_weights)

@@ -166,3 +166,27 @@ def test_the_tables_reader_columns_are_built_on_first_read_in_their_place():
     assert r.table["rel_error"].tolist() == pytest.approx(
         (np.abs(r.table["autograd"] - r.table["numeric"]) / np.maximum(np.abs(r.table["autograd"]),
                                                                        np.abs(r.table["numeric"]))).tolist())
+
+
+class _TiedWeight(torch.nn.Module):
+    """One weight under two names (as a language model ties its embedding and output layer)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 3, bias=False)
+        self.register_parameter("again", self.lin.weight)
+
+    def forward(self, x):
+        return torch.tanh(self.lin(x) + x @ self.again)
+
+
+def test_a_tied_weight_is_moved_under_both_its_names():
+    # functional_call ties names only when asked: a check that moved one name of the weight
+    # would check (and pass) the gradient of half the model's dependence on it
+    torch.manual_seed(0)
+    model, x = _TiedWeight().double(), torch.randn(4, 3, dtype=torch.float64)
+    result = gradlab.gradcheck(model, x, wrt="parameters", mode="full")
+    (weight,) = model.parameters()
+    expected, = torch.autograd.grad(model(x).sum(), weight)  # through both names
+    assert result.verdict == "pass"
+    assert torch.allclose(torch.tensor(result.table["autograd"].to_numpy()), expected.reshape(-1))

@@ -163,6 +163,11 @@ def module_arguments(model: torch.nn.Module, inputs: tuple) -> tuple[Callable, A
         raise GradLabError("wrt='parameters' needs a module with floating-point parameters; this one has none.")
     names = [n for n, _ in named]
     count = len(names)
+    # functional_call's tying looks for tensors under two names at every call (a third of its
+    # cost on a small module): asked for only when the module has such a tensor
+    every = [t for _, t in model.named_parameters(remove_duplicate=False)] + \
+        [t for _, t in model.named_buffers(remove_duplicate=False)]
+    tied = len({id(t) for t in every}) < len(every)
 
     lock = threading.Lock()  # functional_call swaps the module's parameters in place for the call:
     # two worker threads calling it at once would each see the other's values
@@ -175,14 +180,15 @@ def module_arguments(model: torch.nn.Module, inputs: tuple) -> tuple[Callable, A
                 tensor.copy_(value)
             return model(*args[count:])
         with lock:
-            return torch.func.functional_call(model, dict(zip(names, args[:count])), tuple(args[count:]))
+            return torch.func.functional_call(model, dict(zip(names, args[:count])), tuple(args[count:]),
+                                              tie_weights=tied)
 
     @contextmanager
     def rows():
         """Calls (without grad) in this block on this thread: the module's parameters swapped once
         for tensors each call writes its values into (gradlab.compat.module_tensors_swapped)."""
         held = [p.detach().clone() for _, p in named]
-        swap = module_tensors_swapped(model, dict(zip(names, held)))
+        swap = module_tensors_swapped(model, dict(zip(names, held)), tie_weights=tied)
         if swap is None:
             yield
             return

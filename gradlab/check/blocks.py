@@ -5,7 +5,7 @@ A directional check compares autograd's ``g·v`` with a central difference of fn
 direction ``v_k ≈ 1/sqrt(N)``, so one wrong element among N is diluted by sqrt(N) while
 the tolerance ``atol + rtol·|g·v|`` is not: at 10 tolerances of error it is seen only
 when N < 100 or so (torch's fast mode, or GradLab's ``directional``). Here the elements are
-shuffled and cut into blocks of at most :data:`BLOCK` (8), and each block is one
+shuffled and dealt into blocks of at most :data:`BLOCK` (8), and each block is one
 direction, so every element is in exactly one direction and is diluted by sqrt(8), not
 sqrt(N).
 
@@ -76,7 +76,7 @@ def block_count(numel: int, block: int = BLOCK) -> int:
 
 
 def block_directions(numel: int, seed: int, tolerance, block: int = BLOCK) -> torch.Tensor:
-    """(M, numel) float64 unit directions: the seeded shuffle of the elements cut into M
+    """(M, numel) float64 unit directions: the seeded shuffle of the elements dealt into M
     blocks (:func:`block_count`), random signs, element j weighted by 1/``tolerance[j]``
     (a numpy array or a tensor)."""
     count = block_count(numel, block)
@@ -87,19 +87,17 @@ def block_directions(numel: int, seed: int, tolerance, block: int = BLOCK) -> to
     # alone: equal errors on elements of equal gradient (an input of ones) cancel exactly
     # whenever a block's signs balance (half the time for 2 elements).
     u = torch.rand(2, numel, generator=torch.Generator().manual_seed(seed), dtype=torch.float64).numpy()
-    order = np.argsort(u[0], kind="stable") if count > 1 else None  # one block: no order
     signs = np.copysign(1.0 + np.abs(2.0 * u[1] - 1.0), u[1] - 0.5)
     # at most 2/tiny: no overflow, no warning (a NaN tolerance gives NaN, then the bare sign)
     weighted = signs / np.maximum(np.asarray(tolerance, dtype=np.float64), np.finfo(np.float64).tiny)
-    finite = np.isfinite(weighted)
-    if not finite.all():
-        weighted = np.where(finite, weighted, signs)
-    if order is None:
-        directions = weighted[None]
-    else:  # cut as torch.tensor_split cuts: the first numel % count blocks one element longer
-        sizes = np.full(count, numel // count)
-        sizes[:numel % count] += 1
-        directions = np.zeros((count, numel))
-        directions[np.repeat(np.arange(count), sizes), order] = weighted[order]
-    directions = directions / np.abs(directions).max(axis=1, keepdims=True)  # first to 1: no overflow
-    return torch.from_numpy(directions / np.sqrt(np.einsum("ij,ij->i", directions, directions))[:, None])
+    if not math.isfinite(weighted.sum()):  # one reduction: a NaN or an overflow shows in the sum
+        weighted = np.where(np.isfinite(weighted), weighted, signs)
+    directions = np.zeros((count, numel))
+    if count == 1:
+        directions[0] = weighted
+    else:  # the shuffled elements dealt out in turn: the first numel % count blocks one element longer
+        order = np.argsort(u[0], kind="stable")
+        directions[np.arange(numel) % count, order] = weighted[order]
+    directions /= np.abs(directions).max(axis=1, keepdims=True)  # first to 1: no overflow
+    directions /= np.sqrt(np.einsum("ij,ij->i", directions, directions))[:, None]
+    return torch.from_numpy(directions)
