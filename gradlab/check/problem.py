@@ -175,8 +175,8 @@ def _loss(out, reduction: str, grad_outputs, seed: int):
 
 
 def _flat_gradient(grads, leaves) -> torch.Tensor:
-    return torch.cat([(g if g is not None else torch.zeros_like(t)).reshape(-1).to(torch.float64)
-                      for g, t in zip(grads, leaves)]).detach()
+    flat = [(g if g is not None else torch.zeros_like(t)).reshape(-1).to(torch.float64) for g, t in zip(grads, leaves)]
+    return (flat[0] if len(flat) == 1 else torch.cat(flat)).detach()  # one leaf: no copy
 
 
 def numeric_problem(fn, xs, reduction, v, scheme: Scheme, step: float, numeric_dtype: torch.dtype | None,
