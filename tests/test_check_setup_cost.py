@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import gradlab
-from gradlab.check.engine import check_gradient
+from gradlab.check.engine import check_gradient, checked_function
 from gradlab.check.problem import autograd_gradient, autograd_side, numeric_problem
 from gradlab.numerics.schemes import get_scheme
 
@@ -167,6 +167,19 @@ def test_the_tables_reader_columns_are_built_on_first_read_in_their_place():
         (np.abs(r.table["autograd"] - r.table["numeric"]) / np.maximum(np.abs(r.table["autograd"]),
                                                                        np.abs(r.table["numeric"]))).tolist())
 
+
+
+def test_a_module_over_its_parameters_is_not_probed_with_direct_calls():
+    # stacked weights are a batch of weights no layer is written for: the choice is vmap or
+    # the loop, after fn at x and one vmapped call (two direct calls more for a plain fn)
+    model = torch.nn.Linear(8, 4).double()
+    calls = []
+    model.register_forward_pre_hook(lambda m, args: calls.append(args[0].shape))
+    call, args = checked_function(model, (torch.randn(3, 8, dtype=torch.float64),), "parameters")
+    p = numeric_problem(call, args.reals(), "sum", None, get_scheme("central"), 1e-3, torch.float64,
+                        names=args.names)
+    assert p.batched.strategy[torch.float64] == "vmap"
+    assert len(calls) == 2
 
 class _TiedWeight(torch.nn.Module):
     """One weight under two names (as a language model ties its embedding and output layer)."""
