@@ -12,8 +12,14 @@ call) and builds the figure once per released step. Same run, interleaved repeat
 3. **Grid engine**: ``grid_frames`` (61 stops) against one ``grid_difference`` and its window.
 4. **Grid figure**: with the slider against the one-step figure, and the JSON sizes.
 
-Run: ``python benchmarks/bench_step_slider.py [--repeats 9]``. A script, not a test: it prints
-numbers, and the ratios mean most on a quiet machine.
+5. **Stop to paint, in Chromium** (``--browser URL [--browser URL2]``, each a running app): the
+   mouse is dragged along each chart's slider one stop at a time (1280x720); a stop's time runs
+   from the mouse event to the first animation frame after Plotly's ``plotly_animated`` (the
+   paint that shows it). Two URLs (say an earlier tree's server and this one's) are measured
+   in turn, page by page, in the same run.
+
+Run: ``python benchmarks/bench_step_slider.py [--repeats 9] [--browser http://localhost:8551]``.
+A script, not a test: it prints numbers, and the ratios mean most on a quiet machine.
 """
 
 from __future__ import annotations
@@ -59,10 +65,76 @@ def _kb(prepared) -> float:
     return len(pio.to_json(prepared.to_dict())) / 1024
 
 
+#: Stop-to-paint: the time of each mouse event on the page, and of the animation frame after the
+#: chart's next ``plotly_animated`` (the paint showing the stop the event moved to).
+_WATCH_PAINTS = """(key) => {
+  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  window.__glPaints = []; window.__glMoved = null;
+  window.addEventListener('mousemove', () => { window.__glMoved = performance.now(); }, true);
+  gd.on('plotly_animated', () => {
+    const start = window.__glMoved;
+    if (start === null) return;
+    window.__glMoved = null;
+    requestAnimationFrame(() => window.__glPaints.push(performance.now() - start));
+  });
+}"""
+
+_CHARTS = {"explorer": ("explorer_chart", "h=1e-03"), "grid": ("grid_chart", "h=1e-04")}
+
+
+def stop_to_paint(urls: list[str], rounds: int = 2) -> None:
+    """Drag each page's chart slider across its stops, one stop per mouse move, and print the
+    median and the largest stop-to-paint time per page and URL (see the module docstring)."""
+    from playwright.sync_api import sync_playwright
+
+    args = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync"]
+    samples = {(url, page): [] for url in urls for page in _CHARTS}
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=args)
+        for _ in range(rounds):
+            for page_name, (key, query) in _CHARTS.items():
+                for url in urls:
+                    tab = browser.new_page(viewport={"width": 1280, "height": 720})
+                    tab.goto(f"{url}/{page_name}?{query}")
+                    tab.wait_for_selector(f".st-key-{key} .js-plotly-plot .slider-rail-rect", timeout=90_000)
+                    tab.wait_for_selector("[data-test-script-state='notRunning']", timeout=90_000)
+                    tab.wait_for_timeout(1500)
+                    tab.evaluate(_WATCH_PAINTS, key)
+                    stops = tab.evaluate(f"() => document.querySelector('.st-key-{key} .js-plotly-plot')"
+                                         "._fullLayout.sliders[0].steps.length")
+                    box = tab.locator(f".st-key-{key} .slider-rail-rect").first.bounding_box()
+                    y = box["y"] + box["height"] / 2
+                    tab.mouse.move(box["x"] + 2, y)
+                    tab.mouse.down()
+                    for i in range(stops):  # one stop a move, a pause for its paint between moves
+                        tab.mouse.move(box["x"] + box["width"] * (i + 0.5) / stops, y)
+                        tab.wait_for_timeout(120)
+                    samples[(url, page_name)] += tab.evaluate("() => window.__glPaints")
+                    tab.mouse.up()
+                    tab.close()
+        browser.close()
+    print("Stop to paint in Chromium, 1280x720 (mouse event to the paint after plotly_animated)")
+    for (url, page_name), times in samples.items():
+        if times:
+            print(f"  {page_name:8s} {url:28s} median {statistics.median(times):6.1f} ms, max {max(times):6.1f} ms, "
+                  f"{len(times)} stops")
+        else:
+            print(f"  {page_name:8s} {url:28s} no stop painted")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=9)
-    repeats = parser.parse_args().repeats
+    parser.add_argument("--browser", action="append", default=[], metavar="URL",
+                        help="also time stop-to-paint in Chromium against this running app (repeatable)")
+    parser.add_argument("--browser-only", action="store_true", help="only the Chromium measurement")
+    args = parser.parse_args()
+    if args.browser:
+        stop_to_paint(args.browser)
+        if args.browser_only:
+            return
+    repeats = args.repeats
 
     settings = default_sweep_settings().validated()
     expr = parse(settings.expression)
@@ -114,6 +186,22 @@ def main() -> None:
     print(f"  figure with the slider {1e3 * m['with']:6.1f} ms, without {1e3 * m['without']:5.2f} ms "
           f"({m['with'] / m['without']:.0f}x); JSON {_kb(prepare_figure(grid_figure_with_slider, frames, 1e-4)):.0f}"
           f" KB vs {_kb(prepare_figure(grid_figure, one, window)):.0f} KB")
+    _sent_per_rerun({"Explorer": prepare_figure(error_vs_eps_with_slider, result, 1e-3),
+                     "Grid": prepare_figure(grid_figure_with_slider, frames, 1e-4)}, repeats)
+
+
+def _sent_per_rerun(figures: dict, repeats: int) -> None:
+    """What st.plotly_chart does with a cached figure on every rerun: its JSON (plotly.io.to_json,
+    unvalidated) and the digest of that text in the element's id."""
+    import hashlib
+
+    def send(prepared):
+        text = pio.to_json(prepared.to_dict(), validate=False)
+        hashlib.md5(text.encode(), usedforsecurity=False).hexdigest()
+
+    m = _interleaved({name: (lambda f=f: send(f)) for name, f in figures.items()}, 3 * repeats)
+    print("Sent on every rerun (to_json and its digest): " + ", ".join(
+        f"{name} {1e3 * m[name]:.2f} ms ({_kb(f):.0f} KB)" for name, f in figures.items()))
 
 
 

@@ -38,6 +38,7 @@ from gradlab.teaching.explorer_defaults import (
     function_label,
 )
 from gradlab.teaching.quizzes import GUESSES, guess_label, guess_step, quiz_dtype, quiz_reveal, quiz_scheme
+from gradlab.ui.cache_keys import settings_key
 from gradlab.ui.bound_widgets import (bound_number, bound_radio, bound_select_slider, bound_selectbox, bound_slider,
                                       bound_text, bound_toggle)
 from gradlab.ui.controls import dtype_help, dtype_multiselect, eps_range_input, scheme_multiselect
@@ -55,11 +56,12 @@ start_page("explorer")
 # ------------------------------------------------------------------ engine
 
 
-@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds,
-               show_spinner="Computing the sweep…")
-def _sweep(expression: str, x: float, dtypes: tuple, schemes: tuple,
-           eps_min: float, eps_max: float, points: int) -> SweepResult:
-    return heavy(sweep, SweepSettings(expression, x, dtypes, schemes, eps_min, eps_max, points))
+@st.cache_resource(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds,
+                   show_spinner="Computing the sweep…", hash_funcs={SweepSettings: settings_key})
+def _sweep(settings: SweepSettings) -> SweepResult:
+    """The sweep, kept as it came back and shared read-only by every session (st.cache_data would
+    unpickle its tables on every rerun), keyed by the settings' text (gradlab.ui.cache_keys)."""
+    return heavy(sweep, settings)
 
 
 @st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds,
@@ -238,15 +240,18 @@ def _chart(result: SweepResult) -> None:
     name = f"gradlab-explorer-{settings.expression}-x{settings.x:g}"
     with chart:
         if has_drawable_errors(result, error) or result.table["estimate"].isna().all():
-            fig = cached_figure((settings, error, theory, autograd, focus, h), error_vs_eps_with_slider, result, h,
-                                error=error, show_theory=theory, show_autograd=autograd, focus_dtype=focus)
+            # built once per view (every stop's frame in it), shown at h (show_figure's step)
+            fig = cached_figure((settings, error, theory, autograd, focus), error_vs_eps_with_slider, result,
+                                STEP_DEFAULT, error=error, show_theory=theory, show_autograd=autograd,
+                                focus_dtype=focus)
+            step = h
         else:
             st.info("There is no exact derivative here, so there is no error to plot: the chart "
                     "shows what each scheme and autograd return instead.", icon=":material/info:")
-            fig = cached_figure(settings, estimate_vs_eps_figure, result)
+            fig, step = cached_figure(settings, estimate_vs_eps_figure, result), None
         if not is_presenting():
             st.html(_CHART_BOX_CSS)
-        show_figure(fig, name, height="stretch", key=_CHART_KEY)
+        show_figure(fig, name, height="stretch", key=_CHART_KEY, step=step)
 
 
 def _notes(result: SweepResult) -> None:
@@ -324,8 +329,8 @@ def _quiz(result: SweepResult) -> None:
     if guess is None:
         return
     try:  # the same sweep for that dtype alone: one more cached engine call
-        own = _sweep(settings.expression, settings.x, (dtype,), (scheme,),
-                     *chart_step_range((dtype,), (scheme,)), settings.points)
+        own = _sweep(settings=SweepSettings(settings.expression, settings.x, (dtype,), (scheme,),
+                                            *chart_step_range((dtype,), (scheme,)), settings.points))
     except Exception as err:  # noqa: BLE001 - every failure becomes a message
         show_error(err)
         return
@@ -355,8 +360,7 @@ def _quiz(result: SweepResult) -> None:
 
 try:
     settings = _controls()
-    result = _sweep(settings.expression, settings.x, settings.dtypes, settings.schemes,
-                    settings.eps_min, settings.eps_max, settings.points)
+    result = _sweep(settings=settings)
 except Exception as err:  # noqa: BLE001 - every failure becomes a message
     stop_with_error(err)
 _answer(result)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from gradlab.errors import GradLabError
-from gradlab.figures.grid import grid_figure_with_slider, secant_series_figure
-from gradlab.labs.grid.frames import GRID_STEP_RANGE, GridFrames, grid_steps
+from gradlab.errors import GradLabError, LimitError
+from gradlab.figures.grid import grid_slider_figure, secant_series_figure
+from gradlab.labs.grid.frames import GRID_STEP_RANGE, GridFrames, grid_steps, series_with, view_of
 from gradlab.labs.grid.story import grid_answer, printed_values, ulps_of_x
 from gradlab.labs.grid.representable import GridDifference, GridSettings
 from gradlab.limits import LIMITS
@@ -26,6 +26,7 @@ from gradlab.server.heavy_work import grid
 from gradlab.teaching.catalogue import CATALOGUE
 from gradlab.teaching.explorer_defaults import CUSTOM, FUNCTION_OPTIONS, function_label
 from gradlab.teaching.glossary import definition, term
+from gradlab.ui.cache_keys import settings_key
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
 from gradlab.ui.controls import eps_input
 from gradlab.ui.figures import cached_figure, show_figure
@@ -45,9 +46,38 @@ CHART_KEY = "grid_chart"
 CONTROL_WIDTH = 120  # px: function, x, dtype, f(x) and the step's slider in one row at 1280 px
 
 
-@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False)
+@st.cache_resource(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False,
+                   hash_funcs={GridSettings: settings_key})
+def _view(view: GridSettings) -> tuple[pd.DataFrame, GridFrames]:
+    """The secant's series and the slider's frames of a view (``view_of``: its step aside), one worker
+    call per view whatever step the page shows: a new step is a look-up in the frames. Kept as it
+    came back and shared read-only by every session (st.cache_data would unpickle 61 frames a rerun)."""
+    _, _, series, frames = heavy(grid, view)  # in a worker process: the exact derivative can hold a C call
+    return series, frames
+
+
+@st.cache_resource(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False,
+                   hash_funcs={GridSettings: settings_key})
 def _difference(settings: GridSettings) -> tuple[GridDifference, pd.DataFrame, pd.DataFrame, GridFrames]:
-    return heavy(grid, settings)  # in a worker process: the exact derivative can hold a C call
+    """The page's step alone, for a view whose own step (1) has no difference (f not finite there)."""
+    return heavy(grid, settings)
+
+
+def _computed(settings: GridSettings) -> tuple[GridDifference, pd.DataFrame, pd.DataFrame, GridFrames, GridSettings]:
+    """The difference at the page's step, f around it, the secant's series, the frames, and the
+    settings that key the chart (the view's, unless the view had to be computed at the page's step)."""
+    view = view_of(settings)
+    try:
+        series, frames = _view(view=view)
+    except LimitError:
+        raise
+    except GradLabError:  # the view's step fails (x + 1 or f there not finite): the page's step alone
+        frames = None
+    if frames is None or settings.h not in frames.steps:
+        result, window, series, frames = _difference(settings=settings)
+        return result, window, series, frames, settings
+    result, window = frames.at(settings.h)
+    return result, window, series_with(series, result), frames, view
 
 
 def _on_function_change() -> None:
@@ -186,7 +216,7 @@ def _definitions() -> None:
 # controls -> one frozen settings object -> one cached engine call -> render
 try:
     settings = _controls()
-    result, window, series, frames = _difference(settings)
+    result, window, series, frames, chart_key = _computed(settings)
 except Exception as err:  # noqa: BLE001 - every failure becomes a message
     stop_with_error(err)
 with answer_box():
@@ -196,9 +226,10 @@ with answer_box():
 with main_chart_box():
     if not is_presenting():  # presentation mode sizes the box itself
         st.html(_CHART_BOX_CSS)
-    show_figure(cached_figure(settings, grid_figure_with_slider, frames, settings.h),
+    # built once per view (every step's frame in it), shown at the page's step (gradlab.ui.figures.show_figure)
+    show_figure(cached_figure(chart_key, grid_slider_figure, frames),
                 f"gradlab-grid-{settings.dtype}-x{settings.x:g}-h{settings.h:g}", key=CHART_KEY,
-                height="stretch")  # the box's height: this page's CSS sets it, or presentation mode
+                height="stretch", step=settings.h)  # the box's height: this page's CSS sets it, or presentation mode
 follow_chart_slider(CHART_KEY, "h", f"{settings.h:.0e}", grid_steps())
 left, right = st.columns([3, 2])
 with left:

@@ -199,3 +199,22 @@ def test_ulp_is_defined_where_the_answer_first_says_it():
     answer = at.info[0].value
     assert '839 [ulps](#definitions "ulp: unit in the last place: the gap between' in answer
     assert answer.count("](#definitions") == 1
+
+
+def test_a_new_step_reuses_the_views_frames(monkeypatch):
+    """Moving h (the slider's release, or the control) looks the step up in the view's frames:
+    the 61 stops are computed once per view, not once per step."""
+    import gradlab.ui.worker_calls as worker_calls
+
+    calls = []
+    real = worker_calls.heavy
+    monkeypatch.setattr(worker_calls, "heavy", lambda fn, *a, **k: calls.append(fn.__name__) or real(fn, *a, **k))
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT_S)
+    at.query_params.update({"x": "1.3125", "dtype": "float16", "h": "1e-03"})  # a view no other test opens
+    at.run()
+    assert "above x" in shown(at.info[0].value)
+    at.select_slider(key="h").set_value(2e-3).run()
+    assert not at.exception
+    # float16 at 1.3125: ulp 2^-10; 2e-3 is 2.05 ulps, so x + h lands 2 ulps above x
+    assert "2 ulps above x" in shown(at.info[0].value)
+    assert calls == ["grid"]  # one engine call, for the view

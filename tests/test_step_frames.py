@@ -122,11 +122,16 @@ def test_grid_figure_has_a_frame_per_step_with_fixed_traces():
         fig = grid_figure_with_slider(frames, 1e-6)
     assert len(fig.frames) == len(frames.steps)
     assert {len(f["data"]) for f in fig.frames} == {len(fig.data)}  # one trace list, animated in place
-    at = next(f for f in fig.frames if f["name"] == "1e-06")
     r, _ = frames.at(1e-6)
-    secant = next(t for t in at["data"] if t["name"].startswith("secant"))
-    assert secant["name"] == f"secant, slope {r.secant:.4g}"
-    assert fig.layout["sliders"][0]["steps"][fig.layout["sliders"][0]["active"]]["value"] == "1e-06"
+    slider = fig.layout["sliders"][0]
+    assert slider["steps"][slider["active"]]["value"] == "1e-06"
+    # the slope is the slider's to say; the legend, the same at every stop, names the secant alone
+    assert f"slope {r.secant:.6g}" in slider["steps"][slider["active"]]["label"]
+    assert [t["name"] for t in fig.data if t["name"].startswith("secant")] == ["secant"]
+    # so a stop only moves traces and sets the axes' ranges: no redraw of the chart
+    assert all(set(f["layout"]) == {"xaxis", "yaxis"} and set(f["layout"]["xaxis"]) == {"range"} for f in fig.frames)
+    assert {s["args"][1]["frame"]["redraw"] for s in slider["steps"]} == {False}
+    assert all(set(t) <= {"x", "y", "text"} for f in fig.frames for t in f["data"])
 
 
 def test_each_grid_frame_draws_what_the_single_step_figure_draws():
@@ -147,3 +152,37 @@ def test_each_grid_frame_draws_what_the_single_step_figure_draws():
             np.testing.assert_array_equal(np.asarray(a["x"], dtype=float), np.asarray(b["x"], dtype=float))
             np.testing.assert_array_equal(np.asarray(a["y"], dtype=float), np.asarray(b["y"], dtype=float))
         assert mine.layout["xaxis"]["range"] == expected.layout["xaxis"]["range"]
+
+
+def test_a_view_whose_unit_changes_between_stops_redraws_with_each_stops_titles():
+    """At x = 0 an ulp of float32 is 2^-149, so the larger steps are counted in a coarser unit:
+    the titles change from stop to stop, and only such a view's stops redraw the chart."""
+    frames = grid_frames(GridSettings("float32", 0.0, 1e-4, "sin(x)"))
+    with specs_only():
+        fig = grid_figure_with_slider(frames, 1e-4)
+    titles = {f["layout"]["xaxis"]["title"]["text"] for f in fig.frames}
+    assert len(titles) > 1 and any("units" in t for t in titles)
+    assert {s["args"][1]["frame"]["redraw"] for s in fig.layout["sliders"][0]["steps"]} == {True}
+
+
+def test_the_slider_figure_shown_at_a_step_draws_that_steps_figure():
+    """with_step puts a stop's frame into the figure built once per view: the traces' points are
+    the one-step figure's at that h (to float32's precision, the frames' arrays)."""
+    import base64
+
+    from gradlab.figures.grid import grid_figure
+
+    def values(v):
+        if isinstance(v, dict):
+            return np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"]).astype(float)
+        return np.asarray(v, dtype=float)
+
+    frames = grid_frames(GridSettings("float32", 1.0, 1.0, "x**2"))
+    for h in (1e-7, 2e-5, 0.5):
+        with specs_only():
+            shown = grid_figure_with_slider(frames, h)
+            single = grid_figure(*frames.at(h), frames.asked_f[frames.steps.index(h)])
+        for a, b in zip(shown.data, single.data):
+            np.testing.assert_allclose(values(a["x"]), values(b["x"]), rtol=1e-6)
+            np.testing.assert_allclose(values(a["y"]), values(b["y"]), rtol=1e-6)
+        assert shown.layout["xaxis"]["range"] == single.layout["xaxis"]["range"]

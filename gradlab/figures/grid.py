@@ -22,13 +22,13 @@ import numpy as np
 import pandas as pd
 
 from gradlab.figures.spec import FigureOrSpec, FigureSpec, specs_only
-from gradlab.figures.sweep_slider import SLIDER_COLOURS, step_label as _step_label
+from gradlab.figures.sweep_slider import SLIDER_COLOURS, step_label as _step_label, with_step
 from gradlab.figures.style import GUIDE, MARK, MARKER_OUTLINE, NEUTRAL, TRUTH
 from gradlab.labs.grid.frames import GridFrames, asked_values
 from gradlab.labs.grid.representable import GridDifference
 from gradlab.numerics.dtypes import facts
 
-__all__ = ["grid_figure", "grid_figure_with_slider", "secant_series_figure", "MAX_TICKS", "MAIN_CHART_HEIGHT"]
+__all__ = ["grid_figure", "grid_slider_figure", "grid_figure_with_slider", "secant_series_figure", "MAX_TICKS", "MAIN_CHART_HEIGHT"]
 
 #: At most this many grid numbers are drawn as ticks (and f's grid as faint lines).
 MAX_TICKS = 60
@@ -177,53 +177,98 @@ def secant_series_figure(series: pd.DataFrame, r: GridDifference) -> FigureOrSpe
     return fig.figure()
 
 
-#: A stop's animation: at once; each frame changes the axes' ranges and titles, so it redraws.
-_ANIMATE = {"mode": "immediate", "frame": {"duration": 0, "redraw": True}, "transition": {"duration": 0}}
-#: What a frame replaces in the layout: the axes (ranges, titles).
-_FRAME_LAYOUT = ("xaxis", "yaxis")
+#: What a frame carries of each trace: its points and its words. Names, styles and the legend are
+#: the figure's, the same at every stop, so a stop moves the traces without drawing the chart again.
+_FRAME_KEYS = ("x", "y", "text")
+
+
+def _animate(redraw: bool) -> dict:
+    """A stop's animation: at once. Without ``redraw`` Plotly moves the traces in place and sets the
+    axes' ranges (its transition of the axes), which the frames change: a stop is drawn within an
+    animation frame. A full redraw (the legend, the titles, every trace) took 76 ms a stop."""
+    return {"mode": "immediate", "frame": {"duration": 0, "redraw": redraw}, "transition": {"duration": 0}}
+
+
+#: The y axis's tick labels and title, px, in a slider's chart (its margin is fixed).
+_Y_ROOM = 70
+
+
+def grid_slider_figure(frames: GridFrames) -> FigureOrSpec:
+    """:func:`grid_figure` with a slider over every step of ``frames``, shown at the first:
+    dragging it switches frames in the browser (the point x + h, the secant, f around them, the
+    axes' ranges), no server call; the slider says the step, the step taken and the slope. Built
+    once per view (nothing in it depends on the step shown): a page shows it at its step with
+    :func:`gradlab.figures.sweep_slider.with_step`.
+
+    The legend is the same at every stop (the secant's slope is the slider's to say), and so are
+    the axes' titles unless the chart's unit changes between stops (x at 0 or subnormal, where an
+    ulp is too small a unit for the larger steps): only then does a stop redraw the chart.
+    """
+    with specs_only():
+        drawn = [grid_figure(r, w, f) for r, w, f in zip(frames.differences, frames.windows, frames.asked_f)]
+    fig = drawn[0]
+    titles = {(f.layout["xaxis"]["title"]["text"], f.layout["yaxis"]["title"]["text"]) for f in drawn}
+    redraw = len(titles) > 1
+    axis_keys = ("range", "title") if redraw else ("range",)
+    for trace in fig.data:  # the first stop's names, the secant's without its slope (or its absence)
+        if trace["name"].startswith("secant"):
+            trace.update(name="secant", showlegend=True)
+    fig.frames = [{"name": _step_label(s), "data": [_packed({k: t[k] for k in _FRAME_KEYS if k in t}) for t in f.data],
+                   "layout": {a: {k: f.layout[a][k] for k in axis_keys} for a in ("xaxis", "yaxis")}}
+                  for s, f in zip(frames.steps, drawn)]
+    # The y axis's room is fixed (no automargin): its tick labels change width from stop to stop
+    # ("−4" to "−1.5M"), and a new margin would have Plotly draw the whole chart again mid-drag.
+    fig.update_yaxes(automargin=False)
+    fig.update_layout(margin=dict(l=_Y_ROOM, r=0, t=10, b=10), sliders=[{
+        "name": "step h", "active": 0, "x": 0, "len": 1, "xanchor": "left",
+        "y": 1, "yanchor": "bottom", "pad": {"t": 0, "b": 6, "l": 0, "r": 0},
+        "currentvalue": {"prefix": "h = ", "xanchor": "left", "offset": 4, "font": {"size": 15}},
+        "font": {"size": 1},  # the stops' own labels: the current value says the one that counts
+        "ticklen": 0, "minorticklen": 0, **SLIDER_COLOURS,
+        "steps": [{"method": "animate", "label": _readout(r), "value": _step_label(s),
+                   "args": [[_step_label(s)], _animate(redraw)]}
+                  for s, r in zip(frames.steps, frames.differences)]}])
+    return fig.figure()
 
 
 def grid_figure_with_slider(frames: GridFrames, h: float) -> FigureOrSpec:
-    """:func:`grid_figure` at step ``h`` with a slider over every step of ``frames`` (one of them
-    ``h``): dragging it switches frames in the browser (the point x + h, the secant and its slope,
-    f around them), no server call; the slider says the step, the step taken and the slope.
+    """:func:`grid_slider_figure` shown at step ``h`` (one of ``frames.steps``).
 
     >>> from gradlab.labs.grid.frames import grid_frames
     >>> from gradlab.labs.grid.representable import GridSettings
     >>> fig = grid_figure_with_slider(grid_frames(GridSettings("float32", 1.0, 1e-4, "sin(x)")), 1e-4)
     >>> len(fig.frames), fig.layout.sliders[0].steps[fig.layout.sliders[0].active].value
     (61, '1e-04')
+    >>> fig.frames[0].layout.xaxis.title.text is None  # one title for every stop: no redraw
+    True
     """
     with specs_only():
-        drawn = [grid_figure(r, w, f) for r, w, f in zip(frames.differences, frames.windows, frames.asked_f)]
-    fig = drawn[frames.steps.index(h)]
-    fig.frames = [{"name": _step_label(s), "data": [_packed(t) for t in f.data],
-                   "layout": {k: f.layout[k] for k in _FRAME_LAYOUT}} for s, f in zip(frames.steps, drawn)]
-    fig.update_layout(margin=dict(l=0, r=0, t=10, b=10), sliders=[{
-        "name": "step h", "active": frames.steps.index(h), "x": 0, "len": 1, "xanchor": "left",
-        "y": 1, "yanchor": "bottom", "pad": {"t": 0, "b": 6, "l": 0, "r": 0},
-        "currentvalue": {"prefix": "h = ", "xanchor": "left", "offset": 4, "font": {"size": 15}},
-        "font": {"size": 1},  # the stops' own labels: the current value says the one that counts
-        "ticklen": 0, "minorticklen": 0, **SLIDER_COLOURS,
-        "steps": [{"method": "animate", "label": _readout(r), "value": _step_label(s),
-                   "args": [[_step_label(s)], _ANIMATE]}
-                  for s, r in zip(frames.steps, frames.differences)]}])
+        fig = grid_slider_figure(frames)
+    shown = with_step({"data": fig.data, "layout": fig.layout, "frames": fig.frames}, h)
+    fig.data, fig.layout = shown["data"], shown["layout"]
     return fig.figure()
 
 
+_F4_LARGEST = 1e38  # float32's largest is 3.4e38: a frame with a value past this keeps float64
+
+
 def _packed(trace: dict) -> dict:
-    """``trace`` with its x and y as Plotly's base64 typed arrays (float64; a gap, None, as NaN, which
+    """``trace`` with its x and y as Plotly's base64 typed arrays, float32 (a gap, None, as NaN, which
     Plotly also draws as a gap): what the figure's dict gets anyway, made here in one numpy call per
     array instead of Plotly's walk over every element of every frame (two thirds of the slider
-    figure's build time).
+    figure's build time). float32, not float64: the frames are most of what the page sends on every
+    rerun, and a position in grid units needs no more than float32's 7 digits on a chart (the
+    hover shows 4), unless a value is past float32's range.
 
     >>> _packed({"x": [1.0, None], "name": "a"})["x"]
-    {'dtype': 'f8', 'bdata': 'AAAAAAAA8D8AAAAAAAD4fw=='}
+    {'dtype': 'f4', 'bdata': 'AACAPwAAwH8='}
     """
     out = dict(trace)
     for key in ("x", "y"):
         values = np.array([math.nan if v is None else v for v in trace.get(key, ())], dtype=np.float64)
-        out[key] = {"dtype": "f8", "bdata": base64.b64encode(values.tobytes()).decode("ascii")}
+        if np.all(np.abs(values[np.isfinite(values)]) < _F4_LARGEST):
+            values = values.astype(np.float32)
+        out[key] = {"dtype": values.dtype.str[1:], "bdata": base64.b64encode(values.tobytes()).decode("ascii")}
     return out
 
 

@@ -33,7 +33,7 @@ from gradlab.sweep.step_frames import nearest_step
 if TYPE_CHECKING:  # the engine imports these figures (SweepResult.figure), never the reverse
     from gradlab.sweep.engine import SweepResult
 
-__all__ = ["SLIDER_COLOURS", "add_step_slider", "error_vs_eps_with_slider", "step_label", "SLIDER_NAME"]
+__all__ = ["SLIDER_COLOURS", "add_step_slider", "error_vs_eps_with_slider", "step_label", "SLIDER_NAME", "with_step"]
 
 SLIDER_NAME = "step h"
 #: The slider's rail and grip: mid greys that read on the light and the dark background (Plotly's
@@ -162,3 +162,37 @@ def error_vs_eps_with_slider(result: SweepResult, h: float, **options) -> Figure
         fig = error_vs_eps_figure(result, **options)
     add_step_slider(fig, result, h)
     return fig.figure()
+
+
+def with_step(spec: dict, h: float) -> dict:
+    """A figure's dict with frames and a step slider (this module's, or the Grid's) shown at the
+    stop nearest ``h``: the slider's active stop and that frame's traces and axis ranges. A copy
+    of the top levels only (the frames and the data arrays are shared), so a page builds and
+    caches its figure once per view and a new step costs a few dictionary copies, not a new figure.
+
+    >>> spec = {"data": [{"name": "a", "x": [0]}, {"name": "at h", "x": [1e-3]}],
+    ...         "layout": {"xaxis": {"title": "h"}, "sliders": [{"active": 0, "steps": [{"value": "1e-03"},
+    ...                    {"value": "2e-03"}]}]},
+    ...         "frames": [{"name": "1e-03", "traces": [1], "data": [{"x": [1e-3]}]},
+    ...                    {"name": "2e-03", "traces": [1], "data": [{"x": [2e-3]}], "layout": {"xaxis": {"range": [0, 1]}}}]}
+    >>> shown = with_step(spec, 2.2e-3)
+    >>> shown["data"][1], shown["layout"]["sliders"][0]["active"], shown["layout"]["xaxis"]
+    ({'name': 'at h', 'x': [0.002]}, 1, {'title': 'h', 'range': [0, 1]})
+    >>> spec["layout"]["sliders"][0]["active"], shown["frames"] is spec["frames"]
+    (0, True)
+    """
+    frames, sliders = spec.get("frames") or (), spec.get("layout", {}).get("sliders") or ()
+    if not frames or not sliders:
+        return spec
+    values = [float(step["value"]) for step in sliders[0]["steps"]]
+    active = values.index(nearest_step(values, h))
+    name = sliders[0]["steps"][active]["value"]
+    frame = next((f for f in frames if f.get("name") == name), None)
+    data = list(spec["data"])
+    layout = {**spec["layout"], "sliders": [{**sliders[0], "active": active}, *sliders[1:]]}
+    if frame is not None:
+        for index, trace in zip(frame.get("traces") or range(len(frame["data"])), frame["data"]):
+            data[index] = {**data[index], **trace}
+        for key, value in (frame.get("layout") or {}).items():
+            layout[key] = {**layout.get(key, {}), **value} if isinstance(value, dict) else value
+    return {**spec, "data": data, "layout": layout}

@@ -19,6 +19,7 @@ from gradlab.limits import LIMITS
 from gradlab.ui.cache_keys import settings_key
 from gradlab.ui.compat import PreparedFigure
 from gradlab.figures.layout import for_presentation
+from gradlab.figures.sweep_slider import with_step
 from gradlab.ui.page_chrome import main_chart_height, presenting_main_chart
 
 __all__ = ["figure_config", "prepare_figure", "cached_figure", "show_figure", "PreparedFigure"]
@@ -90,7 +91,7 @@ def cached_figure(key: Hashable, build: Callable[..., FigureOrSpec], *args: Any,
 
 
 def show_figure(fig: go.Figure | PreparedFigure, name: str, key: str | None = None,
-                height: int | str | None = None) -> None:
+                height: int | str | None = None, step: float | None = None) -> None:
     """Display ``fig`` across the container's width with GradLab's chart config.
 
     ``name`` becomes the file name of the "download as PNG" button (made safe for a
@@ -100,11 +101,15 @@ def show_figure(fig: go.Figure | PreparedFigure, name: str, key: str | None = No
     overrides that (``"stretch"``: fill a box whose height the page's CSS sets). The main chart of a
     presented page has its text scaled with the page's larger type
     (:func:`gradlab.figures.layout.for_presentation`: ticks and annotations at least 20 px).
+    ``step``: a figure with a step slider (built once per view, cached) is shown at the stop
+    nearest it (:func:`gradlab.figures.sweep_slider.with_step`: a few dictionary copies a rerun).
     """
     config = figure_config(name)
     if presenting_main_chart():  # a projected chart: large text, no toolbar over its title
         fig = _presented(fig)
         config["displayModeBar"] = False
+    if step is not None:
+        fig = PreparedFigure(with_step(fig.to_dict(), step))
     st.plotly_chart(
         fig,
         width="stretch",

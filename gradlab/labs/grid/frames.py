@@ -18,6 +18,7 @@ the grid around it, the same :func:`~gradlab.labs.grid.representable.grid_differ
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -30,10 +31,15 @@ from gradlab.numerics.expressions import parse
 from gradlab.labs.grid.story import window_points
 from gradlab.sweep.step_frames import slider_steps
 
-__all__ = ["GRID_STEP_RANGE", "grid_steps", "GridFrames", "grid_frames", "asked_values"]
+__all__ = ["GRID_STEP_RANGE", "VIEW_STEP", "grid_steps", "GridFrames", "grid_frames", "asked_values", "view_of",
+           "series_with"]
 
 #: The Grid's step control runs over these (its URL values are their 1-2-5 steps).
 GRID_STEP_RANGE = (1e-20, 1.0)
+#: The step a view's frames are computed at (:func:`view_of`): one of the stops, so the frames of
+#: a view are the same whichever step the page shows; the largest, so the secant's series does not
+#: reach further down than ulp(x) makes it.
+VIEW_STEP = GRID_STEP_RANGE[1]
 
 
 def grid_steps() -> tuple[float, ...]:
@@ -93,3 +99,34 @@ def asked_values(settings: GridSettings, steps) -> tuple[float, ...]:
         asked = parse(settings.expression)(torch.tensor(settings.x, dtype=torch.float64)
                                            + torch.tensor(list(steps), dtype=torch.float64))
     return tuple(float(v) for v in torch.broadcast_to(asked, (len(steps),)))
+
+
+def view_of(settings: GridSettings) -> GridSettings:
+    """``settings`` at :data:`VIEW_STEP`: what the slider's frames and the secant's series depend on.
+    Every step of the page's control is a stop of the frames, so one view serves them all.
+
+    >>> view_of(GridSettings("float32", 1.0, 2e-7, "x**2")) == view_of(GridSettings("float32", 1.0, 5e-3, "x**2"))
+    True
+    """
+    return replace(settings, h=VIEW_STEP)
+
+
+def series_with(series: pd.DataFrame, r: GridDifference) -> pd.DataFrame:
+    """The secant's slope against h (:func:`gradlab.labs.grid.story.secant_series` of a view) with
+    ``r``'s step among its rows: the point the page marks as "your h" (its slope NaN where no step
+    is taken or the slope is not finite, as the series writes it).
+
+    >>> from gradlab.labs.grid.story import secant_series
+    >>> view = GridSettings("float32", 1.0, 1.0, "x**2")
+    >>> r = grid_difference(GridSettings("float32", 1.0, 2e-7, "x**2"))
+    >>> t = series_with(secant_series(view), r)
+    >>> row = t[t["h"] == 2e-7]
+    >>> float(row["step"].iloc[0]) == 2 * 2.0 ** -23, float(row["secant"].iloc[0]) == r.secant
+    (True, True)
+    >>> bool(t["h"].is_monotonic_increasing)
+    True
+    """
+    secant = r.secant if r.step_taken and math.isfinite(r.secant) else math.nan
+    row = pd.DataFrame({"h": [r.settings.h], "step": [r.step_taken], "secant": [secant]})
+    rest = series[series["h"] != r.settings.h]
+    return pd.concat([rest, row], ignore_index=True).sort_values("h", ignore_index=True)
