@@ -211,3 +211,22 @@ def test_a_loss_layer_and_a_reduction_reach_every_check():
     assert report.whole.summary.reduction == "mean" and report.whole.verdict == "fail"
     loss = SquaredError(torch.tensor([1.0, 2.0], dtype=torch.float64))
     assert loss(torch.tensor([3.0, 0.0], dtype=torch.float64)).tolist() == [4.0, 4.0]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_a_passing_row_reads_its_check_without_building_the_words(dtype):
+    # a pass's summary is built only when read; the row takes the same worst value from the table
+    from types import SimpleNamespace
+
+    from gradlab.layers.result import LayerRow
+
+    layer = nn.Linear(5, 3).to(getattr(torch, dtype))
+    result = gradlab.gradcheck(layer, _x(dtype), wrt="parameters", mode="full")
+    call = SimpleNamespace(path="0", kind="Linear", index=0, custom_function=False, kwargs={})
+    row = LayerRow.of(call, 1, "parameters", result, 0.0)
+    assert callable(result._summary)  # still unbuilt
+    s = result.summary
+    assert (row.verdict, row.dtype, row.note) == (s.verdict, s.dtype, "") == ("pass", dtype, "")
+    assert row.element == s.worst.where
+    assert (row.autograd, row.numeric, row.difference, row.tolerance, row.bound) == \
+        (s.worst.autograd, s.worst.numeric, s.worst.abs_error, s.worst.tolerance, s.worst.error_bound)

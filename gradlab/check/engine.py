@@ -264,7 +264,7 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
     # the verdict never reads them); any other verdict's now, while fn is as it was: naming
     # the output part a wrong gradient comes through evaluates fn again.
     return CheckResult(table, summary if verdict == "pass" else summary(), error_map(p.flat, mode, table),
-                       _taylor(p, g, seed) if taylor else None, own_verdict=verdict)
+                       _taylor(p, g, seed) if taylor else None, own_verdict=verdict, dtype=facts(user_dtype).name)
 
 
 def _own_output(out, call, xs):

@@ -128,6 +128,7 @@ class CheckResult:
     forward: "CheckResult | None" = None  # forward-mode AD against finite differences
     second_order: "CheckResult | None" = None  # the gradient's gradient (double backward)
     own_verdict: str | None = None  # this check's verdict without the extras (default: the summary's)
+    dtype: str | None = None  # the checked (least precise) dtype's name, as the summary gives it
 
     @property
     def summary(self) -> CheckSummary:

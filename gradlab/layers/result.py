@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass
 
 import pandas as pd
 
+from gradlab.check.report import element, worst_position
 from gradlab.check.states import STATES, overall
 
 __all__ = ["LayerRow", "LayersResult", "SKIPPED"]
@@ -57,17 +58,24 @@ class LayerRow:
     @classmethod
     def of(cls, call, times: int, over: str, result, seconds: float) -> "LayerRow":
         """The row of a finished check ``result`` (a CheckResult) of ``call``."""
-        s = result.summary
-        e = s.located if s.located is not None else s.worst
+        if result.own_verdict == "pass" and result.dtype is not None:
+            # a pass's words are built only when read (CheckResult.summary): its worst value
+            # straight from its table, as the summary takes it
+            e = element(result.columns, worst_position(result.columns))
+            dtype, verdict, headline = result.dtype, "pass", ""
+        else:
+            s = result.summary
+            e = s.located if s.located is not None else s.worst
+            dtype, verdict, headline = s.dtype, s.verdict, s.headline
         label = e.where if e is not None else ""
         if label.startswith("direction "):  # a passing default check's worst is a random direction
             label = ""
         if call.kwargs:  # the check ran on a wrapper holding the module as ``inner``
             label = label.replace("inner.", "", 1)
-        return cls(call.path, call.kind, s.dtype, over, s.verdict, call.index, times, call.custom_function,
+        return cls(call.path, call.kind, dtype, over, verdict, call.index, times, call.custom_function,
                    label, *(_number(e, name) for name in ("autograd", "numeric", "abs_error", "tolerance",
                                                           "error_bound")),
-                   seconds, "" if s.verdict == "pass" else s.headline)
+                   seconds, "" if verdict == "pass" else headline)
 
     @classmethod
     def skipped(cls, call, times: int, over: str, reason: str, seconds: float) -> "LayerRow":
