@@ -22,6 +22,9 @@ process instead, and the calling thread only waits on a pipe:
   turning true (Streamlit's pending rerun or stop: also when the tab that made
   the call disconnects, as a reload does).
 
+The caller sleeps on the worker's pipe, waking every :data:`POLL_SECONDS` (cancellation,
+memory); the worker's CPU time is read only once a CPU bound could have been reached.
+
 Workers are forked from a fork server that has imported torch, sympy, mpmath
 and the engine once (:data:`gradlab.server.worker.PRELOAD`), so a replacement
 starts in milliseconds; ``forkserver`` is safe with the server's threads and
@@ -58,13 +61,16 @@ from gradlab.server.lanes import (LONG, LONG_CALL_SECONDS, SHORT, SHORT_TURN_SEC
                                   busy_message, call_key)
 from gradlab.server.worker import (PRELOAD, WorkerFailed, died_message, memory_message, refused_memory_message,
                                    serve, unpack_reply)
-from gradlab.server.worker_process import WorkerProcess
+from gradlab.server.worker_process import CORES, WorkerProcess, readiness
 
 __all__ = ["run_bounded", "run_in_child", "WorkerPool", "WorkerFailed", "Superseded", "shared_pool",
            "POLL_SECONDS", "GRACE_SECONDS", "LONG_CALL_SECONDS", "SHORT_TURN_SECONDS"]
 
-#: How often a waiting caller looks at the clock, the worker's memory and cancellation.
-POLL_SECONDS = 0.02
+#: How often a waiting caller looks at cancellation (a newer call of its session, a pending rerun
+#: or stop of its script run) and at the worker's memory; a message from the worker wakes it at once.
+POLL_SECONDS = 0.1
+#: The waiting caller's clock (tests inject one: the waits are counted, not timed).
+_now = time.monotonic
 #: Time a bounded block gets past its bound before its worker is killed: the block's own
 #: asynchronous exception ends Python-level work at the bound and keeps partial results.
 GRACE_SECONDS = 2.0  # a loaded machine delivers the in-worker bound late; past this, the kill
@@ -168,7 +174,7 @@ class WorkerPool:
                 self._still_wanted(call, cancelled)
                 if time.monotonic() - waited_from > seconds:
                     raise LimitError(busy_message(what, seconds, bound_name, self._lanes.slots, call.lane))
-                self._lock.wait(POLL_SECONDS * 5)
+                self._lock.wait(POLL_SECONDS)
             self._wanted += 1
             try:
                 while not self._idle:
@@ -178,7 +184,7 @@ class WorkerPool:
                         self._starting += 1
                         threading.Thread(target=self._add_worker, name="gradlab-pool-extra", daemon=True).start()
                     self._still_wanted(call, cancelled)
-                    self._lock.wait(POLL_SECONDS * 5)
+                    self._lock.wait(POLL_SECONDS)
             finally:
                 self._wanted -= 1
             worker = self._idle.pop()
@@ -203,7 +209,7 @@ class WorkerPool:
         stays (False). CPU seconds: on a busy machine a cheap call waits for a core, and keeps
         its place for it."""
         long = (computed >= self.long_call_seconds
-                or time.monotonic() - started >= WALL_CLOCK_FACTOR * self.long_call_seconds)
+                or _now() - started >= WALL_CLOCK_FACTOR * self.long_call_seconds)
         if not long and computed < SHORT_TURN_SECONDS:
             return False
         with self._lock:
@@ -275,13 +281,18 @@ class WorkerPool:
     def _wait(self, worker: WorkerProcess, seconds, what, bound_name, advice, cancelled, progress):
         # Bounds are CPU seconds of the worker since the call began (computing, not waiting
         # for a core); the wall clock only ends a call that waits WALL_CLOCK_FACTOR x longer.
-        start, cpu_start = time.monotonic(), worker.cpu_seconds()
+        # Its CPU time grows at most CORES s a second: read only once the nearest CPU mark could have
+        # been reached (20 ms wake-ups reading /proc thrice cost ~7 ms of CPU a second waited; now ~2).
+        ready = readiness(worker.conn)
+        start, cpu_start = _now(), worker.cpu_seconds()
         short = worker.call.lane == SHORT
         overall = (seconds, time_limit_message(what, seconds, bound_name, advice))
         phases: list[tuple[float, str]] = []
+        computed, cpu_due, wall_end = 0.0, start, start + WALL_CLOCK_FACTOR * seconds
         while True:
             deadline, message = min([overall, *phases[-1:]])
-            if worker.conn.poll(POLL_SECONDS):
+            now = _now()
+            if ready(max(0.0, min(POLL_SECONDS, wall_end - now))):  # CPU marks are seen at a wake-up
                 try:
                     reply = worker.conn.recv()
                 except (EOFError, OSError):
@@ -293,6 +304,7 @@ class WorkerPool:
                         p_what, p_seconds, p_bound, p_advice = reply[1]
                         phases.append((worker.cpu_seconds() - cpu_start + p_seconds + GRACE_SECONDS,
                                        time_limit_message(p_what, p_seconds, p_bound, p_advice)))
+                    cpu_due = _now()  # a new bound: when it can expire is worked out afresh
                     continue
                 if reply[0] == "progress":
                     progress(reply[1], reply[2])  # may raise (a paced bound): the worker is replaced
@@ -300,19 +312,26 @@ class WorkerPool:
                 if reply[:2] == ("error", "memory"):  # a MemoryError: not the kill at the bound
                     raise LimitError(refused_memory_message(what, reply[2], self.memory_mb))
                 return reply
-            computed = worker.cpu_seconds() - cpu_start
-            if computed >= deadline:
-                raise LimitError(message)
-            if time.monotonic() - start >= WALL_CLOCK_FACTOR * seconds:  # waited, not computed
-                raise LimitError(waited_message(what, seconds, computed))
-            if short:
-                short = not self._leave_short_lane(worker, start, worker.cpu_seconds() - cpu_start)
+            now = _now()
+            self._still_wanted(worker.call, cancelled)
+            turn_over = short and (computed >= SHORT_TURN_SECONDS and self._lanes.contended(SHORT)
+                                   or now - start >= WALL_CLOCK_FACTOR * self.long_call_seconds)
+            if now >= cpu_due or turn_over:
+                if not worker.process.is_alive():  # (its pipe's end tells it first: recv raises)
+                    raise LimitError(died_message(what, worker.process.exitcode, self.memory_mb))
+                computed = worker.cpu_seconds() - cpu_start
+                if computed >= deadline:
+                    raise LimitError(message)
+                if short:
+                    short = not self._leave_short_lane(worker, start, computed)
+                mark = min(deadline, (SHORT_TURN_SECONDS if computed < SHORT_TURN_SECONDS
+                                      else self.long_call_seconds) if short else deadline)
+                cpu_due = now + max(POLL_SECONDS, (mark - computed) / CORES)
+            if now >= wall_end:  # waited, not computed
+                raise LimitError(waited_message(what, seconds, worker.cpu_seconds() - cpu_start))
             rss = worker.rss_mb()
             if rss > self.memory_mb:
                 raise LimitError(memory_message(what, rss, self.memory_mb))
-            self._still_wanted(worker.call, cancelled)
-            if not worker.process.is_alive():
-                raise LimitError(died_message(what, worker.process.exitcode, self.memory_mb))
 
     def close(self) -> None:
         """Kill every worker (tests, and a CLI run that is done)."""
