@@ -28,9 +28,9 @@ import torch
 
 from gradlab.check.batching import OnehotBuffer, chunk_rows, single_threaded_ops
 from gradlab.check.problem import NumericProblem, reduce_outputs
-from gradlab.check.stencil import (combine, corrected_sides, dense_maker, entry_correction, moving_weights,
-                                   nominal_correction, numeric_base, one_sided, roundoff_scale, shifts,
-                                   side_points)
+from gradlab.check.stencil import (combine, corrected_sides, dense_maker, entry_correction, moving_offsets,
+                                   moving_weights, nominal_correction, numeric_base, one_sided, roundoff_scale,
+                                   shifts, side_points)
 from gradlab.limits import LIMITS
 
 __all__ = ["Evaluator", "SummedOnehot", "SharedOnehot", "Onehot", "Dense", "onehot_evaluator",
@@ -74,11 +74,9 @@ class SummedOnehot(Evaluator):
     """
 
     def __init__(self, p: NumericProblem, index: torch.Tensor, chunk: int, steps: torch.Tensor):
-        s = p.scheme
         self.p, self.steps, self.total = p, steps, index.shape[0]
-        self.moving = [(c, w) for c, w in zip(s.offsets, s.weights) if c != 0]
-        self.points = len(self.moving)
-        offsets = torch.tensor([c for c, _ in self.moving], dtype=torch.float64)
+        offsets = moving_offsets(p)
+        self.points = offsets.shape[0]
         self.raw = torch.empty(self.total * self.points, dtype=p.base_rows.dtype)
         self.rows = self.points * chunk
         moves = (steps[:, None] * offsets).reshape(-1)
@@ -108,20 +106,21 @@ class SummedOnehot(Evaluator):
         return evaluate
 
     def finish(self):
-        s, p = self.p.scheme, self.p
-        weights = torch.tensor([w for _, w in self.moving], dtype=torch.float64)
-        raw = self.raw.to(torch.float64).reshape(self.total, self.points)
+        # numpy on views: a small check's handful of values, where each torch op costs 5-15 us
+        p = self.p
+        raw = self.raw.to(torch.float64).numpy().reshape(self.total, self.points)
         if self.correction is not None:  # each point moved back to its nominal place (stencil.nominal_correction)
-            raw = raw + self.correction
-        combined = raw @ weights
-        centre = sum(w for c, w in zip(s.offsets, s.weights) if c == 0)
-        base = p.base_rows.to(torch.float64)[0, 0]
+            raw = raw + self.correction.numpy()
+        combined = raw @ moving_weights(p).numpy()
+        centre = sum(w for c, w in zip(p.scheme.offsets, p.scheme.weights) if c == 0)
+        base, steps = float(p.base_rows[0, 0]), self.steps.numpy()
         if centre:
             combined = combined + centre * base
         where = side_points(p)
         if where is not None:
-            self.sides = ((base - raw[:, where[0]]) / self.steps, (raw[:, where[1]] - base) / self.steps)
-        return combined / self.steps, roundoff_scale(p, None, self.total)
+            self.sides = (torch.from_numpy((base - raw[:, where[0]]) / steps),
+                          torch.from_numpy((raw[:, where[1]] - base) / steps))
+        return torch.from_numpy(combined / steps), roundoff_scale(p, None, self.total)
 
 
 class SharedOnehot(Evaluator):

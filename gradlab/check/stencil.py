@@ -77,6 +77,16 @@ def _moving_weights(offsets: tuple, weights: tuple) -> torch.Tensor:
     return torch.tensor([w for c, w in zip(offsets, weights) if c != 0], dtype=torch.float64)
 
 
+def moving_offsets(p: NumericProblem) -> torch.Tensor:
+    """The stencil's nonzero offsets, float64 (one tensor per scheme, shared: read it, never write it)."""
+    return _moving_offsets(p.scheme.offsets)
+
+
+@functools.lru_cache(maxsize=None)
+def _moving_offsets(offsets: tuple) -> torch.Tensor:
+    return torch.tensor([c for c in offsets if c != 0], dtype=torch.float64)
+
+
 def nominal_correction(p: NumericProblem, make_rows: RowMaker, moves: torch.Tensor,
                        rows: torch.Tensor) -> torch.Tensor | None:
     """(K, m): g·(nominal - actual) for each evaluated point, or None (no gradient set, or a
@@ -105,13 +115,7 @@ def shifts(p: NumericProblem, h: torch.Tensor) -> torch.Tensor:
     """(K, m) shifts c_k·h of the stencil's moving points (K = 1: i·h for the complex step)."""
     if p.scheme.complex_step:
         return (h * 1j)[None]
-    return _moving_offsets(p.scheme.offsets)[:, None] * h
-
-
-@functools.lru_cache(maxsize=None)
-def _moving_offsets(offsets: tuple) -> torch.Tensor:
-    """The stencil's nonzero offsets, float64 (one tensor per scheme, shared: never written)."""
-    return torch.tensor([c for c in offsets if c != 0], dtype=torch.float64)
+    return moving_offsets(p)[:, None] * h
 
 
 def combine(p: NumericProblem, outputs: torch.Tensor, h: torch.Tensor):
