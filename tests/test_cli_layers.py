@@ -48,3 +48,22 @@ def test_bad_input_is_one_error_line_and_exit_2(argv, words, capsys):
     status, out, err = _run(argv, capsys)
     assert status == 2 and out == ""
     assert err.startswith("error: ") and words in err and err.count("\n") == 1
+
+
+def test_a_layer_check_whose_pace_projects_past_the_bound_is_stopped_in_one_sentence(monkeypatch):
+    # the CLI's child paces the layer check as it paces a check: a clock that spends the whole
+    # bound on the first module projects the rest past it
+    import itertools
+
+    from gradlab.cli import layers
+    from gradlab.errors import LimitError
+    from gradlab.layers.settings import LayerCheckSettings
+    from gradlab.server import deadline
+
+    ticks = itertools.count(0.0, 0.6 * layers.LIMITS.full_check_seconds)
+    real = deadline.paced_progress
+    monkeypatch.setattr(layers, "paced_progress", lambda *a, **k: real(*a, **k, clock=lambda: next(ticks)))
+    settings = LayerCheckSettings("linear:4, tanh, linear:4, tanh, linear:1", (2, 3), "float64", "blocks",
+                                  0, "first", "none", "sum").validated()
+    with pytest.raises(LimitError, match=r"This layer check would take .*LIMITS\.full_check_seconds.*smaller --input"):
+        layers._output(settings, "table")

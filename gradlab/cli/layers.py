@@ -28,7 +28,9 @@ from gradlab.cli.common import records, run_check_command, to_json
 from gradlab.layers.check import CALLS
 from gradlab.layers.settings import LOSSES, LayerCheckSettings, run_layer_check
 from gradlab.layers.vocabulary import LAYERS
+from gradlab.limits import LIMITS
 from gradlab.numerics.dtypes import DTYPE_NAMES
+from gradlab.server.deadline import paced_progress
 
 __all__ = ["register", "run", "report_json"]
 
@@ -67,7 +69,10 @@ def run(args) -> int:
 
 
 def _output(settings: LayerCheckSettings, format: str) -> tuple[str, int]:
-    report = run_layer_check(settings)
+    # stopped as soon as its pace over the modules projects past the bound, as a check is
+    paced = paced_progress(LIMITS.full_check_seconds, "this layer check",
+                           bound_name="LIMITS.full_check_seconds", advice=_ADVICE)
+    report = run_layer_check(settings, progress=paced)
     status = EXIT_CODES[report.layers.verdict]
     if format == "json":
         return json.dumps(report_json(report), indent=1, allow_nan=False) + "\n", status
