@@ -18,6 +18,7 @@ from gradlab.labs.roundoff.engine import (
     DISTRIBUTIONS,
     RoundoffResult,
     RoundoffSettings,
+    RoundoffSummary,
     with_hex,
 )
 from gradlab.answers.roundoff import answer, ulps_text
@@ -29,7 +30,7 @@ from gradlab.teaching.quizzes import (
     roundoff_reveal,
 )
 from gradlab.limits import LIMITS
-from gradlab.server.heavy_work import roundoff
+from gradlab.server.heavy_work import roundoff, roundoff_summary
 from gradlab.ui.worker_calls import heavy
 from gradlab.literal_text import markdown_code, markdown_literal
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
@@ -82,6 +83,14 @@ def _comparison(settings: RoundoffSettings) -> tuple[RoundoffResult, tuple[Prepa
     every rerun."""
     result, figures = heavy(roundoff, settings, TABLE_ROWS)  # in a worker process, ended at its bound
     return result, tuple(PreparedFigure(f) for f in figures)
+
+
+@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds,
+               show_spinner="Comparing the formulas against the exact value…",
+               hash_funcs={RoundoffSettings: settings_key})
+def _quiz_summary(settings: RoundoffSettings) -> RoundoffSummary:
+    """The quiz's comparison, its summary only: the quiz draws nothing of it (in a worker process)."""
+    return heavy(roundoff_summary, settings)
 
 
 def _header() -> None:
@@ -174,7 +183,7 @@ def _quiz() -> None:
         if guess is None:
             st.caption("Pick an answer to see the comparison and why.")
             return
-        asked = _comparison(settings=QUIZ)[0].summary  # computed only now: the page shows nothing of it before
+        asked = _quiz_summary(settings=QUIZ)  # computed only now: the page shows nothing of it before
         reveal = roundoff_reveal(guess, asked.bitwise_equal, asked.max_ulps_a_b, asked.compared)
         (st.success if reveal.right else st.info)(markdown_literal(reveal.text))
 

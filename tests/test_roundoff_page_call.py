@@ -44,3 +44,13 @@ def _values(array) -> np.ndarray:
 
         return np.frombuffer(base64.b64decode(array["bdata"]), dtype=np.dtype(array["dtype"]))
     return np.asarray(array, dtype=float)
+
+
+def test_the_quiz_call_returns_the_comparison_s_summary_and_no_figures():
+    from gradlab.server.heavy_work import BOUNDS, roundoff_summary
+
+    settings = RoundoffSettings(**{**COMPARISONS["reciprocal"].settings.__dict__, "samples": SAMPLES,
+                                   "dtype": "float64"})
+    assert roundoff_summary(settings) == compare(settings).summary  # the summary, nothing drawn
+    (_, seconds, name), (_, page_seconds, page_name) = BOUNDS[roundoff_summary], BOUNDS[roundoff]
+    assert (seconds(), name) == (page_seconds(), page_name)  # the same bound as the page's call

@@ -31,7 +31,7 @@ import math
 from gradlab.limits import LIMITS
 from gradlab.server.deadline import paced_progress
 
-__all__ = ["sweep", "sweep_formulas", "check", "check_eps_sweep", "layers", "roundoff", "summed", "grid", "network", "BOUNDS",
+__all__ = ["sweep", "sweep_formulas", "check", "check_eps_sweep", "layers", "roundoff", "roundoff_summary", "summed", "grid", "network", "BOUNDS",
            "CHECK_ADVICE", "LAYERS_ADVICE", "CLI_CHECK_ADVICE", "advised", "forecast"]
 
 CHECK_ADVICE = ("Pick mode 'sampled' or 'directional', fewer samples, or a smaller shape; on your own "
@@ -155,6 +155,16 @@ def roundoff(settings, rows: int):
     return replace(result, table=result.table.head(rows)), page_figures(result)
 
 
+@advised("Use fewer points, or a range closer to 1 (tiny |x| needs many more exact digits).")
+@forecast(lambda settings: settings.samples * _ROUNDOFF_SAMPLE_SECONDS)
+def roundoff_summary(settings):
+    """Only the summary of the Round-off lab's comparison: the page's quiz reveals its numbers and
+    draws nothing of it (:func:`roundoff` also builds three figures from every point)."""
+    from gradlab.labs.roundoff.engine import compare
+
+    return compare(settings).summary
+
+
 @advised("Pick a smaller shape, or a dtype other than bfloat16 (its sums are Python loops).")
 @forecast(lambda settings: math.prod(settings.shape) * _SUMMED_TERM_SECONDS.get(settings.dtype, 3e-6))
 def summed(settings):
@@ -208,4 +218,6 @@ BOUNDS = {
     network: ("the network's differences", lambda: LIMITS.request_seconds, "LIMITS.request_seconds"),
     roundoff: ("the comparison", lambda: LIMITS.roundoff_seconds + LIMITS.request_seconds,
                "LIMITS.roundoff_seconds + LIMITS.request_seconds"),
+    roundoff_summary: ("the comparison", lambda: LIMITS.roundoff_seconds + LIMITS.request_seconds,
+                       "LIMITS.roundoff_seconds + LIMITS.request_seconds"),
 }
