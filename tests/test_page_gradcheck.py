@@ -336,3 +336,37 @@ def test_a_function_preset_switches_back_from_the_model_view():
     assert at.selectbox(key="check").value == "a function"
     assert at.text_input(key="shape").value == "140x120"
     assert any("round-off" in shown(e.value) for e in at.warning)
+
+
+@pytest.mark.parametrize("column, position", [("state", 1), ("verdict", 3)])
+def test_the_tables_colour_each_state_cell_in_its_state_s_colour_and_nothing_else(column, position):
+    """What st.dataframe sends for the values and layer tables (Streamlit's own marshalling of the
+    cheaper Styler): every state cell, and only those, in its state's colour, and each text column's
+    displayed text its own value (only the columns up to the state's are rendered by pandas)."""
+    import re
+
+    import pandas as pd
+    import pyarrow as pa
+    from streamlit.elements.lib.pandas_styler_utils import marshall_styler
+    from streamlit.proto.ArrowData_pb2 import ArrowData
+
+    from gradlab.check.states import STATES
+    from gradlab.ui.check_view import state_styler
+
+    states = ["pass", "fail", "inconclusive", "not_differentiable"] * 3
+    frame = pd.DataFrame({"name": [f"x[{i}]" for i in range(12)], "kind": ["Linear"] * 12, "side": ["inputs"] * 12})
+    frame.insert(position, column, states)
+    frame["value"], frame["note"] = [float(i) / 7 for i in range(12)], ["" if i % 2 else "a note" for i in range(12)]
+    proto = ArrowData()
+    marshall_styler(proto, state_styler(frame, column, lambda s: f"color: {STATES[s].colour}; font-weight: bold"),
+                    "uuid")
+    styled = {}
+    for selectors, props in re.findall(r"([^{}]+)\{([^{}]*)\}", proto.styler.styles):
+        for row, col in re.findall(r"row(\d+)_col(\d+)", selectors):
+            styled[int(row), int(col)] = props
+    assert set(styled) == {(r, position) for r in range(12)}
+    for (row, _), props in styled.items():
+        assert f"color: {STATES[states[row]].colour}" in props and "font-weight: bold" in props
+    shown_text = pa.ipc.open_stream(proto.styler.display_values).read_all().to_pandas()
+    for text in ("name", "kind", "side", column, "note"):
+        assert shown_text[text].tolist() == frame[text].tolist(), text

@@ -16,7 +16,12 @@ rerun for its five). The page lays out the controls, builds the frozen ``CheckSe
 
 from __future__ import annotations
 
+from functools import partial
+from typing import Callable
+
+import pandas as pd
 import streamlit as st
+from pandas.io.formats.style import Styler
 
 from gradlab.check.settings import CheckSettings
 from gradlab.check.states import STATES
@@ -31,7 +36,8 @@ from gradlab.ui.messages import ANSWER_BOXES, ANSWER_ICONS
 from gradlab.ui.runtime import CHECK_WORKERS
 from gradlab.ui.worker_calls import heavy
 
-__all__ = ["STATES_HELP", "TABLE_ROWS", "cached_check", "cached_sweep", "sweep_figure", "diagnosis", "values_table"]
+__all__ = ["STATES_HELP", "TABLE_ROWS", "cached_check", "cached_sweep", "sweep_figure", "diagnosis", "values_table",
+           "state_styler"]
 
 
 #: Settings hashed by their text (gradlab.ui.cache_keys: 197 µs a call by Streamlit's own hashing, 20 µs so).
@@ -113,6 +119,27 @@ def _state_colour(state: str) -> str:
     return f"color: {STATES[state].colour}; font-weight: bold"
 
 
+def state_styler(frame: pd.DataFrame, column: str, colour: Callable[[object], str]) -> Styler:
+    """``frame`` with ``colour(value)`` as the CSS of each cell of ``column`` (a state, in its colour),
+    styled for ``st.dataframe`` at about half the server's cost of ``frame.style.map``.
+
+    Streamlit renders a Styler's every cell through pandas (``Styler._translate``) to send display
+    values, which its table shows only in text columns without a format, and gives every cell an id.
+    Here only the columns up to ``column`` are rendered (every text column of the pages' two tables
+    reads the same as its own value, the numbers have formats) and only the styled cells get ids
+    (``cell_ids``): the Grad check's values table of 100 rows, 11.5 -> 6.2 ms a new check. If
+    pandas' ``_translate`` loses ``max_cols``: tests/test_page_gradcheck.py fails naming it.
+
+    >>> styler = state_styler(pd.DataFrame({"name": ["a"], "state": ["pass"], "x": [1.0]}), "state", _state_colour)
+    >>> styler._translate.keywords, styler.cell_ids
+    ({'max_cols': 2}, False)
+    """
+    styler = frame.style.map(colour, subset=[column])
+    styler.cell_ids = False
+    styler._translate = partial(styler._translate, max_cols=frame.columns.get_loc(column) + 1)
+    return styler
+
+
 #: The table's columns (the answer, ``state``, second: visible on a phone) and what each means.
 _COLUMNS = {
     "element": "Which input element was perturbed.",
@@ -157,5 +184,5 @@ def values_table(settings: CheckSettings, _result) -> None:
     config = {c: (st.column_config.NumberColumn(c, help=h, format=formats[c]) if c in formats
                   else st.column_config.Column(c, help=h, pinned=c in ("element", "state")))
               for c, h in _COLUMNS.items()}
-    st.dataframe(rows[cols].style.map(_state_colour, subset=["state"]), hide_index=True,
+    st.dataframe(state_styler(rows[cols], "state", _state_colour), hide_index=True,
                  width="stretch", height=240, column_config=config)

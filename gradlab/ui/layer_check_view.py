@@ -39,6 +39,7 @@ from gradlab.literal_text import markdown_literal
 from gradlab.server.heavy_work import layers
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
 from gradlab.ui.cache_keys import settings_key
+from gradlab.ui.check_view import state_styler
 from gradlab.ui.controls import dtype_selectbox
 from gradlab.ui.figures import cached_figure, show_figure
 from gradlab.ui.messages import show_answer, show_error
@@ -208,5 +209,5 @@ def _table(settings: LayerCheckSettings, _result) -> None:
     config = {c: (st.column_config.NumberColumn(c, help=h, format=formats[c]) if c in formats
                   else st.column_config.Column(c, help=h, pinned=c in ("module", "verdict")))
               for c, h in _COLUMNS.items()}
-    st.dataframe(frame.style.map(_verdict_colour, subset=["verdict"]), hide_index=True, width="stretch",
+    st.dataframe(state_styler(frame, "verdict", _verdict_colour), hide_index=True, width="stretch",
                  column_config=config)
