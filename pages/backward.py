@@ -24,7 +24,7 @@ from gradlab.limits import LIMITS
 from gradlab.teaching.glossary import term
 from gradlab.ui.backward_sections import accumulation, empty_example_section, full_jacobian, vector_text
 from gradlab.ui.bound_widgets import bound_text
-from gradlab.ui.cache_keys import settings_key
+from gradlab.ui.cache_keys import page_cache_data, page_cache_resource, settings_key
 from gradlab.ui.controls import dtype_selectbox
 from gradlab.ui.figures import cached_figure, show_figure
 from gradlab.ui.messages import show_answer, stop_with_error
@@ -58,7 +58,7 @@ def _typed(values) -> str:
     return ", ".join(f"{v:g}" if float(f"{v:g}") == v else repr(v) for v in values)
 
 
-@st.cache_resource(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, hash_funcs={VJPSettings: settings_key})
+@page_cache_resource(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, hash_funcs={VJPSettings: settings_key})
 def _vjp(settings: VJPSettings) -> VJPResult:
     """Section 1's engine call: Jacobian blocks, vᵀJ and y.backward(v); shared read-only by every
     session (st.cache_data unpickled a copy on every rerun)."""
@@ -104,8 +104,8 @@ def _first_screen(settings: VJPSettings, r: VJPResult) -> None:
         show_figure(cached_figure(settings, plots.vjp_rows_figure, r.table), "backward-grad")
 
 
-@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False,
-               hash_funcs={VJPSettings: settings_key})
+@page_cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False,
+                 hash_funcs={VJPSettings: settings_key})
 def _answer_table(settings: VJPSettings) -> None:
     """The values behind the chart, .grad first (the answer column stays on a phone's screen).
 

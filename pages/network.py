@@ -32,7 +32,7 @@ from gradlab.numerics.mp_format import latex_number as tex
 from gradlab.answers.labs import network_answer
 from gradlab.teaching.glossary import term
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
-from gradlab.ui.cache_keys import settings_key
+from gradlab.ui.cache_keys import page_cache_data, settings_key
 from gradlab.ui.controls import dtype_selectbox, eps_input, eps_range_input
 from gradlab.ui.figures import cached_figure, show_figure
 from gradlab.ui.messages import show_answer, stop_with_error
@@ -71,8 +71,8 @@ operations actually run, so its error is a few roundings — it was right.
 """
 
 
-@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds,
-               show_spinner="Differentiating the network…", hash_funcs={NetgradSettings: settings_key})
+@page_cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds,
+                 show_spinner="Differentiating the network…", hash_funcs={NetgradSettings: settings_key})
 def _experiment(settings: NetgradSettings) -> NetworkExperiment:
     """The one engine call: the central difference at dx and the sweep over steps, in a worker process
     (its exactly rounded sums are Python loops that would hold this server's interpreter)."""

@@ -34,7 +34,7 @@ from gradlab.server.heavy_work import roundoff, roundoff_summary
 from gradlab.ui.worker_calls import heavy
 from gradlab.literal_text import markdown_code, markdown_literal
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
-from gradlab.ui.cache_keys import settings_key
+from gradlab.ui.cache_keys import page_cache_data, page_cache_resource, settings_key
 from gradlab.ui.controls import dtype_selectbox
 from gradlab.ui.figures import PreparedFigure, show_figure
 from gradlab.ui.messages import stop_with_error
@@ -70,9 +70,9 @@ between 0.5 and 1 ($2^{-24}$). The same happens in float64, $2^{29}$ times small
 """
 
 
-@st.cache_resource(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds,
-                   show_spinner="Comparing the formulas against the exact value…",
-                   hash_funcs={RoundoffSettings: settings_key})
+@page_cache_resource(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds,
+                     show_spinner="Comparing the formulas against the exact value…",
+                     hash_funcs={RoundoffSettings: settings_key})
 def _comparison(settings: RoundoffSettings) -> tuple[RoundoffResult, tuple[PreparedFigure, ...]]:
     """The one engine call: both formulas against the exact value at the settings' points, with
     the result's table cut to the TABLE_ROWS rows the page lists and the three figures drawn from
@@ -85,9 +85,9 @@ def _comparison(settings: RoundoffSettings) -> tuple[RoundoffResult, tuple[Prepa
     return result, tuple(PreparedFigure(f) for f in figures)
 
 
-@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds,
-               show_spinner="Comparing the formulas against the exact value…",
-               hash_funcs={RoundoffSettings: settings_key})
+@page_cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds,
+                 show_spinner="Comparing the formulas against the exact value…",
+                 hash_funcs={RoundoffSettings: settings_key})
 def _quiz_summary(settings: RoundoffSettings) -> RoundoffSummary:
     """The quiz's comparison, its summary only: the quiz draws nothing of it (in a worker process)."""
     return heavy(roundoff_summary, settings)

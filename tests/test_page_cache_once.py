@@ -1,0 +1,41 @@
+"""A page's cached functions are made once per server process, not on every rerun.
+
+A page script runs again on every rerun, and a ``@st.cache_data`` in it reads the function's source
+again each time (``inspect.getsource``: 2-5 % of a warm rerun of Round-off or Backward, py-spy).
+The pages' functions are decorated by ``gradlab.ui.cache_keys.page_cache_data`` and
+``page_cache_resource``: this counts the sources Streamlit reads for a page's functions on a rerun.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import pytest
+from streamlit.runtime.caching import cache_utils
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = ("roundoff", "network", "summed", "backward")
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_a_rerun_reads_no_source_of_the_page_s_cached_functions(page, monkeypatch):
+    read = []
+    real = inspect.getsource
+
+    def counted(obj):
+        read.append(getattr(getattr(obj, "__code__", None), "co_filename", ""))
+        return real(obj)
+
+    monkeypatch.setattr(cache_utils.inspect, "getsource", counted)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page(f"pages/{page}.py").run()
+    assert not at.exception
+    first = [f for f in read if f.endswith(f"{page}.py")]
+    read.clear()
+    at.run()  # a rerun that changes nothing
+    assert not at.exception
+    again = [f for f in read if f.endswith(f"{page}.py")]
+    assert again == [], f"{page}: {len(again)} cached functions made again on a rerun ({len(first)} on the first run)"
