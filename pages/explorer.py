@@ -13,8 +13,8 @@ from gradlab.errors import GradLabError
 from gradlab.sweep.engine import SweepResult, SweepSettings
 from gradlab.server.heavy_work import sweep, sweep_formulas
 from gradlab.ui.worker_calls import heavy
-from gradlab.figures.sweep import estimate_vs_eps_figure, has_drawable_errors
-from gradlab.figures.sweep_slider import error_vs_eps_with_slider, step_label
+from gradlab.figures.sweep import has_drawable_errors
+from gradlab.figures.sweep_slider import error_vs_eps_with_slider, estimate_vs_eps_with_legend, step_label
 from gradlab.figures.sweep_tables import autograd_table, best_step_table, exact_digits, format_sig, rounding_table
 from gradlab.limits import LIMITS
 from gradlab.literal_text import markdown_literal
@@ -198,7 +198,7 @@ def _answer(result: SweepResult) -> None:
 #: stretches to the box (show_figure(height="stretch")); presentation mode sets its own.
 _CHART_BOX_CSS = """<style>
 [data-testid="stMain"] div.st-key-gl-main-chart.st-key-gl-main-chart {
-  height: clamp(330px, calc(100vh - 332px), 600px) !important; min-height: 0 !important;
+  height: clamp(330px, calc(100vh - 349px), 600px) !important; min-height: 0 !important;
   flex: 0 0 auto !important; }
 @media (max-width: 640px) {
   [data-testid="stMain"] div.st-key-gl-main-chart.st-key-gl-main-chart { height: 540px !important; flex: 0 0 auto !important; } }
@@ -216,6 +216,7 @@ _STEPS = slider_steps(EPS_SMALLEST, EPS_LARGEST)
 def _chart(result: SweepResult) -> None:
     """The chart, then its display options: reruns alone when an option changes."""
     settings = result.settings
+    note = st.empty()  # above the chart's box, which CSS sizes: inside, it took the plot's height
     chart = main_chart_box()  # drawn above the options, filled after they are read
     with st.container(horizontal=True, vertical_alignment="bottom"):
         error = bound_radio("error", "error", ("relative", "absolute"), horizontal=True,
@@ -246,9 +247,9 @@ def _chart(result: SweepResult) -> None:
                                 focus_dtype=focus)
             step = h
         else:
-            st.info("There is no exact derivative here, so there is no error to plot: the chart "
-                    "shows what each scheme and autograd return instead.", icon=":material/info:")
-            fig, step = cached_figure(settings, estimate_vs_eps_figure, result), None
+            note.info("There is no exact derivative here, so there is no error to plot: the chart "
+                      "shows what each scheme and autograd return instead.", icon=":material/info:")
+            fig, step = cached_figure(settings, estimate_vs_eps_with_legend, result), None
         if not is_presenting():
             st.html(_CHART_BOX_CSS)
         show_figure(fig, name, height="stretch", key=_CHART_KEY, step=step)

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from gradlab.figures.layout import LEGEND_BELOW
+from gradlab.figures.layout import LEGEND_BELOW, for_presentation
 from gradlab.figures.sweep import error_vs_eps_figure
 from gradlab.server.heavy_work import sweep
 from gradlab.sweep.first_view import default_sweep_settings
@@ -18,6 +18,7 @@ from gradlab.ui.presentation import is_presenting
 start_page("")
 
 HERO_HEIGHT = 360  # px: the answer and the chart side by side on a projector's first screen
+PRESENTED_HERO_HEIGHT = 470  # px: in presentation mode, beside the answer's larger type (1280x720: all on screen)
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
@@ -33,6 +34,16 @@ def _hero_figure() -> PreparedFigure:
     return PreparedFigure(figure)
 
 
+@st.cache_resource(max_entries=1, show_spinner=False)
+def _presented_hero() -> PreparedFigure:
+    """The hero in presentation mode: taller, its ticks, titles and legend at the presented size
+    (gradlab.figures.layout.for_presentation, which every page's main chart gets there)."""
+    figure = for_presentation(_hero_figure().to_dict())
+    figure["layout"] = {**figure["layout"], "height": PRESENTED_HERO_HEIGHT,
+                        "legend": {**figure["layout"]["legend"], "y": 0, "yref": "container"}}
+    return PreparedFigure(figure)
+
+
 def _hero() -> None:
     """The answer's picture: also loads the chart library while the visitor reads, so the
     page they pick next draws its chart at once (Plotly's code is fetched on first use)."""
@@ -41,10 +52,15 @@ def _hero() -> None:
     except Exception as err:  # noqa: BLE001 - a message, never a traceback, on the front page
         show_error(err)
         return
-    # Presenting home keeps the gallery on screen (the lecturer picks the question there),
-    # so the hero is not marked as the main chart the presentation would enlarge alone.
-    with st.container() if is_presenting() else main_chart_box():
-        show_figure(figure, "gradlab-the-v")
+    # Presenting home keeps the gallery on screen (the lecturer picks the question there), so the
+    # hero is not marked as the main chart the presentation would enlarge alone: it is drawn larger
+    # here, its text at the presented size like every other page's chart.
+    if is_presenting():
+        with st.container():
+            show_figure(_presented_hero(), "gradlab-the-v")
+    else:
+        with main_chart_box():
+            show_figure(figure, "gradlab-the-v")
     explorer = page_by_url("explorer")
     st.page_link(explorer.path, label="Explore it in the Explorer", icon=explorer.icon)
 

@@ -190,7 +190,7 @@ def _animate(redraw: bool) -> dict:
 
 
 #: The y axis's tick labels and title, px, in a slider's chart (its margin is fixed).
-_Y_ROOM = 70
+_Y_ROOM = 62
 
 
 def grid_slider_figure(frames: GridFrames) -> FigureOrSpec:

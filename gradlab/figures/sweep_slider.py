@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gradlab.figures.spec import FigureOrSpec, FigureSpec, specs_only
-from gradlab.figures.style import FONT_SIZE, GUIDE, MARK, MARKER_OUTLINE
+from gradlab.figures.style import FONT_SIZE, GUIDE, MARK, MARKER_OUTLINE, scheme_dash, scheme_symbol
 from gradlab.figures.sweep_marks import dtype_colour
 from gradlab.numerics.schemes import get_scheme
 from gradlab.sweep.step_frames import nearest_step
@@ -33,7 +33,8 @@ from gradlab.sweep.step_frames import nearest_step
 if TYPE_CHECKING:  # the engine imports these figures (SweepResult.figure), never the reverse
     from gradlab.sweep.engine import SweepResult
 
-__all__ = ["SLIDER_COLOURS", "add_step_slider", "error_vs_eps_with_slider", "step_label", "SLIDER_NAME", "with_step"]
+__all__ = ["SLIDER_COLOURS", "add_step_slider", "error_vs_eps_with_slider", "step_label", "SLIDER_NAME", "with_step",
+           "compact_legend", "estimate_vs_eps_with_legend"]
 
 SLIDER_NAME = "step h"
 #: The slider's rail and grip: mid greys that read on the light and the dark background (Plotly's
@@ -95,6 +96,7 @@ def add_step_slider(fig: FigureSpec, result: SweepResult, h: float) -> None:
     frames = result.frames
     if frames.empty or not fig.data:
         return
+    compact_legend(fig)  # first: it inserts traces, and the frames below name theirs by index
     column = _ERROR_COLUMN[_error_kind(fig)]
     stops = sorted(float(v) for v in frames["h"].unique())
     active = stops.index(nearest_step(stops, h))
@@ -121,18 +123,80 @@ def add_step_slider(fig: FigureSpec, result: SweepResult, h: float) -> None:
     fig.frames = [{"name": step_label(s), "traces": moved,
                    "data": [c.at(i, s) for c in curves] + [_line(s, y_range)]}
                   for i, s in enumerate(stops)]
-    # The slider's current value (under the ticks) names the axis: "h = 1e-03: f′ ≈ ...".
+    # The slider's readout names the axis ("step h = 1e-03: f′ ≈ ..."): an axis title between the
+    # tick labels and the slider cost the plot 18 px, which a 1280x720 first screen does not have.
     fig.update_xaxes(title={"text": ""})
     several = len({c.scheme for c in curves}) > 1
     fig.update_layout(sliders=[{
         "name": SLIDER_NAME, "active": active, "x": 0, "len": 1, "xanchor": "left",
-        "y": 0, "yanchor": "top", "pad": {"t": 30, "b": 0, "l": 0, "r": 0},
-        "currentvalue": {"prefix": "h = ", "xanchor": "left", "offset": 6, "font": {"size": FONT_SIZE - 1}},
+        "y": 0, "yanchor": "top", "pad": {"t": _SLIDER_TOP, "b": 0, "l": 0, "r": 0},
+        "currentvalue": {"prefix": "step h = ", "xanchor": "left", "offset": 4, "font": {"size": FONT_SIZE - 1}},
         "font": {"size": 1},  # the stops' own labels (hidden): the current value says the one that counts
-        "ticklen": 4, "minorticklen": 2, **SLIDER_COLOURS,
+        "ticklen": 0, "minorticklen": 0, **SLIDER_COLOURS,
         "steps": [{"method": "animate", "value": step_label(s), "args": [[step_label(s)], _ANIMATE],
                    "label": _readout(s, [(c.dtype, c.scheme, c.estimate[i]) for c in curves], several)}
                   for i, s in enumerate(stops)]}])
+
+
+#: px from the plot's bottom to the slider's readout: the x axis's tick labels (with exponents).
+_SLIDER_TOP = 28
+
+
+#: Characters of legend text that fit one row at 1280 px in the legend's usual size.
+_LONG_KEYS = 60
+
+
+def compact_legend(fig: FigureSpec) -> None:
+    """One legend entry per dtype (its colour; a click hides its curves) and per scheme (its line
+    and marker, in grey), one for autograd's and one for the theory's lines, instead of one per
+    curve: "float32 · complex step" for each pair took five rows under the Complex-step classic's
+    chart at 1280 px, leaving its plot 122 px tall. The curves keep their names (hover says them).
+
+    >>> from gradlab.sweep.engine import SweepSettings, run_sweep
+    >>> from gradlab.figures.sweep import error_vs_eps_figure
+    >>> r = run_sweep(SweepSettings("exp(x)", 1.0, ("float32", "float64"), ("forward", "central"), 1e-4, 1e-2, points=5))
+    >>> with specs_only():
+    ...     fig = error_vs_eps_figure(r)
+    >>> compact_legend(fig)
+    >>> [t["name"] for t in fig.data if t.get("showlegend") is not False]
+    ['float32', 'float64', 'forward', 'central', 'autograd', 'theory', 'best h*']
+    """
+    kinds = {}
+    for trace in fig.data:
+        meta = trace.get("meta") or {}
+        kind = meta.get("kind")
+        if kind in ("sweep", "autograd", "theory"):
+            kinds.setdefault(kind, []).append(meta)
+            trace["showlegend"] = False
+            if kind == "theory":
+                trace["legendgroup"] = "theory"
+    if not kinds.get("sweep"):
+        return
+    dtypes = list(dict.fromkeys(m["dtype"] for m in kinds["sweep"]))
+    schemes = list(dict.fromkeys(m["scheme"] for m in kinds["sweep"]))
+    keys = [{"name": d, "legendgroup": d, "line": {"color": dtype_colour(d), "width": 3}, "mode": "lines"}
+            for d in dtypes]
+    keys += [{"name": get_scheme(s).curve_label, "legendgroup": f"key-{s}", "mode": "lines+markers",
+              "line": {"color": GUIDE, "dash": scheme_dash(s), "width": 2},
+              "marker": {"color": GUIDE, "symbol": scheme_symbol(s), "size": 7}} for s in schemes]
+    if kinds.get("autograd"):
+        keys.append({"name": "autograd", "legendgroup": "key-autograd", "mode": "lines",
+                     "line": {"color": GUIDE, "dash": "dot", "width": 2}})
+    if kinds.get("theory"):
+        keys.append({"name": "theory", "legendgroup": "theory", "mode": "lines",
+                     "line": {"color": GUIDE, "dash": "dash", "width": 2}})
+    best = [i for i, t in enumerate(fig.data) if t.get("legendgroup") == "theory-best"]
+    for i in best:  # one row of legend at 1280 px
+        fig.data[i]["name"] = "best h*"
+    at = best[0] if best else len(fig.data)  # the keys before the stars' entry, which stays last
+    fig.data[at:at] = [{"type": "scatter", "x": [None], "y": [None], "hoverinfo": "skip",
+                        "meta": {"kind": "legend-key"}, **key} for key in keys]
+    legend = fig.layout.get("legend", {})
+    # Smaller than the other chart text: eight keys in one row under a 1280 px page's chart, and
+    # long names (the 8-bit formats') a px smaller still.
+    long = sum(len(key["name"]) for key in keys) + (len("best h*") if best else 0) > _LONG_KEYS
+    font = {**legend.get("font", {}), "size": (legend.get("font", {}).get("size") or FONT_SIZE) - (2 if long else 1)}
+    fig.update_layout(legend={**legend, "groupclick": "togglegroup", "font": font, "tracegroupgap": 0})
 
 
 def _readout(h: float, estimates, several: bool) -> str:
@@ -161,6 +225,25 @@ def error_vs_eps_with_slider(result: SweepResult, h: float, **options) -> Figure
     with specs_only():
         fig = error_vs_eps_figure(result, **options)
     add_step_slider(fig, result, h)
+    return fig.figure()
+
+
+def estimate_vs_eps_with_legend(result: SweepResult) -> FigureOrSpec:
+    """:func:`gradlab.figures.sweep.estimate_vs_eps_figure` (no exact derivative: the estimates
+    themselves) with the :func:`compact_legend` of the Explorer's other chart.
+
+    >>> from gradlab.sweep.engine import SweepSettings, run_sweep
+    >>> r = run_sweep(SweepSettings("abs(x)", 0.0, ("float32",), ("forward", "central"), points=5))
+    >>> [t.name for t in estimate_vs_eps_with_legend(r).data if t.showlegend is not False]
+    ['float32', 'forward', 'central', 'autograd']
+    """
+    from gradlab.figures.sweep import estimate_vs_eps_figure
+
+    with specs_only():
+        fig = estimate_vs_eps_figure(result)
+    compact_legend(fig)
+    # "step h" 6 px under the tick labels touched 10⁻⁸'s exponent (as on the home page's chart)
+    fig.update_xaxes(title={**fig.layout["xaxis"].get("title", {}), "standoff": 14})
     return fig.figure()
 
 

@@ -143,6 +143,35 @@ def test_answer_and_main_chart_are_on_the_first_projector_screen(streamlit_serve
     assert page.evaluate(CLIPPED_LABELS) == [], f"/{path} ({scheme}): labels cut: {page.evaluate(CLIPPED_LABELS)}"
 
 
+#: The Explorer's plot area (axes' inside) at 1280x720, px: its chart holds a title row, the step
+#: slider and the legend besides, in the room under the controls and the answer (the Complex-step
+#: classic's five legend rows left it 122 px).
+MIN_EXPLORER_PLOT_HEIGHT = 200
+#: Where the Explorer's chart starts under a three-line answer (px at 1280x720): a chart starting
+#: there or above ends inside the first screen (longer answers and a custom f(x) box push it down).
+EXPLORER_THREE_LINE_TOP = 350
+
+
+@pytest.mark.parametrize("preset", [p.key for p in presets_for("explorer")])
+def test_every_explorer_preset_keeps_a_tall_plot_on_the_projector(streamlit_server, tab, preset):
+    page = tab(PROJECTOR)
+    _open_case(page, streamlit_server, "explorer", preset)
+    _wait_for_main_chart(page)
+    name = f"first-screen-explorer-{preset}-light"
+    screenshot(page, name, full_page=False)
+    area = page.evaluate(_BOX, ".st-key-gl-main-chart .nsewdrag")
+    assert area["height"] >= MIN_EXPLORER_PLOT_HEIGHT, (
+        f"explorer/{preset}: the plot area is {area['height']:.0f} px tall at 1280x720, under "
+        f"{MIN_EXPLORER_PLOT_HEIGHT}; see {name}.png")
+    chart = page.evaluate(_BOX, ".st-key-gl-main-chart")
+    if chart["top"] <= EXPLORER_THREE_LINE_TOP:
+        bottom = max(chart["bottom"], page.evaluate(_CHART_PARTS_BOTTOM))
+        assert bottom <= PROJECTOR["height"], (
+            f"explorer/{preset}: the chart spans y={chart['top']:.0f}..{bottom:.0f}, past the first screen; "
+            f"see {name}.png")
+    assert page.evaluate(AXIS_TITLE_OVERLAPS) == []
+
+
 #: Every page's default view on a phone (each first preset is measured on the projector above;
 #: the Grad check's own phone test opens its question's preset).
 PHONE_CASES = [(path, None) for path, _ in PAGE_PATHS]
