@@ -196,7 +196,20 @@ def _quantisation(fd: FiniteDifference) -> None:
 
 
 def _best_step(settings: NetgradSettings, fd: FiniteDifference, sweep: StepSweep) -> None:
-    """The error against the step, the sweep's best step next to the theory's, then the engine's notes."""
+    """The error against the step, the sweep's best step next to the theory's, the engine's notes, the rows."""
+    _best_step_drawn(settings=settings)
+    if box := details("The sweep, step by step", "network_sweep_rows"):
+        box.dataframe(sweep.table, hide_index=True,
+                     column_config={c: st.column_config.NumberColumn(format="%.5e") for c in SWEEP_COLUMNS})
+
+
+@page_cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False,
+                 hash_funcs={NetgradSettings: settings_key})
+def _best_step_drawn(settings: NetgradSettings) -> None:
+    """The error against the step, the best step in words and the notes: drawn once per settings and
+    replayed from the cache (st.plotly_chart encodes the chart and hashes it into its id on every call)."""
+    result = _experiment(settings=settings)
+    fd, sweep = result.difference, result.sweep
     show_figure(cached_figure(settings, plots.step_error_figure, sweep.table, sweep.predicted_step, fd.step, fd.dtype),
                 "network-step-error")
     best = sweep.best_row()
@@ -211,9 +224,6 @@ def _best_step(settings: NetgradSettings, fd: FiniteDifference, sweep: StepSweep
     for note in sweep.notes:
         st.caption(markdown_literal(note))
     st.info(SCIPY_NOTE, icon=":material/info:")
-    if box := details("The sweep, step by step", "network_sweep_rows"):
-        box.dataframe(sweep.table, hide_index=True,
-                     column_config={c: st.column_config.NumberColumn(format="%.5e") for c in SWEEP_COLUMNS})
 
 
 def _render(settings: NetgradSettings, result: NetworkExperiment) -> None:

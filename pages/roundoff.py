@@ -165,8 +165,14 @@ def _metrics(result: RoundoffResult) -> None:
                   help="How many floats lie between A's and B's results, at most.")
 
 
-def _more_charts(figures: tuple[PreparedFigure, PreparedFigure, PreparedFigure]) -> None:
-    """How far apart A and B are, and where along x the errors grow (side by side; stacked on a phone)."""
+@page_cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False,
+                 hash_funcs={RoundoffSettings: settings_key})
+def _more_charts(settings: RoundoffSettings) -> None:
+    """How far apart A and B are, and where along x the errors grow (side by side; stacked on a phone).
+
+    Drawn once per settings and replayed from the cache: encoding the two charts and hashing them
+    into their element ids (st.plotly_chart) was a tenth of a rerun's server time (py-spy)."""
+    figures = _comparison(settings=settings)[1]
     left, right = st.columns(2)
     with left:
         show_figure(figures[1], "roundoff-distance")
@@ -220,14 +226,15 @@ def _lesson() -> None:
         st.markdown(LESSON)
 
 
-def _render(result: RoundoffResult, figures: tuple[PreparedFigure, PreparedFigure, PreparedFigure]) -> None:
+def _render(settings: RoundoffSettings, result: RoundoffResult,
+            figures: tuple[PreparedFigure, PreparedFigure, PreparedFigure]) -> None:
     """Everything below the controls: the answer and main chart first, then the rest."""
     _answer(result)
     _main_chart(figures)
     _preset_note()
     _metrics(result)
     _quiz()
-    _more_charts(figures)
+    _more_charts(settings=settings)
     _notes(result)
     _points(result)
     _lesson()
@@ -240,4 +247,4 @@ try:
     result, figures = _comparison(settings=settings)  # by name, hashed by its text: gradlab.ui.cache_keys
 except Exception as err:  # noqa: BLE001 - shown as a sentence, never a traceback
     stop_with_error(err)
-_render(result, figures)
+_render(settings, result, figures)

@@ -93,7 +93,14 @@ def _table(result: SummedLoss) -> pd.DataFrame:
     })
 
 
-def _numbers(result: SummedLoss) -> None:
+@page_cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False,
+                 hash_funcs={SummedLossSettings: settings_key})
+def _numbers(settings: SummedLossSettings) -> None:
+    """The numbers, each summation's error in ulps of L and the smallest change that moves each sum.
+
+    Drawn once per settings and replayed from the cache: its chart (encoded and hashed into its
+    element id by st.plotly_chart) and its table (Arrow bytes) were rebuilt on every rerun."""
+    result = cached_sum(settings=settings)[0]
     s = result.settings
     c = st.columns(4)
     c[0].metric("exact L", f"{result.exact_float:.8g}", help=term("exact value"))
@@ -154,7 +161,7 @@ st.caption(f"{len(differences)} evenly spaced elements: the forward difference (
            "(the loss summed by torch.sum, as in the question) against autograd's gradient. A "
            "right check lies on the green diagonal; these can only lie on the dotted lines "
            "k · ulp(L)/h.", help=term("quantum"))
-_numbers(result)
+_numbers(settings=settings)
 _lesson(result)
 st.caption("Every control is kept in the URL: copy the address bar to share this view. The same "
            "numbers from a terminal: `python -m gradlab sum --help`.")

@@ -39,3 +39,20 @@ def test_a_rerun_reads_no_source_of_the_page_s_cached_functions(page, monkeypatc
     assert not at.exception
     again = [f for f in read if f.endswith(f"{page}.py")]
     assert again == [], f"{page}: {len(again)} cached functions made again on a rerun ({len(first)} on the first run)"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_charts_drawn_from_the_cache_are_on_every_rerun_and_in_every_session(page):
+    """Some charts are drawn once per settings and replayed (st.cache_data records the elements):
+    a rerun, and a second session reaching the same settings, show every chart the first run did."""
+    shown = []
+    for _ in range(2):  # two sessions
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+        at.run()
+        at.switch_page(f"pages/{page}.py").run()
+        for _ in range(2):  # the first run, then a rerun that changes nothing
+            assert not at.exception
+            shown.append([chart.proto.spec for chart in at.get("plotly_chart")])
+            at.run()
+    expected = {"roundoff": 3, "network": 2, "summed": 2, "backward": 3}[page]  # the charts the page draws
+    assert len(shown[0]) == expected and all(s == shown[0] for s in shown)

@@ -190,8 +190,13 @@ def _matrix_controls() -> ExampleVJPSettings:
     return ExampleVJPSettings(name, parse_vector(typed_v, "v"))
 
 
-def _render_matrix(settings: ExampleVJPSettings, r: MatrixVJP) -> None:
-    """Section 3's result: J = W, its rows weighted by v, and x.grad (the figures built once per settings)."""
+@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False,
+               hash_funcs={ExampleVJPSettings: settings_key})
+def _render_matrix(settings: ExampleVJPSettings) -> None:
+    """Section 3's result: J = W, its rows weighted by v, and x.grad. Drawn once per settings and
+    replayed from the cache: st.plotly_chart encodes each chart and hashes it into its element id
+    on every call (a tenth of the page's warm rerun, py-spy)."""
+    r = _matrix(settings=settings)
     left, right = st.columns([2, 3])
     with left:
         show_figure(cached_figure(settings, plots.jacobian_heatmap, r.jacobian, "J = ∂z/∂x = W", "z", "x"),
@@ -207,11 +212,11 @@ def full_jacobian() -> None:
     st.subheader("3 · A Jacobian that is not diagonal")
     try:
         settings = _matrix_controls()
-        result = _matrix(settings=settings)
+        _matrix(settings=settings)  # computed here, so a refusal is this section's sentence
     except Exception as err:  # noqa: BLE001 - shown as a sentence, never a traceback
         show_error(err)
         return
-    _render_matrix(settings, result)
+    _render_matrix(settings=settings)
 
 
 # ------------------------------------------------------------------ 4 · torch.empty
