@@ -155,8 +155,13 @@ def steps_in_brief(records) -> list[str]:
     return lines
 
 
+@st.fragment
 def accumulation(vjp: VJPSettings) -> None:
     """Section 2: .grad accumulates; the graph is freed. Its controls -> a BackwardSession -> one cached replay -> render.
+
+    Sections 2-4 are fragments: a press of one of their buttons, or a change of their own controls,
+    reruns that section alone, not the page above it (their inputs are section 1's settings, passed
+    in, and their own widgets). Under a class on this page, most clicks are theirs.
 
     ``vjp`` is section 1's tensors and v: the steps run on them. A refused session is a message
     here; the sections below it still draw.
@@ -207,6 +212,7 @@ def _render_matrix(settings: ExampleVJPSettings) -> None:
                 "A one-hot v picks out one row: the gradient of one output.")
 
 
+@st.fragment
 def full_jacobian() -> None:
     """Section 3: a Jacobian that is not diagonal. Its controls -> ExampleVJPSettings -> one cached call -> render."""
     st.subheader("3 · A Jacobian that is not diagonal")
@@ -236,6 +242,7 @@ def _printout() -> None:
     st.markdown(markdown_literal(EMPTY_NOTE))
 
 
+@st.fragment
 def empty_example_section() -> None:
     """Section 4: the question's torch.empty example, its printout, and what the printout says about a, b, c."""
     st.subheader("4 · The question's torch.empty example")
