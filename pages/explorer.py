@@ -38,7 +38,7 @@ from gradlab.teaching.explorer_defaults import (
     function_label,
 )
 from gradlab.teaching.quizzes import GUESSES, guess_label, guess_step, quiz_dtype, quiz_reveal, quiz_scheme
-from gradlab.ui.cache_keys import settings_key
+from gradlab.ui.cache_keys import page_cache_data, page_cache_resource, settings_key
 from gradlab.ui.bound_widgets import (bound_number, bound_radio, bound_select_slider, bound_selectbox, bound_slider,
                                       bound_text, bound_toggle)
 from gradlab.ui.controls import dtype_help, dtype_multiselect, eps_range_input, scheme_multiselect
@@ -56,16 +56,16 @@ start_page("explorer")
 # ------------------------------------------------------------------ engine
 
 
-@st.cache_resource(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds,
-                   show_spinner="Computing the sweep…", hash_funcs={SweepSettings: settings_key})
+@page_cache_resource(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds,
+                     show_spinner="Computing the sweep…", hash_funcs={SweepSettings: settings_key})
 def _sweep(settings: SweepSettings) -> SweepResult:
     """The sweep, kept as it came back and shared read-only by every session (st.cache_data would
-    unpickle its tables on every rerun), keyed by the settings' text (gradlab.ui.cache_keys)."""
+    unpickle its tables on every rerun), keyed by the settings' text; the cached function made once
+    per process, not on every rerun (gradlab.ui.cache_keys)."""
     return heavy(sweep, settings)
 
 
-@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds,
-               show_spinner=False)
+@page_cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False)
 def _latex(text: str) -> tuple[str, str]:
     return heavy(sweep_formulas, text)
 
@@ -271,7 +271,7 @@ def _numbers(result: SweepResult, text: str) -> None:
         return
     with box:
         try:
-            f_latex, d_latex = _latex(text)
+            f_latex, d_latex = _latex(text=text)
         except GradLabError as err:  # a time bound's sentence, not an exception element
             show_error(err)
         else:

@@ -26,7 +26,7 @@ from gradlab.server.heavy_work import grid
 from gradlab.teaching.catalogue import CATALOGUE
 from gradlab.teaching.explorer_defaults import CUSTOM, FUNCTION_OPTIONS, function_label
 from gradlab.teaching.glossary import definition, term
-from gradlab.ui.cache_keys import settings_key
+from gradlab.ui.cache_keys import page_cache_data, page_cache_resource, settings_key
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
 from gradlab.ui.controls import eps_input
 from gradlab.ui.figures import cached_figure, show_figure
@@ -46,8 +46,8 @@ CHART_KEY = "grid_chart"
 CONTROL_WIDTH = 120  # px: function, x, dtype, f(x) and the step's slider in one row at 1280 px
 
 
-@st.cache_resource(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False,
-                   hash_funcs={GridSettings: settings_key})
+@page_cache_resource(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False,
+                     hash_funcs={GridSettings: settings_key})
 def _view(view: GridSettings) -> tuple[pd.DataFrame, GridFrames]:
     """The secant's series and the slider's frames of a view (``view_of``: its step aside), one worker
     call per view whatever step the page shows: a new step is a look-up in the frames. Kept as it
@@ -56,8 +56,8 @@ def _view(view: GridSettings) -> tuple[pd.DataFrame, GridFrames]:
     return series, frames
 
 
-@st.cache_resource(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False,
-                   hash_funcs={GridSettings: settings_key})
+@page_cache_resource(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False,
+                     hash_funcs={GridSettings: settings_key})
 def _difference(settings: GridSettings) -> tuple[GridDifference, pd.DataFrame, pd.DataFrame, GridFrames]:
     """The page's step alone, for a view whose own step (1) has no difference (f not finite there)."""
     return heavy(grid, settings)
@@ -213,6 +213,16 @@ def _definitions() -> None:
     st.caption(CENTRAL_THEORY)
 
 
+@page_cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False,
+                 hash_funcs={GridSettings: settings_key})
+def _secant_chart(settings: GridSettings) -> None:
+    """The secant's slope against h, drawn once per settings and replayed from the cache: st.plotly_chart
+    encodes a chart to JSON and hashes it into its element id on every rerun it is drawn in."""
+    result, _, series, _, _ = _computed(settings)
+    st.markdown("**The secant's slope as h shrinks**: near ulp(x) it can take only a few values.")
+    show_figure(cached_figure(settings, secant_series_figure, series, result), "gradlab-grid-secant-over-h")
+
+
 # controls -> one frozen settings object -> one cached engine call -> render
 try:
     settings = _controls()
@@ -235,8 +245,6 @@ left, right = st.columns([3, 2])
 with left:
     rows = _numbers(result)
 with right:
-    st.markdown("**The secant's slope as h shrinks**: near ulp(x) it can take only a few values.")
-    show_figure(cached_figure(settings, secant_series_figure, series, result), "gradlab-grid-secant-over-h",
-                key="grid_series")
+    _secant_chart(settings=settings)
 _bits_table(rows)
 _definitions()

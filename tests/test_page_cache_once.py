@@ -16,7 +16,7 @@ from streamlit.runtime.caching import cache_utils
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = ("roundoff", "network", "summed", "backward")
+PAGES = ("roundoff", "network", "summed", "backward", "explorer", "grid")
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -54,5 +54,5 @@ def test_charts_drawn_from_the_cache_are_on_every_rerun_and_in_every_session(pag
             assert not at.exception
             shown.append([chart.proto.spec for chart in at.get("plotly_chart")])
             at.run()
-    expected = {"roundoff": 3, "network": 2, "summed": 2, "backward": 3}[page]  # the charts the page draws
+    expected = {"roundoff": 3, "network": 2, "summed": 2, "backward": 3, "explorer": 1, "grid": 2}[page]  # the charts the page draws
     assert len(shown[0]) == expected and all(s == shown[0] for s in shown)
