@@ -38,6 +38,7 @@ from gradlab.ui.cache_keys import page_cache_data, page_cache_resource, settings
 from gradlab.ui.controls import dtype_selectbox
 from gradlab.ui.figures import PreparedFigure, show_figure
 from gradlab.ui.messages import stop_with_error
+from gradlab.ui.presentation import is_presenting
 from gradlab.ui.presets import matching_preset, presets_popover
 
 start_page("roundoff")
@@ -133,10 +134,19 @@ def _answer(result: RoundoffResult) -> None:
         st.caption(term("ulp"))  # our own words: its link to the grid stays a link
 
 
-def _main_chart(figures: tuple[PreparedFigure, PreparedFigure, PreparedFigure]) -> None:
+def _main_chart(settings: RoundoffSettings) -> None:
     """Both formulas' errors against the exact value: the chart that answers the question."""
     with main_chart_box():
-        show_figure(figures[0], "roundoff-error")
+        _main_chart_drawn(view=(settings, is_presenting()))
+
+
+@page_cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False,
+                 hash_funcs={RoundoffSettings: settings_key})
+def _main_chart_drawn(view: tuple[RoundoffSettings, bool]) -> None:
+    """The main chart of ``view`` (the settings, and whether the page is presented: it is drawn
+    larger then), drawn once and replayed from the cache: st.plotly_chart encodes the chart to JSON
+    and hashes it into its element id on every call."""
+    show_figure(_comparison(settings=view[0])[1][0], "roundoff-error")
 
 
 def _preset_note() -> None:
@@ -226,11 +236,10 @@ def _lesson() -> None:
         st.markdown(LESSON)
 
 
-def _render(settings: RoundoffSettings, result: RoundoffResult,
-            figures: tuple[PreparedFigure, PreparedFigure, PreparedFigure]) -> None:
+def _render(settings: RoundoffSettings, result: RoundoffResult) -> None:
     """Everything below the controls: the answer and main chart first, then the rest."""
     _answer(result)
-    _main_chart(figures)
+    _main_chart(settings)
     _preset_note()
     _metrics(result)
     _quiz()
@@ -244,7 +253,7 @@ def _render(settings: RoundoffSettings, result: RoundoffResult,
 _header()
 try:
     settings = _controls()
-    result, figures = _comparison(settings=settings)  # by name, hashed by its text: gradlab.ui.cache_keys
+    result = _comparison(settings=settings)[0]  # by name, hashed by its text: gradlab.ui.cache_keys
 except Exception as err:  # noqa: BLE001 - shown as a sentence, never a traceback
     stop_with_error(err)
-_render(settings, result, figures)
+_render(settings, result)

@@ -31,6 +31,7 @@ from gradlab.ui.cache_keys import page_cache_data, settings_key
 from gradlab.ui.controls import dtype_selectbox, eps_input
 from gradlab.ui.figures import cached_figure, show_figure
 from gradlab.ui.messages import show_answer, stop_with_error
+from gradlab.ui.presentation import is_presenting
 from gradlab.ui.presets import presets_popover
 from gradlab.teaching.glossary import define, term
 from gradlab.server.heavy_work import summed
@@ -47,6 +48,18 @@ def cached_sum(settings: SummedLossSettings) -> tuple[SummedLoss, pd.DataFrame]:
     """The lab (every method's sum) and the check's forward differences: one cached call, in a
     worker process (its loops would hold this server's interpreter for seconds)."""
     return heavy(summed, settings)
+
+
+@page_cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False,
+                 hash_funcs={SummedLossSettings: settings_key})
+def _main_chart_drawn(view: tuple[SummedLossSettings, bool]) -> None:
+    """The check's forward differences against autograd for ``view`` (the settings, and whether the
+    page is presented: it is drawn larger then), drawn once and replayed from the cache: st.plotly_chart
+    encodes the chart to JSON and hashes it into its element id on every call."""
+    settings = view[0]
+    result, differences = cached_sum(settings=settings)
+    show_figure(cached_figure(settings, difference_staircase, differences, result.quantum, settings.h, settings.dtype),
+                "gradlab-summed-loss-differences")
 
 
 def _header() -> None:
@@ -155,8 +168,7 @@ except Exception as err:  # noqa: BLE001 - a bound's or a value's sentence; anyt
     stop_with_error(err)
 _answer(result)
 with main_chart_box():
-    show_figure(cached_figure(settings, difference_staircase, differences, result.quantum, settings.h, settings.dtype),
-                "gradlab-summed-loss-differences")
+    _main_chart_drawn(view=(settings, is_presenting()))
 st.caption(f"{len(differences)} evenly spaced elements: the forward difference (L(x + h·eᵢ) − L(x))/h "
            "(the loss summed by torch.sum, as in the question) against autograd's gradient. A "
            "right check lies on the green diagonal; these can only lie on the dotted lines "

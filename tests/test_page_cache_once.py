@@ -56,3 +56,20 @@ def test_charts_drawn_from_the_cache_are_on_every_rerun_and_in_every_session(pag
             at.run()
     expected = {"roundoff": 3, "network": 2, "summed": 2, "backward": 3, "explorer": 1, "grid": 2}[page]  # the charts the page draws
     assert len(shown[0]) == expected and all(s == shown[0] for s in shown)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_a_presented_page_s_main_chart_is_not_the_one_cached_for_the_plain_page(page):
+    """The main chart is drawn larger in presentation mode: replayed from the cache, the plain page's
+    chart must not stand in for it (nor the other way round)."""
+    specs = {}
+    for present in ("", "1", ""):
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+        at.run()
+        if present:
+            at.query_params["present"] = present
+        at.switch_page(f"pages/{page}.py").run()
+        assert not at.exception
+        main = at.get("plotly_chart")[0].proto
+        specs.setdefault(present, set()).add((main.spec, main.config))
+    assert len(specs[""]) == 1 and len(specs["1"]) == 1 and specs[""] != specs["1"]
