@@ -186,3 +186,31 @@ def test_the_slider_figure_shown_at_a_step_draws_that_steps_figure():
             np.testing.assert_allclose(values(a["x"]), values(b["x"]), rtol=1e-6)
             np.testing.assert_allclose(values(a["y"]), values(b["y"]), rtol=1e-6)
         assert shown.layout["xaxis"]["range"] == single.layout["xaxis"]["range"]
+
+
+def test_the_explorer_figure_built_once_and_shown_at_h_is_the_figure_built_at_h(sweep):
+    """The page caches one figure per view and shows it at h (with_step): the same traces, slider
+    and frames as the figure built for that h, the marked points at the stop nearest h."""
+    from gradlab.figures.sweep_slider import with_step
+    from gradlab.ui.figures import prepare_figure
+
+    once = prepare_figure(error_vs_eps_with_slider, sweep, 1e-3).to_dict()
+    for h in (2e-9, 3e-6, 0.5):  # 3e-6: between stops, the nearer on a log scale is 2e-6
+        built = prepare_figure(error_vs_eps_with_slider, sweep, h).to_dict()
+        shown = with_step(once, h)
+        assert shown["data"] == built["data"]
+        assert shown["layout"]["sliders"] == built["layout"]["sliders"]
+        assert shown["frames"] == built["frames"]
+    at = with_step(once, 3e-6)["layout"]["sliders"][0]
+    assert at["steps"][at["active"]]["value"] == "2e-06"
+
+
+def test_the_explorer_legend_has_a_key_per_dtype_and_scheme_and_the_curves_keep_their_names(sweep):
+    fig = error_vs_eps_with_slider(sweep, 1e-3)
+    keys = [t.name for t in fig.data if t.showlegend is not False]
+    assert keys[:4] == ["float32", "float64", "forward", "central"]  # SWEEP's two dtypes and two schemes
+    curves = [t for t in fig.data if t.meta and t.meta.get("kind") == "sweep"]
+    assert len(curves) == 4 and all(" · " in t.name for t in curves)  # "float32 · forward": hover says it
+    # a dtype's key and its curves share a legend group: clicking the key hides the dtype's curves
+    assert {t.legendgroup for t in curves} == {"float32", "float64"}
+    assert fig.layout.legend.groupclick == "togglegroup"
