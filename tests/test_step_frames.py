@@ -8,6 +8,7 @@ numpy, in the dtype, against the exact derivative. Grid: each frame equals
 
 from __future__ import annotations
 
+import base64
 import math
 
 import numpy as np
@@ -74,8 +75,9 @@ def test_the_figure_holds_a_frame_per_step_with_the_frame_numbers(sweep):
     frame = next(f for f in fig.frames if f.name == "5e-04")
     points = [t for t in frame.data if t.customdata is not None]
     rows = sweep.frames[sweep.frames["h"] == 5e-4]
-    assert sorted(p.customdata[0][1] for p in points) == sorted(rows["estimate"])
-    assert all(p.x[0] == 5e-4 for p in points)
+    assert len(points) == 1  # every curve's point in one trace: a stop moves two traces, not five
+    assert sorted(row[1] for row in points[0].customdata) == sorted(rows["estimate"])
+    assert list(points[0].x) == [5e-4] * len(rows)
 
 
 def test_the_released_step_is_a_step_of_the_control():
@@ -214,3 +216,61 @@ def test_the_explorer_legend_has_a_key_per_dtype_and_scheme_and_the_curves_keep_
     # a dtype's key and its curves share a legend group: clicking the key hides the dtype's curves
     assert {t.legendgroup for t in curves} == {"float32", "float64"}
     assert fig.layout.legend.groupclick == "togglegroup"
+
+
+def test_the_explorer_readout_says_the_range_of_the_curves_estimates_at_each_stop(sweep):
+    """Four curves (two dtypes, two schemes): each stop's readout is the step and the smallest and
+    largest of the four estimates there (the frames' table, to 6 digits), one short line."""
+    from gradlab.figures.sweep_slider import READOUT_CHARS, READOUT_PREFIX
+
+    fig = error_vs_eps_with_slider(sweep, 1e-3)
+    steps = fig.layout.sliders[0].steps
+    assert fig.layout.sliders[0].currentvalue.prefix == READOUT_PREFIX
+    for step in steps:
+        h = float(step.value)
+        rows = sweep.frames[sweep.frames["h"] == h]
+        finite = sorted({float(f"{v:.6g}") for v in rows["estimate"] if math.isfinite(v)})
+        assert len(rows) == 4
+        if len(finite) > 1:
+            assert step.label == f"{step_label(h)}: f′ ≈ {finite[0]:.6g} to {finite[-1]:.6g}"
+        assert len(READOUT_PREFIX + step.label) <= READOUT_CHARS
+    # sin'(1) = cos(1) = 0.540302...: at 1e-3 every curve's estimate is within 1e-3 of it
+    at = next(s for s in steps if s.value == "1e-03").label
+    low, high = (float(v) for v in at.split("≈ ")[1].split(" to "))
+    assert abs(low - math.cos(1.0)) < 1e-3 and abs(high - math.cos(1.0)) < 1e-3
+
+
+@pytest.mark.parametrize("estimates", [[-1.23456789e-5, -0.000123456789], [-1.7e308, 5e-324], [1.0, 1.0, 1.0]])
+def test_the_explorer_readout_is_one_short_line_whatever_the_estimates(estimates):
+    from gradlab.figures.sweep_slider import READOUT_CHARS, READOUT_PREFIX, _readout
+
+    words = READOUT_PREFIX + _readout(1e-3, estimates)
+    assert len(words) <= READOUT_CHARS, words
+    assert (" to " in words) == (len(set(estimates)) > 1)
+
+
+def _points(values) -> int:
+    """How many points a trace's x holds: a list, or the frames' base64 typed array."""
+    if isinstance(values, dict):
+        return len(base64.b64decode(values["bdata"])) // np.dtype(values["dtype"]).itemsize
+    return len(values)
+
+
+def test_the_grid_legend_has_the_same_entries_at_every_stop():
+    """At x = 1 in float32 the small steps draw every representable x near x (a few ulps wide)
+    and the large ones too many to draw, and below half an ulp x + h rounds to x (no secant).
+    Plotly leaves a trace with no point out of the legend, and the chart keeps the legend it
+    opened with: whatever stop it opens at, every entry is there (a gap stands in for what a
+    stop does not draw)."""
+    frames = grid_frames(GridSettings("float32", 1.0, 1e-4, "sin(x)"))
+    ulp = 2.0 ** -23
+    with specs_only():
+        opened = {h: grid_figure_with_slider(frames, h) for h in (1e-8, 2e-7, 1e-4, 0.5)}
+    drawn_ticks, entries = {}, {}
+    for h, fig in opened.items():
+        entries[h] = [t["name"] for t in fig.data if t.get("showlegend") is not False and _points(t["x"]) > 0]
+        ticks = next(t for t in fig.data if t["name"] == "representable x")
+        drawn_ticks[h] = _points(ticks["x"]) > 1
+    assert 1e-8 < ulp / 2 and drawn_ticks[2e-7] and not drawn_ticks[1e-4]  # the view has all three kinds of stop
+    assert len({tuple(e) for e in entries.values()}) == 1, entries
+    assert {"representable x", "secant", "f in float32"} <= set(entries[1e-4])

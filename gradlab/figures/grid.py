@@ -77,7 +77,10 @@ def grid_figure(r: GridDifference, window: pd.DataFrame, asked_f: float | None =
     x_range = [min(xs) - x_pad, max(xs) + x_pad]
     fig = FigureSpec()
     few = len(t) <= MAX_TICKS
-    fig.add_trace({"type": "scatter", "x": t if few else [], "y": np.full(len(t), row) if few else [],
+    # Too many ticks to draw: one gap (None) in their place, not no point, so the trace keeps its
+    # legend entry (Plotly leaves an empty trace out of the legend, and a slider's chart keeps
+    # the legend it opened with at every stop).
+    fig.add_trace({"type": "scatter", "x": t if few else [None], "y": np.full(len(t), row) if few else [None],
                    "mode": "markers", "name": "representable x",
                    "marker": {"symbol": "line-ns-open", "size": 14, "color": GUIDE, "line": {"width": 2}},
                    "hovertemplate": "grid number<extra></extra>"})
@@ -91,9 +94,9 @@ def grid_figure(r: GridDifference, window: pd.DataFrame, asked_f: float | None =
                    "marker": {"color": _colour(dtype), "size": 7, "line": {"color": MARKER_OUTLINE, "width": 1}},
                    "hovertemplate": "x − x₀ = %{x:.4g} ulp<br>f − f(x₀) = %{y:.4g} ulp<extra></extra>"})
     ends = np.array([t.min(), t.max()]) if len(t) else np.array([-1.0, 1.0])
-    # The secant and the tangent are always traces (empty when there is none), so every frame of
-    # the step slider has the same traces in the same order.
-    no_line = {"x": [], "y": []}
+    # The secant and the tangent are always traces (a gap when there is none), so every frame of
+    # the step slider has the same traces in the same order, and each keeps its legend entry.
+    no_line = {"x": [None], "y": [None]}
     lines = [{"type": "scatter", "mode": "lines", "line": {"color": MARK, "width": 3},
               **({"x": ends, "y": y1 / t1 * ends, "name": f"secant, slope {r.secant:.4g}"} if r.step_taken
                  else {**no_line, "name": "secant: no step", "showlegend": False})},
@@ -112,7 +115,8 @@ def grid_figure(r: GridDifference, window: pd.DataFrame, asked_f: float | None =
     fig.update_layout(margin=dict(l=0, r=0, t=10, b=10), legend=_LEGEND, height=MAIN_CHART_HEIGHT,
                       hovermode="closest")
     # the secant and the tangent are drawn across the window: their ends are in the range too
-    drawn_y = [float(v) for v in (*(v for line in lines for v in line["y"]), on_curve) if math.isfinite(v)]
+    drawn_y = [float(v) for v in (*(v for line in lines for v in line["y"] if v is not None), on_curve)
+               if math.isfinite(v)]
     y_low, y_top = min([row, *drawn_y]), max([high, *drawn_y])
     fig.update_xaxes(title=dict(text=f"x − x₀, in {x_unit} ({ux:.3g})"), zeroline=False, automargin=True,
                      range=x_range)

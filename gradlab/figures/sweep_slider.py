@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # the engine imports these figures (SweepResult.figure), neve
     from gradlab.sweep.engine import SweepResult
 
 __all__ = ["SLIDER_COLOURS", "add_step_slider", "error_vs_eps_with_slider", "step_label", "SLIDER_NAME", "with_step",
+           "READOUT_CHARS", "READOUT_PREFIX",
            "compact_legend", "estimate_vs_eps_with_legend"]
 
 SLIDER_NAME = "step h"
@@ -79,10 +80,17 @@ class _Curve:
         self.dtype, self.scheme = dtype, scheme
         self.step, self.estimate, self.error = take("step"), take("estimate"), take(column)
 
-    def at(self, i: int, h: float) -> dict:
-        """The curve's point at stop ``i`` (step ``h``); a gap where its error cannot sit on a log axis."""
-        return {"type": "scatter", "x": [h], "y": [_point(self.error[i])],
-                "customdata": [[float(self.step[i]), float(self.estimate[i]), float(self.error[i])]]}
+    def at(self, i: int) -> tuple[float | None, list[float]]:
+        """The curve's error at stop ``i`` (a gap where it cannot sit on a log axis) and its hover's numbers."""
+        return _point(self.error[i]), [float(self.step[i]), float(self.estimate[i]), float(self.error[i])]
+
+
+def _dots(curves: list[_Curve], i: int, h: float) -> dict:
+    """Every curve's point at stop ``i`` (step ``h``), one trace: a stop's frame moves one trace, not
+    one per curve (Plotly sets up every trace of the figure again for each frame, redraw or not)."""
+    points = [c.at(i) for c in curves]
+    return {"type": "scatter", "x": [h] * len(curves), "y": [y for y, _ in points],
+            "customdata": [numbers for _, numbers in points]}
 
 
 def _line(h: float, y_range) -> dict:
@@ -92,7 +100,7 @@ def _line(h: float, y_range) -> dict:
 
 def add_step_slider(fig: FigureSpec, result: SweepResult, h: float) -> None:
     """Add the step slider to an error-vs-eps figure of ``result`` (see the module docstring):
-    a point on each drawn curve at the stop nearest ``h``, a line at h, a frame per stop."""
+    a point on each drawn curve at the stop nearest ``h`` (one trace), a line at h, a frame per stop."""
     frames = result.frames
     if frames.empty or not fig.data:
         return
@@ -105,37 +113,35 @@ def add_step_slider(fig: FigureSpec, result: SweepResult, h: float) -> None:
     curves = [_Curve(frames, t["meta"]["dtype"], t["meta"]["scheme"], stops, column) for t in fig.data
               if t.get("meta", {}).get("kind") == "sweep"]
     first = len(fig.data)
-    for c in curves:
-        label = get_scheme(c.scheme).curve_label
-        fig.add_trace({
-            **c.at(active, stops[active]), "mode": "markers", "cliponaxis": False,
-            "marker": {"symbol": "circle", "size": 15, "color": dtype_colour(c.dtype),
-                       "line": {"color": MARKER_OUTLINE, "width": 2.5}},
-            # not "dtype · scheme", the curves' own names, which pages and tests count as curves
-            "name": f"at h: {c.dtype}, {label}", "showlegend": False,
-            "hovertemplate": (f"<b>{c.dtype} · {label}</b><br>h = %{{x:.0e}}<br>"
-                              "step taken = %{customdata[0]:.6e}<br>estimate = %{customdata[1]:.12g}<br>"
-                              "error = %{customdata[2]:.3e}<extra></extra>"),
-            "meta": {"kind": "at-h", "dtype": c.dtype, "scheme": c.scheme}})
+    names = [f"{c.dtype} · {get_scheme(c.scheme).curve_label}" for c in curves]
+    fig.add_trace({
+        **_dots(curves, active, stops[active]), "mode": "markers", "cliponaxis": False,
+        "marker": {"symbol": "circle", "size": 15, "color": [dtype_colour(c.dtype) for c in curves],
+                   "line": {"color": MARKER_OUTLINE, "width": 2.5}},
+        # the curves' names ("float32 · central") are the points' hover text, not the trace's name:
+        # pages and tests count the traces named so as curves
+        "name": "at h", "showlegend": False, "text": names,
+        "hovertemplate": ("<b>%{text}</b><br>h = %{x:.0e}<br>step taken = %{customdata[0]:.6e}<br>"
+                          "estimate = %{customdata[1]:.12g}<br>error = %{customdata[2]:.3e}<extra></extra>"),
+        "meta": {"kind": "at-h", "curves": [{"dtype": c.dtype, "scheme": c.scheme} for c in curves]}})
     fig.add_trace({**_line(stops[active], y_range), "mode": "lines", "showlegend": False, "hoverinfo": "skip",
                    "line": {"color": GUIDE, "width": 1.5, "dash": "dot"}, "name": "h",
                    "meta": {"kind": "h-line"}})
     moved = list(range(first, len(fig.data)))
     fig.frames = [{"name": step_label(s), "traces": moved,
-                   "data": [c.at(i, s) for c in curves] + [_line(s, y_range)]}
+                   "data": [_dots(curves, i, s), _line(s, y_range)]}
                   for i, s in enumerate(stops)]
-    # The slider's readout names the axis ("step h = 1e-03: f′ ≈ ..."): an axis title between the
+    # The slider's readout names the axis ("h = 1e-03: f′ ≈ ..."): an axis title between the
     # tick labels and the slider cost the plot 18 px, which a 1280x720 first screen does not have.
     fig.update_xaxes(title={"text": ""})
-    several = len({c.scheme for c in curves}) > 1
     fig.update_layout(sliders=[{
         "name": SLIDER_NAME, "active": active, "x": 0, "len": 1, "xanchor": "left",
         "y": 0, "yanchor": "top", "pad": {"t": _SLIDER_TOP, "b": 0, "l": 0, "r": 0},
-        "currentvalue": {"prefix": "step h = ", "xanchor": "left", "offset": 4, "font": {"size": FONT_SIZE - 1}},
+        "currentvalue": {"prefix": READOUT_PREFIX, "xanchor": "left", "offset": 4, "font": {"size": FONT_SIZE - 1}},
         "font": {"size": 1},  # the stops' own labels (hidden): the current value says the one that counts
         "ticklen": 0, "minorticklen": 0, **SLIDER_COLOURS,
         "steps": [{"method": "animate", "value": step_label(s), "args": [[step_label(s)], _ANIMATE],
-                   "label": _readout(s, [(c.dtype, c.scheme, c.estimate[i]) for c in curves], several)}
+                   "label": _readout(s, [c.estimate[i] for c in curves])}
                   for i, s in enumerate(stops)]}])
 
 
@@ -222,16 +228,35 @@ def compact_legend(fig: FigureSpec) -> None:
     fig.update_layout(legend={**legend, "groupclick": "togglegroup", "font": font, "tracegroupgap": 0})
 
 
-def _readout(h: float, estimates, several: bool) -> str:
-    """What the slider says at a stop: the step and each curve's estimate there (``estimates``:
-    (dtype, scheme, value); the scheme named when ``several`` are drawn).
+def _readout(h: float, estimates) -> str:
+    """What the slider says at a stop: the step and the curves' estimates there (``estimates``:
+    finite or not, one per curve). One estimate, or several that agree to 6 digits, is written
+    once; several that differ as their range: a value per curve ("4.05884 (float32 Forward), ...")
+    ran past the chart's right edge with six curves at 1280 px, and with two on a phone. The
+    readout is one line of at most :data:`READOUT_CHARS` characters at every stop (each curve's
+    estimate at h is its dot's hover).
 
-    >>> _readout(1e-3, [("float32", "central", 2.0000003), ("float64", "central", float("nan"))], False)
-    '1e-03: f′ ≈ 2 (float32)'
+    >>> _readout(1e-3, [2.0000003, float("nan")])
+    '1e-03: f′ ≈ 2'
+    >>> _readout(1e-3, [4.05884, 4.05383, 4.05342, 4.05342])
+    '1e-03: f′ ≈ 4.05342 to 4.05884'
+    >>> _readout(1e-3, [float("inf")])
+    '1e-03'
     """
-    parts = [f"{value:.6g} ({f'{dtype} {get_scheme(scheme).short_label}' if several else dtype})"
-             for dtype, scheme, value in estimates if np.isfinite(value)]  # 6 digits: one line on a phone
-    return f"{step_label(h)}: f′ ≈ {', '.join(parts)}" if parts else step_label(h)
+    shown = sorted({float(f"{value:.6g}") for value in estimates if np.isfinite(value)})
+    if not shown:
+        return step_label(h)
+    spread = f"{shown[0]:.6g}" if len(shown) == 1 else f"{shown[0]:.6g} to {shown[-1]:.6g}"
+    return f"{step_label(h)}: f′ ≈ {spread}"
+
+
+#: The readout's prefix: "h = 1e-03: ..." ("step h = " cost a phone's chart the room of a number).
+READOUT_PREFIX = "h = "
+#: The longest readout, prefix included: two 6-digit estimates with signs ("h = 1e-03: f′ ≈
+#: -0.000123457 to -0.000123457"), 269 px in the readout's 15 px Source Sans, inside the 318 px a
+#: 390 px phone's chart has right of its plot's left edge (tests/browser measure every stop).
+READOUT_CHARS = 44
+
 
 def error_vs_eps_with_slider(result: SweepResult, h: float, **options) -> FigureOrSpec:
     """:func:`gradlab.figures.sweep.error_vs_eps_figure` (``options`` are its keywords) with the

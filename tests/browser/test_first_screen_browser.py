@@ -10,7 +10,8 @@ On a 390x844 phone, at each default view, the main plot area is at least 300 px 
 whole on the first screen under the answer and above every control outside the title row,
 nothing overlaps the answer or the chart, no Plotly toolbar shows, and nothing scrolls sideways.
 On both screens every visible button, link, tab and chip label fits its box (no ellipsis, nothing
-clipped; presentation mode's are measured in test_presentation_browser). Screenshots of each case go to
+clipped; presentation mode's are measured in test_presentation_browser), and so does a step slider's
+readout at every stop (every Explorer preset's too, on both screens). Screenshots of each case go to
 tests/artifacts/first-screen-<page>-<case>.png: look at them.
 
 The home page's chart is the Explorer's first view, beside its answer.
@@ -88,6 +89,26 @@ _CONTROLS_TOP = """() => { const tops = [...document.querySelectorAll('[data-tes
   .map(e => e.getBoundingClientRect().top); return tops.length ? Math.min(...tops) : null; }"""
 
 
+#: Each step slider's readout in the main chart ("h = 1e-03: f′ ≈ ..."), at every one of its stops,
+#: that would not fit in its chart: Plotly writes it on one line from the slider's left end and
+#: the chart's SVG cuts what passes its right edge. Measured in the readout's own font, as
+#: painted (a canvas measures the text the slider would write at each stop).
+_READOUTS_CUT = """() => { const cut = []; const canvas = document.createElement('canvas').getContext('2d');
+  for (const text of document.querySelectorAll('.st-key-gl-main-chart .slider-group > text')) {
+    const svg = text.ownerSVGElement.getBoundingClientRect(), box = text.getBoundingClientRect();
+    const gd = text.closest('.js-plotly-plot'), style = getComputedStyle(text);
+    canvas.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+    if (box.left < svg.left - 1) cut.push(`'${text.textContent}' starts ${svg.left - box.left} px left of its chart`);
+    for (const slider of gd._fullLayout.sliders) {
+      const value = slider.currentvalue, room = svg.right - box.left;
+      for (const step of slider.steps) {
+        const words = `${value.prefix || ''}${step.label}${value.suffix || ''}`;
+        const width = canvas.measureText(words).width;
+        if (width > room + 1) cut.push(`'${words}' (${width.toFixed(0)} px of text in ${room.toFixed(0)} px)`);
+      } } }
+  return cut; }"""
+
+
 def _wait_for_main_chart(page) -> None:
     page.wait_for_selector(".st-key-gl-main-chart .js-plotly-plot .main-svg", timeout=CHART_DRAWN_MS)
 
@@ -141,6 +162,7 @@ def test_answer_and_main_chart_are_on_the_first_projector_screen(streamlit_serve
         assert not low, f"/{path} ({scheme}): chart text under {TEXT_CONTRAST}:1: {low}"
     # every visible button, link, tab and chip label fits its box (no ellipsis, nothing clipped)
     assert page.evaluate(CLIPPED_LABELS) == [], f"/{path} ({scheme}): labels cut: {page.evaluate(CLIPPED_LABELS)}"
+    assert page.evaluate(_READOUTS_CUT) == [], f"/{path} ({scheme}): slider readouts cut: {page.evaluate(_READOUTS_CUT)}"
 
 
 #: The Explorer's plot area (axes' inside) at 1280x720, px: its chart holds a title row, the step
@@ -170,6 +192,18 @@ def test_every_explorer_preset_keeps_a_tall_plot_on_the_projector(streamlit_serv
             f"explorer/{preset}: the chart spans y={chart['top']:.0f}..{bottom:.0f}, past the first screen; "
             f"see {name}.png")
     assert page.evaluate(AXIS_TITLE_OVERLAPS) == []
+    # the step slider's readout, at every stop, on the chart (six curves' values once ran off its edge)
+    assert page.evaluate(_READOUTS_CUT) == [], f"explorer/{preset}: slider readout cut: {page.evaluate(_READOUTS_CUT)}"
+
+
+@pytest.mark.parametrize("preset", [p.key for p in presets_for("explorer")])
+def test_every_explorer_preset_readout_fits_a_phone(streamlit_server, tab, preset):
+    """The step slider's readout of every Explorer preset, at every stop, inside the chart on a phone."""
+    page = tab(PHONE)
+    _open_case(page, streamlit_server, "explorer", preset)
+    _wait_for_main_chart(page)
+    cut = page.evaluate(_READOUTS_CUT)  # a preset with no exact derivative has no slider: nothing to cut
+    assert cut == [], f"explorer/{preset}: slider readout cut on a phone: {cut}"
 
 
 #: Every page's default view on a phone (each first preset is measured on the projector above;
@@ -205,6 +239,7 @@ def test_phone_plot_is_wide_enough_and_nothing_overflows(streamlit_server, tab, 
         f"see {name}.png")
     assert page.evaluate(OVERLAPS) == [], f"/{path}: {page.evaluate(OVERLAPS)}; see {name}.png"
     assert page.evaluate(CLIPPED_LABELS) == [], f"/{path}: labels cut on a phone: {page.evaluate(CLIPPED_LABELS)}"
+    assert page.evaluate(_READOUTS_CUT) == [], f"/{path}: slider readouts cut on a phone: {page.evaluate(_READOUTS_CUT)}"
     # No Plotly toolbar over a chart's title (a phone has no hover to hide it again).
     assert page.locator(".js-plotly-plot .modebar-container:visible").count() == 0, f"/{path}: toolbar shown"
 
