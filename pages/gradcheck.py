@@ -37,7 +37,8 @@ from gradlab.ui.presets import presets_popover
 from gradlab.ui.figures import cached_figure, show_figure
 from gradlab.ui.runtime import CHECK_WORKERS
 from gradlab.ui.bound_widgets import bound_number, bound_radio, bound_selectbox, bound_tabs, bound_text, bound_toggle
-from gradlab.ui.check_view import cached_check, diagnosis, sweep_figure, values_table
+from gradlab.ui.check_view import cached_check, diagnosis, sweep_chart, values_table
+from gradlab.ui.presentation import is_presenting
 from gradlab.ui.messages import show_answer, show_error, stop_with_error
 from gradlab.ui.controls import SCHEME_OPTIONS, dtype_selectbox, eps_options, format_eps, scheme_label
 from gradlab.ui.layer_check_view import CHECKS, MODE_HELP, MODEL, layer_controls, layer_views
@@ -200,12 +201,11 @@ def _render(settings: CheckSettings, result) -> None:
 
 def _sweep_view(settings: CheckSettings, step: float) -> bool:
     """The eps sweep for sum, mean and none; False when a message took its place."""
-    try:
-        figure = sweep_figure(sweep_settings=sweep_settings_for(settings), step=step)
+    try:  # drawn once per sweep, step and presentation mode, replayed from the cache
+        sweep_chart(sweep_settings=sweep_settings_for(settings), step=step, presented=is_presenting())
     except Exception as err:  # noqa: BLE001 - a bound's sentence, or a worker's failure shown generically
         show_error(err)
         return False
-    show_figure(figure, "gradlab-gradcheck-eps-sweep")
     return True
 
 

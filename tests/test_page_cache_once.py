@@ -58,7 +58,7 @@ def test_charts_drawn_from_the_cache_are_on_every_rerun_and_in_every_session(pag
     assert len(shown[0]) == expected and all(s == shown[0] for s in shown)
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", (*PAGES, "gradcheck"))
 def test_a_presented_page_s_main_chart_is_not_the_one_cached_for_the_plain_page(page):
     """The main chart is drawn larger in presentation mode: replayed from the cache, the plain page's
     chart must not stand in for it (nor the other way round)."""
