@@ -68,3 +68,23 @@ def test_presented_backward_steps_are_listed_in_brief_under_the_chart():
     assert "2. y.backward(v) → a.grad = [0.6, 6, 0.0006]" in text  # .grad adds up: 2 × 3v
     assert "3. y.backward(v) → PyTorch refuses" in text  # step 2 kept no graph for a third
     assert "→ a.grad" not in texts(_open_page("pages/backward.py", {"steps": "br,b,b"}))  # the section shows them
+
+
+def test_the_light_and_the_dark_theme_differ_in_colours_only():
+    # Why the browser tests measure each presented layout in one theme (tests/browser/
+    # test_presentation_browser.py PROJECTIONS): a theme sets colours and nothing that takes
+    # space (fonts, sizes, radii are shared in [theme]), and no page lays itself out by theme.
+    import re
+    import tomllib
+
+    root = Path(APP).parent
+    config = tomllib.loads((root / ".streamlit" / "config.toml").read_text())["theme"]
+    for scheme in ("light", "dark"):
+        keys = set(config[scheme])
+        assert keys and all(re.fullmatch(r"[a-zA-Z]+Colors?", key) for key in keys), (scheme, keys)
+    assert set(config["light"]) == set(config["dark"])
+    readers = [str(path.relative_to(root)) for path in [*root.glob("pages/*.py"), root / "app.py",
+                                                          *root.glob("gradlab/**/*.py")]
+               if re.search(r"theme_type\(\)|context\.theme", path.read_text())
+               and path.name != "theme.py"]
+    assert readers == [], f"these lay out by theme: {readers}"

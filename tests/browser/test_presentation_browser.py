@@ -120,7 +120,8 @@ def test_next_and_previous_step_through_the_page_presets(streamlit_server, new_p
 
 #: The projector sizes a lecture room meets, and both themes: 1280x720 in each (a long preset name
 #: and the theme links wrapped over the answer there), 1920x1080 in the dark one. A theme changes
-#: colours, not the layout, so the fourth pair would repeat a measurement (the CI's time is short).
+#: colours, not the layout (tests/test_presentation.py checks that no theme sets anything else and no
+#: page reads the theme), so the other two pairs would repeat a measurement (the CI's time is short).
 PROJECTIONS = [pytest.param(size, scheme, id=f"{size['width']}x{size['height']}-{scheme}")
                for size, scheme in ((PROJECTOR, "light"), (WIDE, "dark"))]  # a theme changes colours, not
 # the layout: 1280x720 dark's colours are measured by test_first_screen_browser and the contrast tests
