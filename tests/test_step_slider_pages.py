@@ -60,6 +60,10 @@ def test_the_grid_chart_starts_at_the_linked_step_and_its_frame_is_the_answer():
     # rounds to 1 + 8u: the difference is 8 ulps of f(1) = 1 and the slope 8u / 4u = 2
     assert slider["steps"][slider["active"]]["label"] == f"5e-07: step taken {4 * 2.0 ** -23:.4g}, slope 2"
     frame = next(f for f in spec["frames"] if f["name"] == "5e-07")
-    points = next(t for t in frame["data"] if t["name"] == "x and x + h on the grid")
+    # a frame carries each trace's data only, in the figure's trace order (names stay the figure's)
+    traces = dict(zip((t["name"] for t in spec["data"]), frame["data"]))
+    points = traces["x and x + h on the grid"]
     assert _numbers(points["x"]) == [0, 4] and _numbers(points["y"]) == [0, 8]  # in ulps of x and of f
-    assert "slope 2" in next(t["name"] for t in frame["data"] if t["name"].startswith("secant"))
+    secant = traces["secant"]  # through both points: slope 8/4 = 2 (in ulps of f per ulp of x)
+    (x0, x1), (y0, y1) = _numbers(secant["x"]), _numbers(secant["y"])
+    assert (y1 - y0) / (x1 - x0) == 2
