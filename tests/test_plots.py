@@ -115,12 +115,17 @@ def test_drawable_errors_spec():
 def test_theory_lines_follow_the_taylor_remainder(exp0):
     # Central difference of exp at 0: truncation |f'''| h²/6 = h²/6, and |f'| = 1.
     fig = error_vs_eps_figure(exp0, error="relative")
-    truncation = next(t for t in _kind(fig, "theory") if t.meta["term"] == "truncation")
-    for h, y in zip(truncation.x, truncation.y, strict=True):
+    (line,) = _kind(fig, "theory")  # the two terms, one trace: a gap (None) between them
+    assert line.meta["terms"] == ["truncation", "roundoff"]
+    gap = list(line.x).index(None)
+    assert line.y[gap] is None and len(line.x) == 2 * gap + 1
+    truncation_x, truncation_y = line.x[:gap], line.y[:gap]
+    assert set(line.text[:gap]) == {"truncation"} and set(line.text[gap + 1:]) == {"roundoff"}
+    for h, y in zip(truncation_x, truncation_y, strict=True):
         assert y == pytest.approx(h**2 / 6, rel=1e-9)
-    roundoff = next(t for t in _kind(fig, "theory") if t.meta["term"] == "roundoff")
+    roundoff_x, roundoff_y = line.x[gap + 1:], line.y[gap + 1:]
     # Round-off ~ u|f|/h where it dominates (small h): slope -1 on log-log axes.
-    slope = math.log10(roundoff.y[1] / roundoff.y[0]) / math.log10(roundoff.x[1] / roundoff.x[0])
+    slope = math.log10(roundoff_y[1] / roundoff_y[0]) / math.log10(roundoff_x[1] / roundoff_x[0])
     assert slope == pytest.approx(-1, abs=0.01)
 
 

@@ -77,7 +77,7 @@ def test_the_figure_holds_a_frame_per_step_with_the_frame_numbers(sweep):
     rows = sweep.frames[sweep.frames["h"] == 5e-4]
     assert len(points) == 1  # every curve's point in one trace: a stop moves two traces, not five
     assert sorted(row[1] for row in points[0].customdata) == sorted(rows["estimate"])
-    assert list(points[0].x) == [5e-4] * len(rows)
+    assert list(points[0].x) == [5e-4] * (len(rows) + 2)  # and the line at h: its two ends
 
 
 def test_the_released_step_is_a_step_of_the_control():
@@ -208,9 +208,13 @@ def test_the_explorer_figure_built_once_and_shown_at_h_is_the_figure_built_at_h(
 
 
 def test_the_explorer_legend_has_a_key_per_dtype_and_scheme_and_the_curves_keep_their_names(sweep):
-    fig = error_vs_eps_with_slider(sweep, 1e-3)
-    keys = [t.name for t in fig.data if t.showlegend is not False]
+    from gradlab.figures.sweep_slider import legend_entries
+
+    with specs_only():
+        spec = error_vs_eps_with_slider(sweep, 1e-3)
+    keys = legend_entries(spec)
     assert keys[:4] == ["float32", "float64", "forward", "central"]  # SWEEP's two dtypes and two schemes
+    fig = error_vs_eps_with_slider(sweep, 1e-3)
     curves = [t for t in fig.data if t.meta and t.meta.get("kind") == "sweep"]
     assert len(curves) == 4 and all(" · " in t.name for t in curves)  # "float32 · forward": hover says it
     # a dtype's key and its curves share a legend group: clicking the key hides the dtype's curves
@@ -274,3 +278,28 @@ def test_the_grid_legend_has_the_same_entries_at_every_stop():
     assert 1e-8 < ulp / 2 and drawn_ticks[2e-7] and not drawn_ticks[1e-4]  # the view has all three kinds of stop
     assert len({tuple(e) for e in entries.values()}) == 1, entries
     assert {"representable x", "secant", "f in float32"} <= set(entries[1e-4])
+
+
+def test_the_explorer_slider_figure_has_a_trace_per_curve_and_line_and_each_stop_moves_one(sweep):
+    """A browser sets up every trace of the chart again for each stop of the slider, redraw or not,
+    so the figure holds no trace that draws nothing: per curve its line, per dtype its autograd
+    line, per curve with theory one line for both terms, the stars, and one trace the stops move
+    (every curve's point at h and the line at h). The legend's keys are layout shapes."""
+    from gradlab.figures.sweep import error_vs_eps_figure
+    from gradlab.figures.sweep_slider import add_step_slider, legend_entries
+
+    with specs_only():
+        fig = error_vs_eps_figure(sweep, focus_dtype="auto")
+    add_step_slider(fig, sweep, 1e-3)
+    kinds = [t["meta"]["kind"] for t in fig.data]
+    # SWEEP: 2 dtypes x 2 schemes; an autograd line per dtype whose autograd error is not 0
+    errors = sweep.autograd["rel_error"].to_numpy(dtype=float)
+    lines = int(np.sum(np.isfinite(errors) & (errors > 0)))
+    assert kinds.count("sweep") == 4 and kinds.count("autograd") == lines
+    assert kinds.count("theory") == 4 and kinds.count("best") == 1 and kinds.count("at-h") == 1
+    assert len(fig.data) == 10 + lines and "legend-key" not in kinds
+    moving = kinds.index("at-h")
+    assert all(f["traces"] == [moving] for f in fig.frames) and all(len(f["data"]) == 1 for f in fig.frames)
+    assert legend_entries(fig) == ["float32", "float64", "forward", "central", "autograd", "theory", "best h*"]
+    keys = [s for s in fig.layout["shapes"] if s.get("showlegend")]
+    assert all(s["x0"] == s["x1"] and s["y0"] == s["y1"] for s in keys)  # entries that draw nothing

@@ -170,8 +170,16 @@ def _theory_traces(result: SweepResult, blocks, dtypes: Sequence[str], error: Er
     """Truncation and round-off lines for each of ``dtypes``, in its colour and its curve's dash.
 
     Wide enough to see on a projector and in the dark theme, a little faded so the
-    measured curve stays in front. One legend entry per dtype (clicking it hides
-    both terms of that dtype); hover names the scheme and the term.
+    measured curve stays in front. A curve's two terms are one trace, a gap between them
+    (``meta["terms"]`` names them in order): they share their style, and a browser sets up
+    every trace of the chart again for each stop of the step slider. Hover names the
+    scheme and the term.
+
+    >>> from gradlab.sweep.engine import SweepSettings, run_sweep
+    >>> r = run_sweep(SweepSettings("exp(x)", 1.0, ("float64",), ("central",), points=5))
+    >>> (line,) = _theory_traces(r, _blocks(r), ["float64"], "relative")
+    >>> line["meta"]["terms"], line["y"][5], line["text"][:1] + line["text"][6:7]
+    (['truncation', 'roundoff'], None, ['truncation', 'roundoff'])
     """
     traces, shown = [], set()
     for dtype, scheme, rows in blocks:
@@ -179,20 +187,34 @@ def _theory_traces(result: SweepResult, blocks, dtypes: Sequence[str], error: Er
             continue
         scale = _reference_scale(result, dtype) if error == "relative" else 1.0
         order = get_scheme(scheme).order
+        x: list[float | None] = []
+        y: list[float | None] = []
+        text: list[str] = []
+        terms = []
         for column in ("truncation", "roundoff"):
             values = rows[column] / scale
             if not np.any(np.isfinite(values) & (values > 0)):
                 continue
-            traces.append(_scatter(
-                x=rows["eps"], y=drawable_errors(values), mode="lines",
-                name=f"{dtype} theory", showlegend=dtype not in shown,
-                line={"color": _colour(dtype), "dash": scheme_dash(scheme), "width": THEORY_LINE_WIDTH},
-                opacity=_THEORY_OPACITY, legendgroup=f"theory-{dtype}",
-                hovertemplate=f"<b>theory, {dtype} {_scheme_label(scheme)}: {column} (p = {order})"
-                              "</b><br>h = %{x:.3e}<br>error = %{y:.3e}<extra></extra>",
-                meta={"kind": "theory", "dtype": dtype, "scheme": scheme, "term": column},
-            ))
-            shown.add(dtype)
+            if terms:  # the gap between the two terms
+                x.append(None)
+                y.append(None)
+                text.append("")
+            x += [float(v) for v in rows["eps"]]
+            y += drawable_errors(values)
+            text += [column] * len(values)
+            terms.append(column)
+        if not terms:
+            continue
+        traces.append(_scatter(
+            x=x, y=y, text=text, mode="lines", connectgaps=False,
+            name=f"{dtype} theory", showlegend=dtype not in shown,
+            line={"color": _colour(dtype), "dash": scheme_dash(scheme), "width": THEORY_LINE_WIDTH},
+            opacity=_THEORY_OPACITY, legendgroup=f"theory-{dtype}",
+            hovertemplate=f"<b>theory, {dtype} {_scheme_label(scheme)}: %{{text}} (p = {order})"
+                          "</b><br>h = %{x:.3e}<br>error = %{y:.3e}<extra></extra>",
+            meta={"kind": "theory", "dtype": dtype, "scheme": scheme, "terms": terms},
+        ))
+        shown.add(dtype)
     return traces
 
 

@@ -4,8 +4,8 @@ The sweep's result carries its frames (:mod:`gradlab.sweep.step_frames`): every 
 estimate at each 1-2-5 step of the chart's range. :func:`add_step_slider` puts them into
 the figure as Plotly frames with a Plotly slider, so dragging h moves each curve's point,
 its estimate and the vertical line at h in the browser, one frame per stop, with no call to
-the server. Each frame replaces only the slider's own traces (``redraw`` off: Plotly moves
-those points without drawing the chart again).
+the server. Each frame replaces only the slider's own trace, the points and the line at h
+(``redraw`` off: Plotly moves them without drawing the chart again).
 
 >>> from gradlab.sweep.engine import SweepSettings, run_sweep
 >>> from gradlab.figures.sweep import error_vs_eps_figure
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gradlab.figures.spec import FigureOrSpec, FigureSpec, specs_only
-from gradlab.figures.style import FONT_SIZE, GUIDE, MARK, MARKER_OUTLINE, scheme_dash, scheme_symbol
+from gradlab.figures.style import FONT_SIZE, GUIDE, MARK, MARKER_OUTLINE, scheme_dash
 from gradlab.figures.sweep_marks import dtype_colour
 from gradlab.numerics.schemes import get_scheme
 from gradlab.sweep.step_frames import nearest_step
@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # the engine imports these figures (SweepResult.figure), neve
 
 __all__ = ["SLIDER_COLOURS", "add_step_slider", "error_vs_eps_with_slider", "step_label", "SLIDER_NAME", "with_step",
            "READOUT_CHARS", "READOUT_PREFIX",
-           "compact_legend", "estimate_vs_eps_with_legend"]
+           "compact_legend", "estimate_vs_eps_with_legend", "legend_entries"]
 
 SLIDER_NAME = "step h"
 #: The slider's rail and grip: mid greys that read on the light and the dark background (Plotly's
@@ -85,22 +85,24 @@ class _Curve:
         return _point(self.error[i]), [float(self.step[i]), float(self.estimate[i]), float(self.error[i])]
 
 
-def _dots(curves: list[_Curve], i: int, h: float) -> dict:
-    """Every curve's point at stop ``i`` (step ``h``), one trace: a stop's frame moves one trace, not
-    one per curve (Plotly sets up every trace of the figure again for each frame, redraw or not)."""
+_DOT_HOVER = ("<b>%{text}</b><br>h = %{x:.0e}<br>step taken = %{customdata[0]:.6e}<br>"
+              "estimate = %{customdata[1]:.12g}<br>error = %{customdata[2]:.3e}<extra></extra>")
+
+
+def _marks(curves: list[_Curve], i: int, h: float, y_range) -> dict:
+    """Every curve's point at stop ``i`` (step ``h``) and the vertical line at h, one trace: the
+    points, then the line's two ends (the line runs through the points, which all sit at h).
+    A browser sets up every trace of the figure again for each frame, redraw or not, so a stop
+    moves one trace, not one per curve and a line."""
     points = [c.at(i) for c in curves]
-    return {"type": "scatter", "x": [h] * len(curves), "y": [y for y, _ in points],
-            "customdata": [numbers for _, numbers in points]}
-
-
-def _line(h: float, y_range) -> dict:
     low, high = (10 ** v for v in y_range) if y_range else (1e-17, 1.0)
-    return {"type": "scatter", "x": [h, h], "y": [low, high]}
+    return {"type": "scatter", "x": [h] * (len(curves) + 2), "y": [y for y, _ in points] + [high, low],
+            "customdata": [numbers for _, numbers in points]}
 
 
 def add_step_slider(fig: FigureSpec, result: SweepResult, h: float) -> None:
     """Add the step slider to an error-vs-eps figure of ``result`` (see the module docstring):
-    a point on each drawn curve at the stop nearest ``h`` (one trace), a line at h, a frame per stop."""
+    a point on each drawn curve at the stop nearest ``h`` and a line at h (one trace), a frame per stop."""
     frames = result.frames
     if frames.empty or not fig.data:
         return
@@ -112,24 +114,23 @@ def add_step_slider(fig: FigureSpec, result: SweepResult, h: float) -> None:
     y_range = fig.layout.get("yaxis", {}).get("range")
     curves = [_Curve(frames, t["meta"]["dtype"], t["meta"]["scheme"], stops, column) for t in fig.data
               if t.get("meta", {}).get("kind") == "sweep"]
-    first = len(fig.data)
     names = [f"{c.dtype} · {get_scheme(c.scheme).curve_label}" for c in curves]
+    n = len(curves)
     fig.add_trace({
-        **_dots(curves, active, stops[active]), "mode": "markers", "cliponaxis": False,
-        "marker": {"symbol": "circle", "size": 15, "color": [dtype_colour(c.dtype) for c in curves],
-                   "line": {"color": MARKER_OUTLINE, "width": 2.5}},
+        **_marks(curves, active, stops[active], y_range), "mode": "lines+markers", "cliponaxis": False,
+        "connectgaps": True,  # a curve with no point at h leaves no hole in the line
+        "line": {"color": GUIDE, "width": 1.5, "dash": "dot"},
+        # opacity: Plotly fades markers whose sizes are an array (bubbles) to 0.7
+        "marker": {"symbol": "circle", "size": [15] * n + [0, 0], "opacity": 1,
+                   "color": [dtype_colour(c.dtype) for c in curves] + [GUIDE, GUIDE],
+                   "line": {"color": MARKER_OUTLINE, "width": [2.5] * n + [0, 0]}},
         # the curves' names ("float32 · central") are the points' hover text, not the trace's name:
         # pages and tests count the traces named so as curves
-        "name": "at h", "showlegend": False, "text": names,
-        "hovertemplate": ("<b>%{text}</b><br>h = %{x:.0e}<br>step taken = %{customdata[0]:.6e}<br>"
-                          "estimate = %{customdata[1]:.12g}<br>error = %{customdata[2]:.3e}<extra></extra>"),
+        "name": "at h", "showlegend": False, "text": names + ["", ""],
+        "hovertemplate": [_DOT_HOVER] * n + ["h = %{x:.0e}<extra></extra>"] * 2,
         "meta": {"kind": "at-h", "curves": [{"dtype": c.dtype, "scheme": c.scheme} for c in curves]}})
-    fig.add_trace({**_line(stops[active], y_range), "mode": "lines", "showlegend": False, "hoverinfo": "skip",
-                   "line": {"color": GUIDE, "width": 1.5, "dash": "dot"}, "name": "h",
-                   "meta": {"kind": "h-line"}})
-    moved = list(range(first, len(fig.data)))
-    fig.frames = [{"name": step_label(s), "traces": moved,
-                   "data": [_dots(curves, i, s), _line(s, y_range)]}
+    moved = [len(fig.data) - 1]
+    fig.frames = [{"name": step_label(s), "traces": moved, "data": [_marks(curves, i, s, y_range)]}
                   for i, s in enumerate(stops)]
     # The slider's readout names the axis ("h = 1e-03: f′ ≈ ..."): an axis title between the
     # tick labels and the slider cost the plot 18 px, which a 1280x720 first screen does not have.
@@ -175,11 +176,40 @@ def _close_title(fig: FigureSpec) -> None:
 _LONG_KEYS = 60
 
 
+def legend_entries(fig: FigureSpec) -> list[str]:
+    """The names a figure's legend lists, in its order: traces and shapes that show in it, by
+    ``legendrank`` (Plotly's default 1000), then traces before shapes, each in its list's order.
+
+    >>> fig = FigureSpec()
+    >>> fig.add_trace({"name": "b", "legendrank": 2}); fig.add_trace({"name": "hidden", "showlegend": False})
+    >>> fig.add_shape(type="line", name="a", showlegend=True, legendrank=1)
+    >>> legend_entries(fig)
+    ['a', 'b']
+    """
+    items = [(t.get("legendrank", 1000), 0, i, t.get("name")) for i, t in enumerate(fig.data)
+             if t.get("showlegend") is not False]
+    items += [(s.get("legendrank", 1000), 1, i, s.get("name")) for i, s in enumerate(fig.layout.get("shapes", ()))
+              if s.get("showlegend")]
+    return [name for *_, name in sorted(items)]
+
+
+def _key_shape(name: str, group: str, rank: int, line: dict) -> dict:
+    """A legend entry that is a layout shape, not a trace: a line of no length (nothing drawn)
+    whose legend symbol is ``line``. A browser sets up every trace of the chart again for each
+    stop of the step slider (about half a millisecond each, whatever it draws); the stops leave
+    the layout's shapes alone."""
+    return {"type": "line", "xref": "paper", "yref": "paper", "x0": 0, "x1": 0, "y0": 0, "y1": 0,
+            "name": name, "showlegend": True, "legendgroup": group, "legendrank": rank, "line": line,
+            "layer": "below"}
+
+
 def compact_legend(fig: FigureSpec) -> None:
     """One legend entry per dtype (its colour; a click hides its curves) and per scheme (its line
     and marker, in grey), one for autograd's and one for the theory's lines, instead of one per
     curve: "float32 · complex step" for each pair took five rows under the Complex-step classic's
     chart at 1280 px, leaving its plot 122 px tall. The curves keep their names (hover says them).
+    The keys are layout shapes (:func:`_key_shape`), not traces; a scheme's key shows its line's
+    dash (a shape's legend symbol is a line or a marker, not both; the curves carry the marker too).
 
     >>> from gradlab.sweep.engine import SweepSettings, run_sweep
     >>> from gradlab.figures.sweep import error_vs_eps_figure
@@ -187,8 +217,10 @@ def compact_legend(fig: FigureSpec) -> None:
     >>> with specs_only():
     ...     fig = error_vs_eps_figure(r)
     >>> compact_legend(fig)
-    >>> [t["name"] for t in fig.data if t.get("showlegend") is not False]
+    >>> legend_entries(fig)
     ['float32', 'float64', 'forward', 'central', 'autograd', 'theory', 'best h*']
+    >>> [t["name"] for t in fig.data if t.get("showlegend") is not False]  # the one key that is a trace
+    ['best h*']
     """
     kinds = {}
     for trace in fig.data:
@@ -203,27 +235,26 @@ def compact_legend(fig: FigureSpec) -> None:
         return
     dtypes = list(dict.fromkeys(m["dtype"] for m in kinds["sweep"]))
     schemes = list(dict.fromkeys(m["scheme"] for m in kinds["sweep"]))
-    keys = [{"name": d, "legendgroup": d, "line": {"color": dtype_colour(d), "width": 3}, "mode": "lines"}
-            for d in dtypes]
-    keys += [{"name": get_scheme(s).curve_label, "legendgroup": f"key-{s}", "mode": "lines+markers",
-              "line": {"color": GUIDE, "dash": scheme_dash(s), "width": 2},
-              "marker": {"color": GUIDE, "symbol": scheme_symbol(s), "size": 7}} for s in schemes]
+    rank = iter(range(1, 100))
+    shapes = [_key_shape(d, d, next(rank), {"color": dtype_colour(d), "width": 3}) for d in dtypes]
+    shapes += [_key_shape(get_scheme(s).curve_label, f"key-{s}", next(rank),
+                          {"color": GUIDE, "dash": scheme_dash(s), "width": 2}) for s in schemes]
     if kinds.get("autograd"):
-        keys.append({"name": "autograd", "legendgroup": "key-autograd", "mode": "lines",
-                     "line": {"color": GUIDE, "dash": "dot", "width": 2}})
+        shapes.append(_key_shape("autograd", "key-autograd", next(rank), {"color": GUIDE, "dash": "dot", "width": 2}))
     if kinds.get("theory"):
-        keys.append({"name": "theory", "legendgroup": "theory", "mode": "lines",
-                     "line": {"color": GUIDE, "dash": "dash", "width": 2}})
+        # wide and faded, as the theory's lines are drawn: a grey dash would read as forward's key
+        shapes.append({**_key_shape("theory", "theory", next(rank), {"color": GUIDE, "width": 5}), "opacity": 0.45})
     best = [i for i, t in enumerate(fig.data) if t.get("legendgroup") == "theory-best"]
-    for i in best:  # one row of legend at 1280 px
+    for i in best:  # one row of legend at 1280 px; the stars' entry stays last
         fig.data[i]["name"] = "best h*"
-    at = best[0] if best else len(fig.data)  # the keys before the stars' entry, which stays last
-    fig.data[at:at] = [{"type": "scatter", "x": [None], "y": [None], "hoverinfo": "skip",
-                        "meta": {"kind": "legend-key"}, **key} for key in keys]
+        fig.data[i]["legendrank"] = next(rank)
+    for shape in shapes:
+        fig.add_shape(**shape)
+    names = [shape["name"] for shape in shapes]
     legend = fig.layout.get("legend", {})
     # Smaller than the other chart text: eight keys in one row under a 1280 px page's chart, and
     # long names (the 8-bit formats') a px smaller still.
-    long = sum(len(key["name"]) for key in keys) + (len("best h*") if best else 0) > _LONG_KEYS
+    long = sum(len(name) for name in names) + (len("best h*") if best else 0) > _LONG_KEYS
     font = {**legend.get("font", {}), "size": (legend.get("font", {}).get("size") or FONT_SIZE) - (2 if long else 1)}
     fig.update_layout(legend={**legend, "groupclick": "togglegroup", "font": font, "tracegroupgap": 0})
 
@@ -282,7 +313,8 @@ def estimate_vs_eps_with_legend(result: SweepResult) -> FigureOrSpec:
 
     >>> from gradlab.sweep.engine import SweepSettings, run_sweep
     >>> r = run_sweep(SweepSettings("abs(x)", 0.0, ("float32",), ("forward", "central"), points=5))
-    >>> [t.name for t in estimate_vs_eps_with_legend(r).data if t.showlegend is not False]
+    >>> with specs_only():
+    ...     legend_entries(estimate_vs_eps_with_legend(r))
     ['float32', 'forward', 'central', 'autograd']
     """
     from gradlab.figures.sweep import estimate_vs_eps_figure
