@@ -148,21 +148,25 @@ def interaction_s(browser, base: str, path: str) -> tuple[float | None, str]:
         if make_input is None:
             return None, "(no input found)"
         seconds = _timed_input(page, make_input)
-        return seconds, what + ("" if seconds else " (no chart changed)")
+        note = "" if 0 < seconds < float("inf") else " (no chart changed)" if not seconds else " (charts never settled)"
+        return seconds, what + note
     finally:
         context.close()
 
 
 def _timed_input(page, make_input) -> float:
-    """Seconds from ``make_input()`` to the last chart change after the run it starts (0: none changed)."""
+    """Seconds from ``make_input()`` to the last chart change after the run it starts (0: none changed;
+    inf: the charts were still changing TIMEOUT_MS after it)."""
     page.evaluate(_CHART_CHANGE)
     start = page.evaluate("performance.now()")
     make_input()
     page.wait_for_function(_RAN, arg=start, timeout=TIMEOUT_MS)
-    while True:  # wait until the charts have been quiet for QUIET_MS
+    while True:  # wait until the charts have been quiet for QUIET_MS (a chart that never settles: TIMEOUT_MS)
         now, last = page.evaluate("[performance.now(), window.__glChartChange]")
         if now - max(last, start) >= QUIET_MS:
             break
+        if now - start > TIMEOUT_MS:
+            return float("inf")
         page.wait_for_timeout(50)
     last = page.evaluate("window.__glChartChange")
     return max(0.0, (last - start) / 1000)

@@ -41,7 +41,9 @@ export default function (component) {
         }
       })
     }
-    if (gd) gd.dataset.glReleased = data.value
+    // written only when it differs: a write is a DOM change every 400 ms (work for the page,
+    // and a chart that never looks settled to anything watching it)
+    if (gd && gd.dataset.glReleased !== data.value) gd.dataset.glReleased = data.value
     setTimeout(hook, 400)
   }
   hook()

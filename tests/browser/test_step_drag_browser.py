@@ -22,6 +22,12 @@ _WATCH_RERUNS = """() => {
     .observe(el, {attributes: true});
 }"""
 
+_WATCH_CHART = """(key) => {
+  window.__glChartChanges = [];
+  new MutationObserver(recs => recs.forEach(r => window.__glChartChanges.push(r.attributeName || r.type)))
+    .observe(document.querySelector(`.st-key-${key} .js-plotly-plot`), {subtree: true, childList: true, attributes: true});
+}"""
+
 #: What the chart shows now: the slider's active stop, the traces' x and y, the slider's words.
 _CHART_STATE = """(key) => {
   const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
@@ -62,6 +68,10 @@ def test_dragging_h_moves_the_chart_without_a_rerun_and_the_release_reaches_the_
     page.wait_for_timeout(800)  # the release listener hooks the chart
     start = page.evaluate(_CHART_STATE, key)
     assert start["value"] == query["h"]
+    # an idle chart stays still: the listener's polling writes nothing that is already there
+    page.evaluate(_WATCH_CHART, key)
+    page.wait_for_timeout(1200)  # three of the listener's polls
+    assert page.evaluate("() => window.__glChartChanges") == [], "the idle chart's DOM kept changing"
     page.evaluate(_WATCH_RERUNS)
     # Explorer: the stops span the chart's step range; Grid: 1e-20 .. 1. Both: a quarter of the way in.
     before, during, states = _drag(page, key, 0.6, 0.25)
