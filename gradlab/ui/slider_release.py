@@ -24,12 +24,19 @@ __all__ = ["follow_chart_slider"]
 _JS = """
 export default function (component) {
   const { data, setTriggerValue } = component
-  let stopped = false
+  // One polling loop per chart, the newest call's: Streamlit calls this again on a rerun that
+  // changes the data, and an older loop left running rewrote the mark with its stale value
+  // every 400 ms (two loops fighting: a chart that never settles, a release compared with the
+  // wrong step).
+  const loops = (window.__glReleaseLoops = window.__glReleaseLoops || {})
+  const mine = { value: data.value, setTriggerValue, stopped: false }
+  if (loops[data.selector]) loops[data.selector].stopped = true
+  loops[data.selector] = mine
   // Why polling: Streamlit draws the chart after this component may have run, and may
   // replace the chart's element on a later run; a hooked element is marked, so a release
-  // is reported once.
+  // is reported once, through the newest call's trigger.
   const hook = () => {
-    if (stopped) return
+    if (mine.stopped) return
     const gd = document.querySelector(data.selector)
     if (gd && typeof gd.on === "function" && gd.dataset.glReleaseHooked !== "1") {
       gd.dataset.glReleaseHooked = "1"
@@ -37,17 +44,17 @@ export default function (component) {
         const value = event && event.step ? event.step.value : null
         if (value !== null && value !== gd.dataset.glReleased) {
           gd.dataset.glReleased = value
-          setTriggerValue("released", value)
+          loops[data.selector].setTriggerValue("released", value)
         }
       })
     }
-    // written only when it differs: a write is a DOM change every 400 ms (work for the page,
-    // and a chart that never looks settled to anything watching it)
-    if (gd && gd.dataset.glReleased !== data.value) gd.dataset.glReleased = data.value
+    // written only when it differs: a write is a DOM change (work for the page, and a chart
+    // that never looks settled to anything watching it)
+    if (gd && gd.dataset.glReleased !== mine.value) gd.dataset.glReleased = mine.value
     setTimeout(hook, 400)
   }
   hook()
-  return () => { stopped = true }
+  return () => { mine.stopped = true }
 }
 """
 

@@ -88,6 +88,19 @@ def test_dragging_h_moves_the_chart_without_a_rerun_and_the_release_reaches_the_
     assert page.evaluate("() => window.__glStates").count("running") == 1  # one rerun: the release
     control = page.locator(f".st-key-h [data-testid='stSliderThumbValue']").first.inner_text()
     assert control == during["value"]  # the URL-bound control took it
+    # after that rerun the chart is still idle (one listener loop, not the old one fighting the
+    # new over the released step), and a second drag's release reaches the URL as well
+    page.wait_for_function("""([key, value]) => { const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+      return gd && gd.dataset.glReleaseHooked === '1' && gd.dataset.glReleased === value; }""",
+                           arg=[key, during["value"]], timeout=30_000)  # the new run's listener has the chart
+    page.evaluate(_WATCH_CHART, key)
+    page.wait_for_timeout(1200)
+    assert page.evaluate("() => window.__glChartChanges") == [], "after a rerun the idle chart kept changing"
+    _, second, _ = _drag(page, key, 0.25, 0.5)
+    page.mouse.up()
+    assert second["value"] != during["value"]
+    page.wait_for_function(f"() => new URLSearchParams(location.search).get('h') === '{second['value']}'",
+                           timeout=30_000)
     screenshot(page, f"{path}-after-drag-1280x720", full_page=False)
 
 
