@@ -28,9 +28,9 @@ import torch
 
 from gradlab.check.batching import OnehotBuffer, chunk_rows, single_threaded_ops
 from gradlab.check.problem import NumericProblem, reduce_outputs
-from gradlab.check.stencil import (combine, corrected_sides, dense_maker, entry_correction, moving_offsets,
-                                   moving_weights, nominal_correction, numeric_base, one_sided, roundoff_scale,
-                                   shifts, side_points)
+from gradlab.check.stencil import (centre_weight, combine, corrected_sides, dense_maker, entry_correction,
+                                   moving_offsets, moving_weights, nominal_correction, numeric_base, one_sided,
+                                   roundoff_scale, shifts, side_points)
 from gradlab.limits import LIMITS
 
 __all__ = ["Evaluator", "SummedOnehot", "SharedOnehot", "Onehot", "Dense", "onehot_evaluator",
@@ -112,8 +112,7 @@ class SummedOnehot(Evaluator):
         if self.correction is not None:  # each point moved back to its nominal place (stencil.nominal_correction)
             raw = raw + self.correction.numpy()
         combined = raw @ moving_weights(p).numpy()
-        centre = sum(w for c, w in zip(p.scheme.offsets, p.scheme.weights) if c == 0)
-        base, steps = float(p.base_rows[0, 0]), self.steps.numpy()
+        centre, base, steps = centre_weight(p), p.loss, self.steps.numpy()
         if centre:
             combined = combined + centre * base
         where = side_points(p)
@@ -190,7 +189,7 @@ class Dense(Evaluator):
         self.est = torch.empty(total, dtype=torch.float64)
         self.scale = torch.empty(total, dtype=torch.float64)
         self._weights = moving_weights(p)
-        self._centre = sum(w for c, w in zip(p.scheme.offsets, p.scheme.weights) if c == 0)
+        self._centre = centre_weight(p)
         if side_points(p) is not None:
             self.sides = (torch.empty(total, dtype=torch.float64), torch.empty(total, dtype=torch.float64))
 
@@ -220,7 +219,7 @@ class Dense(Evaluator):
         values = values.to(torch.float64).numpy()
         if corr is not None:
             values = values + corr.numpy()
-        base, step = float(p.base_rows[0, 0]), h.numpy()
+        base, step = p.loss, h.numpy()  # sum/mean: the reduced value at x
         est, scale = self.est.numpy(), self.scale.numpy()
         est[a:b] = (self._weights.numpy() @ values + self._centre * base) / step
         scale[a:b] = abs(base)

@@ -27,8 +27,9 @@ from gradlab.check.batching import dense_rows, onehot_rows
 from gradlab.check.problem import NumericProblem, reduce_outputs
 from gradlab.numerics.dtypes import facts
 
-__all__ = ["estimates", "moving_weights", "nominal_correction", "corrected_sides", "entry_correction", "shifts", "combine", "one_sided", "side_points", "contract", "roundoff_scale", "numeric_base",
-           "onehot_maker", "dense_maker", "predicted_roundoff"]
+__all__ = ["estimates", "moving_weights", "moving_offsets", "centre_weight", "nominal_correction",
+           "corrected_sides", "entry_correction", "shifts", "combine", "one_sided", "side_points", "contract",
+           "roundoff_scale", "numeric_base", "onehot_maker", "dense_maker", "predicted_roundoff"]
 
 RowMaker = Callable[[torch.Tensor], torch.Tensor]
 
@@ -75,6 +76,11 @@ def moving_weights(p: NumericProblem) -> torch.Tensor:
 @functools.lru_cache(maxsize=None)
 def _moving_weights(offsets: tuple, weights: tuple) -> torch.Tensor:
     return torch.tensor([w for c, w in zip(offsets, weights) if c != 0], dtype=torch.float64)
+
+
+def centre_weight(p: NumericProblem) -> float:
+    """The stencil's weight on fn at x itself (offset 0; 0.0 for a scheme without that point)."""
+    return sum(w for c, w in zip(p.scheme.offsets, p.scheme.weights) if c == 0)
 
 
 def moving_offsets(p: NumericProblem) -> torch.Tensor:
@@ -124,11 +130,10 @@ def combine(p: NumericProblem, outputs: torch.Tensor, h: torch.Tensor):
     if s.complex_step:
         values = reduce_outputs(outputs, p.reduction).imag.to(torch.float64)
         return contract(p, values) / h, roundoff_scale(p, None, m)
-    moving = [(c, w) for c, w in zip(s.offsets, s.weights) if c != 0]
-    values = reduce_outputs(outputs, p.reduction).reshape(len(moving), m, -1)
-    weights = torch.tensor([w for _, w in moving], dtype=torch.float64)
+    weights = moving_weights(p)
+    values = reduce_outputs(outputs, p.reduction).reshape(weights.shape[0], m, -1)
     combined = torch.einsum("k,kmo->mo", weights, values.to(torch.float64))
-    centre = sum(w for c, w in zip(s.offsets, s.weights) if c == 0)
+    centre = centre_weight(p)
     if centre:
         combined = combined + centre * p.base_rows.to(torch.float64)
     changed = _changed(values, p.base_rows) if p.reduction == "none" else None
