@@ -26,10 +26,9 @@ from gradlab.ui.backward_sections import accumulation, empty_example_section, fu
 from gradlab.ui.bound_widgets import bound_text
 from gradlab.ui.cache_keys import page_cache_data, page_cache_resource, settings_key
 from gradlab.ui.controls import dtype_selectbox
-from gradlab.ui.figures import cached_figure, show_figure
+from gradlab.ui.figures import cached_figure, replayed_chart, show_figure
 from gradlab.ui.messages import show_answer, stop_with_error
 from gradlab.ui.page_chrome import answer_box, details, main_chart_box, quiz_box, start_page, title_row
-from gradlab.ui.presentation import is_presenting
 from gradlab.ui.presets import presets_popover
 
 start_page("backward")
@@ -102,17 +101,8 @@ def _first_screen(settings: VJPSettings, r: VJPResult) -> None:
     with answer_box():
         show_answer(answer)
     with main_chart_box():
-        _main_chart_drawn(view=(settings, is_presenting()))
-
-
-@page_cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False,
-                 hash_funcs={VJPSettings: settings_key})
-def _main_chart_drawn(view: tuple[VJPSettings, bool]) -> None:
-    """Each .grad against v for ``view`` (the settings, and whether the page is presented: it is drawn
-    larger then), drawn once and replayed from the cache: st.plotly_chart encodes the chart to JSON and
-    hashes it into its element id on every call."""
-    settings = view[0]
-    show_figure(cached_figure(settings, plots.vjp_rows_figure, _vjp(settings=settings).table), "backward-grad")
+        replayed_chart(settings, "backward-grad",
+                       lambda: cached_figure(settings, plots.vjp_rows_figure, _vjp(settings=settings).table))
 
 
 @page_cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False,

@@ -38,7 +38,6 @@ from gradlab.ui.figures import cached_figure, show_figure
 from gradlab.ui.runtime import CHECK_WORKERS
 from gradlab.ui.bound_widgets import bound_number, bound_radio, bound_selectbox, bound_tabs, bound_text, bound_toggle
 from gradlab.ui.check_view import cached_check, diagnosis, sweep_chart, values_table
-from gradlab.ui.presentation import is_presenting
 from gradlab.ui.messages import show_answer, show_error, stop_with_error
 from gradlab.ui.controls import SCHEME_OPTIONS, dtype_selectbox, eps_options, format_eps, scheme_label
 from gradlab.ui.layer_check_view import CHECKS, MODE_HELP, MODEL, layer_controls, layer_views
@@ -202,7 +201,7 @@ def _render(settings: CheckSettings, result) -> None:
 def _sweep_view(settings: CheckSettings, step: float) -> bool:
     """The eps sweep for sum, mean and none; False when a message took its place."""
     try:  # drawn once per sweep, step and presentation mode, replayed from the cache
-        sweep_chart(sweep_settings=sweep_settings_for(settings), step=step, presented=is_presenting())
+        sweep_chart(sweep_settings=sweep_settings_for(settings), step=step)
     except Exception as err:  # noqa: BLE001 - a bound's sentence, or a worker's failure shown generically
         show_error(err)
         return False

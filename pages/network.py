@@ -34,9 +34,8 @@ from gradlab.teaching.glossary import term
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
 from gradlab.ui.cache_keys import page_cache_data, settings_key
 from gradlab.ui.controls import dtype_selectbox, eps_input, eps_range_input
-from gradlab.ui.figures import cached_figure, show_figure
+from gradlab.ui.figures import cached_figure, replayed_chart, show_figure
 from gradlab.ui.messages import show_answer, stop_with_error
-from gradlab.ui.presentation import is_presenting
 from gradlab.ui.presets import presets_popover
 from gradlab.server.heavy_work import network
 from gradlab.ui.worker_calls import heavy
@@ -139,23 +138,17 @@ def _answer(fd: FiniteDifference) -> None:
 def _main_chart(settings: NetgradSettings, fd: FiniteDifference, sweep: StepSweep) -> None:
     """The staircase: every estimate sits on a curve k·ulp(y)/(2h); autograd's line runs between them."""
     with main_chart_box():
-        _main_chart_drawn(view=(settings, is_presenting()))
+        replayed_chart(settings, "network-staircase", lambda: _staircase(settings))
     st.caption(f"y = {fd.y:.9g}, ulp(y) = {fd.ulp_y:.4g}, q = ulp(y)/(2·dx) = {fd.quantum:.6g}.",
                help=term("ulp"))
 
 
-@page_cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False,
-                 hash_funcs={NetgradSettings: settings_key})
-def _main_chart_drawn(view: tuple[NetgradSettings, bool]) -> None:
-    """The staircase of ``view`` (the settings, and whether the page is presented: it is drawn larger
-    then), drawn once and replayed from the cache: st.plotly_chart encodes the chart to JSON and
-    hashes it into its element id on every call."""
-    settings = view[0]
+def _staircase(settings: NetgradSettings):
+    """The staircase figure of ``settings``: every estimate of the sweep, autograd's line, the step dx."""
     result = _experiment(settings=settings)
     fd, sweep = result.difference, result.sweep
-    show_figure(cached_figure(settings, plots.staircase_figure, sweep.table, sweep.autograd, sweep.reference, fd.step,
-                               fd.quantum, fd.dtype, fd.estimate),
-                "network-staircase")
+    return cached_figure(settings, plots.staircase_figure, sweep.table, sweep.autograd, sweep.reference, fd.step,
+                         fd.quantum, fd.dtype, fd.estimate)
 
 
 def _prediction() -> None:

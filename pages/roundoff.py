@@ -36,9 +36,8 @@ from gradlab.literal_text import markdown_code, markdown_literal
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
 from gradlab.ui.cache_keys import page_cache_data, page_cache_resource, settings_key
 from gradlab.ui.controls import dtype_selectbox
-from gradlab.ui.figures import PreparedFigure, show_figure
+from gradlab.ui.figures import PreparedFigure, replayed_chart, show_figure
 from gradlab.ui.messages import stop_with_error
-from gradlab.ui.presentation import is_presenting
 from gradlab.ui.presets import matching_preset, presets_popover
 
 start_page("roundoff")
@@ -137,16 +136,7 @@ def _answer(result: RoundoffResult) -> None:
 def _main_chart(settings: RoundoffSettings) -> None:
     """Both formulas' errors against the exact value: the chart that answers the question."""
     with main_chart_box():
-        _main_chart_drawn(view=(settings, is_presenting()))
-
-
-@page_cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False,
-                 hash_funcs={RoundoffSettings: settings_key})
-def _main_chart_drawn(view: tuple[RoundoffSettings, bool]) -> None:
-    """The main chart of ``view`` (the settings, and whether the page is presented: it is drawn
-    larger then), drawn once and replayed from the cache: st.plotly_chart encodes the chart to JSON
-    and hashes it into its element id on every call."""
-    show_figure(_comparison(settings=view[0])[1][0], "roundoff-error")
+        replayed_chart(settings, "roundoff-error", lambda: _comparison(settings=settings)[1][0])
 
 
 def _preset_note() -> None:

@@ -29,9 +29,8 @@ from gradlab.answers.summed import summed_answer
 from gradlab.ui.bound_widgets import bound_selectbox, bound_text
 from gradlab.ui.cache_keys import page_cache_data, settings_key
 from gradlab.ui.controls import dtype_selectbox, eps_input
-from gradlab.ui.figures import cached_figure, show_figure
+from gradlab.ui.figures import cached_figure, replayed_chart, show_figure
 from gradlab.ui.messages import show_answer, stop_with_error
-from gradlab.ui.presentation import is_presenting
 from gradlab.ui.presets import presets_popover
 from gradlab.teaching.glossary import define, term
 from gradlab.server.heavy_work import summed
@@ -50,16 +49,10 @@ def cached_sum(settings: SummedLossSettings) -> tuple[SummedLoss, pd.DataFrame]:
     return heavy(summed, settings)
 
 
-@page_cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False,
-                 hash_funcs={SummedLossSettings: settings_key})
-def _main_chart_drawn(view: tuple[SummedLossSettings, bool]) -> None:
-    """The check's forward differences against autograd for ``view`` (the settings, and whether the
-    page is presented: it is drawn larger then), drawn once and replayed from the cache: st.plotly_chart
-    encodes the chart to JSON and hashes it into its element id on every call."""
-    settings = view[0]
+def _differences_figure(settings: SummedLossSettings):
+    """The check's forward differences against autograd: the page's main chart."""
     result, differences = cached_sum(settings=settings)
-    show_figure(cached_figure(settings, difference_staircase, differences, result.quantum, settings.h, settings.dtype),
-                "gradlab-summed-loss-differences")
+    return cached_figure(settings, difference_staircase, differences, result.quantum, settings.h, settings.dtype)
 
 
 def _header() -> None:
@@ -168,7 +161,7 @@ except Exception as err:  # noqa: BLE001 - a bound's or a value's sentence; anyt
     stop_with_error(err)
 _answer(result)
 with main_chart_box():
-    _main_chart_drawn(view=(settings, is_presenting()))
+    replayed_chart(settings, "gradlab-summed-loss-differences", lambda: _differences_figure(settings))
 st.caption(f"{len(differences)} evenly spaced elements: the forward difference (L(x + h·eᵢ) − L(x))/h "
            "(the loss summed by torch.sum, as in the question) against autograd's gradient. A "
            "right check lies on the green diagonal; these can only lie on the dotted lines "

@@ -31,7 +31,7 @@ from gradlab.literal_text import markdown_literal
 from gradlab.server.heavy_work import check, check_eps_sweep
 from gradlab.teaching.glossary import term
 from gradlab.ui.cache_keys import settings_key
-from gradlab.ui.figures import PreparedFigure, prepare_figure, show_figure
+from gradlab.ui.figures import PreparedFigure, prepare_figure, replayed_chart
 from gradlab.ui.messages import ANSWER_BOXES, ANSWER_ICONS
 from gradlab.ui.runtime import CHECK_WORKERS
 from gradlab.ui.worker_calls import heavy
@@ -74,13 +74,10 @@ def sweep_figure(sweep_settings: CheckSettings, step: float) -> PreparedFigure:
     return prepare_figure(eps_sweep_figure, sweep.table, rtol=sweep.rtol, step=step)
 
 
-@st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False,
-               hash_funcs=_KEYS)
-def sweep_chart(sweep_settings: CheckSettings, step: float, presented: bool) -> None:
-    """The main chart (:func:`sweep_figure`) drawn once per sweep, step and presentation mode (a
-    presented chart is larger) and replayed from the cache: st.plotly_chart encodes a chart to JSON
-    and hashes it into its element id on every call."""
-    show_figure(sweep_figure(sweep_settings=sweep_settings, step=step), "gradlab-gradcheck-eps-sweep")
+def sweep_chart(sweep_settings: CheckSettings, step: float) -> None:
+    """The main chart (:func:`sweep_figure`), drawn once per sweep, step and presentation mode and replayed."""
+    replayed_chart((sweep_settings, step), "gradlab-gradcheck-eps-sweep",
+                   lambda: sweep_figure(sweep_settings=sweep_settings, step=step))
 
 
 @st.cache_data(max_entries=LIMITS.cache_entries_large, ttl=LIMITS.cache_seconds, show_spinner=False,

@@ -22,7 +22,7 @@ from gradlab.figures.layout import for_presentation
 from gradlab.figures.sweep_slider import with_step
 from gradlab.ui.page_chrome import main_chart_height, presenting_main_chart
 
-__all__ = ["figure_config", "prepare_figure", "cached_figure", "show_figure", "PreparedFigure"]
+__all__ = ["figure_config", "prepare_figure", "cached_figure", "show_figure", "replayed_chart", "PreparedFigure"]
 
 #: Modebar buttons that do nothing useful on GradLab's charts.
 _REMOVED_BUTTONS = ("lasso2d", "select2d", "autoScale2d")
@@ -118,6 +118,31 @@ def show_figure(fig: go.Figure | PreparedFigure, name: str, key: str | None = No
         key=key,
         config=config,
     )
+
+
+@st.cache_data(max_entries=4 * LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False)
+def _replayed(key: str, name: str, presented: bool, _figure: Callable[[], go.Figure | PreparedFigure]) -> None:
+    show_figure(_figure(), name)
+
+
+def replayed_chart(key: Hashable, name: str, figure: Callable[[], go.Figure | PreparedFigure]) -> None:
+    """:func:`show_figure` of ``figure()`` drawn once per ``(key, name)`` and presentation, then replayed.
+
+    st.plotly_chart encodes a chart to JSON and hashes it into its element id on every call; from
+    st.cache_data the recorded element is sent again instead, and ``figure`` (a look-up in the page's
+    caches) is not even called. ``key`` must decide the figure (a page's frozen settings, and any view
+    option drawn on it); ``name`` names the chart (its PNG download) and tells a page's charts apart.
+    The main chart of a presented page is drawn larger (:func:`show_figure`), so that is in the key too.
+
+    >>> calls = []
+    >>> def drawn():
+    ...     calls.append(1)
+    ...     return go.Figure(go.Scatter(x=[1, 2], y=[3, 4]))
+    >>> replayed_chart(("demo", 1), "demo-chart", drawn); replayed_chart(("demo", 1), "demo-chart", drawn)
+    >>> len(calls)  # the second call replayed the first one's chart
+    1
+    """
+    _replayed(key=settings_key(key), name=name, presented=presenting_main_chart(), _figure=figure)
 
 
 def _presented(fig: go.Figure | PreparedFigure) -> PreparedFigure:
