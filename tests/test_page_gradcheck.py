@@ -10,6 +10,8 @@ from streamlit.testing.v1 import AppTest
 from app_text import shown
 from reading_order import ANSWER, CHART, reading_order
 
+from gradlab.ui.layer_check_view import CODE_KEY
+
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "gradcheck.py")
 TIMEOUT_S = 120
 
@@ -239,7 +241,10 @@ def test_the_wrong_layer_preset_names_module_3_and_only_module_3_fails():
     # carries module 3's wrong backward to every parameter before it
     whole = [shown(e.value) for e in at.error if e is not box]
     assert len(whole) == 1 and whole[0].startswith("FAIL") and "0.weight" in whole[0], whole
-    # the Python call that reproduces the view
+    # the Python call that reproduces the view, drawn once its expander is opened
+    assert not [c for c in at.code if "check_layers" in c.value]
+    at.session_state[CODE_KEY] = True
+    at.run()
     (code,) = [c.value for c in at.code if "check_layers" in c.value]
     assert "build_model('linear:16, tanh, layernorm, wrong_swish, linear:8, linear:1', (4, 8), 'float32'" in code
 
@@ -303,6 +308,8 @@ def test_a_loss_layer_and_a_reduction_come_from_the_url():
     rows = _layer_table(at)
     # the squared error is the last module (2), checked over its input like any layer; all pass
     assert {m for m, _, _ in rows} == {"0", "1", "2"} and all(v == "pass" for _, _, v in rows)
+    at.session_state[CODE_KEY] = True
+    at.run()
     (code,) = [c.value for c in at.code if "check_layers" in c.value]
     assert "loss='mse'" in code and "reduction='mean'" in code
 
