@@ -68,11 +68,34 @@ def encode_typed_arrays(figure: dict) -> None:
     ['bdata', 'dtype']
     """
     try:
-        from _plotly_utils.utils import convert_to_base64
+        from _plotly_utils.utils import convert_to_base64, is_homogeneous_array, is_skipped_key, to_typed_array_spec
     except ImportError:
         _LOG.warning("Plotly moved _plotly_utils.utils.convert_to_base64; figures are sent as plain lists")
         return
-    convert_to_base64(figure)
+    del convert_to_base64  # what _encode does, in its order, with the same three helpers
+
+    def _encode(obj) -> None:
+        # convert_to_base64 asks is_homogeneous_array of every number in every list (two module
+        # look-ups each): 7 ms on the Explorer's chart of 12 curves and 51 slider frames. A plain
+        # number or string is never an array, so only containers and other objects are asked.
+        if isinstance(obj, dict):
+            for key, value in obj.items():
+                if value is None or type(value) in _PLAIN or is_skipped_key(key):
+                    continue
+                if isinstance(value, (dict, list, tuple)):
+                    _encode(value)
+                elif is_homogeneous_array(value):
+                    obj[key] = to_typed_array_spec(value)
+        else:
+            for value in obj:
+                if isinstance(value, (dict, list, tuple)):
+                    _encode(value)
+
+    _encode(figure)
+
+
+#: Values convert_to_base64 leaves as they are (no array interface, nothing inside).
+_PLAIN = frozenset({float, int, str, bool})
 
 
 def raise_in_thread(thread_id: int, exc_type: type[BaseException]) -> bool:

@@ -330,3 +330,24 @@ def test_torch_swaps_a_modules_parameters_for_a_block_and_restores_them():
     assert tied is weight, _broken(internal, "a tied name kept the module's own tensor")
     assert isinstance(lin.weight, torch.nn.Parameter) and torch.equal(lin.weight, original), \
         _broken(internal, "the module's parameters were not restored")
+
+
+def test_encode_typed_arrays_does_what_plotly_convert_to_base64_does():
+    """The fast walk gives plotly's own result on every kind of value a figure holds: arrays at
+    any depth, pandas columns, lists of numbers and of dicts, tuples, skipped keys, scalars."""
+    import pandas as pd
+    from _plotly_utils.utils import convert_to_base64
+
+    def figure():
+        return {"data": [{"type": "scatter", "x": np.arange(4.0), "y": [1.0, None, 2.0], "customdata": np.ones((3, 2)),
+                          "marker": {"size": np.array([1, 2, 300], dtype=np.int64), "color": ["#fff", "#000"]},
+                          "text": ("a", "b"), "meta": {"kind": "sweep", "n": np.float64(3.0)}}],
+                "layout": {"xaxis": {"range": np.array([0.0, 1.0])}, "shapes": [{"x0": 1, "line": {"width": 2}}],
+                           "geojson": {"c": np.zeros(2)}, "sliders": [{"steps": [{"args": [["a"], {"frame": {}}]}]}]},
+                "frames": [{"name": "1", "data": [{"x": pd.Series([1.0, 2.0]), "y": pd.Index([3, 4])}]}]}
+
+    theirs, ours = figure(), figure()
+    convert_to_base64(theirs)
+    encode_typed_arrays(ours)
+    assert repr(ours) == repr(theirs)
+    assert ours["data"][0]["x"]["bdata"] and ours["frames"][0]["data"][0]["x"]["bdata"]  # it did encode

@@ -218,21 +218,26 @@ class FigureSpec:
             fig.update(frames=self.frames)
         return fig
 
-    def to_dict(self) -> dict:
+    def to_dict(self, *, consume: bool = False) -> dict:
         """What ``self.to_figure().to_dict()`` returns, without building the figure.
 
         The layout gets plotly's default template and numeric arrays become
-        base64 typed arrays, as there; the spec itself is left unchanged.
+        base64 typed arrays, as there; the spec itself is left unchanged, unless
+        ``consume``: a caller that drops the spec takes its containers as they are
+        (copying every list of a figure with frames was a third of building the
+        Explorer's chart) and must not use the spec again.
 
         >>> fig = FigureSpec()
         >>> fig.add_trace({"type": "bar", "y": [1, 2]})
         >>> fig.to_dict() == fig.to_figure().to_dict()
         True
+        >>> expected = fig.to_dict(); fig.to_dict(consume=True) == expected
+        True
         """
-        out = {"data": _copy_containers(self.data),
-               "layout": {**_copy_containers(self.layout), "template": _default_template()}}
+        copy = (lambda value: value) if consume else _copy_containers
+        out = {"data": copy(self.data), "layout": {**copy(self.layout), "template": _default_template()}}
         if self.frames:
-            out["frames"] = _copy_containers(self.frames)
+            out["frames"] = copy(self.frames)
         encode_typed_arrays(out)
         return out
 

@@ -102,11 +102,13 @@ def _blocks(result: SweepResult) -> list[tuple[str, str, dict[str, np.ndarray]]]
     table = result.table
     if table.empty:
         return []
-    labels = list(zip(table["dtype"].astype(str), table["scheme"].astype(str), strict=True))
+    dtypes, schemes = (np.asarray(table[name], dtype=object) for name in ("dtype", "scheme"))
     columns = {c: table[c].to_numpy(dtype=float) for c in _BLOCK_COLUMNS}
-    starts = [i for i in range(len(labels)) if i == 0 or labels[i] != labels[i - 1]]
-    ends = [*starts[1:], len(labels)]
-    return [(*labels[a], {c: v[a:b] for c, v in columns.items()}) for a, b in zip(starts, ends, strict=True)]
+    changed = (dtypes[1:] != dtypes[:-1]) | (schemes[1:] != schemes[:-1])
+    starts = [0, *(np.flatnonzero(changed) + 1).tolist()]
+    ends = [*starts[1:], len(dtypes)]
+    return [(str(dtypes[a]), str(schemes[a]), {c: v[a:b] for c, v in columns.items()})
+            for a, b in zip(starts, ends, strict=True)]
 
 
 def has_drawable_errors(result: SweepResult, error: ErrorKind = "relative") -> bool:
@@ -146,22 +148,23 @@ def _sweep_trace(dtype: str, scheme: str, rows: dict[str, np.ndarray], error: Er
 
 
 def _autograd_traces(result: SweepResult, error: ErrorKind, x_range: tuple[float, float]):
-    column = _ERROR_COLUMN[error]
+    table = result.autograd
     traces, exact = [], []
-    for row in result.autograd.itertuples(index=False):
-        value = getattr(row, column)
+    # plain columns, not itertuples: a pandas row of an Arrow string column costs ~50 us to build
+    for dtype, autograd, value in zip(table["dtype"].tolist(), table["value"].tolist(),
+                                      table[_ERROR_COLUMN[error]].tolist(), strict=True):
         if not np.isfinite(value):
             continue
         if value == 0:
-            exact.append(row.dtype)
+            exact.append(dtype)
             continue
         traces.append(_scatter(
-            x=list(x_range), y=[value, value], mode="lines", name=f"{_dtype_label(row.dtype)} · autograd",
-            line={"color": _colour(row.dtype), "dash": "dot", "width": 2},
-            legendgroup=row.dtype,
-            hovertemplate=(f"<b>{row.dtype} autograd</b><br>value = {row.value:.12g}<br>"
+            x=list(x_range), y=[value, value], mode="lines", name=f"{_dtype_label(dtype)} · autograd",
+            line={"color": _colour(dtype), "dash": "dot", "width": 2},
+            legendgroup=dtype,
+            hovertemplate=(f"<b>{dtype} autograd</b><br>value = {autograd:.12g}<br>"
                            "error = %{y:.3e}<extra></extra>"),
-            meta={"kind": "autograd", "dtype": row.dtype},
+            meta={"kind": "autograd", "dtype": dtype},
         ))
     return traces, exact
 
@@ -220,22 +223,24 @@ def _theory_traces(result: SweepResult, blocks, dtypes: Sequence[str], error: Er
 
 def _best_step_trace(result: SweepResult, dtypes: Sequence[str], error: ErrorKind) -> dict | None:
     """Stars at the predicted best step h* of every real scheme, for each of ``dtypes``."""
-    rows = result.best[result.best["dtype"].isin(list(dtypes))
-                       & np.isfinite(result.best["predicted_eps"].astype(float))]
-    if rows.empty:
+    best = result.best
+    eps, rel = best["predicted_eps"].to_numpy(dtype=float), best["predicted_rel_error"].to_numpy(dtype=float)
+    rows = [(str(d), str(s), h, e) for d, s, h, e in zip(best["dtype"].tolist(), best["scheme"].tolist(),
+                                                            eps, rel, strict=True)
+            if str(d) in dtypes and np.isfinite(h)]
+    if not rows:
         return None
-    scale = np.array([1.0 if error == "relative" else _reference_scale(result, d) for d in rows["dtype"]])
-    y = drawable_errors(rows["predicted_rel_error"].to_numpy(dtype=float) * scale)
-    labels = [f"{d} {_scheme_label(s)}" for d, s in zip(rows["dtype"], rows["scheme"], strict=True)]
+    scale = np.array([1.0 if error == "relative" else _reference_scale(result, d) for d, *_ in rows])
+    y = drawable_errors(np.array([e for *_, e in rows]) * scale)
     return _scatter(
-        x=rows["predicted_eps"].to_numpy(), y=y, mode="markers",
-        name="predicted best h*", text=labels,
-        marker={"symbol": "star", "size": 16, "color": [_colour(str(d)) for d in rows["dtype"]],
+        x=np.array([h for _, _, h, _ in rows]), y=y, mode="markers",
+        name="predicted best h*", text=[f"{d} {_scheme_label(s)}" for d, s, *_ in rows],
+        marker={"symbol": "star", "size": 16, "color": [_colour(d) for d, *_ in rows],
                 "line": {"width": 1.5, "color": MARKER_OUTLINE}},
         legendgroup="theory-best",
         hovertemplate="<b>predicted best step, %{text}</b><br>h* = %{x:.3e}<br>"
                       "error = %{y:.3e}<extra></extra>",
-        meta={"kind": "best", "dtypes": list(dict.fromkeys(str(d) for d in rows["dtype"]))},
+        meta={"kind": "best", "dtypes": list(dict.fromkeys(d for d, *_ in rows))},
     )
 
 

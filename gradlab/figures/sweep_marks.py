@@ -64,13 +64,10 @@ def regime_bands(result: SweepResult, dtypes: Sequence[str], x_range) -> list[tu
     difference (not the complex step: it has no round-off V) with a predicted best step
     inside the chart, dtype by dtype in the order they are drawn."""
     lo, hi = x_range
-    bands = []
-    for dtype in dtypes:
-        rows = result.best[result.best["dtype"] == dtype]
-        for scheme, h in zip(rows["scheme"], rows["predicted_eps"], strict=True):
-            if not get_scheme(scheme).complex_step and np.isfinite(h) and lo < h < hi:
-                bands.append((dtype, str(scheme), float(h)))
-    return bands
+    best = result.best  # its plain columns once: a pandas filter per dtype cost ~0.4 ms each
+    rows = list(zip(best["dtype"].tolist(), best["scheme"].tolist(), best["predicted_eps"].tolist(), strict=True))
+    return [(dtype, str(scheme), float(h)) for dtype in dtypes for d, scheme, h in rows
+            if d == dtype and not get_scheme(scheme).complex_step and np.isfinite(h) and lo < h < hi]
 
 
 _BAND = 0.075  # height of one regime band, as a fraction of the plot's height ...

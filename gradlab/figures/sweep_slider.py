@@ -65,16 +65,27 @@ def _point(value: float) -> float | None:
     return float(value) if np.isfinite(value) and value > 0 else None
 
 
-class _Curve:
-    """One curve's frames as numpy columns, indexed by stop (a stop it lacks is NaN)."""
+def _columns(frames, column: str) -> dict[str, np.ndarray]:
+    """The frames table's columns a curve reads, as numpy arrays."""
+    out = {name: np.asarray(frames[name], dtype=object) for name in ("dtype", "scheme")}
+    out.update({name: frames[name].to_numpy(dtype=float) for name in ("h", "step", "estimate", column)})
+    return out
 
-    def __init__(self, frames, dtype: str, scheme: str, stops: list[float], column: str) -> None:
-        rows = frames[(frames["dtype"] == dtype) & (frames["scheme"] == scheme)]
-        where = {float(h): i for i, h in enumerate(rows["h"].to_numpy(dtype=float))}
-        index = np.array([where.get(s, -1) for s in stops])
+
+class _Curve:
+    """One curve's frames as numpy columns, indexed by stop (a stop it lacks is NaN).
+
+    ``columns``: the frames table as plain columns (:func:`_columns`), taken once for all curves:
+    a pandas filter per curve cost ~0.5 ms each."""
+
+    def __init__(self, columns: dict[str, np.ndarray], dtype: str, scheme: str, stops: list[float],
+                 column: str) -> None:
+        rows = np.flatnonzero((columns["dtype"] == dtype) & (columns["scheme"] == scheme))
+        where = {h: i for i, h in zip(rows.tolist(), columns["h"][rows].tolist(), strict=True)}
+        index = np.array([where.get(s, -1) for s in stops], dtype=int)
 
         def take(name: str) -> np.ndarray:
-            values = np.append(rows[name].to_numpy(dtype=float), math.nan)  # index -1: NaN
+            values = np.append(columns[name], math.nan)  # index -1: NaN
             return values[index]
 
         self.dtype, self.scheme = dtype, scheme
@@ -109,10 +120,11 @@ def add_step_slider(fig: FigureSpec, result: SweepResult, h: float) -> None:
     compact_legend(fig)  # first: it inserts traces, and the frames below name theirs by index
     _close_title(fig)
     column = _ERROR_COLUMN[_error_kind(fig)]
-    stops = sorted(float(v) for v in frames["h"].unique())
+    table = _columns(frames, column)
+    stops = sorted(set(table["h"].tolist()))
     active = stops.index(nearest_step(stops, h))
     y_range = fig.layout.get("yaxis", {}).get("range")
-    curves = [_Curve(frames, t["meta"]["dtype"], t["meta"]["scheme"], stops, column) for t in fig.data
+    curves = [_Curve(table, t["meta"]["dtype"], t["meta"]["scheme"], stops, column) for t in fig.data
               if t.get("meta", {}).get("kind") == "sweep"]
     names = [f"{c.dtype} · {get_scheme(c.scheme).curve_label}" for c in curves]
     n = len(curves)

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import plotly.graph_objects as go
 import streamlit as st
 
-from gradlab.figures.spec import FigureOrSpec, specs_only
+from gradlab.figures.spec import FigureOrSpec, FigureSpec, specs_only
 from gradlab.limits import LIMITS
 from gradlab.ui.cache_keys import settings_key
 from gradlab.ui.compat import PreparedFigure
@@ -61,7 +61,8 @@ def prepare_figure(build: Callable[..., FigureOrSpec], *args: Any, **kwargs: Any
     """
     with specs_only():
         fig = build(*args, **kwargs)
-    return PreparedFigure(fig.to_dict())
+    # a spec built here is ours alone: its lists need no copy (a go.Figure's to_dict copies anyway)
+    return PreparedFigure(fig.to_dict(consume=True) if isinstance(fig, FigureSpec) else fig.to_dict())
 
 
 @st.cache_resource(max_entries=4 * LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False)
