@@ -269,9 +269,10 @@ def _packed(trace: dict) -> dict:
     """
     out = dict(trace)
     for key in ("x", "y"):
-        values = np.array([math.nan if v is None else v for v in trace.get(key, ())], dtype=np.float64)
-        if np.all(np.abs(values[np.isfinite(values)]) < _F4_LARGEST):
-            values = values.astype(np.float32)
+        values = np.array(trace.get(key, ()), dtype=np.float64)  # None -> NaN
+        with np.errstate(invalid="ignore"):  # NaN compares False: only inf is past the range and finite values count
+            if not (np.abs(values) >= _F4_LARGEST).any(where=np.isfinite(values)):
+                values = values.astype(np.float32)
         out[key] = {"dtype": values.dtype.str[1:], "bdata": base64.b64encode(values.tobytes()).decode("ascii")}
     return out
 
