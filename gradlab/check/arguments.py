@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import inspect
 import threading
+import types
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -80,17 +81,37 @@ class Arguments:
 
 
 def parameter_names(fn: Callable, count: int) -> list[str]:
-    """Names of fn's first ``count`` positional parameters, ``input k`` where it has none."""
-    try:  # a module's names are its forward's (its __call__ takes *args)
-        params = list(inspect.signature(fn.forward if isinstance(fn, torch.nn.Module) else fn).parameters.values())
-    except (TypeError, ValueError):  # builtins such as torch.sin have no signature
-        params = []
-    names: list[str] = []
-    for p in params:
-        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            break
-        names.append(p.name)
+    """Names of fn's first ``count`` positional parameters, ``input k`` where it has none.
+
+    >>> parameter_names(lambda a, b=1, *rest, c: a, 4)
+    ['a', 'b', 'input 2', 'input 3']
+    """
+    names = _plain_positional(fn)
+    if names is None:
+        try:  # a module's names are its forward's (its __call__ takes *args)
+            params = list(inspect.signature(fn.forward if isinstance(fn, torch.nn.Module) else fn).parameters.values())
+        except (TypeError, ValueError):  # builtins such as torch.sin have no signature
+            params = []
+        names = []
+        for p in params:
+            if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                break
+            names.append(p.name)
     return [names[k] if k < len(names) else f"input {k}" for k in range(count)]
+
+
+#: What makes inspect.signature read a plain function other than by its code object.
+_SIGNATURE_OVERRIDES = ("__wrapped__", "__signature__", "_partialmethod")
+
+
+def _plain_positional(fn) -> list[str] | None:
+    """A plain Python function's positional parameter names read from its code object (what
+    inspect.signature gives them as, at a tenth of its cost: a small check's set-up spent
+    ~20 us there); None for anything else (a decorated or partial function, a builtin, a module)."""
+    if type(fn) is not types.FunctionType or any(name in fn.__dict__ for name in _SIGNATURE_OVERRIDES):
+        return None
+    code = fn.__code__
+    return list(code.co_varnames[:code.co_argcount])  # positional-only, then positional-or-keyword
 
 
 def _differentiable(value) -> bool:

@@ -48,6 +48,8 @@ def _flat(parts) -> torch.Tensor:
     """fn's output parts (:func:`~gradlab.check.outputs.output_parts`' tensors) as one float64 vector."""
     parts = [t.detach().reshape(-1) for t in parts]
     parts = [torch.view_as_real(p).reshape(-1) if p.is_complex() else p for p in parts]
+    if len(parts) == 1:  # one part: no concatenation (a copy); only compared, never written
+        return parts[0].to(torch.float64)
     return torch.cat([p.to(torch.float64) for p in parts]) if parts else torch.zeros(0, dtype=torch.float64)
 
 

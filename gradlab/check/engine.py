@@ -39,7 +39,6 @@ The parts a check runs, in order: :mod:`~gradlab.check.validation` (options),
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from typing import Any, Callable, Sequence
 
@@ -234,8 +233,8 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
     p = numeric_problem(numeric_call, xs, reduction, v, s, h, torch.float64 if numeric_float64 else None,
                         names=args.names, complex_parts=args.complex_parts(),
                         few_rows=count * stencil_points(s) <= FEW_ROWS, flat=None if numeric_float64 else flat,
-                        at_x=None if numeric_float64 else _own_output(at_x, call, xs))
-    p = dataclasses.replace(p, gradient=g)  # evaluated points moved back to nominal (stencil.nominal_correction)
+                        at_x=None if numeric_float64 else _own_output(at_x, call, xs),
+                        gradient=g)  # evaluated points moved back to nominal (stencil.nominal_correction)
     pace.after_setup()
     element_tolerance = tol.of(g.numpy())  # weights the blocks' elements and floors their tolerance
     index, directions = perturbations(mode, numel, samples, seed, element_tolerance, block_size(user_dtype))

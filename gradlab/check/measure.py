@@ -33,6 +33,7 @@ import math
 import numpy as np
 import torch
 
+from gradlab.check.blocks import direction_tolerance
 from gradlab.check.error_bounds import bounded_estimates
 from gradlab.check.evaluation import Dense, chunk_size, onehot_evaluator, run_chunks
 from gradlab.check.problem import NumericProblem
@@ -40,7 +41,7 @@ from gradlab.check.report import Estimates, Tolerances, element, value_table, wo
 from gradlab.check.results import Element
 from gradlab.check.stencil import dense_maker, estimates, onehot_maker
 from gradlab.check.step_search import search, truncation_share
-from gradlab.check.verdicts import dense_estimator, direction_tolerance, judge, onehot_estimator
+from gradlab.check.verdicts import dense_estimator, judge, onehot_estimator
 
 __all__ = ["measure_values", "locate", "name_element", "name_in_block"]
 

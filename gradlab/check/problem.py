@@ -17,6 +17,7 @@ the step, and the reduced value(s) at x.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -55,7 +56,7 @@ class NumericProblem:
     def dtype(self) -> torch.dtype:
         return self.flat.values.dtype
 
-    @property
+    @functools.cached_property  # read by every evaluator's finish: two torch ops, once
     def loss(self) -> float:
         """L(x) in float64: the reduced value, or for "none" the weighted sum vᵀy."""
         if self.reduction != "none":
@@ -181,13 +182,14 @@ def _flat_gradient(grads, leaves) -> torch.Tensor:
 
 def numeric_problem(fn, xs, reduction, v, scheme: Scheme, step: float, numeric_dtype: torch.dtype | None,
                     like: NumericProblem | None = None, names=None, complex_parts=None,
-                    few_rows: bool = False, flat: FlatInputs | None = None, at_x=None) -> NumericProblem:
+                    few_rows: bool = False, flat: FlatInputs | None = None, at_x=None,
+                    gradient: torch.Tensor | None = None) -> NumericProblem:
     """The numeric side of a check; ``like`` shares its inputs and batched fn (and the
     strategy it chose), so problems differing only in reduction run fn alike.
     ``numeric_dtype`` None keeps each input's own dtype; ``names`` and ``complex_parts``
     label the elements (see FlatInputs); ``few_rows``: the check evaluates only a few
     perturbed points (BatchedFn's); ``flat``: xs as FlatInputs already (with these names);
-    ``at_x``: fn's output at xs from an earlier call (BatchedFn's)."""
+    ``at_x``: fn's output at xs from an earlier call (BatchedFn's); ``gradient``: NumericProblem's."""
     if like is None and flat is None:
         cast = xs if numeric_dtype is None else [t.to(numeric_dtype) for t in xs]
         flat = FlatInputs.of(cast, names, complex_parts)
@@ -198,7 +200,7 @@ def numeric_problem(fn, xs, reduction, v, scheme: Scheme, step: float, numeric_d
         base = reduce_outputs(batched.at_input(flat.values.dtype), reduction)
     weights = None if v is None else v.to(base.dtype).to(torch.float64).reshape(-1)
     sizes = None if weights is None else (weights * base[0].to(torch.float64)).abs()
-    return NumericProblem(flat, batched, reduction, weights, scheme, step, base, sizes)
+    return NumericProblem(flat, batched, reduction, weights, scheme, step, base, sizes, gradient)
 
 
 def resolve_step(eps, scheme: Scheme, dtype: torch.dtype, values: torch.Tensor) -> float:

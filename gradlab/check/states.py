@@ -165,7 +165,7 @@ def verdict_words(p: NumericProblem, verdict: str, counts: dict[str, int], diagn
 
 def _tolerance_words(worst: Element, tol) -> str:
     """How the value's tolerance was made: atol + rtol·|numeric|, or, for a direction whose
-    terms cancel, its elements' tolerances (gradlab.check.verdicts.direction_tolerance)."""
+    terms cancel, its elements' tolerances (gradlab.check.blocks.direction_tolerance)."""
     plain = tol.atol + tol.rtol * abs(worst.numeric)
     if math.isfinite(worst.tolerance) and worst.tolerance > plain * (1 + 1e-9):
         return "the root-sum-square of its elements' tolerances along the direction"

@@ -35,7 +35,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from gradlab.check.columns import Columns, filled
+from gradlab.check.columns import Columns, Later, filled
 from gradlab.check.error_bounds import (Bounded, Estimator, bound_of, bounded_estimates, richardson_uncertainty,
                                         roundoff_bound)
 from gradlab.check.evaluation import chunk_size, onehot_evaluator, run_chunks
@@ -46,8 +46,7 @@ from gradlab.check.stencil import dense_maker, estimates, onehot_maker
 from gradlab.check.step_search import search, torch_steps
 from gradlab.numerics.dtypes import facts
 
-__all__ = ["Tolerance", "autograd_slack", "backward_spread", "direction_tolerance", "onehot_estimator",
-           "dense_estimator", "judge"]
+__all__ = ["Tolerance", "autograd_slack", "backward_spread", "onehot_estimator", "dense_estimator", "judge"]
 
 Tolerance = Callable[[np.ndarray], np.ndarray]  # |numeric| -> per-value tolerance
 
@@ -328,21 +327,6 @@ def _witnessed(p64: NumericProblem, a, within, estimator) -> tuple[_Best, np.nda
     return best, bad
 
 
-def direction_tolerance(directions: torch.Tensor, element_tolerance) -> np.ndarray:
-    """Per direction v, ‖v ∘ tol‖₂: what its elements' tolerances make of ∇L·v when each
-    element is off by its own tolerance (an array or a tensor) with a random sign (the typical
-    size; Σ|v_j|·tol_j is the worst). ``atol + rtol·|∇L·v|`` alone is not the direction's scale: where the
-    terms of ∇L·v cancel it falls to atol, far below every element's tolerance.
-
-    >>> v = torch.tensor([[0.6, -0.8]], dtype=torch.float64)
-    >>> direction_tolerance(v, torch.tensor([1.0, 1.0], dtype=torch.float64)).tolist()
-    [1.0]
-    """
-    # |v_j|·tol_j squares as v_j·tol_j does; in numpy: a few values, where a torch op costs 5-15 us
-    scaled = directions.numpy() * np.asarray(element_tolerance, dtype=np.float64)
-    return np.sqrt(np.einsum("ij,ij->i", scaled, scaled))
-
-
 @dataclass(frozen=True, eq=False)
 class _Floored:
     """A tolerance of the estimates, at least ``floor`` per row (``rows``: which rows
@@ -372,29 +356,37 @@ class _Within:
 
 def _table(table: Columns, best: _Best, a, tolerance, slack, p, estimator, suspects, noise,
            measured, kink_problem: NumericProblem, tol: np.ndarray | None = None, passed: bool = False) -> Columns:
-    """``tol``: tolerance(best estimates) if known; ``passed``: all are within tol + slack (state_of's pass)."""
+    """``tol``: tolerance(best estimates) if known; ``passed``: all are within tol + slack (state_of's pass).
+    What only a reader of the table needs is computed when first read (a tenth of a small check)."""
     b = best.bounded
-    n, bound = b.estimate, b.bound
+    n = b.estimate
     tol = tolerance(n) if tol is None else tol
-    left, right = filled(len(n), np.nan, np.float64), filled(len(n), np.nan, np.float64)
-    side = filled(len(n), "")
     kink = np.zeros(len(n), dtype=bool)
+    left, right = Later(lambda: filled(len(n), np.nan, np.float64)), Later(lambda: filled(len(n), np.nan, np.float64))
+    side = Later(lambda: filled(len(n), ""))
     if suspects.size:
+        left, right, side = filled(len(n), np.nan, np.float64), filled(len(n), np.nan, np.float64), filled(len(n), "")
         twin = kink_problem is not p  # the twin's kinks: its model round-off (no noise measured)
         k = confirm(kink_problem, estimator, suspects, a[suspects], tolerance(n[suspects], suspects),
                     noise=None if noise is None or twin else noise[suspects])
         kinks = suspects[k.kink]
         left[kinks], right[kinks], side[kinks] = k.left[k.kink], k.right[k.kink], k.side[k.kink]
         kink[kinks] = True
-    state = filled(len(n), "pass") if passed and not suspects.size else state_of(a, n, tol, bound, slack, kink)
-    source = filled(len(n), "model")
+    state = filled(len(n), "pass") if passed and not suspects.size else state_of(a, n, tol, b.bound, slack, kink)
+    return table.joined(
+        best_numeric=n, best_step=b.step, best_dtype=best.dtype, best_abs_error=Later(lambda: np.abs(a - n)),
+        best_tolerance=tol, error_bound=Later(lambda: b.bound), state=state, left_slope=left,
+        right_slope=right, autograd_side=side, noise=b.noise,
+        bound_source=Later(lambda: _sources(best, p, measured)), autograd_rounding=slack)
+
+
+def _sources(best: _Best, p: NumericProblem, measured: np.ndarray) -> np.ndarray:
+    """Where each value's round-off bound comes from: the model, measured noise, the float64 witness."""
+    b = best.bounded
+    source = filled(len(b.estimate), "model")
     if measured.any():  # a bound above the model's is the measured noise's
-        model = roundoff_bound(p.scheme, p.dtype, n, b.scale, b.step)
+        model = roundoff_bound(p.scheme, p.dtype, b.estimate, b.scale, b.step)
         source[measured & (b.roundoff > model)] = "measured noise"
     if p.dtype != torch.float64:
         source[best.dtype == "float64"] = "float64 witness"
-    return table.joined(
-        best_numeric=n, best_step=b.step, best_dtype=best.dtype, best_abs_error=np.abs(a - n),
-        best_tolerance=tol, error_bound=bound, state=state, left_slope=left,
-        right_slope=right, autograd_side=side, noise=b.noise, bound_source=source,
-        autograd_rounding=slack)
+    return source
