@@ -95,6 +95,9 @@ def _copy_containers(value):
     return value
 
 
+#: A layout key naming an x axis (xaxis, xaxis2, ...) or a y axis.
+_AXIS_KEYS = {letter: re.compile(letter + r"axis\d*") for letter in "xy"}
+
 #: GradLab's log axes: ticks as powers of ten (1e-08 reads badly on a projector).
 LOG_AXIS = {"type": "log", "exponentformat": "power", "showexponent": "all"}
 #: Plotly's font size for subplot titles (make_subplots).
@@ -133,8 +136,9 @@ class FigureSpec:
         self.layout["annotations"].append(annotation)
 
     def _update_axes(self, letter: str, axis: dict) -> None:
+        pattern = _AXIS_KEYS[letter]
         for key in self.layout:
-            if re.fullmatch(letter + r"axis\d*", key):
+            if pattern.fullmatch(key):
                 self.layout[key].update(axis)
 
     def update_xaxes(self, **axis) -> None:
