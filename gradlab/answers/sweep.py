@@ -130,14 +130,25 @@ def _at_most(value: float) -> str:
     return short_number(bound) if bound < 1 else f"{bound:g}"  # 100 % or more off: "10", not "1e+01"
 
 
+_BEST_FIELDS = ("dtype", "scheme", "rel_error", "robust_eps", "robust_rel_error", "predicted_eps", "predicted_rel_error")
+
+
+def _best_rows(result: SweepResult) -> list[dict]:
+    """The best-step table's rows as plain dicts (a pandas groupby, filter and row per dtype cost
+    ~2 ms of an Explorer rerun with a new sweep; these few rows need none of it)."""
+    columns = [result.best[name].tolist() for name in _BEST_FIELDS]
+    return [dict(zip(_BEST_FIELDS, values)) for values in zip(*columns)]
+
+
 def _best_clauses(result: SweepResult) -> list[str]:
     """(step, 'the float32 central difference', 'within 3e-6') for each dtype's best scheme."""
     clauses = []
-    for dtype, rows in result.best.groupby("dtype", sort=False, observed=True):
-        rows = rows[np.isfinite(rows["robust_rel_error"].astype(float))]
-        if rows.empty:
+    rows = _best_rows(result)
+    for dtype in dict.fromkeys(r["dtype"] for r in rows):  # in the table's order
+        finite = [r for r in rows if r["dtype"] == dtype and math.isfinite(r["robust_rel_error"])]
+        if not finite:
             continue
-        row = rows.loc[rows["robust_rel_error"].astype(float).idxmin()]
+        row = min(finite, key=lambda r: r["robust_rel_error"])  # the first of equals, as idxmin
         name = get_scheme(row["scheme"]).curve_label
         kind = "estimate" if get_scheme(row["scheme"]).complex_step else "difference"
         reference = result.references.get(dtype)
@@ -151,10 +162,11 @@ def _best_clauses(result: SweepResult) -> list[str]:
 
 def _autograd_clause(result: SweepResult) -> str:
     words = []
-    for row in result.autograd.itertuples(index=False):
-        if math.isfinite(row.value) and math.isfinite(row.reference):
-            words.append((row.dtype, _ulp_words(ulps_off(row.value, row.reference, row.dtype))
-                          + (f" ({percent(row.rel_error)} off)" if facts(row.dtype).emulated else "")))
+    table = result.autograd
+    for dtype, value, reference, rel_error in zip(*(table[c].tolist() for c in ("dtype", "value", "reference", "rel_error"))):
+        if math.isfinite(value) and math.isfinite(reference):
+            words.append((dtype, _ulp_words(ulps_off(value, reference, dtype))
+                          + (f" ({percent(rel_error)} off)" if facts(dtype).emulated else "")))
     if not words:
         return ""
     if len({w for _, w in words}) == 1:
