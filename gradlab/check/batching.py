@@ -388,6 +388,8 @@ def _attempt(call):
 def _same(got, expected: torch.Tensor) -> bool:
     if not isinstance(got, torch.Tensor) or got.shape != expected.shape or got.dtype != expected.dtype:
         return False
+    if torch.equal(got, expected):  # the usual case, in one op (allclose takes ~8, ~25 us): equal is close
+        return True
     # A different summation order may change the last bits; more means the
     # function mixes rows or draws random numbers.
     tol = 64 * torch.finfo(expected.dtype).eps if expected.dtype.is_floating_point or expected.is_complex() else 0

@@ -236,7 +236,8 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
                         at_x=None if numeric_float64 else _own_output(at_x, call, xs),
                         gradient=g)  # evaluated points moved back to nominal (stencil.nominal_correction)
     pace.after_setup()
-    element_tolerance = tol.of(g.numpy())  # weights the blocks' elements and floors their tolerance
+    # weights the blocks' elements and floors their tolerance (the other modes have no blocks)
+    element_tolerance = tol.of(g.numpy()) if mode == "blocks" else None
     index, directions = perturbations(mode, numel, samples, seed, element_tolerance, block_size(user_dtype))
     # fn in float64 is a witness for a lower precision only (building it copies a module)
     twin = leave_out(twin() if callable(twin) and user_dtype != torch.float64 else None, call) or call
