@@ -27,7 +27,7 @@ from gradlab.numerics.dtypes import DTYPE_NAMES, facts
 from gradlab.teaching.presets import preset, url_query
 from gradlab.answers.summed import summed_answer
 from gradlab.ui.bound_widgets import bound_selectbox, bound_text
-from gradlab.ui.cache_keys import page_cache_data, settings_key
+from gradlab.ui.cache_keys import page_cache_data, page_cache_resource, settings_key
 from gradlab.ui.controls import dtype_selectbox, eps_input
 from gradlab.ui.figures import cached_figure, replayed_chart, show_figure
 from gradlab.ui.messages import show_answer, stop_with_error
@@ -41,11 +41,13 @@ start_page("summed")
 CONTROL_WIDTH = 150  # px: four in a row at 1280 px, two a row on a phone
 
 
-@page_cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner="Summing…",
-                 hash_funcs={SummedLossSettings: settings_key})
+@page_cache_resource(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner="Summing…",
+                     hash_funcs={SummedLossSettings: settings_key})
 def cached_sum(settings: SummedLossSettings) -> tuple[SummedLoss, pd.DataFrame]:
     """The lab (every method's sum) and the check's forward differences: one cached call, in a
-    worker process (its loops would hold this server's interpreter for seconds)."""
+    worker process (its loops would hold this server's interpreter for seconds). Kept as it came
+    back and shared read-only by every session: st.cache_data unpickled its 16,800 terms (a torch
+    tensor) and its tables on each of the page's three reads, a sixth of a rerun's CPU."""
     return heavy(summed, settings)
 
 
