@@ -104,11 +104,11 @@ def start_page(page: str) -> None:
     from gradlab.ui.theme import contrast_css
 
     ensure_router()
-    contrast_css()
     if is_presenting():
+        contrast_css()
         slot = presentation_chrome(page)
     else:
-        st.html(_COMPACT_CSS)
+        contrast_css(_COMPACT_CSS)
         present_button()
         slot = st.sidebar.empty()
     st.session_state[_RUN_STATE] = (page, slot)

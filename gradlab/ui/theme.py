@@ -68,9 +68,10 @@ def theme_type() -> str:
     return kind if kind in ("light", "dark") else "light"
 
 
-def contrast_css() -> None:
-    """Inject the CSS that gives chart axis text the theme's text colour (takes no space)."""
-    st.html(_CONTRAST_CSS)
+def contrast_css(more: str = "") -> None:
+    """Inject the CSS that gives chart axis text the theme's text colour (takes no space), with
+    ``more`` (a page's own ``<style>`` block) in the same element: each element costs a rerun."""
+    st.html(_CONTRAST_CSS + more)
 
 
 def current_query() -> dict[str, list[str]]:
