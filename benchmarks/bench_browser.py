@@ -12,7 +12,9 @@ For every page (gradlab.ui.navigation.PAGES) and N runs each, in a fresh browser
    a page without a slider, its last preset button clicked, its popover opened
    before the clock starts), from the input to
    the last change of any Plotly chart after the script run finished (a
-   MutationObserver on the charts; "last" = no change for 400 ms).
+   MutationObserver on the charts; "last" = no change for 400 ms). A chart already
+   off the page is not counted: a replaced chart is emptied (Plotly.purge, in React's
+   clean-up) after it has left the document, at times after its successor was drawn.
 3. **In-app navigation**: from the home page, a click on the page's link in the
    sidebar to the main chart drawn, as a visitor moving between pages feels it
    (Streamlit's bundle, Plotly and the websocket are already loaded).
@@ -64,7 +66,7 @@ _DRAWN = """sel => {
 _CHART_CHANGE = """() => { if (!window.__glObs) { window.__glObs = true; window.__glChartChange = 0;
   const watch = () => document.querySelectorAll('.js-plotly-plot').forEach(p => {
     if (p.__glWatched) return; p.__glWatched = true; window.__glChartChange = performance.now();
-    new MutationObserver(() => { window.__glChartChange = performance.now(); })
+    new MutationObserver(() => { if (p.isConnected) window.__glChartChange = performance.now(); })
       .observe(p, {subtree: true, childList: true, attributes: true}); });
   watch(); window.__glChartChange = 0; new MutationObserver(watch).observe(document.body, {subtree: true, childList: true}); }
   window.__glRan = false; const app = document.querySelector('[data-testid=stApp]');
