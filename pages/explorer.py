@@ -42,7 +42,7 @@ from gradlab.ui.cache_keys import page_cache_data, page_cache_resource, settings
 from gradlab.ui.bound_widgets import (bound_number, bound_radio, bound_select_slider, bound_selectbox, bound_slider,
                                       bound_text, bound_toggle)
 from gradlab.ui.controls import dtype_help, dtype_multiselect, eps_range_input, scheme_multiselect
-from gradlab.ui.figures import cached_figure, show_figure
+from gradlab.ui.figures import cached_figure, replayed_chart
 from gradlab.ui.messages import show_error, stop_with_error
 from gradlab.ui.page_chrome import answer_box, details, main_chart_box, quiz_box, start_page
 from gradlab.ui.presentation import is_presenting
@@ -242,17 +242,22 @@ def _chart(result: SweepResult) -> None:
     with chart:
         if has_drawable_errors(result, error) or result.table["estimate"].isna().all():
             # built once per view (every stop's frame in it), shown at h (show_figure's step)
-            fig = cached_figure((settings, error, theory, autograd, focus), error_vs_eps_with_slider, result,
-                                STEP_DEFAULT, error=error, show_theory=theory, show_autograd=autograd,
-                                focus_dtype=focus)
+            def figure():
+                return cached_figure((settings, error, theory, autograd, focus), error_vs_eps_with_slider, result,
+                                     STEP_DEFAULT, error=error, show_theory=theory, show_autograd=autograd,
+                                     focus_dtype=focus)
             step = h
         else:
             note.info("There is no exact derivative here, so there is no error to plot: the chart "
                       "shows what each scheme and autograd return instead.", icon=":material/info:")
-            fig, step = cached_figure(settings, estimate_vs_eps_with_legend, result), None
+            def figure():
+                return cached_figure(settings, estimate_vs_eps_with_legend, result)
+            step = None
         if not is_presenting():
             st.html(_CHART_BOX_CSS)
-        show_figure(fig, name, height="stretch", key=_CHART_KEY, step=step)
+        # the recorded chart replayed while nothing it shows changes (gradlab.ui.figures.replayed_chart)
+        replayed_chart((settings, error, theory, autograd, focus), name, figure, chart_key=_CHART_KEY,
+                       height="stretch", step=step)
 
 
 def _notes(result: SweepResult) -> None:

@@ -29,7 +29,7 @@ from gradlab.teaching.glossary import definition, term
 from gradlab.ui.cache_keys import page_cache_data, page_cache_resource, settings_key
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
 from gradlab.ui.controls import eps_input
-from gradlab.ui.figures import cached_figure, show_figure
+from gradlab.ui.figures import cached_figure, replayed_chart, show_figure
 from gradlab.ui.worker_calls import heavy
 from gradlab.ui.messages import stop_with_error
 from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page, title_row
@@ -64,8 +64,9 @@ def _difference(settings: GridSettings) -> tuple[GridDifference, pd.DataFrame, p
 
 
 def _computed(settings: GridSettings) -> tuple[GridDifference, pd.DataFrame, pd.DataFrame, GridFrames, GridSettings]:
-    """The difference at the page's step, f around it, the secant's series, the frames, and the
-    settings that key the chart (the view's, unless the view had to be computed at the page's step)."""
+    """The difference at the page's step, f around it, the secant's series (the view's: the page's
+    step joins it where it is drawn, :func:`_secant_chart`), the frames, and the settings that key the
+    chart (the view's, unless the view had to be computed at the page's step)."""
     view = view_of(settings)
     try:
         series, frames = _view(view=view)
@@ -77,7 +78,7 @@ def _computed(settings: GridSettings) -> tuple[GridDifference, pd.DataFrame, pd.
         result, window, series, frames = _difference(settings=settings)
         return result, window, series, frames, settings
     result, window = frames.at(settings.h)
-    return result, window, series_with(series, result), frames, view
+    return result, window, series, frames, view
 
 
 def _on_function_change() -> None:
@@ -191,7 +192,10 @@ def _bits_table(rows: list[str]) -> None:
                "f(x+h) − f(x) cancels them; only the rest survives.")
 
 
-def _definitions() -> None:
+@page_cache_data(max_entries=1, show_spinner=False)
+def _definitions(dtypes: tuple[str, ...]) -> None:
+    """The words and the precision table of ``dtypes`` (every dtype's row): the same for every view, so
+    drawn once and replayed (the table's conversion was a third of a rerun that changed nothing)."""
     st.subheader("Definitions", anchor="definitions")
     st.markdown(
         "- **grid**: the numbers a dtype can hold. Between powers of two they are evenly spaced; "
@@ -205,6 +209,7 @@ def _definitions() -> None:
         "spacing smallest normal × eps.")
     st.markdown("**Precision table**: every dtype, native and emulated.")
     table = precision_table()
+    table = table[table["name"].isin(dtypes)].reset_index(drop=True)
     for column in table.columns:
         if table[column].dtype == float:
             table[column] = table[column].map(lambda v: f"{v:.3g}")
@@ -220,7 +225,8 @@ def _secant_chart(settings: GridSettings) -> None:
     encodes a chart to JSON and hashes it into its element id on every rerun it is drawn in."""
     result, _, series, _, _ = _computed(settings)
     st.markdown("**The secant's slope as h shrinks**: near ulp(x) it can take only a few values.")
-    show_figure(cached_figure(settings, secant_series_figure, series, result), "gradlab-grid-secant-over-h")
+    show_figure(cached_figure(settings, secant_series_figure, series_with(series, result), result),
+                "gradlab-grid-secant-over-h")
 
 
 # controls -> one frozen settings object -> one cached engine call -> render
@@ -237,9 +243,10 @@ with main_chart_box():
     if not is_presenting():  # presentation mode sizes the box itself
         st.html(_CHART_BOX_CSS)
     # built once per view (every step's frame in it), shown at the page's step (gradlab.ui.figures.show_figure)
-    show_figure(cached_figure(chart_key, grid_slider_figure, frames),
-                f"gradlab-grid-{settings.dtype}-x{settings.x:g}-h{settings.h:g}", key=CHART_KEY,
-                height="stretch", step=settings.h)  # the box's height: this page's CSS sets it, or presentation mode
+    # recorded once per view and step, then replayed (gradlab.ui.figures.replayed_chart)
+    replayed_chart(chart_key, f"gradlab-grid-{settings.dtype}-x{settings.x:g}-h{settings.h:g}",
+                   lambda: cached_figure(chart_key, grid_slider_figure, frames), chart_key=CHART_KEY,
+                   height="stretch", step=settings.h)  # the box's height: this page's CSS sets it, or presentation mode
 follow_chart_slider(CHART_KEY, "h", f"{settings.h:.0e}", grid_steps())
 left, right = st.columns([3, 2])
 with left:
@@ -247,4 +254,4 @@ with left:
 with right:
     _secant_chart(settings=settings)
 _bits_table(rows)
-_definitions()
+_definitions(dtypes=tuple(ALL_DTYPE_NAMES))

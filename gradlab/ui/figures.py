@@ -122,18 +122,23 @@ def show_figure(fig: go.Figure | PreparedFigure, name: str, key: str | None = No
 
 
 @st.cache_data(max_entries=4 * LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False)
-def _replayed(key: str, name: str, presented: bool, _figure: Callable[[], go.Figure | PreparedFigure]) -> None:
-    show_figure(_figure(), name)
+def _replayed(key: str, name: str, presented: bool, _figure: Callable[[], go.Figure | PreparedFigure],
+              _options: dict) -> None:
+    show_figure(_figure(), name, **_options)
 
 
-def replayed_chart(key: Hashable, name: str, figure: Callable[[], go.Figure | PreparedFigure]) -> None:
+def replayed_chart(key: Hashable, name: str, figure: Callable[[], go.Figure | PreparedFigure], *,
+                   chart_key: str | None = None, height: int | str | None = None, step: float | None = None) -> None:
     """:func:`show_figure` of ``figure()`` drawn once per ``(key, name)`` and presentation, then replayed.
 
     st.plotly_chart encodes a chart to JSON and hashes it into its element id on every call; from
     st.cache_data the recorded element is sent again instead, and ``figure`` (a look-up in the page's
     caches) is not even called. ``key`` must decide the figure (a page's frozen settings, and any view
     option drawn on it); ``name`` names the chart (its PNG download) and tells a page's charts apart.
-    The main chart of a presented page is drawn larger (:func:`show_figure`), so that is in the key too.
+    The main chart of a presented page is drawn larger (:func:`show_figure`), so that is in the key too,
+    as are show_figure's ``chart_key`` (its ``key``), ``height`` and ``step`` (a chart with a step
+    slider: one recording per step shown; the Explorer's and the Grid's 51-61 frames were encoded on
+    every rerun).
 
     >>> calls = []
     >>> def drawn():
@@ -143,7 +148,9 @@ def replayed_chart(key: Hashable, name: str, figure: Callable[[], go.Figure | Pr
     >>> len(calls)  # the second call replayed the first one's chart
     1
     """
-    _replayed(key=settings_key(key), name=name, presented=presenting_main_chart(), _figure=figure)
+    options = {"key": chart_key, "height": height, "step": step}
+    _replayed(key=settings_key((key, tuple(options.values()))), name=name, presented=presenting_main_chart(),
+              _figure=figure, _options=options)
 
 
 def _presented(fig: go.Figure | PreparedFigure) -> PreparedFigure:
