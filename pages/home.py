@@ -7,8 +7,9 @@ from gradlab.figures.sweep import error_vs_eps_figure
 from gradlab.server.heavy_work import sweep
 from gradlab.sweep.first_view import default_sweep_settings
 from gradlab.teaching.presets import Preset, gallery, url_query
+from gradlab.ui.cache_keys import page_cache_resource
 from gradlab.ui.compat import PreparedFigure
-from gradlab.ui.figures import prepare_figure, show_figure
+from gradlab.ui.figures import prepare_figure, replayed_chart
 from gradlab.ui.worker_calls import heavy
 from gradlab.ui.messages import show_error
 from gradlab.ui.navigation import PAGES, page_by_url
@@ -21,7 +22,7 @@ HERO_HEIGHT = 360  # px: the answer and the chart side by side on a projector's 
 PRESENTED_HERO_HEIGHT = 470  # px: in presentation mode, beside the answer's larger type (1280x720: all on screen)
 
 
-@st.cache_resource(max_entries=1, show_spinner=False)
+@page_cache_resource(max_entries=1, show_spinner=False)
 def _hero_figure() -> PreparedFigure:
     """The Explorer's first view (the V of a central difference in float32 and float64), built once."""
     result = heavy(sweep, default_sweep_settings())
@@ -34,7 +35,7 @@ def _hero_figure() -> PreparedFigure:
     return PreparedFigure(figure)
 
 
-@st.cache_resource(max_entries=1, show_spinner=False)
+@page_cache_resource(max_entries=1, show_spinner=False)
 def _presented_hero() -> PreparedFigure:
     """The hero in presentation mode: taller, its ticks, titles and legend at the presented size
     (gradlab.figures.layout.for_presentation, which every page's main chart gets there)."""
@@ -55,12 +56,14 @@ def _hero() -> None:
     # Presenting home keeps the gallery on screen (the lecturer picks the question there), so the
     # hero is not marked as the main chart the presentation would enlarge alone: it is drawn larger
     # here, its text at the presented size like every other page's chart.
+    # Recorded once and replayed (gradlab.ui.figures.replayed_chart): encoding the chart was a
+    # tenth of a rerun of this page, which every visitor opens first.
     if is_presenting():
         with st.container():
-            show_figure(_presented_hero(), "gradlab-the-v")
+            replayed_chart("home-hero-presented", "gradlab-the-v", _presented_hero)
     else:
         with main_chart_box():
-            show_figure(figure, "gradlab-the-v")
+            replayed_chart("home-hero", "gradlab-the-v", lambda: figure)
     explorer = page_by_url("explorer")
     st.page_link(explorer.path, label="Explore it in the Explorer", icon=explorer.icon)
 
