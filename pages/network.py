@@ -232,15 +232,24 @@ def _best_step_drawn(settings: NetgradSettings) -> None:
     st.info(SCIPY_NOTE, icon=":material/info:")
 
 
+@page_cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False,
+                 hash_funcs={NetgradSettings: settings_key})
+def _numbers_drawn(settings: NetgradSettings) -> None:
+    """"The numbers": the values side by side and why the estimate is k·q, drawn once per settings and
+    replayed (their table's DataFrame and formulas were a sixth of a rerun that changed nothing)."""
+    fd = _experiment(settings=settings).difference
+    st.subheader("The numbers")
+    _values(fd)
+    _quantisation(fd)
+
+
 def _render(settings: NetgradSettings, result: NetworkExperiment) -> None:
     """Everything below the controls, from one experiment: first screen, then the details."""
     fd, sweep = result.difference, result.sweep
     _answer(fd)
     _main_chart(settings, fd, sweep)
     _prediction()
-    st.subheader("The numbers")
-    _values(fd)
-    _quantisation(fd)
+    _numbers_drawn(settings=settings)
     st.subheader("Which step would have worked?")
     _best_step(settings, fd, sweep)
     with st.expander("Lesson: a finite difference can only take a few values", icon=":material/school:"):
