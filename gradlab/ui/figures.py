@@ -147,6 +147,10 @@ def replayed_chart(key: Hashable, name: str, figure: Callable[[], go.Figure | Pr
     >>> replayed_chart(("demo", 1), "demo-chart", drawn); replayed_chart(("demo", 1), "demo-chart", drawn)
     >>> len(calls)  # the second call replayed the first one's chart
     1
+    >>> replayed_chart(("demo", 1), "demo-chart", drawn, step=2e-3); len(calls)  # another step: drawn anew
+    2
+    >>> replayed_chart(("demo", 1), "demo-chart", drawn, step=2e-3); len(calls)
+    2
     """
     options = {"key": chart_key, "height": height, "step": step}
     _replayed(key=settings_key((key, tuple(options.values()))), name=name, presented=presenting_main_chart(),
