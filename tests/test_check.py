@@ -700,3 +700,48 @@ def test_a_modules_inputs_are_named_as_its_forward_names_them():
     lin = torch.nn.Linear(3, 1).double()
     r = gradcheck(lin, torch.ones(2, 3, dtype=torch.float64), mode="full", taylor=False)
     assert r.table["element"][0] == "input[0, 0]"  # Linear.forward(self, input); __call__ takes *args
+
+
+def test_parameter_names_without_inspect_are_what_inspect_signature_gives():
+    """A plain function's names are read from its code object and a builtin without a text
+    signature has none, without calling inspect.signature: held to inspect.signature's own
+    reading (positional parameters up to the first *args or keyword-only one) over every kind."""
+    import functools
+    import inspect
+
+    from gradlab.check.arguments import parameter_names
+
+    def by_signature(fn, count):
+        try:
+            params = list(inspect.signature(fn.forward if isinstance(fn, torch.nn.Module) else fn).parameters.values())
+        except (TypeError, ValueError):
+            params = []
+        names = []
+        for p in params:
+            if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                break
+            names.append(p.name)
+        return [names[k] if k < len(names) else f"input {k}" for k in range(count)]
+
+    def everything(a, /, b, c=2, *rest, d, **options):
+        local = a + b  # locals follow the parameters in the code object's names
+        return local
+
+    def keyword_only(x, *, scale):
+        return x * scale
+
+    @functools.wraps(keyword_only)
+    def wrapped(*args, **kwargs):
+        return keyword_only(*args, **kwargs)
+
+    def signed(*args):
+        return args
+    signed.__signature__ = inspect.Signature([inspect.Parameter("given", inspect.Parameter.POSITIONAL_ONLY)])
+
+    functions = [everything, keyword_only, wrapped, signed, functools.partial(everything, 1), lambda: 0,
+                 lambda t, n: t ** n, torch.sin, torch.linalg.matrix_norm, len, torch.Tensor.sin,
+                 torch.nn.functional.relu, torch.nn.Linear(2, 2)]
+    assert parameter_names(everything, 4) == ["a", "b", "c", "input 3"]  # the rule, written out once
+    assert parameter_names(signed, 2) == ["given", "input 1"]
+    for fn in functions:
+        assert parameter_names(fn, 4) == by_signature(fn, 4), fn

@@ -91,6 +91,8 @@ class FlatInputs:
 
     def split(self, rows: torch.Tensor) -> list[torch.Tensor]:
         """(m, N) rows -> one (m, *shape) view per input (in the rows' dtype; see :meth:`cast`)."""
+        if len(self.shapes) == 1:  # one input: the same view without torch.split's Python layers (~10 us)
+            return [rows.reshape(rows.shape[0], *self.shapes[0])]
         sizes = [int(torch.Size(s).numel()) for s in self.shapes]
         parts = torch.split(rows, sizes, dim=1)
         return [p.reshape(rows.shape[0], *s) for p, s in zip(parts, self.shapes)]
