@@ -80,7 +80,12 @@ def _moving_weights(offsets: tuple, weights: tuple) -> torch.Tensor:
 
 def centre_weight(p: NumericProblem) -> float:
     """The stencil's weight on fn at x itself (offset 0; 0.0 for a scheme without that point)."""
-    return sum(w for c, w in zip(p.scheme.offsets, p.scheme.weights) if c == 0)
+    return _centre_weight(p.scheme.offsets, p.scheme.weights)
+
+
+@functools.lru_cache(maxsize=None)  # per scheme: read by every evaluator's finish
+def _centre_weight(offsets: tuple, weights: tuple) -> float:
+    return sum(w for c, w in zip(offsets, weights) if c == 0)
 
 
 def moving_offsets(p: NumericProblem) -> torch.Tensor:
@@ -143,8 +148,13 @@ def combine(p: NumericProblem, outputs: torch.Tensor, h: torch.Tensor):
 def side_points(p: NumericProblem) -> tuple[int, int] | None:
     """Positions (among the moving points) of the offsets -1 and +1, or None when the
     scheme lacks either (forward, backward, complex step): no one-sided pair for free."""
-    moving = [c for c in p.scheme.offsets if c != 0]
-    if p.scheme.complex_step or -1.0 not in moving or 1.0 not in moving:
+    return _side_points(p.scheme.offsets, p.scheme.complex_step)
+
+
+@functools.lru_cache(maxsize=None)  # per scheme: read by every evaluator's finish
+def _side_points(offsets: tuple, complex_step: bool) -> tuple[int, int] | None:
+    moving = [c for c in offsets if c != 0]
+    if complex_step or -1.0 not in moving or 1.0 not in moving:
         return None
     return moving.index(-1.0), moving.index(1.0)
 
