@@ -12,10 +12,10 @@ else a loop over the rows (an ``autograd.Function`` without ``setup_context``,
 random ops, data-dependent control flow); a direct call on the stack only where
 it proves equal to those on the check's own rows.
 
+The rows are made by :mod:`gradlab.check.stencil` or written into an :class:`OnehotBuffer`.
+
 >>> flat = FlatInputs.of([torch.zeros(2, 3)])
->>> rows = onehot_rows(flat.values, torch.tensor([0, 4]), torch.tensor([1.0, 2.0]))
->>> rows.tolist()
-[[1.0, 0.0, 0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 2.0, 0.0]]
+>>> rows = torch.tensor([[1.0, 0.0, 0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 2.0, 0.0]])
 >>> BatchedFn(lambda x: (x ** 2).sum(), flat)(rows).tolist()  # (rows, output values)
 [[1.0], [4.0]]
 """
@@ -37,8 +37,7 @@ from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS
 from gradlab.numerics.dtypes import facts
 
-__all__ = ["FEW_ROWS", "FlatInputs", "BatchedFn", "OnehotBuffer", "onehot_rows", "dense_rows", "chunk_rows",
-           "single_threaded_ops"]
+__all__ = ["FEW_ROWS", "FlatInputs", "BatchedFn", "OnehotBuffer", "chunk_rows", "single_threaded_ops"]
 
 # A function's intermediates (x+1, /2, -t, **2 ...) each take about as much
 # memory as its input; the chunk is sized so that this many copies fit.
@@ -130,30 +129,18 @@ class FlatInputs:
         return f"{name}[{', '.join(map(str, index))}]"
 
 
-def onehot_rows(base: torch.Tensor, index: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:
-    """Copies of ``base`` with element ``index[r]`` of row r replaced by ``base[index[r]] + shift[r]``.
-
-    The addition is done in base's dtype, as a user writing ``x[i] += h`` would.
-    """
-    m = index.shape[0]
-    rows = base.expand(m, -1).clone()
-    rows[torch.arange(m), index] = base[index] + shift.to(base.dtype)
-    return rows
-
-
-#: Dtypes whose arithmetic numpy does as torch does (IEEE, in the dtype itself): float16
-#: (computed through float32 by both, perhaps differently) and bfloat16 (not in numpy) are not.
+#: Dtypes numpy computes in as torch does (IEEE, in the dtype; not float16's detour through float32).
 _NUMPY_EXACT = (torch.float64, torch.float32)
 
 
 class OnehotBuffer:
     """A reusable stack of copies of ``base`` for one-hot perturbations.
 
-    :func:`onehot_rows` clones the whole base for every chunk: one extra pass
+    :func:`gradlab.check.stencil.onehot_rows` clones the whole base for every chunk: one extra pass
     over every row, as costly as one of the function's own elementwise ops.
     Here the copies are made once; :meth:`perturbed` writes a chunk's
     perturbed entries (``base[index] + shift``, in base's dtype, the same
-    values as :func:`onehot_rows`), yields the rows, and puts the base values
+    values as :func:`gradlab.check.stencil.onehot_rows`), yields the rows, and puts the base values
     back, so only two entries per row are touched per chunk.
 
     :meth:`entries` plans the writes for many perturbations at once: the r-th
@@ -208,11 +195,6 @@ class OnehotBuffer:
                                    "check needs a function that leaves its inputs unchanged.")
         finally:
             self._flat[where] = original
-
-
-def dense_rows(base: torch.Tensor, directions: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:
-    """``base + shift[r]·directions[r]`` for every row r, in base's dtype."""
-    return base + shift.to(base.dtype)[:, None] * directions.to(base.dtype)
 
 
 #: Rows a check expects to evaluate at most for BatchedFn to loop over them without choosing a

@@ -23,13 +23,13 @@ from typing import Callable
 import numpy as np
 import torch
 
-from gradlab.check.batching import dense_rows, onehot_rows
 from gradlab.check.problem import NumericProblem, reduce_outputs
 from gradlab.numerics.dtypes import facts
 
 __all__ = ["estimates", "moving_weights", "moving_offsets", "centre_weight", "nominal_correction",
            "corrected_sides", "entry_correction", "shifts", "combine", "one_sided", "side_points", "contract",
-           "roundoff_scale", "numeric_base", "onehot_maker", "dense_maker", "predicted_roundoff"]
+           "roundoff_scale", "numeric_base", "onehot_maker", "dense_maker", "predicted_roundoff", "onehot_rows",
+           "dense_rows"]
 
 RowMaker = Callable[[torch.Tensor], torch.Tensor]
 
@@ -230,3 +230,19 @@ def dense_maker(p: NumericProblem, directions: torch.Tensor) -> RowMaker:
         return dense_rows(base, directions.repeat(s.shape[0], 1), s.reshape(-1))
 
     return make
+
+
+def onehot_rows(base: torch.Tensor, index: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:
+    """Copies of ``base`` with element ``index[r]`` of row r replaced by ``base[index[r]] + shift[r]``.
+
+    The addition is done in base's dtype, as a user writing ``x[i] += h`` would.
+    """
+    m = index.shape[0]
+    rows = base.expand(m, -1).clone()
+    rows[torch.arange(m), index] = base[index] + shift.to(base.dtype)
+    return rows
+
+
+def dense_rows(base: torch.Tensor, directions: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:
+    """``base + shift[r]·directions[r]`` for every row r, in base's dtype."""
+    return base + shift.to(base.dtype)[:, None] * directions.to(base.dtype)

@@ -25,9 +25,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from gradlab.check.batching import dense_rows
 from gradlab.check.problem import NumericProblem, reduce_outputs
-from gradlab.check.stencil import contract, roundoff_scale
+from gradlab.check.stencil import contract, dense_rows, roundoff_scale
 from gradlab.numerics.dtypes import facts
 
 __all__ = ["TaylorResult", "fit_taylor", "taylor_steps", "taylor_test"]
