@@ -144,7 +144,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=1, help="runs over the corpus (medians per case)")
     parser.add_argument("--only", nargs="*", help="case names to run (default: all)")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
-                        help="wall time, or the process's CPU time (steadier on a loaded machine)")
+                        help="wall time, or the process's CPU time (steadier on a loaded machine; it leaves "
+                             "out torch's waits for its threads, so the total ratio is no measure across clocks)")
     args = parser.parse_args(argv)
     global _clock
     _clock = time.process_time if args.clock == "cpu" else time.perf_counter
