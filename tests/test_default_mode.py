@@ -234,9 +234,26 @@ def _distinct_positions(name: str) -> list[int]:
     return positions
 
 
+#: Modules that are a stack of another corpus module: their parameters' roles are that module's
+#: (``_distinct_positions``), checked element by element the same way, at twice the parameters.
+#: In full mode TransformerEncoder was ~55 s of the suite's CPU on 2 cores (the attention kernel
+#: has no vmap rule: every row is its own call), for no role TransformerEncoderLayer lacks.
+STACKS_OF = {"TransformerEncoder": "TransformerEncoderLayer"}
+
+
+def test_every_skipped_stack_has_its_layer_in_the_full_mode_cases():
+    names = {name for name, _ in _planted_cases()}
+    for stack, layer in STACKS_OF.items():
+        assert stack in names and layer in names
+        stack_roles = {re.sub(r"^layers\.N\.", "", re.sub(r"\.\d+\.", ".N.", p))
+                       for p, _ in module_case(stack).build()[0].named_parameters()}
+        layer_roles = {p for p, _ in module_case(layer).build()[0].named_parameters()}
+        assert stack_roles <= layer_roles, stack_roles - layer_roles
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.bfloat16], ids=str)
-@pytest.mark.parametrize("name", sorted({name for name, _ in _planted_cases()}))
+@pytest.mark.parametrize("name", sorted({name for name, _ in _planted_cases()} - set(STACKS_OF)))
 def test_full_mode_fails_every_planted_error(name, dtype):
     """One module per test, so the workers share the 111 cases x 3 dtypes evenly."""
     missed = []
