@@ -54,12 +54,15 @@ def encode_typed_arrays(figure: dict) -> None:
     """Rewrite the numeric arrays of a figure dict, in place, as Plotly's base64 typed arrays.
 
     Internal: ``_plotly_utils.utils.convert_to_base64``, the step
-    ``go.Figure.to_dict()`` ends with (Plotly 7). Why: a FigureSpec's dict is
-    sent without building a ``go.Figure`` (see :mod:`gradlab.figures.spec`), and
-    must match what ``to_dict()`` gives; there is no public function for the
-    encoding alone. If it goes: the arrays are left as they are, which Plotly's
-    JSON encoder still writes correctly (as longer lists of numbers), a warning
-    is logged, and tests/test_compat.py fails naming the function.
+    ``go.Figure.to_dict()`` ends with (Plotly 7), done here with its own three
+    helpers (``is_skipped_key``, ``is_homogeneous_array``, ``to_typed_array_spec``)
+    in its order, skipping the plain numbers and strings it would test one by one.
+    Why: a FigureSpec's dict is sent without building a ``go.Figure`` (see
+    :mod:`gradlab.figures.spec`), and must match what ``to_dict()`` gives; there
+    is no public function for the encoding alone. If they go: the arrays are left
+    as they are, which Plotly's JSON encoder still writes correctly (as longer
+    lists of numbers), a warning is logged, and tests/test_compat.py fails naming
+    the function, or that the walk no longer gives convert_to_base64's result.
 
     >>> import numpy as np
     >>> fig = {"data": [{"type": "scatter", "y": np.arange(3.0)}]}
