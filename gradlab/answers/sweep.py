@@ -130,20 +130,10 @@ def _at_most(value: float) -> str:
     return short_number(bound) if bound < 1 else f"{bound:g}"  # 100 % or more off: "10", not "1e+01"
 
 
-_BEST_FIELDS = ("dtype", "scheme", "rel_error", "robust_eps", "robust_rel_error", "predicted_eps", "predicted_rel_error")
-
-
-def _best_rows(result: SweepResult) -> list[dict]:
-    """The best-step table's rows as plain dicts (a pandas groupby, filter and row per dtype cost
-    ~2 ms of an Explorer rerun with a new sweep; these few rows need none of it)."""
-    columns = [result.best[name].tolist() for name in _BEST_FIELDS]
-    return [dict(zip(_BEST_FIELDS, values)) for values in zip(*columns)]
-
-
 def _best_clauses(result: SweepResult) -> list[str]:
     """(step, 'the float32 central difference', 'within 3e-6') for each dtype's best scheme."""
     clauses = []
-    rows = _best_rows(result)
+    rows = result.best_rows
     for dtype in dict.fromkeys(r["dtype"] for r in rows):  # in the table's order
         finite = [r for r in rows if r["dtype"] == dtype and math.isfinite(r["robust_rel_error"])]
         if not finite:

@@ -223,11 +223,8 @@ def _theory_traces(result: SweepResult, blocks, dtypes: Sequence[str], error: Er
 
 def _best_step_trace(result: SweepResult, dtypes: Sequence[str], error: ErrorKind) -> dict | None:
     """Stars at the predicted best step h* of every real scheme, for each of ``dtypes``."""
-    best = result.best
-    eps, rel = best["predicted_eps"].to_numpy(dtype=float), best["predicted_rel_error"].to_numpy(dtype=float)
-    rows = [(str(d), str(s), h, e) for d, s, h, e in zip(best["dtype"].tolist(), best["scheme"].tolist(),
-                                                            eps, rel, strict=True)
-            if str(d) in dtypes and np.isfinite(h)]
+    rows = [(str(r["dtype"]), str(r["scheme"]), r["predicted_eps"], r["predicted_rel_error"]) for r in result.best_rows
+            if str(r["dtype"]) in dtypes and np.isfinite(r["predicted_eps"])]
     if not rows:
         return None
     scale = np.array([1.0 if error == "relative" else _reference_scale(result, d) for d, *_ in rows])

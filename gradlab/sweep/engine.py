@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -134,6 +135,13 @@ class SweepResult:
         from gradlab.sweep.display import sweep_html
 
         return sweep_html(self)
+
+    @cached_property
+    def best_rows(self) -> tuple[dict, ...]:
+        """The best-step table's rows as plain dicts, read once: the figures and the answer take a few
+        of its values on every new view, where pandas filters and rows cost more than the work."""
+        columns = {name: self.best[name].tolist() for name in self.best.columns}
+        return tuple(dict(zip(columns, values)) for values in zip(*columns.values()))
 
     @property
     def warnings(self) -> tuple[Note, ...]:
