@@ -47,6 +47,8 @@ Only the standard library, ``websockets`` and the Streamlit protobufs are used.
 from __future__ import annotations
 
 import asyncio
+import functools
+import http.client
 import math
 import random
 import time
@@ -335,6 +337,17 @@ def changed_state(
 # ------------------------------------------------------------------------ session
 
 
+class _SourceHandler(urllib.request.HTTPHandler):
+    """urllib's HTTP handler with connections from a given local address (another loopback client)."""
+
+    def __init__(self, source: str) -> None:
+        super().__init__()
+        self.source = source
+
+    def http_open(self, req):
+        return self.do_open(functools.partial(http.client.HTTPConnection, source_address=(self.source, 0)), req)
+
+
 class StreamlitSession:
     """One browser tab's conversation with a Streamlit server.
 
@@ -345,9 +358,10 @@ class StreamlitSession:
 
     def __init__(self, base_url: str, *, use_message_cache: bool = True,
                  run_timeout: float = 60.0, keep_messages: bool = False,
-                 cookies: dict[str, str] | None = None) -> None:
+                 cookies: dict[str, str] | None = None, source: str | None = None) -> None:
         self.base_url = base_url.rstrip("/")
         self.cookies = cookies  # the browser's, shared by its tabs (None: no cookies kept)
+        self.source = source  # the local address this tab connects from (127.0.0.2: another client)
         self.replica = ""
         self.ws_url = self.base_url.replace("http", "ws", 1) + STREAM_PATH
         self.use_message_cache = use_message_cache
@@ -384,6 +398,7 @@ class StreamlitSession:
                 self.ws_url, subprotocols=[SUBPROTOCOL], max_size=None,
                 open_timeout=timeout, compression=None, proxy=None,
                 origin=self.base_url, additional_headers={"Cookie": cookie} if cookie else None,
+                **({"local_addr": (self.source, 0)} if self.source else {}),
             )
         except (OSError, websockets.WebSocketException, asyncio.TimeoutError) as exc:
             raise ProtocolError(f"cannot connect to {self.ws_url}: {exc!r}") from exc
@@ -402,7 +417,8 @@ class StreamlitSession:
         def get() -> tuple[list[str], str]:
             cookie = cookie_header(self.cookies)
             request = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})
-            with urllib.request.urlopen(request, timeout=timeout) as response:
+            opener = urllib.request.build_opener(_SourceHandler(self.source)) if self.source else None
+            with (opener.open if opener else urllib.request.urlopen)(request, timeout=timeout) as response:
                 response.read()
                 return response.headers.get_all("Set-Cookie") or [], response.headers.get(REPLICA_HEADER, "")
 
