@@ -5,12 +5,14 @@ import streamlit as st
 from gradlab.ui.navigation import st_page_arguments
 from gradlab.ui.page_chrome import finish_page
 from gradlab.ui.runtime import configure_runtime, release_session_on_disconnect
+from gradlab.ui.visitor_turns import visitor_turn
 
 configure_runtime()  # torch on one thread per op; garbage collected in the background every 30 s
 release_session_on_disconnect()  # the view is in the URL: a closed tab's session is freed, not kept
 
 st.set_page_config(page_title="GradLab", page_icon=":material/functions:", layout="wide")
 
-navigation = st.navigation([st.Page(**arguments) for arguments in st_page_arguments()])
-navigation.run()
-finish_page()  # chrome that needs the page's final widget values (theme links, preset position)
+with visitor_turn():  # one script run at a time per visitor, however many tabs it has open
+    navigation = st.navigation([st.Page(**arguments) for arguments in st_page_arguments()])
+    navigation.run()
+    finish_page()  # chrome that needs the page's final widget values (theme links, preset position)

@@ -11,6 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gradlab.server.lanes import KNOWN_LONG_KEYS, LONG, SHORT, Call, Lanes, call_key
+from gradlab.server.visitors import Visitor
+
+HOG, VICTIM = Visitor("127.0.0.2", "hog's browser"), Visitor("127.0.0.3", "victim's browser")
 
 
 def _entered(lanes: Lanes, *calls: Call) -> list[Call]:
@@ -208,3 +211,85 @@ def test_a_checks_forecast_counts_the_blocks_of_the_default_mode():
     assert seconds(mode="sampled", samples=5, **small) == seconds(mode="blocks", **small)
     big = dict(shape=(256, 256))
     assert seconds(mode="sampled", samples=5, **big) < seconds(mode="blocks", **big) < seconds(mode="full", **big)
+
+
+# ---------------------------------------------------------------- visitors, not tabs
+
+
+def _tabs(visitor: Visitor, n: int, lane: str = LONG, name: str = "tab") -> list[Call]:
+    return [Call(f"{visitor.address} {name} {i}", lane=lane, visitor=visitor) for i in range(n)]
+
+
+def test_ten_tabs_of_one_visitor_hold_one_slot_of_each_lane_and_another_visitor_starts_at_once():
+    lanes = Lanes(slots=2)
+    for lane in (LONG, SHORT):
+        hog = _entered(lanes, *_tabs(HOG, 10, lane))
+        assert [lanes.admit(call) for call in hog] == [True] + [False] * 9  # a free slot stays free
+        victim = _entered(lanes, *_tabs(VICTIM, 1, lane))[0]
+        assert lanes.admit(victim)  # arrived last, starts at once: the second slot was kept
+        assert sorted(c.visitor.address for c in lanes.running[lane]) == ["127.0.0.2", "127.0.0.3"]
+
+
+def test_turns_go_round_the_visitors_another_visitor_goes_ahead_of_a_visitor_s_second_to_tenth():
+    lanes = Lanes(slots=1)
+    hog = _entered(lanes, *_tabs(HOG, 10))
+    assert lanes.admit(hog[0])
+    victim = _entered(lanes, *_tabs(VICTIM, 2))
+    lanes.leave(hog[0])  # the slot frees: the victim's call, not the hog's second tab
+    assert lanes.next_call(LONG) is victim[0] and lanes.admit(victim[0])
+    lanes.leave(victim[0])  # then the hog's (served longest ago), then the victim's again
+    assert lanes.next_call(LONG) is hog[1] and lanes.admit(hog[1])
+    lanes.leave(hog[1])
+    assert lanes.next_call(LONG) is victim[1]
+
+
+def test_one_address_with_a_new_browser_per_socket_never_holds_every_slot():
+    lanes = Lanes(slots=3)
+    script = _entered(lanes, *(Call(f"s{i}", lane=LONG, visitor=Visitor("127.0.0.2", f"cookie {i}"))
+                               for i in range(6)))
+    assert [lanes.admit(call) for call in script] == [True, True, False, False, False, False]
+    victim = _entered(lanes, *_tabs(VICTIM, 1))[0]
+    assert lanes.admit(victim)
+
+
+def test_a_school_behind_one_address_shares_the_address_s_slots_in_arrival_order():
+    lanes = Lanes(slots=3)
+    students = _entered(lanes, *(Call(f"student {i}", lane=LONG, visitor=Visitor("198.51.100.7", f"b{i}"))
+                                 for i in range(4)))
+    assert [lanes.admit(call) for call in students] == [True, True, False, False]
+    lanes.leave(students[0])
+    assert not lanes.admit(students[3]) and lanes.admit(students[2])
+
+
+def test_an_overrun_of_a_visitor_already_in_the_long_lane_waits_its_turn():
+    lanes = Lanes(slots=2)
+    long_tab, short_tab = _entered(lanes, Call("t1", lane=LONG, visitor=HOG), Call("t2", visitor=HOG))
+    assert lanes.admit(long_tab) and lanes.admit(short_tab)
+    assert not lanes.overran(short_tab)  # a long slot is free, but the hog holds one already
+    other = _entered(lanes, *_tabs(VICTIM, 1))[0]
+    assert lanes.admit(other)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2), st.booleans()), min_size=1, max_size=25),
+       st.integers(1, 3))
+def test_no_visitor_ever_runs_two_calls_in_a_lane_nor_an_address_every_slot(events, slots):
+    lanes = Lanes(slots=slots)
+    calls: list[Call] = []
+    for address, browser, leave in events:
+        if leave and calls:
+            lanes.leave(calls.pop(0))
+        else:
+            call = Call(None, lane=LONG, visitor=Visitor(f"127.0.0.{address + 2}", str(browser)))
+            lanes.enter(call)
+            calls.append(call)
+        for call in calls:
+            lanes.admit(call)
+        running = list(lanes.running[LONG])
+        assert len(running) <= slots
+        assert len({c.visitor for c in running}) == len(running)
+        by_address = [sum(c.visitor.address == a for c in running) for a in {c.visitor.address for c in running}]
+        assert all(n <= max(1, slots - 1) for n in by_address)
+        # work-conserving: a free slot is idle only when every waiting call is barred by its visitor or address
+        if len(running) < slots:
+            assert lanes.next_call(LONG) is None

@@ -17,8 +17,19 @@
   beginning there); the queue is first come, first served.
 
 Each session has at most one call, waiting or running: a session's new call
-ends its previous one (``cancelled`` set; the pool ends its worker), so one
-visitor holds at most one long worker however often they rerun.
+ends its previous one (``cancelled`` set; the pool ends its worker). A *visitor*
+(:class:`gradlab.server.visitors.Visitor`: a client address and its browser) may
+have many tabs, each its own session, so the lanes count visitors, not sessions:
+
+* a visitor runs at most one call in each lane (its other tabs' calls wait), and
+  an address at most ``slots - 1`` (at least one): one client, or one script with a
+  new cookie per socket, never holds every worker of a lane;
+* a freed slot goes to the waiting call whose address runs fewest calls in that
+  lane, then whose address, then visitor, was served longest ago (turns go round),
+  first come first served among equals: another visitor's request goes ahead of a
+  visitor's second to tenth.
+
+A call without a visitor (the CLI, a notebook) counts as a visitor of its own.
 
 Plain bookkeeping, no processes and no lock: the pool calls it under its own.
 
@@ -33,6 +44,14 @@ True
 >>> again = Call("tab 1", lane=LONG)
 >>> lanes.enter(again); first.cancelled  # tab 1's new call ends its previous one
 True
+>>> from gradlab.server.visitors import Visitor
+>>> fair = Lanes(slots=2)
+>>> hog, other = Visitor("127.0.0.2"), Visitor("127.0.0.3")
+>>> tabs = [Call(f"hog tab {i}", lane=LONG, visitor=hog) for i in range(3)]
+>>> victim = Call("victim tab", lane=LONG, visitor=other)
+>>> for call in [*tabs, victim]: fair.enter(call)
+>>> [fair.admit(call) for call in [*tabs, victim]]  # the hog's second and third tabs wait
+[True, False, False, True]
 """
 
 from __future__ import annotations
@@ -61,6 +80,9 @@ SHORT_TURN_SECONDS = 0.25
 #: Argument keys of calls that overran, remembered (the oldest forgotten first) so a reload of
 #: the same heavy view goes straight to the long lane instead of holding a short slot first.
 KNOWN_LONG_KEYS = 256
+#: Addresses and visitors whose last start is remembered for taking turns (the oldest forgotten
+#: first: a forgotten one only counts as served long ago).
+KNOWN_VISITORS = 4096
 
 
 @dataclass(eq=False)
@@ -72,6 +94,18 @@ class Call:
     key: Hashable | None = None  # the call's function and arguments, hashed (None: not known)
     cancelled: bool = False  # a newer call of the same session ended it
     attempts: int = 0  # starts on a worker: 2 when it overran the short lane and started again
+    visitor: Hashable | None = None  # a Visitor (an ``address`` and a browser); None: its own visitor
+    seq: int = 0  # its place in arrival order (set by Lanes.enter)
+
+    @property
+    def address(self) -> Hashable:
+        """The client address the lanes count (the call itself when it has no visitor)."""
+        return getattr(self.visitor, "address", self) if self.visitor is not None else self
+
+    @property
+    def who(self) -> Hashable:
+        """The visitor the lanes count (the call itself when it has none)."""
+        return self if self.visitor is None else self.visitor
 
 
 @dataclass
@@ -83,6 +117,16 @@ class Lanes:
     waiting: dict[str, deque] = field(default_factory=lambda: {SHORT: deque(), LONG: deque()})
     by_session: dict = field(default_factory=dict)
     known_long: OrderedDict = field(default_factory=OrderedDict)
+    arrivals: int = 0
+    #: When each address and visitor last started a call (a count of starts; the oldest forgotten
+    #: first): among equals a slot goes to whoever was served longest ago, so turns go round.
+    served: OrderedDict = field(default_factory=OrderedDict)
+    starts: int = 0
+
+    @property
+    def address_slots(self) -> int:
+        """The most calls one client address runs at once in a lane: all but one slot."""
+        return max(1, self.slots - 1)
 
     def enter(self, call: Call) -> None:
         """Queue ``call`` in its lane; the same session's previous call is ended."""
@@ -93,20 +137,59 @@ class Lanes:
             self.by_session[call.session] = call
         if call.key is not None and call.key in self.known_long:
             call.lane = LONG
+        self.arrivals += 1
+        call.seq = self.arrivals
         self.waiting[call.lane].append(call)
 
     def admit(self, call: Call) -> bool:
-        """True when ``call`` may start now (it then holds a slot): first in its lane's queue,
-        and the lane has a free slot."""
+        """True when ``call`` may start now (it then holds a slot): the lane has a free slot
+        and ``call`` is its next (:meth:`next_call`)."""
         if call in self.running[call.lane]:
             return True
-        queue = self.waiting[call.lane]
-        if not queue or queue[0] is not call or len(self.running[call.lane]) >= self.slots:
+        if len(self.running[call.lane]) >= self.slots or self.next_call(call.lane) is not call:
             return False
-        queue.popleft()
+        self.waiting[call.lane].remove(call)
         self.running[call.lane].add(call)
         call.attempts += 1
+        if call.visitor is not None:
+            self.starts += 1
+            for who in (("address", call.address), ("visitor", call.who)):
+                self.served[who] = self.starts
+                self.served.move_to_end(who)
+            while len(self.served) > KNOWN_VISITORS:
+                self.served.popitem(last=False)
         return True
+
+    def next_call(self, lane: str) -> Call | None:
+        """The waiting call a free slot of ``lane`` goes to: among those whose visitor runs
+        nothing in the lane and whose address is under :attr:`address_slots`, the one whose
+        address runs fewest, then whose address, then visitor, was served longest ago, then the
+        earliest (None: nobody may start). Turns go round the addresses, then their visitors."""
+        by_address: dict = {}
+        by_visitor: dict = {}
+        for running in self.running[lane]:
+            by_address[running.address] = by_address.get(running.address, 0) + 1
+            by_visitor[running.who] = by_visitor.get(running.who, 0) + 1
+        best, best_rank = None, None
+        for waiting in self.waiting[lane]:
+            on_address = by_address.get(waiting.address, 0)
+            if by_visitor.get(waiting.who, 0) or on_address >= self.address_slots:
+                continue
+            rank = (on_address, self.served.get(("address", waiting.address), 0),
+                    self.served.get(("visitor", waiting.who), 0), waiting.seq)
+            if best_rank is None or rank < best_rank:
+                best, best_rank = waiting, rank
+        return best
+
+    def _may_run(self, call: Call, lane: str) -> bool:
+        """Whether ``call`` may take a free slot of ``lane`` now without passing anyone waiting."""
+        if len(self.running[lane]) >= self.slots:
+            return False
+        busy = [c for c in self.running[lane] if c.who == call.who or c.address == call.address]
+        if any(c.who == call.who for c in busy) or len(busy) >= self.address_slots:
+            return False
+        nxt = self.next_call(lane)
+        return nxt is None or nxt.seq > call.seq
 
     def contended(self, lane: str) -> bool:
         """Whether a call waits for a slot of ``lane``."""
@@ -125,9 +208,11 @@ class Lanes:
                 self.known_long.popitem(last=False)
         self.running[call.lane].discard(call)
         call.lane = LONG
-        if len(self.running[LONG]) < self.slots and not self.waiting[LONG]:
+        if not self.waiting[LONG] and self._may_run(call, LONG):
             self.running[LONG].add(call)
             return True
+        self.arrivals += 1
+        call.seq = self.arrivals  # behind the calls already waiting, as a new arrival
         self.waiting[LONG].append(call)
         return False
 

@@ -35,7 +35,7 @@ of them (default: one per usable core) wait for work. Calls run in two lanes of
 once it has computed :data:`LONG_CALL_SECONDS` (or :data:`SHORT_TURN_SECONDS` while
 another call waits for it: a cheap call never waits behind heavy work), and a long
 lane, at :data:`~gradlab.server.worker.LONG_CALL_NICENESS`, whose calls take turns
-(first come, first served; one per session).
+(one per visitor, fewest-running address first: :mod:`gradlab.server.lanes`).
 
 Over-a-bound sentences end with ``advice``: the caller's, else the function's own
 ``limit_advice`` (:func:`gradlab.server.heavy_work.advised`), else
@@ -87,7 +87,6 @@ class _Restart(Exception):
 @dataclass
 class WorkerPool:
     """``size`` worker processes (see the module docstring); ``context``: a multiprocessing start method."""
-
     size: int
     context: str = "forkserver"
     memory_mb: float = field(default_factory=lambda: LIMITS.worker_memory_mb)
@@ -253,10 +252,10 @@ class WorkerPool:
     def run(self, fn: Callable, *args, seconds: float, what: str,
             bound_name: str = "LIMITS.request_seconds", advice: str | None = None, session=None,
             cancelled: Callable[[], bool] | None = None, progress: Callable[[int, int], None] | None = None,
-            long: bool = False, **kwargs):
+            long: bool = False, visitor=None, **kwargs):
         """``fn(*args, **kwargs)`` in a worker, bounded; see :func:`run_bounded`."""
         advice = getattr(fn, "limit_advice", SIMPLIFY) if advice is None else advice
-        call = Call(session, LONG if long else SHORT, call_key(fn, args, kwargs))
+        call = Call(session, LONG if long else SHORT, call_key(fn, args, kwargs), visitor=visitor)
         with self._lock:
             self._lanes.enter(call)
         try:
@@ -357,7 +356,7 @@ def shared_pool() -> WorkerPool:
 
 def run_bounded(fn: Callable, *args, seconds: float, what: str, bound_name: str = "LIMITS.request_seconds",
                 advice: str | None = None, session=None, cancelled: Callable[[], bool] | None = None,
-                progress: Callable[[int, int], None] | None = None, long: bool = False, **kwargs):
+                progress: Callable[[int, int], None] | None = None, long: bool = False, visitor=None, **kwargs):
     """``fn(*args, **kwargs)`` run in a worker of :func:`shared_pool`, ended over its bounds.
 
     ``fn`` must be a top-level function and its arguments and result picklable.
@@ -369,10 +368,11 @@ def run_bounded(fn: Callable, *args, seconds: float, what: str, bound_name: str 
     itself; anything else as :class:`WorkerFailed`. ``progress(done, total)``,
     if given, is passed to ``fn`` and called here as the worker reports.
     ``long=True`` (the caller's forecast) starts the call in the long lane, not the
-    short one (:mod:`gradlab.server.lanes`).
+    short one (:mod:`gradlab.server.lanes`); ``visitor`` is who asked (lanes count visitors, not tabs).
     """
     return shared_pool().run(fn, *args, seconds=seconds, what=what, bound_name=bound_name, advice=advice,
-                             session=session, cancelled=cancelled, progress=progress, long=long, **kwargs)
+                             session=session, cancelled=cancelled, progress=progress, long=long,
+                             visitor=visitor, **kwargs)
 
 
 def run_in_child(fn: Callable, *args, seconds: float, what: str, bound_name: str = "LIMITS.request_seconds",

@@ -5,8 +5,9 @@ What the heavy work is (the functions, their bounds and forecasts) lives in
 
 ``heavy(fn, *args)`` runs one of :mod:`gradlab.server.heavy_work`'s functions
 through :func:`gradlab.server.pool.run_bounded` with that function's bound
-(:data:`gradlab.server.heavy_work.BOUNDS`), keyed by this Streamlit session,
-so a newer rerun of the same session ends the older one's work, as does a
+(:data:`gradlab.server.heavy_work.BOUNDS`), keyed by this Streamlit session
+and admitted per visitor (its address and browser: :mod:`gradlab.server.visitors`), so a
+newer rerun of the same session ends the older one's work, as does a
 pending rerun or stop of this script run: Streamlit stops the run of a session
 whose tab disconnects, so a reload (a new session in the same tab) ends the old
 one's work too. Over a bound the worker is killed and a LimitError names the
@@ -40,6 +41,7 @@ from gradlab.limits import LIMITS
 from gradlab.server.heavy_work import BOUNDS
 from gradlab.server.pool import LONG_CALL_SECONDS, run_bounded
 from gradlab.ui.compat import run_will_be_interrupted, session_id
+from gradlab.ui.visitor_turns import current_visitor, turn_given_back
 
 __all__ = ["heavy", "heavy_with_progress"]
 
@@ -49,10 +51,11 @@ def heavy(fn: Callable, *args, progress: Callable[[int, int], None] | None = Non
     what, seconds, bound_name = BOUNDS[fn]
     session = session_id()
     forecast = getattr(fn, "forecast_seconds", None)
-    return run_bounded(fn, *args, seconds=seconds(), what=what, bound_name=bound_name,
-                       session=session, cancelled=run_will_be_interrupted if session else None,
-                       progress=progress, long=forecast is not None and forecast(*args) >= LONG_CALL_SECONDS,
-                       **kwargs)
+    with turn_given_back():  # waiting on a worker uses no CPU here: the visitor's other tabs may run
+        return run_bounded(fn, *args, seconds=seconds(), what=what, bound_name=bound_name,
+                           session=session, cancelled=run_will_be_interrupted if session else None,
+                           progress=progress, long=forecast is not None and forecast(*args) >= LONG_CALL_SECONDS,
+                           visitor=current_visitor(), **kwargs)
 
 
 class _Results:
