@@ -79,7 +79,6 @@ GRACE_SECONDS = 2.0  # a loaded machine delivers the in-worker bound late; past 
 class Superseded(LimitError):
     """The call was ended because the same session started a newer one."""
 
-
 class _Restart(Exception):
     """A short call overran while the long lane was full: its worker is ended, it waits its turn."""
 
@@ -189,7 +188,8 @@ class WorkerPool:
             worker = self._idle.pop()
             self._busy.add(id(worker))
             worker.call = call
-        if call.lane == LONG:
+            shared = self._lanes.shares_address(call)  # its client's second call: behind others' first
+        if call.lane == LONG or shared:
             worker.lower_priority()
         return worker
 
