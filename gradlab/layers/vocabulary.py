@@ -33,7 +33,7 @@ from typing import Callable
 import torch
 from torch import nn
 
-from gradlab.errors import GradLabError
+from gradlab.errors import GradLabError, LimitError
 from gradlab.limits import LIMITS
 
 __all__ = ["Layer", "LAYERS", "LAYER_NAMES", "parse_stack", "build_model", "WrongSwish", "Swish", "Expression"]
@@ -179,12 +179,24 @@ LAYER_NAMES = tuple(LAYERS)
 
 def parse_stack(text: str) -> tuple[tuple[str, int | None], ...]:
     """``"linear:16, tanh"`` -> ``(("linear", 16), ("tanh", None))``, refused in one sentence
-    when a name is unknown, a number is missing or not a positive integer, or the stack is
-    empty or longer than LIMITS.network_depth x 4 layers.
+    when a name is unknown, a number is missing or not a whole number from 1 to
+    LIMITS.network_width written in ASCII digits, or the stack is empty, longer than
+    LIMITS.expression_chars characters or than LIMITS.network_depth x 4 layers.
 
     >>> parse_stack("linear:16, tanh, expr:x*tanh(x)")
     (('linear', 16), ('tanh', None), ('expr', 'x*tanh(x)'))
+    >>> parse_stack("linear:²")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    gradlab.errors.GradLabError: 'linear:²': the size must be a whole number from 1 to ..., in the digits 0-9.
     """
+    if not isinstance(text, str):
+        raise GradLabError(f"The stack must be a text such as 'linear:16, tanh, linear:1'; got {type(text).__name__}.")
+    if len(text) > LIMITS.expression_chars:
+        # the page's text box and a URL are not cut short: a cut stack would read as another one
+        raise LimitError(f"The stack is {len(text):,} characters long; GradLab allows at most "
+                         f"{LIMITS.expression_chars} (LIMITS.expression_chars). Use fewer layers or shorter "
+                         "expressions.")
     parts = [p.strip() for p in _top_level_commas(text) if p.strip()]
     if not parts:
         raise GradLabError("The stack has no layers: name them with commas, e.g. 'linear:16, tanh, linear:1'.")
@@ -204,11 +216,24 @@ def parse_stack(text: str) -> tuple[tuple[str, int | None], ...]:
                                f" (got {part!r}).")
         n = None
         if number.strip():
-            if not number.strip().isdigit() or not 0 < int(number) <= LIMITS.network_width:
-                raise GradLabError(f"{part!r}: the size must be a whole number from 1 to {LIMITS.network_width}.")
-            n = int(number)
+            n = _size(number.strip())
+            if not 0 < n <= LIMITS.network_width:
+                raise GradLabError(f"{part!r}: the size must be a whole number from 1 to {LIMITS.network_width}, "
+                                   "in the digits 0-9.")
         out.append((name, n))
     return tuple(out)
+
+
+def _size(text: str) -> int:
+    """The size written in ``text``, or 0 when it is not ASCII digits: ``'²'.isdigit()`` and
+    ``'٣'.isdigit()`` are True, and int() refuses the first and reads the second as 3.
+
+    >>> _size("16"), _size("²"), _size("1.5"), _size("9" * 40)
+    (16, 0, 0, 0)
+    """
+    if not (text.isascii() and text.isdigit()) or len(text) > 18:  # 18 digits: no size is that large
+        return 0
+    return int(text)
 
 
 def _activation_text(name: str, text: str, part: str) -> str:

@@ -86,8 +86,10 @@ def layer_controls(width: int = 115) -> LayerCheckSettings:
     """The model's controls, drawn in the caller's row; the one frozen settings object, validated
     (a GradLabError says what to fix)."""
     w = dict(width=width)
-    stack = bound_text("layers, first to last", "stack", value=DEFAULT_STACK, max_chars=300, width=STACK_WIDTH,
-                       help="One layer per comma. " + _VOCABULARY + ".")
+    # no max_chars: Streamlit cuts a longer URL value to it silently ("Unknown layer 'exp'" from a
+    # cut-off 'expr:...'); the parser refuses a stack over LIMITS.expression_chars in a sentence
+    stack = bound_text("layers, first to last", "stack", value=DEFAULT_STACK, width=STACK_WIDTH,
+                       help=f"One layer per comma, at most {LIMITS.expression_chars} characters. " + _VOCABULARY + ".")
     shape = bound_text("input shape", "input", value=DEFAULT_INPUT, max_chars=40, width=SHAPE_WIDTH,
                        help="Batch first, e.g. 4x8; (batch, sequence, features) for attention and gru, "
                             f"(batch, channels, height, width) for conv2d; at most {LIMITS.tensor_elements:,} "

@@ -1,0 +1,133 @@
+"""Hostile layer stacks and layer checks (issue 34): each ends in a result or one sentence.
+
+The layer check's ways in are the API (:func:`gradlab.check_layers`,
+:func:`gradlab.layers.settings.run_layer_check`), the CLI (``python -m gradlab layers``) and the
+Grad check page's model view (``?check=a model, layer by layer&stack=...``). Each reproducer
+here was a traceback, Streamlit's exception box, a silently changed request, a misworded
+bound, a live link drawn from a module's name, or a request ended only by the worker's kill.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+from pathlib import Path
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+from app_text import shown
+from hypothesis_profiles import engine_settings
+from streamlit.testing.v1 import AppTest
+from torch import nn
+
+import gradlab
+from gradlab.cli.main import UNEXPECTED, main
+from gradlab.errors import GradLabError, LimitError
+from gradlab.layers import check as layer_check
+from gradlab.layers import vocabulary
+from gradlab.layers.settings import LayerCheckSettings, run_layer_check
+from gradlab.layers.vocabulary import build_model, parse_stack
+from gradlab.limits import LIMITS
+
+PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "gradcheck.py")
+PAGE_TIMEOUT_S = 120
+SEED_SENTENCE = "seed must be a whole number from 0 to 2**63 - 1"
+
+
+def _cli(argv, capsys):
+    status = main(argv)
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+def _one_error_line(status, out, err, words):
+    assert status == 2 and out == "", (status, out, err)
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    assert UNEXPECTED not in err and "Traceback" not in err, err
+    assert words in err, err
+
+
+def _page_query(**changes) -> dict:
+    from gradlab.teaching.presets import preset, url_query
+
+    return {**url_query(preset("gradcheck", "wrong_layer")), **changes}
+
+
+def _page_error(query: dict) -> str:
+    """The one error the Grad check page shows for ``query`` (no exception box, no table)."""
+    at = AppTest.from_file(PAGE, default_timeout=PAGE_TIMEOUT_S)
+    at.query_params.update(query)
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert len(at.error) == 1, [e.value for e in at.error]
+    assert not at.dataframe
+    return shown(at.error[0].value)
+
+
+# ------------------------------------------------------- 1. a size in other digits: linear:²
+
+
+@pytest.mark.parametrize("size", ["²", "¹", "٣", "１６", "1.5", "-3", "0x10", "9" * 40])
+def test_a_size_not_in_ascii_digits_is_one_sentence(size):
+    # '²'.isdigit() is True and int('²') raises ValueError; int('٣') reads 3: both refused alike
+    with pytest.raises(GradLabError, match=r"the size must be a whole number from 1 to \d+, in the digits 0-9"):
+        parse_stack(f"linear:{size}")
+    with pytest.raises(GradLabError, match="in the digits 0-9"):
+        LayerCheckSettings(f"linear:4, attention:{size}", (2, 3, 4)).validated()
+
+
+@engine_settings(200)
+@given(st.one_of(st.text(max_size=12),
+                 st.text(st.characters(categories=["Nd", "No", "Nl"]), min_size=1, max_size=4)))
+def test_any_text_after_linear_parses_or_is_a_gradlab_error(text):
+    try:
+        layers = parse_stack("linear:" + text)
+    except GradLabError:
+        return
+    name, n = layers[0]
+    assert name == "linear" and isinstance(n, int) and 1 <= n <= LIMITS.network_width
+
+
+def test_the_cli_refuses_a_superscript_size_in_one_line(capsys):
+    _one_error_line(*_cli(["layers", "--stack", "linear:²", "--input", "4x8"], capsys), "in the digits 0-9")
+
+
+def test_the_page_refuses_a_superscript_size_in_one_sentence():
+    text = _page_error(_page_query(stack="linear:²"))
+    assert "in the digits 0-9" in text and "ValueError" not in text, text
+
+
+# ------------------------------------------------------- 5. a stack over its length: refused, not cut
+
+
+def _stack_of(length: int) -> str:
+    return "linear:4," + " " * (length - len("linear:4,"))
+
+
+def test_a_stack_at_the_length_bound_parses_and_one_more_character_is_refused():
+    assert parse_stack(_stack_of(LIMITS.expression_chars)) == (("linear", 4),)
+    with pytest.raises(LimitError, match=rf"^The stack is {LIMITS.expression_chars + 1} characters long; GradLab "
+                                         rf"allows at most {LIMITS.expression_chars} \(LIMITS\.expression_chars\)"):
+        parse_stack(_stack_of(LIMITS.expression_chars + 1))
+
+
+#: The issue's reproducer: 24 layers whose last, cut at 300 characters, read as "exp".
+LONG_STACK = f"{', '.join(['linear:16'] * 23):<295}, expr:x*tanh(x)"
+
+
+def test_a_long_stack_is_refused_with_its_length_in_the_api_and_the_cli(capsys):
+    assert len(LONG_STACK) > LIMITS.expression_chars == 300
+    with pytest.raises(GradLabError, match="Unknown layer 'exp'"):  # what the page's text box made of it
+        parse_stack(LONG_STACK[:300])
+    with pytest.raises(LimitError, match=r"LIMITS\.expression_chars"):
+        LayerCheckSettings(LONG_STACK, (2, 3)).validated()
+    with pytest.raises(LimitError, match=r"LIMITS\.expression_chars"):
+        build_model(LONG_STACK, (2, 3), "float64")
+    _one_error_line(*_cli(["layers", "--stack", LONG_STACK, "--input", "2x3"], capsys), "LIMITS.expression_chars")
+
+
+def test_the_page_refuses_a_long_stack_instead_of_cutting_it():
+    text = _page_error(_page_query(stack=LONG_STACK))
+    assert "LIMITS.expression_chars" in text and "Unknown layer" not in text, text
