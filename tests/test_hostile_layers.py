@@ -99,6 +99,43 @@ def test_the_page_refuses_a_superscript_size_in_one_sentence():
     assert "in the digits 0-9" in text and "ValueError" not in text, text
 
 
+# ------------------------------------------------------- 3. the seed, as gradcheck refuses it
+
+
+def test_check_layers_refuses_a_seed_gradcheck_refuses_instead_of_skipping_every_module():
+    model = nn.Sequential(nn.Linear(2, 3), nn.Tanh()).double()
+    x = torch.ones(2, 2, dtype=torch.float64)
+    with pytest.raises(GradLabError) as mine:
+        gradlab.check_layers(model, x, seed=2**70)
+    with pytest.raises(GradLabError) as theirs:
+        gradlab.gradcheck(model, x, seed=2**70)
+    assert str(mine.value) == str(theirs.value) and SEED_SENTENCE in str(mine.value)
+    for options, words in (({"mode": "bogus"}, "Unknown mode 'bogus'"), ({"samples": 0}, "samples must be"),
+                           ({"eps": -1.0}, "The step eps must be"), ({"reduction": "max"}, "Unknown reduction")):
+        with pytest.raises(GradLabError, match=words):
+            gradlab.check_layers(model, x, **options)
+
+
+def test_the_settings_refuse_a_seed_out_of_range():
+    for seed in (2**63, -1, 2**70):
+        with pytest.raises(GradLabError, match=r"seed must be a whole number from 0 to 2\*\*63 - 1"):
+            LayerCheckSettings("linear:2", (2, 3), seed=seed).validated()
+    assert LayerCheckSettings("linear:2", (2, 3), seed=2**63 - 1).validated().seed == 2**63 - 1
+
+
+def test_the_cli_refuses_a_huge_seed_in_one_line_as_the_check_command_does(capsys):
+    status, out, err = _cli(["layers", "--seed", "99999999999999999999"], capsys)
+    _one_error_line(status, out, err, SEED_SENTENCE)
+    assert "/" not in err  # no server paths
+    check = _cli(["check", "--seed", "99999999999999999999"], capsys)
+    assert check[0] == 2 and check[2] == err
+
+
+def test_the_largest_seed_runs_the_layer_check():
+    report = run_layer_check(LayerCheckSettings("linear:2, tanh", (2, 3), "float64", seed=2**63 - 1))
+    assert report.layers.verdict == "pass"
+
+
 # ------------------------------------------------------- 5. a stack over its length: refused, not cut
 
 

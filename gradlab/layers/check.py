@@ -34,6 +34,7 @@ import torch
 from torch import nn
 
 from gradlab.check.batching import single_threaded_ops
+from gradlab.check.validation import MODES, REDUCTIONS, check_samples, check_seed, check_step, choose
 from gradlab.errors import GradLabError
 from gradlab.layers.record import Call, kept_buffers, record_calls
 from gradlab.layers.result import LayerRow, LayersResult
@@ -67,6 +68,7 @@ def _check_layers(model, inputs, calls, progress, forward_kwargs, options) -> La
     for name in ("wrt", "raise_on_fail", "progress"):
         if name in options:
             raise GradLabError(f"check_layers chooses {name} per module itself; leave it out.")
+    _validate(options)
     recorded = record_calls(model, inputs, dict(forward_kwargs or {}))
     chosen = [c for c in recorded if calls == "all" or c.index == 0]
     times_called = _times_called(recorded)
@@ -78,6 +80,23 @@ def _check_layers(model, inputs, calls, progress, forward_kwargs, options) -> La
             if progress is not None:
                 progress(k + 1, len(chosen))
     return LayersResult(tuple(rows), calls, type(model).__name__)
+
+
+def _validate(options: dict) -> None:
+    """Refuse, once and in gradlab.gradcheck's own sentence, an option every module's check
+    would refuse: each check's refusal is caught as that module's reason to skip, so a bad
+    seed read as "inconclusive: 4 skipped".
+
+    >>> _validate({"seed": 2**70})
+    Traceback (most recent call last):
+    ...
+    gradlab.errors.GradLabError: seed must be a whole number from 0 to 2**63 - 1; got 1180591620717411303424.
+    """
+    checks = {"seed": check_seed, "samples": check_samples, "eps": check_step,
+              "mode": lambda v: choose("mode", v, MODES), "reduction": lambda v: choose("reduction", v, REDUCTIONS)}
+    for name, check in checks.items():
+        if name in options:
+            check(options[name])
 
 
 def _times_called(recorded: list[Call]) -> dict[int, int]:

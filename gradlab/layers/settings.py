@@ -25,7 +25,7 @@ from typing import Callable
 import torch
 from torch import nn
 
-from gradlab.check.validation import MODES, REDUCTIONS, choose
+from gradlab.check.validation import MODES, REDUCTIONS, check_seed, choose
 from gradlab.errors import GradLabError
 from gradlab.layers.check import CALLS, check_layers
 from gradlab.layers.result import LayersResult
@@ -54,13 +54,20 @@ class LayerCheckSettings:
     reduction: str = "sum"  # how every check reduces its outputs to the checked scalar (sum or mean)
 
     def validated(self) -> "LayerCheckSettings":
-        """These settings, refused in one sentence if any value is out of range."""
+        """These settings, refused in one sentence if any value is out of range.
+
+        >>> LayerCheckSettings("linear:4", (2, 3), seed=2**70).validated()
+        Traceback (most recent call last):
+        ...
+        gradlab.errors.GradLabError: seed must be a whole number from 0 to 2**63 - 1; got 1180591620717411303424.
+        """
         parse_stack(self.stack)
         choose("dtype", self.dtype, DTYPE_NAMES)
         choose("mode", self.mode, MODES)
         choose("calls", self.calls, CALLS)
         choose("loss", self.loss, LOSSES)
         choose("reduction", self.reduction, REDUCTIONS)
+        check_seed(self.seed)  # as gradlab.gradcheck and `python -m gradlab check` refuse it
         if not self.input_shape or any(int(n) < 1 for n in self.input_shape):
             raise GradLabError(f"The input shape {self.input_shape} needs positive sizes, batch first.")
         check_limit("input elements", math.prod(int(n) for n in self.input_shape), LIMITS.tensor_elements)
