@@ -98,6 +98,7 @@ class Limits:
     full_check_elements: int = 65_536  # perturbations in one full check (each is 2+ forward passes)
     directional_checks: int = 64
     layer_checks: int = 128  # modules x calls a layer-by-layer check runs (each one or two gradient checks)
+    recurrent_steps: int = 4096  # a gru layer's sequence: one step after another (~0.1 ms each with autograd)
     full_check_seconds: float = 20.0  # one full check on the page, projected from its pace
     chunk_bytes: int = 256 * 2**20  # memory for the batches of perturbed inputs in flight
     # worker threads of a full/sampled check (the default and the most allowed); the

@@ -28,7 +28,7 @@ from gradlab.errors import GradLabError, LimitError
 from gradlab.layers import check as layer_check
 from gradlab.layers import vocabulary
 from gradlab.layers.settings import LayerCheckSettings, run_layer_check
-from gradlab.layers.vocabulary import build_model, parse_stack
+from gradlab.layers.vocabulary import build_model, parse_stack, stack_parameters
 from gradlab.limits import LIMITS
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "gradcheck.py")
@@ -97,6 +97,60 @@ def test_the_cli_refuses_a_superscript_size_in_one_line(capsys):
 def test_the_page_refuses_a_superscript_size_in_one_sentence():
     text = _page_error(_page_query(stack="linear:²"))
     assert "in the digits 0-9" in text and "ValueError" not in text, text
+
+
+# ------------------------------------------------------- 2. the parameter bound says parameters
+
+
+def test_too_many_parameters_are_called_parameters_with_the_bound(monkeypatch):
+    # the classroom profile's bound: linear:512, tanh, linear:512 on a 4x8 input has 267,264 parameters
+    small = dataclasses.replace(LIMITS, tensor_elements=65_536)
+    monkeypatch.setattr(vocabulary, "LIMITS", small)
+    with pytest.raises(LimitError) as info:
+        run_layer_check(LayerCheckSettings("linear:512, tanh, linear:512", (4, 8), "float64"))
+    message = str(info.value)
+    assert "The model has 267,264 parameters, 262,656 of them in module 2 (linear:512)" in message, message
+    assert "at most 65,536 parameters" in message and "(LIMITS.tensor_elements)" in message, message
+    assert "input" not in message.split(";")[0], message
+
+
+def test_twenty_four_wide_layers_are_refused_as_parameters_before_any_weight_is_drawn(monkeypatch):
+    stack = ", ".join(["linear:512"] * 24)
+    drawn = []
+    monkeypatch.setattr(nn.Linear, "reset_parameters", lambda self: drawn.append(self))
+    with pytest.raises(LimitError, match=r"^The model has 6,049,792 parameters.*LIMITS\.tensor_elements"):
+        build_model(stack, (2, 16), "float64")
+    with pytest.raises(LimitError, match=r"^The model has 6,049,792 parameters"):
+        LayerCheckSettings(stack, (2, 16)).validated()
+    assert drawn == []
+
+
+def test_a_module_with_too_many_parameters_is_skipped_with_a_sentence_naming_them(monkeypatch):
+    monkeypatch.setattr(layer_check, "LIMITS", dataclasses.replace(LIMITS, tensor_elements=10))
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh()).double()
+    r = gradlab.check_layers(model, torch.ones(2, 3, dtype=torch.float64))
+    (row,) = [r for r in r.rows if r.module == "0" and r.over == "parameters"]
+    assert row.verdict == "skipped"
+    assert row.note.startswith("its 16 parameters are more than the 10 GradLab checks at once "
+                               "(LIMITS.tensor_elements)"), row.note
+
+
+@pytest.mark.parametrize(("stack", "shape"), [
+    ("linear:4, tanh, linear:1", (2, 3)),
+    ("conv2d:3, batchnorm, relu, conv2d:2", (2, 2, 5, 4)),
+    ("layernorm, attention:2, linear:3, gru:5, batchnorm", (2, 3, 4)),
+    ("batchnorm, linear:3, swish, wrong_swish, expr:x*tanh(x), fn:sigmoid_tanh, gelu", (4, 5)),
+])
+def test_the_parameter_count_from_the_text_is_the_built_model_s(stack, shape):
+    model = build_model(stack, shape, "float64")
+    assert stack_parameters(stack, shape) == sum(p.numel() for p in model.parameters())
+
+
+def test_the_parameter_bound_at_its_boundary(monkeypatch):
+    monkeypatch.setattr(vocabulary, "LIMITS", dataclasses.replace(LIMITS, tensor_elements=100))
+    assert stack_parameters("linear:10", (1, 9)) == 100
+    with pytest.raises(LimitError, match="The model has 110 parameters"):
+        stack_parameters("linear:10", (1, 10))
 
 
 # ------------------------------------------------------- 3. the seed, as gradcheck refuses it
@@ -168,3 +222,51 @@ def test_a_long_stack_is_refused_with_its_length_in_the_api_and_the_cli(capsys):
 def test_the_page_refuses_a_long_stack_instead_of_cutting_it():
     text = _page_error(_page_query(stack=LONG_STACK))
     assert "LIMITS.expression_chars" in text and "Unknown layer" not in text, text
+
+
+# ------------------------------------------------------- 6. attention over a million tokens
+
+
+ATTENTION = dict(stack="attention:1", input_shape=(1, 1_048_576, 1))
+
+
+def test_attention_over_a_million_tokens_is_refused_up_front_naming_the_bound():
+    from gradlab.server import heavy_work
+
+    settings = LayerCheckSettings(ATTENTION["stack"], ATTENTION["input_shape"])
+    for call in (settings.validated, lambda: run_layer_check(settings), lambda: heavy_work.layers(settings),
+                 lambda: build_model(ATTENTION["stack"], ATTENTION["input_shape"], "float32")):
+        with pytest.raises(LimitError) as info:
+            call()
+        message = str(info.value)
+        assert "1,099,511,627,776 attention scores" in message and "(LIMITS.tensor_elements)" in message, message
+        assert "at most 1,024 here" in message, message
+
+
+def test_the_attention_bound_at_its_boundary():
+    assert stack_parameters("attention:1", (1, 1024, 2)) == 4 * 2 * 2 + 4 * 2
+    with pytest.raises(LimitError, match=r"attention scores .*batch 1 x 1 head x 1,025²"):
+        stack_parameters("attention:1", (1, 1025, 2))
+    with pytest.raises(LimitError, match=r"batch 2 x 2 heads x 1,024².*at most 512 here"):
+        stack_parameters("attention:2", (2, 1024, 2))
+
+
+def test_a_gru_over_a_long_sequence_is_refused_up_front_naming_its_bound():
+    # one step after another: a million steps were 112 s of one core for the recording pass alone
+    assert stack_parameters("gru:1", (1, LIMITS.recurrent_steps, 1)) == 3 * (1 + 1) + 6
+    with pytest.raises(LimitError, match=rf"Module 0 \(gru:1\) runs over sequences of "
+                                         rf"{LIMITS.recurrent_steps + 1:,} steps.*\(LIMITS\.recurrent_steps\)"):
+        LayerCheckSettings("gru:1", (1, LIMITS.recurrent_steps + 1, 1)).validated()
+
+
+def test_a_layer_whose_output_is_over_the_tensor_bound_is_refused_up_front():
+    with pytest.raises(LimitError, match=r"Module 1 \(linear:512\) would output 536,870,912 elements "
+                                         r"\(1x1048576x512\).*\(LIMITS\.tensor_elements\)"):
+        LayerCheckSettings("tanh, linear:512", (1, 1_048_576, 1)).validated()
+
+
+def test_the_cli_and_the_page_refuse_attention_over_a_million_tokens(capsys):
+    _one_error_line(*_cli(["layers", "--stack", "attention:1", "--input", "1x1048576x1"], capsys),
+                    "(LIMITS.tensor_elements)")
+    text = _page_error(_page_query(stack="attention:1", input="1x1048576x1"))
+    assert "attention scores" in text and "LIMITS.tensor_elements" in text, text

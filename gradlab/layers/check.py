@@ -117,6 +117,9 @@ def _check_call(call: Call, times: int, options: dict) -> list[LayerRow]:
     for over, wanted in (("parameters", has_parameters), ("inputs", has_inputs)):
         if not wanted:
             continue
+        if over == "parameters" and (reason := _too_many_parameters(call.module)):
+            rows.append(LayerRow.skipped(call, times, over, reason, 0.0))
+            continue
         began = time.perf_counter()
         try:
             result = gradcheck(target, *call.args, wrt="parameters" if over == "parameters" else None,
@@ -129,6 +132,21 @@ def _check_call(call: Call, times: int, options: dict) -> list[LayerRow]:
         rows.append(LayerRow.skipped(call, times, "-", "no floating-point parameters or inputs: "
                                                         "nothing has a gradient to check", 0.0))
     return rows
+
+
+def _too_many_parameters(module: nn.Module) -> str:
+    """Why ``module``'s parameters are too many to check (a gradient check's element bound,
+    which it words as input elements), or "" when they are not.
+
+    >>> _too_many_parameters(nn.Linear(2, 3))
+    ''
+    """
+    count = sum(p.numel() * (2 if p.is_complex() else 1) for p in module.parameters()
+                if p.is_floating_point() or p.is_complex())
+    if count <= LIMITS.tensor_elements:
+        return ""
+    return (f"its {count:,} parameters are more than the {LIMITS.tensor_elements:,} GradLab checks at once "
+            "(LIMITS.tensor_elements), so that one request cannot slow the server for everyone")
 
 
 def _floating(value) -> bool:

@@ -29,7 +29,7 @@ from gradlab.check.validation import MODES, REDUCTIONS, check_seed, choose
 from gradlab.errors import GradLabError
 from gradlab.layers.check import CALLS, check_layers
 from gradlab.layers.result import LayersResult
-from gradlab.layers.vocabulary import build_model, parse_stack
+from gradlab.layers.vocabulary import build_model, parse_stack, stack_parameters
 from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.dtypes import DTYPE_NAMES, facts
 
@@ -54,7 +54,9 @@ class LayerCheckSettings:
     reduction: str = "sum"  # how every check reduces its outputs to the checked scalar (sum or mean)
 
     def validated(self) -> "LayerCheckSettings":
-        """These settings, refused in one sentence if any value is out of range.
+        """These settings, refused in one sentence if any value is out of range: the model's
+        bounds are checked from the stack and the shape alone (:func:`stack_parameters`), before
+        a weight is drawn.
 
         >>> LayerCheckSettings("linear:4", (2, 3), seed=2**70).validated()
         Traceback (most recent call last):
@@ -71,7 +73,9 @@ class LayerCheckSettings:
         if not self.input_shape or any(int(n) < 1 for n in self.input_shape):
             raise GradLabError(f"The input shape {self.input_shape} needs positive sizes, batch first.")
         check_limit("input elements", math.prod(int(n) for n in self.input_shape), LIMITS.tensor_elements)
-        return replace(self, input_shape=tuple(int(n) for n in self.input_shape))
+        shape = tuple(int(n) for n in self.input_shape)
+        stack_parameters(self.stack, shape)
+        return replace(self, input_shape=shape)
 
 
 @dataclass(frozen=True)

@@ -23,10 +23,15 @@ PyTorch (``swish`` is the correct custom one).
 ['Linear', 'WrongSwish', 'LayerNorm', 'Linear']
 >>> tuple(model(torch.ones(2, 3, dtype=torch.float64)).shape)
 (2, 1)
+
+Every bound is checked from the text and the input's shape alone, before a weight is drawn
+(:func:`stack_parameters`): the stack's length, each size, the model's parameters, each
+layer's output, attention's scores and a gru's steps.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -36,7 +41,8 @@ from torch import nn
 from gradlab.errors import GradLabError, LimitError
 from gradlab.limits import LIMITS
 
-__all__ = ["Layer", "LAYERS", "LAYER_NAMES", "parse_stack", "build_model", "WrongSwish", "Swish", "Expression"]
+__all__ = ["Layer", "LAYERS", "LAYER_NAMES", "parse_stack", "stack_parameters", "build_model", "WrongSwish", "Swish",
+           "Expression"]
 
 
 class _SwishFunction(torch.autograd.Function):
@@ -137,6 +143,8 @@ class Layer:
     min_dims: int  # dimensions the input needs (batch included)
     help: str
     needs_text: bool = False  # takes a text (expr:x*tanh(x), fn:sigmoid_tanh)
+    # (input shape, N) -> how many parameters the module has (what nn.Module.parameters() holds)
+    parameters: Callable[[tuple[int, ...], int | None], int] = lambda shape, n: 0
 
 
 def _same(shape, n):
@@ -154,15 +162,21 @@ def _channels(shape, n):
 _ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU, "gelu": nn.GELU, "sigmoid": nn.Sigmoid, "swish": Swish,
                 "wrong_swish": WrongSwish}
 _ROWS = (
-    Layer("linear", lambda s, n: nn.Linear(s[-1], n), True, _last, 2, "linear:N maps the last dimension to N"),
+    Layer("linear", lambda s, n: nn.Linear(s[-1], n), True, _last, 2, "linear:N maps the last dimension to N",
+          parameters=lambda s, n: s[-1] * n + n),
     Layer("conv2d", lambda s, n: nn.Conv2d(s[1], n, 3, padding=1), True, _channels, 4,
-          "conv2d:C, 3x3 with padding 1, over (batch, channels, height, width)"),
-    Layer("layernorm", lambda s, n: nn.LayerNorm(s[-1]), False, _same, 2, "normalises the last dimension"),
+          "conv2d:C, 3x3 with padding 1, over (batch, channels, height, width)",
+          parameters=lambda s, n: s[1] * n * 9 + n),
+    Layer("layernorm", lambda s, n: nn.LayerNorm(s[-1]), False, _same, 2, "normalises the last dimension",
+          parameters=lambda s, n: 2 * s[-1]),
     Layer("batchnorm", lambda s, n: (nn.BatchNorm2d(s[1]) if len(s) == 4 else nn.BatchNorm1d(s[1])), False,
-          _same, 2, "normalises each channel over the batch (training mode: batch statistics)"),
+          _same, 2, "normalises each channel over the batch (training mode: batch statistics)",
+          parameters=lambda s, n: 2 * s[1]),
     Layer("attention", lambda s, n: _SelfAttention(s[-1], n), True, _same, 3,
-          "attention:H, self-attention with H heads over (batch, sequence, features)"),
-    Layer("gru", lambda s, n: _GRU(s[-1], n), True, _last, 3, "gru:N, a GRU over (batch, sequence, features)"),
+          "attention:H, self-attention with H heads over (batch, sequence, features)",
+          parameters=lambda s, n: 4 * s[-1] * s[-1] + 4 * s[-1]),  # in_proj (3F x F, 3F), out_proj (F x F, F)
+    Layer("gru", lambda s, n: _GRU(s[-1], n), True, _last, 3, "gru:N, a GRU over (batch, sequence, features)",
+          parameters=lambda s, n: 3 * n * (s[-1] + n) + 6 * n),  # weight_ih, weight_hh, two biases
     *(Layer(name, (lambda cls: lambda s, n: cls())(cls), False, _same, 1,
             "x·sigmoid(x) with a deliberately wrong hand-written backward (for teaching)" if name == "wrong_swish"
             else "x·sigmoid(x) with a hand-written backward" if name == "swish" else f"elementwise {name}")
@@ -264,24 +278,96 @@ def _top_level_commas(text: str) -> list[str]:
     return parts
 
 
+def stack_parameters(stack: str, input_shape: tuple[int, ...]) -> int:
+    """How many parameters the stack's model has for inputs of ``input_shape`` (batch first),
+    worked out from the text and the shape alone, before any weight is drawn; refused in one
+    sentence when a layer cannot take the shape it receives or the model is over a bound
+    (:func:`build_model` refuses the same). The bounds, each so that one request cannot slow
+    the server for everyone:
+
+    - the parameters, all of them, at most LIMITS.tensor_elements: the whole model's check
+      perturbs them as one tensor;
+    - each layer's output, at most LIMITS.tensor_elements elements: it is the next layer's input;
+    - attention's scores, batch x heads x sequence², at most LIMITS.tensor_elements: its work
+      and its memory grow as the sequence's square (over 1,048,576 tokens one forward pass
+      was minutes in one C call, which no bound on the clock interrupts);
+    - a gru's sequence, at most LIMITS.recurrent_steps steps: it runs them one after another.
+
+    >>> stack_parameters("linear:4, tanh, linear:1", (2, 3))  # 3x4 + 4, then 4x1 + 1
+    21
+    >>> stack_parameters("attention:1", (1, 1_048_576, 1))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    gradlab.errors.LimitError: Module 0 (attention:1) over sequences of 1,048,576 computes 1,099,511,627,776 ...
+    """
+    return _walk(parse_stack(stack), tuple(int(n) for n in input_shape))
+
+
+def _walk(layers, shape: tuple[int, ...]) -> int:
+    """The parameter count of ``layers`` on inputs of ``shape``, every bound checked (see
+    :func:`stack_parameters`)."""
+    bound = LIMITS.tensor_elements
+    why = "so that one request cannot slow the server for everyone"
+    counts = []
+    for k, (name, n) in enumerate(layers):
+        layer = LAYERS[name]
+        what = f"Module {k} ({name}:{n})" if layer.needs_number else f"Module {k} ({name})"
+        if len(shape) < layer.min_dims:
+            raise GradLabError(f"{name} needs an input of at least {layer.min_dims} dimensions "
+                               f"(batch first); here it gets {len(shape)}: {_shape_text(shape)}.")
+        if name == "attention":
+            if shape[-1] % n:
+                raise GradLabError(f"attention:{n} needs the features ({shape[-1]}) divisible by its {n} heads.")
+            batch, sequence = math.prod(shape[:-2]), shape[-2]
+            scores = batch * n * sequence ** 2
+            if scores > bound:
+                longest = math.isqrt(bound // (batch * n))
+                heads = f"{n} head{'s' if n > 1 else ''}"
+                raise LimitError(
+                    f"{what} over sequences of {sequence:,} computes {scores:,} attention scores in each forward "
+                    f"pass (batch {batch:,} x {heads} x {sequence:,}²); GradLab allows at most {bound:,} "
+                    f"(LIMITS.tensor_elements), {why}. Use a shorter sequence"
+                    + (f" (at most {longest:,} here)" if longest else "") + ", a smaller batch or fewer heads.")
+        if name == "gru" and shape[-2] > LIMITS.recurrent_steps:
+            raise LimitError(
+                f"{what} runs over sequences of {shape[-2]:,} steps, one after another; GradLab allows at most "
+                f"{LIMITS.recurrent_steps:,} (LIMITS.recurrent_steps), {why}. Use a shorter sequence.")
+        counts.append((layer.parameters(shape, n), what))
+        after = layer.shape_after(shape, n)
+        if math.prod(after) > bound:
+            raise LimitError(
+                f"{what} would output {math.prod(after):,} elements ({_shape_text(after)}); GradLab allows at most "
+                f"{bound:,} in one tensor (LIMITS.tensor_elements), {why}. Use narrower layers or a smaller input.")
+        shape = after
+    total = sum(c for c, _ in counts)
+    if total > bound:
+        most, where = max(counts, key=lambda c: c[0])  # the first of the largest
+        raise LimitError(
+            f"The model has {total:,} parameters, {most:,} of them in {where[:1].lower()}{where[1:]}; GradLab checks "
+            f"at most {bound:,} parameters at once (LIMITS.tensor_elements), {why}. Use fewer or narrower layers, "
+            "or fewer input features.")
+    return total
+
+
+def _shape_text(shape: tuple[int, ...]) -> str:
+    return "x".join(map(str, shape))
+
+
 def build_model(stack: str, input_shape: tuple[int, ...], dtype: str, seed: int = 0) -> nn.Sequential:
     """The stack as an ``nn.Sequential`` in ``dtype`` for inputs of ``input_shape`` (batch first),
-    with weights drawn from ``seed``; a shape a layer cannot take is refused in one sentence."""
+    with weights drawn from ``seed``; a shape a layer cannot take, or a model over a bound
+    (:func:`stack_parameters`), is refused in one sentence before any weight is drawn."""
     from gradlab.numerics.dtypes import facts
 
     layers = parse_stack(stack)
     torch_dtype = facts(dtype).torch_dtype
-    shape = tuple(input_shape)
+    shape = tuple(int(n) for n in input_shape)
+    _walk(layers, shape)
     modules = []
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         for name, n in layers:
             layer = LAYERS[name]
-            if len(shape) < layer.min_dims:
-                raise GradLabError(f"{name} needs an input of at least {layer.min_dims} dimensions "
-                                   f"(batch first); here it gets {len(shape)}: {'x'.join(map(str, shape))}.")
-            if name == "attention" and shape[-1] % n:
-                raise GradLabError(f"attention:{n} needs the features ({shape[-1]}) divisible by its {n} heads.")
             modules.append(layer.build(shape, n))
             shape = layer.shape_after(shape, n)
     return nn.Sequential(*modules).to(torch_dtype)
