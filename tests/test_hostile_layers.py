@@ -190,6 +190,64 @@ def test_the_largest_seed_runs_the_layer_check():
     assert report.layers.verdict == "pass"
 
 
+# ------------------------------------------------------- 4. a module's name is text, not markup
+
+
+HOSTILE_NAME = '<a href="https://evil-example/login">click</a>'  # torch refuses a "." in a module's name
+
+
+class _Double(torch.autograd.Function):  # forward 2x, backward claims 3x: the answer names its module
+    @staticmethod
+    def forward(ctx, x):
+        return 2 * x
+
+    @staticmethod
+    def backward(ctx, g):
+        return 3 * g
+
+
+class _Wrong(nn.Module):
+    def forward(self, x):
+        return _Double.apply(x)
+
+
+def _hostile_result():
+    model = nn.Sequential()
+    model.add_module(HOSTILE_NAME, nn.Linear(2, 2))
+    model.add_module(HOSTILE_NAME.replace("click", "wrong"), _Wrong())
+    model = model.double()
+    torch.manual_seed(0)
+    return gradlab.check_layers(model, torch.randn(3, 2, dtype=torch.float64))
+
+
+def test_a_module_named_with_a_link_is_shown_escaped_in_the_chart():
+    r = _hostile_result()
+    assert r.failing_modules == (HOSTILE_NAME.replace("click", "wrong"),)
+    fig = r.figure()
+    texts = [fig.layout.title.text, *fig.layout.yaxis.categoryarray]
+    for trace in fig.data:
+        texts += [*trace.y, *trace.hovertext]
+    assert all("<a" not in t and "</a" not in t for t in texts), texts
+    escaped = html.escape(HOSTILE_NAME, quote=True)
+    assert f"{escaped} · parameters" in fig.layout.yaxis.categoryarray
+    assert escaped.replace("click", "wrong") in fig.layout.title.text
+
+
+def test_a_module_named_with_a_link_is_no_link_in_the_notebook_html(monkeypatch):
+    from gradlab import notebook_html
+
+    monkeypatch.setitem(notebook_html._PLOTLYJS, "embedded", True)  # no 5 MB plotly.js in the page
+    page = _hostile_result()._repr_html_()
+    # the figure's JSON writes < and / as \u003c and \u002f: read it as the browser's plotly.js does
+    readable = (page.replace("\\u003c", "<").replace("\\u003e", ">").replace("\\u002f", "/")
+                .replace("\\u0026", "&"))
+    assert "<a" not in readable, readable[readable.index("<a") - 80:][:200]
+    escaped = html.escape(HOSTILE_NAME, quote=True)
+    assert escaped in readable  # the chart's labels: the name as typed, in entities
+    assert "&lt;a href=&quot;https://evil-example/login&quot;&gt;click&lt;/a&gt;" in readable
+    assert "&lt;a href=\"https://evil-example/login\"&gt;click&lt;/a&gt;" in readable  # the table
+
+
 # ------------------------------------------------------- 5. a stack over its length: refused, not cut
 
 

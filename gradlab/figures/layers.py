@@ -6,6 +6,11 @@ tolerance, drawn as a dotted line), its colour the check's state
 why when hovered. Modules read top to bottom in forward order, so the failing layer
 stands out where it sits in the model.
 
+Every text a model brings (its modules' names, their classes, the answer naming them) goes
+through :func:`gradlab.literal_text.plotly_literal`: Plotly reads a subset of HTML in tick
+labels, titles and hover text, so a submodule named ``<a href=...>click</a>`` would be a live
+link in the chart.
+
 >>> from gradlab.layers.result import LayerRow, LayersResult
 >>> rows = (LayerRow("0", "Linear", "float64", "parameters", "pass", 0, 1, False, "weight[0, 0]",
 ...                  1.0, 1.0, 1e-9, 1e-5, 1e-10, 0.01, ""),
@@ -33,7 +38,7 @@ _ROW_HEIGHT = 26
 def layers_figure(result) -> FigureOrSpec:
     """The chart of a :class:`gradlab.layers.result.LayersResult` (see the module docstring)."""
     rows = result.rows
-    names = [f"{r.module or 'model'} · {r.over}" for r in rows]
+    names = [f"{plotly_literal(r.module or 'model')} · {r.over}" for r in rows]
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.array([r.difference / r.tolerance if r.tolerance > 0 else np.nan for r in rows])
     ratio = np.where(np.isfinite(ratio) & (ratio > 0), ratio, np.nan)
@@ -42,7 +47,7 @@ def layers_figure(result) -> FigureOrSpec:
     fig = FigureSpec()
     for state in [s for s in (*STATES, "skipped") if any(r.verdict == s for r in rows)]:
         chosen = np.array([r.verdict == state for r in rows])
-        hover = [f"{plotly_literal(r.where)}<br>{r.over}: {r.verdict}"
+        hover = [f"{plotly_literal(r.where)}<br>{plotly_literal(r.over)}: {plotly_literal(r.verdict)}"
                  + (f"<br>worst {plotly_literal(r.element)}: |difference| = {r.difference:.2e}, "
                     f"tolerance {r.tolerance:.2e}" if r.element else "")
                  + (f"<br>{plotly_literal(r.note)}" if r.note else "") for r, c in zip(rows, chosen) if c]
@@ -54,7 +59,7 @@ def layers_figure(result) -> FigureOrSpec:
     fig.add_shape(type="line", x0=1, x1=1, yref="paper", y0=0, y1=1, line=dict(dash="dot", color=GUIDE))
     fig.update_xaxes(title={"text": "worst |difference| / tolerance (1: the tolerance)"}, **LOG_AXIS)
     fig.update_yaxes(categoryorder="array", categoryarray=names[::-1], automargin=True)
-    fig.update_layout(title={"text": result.answer, "x": 0, "xanchor": "left", "font": {"size": 14}},
+    fig.update_layout(title={"text": plotly_literal(result.answer), "x": 0, "xanchor": "left", "font": {"size": 14}},
                       height=120 + _ROW_HEIGHT * len(rows), barmode="overlay", hovermode="closest",
                       margin=dict(l=10, r=10, t=60, b=10),
                       legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1))
