@@ -342,7 +342,7 @@ def _heavy_in_this_process(monkeypatch) -> None:
     message for a bound lowered here, its heavy call runs here (the pool's own bounds are
     tested in tests/test_pool.py)."""
     def in_process(fn, *args, progress=None, seconds=None, what=None, bound_name=None, advice=None,
-                   session=None, cancelled=None, long=False, **kwargs):
+                   session=None, cancelled=None, long=False, visitor=None, **kwargs):
         return fn(*args, **kwargs, **({"progress": progress} if progress is not None else {}))
 
     monkeypatch.setattr("gradlab.ui.worker_calls.run_bounded", in_process)
