@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ast
 import math
+import threading
 import unicodedata
 import warnings
 
@@ -193,12 +194,24 @@ def _character_message(char: str) -> str:
     return f"The character {shown} is not part of the expression language; {fix}."
 
 
+#: One ``ast.parse`` at a time in this process. CPython 3.11 keeps the depth counter of the
+#: C code that turns a parsed tree into ``ast`` objects in the interpreter's state, shared
+#: by every thread (python/cpython#106905): when a thread switch (a garbage collection
+#: running a finaliser) lets two threads build trees at once, one raises ``SystemError: AST
+#: constructor recursion depth mismatch``. Ten browser tabs loading the Grid page with long
+#: new expressions logged it 5 times and showed "Something went wrong" on 2 of 1,417 loads.
+#: A parse takes milliseconds (the text is at most LIMITS.expression_chars long), so
+#: serialising it costs nothing a page can see; the warnings filter below is process-wide
+#: too, and is set and put back under the same lock.
+_PARSE_LOCK = threading.Lock()
+
+
 def syntax_tree(text: str) -> ast.Expression:
     check_characters(text)
     try:
         # A visitor's text must not write to the server log: Python warns about odd
         # string escapes ('\\)') while parsing, and string literals are refused anyway.
-        with warnings.catch_warnings():
+        with _PARSE_LOCK, warnings.catch_warnings():
             warnings.simplefilter("ignore", (DeprecationWarning, SyntaxWarning))
             return ast.parse(text, mode="eval")
     except SyntaxError as err:
