@@ -10,15 +10,17 @@ the CLI's call, on the built-in models and losses of :mod:`~gradlab.check.builti
 all run, and no module of the package imports ``api``; :mod:`~gradlab.check.estimates`
 holds the error-vs-eps sweep's values. Inside, one concept per module, in the order a
 check runs:
-validation (options, the one place values are checked) -> arguments (which of fn's
-arguments are checked, as real tensors) and outputs (fn's outputs as one named real
-vector) -> problem (inputs, autograd side,
+validation (options, the one place values are checked) -> caller_state (the modules and
+tensors fn holds, put back bit for bit after the check) -> arguments (which of fn's
+arguments are checked, as real tensors, on copies) and outputs (fn's outputs as one
+named real vector) -> problem (inputs, autograd side,
 the numeric problem) -> batching (fn over many perturbed copies) -> stencil (finite
 differences of a batch) -> evaluation (chunks, worker threads) -> measure (every value
 estimated and judged, then the element a failing direction points at named) -> verdicts
 (each value's state: error_bounds gives round-off plus Richardson truncation, step_search
 the per-value step search and the truncation share at h/2, kinks the one-sided slopes,
 states the four states' rows and a verdict's words) -> report (value table, summary, with
-diagnosis, worded by states) -> results (what is returned); taylor (the Taylor-remainder
-test) re-examines a result; reduction_sweep draws the error-vs-eps sweep next to a check.
+diagnosis, worded by states) -> results
+(what is returned); taylor (the Taylor-remainder test) re-examines a result;
+reduction_sweep draws the error-vs-eps sweep next to a check.
 """

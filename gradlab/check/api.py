@@ -23,7 +23,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from gradlab.check.engine import checked_function, first_order, sample_indices
+from gradlab.check.engine import caller_kept, checked_function, first_order, sample_indices
 from gradlab.check.estimates import element_estimates, reduction_estimates
 from gradlab.check.forward_mode import check_forward_mode
 from gradlab.check.problem import check_inputs
@@ -108,12 +108,13 @@ def gradcheck(
     options = dict(mode=mode, samples=samples, seed=seed, scheme=scheme, eps=eps, rtol=rtol, atol=atol,
                    reduction=reduction, grad_outputs=grad_outputs, numeric_float64=numeric_float64,
                    workers=workers)
-    call, args = checked_function(fn, inputs, wrt)
-    result = first_order(call, args, **options, numeric_fn=numeric_fn, taylor=taylor, progress=progress,
-                         twin=lambda: float64_twin(fn, args, wrt, numeric_fn))
-    if check_forward or order == 2:
-        result = _with_higher_checks(result, call, check_inputs(args.reals()), options, check_forward, order,
-                                     args.names)
+    with caller_kept(fn, inputs, numeric_fn):  # fn's modules and tensors as they were, even on a raise
+        call, args = checked_function(fn, inputs, wrt)
+        result = first_order(call, args, **options, numeric_fn=numeric_fn, taylor=taylor, progress=progress,
+                             twin=lambda: float64_twin(fn, args, wrt, numeric_fn))
+        if check_forward or order == 2:
+            result = _with_higher_checks(result, call, check_inputs(args.reals()), options, check_forward, order,
+                                         args.names)
     if raise_on_fail and result.verdict == "fail":
         raise GradcheckError(_fail_text(result))
     return result

@@ -37,11 +37,12 @@ from typing import Callable, Sequence
 
 import torch
 
+from gradlab.check.caller_state import same_bits
 from gradlab.check.tensor_kinds import refuse_unusable
 from gradlab.compat import module_tensors_swapped
 from gradlab.errors import GradLabError
 
-__all__ = ["Arguments", "parse_arguments", "parameter_names", "module_arguments"]
+__all__ = ["Arguments", "parse_arguments", "parameter_names", "module_arguments", "own_copy", "legacy_inputs"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -51,9 +52,24 @@ class Arguments:
     args: tuple
     checked: tuple[int, ...]
     names: tuple[str, ...]
+    given: tuple = ()  # the caller's arguments, when ``args`` holds copies of their tensors
+    every_name: tuple[str, ...] = ()  # every argument's name (the checked ones are ``names``)
 
     def __post_init__(self):  # the kinds, once: rebuild runs once per finite-difference batch
         object.__setattr__(self, "_complex", tuple(self.args[k].is_complex() for k in self.checked))
+        object.__setattr__(self, "_versions", tuple(a._version if isinstance(a, torch.Tensor) else None
+                                                    for a in self.args))
+
+    def changed_in_place(self) -> str | None:
+        """The name of the first argument passed through to fn (not checked) whose copy fn
+        changed in place (any in-place op counts, even ``u.add_(0)``), or None."""
+        checked = set(self.checked)
+        for k, (copy, original) in enumerate(zip(self.args, self.given)):
+            if k in checked or not isinstance(copy, torch.Tensor):
+                continue
+            if copy._version != self._versions[k] or not same_bits(copy, original.detach()):
+                return self.every_name[k] if k < len(self.every_name) else f"input {k}"
+        return None
 
     def tensors(self) -> list[torch.Tensor]:
         """The checked arguments as given (detached)."""
@@ -122,7 +138,7 @@ def _differentiable(value) -> bool:
     return isinstance(value, torch.Tensor) and (value.is_floating_point() or value.is_complex())
 
 
-def _legacy(inputs: tuple) -> tuple:
+def legacy_inputs(inputs: tuple) -> tuple:
     """``(fn, [a, b])`` -> ``(a, b)``: torch.autograd.gradcheck's way of passing several inputs."""
     if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)) and inputs[0] \
             and all(isinstance(t, torch.Tensor) for t in inputs[0]):
@@ -152,7 +168,7 @@ def parse_arguments(fn: Callable, inputs: tuple, wrt, names: Sequence[str] | Non
 
     ``names`` overrides the argument names (default: fn's parameter names).
     """
-    inputs = _legacy(tuple(inputs))
+    inputs = legacy_inputs(tuple(inputs))
     if not inputs:
         raise GradLabError("Pass the inputs to check after the function: gradcheck(fn, x, ...).")
     names = list(names) if names is not None else parameter_names(fn, len(inputs))
@@ -170,8 +186,28 @@ def parse_arguments(fn: Callable, inputs: tuple, wrt, names: Sequence[str] | Non
         raise GradLabError("No input to check: pass at least one floating-point or complex tensor "
                            "(tensors that require grad are the ones checked; wrt= names others).")
     refuse_unusable([inputs[k] for k in checked], [names[k] for k in checked])  # sparse, meta, 8-bit
-    args = tuple(a.detach() if isinstance(a, torch.Tensor) else a for a in inputs)
-    return Arguments(args, checked, tuple(names[k] for k in checked))
+    # fn gets copies: what it does to them in place never reaches the caller's tensors
+    args = tuple(own_copy(a) if isinstance(a, torch.Tensor) else a for a in inputs)
+    return Arguments(args, checked, tuple(names[k] for k in checked), inputs, tuple(names))
+
+
+def own_copy(t: torch.Tensor) -> torch.Tensor:
+    """A detached copy of ``t`` laid out as ``t`` is (its strides: fn may round otherwise on
+    another layout), also for a view with gaps (``x[:, ::2]``) or an expanded one, which
+    ``clone`` would make contiguous.
+
+    >>> x = torch.arange(12.0).reshape(3, 4)[:, ::2]
+    >>> c = own_copy(x)
+    >>> c.stride() == x.stride(), torch.equal(c, x), c.data_ptr() != x.data_ptr()
+    (True, True, True)
+    """
+    t = t.detach()
+    copy = t.clone()
+    if copy.stride() == t.stride() or t.is_conj() or t.is_neg() or t.layout != torch.strided or not t.numel():
+        return copy
+    span = 1 + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()))
+    base = torch.as_strided(t, (span,), (1,)).clone()  # the stretch of storage t reads, gaps and all
+    return base.as_strided(t.shape, t.stride())
 
 
 def module_arguments(model: torch.nn.Module, inputs: tuple) -> tuple[Callable, Arguments]:
@@ -226,6 +262,6 @@ def module_arguments(model: torch.nn.Module, inputs: tuple) -> tuple[Callable, A
 
     call.rows = rows
 
-    inputs = _legacy(tuple(inputs))
+    inputs = legacy_inputs(tuple(inputs))
     all_names = names + [f"input {k}" for k in range(len(inputs))]
     return call, parse_arguments(call, tuple(p for _, p in named) + inputs, list(range(count)), all_names)

@@ -31,11 +31,13 @@ from typing import Callable
 
 import torch
 
+from gradlab.check.caller_state import state_blamed
 from gradlab.check.outputs import output_parts
 from gradlab.errors import GradLabError
 from gradlab.numerics.dtypes import facts
 
-__all__ = ["confirm_repeatable", "first_call", "check_user_step", "LARGEST_STEP"]
+__all__ = ["confirm_repeatable", "first_call", "refuse_changed_arguments", "in_place_refusal", "check_user_step",
+           "LARGEST_STEP"]
 
 #: A step larger than this many times the largest input (or 1) is no local estimate.
 LARGEST_STEP = 1e3
@@ -65,18 +67,42 @@ def _differs(a: torch.Tensor, b: torch.Tensor, eps: float) -> bool:
                                     or bool(((a - b)[~same].abs() > _REPEAT_ULPS * eps * scale).any()))
 
 
-def first_call(call: Callable, xs: list[torch.Tensor]):
-    """fn's output (without grad) on copies of ``xs``; GradLabError if fn changed them in place."""
+def in_place_refusal(name: str | None = None, checked: bool = True) -> GradLabError:
+    """The one sentence for an fn that changes an argument in place (any in-place op, even
+    ``x.add_(0)``, on the input checked or on one passed through).
+
+    >>> print(in_place_refusal("t"))
+    fn changed its input in place (t, by an op such as t.add_(1), t.data.add_(1) or t[i] = ...): ...
+    """
+    var = name if name and name.isidentifier() else "x"
+    which = (f"{name}, " if checked else f"{name}, which is passed through unchecked, ") if name else ""
+    return GradLabError(
+        f"fn changed its input in place ({which}by an op such as {var}.add_(1), {var}.data.add_(1) or "
+        f"{var}[i] = ...): a gradient check calls fn many times with the same arguments, so fn must "
+        f"leave them unchanged; work on a copy ({var} = {var}.clone()) or use the out-of-place op "
+        f"({var} + 1 for {var}.add_(1)). Your tensors are unchanged: the check gives fn copies.")
+
+
+def first_call(call: Callable, xs: list[torch.Tensor], names=None):
+    """fn's output (without grad) on copies of ``xs``; GradLabError if fn changed them in place
+    (their values, or any in-place op at all: it bumps a tensor's version counter)."""
     copies = [t.detach().clone() for t in xs]
+    versions = [c._version for c in copies]
     with torch.no_grad():
         out = call(*copies)
-    for copy, original in zip(copies, xs):
-        if not torch.equal(copy, original) and not torch.equal(copy.nan_to_num(), original.nan_to_num()):
-            raise GradLabError(
-                "fn changed its input in place (an op such as x.add_(1), x.data.add_(1) or x[i] = ... "
-                "on an input it was given): a gradient check needs fn to leave its inputs unchanged, "
-                "so work on a copy (x = x.clone()) or use the out-of-place op.")
+    for k, (copy, original) in enumerate(zip(copies, xs)):
+        if copy._version != versions[k] or (not torch.equal(copy, original)
+                                            and not torch.equal(copy.nan_to_num(), original.nan_to_num())):
+            raise in_place_refusal(names[k] if names is not None and k < len(names) else None)
     return out
+
+
+def refuse_changed_arguments(args) -> None:
+    """GradLabError if fn changed an argument passed through to it (not checked) in place
+    (``args``: :class:`gradlab.check.arguments.Arguments`, whose tensors are copies)."""
+    name = args.changed_in_place()
+    if name is not None:
+        raise in_place_refusal(name, checked=False)
 
 
 def confirm_repeatable(call: Callable, xs: list[torch.Tensor], out, again: list[torch.Tensor] | None = None) -> None:
@@ -91,15 +117,36 @@ def confirm_repeatable(call: Callable, xs: list[torch.Tensor], out, again: list[
     first = _flat(t for _, t in output_parts(out))
     if again is not None and not _differs(first, _flat(again), eps):
         return
-    with torch.no_grad():
-        second = _flat(t for _, t in output_parts(call(*[t.detach().clone() for t in xs])))
+
+    def output():
+        with torch.no_grad():
+            return _flat(t for _, t in output_parts(call(*[t.detach().clone() for t in xs])))
+
+    second = output()
     if _differs(first, second, eps):
+        largest = float((first - second).abs().nan_to_num(nan=math.inf).max()) if first.shape == second.shape \
+            else math.inf
+        blamed = state_blamed(output, lambda a, b: _differs(a, b, eps))
+        if blamed:
+            raise GradLabError(
+                f"fn changes {_listed(blamed)} at every call, so its output at the same input differs "
+                f"between calls (largest difference {largest:.3g}) and finite differences would measure "
+                "that instead of the derivative: a module in training mode updates its state as it runs "
+                "(spectral_norm's power iteration, a running statistic used in the output), or fn writes "
+                "to a tensor it holds; call model.eval() before the check, or keep fn from writing it. "
+                "The check put them back as they were.")
         raise GradLabError(
             "fn gives different outputs on two calls at the same input (largest difference "
-            f"{float((first - second).abs().nan_to_num(nan=math.inf).max()):.3g}): it draws random numbers "
+            f"{largest:.3g}): it draws random numbers "
             "(dropout or another layer in training mode, torch.rand, an RNG) or keeps state between "
             "calls, so finite differences would measure that instead of the derivative; use "
             "model.eval() or training=False, or seed the generator inside fn.")
+
+
+def _listed(names: list[str], most: int = 4) -> str:
+    """``a``, ``a and b``, ``a, b and c``, ``a, b, c, d and 3 more``."""
+    shown = names[:most] + ([f"{len(names) - most} more"] if len(names) > most else [])
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
 def check_user_step(eps: float | None, values: torch.Tensor, dtype: torch.dtype) -> None:

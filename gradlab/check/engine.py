@@ -45,10 +45,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import torch
 
-from gradlab.check.arguments import Arguments, module_arguments, parse_arguments
-from gradlab.check.behaviour import check_user_step, confirm_repeatable, first_call
+from gradlab.check.arguments import Arguments, legacy_inputs, module_arguments, parameter_names, parse_arguments
+from gradlab.check.behaviour import check_user_step, confirm_repeatable, first_call, refuse_changed_arguments
 from gradlab.check.batching import FEW_ROWS, FlatInputs, single_threaded_ops
 from gradlab.check.blocks import BLOCK, block_directions, block_size
+from gradlab.check.caller_state import kept_state
 from gradlab.check.measure import measure_values
 from gradlab.check.culprit_output import culprit_output
 from gradlab.check.outputs import leave_out, without_parts
@@ -59,8 +60,8 @@ from gradlab.check.report import CheckContext, Tolerances, error_map, state_coun
 from gradlab.check.results import CheckResult
 from gradlab.check.states import evidence_notes
 from gradlab.check.taylor import taylor_test
-from gradlab.check.validation import MODES, REDUCTIONS, check_full_limit, check_samples, check_seed, choose, \
-    resolve_workers
+from gradlab.check.validation import MODES, REDUCTIONS, check_callable, check_full_limit, check_samples, check_seed, \
+    choose, resolve_workers
 from gradlab.check.verdicts import backward_spread
 from gradlab.check.witness import autograd_in_float64, float64_problem, float64_twin
 from gradlab.errors import GradLabError
@@ -68,7 +69,7 @@ from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.dtypes import facts, resolve_tolerances
 from gradlab.numerics.schemes import get_scheme, not_applicable_reason
 
-__all__ = ["check_gradient", "checked_function", "first_order", "perturbations", "sample_indices"]
+__all__ = ["check_gradient", "checked_function", "caller_kept", "first_order", "perturbations", "sample_indices"]
 
 Progress = Callable[[int, int], None]
 
@@ -135,11 +136,30 @@ def check_gradient(
     True
     """
     inputs = (inputs,) if isinstance(inputs, torch.Tensor) else tuple(inputs)
-    call, args = checked_function(fn, inputs, wrt)
-    return first_order(call, args, mode=mode, samples=samples, seed=seed, scheme=scheme, eps=eps, rtol=rtol,
-                       atol=atol, reduction=reduction, grad_outputs=grad_outputs, numeric_float64=numeric_float64,
-                       workers=workers, numeric_fn=numeric_fn, taylor=taylor, progress=progress,
-                       twin=lambda: float64_twin(fn, args, wrt, numeric_fn))
+    with caller_kept(fn, inputs, numeric_fn):
+        call, args = checked_function(fn, inputs, wrt)
+        return first_order(call, args, mode=mode, samples=samples, seed=seed, scheme=scheme, eps=eps, rtol=rtol,
+                           atol=atol, reduction=reduction, grad_outputs=grad_outputs,
+                           numeric_float64=numeric_float64, workers=workers, numeric_fn=numeric_fn, taylor=taylor,
+                           progress=progress, twin=lambda: float64_twin(fn, args, wrt, numeric_fn))
+
+
+def caller_kept(fn: Callable, inputs: tuple, numeric_fn: Callable | None = None) -> kept_state:
+    """Refuse an fn (or numeric_fn) that cannot be called; else the block a check runs in, after
+    which the modules and tensors fn holds are as they were (:mod:`gradlab.check.caller_state`;
+    fn's tensor arguments are copied by :func:`~gradlab.check.arguments.parse_arguments`).
+
+    >>> bn = torch.nn.BatchNorm1d(3)
+    >>> with caller_kept(bn, (torch.randn(4, 3),)):
+    ...     _ = bn(torch.randn(4, 3))
+    >>> int(bn.num_batches_tracked)
+    0
+    """
+    check_callable(fn)
+    if numeric_fn is not None:
+        check_callable(numeric_fn, "numeric_fn")
+    inputs = legacy_inputs(tuple(inputs))
+    return kept_state(fn, inputs, lambda: parameter_names(fn, len(inputs)), also=(numeric_fn,))
 
 
 def checked_function(fn: Callable, inputs: tuple, wrt) -> tuple[Callable, Arguments]:
@@ -219,7 +239,8 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
     pace = forecast_check(None if over_full_bound else progress, numeric_call, xs,
                           torch.float64 if numeric_float64 else None, perturbations=count, unit=unit,
                           points=stencil_points(s), workers=workers, complex_step=s.complex_step)
-    at_x = first_call(call, xs)
+    at_x = first_call(call, xs, args.names)
+    refuse_changed_arguments(args)  # the arguments fn gets unchecked are copies too: unchanged?
     # one forward pass with grad: the output parts that need no gradient are left out (as torch
     # does) and the backward runs twice on its graph, to measure its own nondeterminism
     side = autograd_side(call, xs, reduction, grad_outputs, seed)

@@ -128,7 +128,8 @@ def forecast_check(progress, fn: Callable, xs: Sequence[torch.Tensor], numeric_d
         return CheckForecast(None, 0)
     evaluations = perturbations * max(1, points)
     pace = CheckForecast(forecast, -(-evaluations // max(1, workers)))
-    real = [t.detach() if numeric_dtype is None else t.detach().to(numeric_dtype) for t in xs]
+    # copies: an fn that writes to its input changes them, not the check's x (first_call names it)
+    real = [t.detach().clone() if numeric_dtype is None else t.detach().to(numeric_dtype, copy=True) for t in xs]
     pace.timed(_timed(fn, real), lambda t: _detail(perturbations, unit, points, workers, t, ""))
     partners = [facts(t.dtype).complex_partner for t in real]
     if complex_step and all(p is not None for p in partners):

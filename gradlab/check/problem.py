@@ -25,6 +25,7 @@ from typing import Callable
 import torch
 
 from gradlab.check.batching import BatchedFn, FlatInputs, single_threaded_ops
+from gradlab.check.behaviour import in_place_refusal
 from gradlab.check.outputs import OutputLayout, leave_out, output_parts, without_parts
 from gradlab.check.validation import GRAD_OUTPUTS, check_step, choose
 from gradlab.errors import GradLabError
@@ -150,7 +151,12 @@ def autograd_side(call, xs: list[torch.Tensor], reduction: str, grad_outputs, se
     """
     leaves = [t.clone().requires_grad_(True) for t in xs]
     with torch.enable_grad():
-        out = call(*leaves)
+        try:
+            out = call(*leaves)
+        except RuntimeError as err:  # an in-place op on an input that only runs with grad: one sentence
+            if "leaf Variable that requires grad is being used in an in-place operation" in str(err):
+                raise in_place_refusal() from err
+            raise
         parts = output_parts(out)
         every = [t.detach() for _, t in parts]
         constant = frozenset(name for name, t in parts if not t.requires_grad)

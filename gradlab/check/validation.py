@@ -22,8 +22,8 @@ from gradlab.errors import GradLabError, LimitError
 from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.schemes import Scheme, get_scheme
 
-__all__ = ["MODES", "REDUCTIONS", "GRAD_OUTPUTS", "choose", "check_step", "check_samples", "check_seed",
-           "resolve_workers", "full_check_work", "check_full_limit"]
+__all__ = ["MODES", "REDUCTIONS", "GRAD_OUTPUTS", "choose", "check_callable", "check_step", "check_samples",
+           "check_seed", "resolve_workers", "full_check_work", "check_full_limit"]
 
 #: The first is the default: it covers every element (gradlab.check.blocks).
 MODES = ("blocks", "sampled", "full", "directional")
@@ -36,6 +36,24 @@ def choose(name: str, value: str, options: Sequence[str]) -> str:
     if value not in options:
         raise GradLabError(f"Unknown {name} {value!r}; choose one of: {', '.join(options)}.")
     return value
+
+
+def check_callable(fn, name: str = "fn") -> None:
+    """Refuse an ``fn`` (or ``numeric_fn``) that cannot be called, in one sentence.
+
+    >>> check_callable(42)
+    Traceback (most recent call last):
+    ...
+    gradlab.errors.GradLabError: fn must be callable: a function or an nn.Module that takes the inputs; got int 42. ...
+    """
+    if callable(fn):
+        return
+    shown = repr(fn)
+    shown = shown if len(shown) <= 40 else shown[:37] + "..."
+    first = ("Pass the function first and its inputs after it: gradcheck(fn, x, ...)." if name == "fn" else
+             f"{name} is fn's float64 twin, taking the same arguments, or None.")
+    raise GradLabError(f"{name} must be callable: a function or an nn.Module that takes the inputs; got "
+                       f"{type(fn).__name__} {shown}. {first}")
 
 
 def check_step(eps) -> float | None:
