@@ -6,7 +6,8 @@ leaves the caller's modules and tensors exactly as they were.
 - any in-place op on an input, ``x.add_(0)`` included, is the same sentence;
 - an fn that is not callable is a sentence;
 - an fn writing to an argument it gets unchecked, or to a tensor it holds, is named as such,
-  not blamed on randomness, and the caller's tensors are unchanged.
+  not blamed on randomness, and the caller's tensors are unchanged;
+- fn NaN or inf at the given input is said plainly, naming the output values.
 
 The expression language's parse from many threads is tests/test_expression_threads.py.
 """
@@ -287,3 +288,26 @@ def test_a_strided_input_is_copied_with_its_layout():
         copy = own_copy(view)
         assert copy.stride() == view.stride() and torch.equal(copy, view)
         assert copy.untyped_storage().data_ptr() != view.untyped_storage().data_ptr()
+
+
+# ---------------------------------------------------------------- item 5: NaN or inf at the given input
+
+
+def test_fn_nan_at_the_given_input_is_said_plainly_with_the_fix():
+    x = torch.tensor([0.5, 2.0, 3.0], dtype=F64, requires_grad=True)
+    r = gradlab.gradcheck(lambda t: torch.log(t - 1), x)
+    assert r.verdict == "inconclusive" and r.summary.diagnosis.kind == "nonfinite"
+    text = r.summary.text
+    assert text.startswith("fn returns NaN or inf at the given input: out[0] = nan (1 of 3 output values)."), text
+    assert "direction 0" not in text and "inside its domain" in r.summary.hint
+    with pytest.raises(AssertionError, match=r"^fn returns NaN or inf at the given input: out\[0\] = nan"):
+        assert_gradients(lambda t: torch.log(t - 1), x)
+
+
+def test_the_nonfinite_output_values_are_named_in_their_parts():
+    x = torch.tensor([1.0, 1000.0], dtype=F64)
+    r = gradlab.gradcheck(lambda t: {"a": t.sin(), "b": t.exp()}, x, mode="full")
+    assert r.summary.text.startswith('fn returns NaN or inf at the given input: out["b"][1] = inf (1 of 4'), \
+        r.summary.text
+    r = gradlab.gradcheck(torch.sin, torch.tensor([math.nan, 1.0], dtype=F64))
+    assert "the input itself holds NaN or inf at [0] of input 0" in r.summary.text

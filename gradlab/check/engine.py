@@ -51,6 +51,7 @@ from gradlab.check.batching import FEW_ROWS, FlatInputs, single_threaded_ops
 from gradlab.check.blocks import BLOCK, block_directions, block_size
 from gradlab.check.caller_state import kept_state
 from gradlab.check.measure import measure_values
+from gradlab.check.nonfinite import nonfinite_at_input, with_nonfinite_words
 from gradlab.check.culprit_output import culprit_output
 from gradlab.check.outputs import leave_out, without_parts
 from gradlab.check.pace import forecast_check, perturbation_count, stencil_points
@@ -246,6 +247,7 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
     side = autograd_side(call, xs, reduction, grad_outputs, seed)
     confirm_repeatable(call, xs, at_x, side.parts)  # fn twice at x: that pass is its second call
     call, g, y, v = side.call, side.gradient, side.output, side.weights
+    nonfinite = nonfinite_at_input(at_x, getattr(call, "left_out", None), flat, y)  # NaN or inf at x: said plainly
     numeric_call = leave_out(numeric_call, call)
     spread = backward_spread(g, side.again)
     tol = tol.widened(spread)
@@ -275,9 +277,10 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
     @functools.cache  # one summary for this result and its copies (result.first_order)
     def summary():
         notes = evidence_notes(table, facts(user_dtype).name, g64 is not None, numeric_fn is not None)
-        return summarize(p, table, CheckContext(mode, user_dtype, tol, y.numel(), spread), scale=scale,
-                         located=located, truncation_share=share, first=first,
-                         output_of=_output_of(call, xs, reduction, v, p), notes=notes, counted=counted)
+        return with_nonfinite_words(
+            summarize(p, table, CheckContext(mode, user_dtype, tol, y.numel(), spread), scale=scale,
+                      located=located, truncation_share=share, first=first,
+                      output_of=_output_of(call, xs, reduction, v, p), notes=notes, counted=counted), nonfinite)
 
     counted = state_counts(table)
     verdict = counted[1]
