@@ -7,7 +7,8 @@ leaves the caller's modules and tensors exactly as they were.
 - an fn that is not callable is a sentence;
 - an fn writing to an argument it gets unchecked, or to a tensor it holds, is named as such,
   not blamed on randomness, and the caller's tensors are unchanged;
-- fn NaN or inf at the given input is said plainly, naming the output values.
+- fn NaN or inf at the given input is said plainly, naming the output values;
+- no RuntimeWarning of the check's own leaks out (fn's own stay fn's).
 
 The expression language's parse from many threads is tests/test_expression_threads.py.
 """
@@ -15,7 +16,9 @@ The expression language's parse from many threads is tests/test_expression_threa
 from __future__ import annotations
 
 import math
+import warnings
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -311,3 +314,59 @@ def test_the_nonfinite_output_values_are_named_in_their_parts():
         r.summary.text
     r = gradlab.gradcheck(torch.sin, torch.tensor([math.nan, 1.0], dtype=F64))
     assert "the input itself holds NaN or inf at [0] of input 0" in r.summary.text
+
+
+# ---------------------------------------------------------------- item 6: no warning of the check's own
+
+
+def _hostile_cases():
+    t = lambda *v, dtype=F64: torch.tensor(v, dtype=dtype)  # noqa: E731
+    huge, tiny = t(1e308, -1e308, 1.0), t(1e-320, 5e-324, 0.0)
+    return {
+        "sin": (torch.sin, t(0.3, -1.2, 2.0), {}),
+        "exp overflowing": (torch.exp, t(1000.0, 1.0), {}),
+        "log of a negative": (torch.log, t(-1.0, 2.0), {}),
+        "1/x at 0": (lambda v: 1 / v, t(0.0, 1.0), {}),
+        "sqrt at 0": (torch.sqrt, t(0.0, 1.0), {}),
+        "huge inputs": (torch.abs, huge, {}),
+        "huge inputs, five_point": (torch.exp, huge, {"scheme": "five_point"}),
+        "huge inputs in float16": (torch.abs, t(6e4, -6e4, 1.0, dtype=torch.float16), {}),
+        "subnormal inputs": (lambda v: v * 1e300 * 1e10, tiny, {"mode": "directional"}),
+        "constant overflow": (lambda v: v * 1e300 * 1e10, t(1.0, 1.0), {}),
+        "inf and nan inputs": (torch.sin, t(math.inf, math.nan, 1.0), {}),
+        "float32 huge, numeric_float64": (torch.abs, t(3e38, 1.0, dtype=torch.float32), {"numeric_float64": True}),
+        "floor at huge": (torch.floor, huge, {"reduction": "mean", "taylor": True}),
+        "complex step at overflow": (lambda v: v * 1e300 * 1e10, t(700.0, 1.0), {"scheme": "complex_step"}),
+        "forward and second order": (torch.sin, t(0.3, -1.2), {"check_forward": True, "order": 2}),
+    }
+
+
+@pytest.mark.parametrize("mode", ["blocks", "full"])
+@pytest.mark.parametrize("case", list(_hostile_cases()))
+def test_no_warning_of_the_checks_own_leaks(case, mode):
+    fn, x, options = _hostile_cases()[case]
+    options = {"mode": mode, **options}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            r = gradlab.gradcheck(fn, x, **options)
+        except GradLabError:
+            return
+        for part in (r, r.forward, r.second_order):  # every column, the summary: built when read
+            if part is not None:
+                _ = part.summary.text, [part.table[c] for c in part.table.columns], part.error_map
+
+
+def test_no_warning_leaks_from_assert_gradients_either(recwarn):
+    with pytest.raises(AssertionError):
+        assert_gradients(torch.exp, torch.tensor([1000.0, 1.0], dtype=F64), mode="full")
+    assert [str(w.message) for w in recwarn] == []
+
+
+def test_fns_own_numpy_warnings_are_still_its_own():
+    def fn(t):
+        np.float64(1.0) / np.float64(0.0)  # the caller's numpy warns here, as it would outside the check
+        return t.sin()
+
+    with pytest.warns(RuntimeWarning, match="divide by zero"):
+        assert gradlab.gradcheck(fn, torch.linspace(-1, 1, 4, dtype=F64)).verdict == "pass"

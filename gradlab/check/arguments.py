@@ -35,6 +35,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+import numpy as np
 import torch
 
 from gradlab.check.caller_state import same_bits
@@ -54,9 +55,14 @@ class Arguments:
     names: tuple[str, ...]
     given: tuple = ()  # the caller's arguments, when ``args`` holds copies of their tensors
     every_name: tuple[str, ...] = ()  # every argument's name (the checked ones are ``names``)
+    # numpy's floating-point error handling where the check was called (default: where this is
+    # made): fn runs under it, while the check's own numpy work ignores those errors
+    errstate: dict | None = None
 
     def __post_init__(self):  # the kinds, once: rebuild runs once per finite-difference batch
         object.__setattr__(self, "_complex", tuple(self.args[k].is_complex() for k in self.checked))
+        if self.errstate is None:
+            object.__setattr__(self, "errstate", np.geterr())
         object.__setattr__(self, "_versions", tuple(a._version if isinstance(a, torch.Tensor) else None
                                                     for a in self.args))
 
@@ -92,8 +98,10 @@ class Arguments:
         return args
 
     def call(self, fn: Callable, reals: Sequence[torch.Tensor]):
-        """fn at the arguments with the checked ones replaced by ``reals``."""
-        return fn(*self.rebuild(reals))
+        """fn at the arguments with the checked ones replaced by ``reals``, under the caller's
+        numpy error handling (a warning fn's own numpy code raises is the caller's to see)."""
+        with np.errstate(**self.errstate):
+            return fn(*self.rebuild(reals))
 
 
 def parameter_names(fn: Callable, count: int) -> list[str]:

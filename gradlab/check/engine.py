@@ -193,6 +193,11 @@ def first_order(call, args: Arguments, **options) -> CheckResult:
     (:func:`gradlab.check.witness.float64_twin`, called only for a check in a lower
     precision), or None.
 
+    The check's own numpy work ignores floating-point errors (numpy's ``errstate``): a NaN or
+    inf from fn, an overflow in an error bound at a huge input, are values the check judges and
+    words, not RuntimeWarnings for the caller's stderr; fn itself runs under the caller's error
+    handling (:meth:`gradlab.check.arguments.Arguments.call`), and so do worker threads' calls.
+
     Torch runs on one thread meanwhile, as the chunks do
     (:func:`gradlab.check.batching.single_threaded_ops`; the worker threads share the chunks):
     every evaluation of fn at x, the backward and the verdicts' own evaluations are small
@@ -205,7 +210,7 @@ def first_order(call, args: Arguments, **options) -> CheckResult:
     ...             numeric_fn=None, taylor=False, progress=None).verdict
     'pass'
     """
-    with single_threaded_ops():
+    with single_threaded_ops(), np.errstate(all="ignore"):  # NaN and inf are values here (see above)
         return _first_order(call, args, **options)
 
 
@@ -275,6 +280,7 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
                                                          element_tolerance=element_tolerance)
 
     @functools.cache  # one summary for this result and its copies (result.first_order)
+    @np.errstate(all="ignore")  # built when first read, after the check: quiet as the check is
     def summary():
         notes = evidence_notes(table, facts(user_dtype).name, g64 is not None, numeric_fn is not None)
         return with_nonfinite_words(

@@ -24,6 +24,7 @@ import time
 from abc import ABC, abstractmethod
 from typing import Callable
 
+import numpy as np
 import torch
 
 from gradlab.check.batching import OnehotBuffer, chunk_rows, single_threaded_ops
@@ -316,6 +317,7 @@ def _in_threads(starts, chunk, total, evaluator: Evaluator, progress, workers, d
         except queue.Full:
             pass
 
+    @np.errstate(all="ignore")  # numpy's error handling is per thread: quiet as first_order's
     def work() -> None:
         try:
             torch.set_num_threads(1)  # OpenMP's thread count is per calling thread

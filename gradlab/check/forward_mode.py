@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 from typing import Callable, Sequence
 
 import torch
@@ -72,7 +73,21 @@ def check_forward_mode(fn: Callable, inputs: torch.Tensor | Sequence, *, wrt=Non
                                  options.get("seed", defaults["seed"].default))
     twin = forward_mode_twin(call, columns)
     named(twin, arg_names)  # the table names the elements as fn does
+    _forward_ad_loaded()
     return check_gradient(twin, xs, **options)
+
+
+@functools.cache
+def _forward_ad_loaded() -> None:
+    """Torch loads its forward-AD decompositions at the first ``make_dual`` of a process, and
+    that calls ``torch.jit.script``, which warns (DeprecationWarning, torch 2.13) from torch's
+    own code: a caller running with warnings as errors got it out of the check as an exception.
+    Done once here, public API only, with that warning ignored (the filter is process-wide for
+    the instant it takes, as ``warnings.catch_warnings`` is)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r".*torch\.jit\.script.*", category=DeprecationWarning)
+        with fwAD.dual_level():
+            fwAD.make_dual(torch.zeros(1), torch.zeros(1))
 
 
 def forward_mode_twin(fn: Callable, columns: torch.Tensor | None = None) -> Callable:

@@ -58,7 +58,7 @@ def float64_twin(fn: Callable, args: Arguments, wrt, numeric_fn: Callable | None
         return None
     checked = set(args.checked)
     passed = tuple(a if k in checked else _float64(a) for k, a in enumerate(args.args))
-    args64 = Arguments(passed, args.checked, args.names)
+    args64 = Arguments(passed, args.checked, args.names, errstate=args.errstate)
     return lambda *reals: args64.call(fn, reals)
 
 
