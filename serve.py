@@ -1,16 +1,25 @@
-"""GradLab with its HTTP security headers: ``streamlit run serve.py``.
+"""GradLab for a public link: ``streamlit run serve.py``.
 
-The same app as ``streamlit run app.py`` (this file only points Streamlit at
-``app.py``) plus ``Content-Security-Policy: frame-ancestors 'self'`` and
-``X-Frame-Options: SAMEORIGIN`` on every response, so no other site can frame
-it (gradlab/server/headers.py), and ``/_stcore/metrics`` (session counts and
-durations) answers 404. ``streamlit run`` sees the ``st.App`` below and
-serves it; every ``--server.*`` option and ``.streamlit/config.toml`` apply as
-they do to ``app.py``. The image and ``deploy/`` start this file.
+The same app as ``streamlit run app.py`` (this file only points Streamlit at ``app.py``),
+with what a public link needs at its door (docs/DEPLOYMENT.md, "Limits at the door"):
+
+* every response carries a Content-Security-Policy (GradLab's own scripts only, framed
+  only by itself), ``X-Frame-Options: SAMEORIGIN`` and ``X-Content-Type-Options:
+  nosniff``, and no ``server: uvicorn`` banner (gradlab/server/headers.py);
+* ``/_stcore/metrics`` answers 404 and ``/_stcore/upload_file/...`` 403 (no page uploads).
+
+``streamlit run`` sees the ``st.App`` below and serves it; every ``--server.*`` option
+and ``.streamlit/config.toml`` apply as they do to ``app.py``. uvicorn imports this file
+while it loads its configuration, which is when its banner can be turned off. The image and ``deploy/`` start this file.
 """
 
 import streamlit as st
 
-from gradlab.server.headers import FRAME_GUARD, METRICS_REFUSED
+from gradlab.server.headers import (FRAME_GUARD, METRICS_REFUSED, UPLOADS_REFUSED, drop_server_header,
+                                    uvicorn_config_loading)
 
-app = st.App("app.py", middleware=[FRAME_GUARD, METRICS_REFUSED])
+_uvicorn = uvicorn_config_loading()
+drop_server_header(_uvicorn)
+
+# Outermost first: every answer, a refusal included, carries the headers.
+app = st.App("app.py", middleware=[FRAME_GUARD, METRICS_REFUSED, UPLOADS_REFUSED])
