@@ -123,6 +123,11 @@ class Limits:
     cache_entries: int = 32
     cache_entries_large: int = 8  # results holding one row per sample (megabytes each)
     cache_seconds: int = 3600
+    # sessions (tabs) per client address, at serve.py's door (gradlab/server/edge.py); a class
+    # behind one school NAT address is one address (docs/DEPLOYMENT.md, "Limits at the door")
+    sessions_per_address: int = 120  # open at once: 30 students x 3 tabs, and a third more
+    new_sessions_burst: int = 90  # opened at once: every tab of that class reconnecting together
+    new_sessions_per_minute: int = 60  # then: 30 students reloading every 30 s, twice a busy class's pace
 
 
 #: Environment variable that overrides bounds, e.g. for a class on a small server:

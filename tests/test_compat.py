@@ -351,3 +351,48 @@ def test_encode_typed_arrays_does_what_plotly_convert_to_base64_does():
     encode_typed_arrays(ours)
     assert repr(ours) == repr(theirs)
     assert ours["data"][0]["x"]["bdata"] and ours["frames"][0]["data"][0]["x"]["bdata"]  # it did encode
+
+
+# ------------------------------------------------------------------ uvicorn, as serve.py changes it
+
+#: What serve.py does while uvicorn imports it (gradlab/server/headers.py, gradlab/server/edge.py).
+_SERVE_LIKE = """
+from gradlab.server.edge import keep_tcp_peer
+from gradlab.server.headers import drop_server_header, uvicorn_config_loading
+
+config = uvicorn_config_loading()
+found = config is not None and drop_server_header(config) and keep_tcp_peer(config)
+
+
+async def app(scope, receive, send):
+    pass
+"""
+
+
+def test_uvicorn_loads_the_app_where_serve_py_turns_off_its_banner_and_forwarded_for(tmp_path, monkeypatch):
+    """uvicorn imports the app inside Config.load(), after the banner joins its default headers and
+    before it wraps the app to believe X-Forwarded-For: serve.py changes both from there."""
+    import sys
+
+    import uvicorn
+    from streamlit.web import bootstrap
+    from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+    (tmp_path / "gradlab_probe_plain.py").write_text("async def app(scope, receive, send):\n    pass\n")
+    (tmp_path / "gradlab_probe_serve.py").write_text(_SERVE_LIKE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    plain = uvicorn.Config("gradlab_probe_plain:app", lifespan="off", log_config=None)
+    plain.load()
+    # the control: what a plain app gets, and what serve.py turns off
+    assert (b"server", b"uvicorn") in plain.encoded_headers and isinstance(plain.loaded_app, ProxyHeadersMiddleware)
+    served = uvicorn.Config("gradlab_probe_serve:app", lifespan="off", log_config=None)
+    served.load()
+    internal = "uvicorn.Config.load"
+    assert sys.modules["gradlab_probe_serve"].found, _broken(internal, "the app's module is not imported inside it")
+    assert b"server" not in dict(served.encoded_headers), \
+        _broken("uvicorn.Config.encoded_headers", "the banner is not (only) there, or is set after the import")
+    assert not isinstance(served.loaded_app, ProxyHeadersMiddleware), \
+        _broken("uvicorn.Config.proxy_headers", "it is read before the app's import")
+    # and Streamlit hands uvicorn an import string (an app object would be imported before load())
+    assert "UvicornRunner(app_import_string)" in inspect.getsource(bootstrap.run_asgi_app), \
+        _broken("streamlit.web.bootstrap.run_asgi_app", "st.App scripts are no longer served by import string")
