@@ -103,8 +103,9 @@ class Balancer:
     """
 
     def __init__(self, port: int, ports: list[int], address: str = "127.0.0.1",
-                 log: Path | None = None) -> None:
+                 log: Path | None = None, env: dict[str, str] | None = None) -> None:
         self.port, self.ports, self.address = port, list(ports), address
+        self.env = dict(env or {})  # e.g. GRADLAB_LB_REQUEST_RATE: haproxy.cfg's presetenv defaults
         self.url = f"http://127.0.0.1:{port}"
         self.log_path = log
         self.proc: subprocess.Popen | None = None
@@ -113,7 +114,7 @@ class Balancer:
 
     def __enter__(self) -> Balancer:
         self.config_path.write_text(local_config(self.ports), encoding="utf-8")
-        env = {**os.environ, "GRADLAB_BIND": f"{self.address}:{self.port}"}
+        env = {**os.environ, **self.env, "GRADLAB_BIND": f"{self.address}:{self.port}"}
         out = open(self.log_path, "wb") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
         # -db: stay in the foreground, so the pid we hold is HAProxy's own.
         self.proc = subprocess.Popen([HAPROXY, "-db", "-f", str(self.config_path)], env=env,
@@ -147,10 +148,18 @@ class Balancer:
         self._dir.cleanup()
 
 
+#: Where the replicas' clients come from: HAProxy, on this machine. serve.py believes the
+#: X-Forwarded-For it appends (the visitor's address, for the per-address session limits)
+#: only from these (gradlab/server/visitors.py).
+BALANCER_ADDRESSES = "127.0.0.1"
+
+
 def start_replica(port: int, limits: str = "", entry: str = "serve.py") -> subprocess.Popen:
-    """``streamlit run <entry>`` on 127.0.0.1:``port`` with the image's runtime settings."""
+    """``streamlit run <entry>`` on 127.0.0.1:``port`` with the image's runtime settings, trusting
+    the local balancer's ``X-Forwarded-For``."""
     env = {**os.environ, "MALLOC_ARENA_MAX": "2", "PYTHONMALLOC": "malloc", "OMP_NUM_THREADS": "1",
-           "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "ONEDNN_PRIMITIVE_CACHE_CAPACITY": "16"}
+           "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "ONEDNN_PRIMITIVE_CACHE_CAPACITY": "16",
+           "GRADLAB_TRUSTED_PROXIES": BALANCER_ADDRESSES}
     if limits:
         env["GRADLAB_LIMITS"] = limits
     return subprocess.Popen(streamlit_command(entry, port), cwd=REPO_ROOT, env=env)

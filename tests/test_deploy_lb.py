@@ -31,7 +31,8 @@ target (RSS back within 10 % a minute after the class) needs a minute of settlin
 ``benchmarks/load_test.py`` measures it, not CI.
 
 A second, short test checks the security headers of a real ``streamlit run serve.py``
-and of HAProxy.
+and of HAProxy (a page, a static file, the health check, and the refusals), and that
+neither names its server software.
 Set GRADLAB_TEST_PORT to choose the ports (HAProxy's; the replicas take the next two).
 """
 
@@ -40,12 +41,14 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import os
+import re
 import shutil
 import urllib.error
 import urllib.request
 
 import pytest
 
+from gradlab.server.headers import CSP
 from gradlab.ui.navigation import PAGES
 
 from benchmarks.load_test import Server, free_port
@@ -59,7 +62,8 @@ pytestmark = [pytest.mark.server, pytest.mark.slow,
 
 CLASS_SESSIONS = 30
 BURST = 20
-FRAME_HEADERS = {"content-security-policy": "frame-ancestors 'self'", "x-frame-options": "SAMEORIGIN"}
+SECURITY_HEADERS = {"content-security-policy": CSP, "x-frame-options": "SAMEORIGIN",
+                    "x-content-type-options": "nosniff"}
 
 
 def _run_load_test(argv: list[str]) -> int:
@@ -117,10 +121,23 @@ def test_a_class_through_haproxy_sticks_to_replicas_and_survives_losing_one(tmp_
     _check_the_class_behaved(status, out, summary)
 
 
-def _headers(url: str) -> dict[str, str]:
-    with urllib.request.urlopen(url, timeout=10) as response:
-        assert response.status == 200
-        return {k.lower(): v for k, v in response.headers.items()}
+def _headers(url: str, method: str = "GET") -> dict[str, str]:
+    """The answer's headers (names lower-cased, repeated ones joined), and its status as ``:status``."""
+    try:
+        response = urllib.request.urlopen(urllib.request.Request(url, method=method), timeout=10)
+    except urllib.error.HTTPError as err:
+        response = err
+    with response:
+        headers: dict[str, str] = {}
+        for k, v in response.headers.items():
+            headers[k.lower()] = f"{headers[k.lower()]}, {v}" if k.lower() in headers else v
+        return {**headers, ":status": str(response.status)}
+
+
+def _static_file(base_url: str) -> str:
+    """The path of Streamlit's main script, as the page names it."""
+    with urllib.request.urlopen(base_url + "/", timeout=10) as response:
+        return "/" + re.search(r'src="\./(static/js/index\.[^"]+\.js)"', response.read().decode()).group(1)
 
 
 def _status(url: str, method: str = "GET") -> int:
@@ -137,18 +154,26 @@ METRICS_URLS = ("/_stcore/metrics", "/_stcore/metrics/", "/_stcore/%6detrics", "
 
 
 @pytest.mark.server
-def test_serve_py_and_haproxy_forbid_framing_by_other_sites():
+def test_serve_py_and_haproxy_send_the_security_headers_and_no_server_banner():
+    """On a page, a static file, the health check and every refusal: the CSP of
+    gradlab/server/headers.py, X-Frame-Options, nosniff, and no ``server`` header."""
     with Server(free_port(), app="serve.py") as server:
-        direct = {path: _headers(server.base_url + path) for path in ("/", "/explorer", "/_stcore/health")}
+        static = _static_file(server.base_url)
+        paths = ("/", "/explorer", static, "/_stcore/health", "/_stcore/metrics", "/_stcore/upload_file/s/1")
+        direct = {path: _headers(server.base_url + path) for path in paths}
+        direct["PUT /_stcore/upload_file/s/1"] = _headers(server.base_url + "/_stcore/upload_file/s/1", "PUT")
         refused = {path: _status(server.base_url + path) for path in METRICS_URLS}
         refused["OPTIONS /_stcore/metrics"] = _status(server.base_url + METRICS_URLS[0], "OPTIONS")
         with Balancer(free_port(), [server.port]) as lb:
-            through = {path: _headers(lb.url + path) for path in ("/", "/_stcore/health")}
+            through = {path: _headers(lb.url + path) for path in paths}
     assert set(refused.values()) == {404}, refused
-    for path, headers in {**{f"direct {p}": h for p, h in direct.items()},
-                          **{f"haproxy {p}": h for p, h in through.items()}}.items():
-        for name, value in FRAME_HEADERS.items():
-            assert headers.get(name) == value, (path, name, headers)
+    statuses = {"/_stcore/metrics": "404", "/_stcore/upload_file/s/1": "403", "PUT /_stcore/upload_file/s/1": "403"}
+    for where, answers in (("direct", direct), ("haproxy", through)):
+        for path, headers in answers.items():
+            assert headers[":status"] == statuses.get(path, "200"), (where, path, headers)
+            for name, value in SECURITY_HEADERS.items():
+                assert headers.get(name) == value, (where, path, name, headers)
+            assert "server" not in headers, (where, path, headers["server"])
     assert through["/"]["x-gradlab-replica"] == "r1"
     assert "GRADLAB_REPLICA=" in through["/"]["set-cookie"] and "HttpOnly" in through["/"]["set-cookie"]
 
@@ -174,7 +199,10 @@ def test_the_local_config_is_the_compose_config_with_loopback_servers():
     assert all("check" in s for s in servers)
     for needed in ("cookie GRADLAB_REPLICA insert", "timeout tunnel 1h", "option httpchk GET /_stcore/health",
                    "http-check expect string ok", "option redispatch",
-                   """http-response set-header Content-Security-Policy "frame-ancestors 'self'\"""",
-                   "http-response set-header X-Frame-Options SAMEORIGIN",
-                   "http-request deny deny_status 404 if { path,url_dec -m end /_stcore/metrics"):
+                   f'http-after-response set-header Content-Security-Policy "{CSP}"',
+                   "http-after-response set-header X-Frame-Options SAMEORIGIN",
+                   "http-after-response set-header X-Content-Type-Options nosniff",
+                   "http-after-response del-header server", "option forwardfor",
+                   "http-request deny deny_status 404 if { path,url_dec -m end /_stcore/metrics",
+                   "http-request deny deny_status 403 if { path,url_dec -m sub /_stcore/upload_file }"):
         assert needed in text, needed
