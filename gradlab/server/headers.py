@@ -67,8 +67,8 @@ CSP = "; ".join((
     # Emotion (Streamlit's CSS-in-JS) and Plotly write <style> elements and style attributes.
     "style-src 'self' 'unsafe-inline'",
     # data: and blob: for Plotly's own images (the modebar's PNG export draws an SVG data URL);
-    # Streamlit shows a ':material/...' page icon as a favicon from Google's icon CDN.
-    "img-src 'self' data: blob: https://fonts.gstatic.com/s/i/short-term/release/materialsymbolsrounded/",
+    # no other site: the favicon is GradLab's own file (app.py), not Streamlit's icon CDN.
+    "img-src 'self' data: blob:",
     "font-src 'self' data:",
     "connect-src 'self'",  # the websocket to this server (CSP 3: 'self' covers ws:/wss: of the same host)
     # No page starts a worker in Chromium; st.dataframe's CSV download builds one from a blob in

@@ -46,6 +46,9 @@ def watched(_browser):
     page = context.new_page()
     console: list[str] = []
     page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
+    # every request the page makes, to see that none goes to another site (the favicon included)
+    page.on("request", lambda r: console.append(f"request {r.url}") if not r.url.startswith(
+        ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:")) else None)
     yield page, console
     context.close()
 
@@ -63,6 +66,7 @@ def test_a_page_runs_under_the_policy_and_draws_its_charts(served, watched, spec
     violations = page.evaluate("window.__cspViolations || []")
     refused = [m for m in console if "Content Security Policy" in m or "BidiComponent Error" in m]
     assert violations == [] and refused == [], f"{spec.url_path}: {violations} {refused}"
+    assert [m for m in console if m.startswith("request ")] == []  # nothing fetched from another site
     assert page.locator("[data-testid='stException']").count() == 0
     assert page.evaluate(DRAWN_CHARTS) >= 1
 
