@@ -1,14 +1,14 @@
 """A visitor with many tabs against another visitor, per page: ratios to the victim alone, same run.
 
 Starts ``streamlit run serve.py`` (the public entry) on 127.0.0.1. For each page, a
-victim from 127.0.0.3 opens that page's ordinary view ``--runs`` times (a new tab each
+victim from 127.0.2.M (an address of its own each measurement) opens that page's ordinary view ``--runs`` times (a new tab each
 time, a cold variant: another seed or x, so no cache answers it), first alone, then
-while N hog tabs from 127.0.0.2 (one client, as one browser's tabs or one script's
+while N hog tabs from 127.0.1.P (one client, an address of its own each page, as one browser's tabs or one script's
 sockets are) load the page's heaviest request over and over (a cold variant each
 time, the tab reloaded once it answered or after ``--reload-every`` s). Prints, per
 page and N, the victim's p50 and p95 and their ratios to alone, and how many of its
 requests were refused or failed. Then the burst: ``--burst`` websockets from
-127.0.0.2 each loading the home page once, all at once, while the victim reruns its
+one address each loading the home page once, all at once, while the victim reruns its
 home tab: the victim's p95, and how many of the burst's sockets were refused.
 
     python benchmarks/bench_visitors.py                     # every page, N = 3 5 10, burst 300
@@ -39,7 +39,10 @@ from benchmarks.bench_isolation import CUSTOM, ROUNDOFF_A, ROUNDOFF_B, long_expr
 from benchmarks.load_test import Server, free_port, pct  # noqa: E402
 from benchmarks.st_client import ProtocolError, StreamlitSession  # noqa: E402
 
-HOG, VICTIM = "127.0.0.2", "127.0.0.3"
+# Each page's hog and each measurement's victim get addresses of their own (127.0.1.P, 127.0.2.M):
+# serve.py's per-address door (gradlab/server/edge.py) would otherwise carry one page's hog, and the
+# victim's dozen new tabs a measurement, into the next page's budget of new sessions.
+HOG, VICTIM = "127.0.1.1", "127.0.2.1"
 LAYERS = quote_plus("a model, layer by layer")
 
 
@@ -86,10 +89,10 @@ class Victim:
 
 
 async def _hog_tab(url: str, page: str, query: Callable[[int], str], index: int, stop: asyncio.Event,
-                   reload_every: float, counts: dict, first_k: int) -> None:
+                   reload_every: float, counts: dict, first_k: int, hog: str = HOG) -> None:
     k = first_k + 10_000 * (index + 1)  # no other tab's variant, nor any measurement's before
     while not stop.is_set():
-        tab = StreamlitSession(url, run_timeout=reload_every, source=HOG)
+        tab = StreamlitSession(url, run_timeout=reload_every, source=hog)
         try:
             await tab.connect()
             run = await tab.open(page, query(k))
@@ -102,10 +105,11 @@ async def _hog_tab(url: str, page: str, query: Callable[[int], str], index: int,
         k += 1
 
 
-async def _victim_runs(url: str, page: str, query: Callable[[int], str], runs: int, first_k: int) -> Victim:
+async def _victim_runs(url: str, page: str, query: Callable[[int], str], runs: int, first_k: int,
+                       source: str = VICTIM) -> Victim:
     victim = Victim()
     for k in range(first_k, first_k + runs):
-        tab = StreamlitSession(url, run_timeout=120, source=VICTIM)
+        tab = StreamlitSession(url, run_timeout=120, source=source)
         started = time.perf_counter()
         try:
             await tab.connect()
@@ -125,15 +129,22 @@ async def _victim_runs(url: str, page: str, query: Callable[[int], str], runs: i
     return victim
 
 
+_measurements = 0
+
+
 async def measure(url: str, page: str, hogs: int, runs: int, reload_every: float, first_k: int) -> tuple[Victim, dict]:
+    global _measurements
+    _measurements += 1
     heavy, ordinary = PAGES[page]
+    hog = f"127.0.1.{list(PAGES).index(page) + 1}"
+    victim_address = f"127.0.2.{_measurements % 250 + 1}"
     stop, counts = asyncio.Event(), {"answered": 0, "reloaded": 0, "refused": 0}
-    tasks = [asyncio.create_task(_hog_tab(url, page, heavy, i, stop, reload_every, counts, first_k))
+    tasks = [asyncio.create_task(_hog_tab(url, page, heavy, i, stop, reload_every, counts, first_k, hog))
              for i in range(hogs)]
     if hogs:
         await asyncio.sleep(2.0)  # every hog tab's first request is under way
     try:
-        victim = await _victim_runs(url, page, ordinary, runs, first_k)
+        victim = await _victim_runs(url, page, ordinary, runs, first_k, victim_address)
     finally:
         stop.set()
         await asyncio.gather(*tasks, return_exceptions=True)
