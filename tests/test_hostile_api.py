@@ -8,7 +8,8 @@ leaves the caller's modules and tensors exactly as they were.
 - an fn writing to an argument it gets unchecked, or to a tensor it holds, is named as such,
   not blamed on randomness, and the caller's tensors are unchanged;
 - fn NaN or inf at the given input is said plainly, naming the output values;
-- no RuntimeWarning of the check's own leaks out (fn's own stay fn's).
+- no RuntimeWarning of the check's own leaks out (fn's own stay fn's);
+- an fn that drops the imaginary part is a sentence under the complex-step scheme.
 
 The expression language's parse from many threads is tests/test_expression_threads.py.
 """
@@ -370,3 +371,14 @@ def test_fns_own_numpy_warnings_are_still_its_own():
 
     with pytest.warns(RuntimeWarning, match="divide by zero"):
         assert gradlab.gradcheck(fn, torch.linspace(-1, 1, 4, dtype=F64)).verdict == "pass"
+
+
+# ---------------------------------------------------------------- the complex step on a real-valued fn
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_complex_step_on_an_fn_that_drops_the_imaginary_part_is_a_sentence(mode):
+    # torch's own 'imag is not implemented for tensors with non-complex dtypes' came out raw
+    with pytest.raises(GradLabError, match=r"^The complex-step scheme reads .* fn returned real numbers .* "
+                                           r"pick another scheme, such as central\.$"):
+        gradlab.gradcheck(torch.abs, torch.tensor([1.0, 2.0], dtype=F64), scheme="complex_step", mode=mode)

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from gradlab.check.problem import NumericProblem, reduce_outputs
+from gradlab.errors import GradLabError
 from gradlab.numerics.dtypes import facts
 
 __all__ = ["estimates", "moving_weights", "moving_offsets", "centre_weight", "nominal_correction",
@@ -133,7 +134,13 @@ def combine(p: NumericProblem, outputs: torch.Tensor, h: torch.Tensor):
     """fn's outputs at the (K·m) stencil rows -> (estimate (m,), scale (m,)); see estimates."""
     s, m = p.scheme, h.shape[0]
     if s.complex_step:
-        values = reduce_outputs(outputs, p.reduction).imag.to(torch.float64)
+        reduced = reduce_outputs(outputs, p.reduction)
+        if not reduced.is_complex():  # torch's own error was 'imag is not implemented for ... non-complex dtypes'
+            raise GradLabError("The complex-step scheme reads the imaginary part of fn at x + ih, but fn "
+                               "returned real numbers for a complex input (abs, angle, .real or a comparison "
+                               "drop the imaginary part), so there is nothing to read; pick another scheme, "
+                               "such as central.")
+        values = reduced.imag.to(torch.float64)
         return contract(p, values) / h, roundoff_scale(p, None, m)
     weights = moving_weights(p)
     values = reduce_outputs(outputs, p.reduction).reshape(weights.shape[0], m, -1)
