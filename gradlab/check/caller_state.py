@@ -5,10 +5,11 @@ training mode updates its running statistics at every call, ``torch.nn.utils.spe
 advances its power iteration (``weight_u``, ``weight_v``; the parametrization's ``_u``,
 ``_v``), a function may write to a tensor it captured. fn's arguments are copied before the
 check (:func:`gradlab.check.arguments.parse_arguments`); the rest is what :class:`kept_state`
-keeps: every parameter, buffer and tensor attribute of each module fn is or holds (fn itself,
-a bound method's module, a ``functools.partial``'s arguments, the modules and tensors a
-function's closure or the globals it names hold, one container deep, and the modules among
-fn's arguments), and those tensors themselves. They are copied when the check starts and put
+keeps: every parameter and buffer of each module fn is or holds (fn itself, a bound method's
+module, a ``functools.partial``'s arguments, the modules and tensors a function's closure or
+the globals it names hold, one container deep, and the modules among fn's arguments), the
+tensor attributes a forward pre-hook sets (old-style spectral_norm's ``weight``), and those
+tensors themselves. They are copied when the check starts and put
 back when it ends, bit for bit, whether it passes, fails or raises; only what changed is
 written back (a tensor whose bits differ, a slot that holds another tensor), so a graph the
 caller built on a parameter stays valid.
