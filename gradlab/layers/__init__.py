@@ -3,10 +3,13 @@
 Its modules, in the order a layer check runs:
 
 - :mod:`~gradlab.layers.record`: one forward pass with hooks records each module's calls and
-  the arguments it received (leaves, and modules returning a custom autograd.Function's output);
+  the arguments it received (leaves, modules with parameters of their own or returning a custom
+  autograd.Function's output, and modules with children whose own code does arithmetic
+  between them, read from the autograd nodes each call creates);
 - :mod:`~gradlab.layers.check`: :func:`check_layers`, a gradient check of each recorded call
-  over the module's parameters and over its inputs;
-- :mod:`~gradlab.layers.result`: the rows, the verdict, the one-sentence answer, the table;
+  over the module's parameters and over its inputs, innermost first;
+- :mod:`~gradlab.layers.result`: the rows, the verdict, the one-sentence answer naming the
+  innermost failing module, the table;
 - :mod:`~gradlab.layers.vocabulary`: models built from named layers (the CLI's and the page's
   stacks), with a deliberately wrong custom activation for teaching.
 
