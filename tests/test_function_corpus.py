@@ -19,9 +19,12 @@ import functools
 
 import pytest
 import torch
+from torch import nn
 
 import gradlab
+from gradlab.layers.record import record_calls
 from gradlab.testing.functions import BUG_KINDS, DTYPES, by_name, function_corpus
+from gradlab.testing.functions_linear import Cumsum
 from gradlab.testing.functions_models import CNN_PLACES, GPT_PLACES, CausalGPT, SmallCNN, cnn_input, gpt_tokens
 from gradlab.testing.functions_scoring import bug_size, flat_gradient, score, true_gradient, weight_sets
 
@@ -156,8 +159,27 @@ def test_check_layers_passes_the_clean_cnn():
     assert r.failing_modules == () and r.verdict != "fail", r.answer
 
 
+class _Inline(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(2, 2), nn.Linear(2, 2)
+
+    def forward(self, x):
+        return self.b(Cumsum.apply(self.a(x)))
+
+
+#: Whether check_layers checks a module whose own forward applies a Function between its children
+#: (the committed engine did not; the tree's gradlab/layers now does).
+INLINE_CHECKED = any(c.path == "" for c in record_calls(_Inline(), (torch.ones(1, 2),), {}))
+INLINE = ("issue 35: check_layers checks leaves and modules whose own forward returns a custom Function's output; "
+          "the attention Function applied inline between the children qkv and proj is neither, so it is never "
+          "checked and the model passes")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("plant", GPT_PLACES)
+@pytest.mark.parametrize("plant", [pytest.param(p, marks=pytest.mark.xfail(not INLINE_CHECKED, strict=True,
+                                                                           reason=INLINE) if "attn" in p else ())
+                                   for p in GPT_PLACES])
 def test_check_layers_names_the_bug_planted_in_the_gpt(plant):
     r = gradlab.check_layers(CausalGPT(plant=plant), gpt_tokens())
     assert r.failing_modules == (plant,), r.answer
