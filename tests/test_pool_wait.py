@@ -133,3 +133,22 @@ def test_a_short_call_moves_to_the_long_lane_at_its_mark(clock):
     assert _wait(pool, worker, seconds=30.0) == ("ok", "the answer")
     assert worker.call.lane == LONG and len(moved_at) == 1
     assert 1.0 <= moved_at[0] <= 1.0 + 2 * POLL_SECONDS
+
+
+def test_a_warm_worker_is_kept_idle_and_a_fresh_one_ended_when_too_many_wait():
+    """A worker that answered calls has warm caches; one started to replace a long call's worker has
+    none (its first cheap call cost ~1 s more): over the pool's size the coldest idle one goes, and
+    a call takes the warmest."""
+    from gradlab.server.pool import WorkerPool
+    from gradlab.server.worker_process import WorkerProcess
+
+    pool, ended = WorkerPool(2), []
+    pool._replace = ended.append  # noqa: SLF001 - no processes here: record what would be ended
+    fresh = [WorkerProcess(None, None, served=0), WorkerProcess(None, None, served=0)]
+    warm = WorkerProcess(None, None, served=6)
+    pool._idle = list(fresh)  # noqa: SLF001
+    pool._release(warm)  # noqa: SLF001
+    assert warm in pool._idle and len(pool._idle) == 2 and ended in ([fresh[0]], [fresh[1]])  # noqa: SLF001
+    long = WorkerProcess(None, None, served=9, long=True)
+    pool._release(long)  # noqa: SLF001 - a long call's worker is ended whatever it served
+    assert ended[-1] is long and warm in pool._idle  # noqa: SLF001

@@ -61,7 +61,7 @@ from gradlab.server.lanes import (LONG, LONG_CALL_SECONDS, SHORT, SHORT_TURN_SEC
                                   busy_message, call_key)
 from gradlab.server.worker import (PRELOAD, WorkerFailed, died_message, memory_message, refused_memory_message,
                                    serve, unpack_reply)
-from gradlab.server.worker_process import CORES, WorkerProcess, readiness
+from gradlab.server.worker_process import CORES, WorkerProcess, coldest, readiness, warmest
 
 __all__ = ["run_bounded", "run_in_child", "WorkerPool", "WorkerFailed", "Superseded", "shared_pool",
            "POLL_SECONDS", "GRACE_SECONDS", "LONG_CALL_SECONDS", "SHORT_TURN_SECONDS"]
@@ -185,7 +185,7 @@ class WorkerPool:
                     self._lock.wait(POLL_SECONDS)
             finally:
                 self._wanted -= 1
-            worker = self._idle.pop()
+            worker = self._idle.pop(warmest(self._idle))
             self._busy.add(id(worker))
             worker.call = call
             shared = self._lanes.shares_address(call)  # its client's second call: behind others' first
@@ -222,17 +222,17 @@ class WorkerPool:
         return True
 
     def _release(self, worker: WorkerProcess) -> None:
-        # A long call's worker cannot get its niceness back without privilege, and no more than
-        # ``size`` workers wait idle: either is ended (and replaced only while the pool is under
-        # its size), so the workers started for the lanes beyond size go with them.
+        # A long call's worker cannot get its niceness back without privilege, and at most ``size``
+        # workers wait idle: the rest are ended (replaced only while the pool is under its size).
         with self._lock:
-            ended = worker.long or len(self._idle) >= self.size
-            if not ended:
-                self._busy.discard(id(worker))
-                worker.call = None
+            self._busy.discard(id(worker))
+            worker.call = None
+            if not worker.long:  # idle now; over size, the coldest idle worker goes instead of a warm one
+                worker.served += 1
                 self._idle.append(worker)
-                self._lock.notify_all()
-        if ended:
+                worker = self._idle.pop(coldest(self._idle)) if len(self._idle) > self.size else None
+            self._lock.notify_all()
+        if worker is not None:
             self._replace(worker)
 
     def snapshot(self) -> dict[str, object]:

@@ -39,9 +39,11 @@ WORKER_NICENESS = 10
 #: it: a full check's 30 s no longer hold the next visitor's 0.1 s round-off comparison.
 LONG_CALL_NICENESS = 19
 
-#: Imported once, before the first job (in the fork server, so every forked worker has them).
+#: Imported once, before the first job (in the fork server, so every forked worker has them);
+#: the last computes the pages' default views once, so forked workers start with warm caches.
 PRELOAD = ("torch", "sympy", "mpmath", "pandas", "gradlab.sweep.engine", "gradlab.check.settings",
-           "gradlab.check.reduction_sweep", "gradlab.labs.roundoff.engine", "gradlab.server.heavy_work")
+           "gradlab.check.reduction_sweep", "gradlab.labs.roundoff.engine", "gradlab.server.heavy_work",
+           "gradlab.server.warm_up")
 
 
 def preload() -> None:
