@@ -14,11 +14,10 @@ FAVICON = Path(__file__).resolve().parent / "gradlab" / "ui" / "favicon.png"  # 
 configure_runtime()  # torch on one thread per op; garbage collected in the background every 30 s
 release_session_on_disconnect()  # the view is in the URL: a closed tab's session is freed, not kept
 
-# The favicon is ours, served by this server: a ":material/..." icon made every browser fetch it from
-# Google's icon CDN, the one request to another site (and a hole in the Content-Security-Policy).
-st.set_page_config(page_title="GradLab", page_icon=str(FAVICON), layout="wide")
-
 with visitor_turn():  # one script run at a time per visitor, however many tabs it has open
+    # The favicon is ours, served by this server: a ":material/..." icon made every browser fetch it
+    # from Google's icon CDN, the one request to another site (and a hole in the Content-Security-Policy).
+    st.set_page_config(page_title="GradLab", page_icon=str(FAVICON), layout="wide")
     navigation = st.navigation([st.Page(**arguments) for arguments in st_page_arguments()])
     navigation.run()
     finish_page()  # chrome that needs the page's final widget values (theme links, preset position)

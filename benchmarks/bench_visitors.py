@@ -52,7 +52,7 @@ def _vector(k: int, n: int = 32) -> str:
 
 #: page -> (the hog's heaviest request, the victim's ordinary view), each the k-th cold variant
 PAGES: dict[str, tuple[Callable[[int], str], Callable[[int], str]]] = {
-    "": (lambda k: "", lambda k: ""),  # home: nothing to vary, both cached after the first
+    "home": (lambda k: "", lambda k: ""),  # nothing to vary: both cached after the first
     "explorer": (lambda k: f"fn={CUSTOM}&expr={quote_plus(long_expression(k))}&x={1.1 + 0.01 * k!r}",
                  lambda k: f"fn={CUSTOM}&expr=sin%28x%29&x={0.5 + 1e-6 * k!r}"),
     "gradcheck": (lambda k: f"check={LAYERS}&stack={quote_plus('linear:512, tanh, linear:512')}&input=4x8&seed={k}",
@@ -69,6 +69,10 @@ PAGES: dict[str, tuple[Callable[[int], str], Callable[[int], str]]] = {
     "summed": (lambda k: f"shape={400 - k % 50}x{500 - k % 37}&dtype=bfloat16&reduction=mean",
                lambda k: f"shape=140x{120 - k % 40}"),
 }
+
+
+def _path(page: str) -> str:
+    return "" if page == "home" else page
 
 
 @dataclass
@@ -95,7 +99,7 @@ async def _hog_tab(url: str, page: str, query: Callable[[int], str], index: int,
         tab = StreamlitSession(url, run_timeout=reload_every, source=hog)
         try:
             await tab.connect()
-            run = await tab.open(page, query(k))
+            run = await tab.open(_path(page), query(k))
             counts["answered" if run.status != "timeout" else "reloaded"] += 1
         except ProtocolError:
             counts["refused"] += 1
@@ -113,7 +117,7 @@ async def _victim_runs(url: str, page: str, query: Callable[[int], str], runs: i
         started = time.perf_counter()
         try:
             await tab.connect()
-            run = await tab.open(page, query(k))
+            run = await tab.open(_path(page), query(k))
         except ProtocolError as exc:
             victim.refused += 1
             victim.said.append(str(exc)[:80])
@@ -151,13 +155,16 @@ async def measure(url: str, page: str, hogs: int, runs: int, reload_every: float
     return victim, counts
 
 
+BURSTER = "127.0.3.1"  # the burst's own address: no page's hog has spent its budget of new sessions
+
+
 async def burst(url: str, sockets: int, seconds: float = 20.0) -> tuple[Victim, int, int]:
     """``sockets`` tabs from the hog's address each loading home once, at once; the victim's home
     tab reruns meanwhile. Returns the victim, and how many of the burst loaded and were refused."""
     done = {"loaded": 0, "refused": 0}
 
     async def one() -> None:
-        tab = StreamlitSession(url, run_timeout=seconds, source=HOG)
+        tab = StreamlitSession(url, run_timeout=seconds, source=BURSTER)
         try:
             await tab.connect()
             run = await tab.open("")
@@ -172,7 +179,8 @@ async def burst(url: str, sockets: int, seconds: float = 20.0) -> tuple[Victim, 
         await home.open("")
         flood = [asyncio.create_task(one()) for _ in range(sockets)]
         end = time.perf_counter() + seconds
-        while time.perf_counter() < end and not all(task.done() for task in flood):
+        # the victim reruns until the burst is over, and at least 20 times (a p95 of fewer is a max)
+        while time.perf_counter() < end and (not all(task.done() for task in flood) or len(victim.seconds) < 20):
             run = await home.rerun()
             (victim.seconds.append(run.seconds) if run.ok else victim.said.append(run.status))
             await asyncio.sleep(0.1)
@@ -181,7 +189,7 @@ async def burst(url: str, sockets: int, seconds: float = 20.0) -> tuple[Victim, 
 
 
 def _row(page: str, hogs: int, victim: Victim, alone: Victim, counts: dict) -> str:
-    return (f"{page or 'home':10} {hogs:>3} hog tabs | victim p50 {victim.p50:6.3f} s ({victim.p50 / alone.p50:5.2f}x) "
+    return (f"{page:10} {hogs:>3} hog tabs | victim p50 {victim.p50:6.3f} s ({victim.p50 / alone.p50:5.2f}x) "
             f"p95 {victim.p95:6.3f} s ({victim.p95 / alone.p95:5.2f}x) refused/failed {victim.refused} "
             f"| hogs: {counts['answered']} answered, {counts['reloaded']} reloaded, {counts['refused']} refused"
             + (f" | victim told: {victim.said[0]}" if victim.said else ""))
@@ -211,14 +219,14 @@ def main(argv: list[str] | None = None) -> int:
                                                           100 + 1_000_000 * n))))
             after, _ = asyncio.run(measure(server.base_url, page, 0, args.runs, args.reload_every, 500))
             alone = Victim(alone.seconds + after.seconds, alone.refused + after.refused, alone.said + after.said)
-            print(f"{page or 'home':10}   alone        | victim p50 {alone.p50:6.3f} s p95 {alone.p95:6.3f} s "
+            print(f"{page:10}   alone        | victim p50 {alone.p50:6.3f} s p95 {alone.p95:6.3f} s "
                   f"refused/failed {alone.refused} (before and after the hogs)", flush=True)
             for hogs, victim, counts in rounds:
                 worst = max(worst, victim.p95 / alone.p95)
                 print(_row(page, hogs, victim, alone, counts), flush=True)
         if args.burst:
             victim, loaded, refused = asyncio.run(burst(server.base_url, args.burst))
-            print(f"burst of {args.burst} sockets from {HOG}: {loaded} loaded, {refused} refused | victim's home "
+            print(f"burst of {args.burst} sockets from {BURSTER}: {loaded} loaded, {refused} refused | victim's home "
                   f"rerun p50 {victim.p50:.3f} s, p95 {victim.p95:.3f} s over {len(victim.seconds)} reruns "
                   f"({len(victim.said)} failed)", flush=True)
     print(f"worst victim p95 ratio: {worst:.2f}x (target <= 3x); load {os.getloadavg()}")

@@ -36,7 +36,7 @@ __all__ = ["current_visitor", "visitor_turn", "turn_given_back", "Turns", "ADDRE
 ADDRESS_RUNS = 2
 #: The longest a script run waits for its turn before it goes on regardless.
 TURN_WAIT_SECONDS = 10.0
-_POLL_SECONDS = 0.05
+_POLL_SECONDS = 0.25  # how often a waiting run looks at its own session's reruns
 
 
 def current_visitor() -> Visitor | None:
@@ -56,29 +56,55 @@ def current_visitor() -> Visitor | None:
 
 
 class Turns:
-    """Which visitors' script runs hold a turn now (one per visitor, ADDRESS_RUNS per address)."""
+    """Which visitors' script runs hold a turn now (one per visitor, ADDRESS_RUNS per address).
+
+    A run that waits sleeps on an event of its own, woken when a turn it may take is given
+    back (and every :data:`_POLL_SECONDS` to look at its session's reruns): a burst of ninety
+    tabs from one address waits without waking ninety threads at every turn.
+    """
 
     def __init__(self, address_runs: int = ADDRESS_RUNS) -> None:
         self.address_runs = address_runs
-        self._lock = threading.Condition()
+        self._lock = threading.Lock()
         self._visitors: dict[Visitor, int] = {}
         self._addresses: dict[str, int] = {}
+        self._waiting: list[tuple[Visitor, threading.Event]] = []  # in arrival order
 
     def _free(self, visitor: Visitor) -> bool:
         return not self._visitors.get(visitor) and self._addresses.get(visitor.address, 0) < self.address_runs
+
+    def _hold(self, visitor: Visitor) -> None:
+        self._visitors[visitor] = self._visitors.get(visitor, 0) + 1
+        self._addresses[visitor.address] = self._addresses.get(visitor.address, 0) + 1
+
+    def _wake_next(self) -> None:
+        """Wake the earliest waiter that may take a turn now, unless one is awake already."""
+        for visitor, event in self._waiting:
+            if self._free(visitor):
+                event.set()
+                return
 
     def take(self, visitor: Visitor, interrupted: Callable[[], bool], wait: float = TURN_WAIT_SECONDS) -> bool:
         """Take ``visitor``'s turn, waiting up to ``wait`` s or until ``interrupted()``; True if
         taken (then :meth:`give_back` it), False if the run goes on without one."""
         end = time.monotonic() + wait
         with self._lock:
-            while not self._free(visitor):
-                if interrupted() or time.monotonic() >= end:
-                    return False
-                self._lock.wait(_POLL_SECONDS)
-            self._visitors[visitor] = self._visitors.get(visitor, 0) + 1
-            self._addresses[visitor.address] = self._addresses.get(visitor.address, 0) + 1
-            return True
+            if self._free(visitor):
+                self._hold(visitor)
+                return True
+            me = (visitor, threading.Event())
+            self._waiting.append(me)
+        while True:
+            me[1].wait(max(0.0, min(_POLL_SECONDS, end - time.monotonic())))
+            with self._lock:
+                me[1].clear()
+                if self._free(visitor) or interrupted() or time.monotonic() >= end:
+                    self._waiting.remove(me)
+                    taken = self._free(visitor)
+                    if taken:
+                        self._hold(visitor)
+                    self._wake_next()  # a turn this run does not take goes to the next in line
+                    return taken
 
     def give_back(self, visitor: Visitor) -> None:
         with self._lock:
@@ -86,7 +112,7 @@ class Turns:
                 table[key] -= 1
                 if not table[key]:
                     del table[key]
-            self._lock.notify_all()
+            self._wake_next()
 
 
 _TURNS = Turns()
