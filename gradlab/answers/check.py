@@ -84,7 +84,10 @@ def _count(summary, state: str) -> int:
 
 
 def _where(summary) -> str:
-    worst = summary.worst
+    """Where the verdict is decided: a failing direction's element, when checked on its own it fails."""
+    located, worst = getattr(summary, "located", None), summary.worst
+    if summary.verdict == "fail" and located is not None and located.state == "fail":
+        worst = located
     return f" at {worst.label}" if worst is not None else ""
 
 

@@ -78,11 +78,45 @@ class Columns:
         """These columns with ``columns`` added (or replaced)."""
         return Columns({**self._data, **columns}, self._rows)
 
+    def stacked(self, other: "Columns", **columns: np.ndarray) -> "Columns":
+        """This table's rows, then ``other``'s (the same column names), with ``columns``
+        (full length) added or replaced. A column is joined when first read.
+
+        >>> a = Columns({"x": np.array([1.0]), "k": Later(lambda: np.array(["a"], dtype=object))})
+        >>> b = Columns({"x": np.array([2.0, 3.0]), "k": np.array(["b", "b"], dtype=object)})
+        >>> t = a.stacked(b)
+        >>> len(t), t["x"].tolist(), t["k"].tolist()
+        (3, [1.0, 2.0, 3.0], ['a', 'b', 'b'])
+        """
+        if set(self._data) != set(other._data):
+            raise ValueError(f"different columns: {sorted(set(self._data) ^ set(other._data))}")
+        joined = {name: Later(lambda name=name: _joined(self[name], other[name])) for name in self._data}
+        return Columns({**joined, **columns}, self._rows + other._rows)
+
+    def head(self, rows: int) -> "Columns":
+        """The first ``rows`` rows (each column cut when first read).
+
+        >>> Columns({"x": np.array([1.0, 2.0, 3.0])}).head(2)["x"].tolist()
+        [1.0, 2.0]
+        """
+        if rows >= self._rows:
+            return self
+        return Columns({name: Later(lambda name=name: self[name][:rows]) for name in self._data}, rows)
+
     def frame(self) -> pd.DataFrame:
         """The table as a DataFrame (built once, then shared: treat it as read-only)."""
         if self._frame is None:
             self._frame = pd.DataFrame({name: self[name] for name in self._data}, index=pd.RangeIndex(self._rows))
         return self._frame
+
+
+def _joined(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a then b; an object column stays one (numpy would make tuples of an index column 2-D)."""
+    if a.dtype == object or b.dtype == object:
+        column = np.empty(len(a) + len(b), dtype=object)
+        column[:len(a)], column[len(a):] = a, b
+        return column
+    return np.concatenate([a, b])
 
 
 def filled(shape, value, dtype=object) -> np.ndarray:

@@ -5,7 +5,11 @@ check's perturbations (one-hot elements or directions), builds the first table, 
 (:func:`gradlab.check.verdicts.judge`) and, when a direction fails, names the element it
 points at: in the default mode each element of the failing block (:mod:`gradlab.check.blocks`)
 is checked on its own (:func:`name_in_block`); in the directional mode, by bisection
-(:func:`name_element`).
+(:func:`name_element`). The elements so checked are judged as the check's values are
+(:func:`checked_elements`: their own finite difference at the check's step, then step search,
+error bound and state) and follow the directions in the table, as rows of kind "element"
+(:func:`gradlab.check.report.with_narrowed`); the one named is the located element, whose
+own values the failure's message quotes first.
 
 A directional check compares ∇L·v with a finite difference along a dense
 direction v, so a failure says "somewhere along v". Splitting v's support in
@@ -29,6 +33,7 @@ from a wrong gradient.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import torch
@@ -37,13 +42,14 @@ from gradlab.check.blocks import direction_tolerance
 from gradlab.check.error_bounds import bounded_estimates
 from gradlab.check.evaluation import Dense, chunk_size, onehot_evaluator, run_chunks
 from gradlab.check.problem import NumericProblem
-from gradlab.check.report import Estimates, Tolerances, element, value_table, worst_position
+from gradlab.check.columns import Columns
+from gradlab.check.report import Estimates, Tolerances, element, value_table, with_narrowed, worst_position
 from gradlab.check.results import Element
 from gradlab.check.stencil import dense_maker, estimates, onehot_maker
 from gradlab.check.step_search import search, truncation_share
 from gradlab.check.verdicts import dense_estimator, judge, onehot_estimator
 
-__all__ = ["measure_values", "locate", "name_element", "name_in_block"]
+__all__ = ["measure_values", "locate", "name_element", "name_in_block", "checked_elements"]
 
 
 def measure_values(p: NumericProblem, g: torch.Tensor, index, directions, tol: Tolerances, progress, workers,
@@ -75,15 +81,23 @@ def measure_values(p: NumericProblem, g: torch.Tensor, index, directions, tol: T
     located = None
     if directions is not None and "fail" in table["state"].tolist():
         worst = worst_position(table)
-        if blocks:
-            def judge_elements(rows, first_rows, scale_rows):
-                rounding = None if element_rounding is None else element_rounding[rows].numpy()
-                return judge(p, first_rows, onehot_estimator(rows, workers), tol.of, scale=scale_rows.numpy(),
-                             autograd_eps=autograd_eps, autograd_rounding=rounding, float64_problem=float64_problem)
-            located = name_in_block(p, g, directions[worst], tol, judge_elements)
-        else:
+
+        def judge_elements(rows, first_rows, scale_rows):
+            rounding = None if element_rounding is None else element_rounding[rows].numpy()
+            return judge(p, first_rows, onehot_estimator(rows, workers), tol.of, scale=scale_rows.numpy(),
+                         autograd_eps=autograd_eps, autograd_rounding=rounding, float64_problem=float64_problem)
+        if blocks:  # every element of the failing block
+            index = torch.nonzero(directions[worst]).flatten()
+        else:  # the element bisection (and the residuals' matched filter) point at
             residual = table["autograd"] - table["best_numeric"]
-            located = name_element(p, g, directions, residual, worst, tol)
+            index = torch.tensor([name_element(p, g, directions, residual, worst, tol).flat_index])
+        # each checked on its own, with the check's whole verdict machinery: the element named
+        # is judged on its own autograd value and finite difference, tolerance and error bound
+        narrowed = checked_elements(p, g, index, tol, judge_elements)
+        along = str(table["element"][worst])
+        located = replace(element(narrowed, worst_position(narrowed)), found_along=along,
+                          found_by="block" if blocks else "bisection")
+        table = with_narrowed(table, narrowed, along)
     return first, table, scale, located, share
 
 
@@ -163,9 +177,16 @@ def name_in_block(p: NumericProblem, grad: torch.Tensor, direction: torch.Tensor
     verdict machinery (``judge_elements(index, first_table)``: step search, measured noise,
     float64 witness), and the worst of them named. A bisection would compare halves of
     the block whose finite differences, in low precision, can be noisier than the error."""
-    index = torch.nonzero(direction).flatten()
+    table = checked_elements(p, grad, torch.nonzero(direction).flatten(), tol, judge_elements)
+    return element(table, worst_position(table))
+
+
+def checked_elements(p: NumericProblem, grad: torch.Tensor, index: torch.Tensor, tol: Tolerances,
+                     judge_elements) -> Columns:
+    """The judged table of the flat elements ``index``, each checked on its own: a finite
+    difference at the check's step (one stencil per element, in the numeric dtype), then
+    ``judge_elements(index, first_table, scale)``'s states, bounds and best estimates."""
     chunk = chunk_size(p, len(index))
     numeric, scale = run_chunks(onehot_evaluator(p, index, chunk), len(index), chunk)
     first = value_table(p, index, Estimates(grad[index], numeric, scale), tol)
-    table = judge_elements(index, first, scale)
-    return element(table, worst_position(table))
+    return judge_elements(index, first, scale)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import torch  # noqa: F401 - the doctest
 
+from gradlab.check.report import own_rows
 from gradlab.figures.check import error_heatmap
 from gradlab.figures.check_values import value_errors_figure
 from gradlab.figures.spec import FigureOrSpec
@@ -37,10 +38,11 @@ _COLUMNS = ("element", "state", "ok", "autograd", "numeric", "abs_error", "toler
 
 
 def check_figure(result: CheckResult) -> FigureOrSpec:
-    """The heatmap of a full check with a 2-D layout, else |difference| per checked value."""
+    """The heatmap of a full check with a 2-D layout, else |difference| per checked value (the
+    check's own: a failing direction's elements, rows of the table after them, are not drawn)."""
     if result.error_map is not None:
         return error_heatmap(result.error_map)
-    return value_errors_figure(result.table)
+    return value_errors_figure(result.table.head(len(own_rows(result.columns))))
 
 
 def check_table(result: CheckResult, rows: int = MAX_TABLE_ROWS) -> pd.DataFrame:

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from gradlab.check.batching import FlatInputs
-from gradlab.check.columns import Columns, Later
+from gradlab.check.columns import Columns, Later, filled
 from gradlab.check.diagnosis import Diagnosis, Evidence, diagnose
 from gradlab.check.problem import NumericProblem
 from gradlab.check.results import CheckSummary, Element
@@ -35,8 +35,8 @@ from gradlab.check.states import STATE_NAMES, overall, spread_note, verdict_word
 from gradlab.check.stencil import predicted_roundoff
 from gradlab.numerics.dtypes import facts
 
-__all__ = ["Tolerances", "Estimates", "CheckContext", "value_table", "error_map", "worst_position", "state_counts",
-           "element", "summarize"]
+__all__ = ["Tolerances", "Estimates", "CheckContext", "value_table", "with_narrowed", "own_rows", "error_map",
+           "worst_position", "state_counts", "element", "summarize"]
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,29 @@ def value_table(p: NumericProblem, index: torch.Tensor | None, est: Estimates,
         "below_atol": big <= tol.atol,
         "flat": Later(lambda: index.numpy().astype(np.int64) if index is not None
                       else np.full(len(a), -1, dtype=np.int64)),
+        "kind": Later(lambda: filled(len(a), "element" if index is not None else "direction")),
+        "found_along": Later(lambda: filled(len(a), "")),
     }, len(a))
+
+
+def with_narrowed(table: Columns, narrowed: Columns, along: str) -> Columns:
+    """A directional table's rows, then those of the elements a failing direction (labelled
+    ``along``) was narrowed to, each checked on its own: ``kind`` "element", ``found_along``
+    the direction. The check's own values stay the first rows (:func:`own_rows`)."""
+    rows = len(table)
+    found = Later(lambda: np.concatenate([filled(rows, ""), filled(len(narrowed), along)]))
+    return table.stacked(narrowed, found_along=found)
+
+
+def own_rows(table: Columns) -> Columns:
+    """The check's own values: ``table`` without the rows of the elements a failing
+    direction was narrowed to (:func:`with_narrowed`), which follow them."""
+    if len(table) < 2 or "kind" not in table:
+        return table
+    kind = table["kind"]
+    if kind[-1] == kind[0]:
+        return table
+    return table.head(int(np.count_nonzero(kind == kind[0])))
 
 
 def _divided(top: np.ndarray, bottom: np.ndarray, where: np.ndarray, otherwise: float) -> np.ndarray:
@@ -140,7 +162,9 @@ def error_map(flat: FlatInputs, mode: str, table: Columns) -> np.ndarray | None:
 
 def worst_position(table: Columns) -> int:
     """Row of the value furthest over its tolerance (a NaN error counts as furthest), among
-    the values in the check's verdict state when the table has states."""
+    the values in the check's verdict state when the table has states; among the check's own
+    values (:func:`own_rows`)."""
+    table = own_rows(table)
     return _worst_position(table, overall(table["state"]) if "state" in table else None)
 
 
@@ -177,7 +201,9 @@ def element(table: Columns, pos: int) -> Element:
                    float(row["best_tolerance"]), error_bound=float(row["error_bound"]),
                    state=str(row["state"]), left_slope=float(row["left_slope"]),
                    right_slope=float(row["right_slope"]), autograd_side=str(row["autograd_side"]),
-                   flat_index=flat, bound_source=str(row.get("bound_source", "")))
+                   flat_index=flat, bound_source=str(row.get("bound_source", "")),
+                   step=float(row["best_step"]), numeric_dtype=str(row["best_dtype"]),
+                   found_along=str(row.get("found_along", "")))
 
 
 class _Row:
@@ -201,6 +227,7 @@ def state_counts(table: Columns) -> tuple[tuple[tuple[str, int], ...], str]:
     >>> state_counts(Columns({"state": np.array(["pass", "inconclusive", "pass"])}))[1]
     'inconclusive'
     """
+    table = own_rows(table)
     states = table["state"] if "state" in table else np.where(table["ok"], "pass", "fail")
     tally = Counter(states.tolist())  # one pass over the states (a full check has 10^4+ rows)
     counts = tuple((name, tally.get(name, 0)) for name in STATE_NAMES)
@@ -217,7 +244,10 @@ def summarize(p: NumericProblem, table: Columns, context: CheckContext, *, scale
     ``table`` carries the final estimates and states; ``first`` (default: table) the
     values at the check's own step, which the diagnosis explains. ``output_of(flat_index)``
     names the output part a failing element's disagreement comes through (fn with
-    several outputs); ``counted``: :func:`state_counts` of ``table``, if the caller has it."""
+    several outputs); ``counted``: :func:`state_counts` of ``table``, if the caller has it.
+    The rows of elements a failing direction was narrowed to are ``located``'s evidence, not
+    values of the check: they are not counted (:func:`own_rows`)."""
+    table = own_rows(table)
     counts, verdict = state_counts(table) if counted is None else counted
     position = _worst_position(table, verdict if "state" in table else None) if len(table) else None
     worst = element(table, position) if position is not None else None

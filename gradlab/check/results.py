@@ -52,6 +52,12 @@ class Element:
     flat_index: int = -1  # position among all checked input elements (-1: a direction)
     output: str = ""  # fn with several outputs: the part the disagreement comes through
     bound_source: str = ""  # how error_bound was obtained: measured noise, float64 witness, model
+    step: float = float("nan")  # the step ``numeric`` was taken at (its best estimate's, once judged)
+    numeric_dtype: str = ""  # the dtype ``numeric`` was taken in
+    # An element a failing direction was narrowed to: that direction's label, and how
+    # ("block": each element of its block checked on its own; "bisection"); "" otherwise.
+    found_along: str = ""
+    found_by: str = ""
 
     @property
     def where(self) -> str:
@@ -79,7 +85,7 @@ class CheckSummary:
     machine_eps: float  # of the numeric dtype
     vacuous: bool
     worst: Element | None
-    located: Element | None  # directional mode: the element a failing direction points at
+    located: Element | None  # blocks and directional modes: the element a failing direction points at
     diagnosis: Diagnosis
     headline: str  # the verdict in one line
     message: str  # the failing element, both values, the difference (or the pass, in one sentence)
@@ -121,7 +127,9 @@ class CheckResult:
     first-order check's. In a notebook the result shows as a table and a figure.
     """
 
-    columns: Columns  # one row per checked element (or direction); ``table`` is its DataFrame
+    # one row per checked element (or direction; then the elements a failing direction was
+    # narrowed to, each checked on its own: column ``kind``); ``table`` is its DataFrame
+    columns: Columns
     _summary: "CheckSummary | Callable[[], CheckSummary]"  # or how to build it: see ``summary``
     error_map: np.ndarray | None  # full mode on a 1-D/2-D input: rel_error in its shape
     taylor: TaylorResult | None
@@ -148,7 +156,13 @@ class CheckResult:
 
     @property
     def table(self) -> pd.DataFrame:
-        """One row per checked element (or direction), as a DataFrame (built on first use)."""
+        """One row per checked element (or direction), as a DataFrame (built on first use).
+
+        Column ``kind`` says which a row is: "element" or "direction". When a direction fails
+        (blocks and directional modes), the elements it was narrowed to follow the directions,
+        each checked on its own with its own tolerance, error bound and state, as rows of kind
+        "element" whose ``found_along`` names the direction (the other rows' is ""); the
+        summary's counts are of the directions, the check's own values."""
         return self.columns.frame()
 
     def worst_rows(self, limit: int) -> pd.DataFrame:

@@ -146,13 +146,15 @@ def verdict_words(p: NumericProblem, verdict: str, counts: dict[str, int], diagn
                 f"{'Autograd and the finite differences agree' if refined else diagnosis.headline}"
                 f" ({checked} values, {where}).{again}", "")
     n = counts[verdict]
-    how = f" ({_SOURCES.get(worst.bound_source, worst.bound_source)})" if worst.bound_source else ""
-    values = (f"autograd {worst.autograd:.6g}, finite difference {worst.numeric:.6g}; "
-              f"difference {worst.abs_error:.3g}, tolerance {worst.tolerance:.3g} "
-              f"({_tolerance_words(worst, tol)}), error bound of the finite "
-              f"difference {worst.error_bound:.3g}{how}")
+    # a failing direction narrowed to an element that fails on its own: that element's values lead
+    lead = located if verdict == "fail" and located is not None and located.state == "fail" else worst
+    how = f" ({_SOURCES.get(lead.bound_source, lead.bound_source)})" if lead.bound_source else ""
+    values = (f"autograd {lead.autograd:.6g}, finite difference {lead.numeric:.6g}{_at(p, lead)}; "
+              f"difference {lead.abs_error:.3g}, tolerance {lead.tolerance:.3g} "
+              f"({_tolerance_words(lead, tol)}), error bound of the finite "
+              f"difference {lead.error_bound:.3g}{how}")
     if verdict == "fail":
-        return _fail(worst, located, n, checked, values, counts, diagnosis)
+        return _fail(worst, located, n, checked, values, counts, diagnosis, lead is located)
     if verdict == "not_differentiable":
         return _kink(worst, n, checked, counts)
     fix = f" {diagnosis.fixes[0]}" if diagnosis.fixes else ""
@@ -182,15 +184,44 @@ def _decider(p: NumericProblem, worst: Element) -> str:
             "a smaller output).")
 
 
-def _fail(worst, located, n, checked, values, counts, diagnosis):
+def _at(p: NumericProblem, value: Element) -> str:
+    """Where a value's finite difference was taken, when known: " at h = 1e-05 (in float64)"."""
+    if not math.isfinite(value.step):
+        return ""
+    own = ("", str(p.dtype).removeprefix("torch."))
+    dtype = f" in {value.numeric_dtype}" if value.numeric_dtype not in own else ""
+    return f" at h = {value.step:.3g}{dtype}"
+
+
+#: How a failing direction was narrowed to one element (Element.found_by).
+_NARROWED = {"block": "one of the default mode's random-sign directions over a block of elements, each of "
+                      "which was then checked on its own",
+             "bisection": "a random direction, narrowed to one element by bisection, which was then checked "
+                          "on its own"}
+
+
+def _fail(worst, located, n, checked, values, counts, diagnosis, element_leads=False):
     named = located if located is not None else worst
+    noun = "directions" if located is not None else "values"
+    total = f"{n} of {checked} checked {noun} fail{_also(counts, 'fail')}."
+    cannot = "the difference exceeds the tolerance plus the bound, so the finite difference cannot explain it."
+    if element_leads:  # the element's own values first; the direction only as how it was found
+        by = _NARROWED.get(located.found_by, "")
+        message = (f"Gradient check failed at {named.where}: {values}; {cannot} It was found along "
+                   f"{worst.where} (autograd {worst.autograd:.6g}, finite difference {worst.numeric:.6g} "
+                   f"along it; difference {worst.abs_error:.3g}, tolerance {worst.tolerance:.3g})"
+                   f"{f', {by}' if by else ''}. {total}")
+        return _fail_words(named, n, checked, message, diagnosis)
     along = f", found along {worst.where}" if located is not None else ""
-    message = (f"Gradient check failed at {named.where}{along}: {values}; the difference exceeds the "
-               f"tolerance plus the bound, so the finite difference cannot explain it. {n} of "
-               f"{checked} checked values fail{_also(counts, 'fail')}.")
+    message = f"Gradient check failed at {named.where}{along}: {values}; {cannot} {total}"
     if located is not None:
+        own = f" (checked on its own: {located.state.replace('_', ' ')})" if located.state else ""
         message += (f" Narrowed to one element, that direction points at {located.where}: autograd "
-                    f"{located.autograd:.6g}, finite difference {located.numeric:.6g}.")
+                    f"{located.autograd:.6g}, finite difference {located.numeric:.6g}{own}.")
+    return _fail_words(named, n, checked, message, diagnosis)
+
+
+def _fail_words(named, n, checked, message, diagnosis):
     if diagnosis.kind in ("gradient", "nonfinite"):
         hint = f"{diagnosis.headline} {diagnosis.fixes[0] if diagnosis.fixes else ''}".rstrip()
     else:

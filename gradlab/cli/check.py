@@ -5,7 +5,9 @@
 (:data:`gradlab.check.states.EXIT_CODES`): 0 pass, 1 fail (a wrong gradient),
 3 inconclusive, 4 not differentiable; 2 with one ``error: ...`` line on
 stderr for bad input. JSON rows carry each value's ``state`` and
-``error_bound`` besides the first step's columns.
+``error_bound`` besides the first step's columns, and its ``kind`` ("element" or
+"direction"; a failing direction's elements, each checked on its own, follow the
+directions with ``found_along`` naming it).
 
 >>> import argparse
 >>> parser = argparse.ArgumentParser()
@@ -110,7 +112,7 @@ def _output(settings: CheckSettings, format: str) -> tuple[str, int]:
 _ROW_KEYS = ("element", "index", "autograd", "numeric", "ratio", "abs_error", "rel_error",
              "tolerance", "ok", "relative_perturbation", "state", "error_bound", "best_numeric",
              "best_step", "best_dtype", "best_abs_error", "best_tolerance", "left_slope",
-             "right_slope", "autograd_side")
+             "right_slope", "autograd_side", "kind", "found_along")
 
 
 def result_json(result) -> dict:
