@@ -12,7 +12,9 @@ else a loop over the rows (an ``autograd.Function`` without ``setup_context``,
 random ops, data-dependent control flow); a direct call on the stack only where
 it proves equal to those on the check's own rows.
 
-The rows are made by :mod:`gradlab.check.stencil` or written into an :class:`OnehotBuffer`.
+The rows are made by :mod:`gradlab.check.stencil` or written into a
+:class:`~gradlab.check.onehot_buffer.OnehotBuffer`; :class:`~gradlab.check.flat_inputs.FlatInputs`
+(also imported from here) splits them into fn's arguments.
 
 >>> flat = FlatInputs.of([torch.zeros(2, 3)])
 >>> rows = torch.tensor([[1.0, 0.0, 0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 2.0, 0.0]])
@@ -22,22 +24,19 @@ The rows are made by :mod:`gradlab.check.stencil` or written into an :class:`One
 
 from __future__ import annotations
 
-import functools
 import warnings
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Callable, Sequence
 
-import numpy as np
 import torch
 from torch.func import vmap
 
-from gradlab.check.outputs import OutputLayout, unravel
+from gradlab.check.flat_inputs import FlatInputs
+from gradlab.check.outputs import OutputLayout
 from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS
-from gradlab.numerics.dtypes import facts
 
-__all__ = ["FEW_ROWS", "FlatInputs", "BatchedFn", "OnehotBuffer", "chunk_rows", "single_threaded_ops"]
+__all__ = ["FEW_ROWS", "FlatInputs", "BatchedFn", "chunk_rows", "single_threaded_ops"]
 
 # A function's intermediates (x+1, /2, -t, **2 ...) each take about as much
 # memory as its input; the chunk is sized so that this many copies fit.
@@ -55,146 +54,6 @@ _CACHE_BYTES = 2**23
 # (x+1)/2 then MSE): 2-4 rows per call ~40 us/row, 14 rows ~70 us/row; through
 # vmap (~100 us per call) 14 rows per call is fastest.
 _DIRECT_CACHE_BYTES = 5 * 2**17  # 640 KiB: 4 rows of the 140x120 grad-check question
-
-
-@dataclass(frozen=True, eq=False)
-class FlatInputs:
-    """Several input tensors seen as one flat vector.
-
-    ``values`` is held in the inputs' promoted dtype (no value is rounded); each
-    input goes back to fn in its own dtype (``dtypes``, through :meth:`cast`).
-    ``names`` and ``complex_parts`` label the elements (a complex input is
-    checked through its real view, whose last dimension is real, imaginary).
-    """
-
-    values: torch.Tensor  # (N,) the concatenated, flattened inputs
-    shapes: tuple[torch.Size, ...]
-    dtypes: tuple[torch.dtype, ...] = ()
-    names: tuple[str, ...] = ()
-    complex_parts: tuple[bool, ...] = ()
-
-    @classmethod
-    def of(cls, tensors: Sequence[torch.Tensor], names: Sequence[str] | None = None,
-           complex_parts: Sequence[bool] | None = None) -> "FlatInputs":
-        dtype = functools.reduce(torch.promote_types, [t.dtype for t in tensors])
-        flat = torch.cat([t.detach().to(dtype).reshape(-1) for t in tensors])
-        if names is None:
-            names = ["x"] if len(tensors) == 1 else [f"x{k}" for k in range(len(tensors))]
-        complex_parts = tuple(complex_parts) if complex_parts is not None else (False,) * len(tensors)
-        return cls(flat, tuple(t.shape for t in tensors), tuple(t.dtype for t in tensors), tuple(names),
-                   complex_parts)
-
-    @property
-    def numel(self) -> int:
-        return int(self.values.numel())
-
-    def split(self, rows: torch.Tensor) -> list[torch.Tensor]:
-        """(m, N) rows -> one (m, *shape) view per input (in the rows' dtype; see :meth:`cast`)."""
-        if len(self.shapes) == 1:  # one input: the same view without torch.split's Python layers (~10 us)
-            return [rows.reshape(rows.shape[0], *self.shapes[0])]
-        sizes = [int(torch.Size(s).numel()) for s in self.shapes]
-        parts = torch.split(rows, sizes, dim=1)
-        return [p.reshape(rows.shape[0], *s) for p, s in zip(parts, self.shapes)]
-
-    def cast(self, parts: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        """Each part in its input's own dtype (its complex partner when the rows are complex)."""
-        out = []
-        for part, dtype in zip(parts, self.dtypes or (parts[0].dtype,) * len(parts)):
-            if part.is_complex() and not dtype.is_complex:
-                dtype = facts(dtype).complex_partner or part.dtype  # the complex step's rows
-            out.append(part if part.dtype == dtype else part.to(dtype))
-        return out
-
-    def unflatten(self, flat: torch.Tensor) -> list[torch.Tensor]:
-        """(N,) -> one tensor per input, in its shape and dtype."""
-        return [t[0] for t in self.cast(self.split(flat.reshape(1, -1)))]
-
-    def locate(self, flat_index: int) -> tuple[int, tuple[int, ...]]:
-        """Which input, and which element of it, a flat index points at."""
-        start = 0
-        for k, shape in enumerate(self.shapes):
-            size = int(torch.Size(shape).numel())
-            if flat_index < start + size:
-                return k, unravel(flat_index - start, tuple(shape))
-            start += size
-        raise IndexError(f"flat index {flat_index} is beyond the {start} input elements")
-
-    def label(self, k: int, index: tuple[int, ...]) -> str:
-        """The name of element ``index`` of input k: ``x[3, 1]``, or ``z[2].imag`` for a complex one."""
-        name = self.names[k] if self.names else (f"x{k}" if len(self.shapes) > 1 else "x")
-        if self.complex_parts and self.complex_parts[k]:
-            part = ".imag" if index[-1] else ".real"
-            index = index[:-1]
-            return (f"{name}[{', '.join(map(str, index))}]" if index else name) + part
-        return f"{name}[{', '.join(map(str, index))}]"
-
-
-#: Dtypes numpy computes in as torch does (IEEE, in the dtype; not float16's detour through float32).
-_NUMPY_EXACT = (torch.float64, torch.float32)
-
-
-class OnehotBuffer:
-    """A reusable stack of copies of ``base`` for one-hot perturbations.
-
-    :func:`gradlab.check.stencil.onehot_rows` clones the whole base for every chunk: one extra pass
-    over every row, as costly as one of the function's own elementwise ops.
-    Here the copies are made once; :meth:`perturbed` writes a chunk's
-    perturbed entries (``base[index] + shift``, in base's dtype, the same
-    values as :func:`gradlab.check.stencil.onehot_rows`), yields the rows, and puts the base values
-    back, so only two entries per row are touched per chunk.
-
-    :meth:`entries` plans the writes for many perturbations at once: the r-th
-    goes to buffer row ``r % rows``, so chunks of ``rows`` consecutive
-    perturbations (slices of the plan) each fill the buffer from row 0.
-
-    The yielded rows must not escape the ``with`` block: compute from them
-    inside it. A function that writes into its input is refused (the buffer
-    would no longer hold copies of the base).
-
-    >>> buf = OnehotBuffer(torch.zeros(3), rows=4)
-    >>> planned = OnehotBuffer.entries(buf.base, 4, torch.tensor([2, 0]), torch.tensor([1.0, 5.0]))
-    >>> with buf.perturbed(*planned) as rows:
-    ...     rows.tolist()
-    [[0.0, 0.0, 1.0], [5.0, 0.0, 0.0]]
-    >>> bool((buf.rows == 0).all())
-    True
-    """
-
-    def __init__(self, base: torch.Tensor, rows: int):
-        self.base = base
-        self.rows = base.expand(rows, -1).clone()
-        self._flat = self.rows.view(-1)
-
-    @staticmethod
-    def entries(base: torch.Tensor, rows: int, index: torch.Tensor, shift: torch.Tensor):
-        """(where, perturbed, original) for a buffer of ``rows`` copies of ``base``: flat
-        positions and the values to write there (``base[index] + shift`` in base's dtype)."""
-        if base.dtype in _NUMPY_EXACT and not shift.is_complex():  # numpy: the same arithmetic,
-            # without six small torch ops' dispatch (~30 us of a small check)
-            at = index.numpy()
-            where = np.arange(at.shape[0]) % rows * base.numel() + at
-            original = base.numpy()[at]
-            values = original + shift.numpy().astype(original.dtype)
-            return torch.from_numpy(where), torch.from_numpy(values), torch.from_numpy(original)
-        row = torch.arange(index.shape[0]) % rows
-        original = base[index]
-        return row * base.numel() + index, original + shift.to(base.dtype), original
-
-    @contextmanager
-    def perturbed(self, where: torch.Tensor, values: torch.Tensor, original: torch.Tensor):
-        """The first ``len(where)`` rows with the planned entries written, restored after."""
-        m = where.shape[0]
-        if m > self.rows.shape[0]:
-            raise ValueError(f"{m} perturbations do not fit the buffer's {self.rows.shape[0]} rows")
-        self._flat[where] = values
-        version = self.rows._version
-        try:
-            yield self.rows[:m]
-            if self.rows._version != version:
-                raise GradLabError("The function modified its input tensor in place; a gradient "
-                                   "check needs a function that leaves its inputs unchanged.")
-        finally:
-            self._flat[where] = original
 
 
 #: Rows a check expects to evaluate at most for BatchedFn to loop over them without choosing a
@@ -261,6 +120,7 @@ class BatchedFn:
         self._reference: dict[torch.dtype, str] = {}
         self._proven: set[tuple[torch.dtype, int]] = set()
         self._at_input: dict[torch.dtype, torch.Tensor] = {}
+        self._stacked = False  # vmap gets each part as a stack of its own (see _vmapped)
 
     def at_input(self, dtype: torch.dtype) -> torch.Tensor:
         """fn at the user's input in ``dtype``, (1, output values), as the reference way of
@@ -291,14 +151,33 @@ class BatchedFn:
 
     def _loop(self, parts) -> torch.Tensor:
         rows = getattr(self._fn, "rows", None)  # fn's cheap way over many rows (a module's: one swap)
-        each = zip(*(p.unbind(0) for p in parts))  # every row's views in one op per part, not one per row
         if rows is None or parts[0].shape[0] < SWAP_ROWS:
-            return torch.stack([self._one(*row) for row in each])
+            return torch.stack([self._one(*row) for row in self._flat.alone(parts)])
+        each = zip(*(p.unbind(0) for p in parts))  # rows() copies them into the module's own tensors
         with rows():  # a row's output may be a view of the tensors the next row overwrites: cloned
             return torch.stack([self._one(*row).clone() for row in each])
 
     def _reference_call(self, how: str, parts) -> torch.Tensor:
-        return self._guarded(lambda: self._loop(parts) if how == "loop" else vmap(self._one)(*parts))
+        return self._guarded(lambda: self._loop(parts) if how == "loop" else self._vmapped(parts))
+
+    def _vmapped(self, parts) -> torch.Tensor:
+        """fn vmapped over the rows. The parts of several inputs are views of the rows, each row a
+        whole row of every input apart: a layout that some batching rules refuse on a stack of
+        more than one row (native_group_norm: "Expected X.is_contiguous(memory_format)"), though
+        vmap at the input's own row passed. Then each part as a stack of its own, from then on."""
+        if self._stacked:
+            return vmap(self._one)(*self._flat.stacked(parts))
+        try:
+            return vmap(self._one)(*parts)
+        except GradLabError:
+            raise
+        except Exception:  # noqa: BLE001 - tried again on stacks of their own, which raise what fn raises
+            stacks = self._flat.stacked(parts)
+            if all(q is p for q, p in zip(stacks, parts)):
+                raise
+            out = vmap(self._one)(*stacks)
+            self._stacked = True
+            return out
 
     def _prove_direct(self, dtype, parts, m: int) -> torch.Tensor:
         """The direct call on ``m`` rows, trusted for this size if its first two and last two

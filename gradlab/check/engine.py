@@ -59,6 +59,7 @@ from gradlab.check.problem import (NumericProblem, autograd_side, check_inputs, 
                                    resolve_step)
 from gradlab.check.report import CheckContext, Tolerances, error_map, state_counts, summarize
 from gradlab.check.results import CheckResult
+from gradlab.check.skipped import Skipped, with_skipped_words
 from gradlab.check.states import evidence_notes
 from gradlab.check.taylor import taylor_test
 from gradlab.check.validation import MODES, REDUCTIONS, check_callable, check_full_limit, check_samples, check_seed, \
@@ -232,7 +233,8 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
         raise GradLabError(reason)
     tol = Tolerances(*resolve_tolerances(user_dtype, rtol, atol))
     flat = FlatInputs.of(xs, args.names, args.complex_parts())
-    values = flat.values
+    skipped = Skipped.of(flat)  # elements holding ±inf or NaN: not perturbed, counted (gradlab.check.skipped)
+    values = flat.values if skipped is None else skipped.values
     if not s.complex_step:
         check_user_step(eps, values, step_dtype)
     h = resolve_step(eps, s, step_dtype, values)
@@ -255,6 +257,7 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
     nonfinite = nonfinite_at_input(at_x, getattr(call, "left_out", None), flat, y)  # NaN or inf at x: said plainly
     numeric_call = leave_out(numeric_call, call)
     spread = backward_spread(g, side.again)
+    g = g if skipped is None else skipped.zeroed(g)
     tol = tol.widened(spread)
     if mode == "full":
         check_full_limit(numel, y.numel(), s)
@@ -266,11 +269,13 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
     pace.after_setup()
     # weights the blocks' elements and floors their tolerance (the other modes have no blocks)
     element_tolerance = tol.of(g.numpy()) if mode == "blocks" else None
-    index, directions = perturbations(mode, numel, samples, seed, element_tolerance, block_size(user_dtype))
+    draw = perturbations if skipped is None else skipped.over_kept(perturbations)
+    index, directions = draw(mode, numel, samples, seed, element_tolerance, block_size(user_dtype))
     # fn in float64 is a witness for a lower precision only (building it copies a module)
     twin = leave_out(twin() if callable(twin) and user_dtype != torch.float64 else None, call) or call
     witness = float64_problem(twin, xs, reduction, v, s, p, args, g)
     g64 = autograd_in_float64(twin, xs, reduction, v, y) if user_dtype != torch.float64 else None
+    g64 = g64 if skipped is None else skipped.zeroed(g64)
     rounding = None if g64 is None else ((g - g64)[index] if index is not None else directions @ (g - g64)).abs()
     first, table, scale, located, share = measure_values(p, g, index, directions, tol, progress, workers, witness,
                                                          facts(user_dtype).eps,
@@ -283,17 +288,20 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
     @np.errstate(all="ignore")  # built when first read, after the check: quiet as the check is
     def summary():
         notes = evidence_notes(table, facts(user_dtype).name, g64 is not None, numeric_fn is not None)
-        return with_nonfinite_words(
+        return with_skipped_words(with_nonfinite_words(
             summarize(p, table, CheckContext(mode, user_dtype, tol, y.numel(), spread), scale=scale,
                       located=located, truncation_share=share, first=first,
-                      output_of=_output_of(call, xs, reduction, v, p), notes=notes, counted=counted), nonfinite)
+                      output_of=_output_of(call, xs, reduction, v, p), notes=notes, counted=counted), nonfinite),
+            skipped)
 
     counted = state_counts(table)
     verdict = counted[1]
     # A pass's words are built when first read (a tenth of a small check; a test asserting
     # the verdict never reads them); any other verdict's now, while fn is as it was: naming
     # the output part a wrong gradient comes through evaluates fn again.
-    return CheckResult(table, summary if verdict == "pass" else summary(), error_map(p.flat, mode, table),
+    # (no map of every element when some were skipped: the table has no row for them)
+    return CheckResult(table, summary if verdict == "pass" else summary(),
+                       error_map(p.flat, mode, table) if skipped is None else None,
                        _taylor(p, g, seed) if taylor else None, own_verdict=verdict, dtype=facts(user_dtype).name)
 
 

@@ -27,7 +27,8 @@ from typing import Callable
 import numpy as np
 import torch
 
-from gradlab.check.batching import OnehotBuffer, chunk_rows, single_threaded_ops
+from gradlab.check.batching import chunk_rows, single_threaded_ops
+from gradlab.check.onehot_buffer import OnehotBuffer
 from gradlab.check.problem import NumericProblem, reduce_outputs
 from gradlab.check.stencil import (centre_weight, combine, corrected_sides, dense_maker, entry_correction,
                                    moving_offsets, moving_weights, nominal_correction, numeric_base, one_sided,

@@ -35,8 +35,10 @@ import torch
 import torch.autograd.forward_ad as fwAD
 from torch.func import jvp, vmap
 
-from gradlab.check.engine import check_gradient, sample_indices
+from gradlab.check.engine import check_gradient, perturbations
+from gradlab.check.flat_inputs import FlatInputs
 from gradlab.check.results import CheckResult
+from gradlab.check.skipped import Skipped
 from gradlab.limits import LIMITS, check_limit
 
 __all__ = ["forward_mode_twin", "forward_mode_gradient", "check_forward_mode"]
@@ -68,9 +70,13 @@ def check_forward_mode(fn: Callable, inputs: torch.Tensor | Sequence, *, wrt=Non
     call, xs, arg_names = checked_call(fn, inputs, wrt, names)
     columns = None
     defaults = inspect.signature(check_gradient).parameters
+    skipped = Skipped.of(FlatInputs.of(xs))  # elements holding ±inf or NaN: the check reads no column of theirs
     if options.get("mode", defaults["mode"].default) == "sampled":  # the check's own draw: the same elements
-        columns = sample_indices(sum(t.numel() for t in xs), options.get("samples", defaults["samples"].default),
-                                 options.get("seed", defaults["seed"].default))
+        draw = perturbations if skipped is None else skipped.over_kept(perturbations)
+        columns = draw("sampled", sum(t.numel() for t in xs), options.get("samples", defaults["samples"].default),
+                       options.get("seed", defaults["seed"].default))[0]
+    elif skipped is not None:
+        columns = skipped.kept
     twin = forward_mode_twin(call, columns)
     named(twin, arg_names)  # the table names the elements as fn does
     _forward_ad_loaded()

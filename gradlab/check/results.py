@@ -96,6 +96,7 @@ class CheckSummary:
     # What a hand-written check concludes: values over the tolerance at the check's own step,
     # with no error bound and no re-estimation (the question's "my grad check fails").
     fixed_step_failed: int = 0
+    skipped: int = 0  # input elements holding ±inf or NaN, not perturbed (gradlab.check.skipped)
 
     @property
     def fixed_step_verdict(self) -> str:
@@ -103,8 +104,8 @@ class CheckSummary:
         return "fail" if self.fixed_step_failed else "pass"
 
     def count(self, state: str) -> int:
-        """How many checked values are in ``state``."""
-        return dict(self.counts).get(state, 0)
+        """How many checked values are in ``state`` (``"skipped"``: input elements not perturbed)."""
+        return self.skipped if state == "skipped" else dict(self.counts).get(state, 0)
 
     @property
     def passed(self) -> bool:

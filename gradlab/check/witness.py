@@ -107,7 +107,7 @@ def float64_problem(fn, xs, reduction, v, s, p: NumericProblem, args: Arguments,
         if p.dtype == torch.float64:
             return None
         try:
-            h = resolve_step(None, s, torch.float64, p.flat.values.to(torch.float64))
+            h = resolve_step(None, s, torch.float64, p.flat.finite_values.to(torch.float64))
             p64 = numeric_problem(fn, xs, reduction, v, s, h, torch.float64, names=args.names,
                                   complex_parts=args.complex_parts(), few_rows=p.batched.few_rows)
         except Exception:  # noqa: BLE001 - fn need not run in float64; then there is no twin
