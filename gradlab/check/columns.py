@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["Columns", "Later", "filled"]
+__all__ = ["Columns", "Later", "filled", "own_rows"]
 
 
 class Later:
@@ -129,3 +129,16 @@ def filled(shape, value, dtype=object) -> np.ndarray:
     column = np.empty(shape, dtype=dtype)
     column.fill(value)
     return column
+
+
+def own_rows(table: Columns) -> Columns:
+    """The check's own values: ``table`` without the rows of the elements a failing
+    direction was narrowed to (:func:`gradlab.check.report.with_narrowed`), which follow them.
+    Here, in the leaf module of tables, so the notebook view reads it without importing the
+    report (report imports results, whose display imports the notebook view)."""
+    if len(table) < 2 or "kind" not in table:
+        return table
+    kind = table["kind"]
+    if kind[-1] == kind[0]:
+        return table
+    return table.head(int(np.count_nonzero(kind == kind[0])))

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import torch  # noqa: F401 - the doctest
 
-from gradlab.check.report import own_rows
+from gradlab.check.columns import own_rows
 from gradlab.figures.check import error_heatmap
 from gradlab.figures.check_values import value_errors_figure
 from gradlab.figures.spec import FigureOrSpec

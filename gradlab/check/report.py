@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from gradlab.check.batching import FlatInputs
-from gradlab.check.columns import Columns, Later, filled
+from gradlab.check.columns import Columns, Later, filled, own_rows
 from gradlab.check.diagnosis import Diagnosis, Evidence, diagnose
 from gradlab.check.problem import NumericProblem
 from gradlab.check.results import CheckSummary, Element
@@ -128,17 +128,6 @@ def with_narrowed(table: Columns, narrowed: Columns, along: str) -> Columns:
     rows = len(table)
     found = Later(lambda: np.concatenate([filled(rows, ""), filled(len(narrowed), along)]))
     return table.stacked(narrowed, found_along=found)
-
-
-def own_rows(table: Columns) -> Columns:
-    """The check's own values: ``table`` without the rows of the elements a failing
-    direction was narrowed to (:func:`with_narrowed`), which follow them."""
-    if len(table) < 2 or "kind" not in table:
-        return table
-    kind = table["kind"]
-    if kind[-1] == kind[0]:
-        return table
-    return table.head(int(np.count_nonzero(kind == kind[0])))
 
 
 def _divided(top: np.ndarray, bottom: np.ndarray, where: np.ndarray, otherwise: float) -> np.ndarray:
