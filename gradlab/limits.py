@@ -12,8 +12,10 @@ over a bound they raise :class:`gradlab.errors.LimitError` naming it.
 
 from __future__ import annotations
 
+import contextvars
 import math
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
 from pathlib import Path, PurePosixPath
 
@@ -193,3 +195,35 @@ def check_limit(what: str, value: int | float, bound: int | float) -> int | floa
             f"so that one request cannot slow the server for everyone."
         )
     return value
+
+
+# The size bounds of one check (LIMITS.tensor_elements) protect a server shared by many users:
+# they bind the pages' engine calls (gradlab.server.heavy_work) and the CLI, which enter
+# bounded(), and not gradlab.gradcheck, assert_gradients or check_layers called from a user's own
+# Python, where a 1-10 M-parameter model is the user's own time to spend (memory stays chunked
+# by LIMITS.chunk_bytes either way).
+_BOUNDED: contextvars.ContextVar[bool] = contextvars.ContextVar("gradlab_bounded", default=False)
+
+
+@contextmanager
+def bounded():
+    """Within it, :func:`size_bound` is the server's bound: entered by the pages' engine calls
+    (:mod:`gradlab.server.heavy_work`) and the CLI.
+
+    >>> size_bound(LIMITS.tensor_elements) == math.inf
+    True
+    >>> with bounded():
+    ...     size_bound(LIMITS.tensor_elements) == LIMITS.tensor_elements
+    True
+    """
+    token = _BOUNDED.set(True)
+    try:
+        yield
+    finally:
+        _BOUNDED.reset(token)
+
+
+def size_bound(bound: int | float) -> int | float:
+    """``bound`` within :func:`bounded` (the server and the CLI), else no bound (inf): a size
+    bound that guards the server's other users, not a check run on the user's own machine."""
+    return bound if _BOUNDED.get() else math.inf

@@ -128,7 +128,10 @@ def test_twenty_four_wide_layers_are_refused_as_parameters_before_any_weight_is_
 def test_a_module_with_too_many_parameters_is_skipped_with_a_sentence_naming_them(monkeypatch):
     monkeypatch.setattr(layer_check, "LIMITS", dataclasses.replace(LIMITS, tensor_elements=10))
     model = nn.Sequential(nn.Linear(3, 4), nn.Tanh()).double()
-    r = gradlab.check_layers(model, torch.ones(2, 3, dtype=torch.float64))
+    from gradlab.limits import bounded
+
+    with bounded():  # the pages' and the CLI's bound; gradlab.check_layers from Python has none
+        r = gradlab.check_layers(model, torch.ones(2, 3, dtype=torch.float64))
     (row,) = [r for r in r.rows if r.module == "0" and r.over == "parameters"]
     assert row.verdict == "skipped"
     assert row.note.startswith("its 16 parameters are more than the 10 GradLab checks at once "

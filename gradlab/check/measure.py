@@ -4,7 +4,9 @@
 check's perturbations (one-hot elements or directions), builds the first table, judges it
 (:func:`gradlab.check.verdicts.judge`) and, when a direction fails, names the element it
 points at: in the default mode each element of the failing block (:mod:`gradlab.check.blocks`)
-is checked on its own (:func:`name_in_block`); in the directional mode, by bisection
+is checked on its own (:func:`name_in_block`), or, in a block of :data:`HALVING_FROM` elements or
+more (past 512 elements), every failing block is halved down to its failing elements
+(:mod:`gradlab.check.halving`: 4 evaluations per halving, not 2 per element); in the directional mode, by bisection
 (:func:`name_element`). The elements so checked are judged as the check's values are
 (:func:`checked_elements`: their own finite difference at the check's step, then step search,
 error bound and state) and follow the directions in the table, as rows of kind "element"
@@ -40,9 +42,10 @@ import torch
 
 from gradlab.check.blocks import direction_tolerance
 from gradlab.check.error_bounds import bounded_estimates
+from gradlab.check.halving import HALVING_FROM, halve
 from gradlab.check.evaluation import Dense, chunk_size, onehot_evaluator, run_chunks
 from gradlab.check.problem import NumericProblem
-from gradlab.check.columns import Columns
+from gradlab.check.columns import Columns, Later, filled
 from gradlab.check.report import Estimates, Tolerances, element, value_table, with_narrowed, worst_position
 from gradlab.check.results import Element
 from gradlab.check.stencil import dense_maker, estimates, onehot_maker
@@ -86,6 +89,14 @@ def measure_values(p: NumericProblem, g: torch.Tensor, index, directions, tol: T
             rounding = None if element_rounding is None else element_rounding[rows].numpy()
             return judge(p, first_rows, onehot_estimator(rows, workers), tol.of, scale=scale_rows.numpy(),
                          autograd_eps=autograd_eps, autograd_rounding=rounding, float64_problem=float64_problem)
+        halved = _halved(p, g, directions, table, tol, element_tolerance, judge_elements) if blocks else None
+        if halved is not None:  # large blocks: every failing block's elements found by halving
+            narrowed, alongs = halved
+            at = worst_position(narrowed)
+            located = replace(element(narrowed, at), found_along=alongs[at], found_by="block")
+            found = np.concatenate([filled(len(table), ""), alongs])
+            table = table.stacked(narrowed, found_along=Later(lambda: found))
+            return first, table, scale, located, share
         if blocks:  # every element of the failing block
             index = torch.nonzero(directions[worst]).flatten()
         else:  # the element bisection (and the residuals' matched filter) point at
@@ -99,6 +110,27 @@ def measure_values(p: NumericProblem, g: torch.Tensor, index, directions, tol: T
                           found_by="block" if blocks else "bisection")
         table = with_narrowed(table, narrowed, along)
     return first, table, scale, located, share
+
+
+def _halved(p: NumericProblem, g: torch.Tensor, directions: torch.Tensor, table: Columns, tol: Tolerances,
+            element_tolerance, judge_elements):
+    """When the failing blocks are large (:data:`HALVING_FROM`): the elements halving finds
+    in every failing block (:func:`gradlab.check.halving.halve`), checked on their own (a judged
+    table), and the direction each was found along. None for small blocks, or when no element
+    so found fails on its own: then every element of the worst block is checked, one by one."""
+    failing = np.flatnonzero(table["state"] == "fail")
+    blocks = [torch.nonzero(directions[k]).flatten() for k in failing]
+    if not blocks or min(b.numel() for b in blocks) < HALVING_FROM:
+        return None
+    own = tol.of(g.numpy()) if element_tolerance is None else element_tolerance
+    found = [halve(p, g, b, directions[k], tol, own) for k, b in zip(failing, blocks)]
+    if not sum(f.numel() for f in found):
+        return None
+    narrowed = checked_elements(p, g, torch.cat(found), tol, judge_elements)
+    if "fail" not in narrowed["state"].tolist():
+        return None
+    alongs = np.concatenate([filled(f.numel(), str(table["element"][k])) for k, f in zip(failing, found)])
+    return narrowed, alongs
 
 
 def _worse(p: NumericProblem, masks: torch.Tensor, autograd: np.ndarray, tol: Tolerances, rows) -> int:

@@ -18,6 +18,7 @@ from typing import Sequence
 
 from gradlab.cli.common import OneLineParser, finite_float, to_json
 from gradlab.errors import GradLabError
+from gradlab.limits import bounded
 
 __all__ = ["main", "build_parser", "OneLineParser", "finite_float", "to_json"]
 
@@ -68,7 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(_join_negative_numbers(list(argv)))
     try:
-        return int(args.run(args) or 0)
+        with bounded():  # the server's size bounds bind the CLI too (gradlab.limits.size_bound)
+            return int(args.run(args) or 0)
     except GradLabError as err:
         print(f"error: {_one_line(str(err))}", file=sys.stderr)
         return 2

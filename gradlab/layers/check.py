@@ -45,7 +45,7 @@ from gradlab.check.validation import MODES, REDUCTIONS, check_samples, check_see
 from gradlab.errors import GradLabError
 from gradlab.layers.record import Call, kept_buffers, record_calls
 from gradlab.layers.result import LayerRow, LayersResult, owner, within
-from gradlab.limits import LIMITS, check_limit
+from gradlab.limits import LIMITS, check_limit, size_bound
 
 __all__ = ["check_layers", "CALLS"]
 
@@ -178,7 +178,7 @@ def _too_many_parameters(module: nn.Module) -> str:
     """
     count = sum(p.numel() * (2 if p.is_complex() else 1) for p in module.parameters()
                 if p.is_floating_point() or p.is_complex())
-    if count <= LIMITS.tensor_elements:
+    if count <= size_bound(LIMITS.tensor_elements):  # the server's and the CLI's bound only
         return ""
     return (f"its {count:,} parameters are more than the {LIMITS.tensor_elements:,} GradLab checks at once "
             "(LIMITS.tensor_elements), so that one request cannot slow the server for everyone")

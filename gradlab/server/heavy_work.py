@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 
-from gradlab.limits import LIMITS
+from gradlab.limits import LIMITS, bounded
 from gradlab.server.deadline import paced_progress
 
 __all__ = ["sweep", "sweep_formulas", "check", "check_eps_sweep", "layers", "roundoff", "roundoff_summary", "summed", "grid", "network", "BOUNDS",
@@ -115,7 +115,8 @@ def check(settings, workers: int | None = 1, progress=None, advice: str = CHECK_
 
     paced = paced_progress(LIMITS.full_check_seconds, f"this {settings.mode} check", progress,
                            bound_name="LIMITS.full_check_seconds", advice=advice)
-    return run_check(settings, progress=paced, workers=workers)
+    with bounded():  # the server's size bounds (gradlab.limits.size_bound)
+        return run_check(settings, progress=paced, workers=workers)
 
 
 @advised(LAYERS_ADVICE)
@@ -126,7 +127,8 @@ def layers(settings, progress=None):
 
     paced = paced_progress(LIMITS.full_check_seconds, "this layer-by-layer check", progress,
                            bound_name="LIMITS.full_check_seconds", advice=LAYERS_ADVICE)
-    return run_layer_check(settings, progress=paced)
+    with bounded():
+        return run_layer_check(settings, progress=paced)
 
 
 @advised("Pick a smaller shape, or a simpler model or expression.")
@@ -134,7 +136,8 @@ def check_eps_sweep(settings):
     """The Grad check page's eps sweep for sum, mean and none (:func:`gradlab.check.reduction_sweep.check_sweep`)."""
     from gradlab.check.reduction_sweep import check_sweep
 
-    return check_sweep(settings)
+    with bounded():
+        return check_sweep(settings)
 
 
 @advised("Use fewer points, or a range closer to 1 (tiny |x| needs many more exact digits).")

@@ -1,0 +1,124 @@
+"""Issue 35 item 5: a failing block of the default mode is narrowed by halving (gradlab/check/halving.py),
+so a bug costs little more than a pass; and the server's size bounds bind the server, not the local API."""
+
+import math
+
+import pytest
+import torch
+
+import gradlab
+from gradlab.errors import LimitError
+from gradlab.limits import LIMITS, bounded
+
+N = 20_000
+
+
+class _Planted(torch.autograd.Function):
+    """sin(x)·x with the gradient of the elements ``wrong`` off by half of it and 0.1."""
+
+    @staticmethod
+    def forward(ctx, x, wrong):
+        ctx.save_for_backward(x)
+        ctx.wrong = wrong
+        return torch.sin(x) * x
+
+    @staticmethod
+    def backward(ctx, go):
+        (x,) = ctx.saved_tensors
+        g = go * (torch.cos(x) * x + torch.sin(x))
+        for k in ctx.wrong:
+            g[k] = g[k] * 1.5 + 0.1
+        return g, None
+
+
+def _check(wrong, n=N):
+    evaluations = [0]
+
+    def fn(t):  # counts evaluations of fn at one point, batched or not
+        evaluations[0] += t.numel() // n
+        return _Planted.apply(t, wrong)
+
+    result = gradlab.gradcheck(fn, torch.linspace(0.1, 3.0, n, dtype=torch.float64), seed=0)
+    return result, evaluations[0]
+
+
+def test_one_wrong_element_among_20k_costs_a_few_evaluations_per_halving():
+    right, passing = _check([])
+    assert right.verdict == "pass", right.summary.text
+    result, failing = _check([12_345])
+    assert result.verdict == "fail" and result.summary.located.label == "t[12345]", result.summary.text
+    assert result.summary.text.startswith("Gradient check failed at t[12345]"), result.summary.text
+    # the failing direction's and the element's own judging (step search, noise) plus 4 per halving;
+    # checking each of the block's ~313 elements on its own cost ~780 more than the pass
+    assert failing <= passing + 16 * math.log2(N), (passing, failing)
+    elements = result.table["kind"] == "element"
+    failing_rows = elements & (result.table["state"] == "fail")
+    assert result.table["element"][failing_rows].tolist() == ["t[12345]"]  # an inconclusive half's elements may pass
+    assert result.table["found_along"][elements].iloc[0].startswith("direction")
+
+
+def test_several_wrong_elements_are_all_named():
+    wrong = [17, 9_000, N - 3]
+    result, _ = _check(wrong)
+    assert result.verdict == "fail", result.summary.text
+    elements = result.table["kind"] == "element"
+    named = {label for label, state in zip(result.table["element"][elements], result.table["state"][elements])
+             if state == "fail"}
+    assert named == {f"t[{k}]" for k in wrong}, named
+    assert result.summary.located.label in named
+
+
+def test_two_wrong_elements_in_one_block_are_both_named(monkeypatch):
+    # 2,000 elements in one block (one direction): halving recurses into both failing halves
+    import gradlab.check.blocks as blocks
+
+    monkeypatch.setattr(blocks, "LIMITS", type(LIMITS)(**{**LIMITS.__dict__, "directional_checks": 1}))
+    result, _ = _check([5, 1_500], n=2_000)
+    assert result.verdict == "fail", result.summary.text
+    elements = result.table["kind"] == "element"
+    assert set(result.table["element"][elements].tolist()) == {"t[5]", "t[1500]"}
+
+
+def test_a_small_block_is_still_checked_element_by_element():
+    result, _ = _check([3], n=40)  # blocks of 8: each element of the failing block in the table
+    elements = result.table["kind"] == "element"
+    assert result.verdict == "fail" and result.summary.located.label == "t[3]"
+    assert int(elements.sum()) > 1
+
+
+def _big_model():
+    torch.manual_seed(0)
+    return torch.nn.Linear(1100, 1100).double(), torch.randn(2, 1100, dtype=torch.float64)
+
+
+@pytest.mark.slow
+def test_the_local_api_checks_a_model_of_1_2_million_parameters():
+    model, x = _big_model()
+    assert sum(p.numel() for p in model.parameters()) > LIMITS.tensor_elements
+    assert gradlab.gradcheck(model, x, wrt="parameters").verdict == "pass"
+
+
+def test_the_server_and_the_cli_refuse_it_with_the_bounds_sentence():
+    model, x = _big_model()
+    with bounded(), pytest.raises(LimitError, match="so that one request cannot slow the server for everyone"):
+        gradlab.gradcheck(model, x, wrt="parameters")
+
+
+def test_the_pages_engine_calls_and_the_cli_run_within_the_bound(monkeypatch, capfd):
+    import gradlab.check.settings as check_settings
+    import gradlab.cli.check as cli_check
+    from gradlab.check.settings import CheckSettings
+    from gradlab.cli.main import main
+    from gradlab.limits import size_bound
+    from gradlab.server import heavy_work
+
+    def run_check(settings, progress=None, workers=None):  # the CLI's may run in a forked child: says it
+        raise LimitError(f"bound {size_bound(LIMITS.tensor_elements)}")
+
+    monkeypatch.setattr(check_settings, "run_check", run_check)
+    monkeypatch.setattr(cli_check, "run_check", run_check)
+    with pytest.raises(LimitError, match=f"^bound {LIMITS.tensor_elements}$"):
+        heavy_work.check(CheckSettings())
+    assert main(["check", "--shape", "3"]) == 2
+    assert f"error: bound {LIMITS.tensor_elements}" in capfd.readouterr().err
+    assert size_bound(LIMITS.tensor_elements) == math.inf  # outside them: the user's own Python
