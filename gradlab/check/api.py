@@ -29,6 +29,7 @@ from gradlab.check.forward_mode import check_forward_mode
 from gradlab.check.problem import check_inputs
 from gradlab.check.results import CheckResult, CheckSummary, Element, GradcheckError
 from gradlab.check.second_order import check_second_order
+from gradlab.check.terminal_progress import terminal_progress
 from gradlab.check.validation import GRAD_OUTPUTS, MODES, REDUCTIONS, check_full_limit, full_check_work
 from gradlab.check.witness import float64_twin
 from gradlab.errors import GradLabError
@@ -108,6 +109,7 @@ def gradcheck(
     options = dict(mode=mode, samples=samples, seed=seed, scheme=scheme, eps=eps, rtol=rtol, atol=atol,
                    reduction=reduction, grad_outputs=grad_outputs, numeric_float64=numeric_float64,
                    workers=workers)
+    progress = terminal_progress() if progress is None else progress  # a long check's line on a terminal
     with caller_kept(fn, inputs, numeric_fn):  # fn's modules and tensors as they were, even on a raise
         call, args = checked_function(fn, inputs, wrt)
         result = first_order(call, args, **options, numeric_fn=numeric_fn, taylor=taylor, progress=progress,

@@ -1,0 +1,46 @@
+"""gradlab.gradcheck's default progress (gradlab/check/terminal_progress.py): a line with an
+estimate on a terminal's stderr for a long check, nothing for a quick one or off a terminal."""
+
+import io
+import sys
+
+import torch
+
+import gradlab
+import gradlab.check.terminal_progress as terminal
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def _check():
+    return gradlab.gradcheck(torch.sin, torch.linspace(0.0, 1.0, 100, dtype=torch.float64))
+
+
+def test_a_long_check_on_a_terminal_shows_its_pace_and_an_estimate(monkeypatch):
+    monkeypatch.setattr(sys, "stderr", _Terminal())
+    monkeypatch.setattr(terminal, "QUIET_SECONDS", 0.0)  # as if the check took long
+    assert _check().verdict == "pass"
+    text = sys.stderr.getvalue()
+    assert "gradcheck: 13 of 13 perturbations evaluated in" in text and text.endswith("\n"), repr(text)
+
+
+def test_a_quick_check_or_no_terminal_prints_nothing(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stderr", _Terminal())
+    assert _check().verdict == "pass"
+    assert sys.stderr.getvalue() == ""
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    monkeypatch.setattr(terminal, "QUIET_SECONDS", 0.0)
+    assert _check().verdict == "pass"
+    assert sys.stderr.getvalue() == ""
+
+
+def test_a_callers_progress_replaces_it(monkeypatch):
+    monkeypatch.setattr(sys, "stderr", _Terminal())
+    monkeypatch.setattr(terminal, "QUIET_SECONDS", 0.0)
+    seen = []
+    gradlab.gradcheck(torch.sin, torch.linspace(0.0, 1.0, 100, dtype=torch.float64),
+                      progress=lambda done, total: seen.append((done, total)))
+    assert seen and seen[-1][0] == seen[-1][1] and sys.stderr.getvalue() == ""
