@@ -125,7 +125,8 @@ def test_sweep_passes_through_the_checks_own_estimate(model, dtype, scheme, redu
 
 
 def _none_scale(fn, x):
-    r = gradcheck(fn, x, mode="full", reduction="none", scheme="central", eps=1e-3, taylor=False)
+    r = gradcheck(fn, x, mode="full", reduction="none", grad_outputs="ones", scheme="central", eps=1e-3,
+                  taylor=False)
     return 1e-3 * r.table["autograd"].abs().to_numpy() / r.table["relative_perturbation"].to_numpy()
 
 

@@ -198,7 +198,7 @@ def test_a_tied_weight_is_moved_under_both_its_names():
     # would check (and pass) the gradient of half the model's dependence on it
     torch.manual_seed(0)
     model, x = _TiedWeight().double(), torch.randn(4, 3, dtype=torch.float64)
-    result = gradlab.gradcheck(model, x, wrt="parameters", mode="full")
+    result = gradlab.gradcheck(model, x, wrt="parameters", mode="full", grad_outputs="ones")
     (weight,) = model.parameters()
     expected, = torch.autograd.grad(model(x).sum(), weight)  # through both names
     assert result.verdict == "pass"

@@ -45,6 +45,8 @@ def _relative(dtype) -> float:
     return 10 * resolve_tolerances(dtype)[0] if dtype == torch.float64 else 0.5
 
 
+#: plant_error sizes its error on the gradient of the outputs' plain sum: the checks of a planted
+#: error weight the outputs by ones (grad_outputs="ones"), so that is the gradient they see.
 def _planted(name: str, dtype, position: int):
     case = module_case(name)
     module, inputs = case.build(dtype)
@@ -93,7 +95,7 @@ def test_a_term_missing_from_every_elements_gradient_is_found_at_an_input_of_one
                                             ("MultiheadAttention", 0)])
 def test_a_planted_error_is_found_and_named_in_float64(name, position):
     module, inputs, label = _planted(name, torch.float64, position)
-    r = gradlab.gradcheck(module, *inputs, wrt="parameters", taylor=False)
+    r = gradlab.gradcheck(module, *inputs, wrt="parameters", taylor=False, grad_outputs="ones")
     assert r.verdict == "fail", r.summary.text
     assert r.summary.located is not None and r.summary.located.label == label, r.summary.text
     assert r.summary.text.startswith(f"Gradient check failed at {label}"), r.summary.text
@@ -102,7 +104,7 @@ def test_a_planted_error_is_found_and_named_in_float64(name, position):
 @pytest.mark.parametrize("name", ["GRUCell", "LayerNorm", "Conv2d"])
 def test_a_planted_error_of_half_the_gradient_is_found_in_float32(name):
     module, inputs, label = _planted(name, torch.float32, 0)
-    r = gradlab.gradcheck(module, *inputs, wrt="parameters", taylor=False)
+    r = gradlab.gradcheck(module, *inputs, wrt="parameters", taylor=False, grad_outputs="ones")
     assert r.verdict == "fail" and r.summary.located.label == label, r.summary.text
 
 
@@ -213,7 +215,7 @@ def test_planted_errors_are_found_and_named_in_nine_of_ten_cases(dtype):
     cases = list(_planted_cases())
     for name, position in cases:
         module, inputs, label = _planted(name, dtype, position)
-        r = gradlab.gradcheck(module, *inputs, wrt="parameters", taylor=False)
+        r = gradlab.gradcheck(module, *inputs, wrt="parameters", taylor=False, grad_outputs="ones")
         if r.verdict == "fail" and r.summary.located is not None and r.summary.located.label == label:
             found += 1
         else:
@@ -259,7 +261,8 @@ def test_full_mode_fails_every_planted_error(name, dtype):
     missed = []
     for position in _distinct_positions(name):
         module, inputs, label = _planted(name, dtype, position)
-        r = gradlab.gradcheck(module, *inputs, wrt="parameters", mode="full", taylor=False)
+        r = gradlab.gradcheck(module, *inputs, wrt="parameters", mode="full", taylor=False,
+                              grad_outputs="ones")
         failing = r.table["element"][r.table["state"] == "fail"].tolist()
         if failing != [label]:  # the planted element, and no right one beside it
             missed.append(f"{name}[{position}] {r.verdict}: {r.summary.text[:200]}")

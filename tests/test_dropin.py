@@ -64,7 +64,7 @@ def test_inputs_of_several_dtypes_reach_fn_in_their_own_dtype():
         seen.add((a.dtype, b.dtype))
         return torch.sin(a) * b
 
-    r = gradlab.gradcheck(fn, a, b, mode="full", taylor=False)
+    r = gradlab.gradcheck(fn, a, b, mode="full", taylor=False, grad_outputs="ones")
     # the check's own evaluations keep each input's dtype; the float64 witness (autograd's
     # rounding measured against float64 autograd) is the one call with both in float64
     assert (torch.float32, torch.float64) in seen and seen <= {(torch.float32, torch.float64),
@@ -85,7 +85,7 @@ def test_integer_bool_and_python_arguments_pass_through_untouched():
         received.append((n, index, mask, flag, options))
         return torch.where(mask, x[index] ** n, x[index]) * options["scale"] if flag else x
 
-    r = gradlab.gradcheck(fn, x, 3, index, mask, True, options, mode="full", taylor=False)
+    r = gradlab.gradcheck(fn, x, 3, index, mask, True, options, mode="full", taylor=False, grad_outputs="ones")
     assert r.passed and len(r.table) == 5
     assert all(n == 3 and flag is True and opts is options and torch.equal(i, index) and torch.equal(m, mask)
                for n, i, m, flag, opts in received)
@@ -126,9 +126,9 @@ def test_output_layout_names_every_part_and_element():
 def test_tuple_and_dict_outputs_are_checked_whole(reduction):
     x = torch.linspace(0.2, 1.0, 4, dtype=torch.float64).requires_grad_()
     tup = gradlab.gradcheck(lambda x: (x.sin(), x.exp()[1:], torch.argmax(x)), x, mode="full",
-                            reduction=reduction, taylor=False)
+                            reduction=reduction, grad_outputs="ones", taylor=False)
     dct = gradlab.gradcheck(lambda x: {"a": x.sin(), "b": x.exp()[1:]}, x, mode="full",
-                            reduction=reduction, taylor=False)
+                            reduction=reduction, grad_outputs="ones", taylor=False)
     assert tup.passed and dct.passed
     expected = (x.cos() + torch.where(torch.arange(4) > 0, x.exp(), 0)).detach()  # with ones as grad_outputs
     np.testing.assert_allclose(tup.table["numeric"], expected, rtol=1e-7)
@@ -174,7 +174,7 @@ def test_complex_functions_pass_where_torch_gradcheck_passes(name):
 
 def test_complex_gradient_is_torch_z_grad_split_into_real_and_imaginary_parts():
     z = _z(5)
-    r = gradlab.gradcheck(lambda z: z.abs() ** 2, z, mode="full", taylor=False)  # L = sum |z|^2
+    r = gradlab.gradcheck(lambda z: z.abs() ** 2, z, mode="full", taylor=False, grad_outputs="ones")  # L = sum |z|^2
     expected = torch.view_as_real(2 * z.detach()).reshape(-1)  # torch's z.grad = dL/dre + i dL/dim = 2z
     np.testing.assert_allclose(r.table["numeric"], expected, rtol=1e-7)
     np.testing.assert_allclose(r.table["autograd"], expected, rtol=1e-12)
@@ -264,7 +264,7 @@ def test_a_function_returning_no_tensor_is_a_clear_error():
 def test_seed_style_mse_loss_with_a_target_argument():
     x = torch.randn(6, 5, dtype=torch.float64, requires_grad=True)
     t = torch.randn(6, 5, dtype=torch.float64)
-    r = gradlab.gradcheck(F.mse_loss, x, t, mode="full", taylor=False)
+    r = gradlab.gradcheck(F.mse_loss, x, t, mode="full", taylor=False, grad_outputs="ones")
     assert r.passed and len(r.table) == 30
     np.testing.assert_allclose(r.table["numeric"], (2 * (x - t) / 30).detach().reshape(-1), rtol=1e-7)
 

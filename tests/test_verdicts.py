@@ -128,7 +128,7 @@ def _names(fn, tensors):
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_a_one_element_error_of_10x_the_tolerance_is_fail_in_full_mode(case):
     fn, tensors, k, _, _ = _corrupted(case, case.inputs())
-    r = _check(case, fn, tensors, mode="full")
+    r = _check(case, fn, tensors, mode="full", grad_outputs="ones")  # the error is sized on the sum's gradient
     assert r.verdict == "fail", r.summary.text
     assert r.summary.count("fail") == 1 and r.table["state"].iloc[k] == "fail"
     assert r.summary.worst.label == r.table["element"].iloc[k]
@@ -146,7 +146,7 @@ def test_directional_mode_locates_the_corrupted_element(case):
     full = torch.cat([g.reshape(-1) for g in torch.autograd.grad(out, leaves, allow_unused=True,
                                                                   materialize_grads=True)])
     shown = (v[:, k].abs() * delta / (ATOL + RTOL * (v @ full).abs())).max()
-    r = _check(case, fn, tensors, mode="directional", samples=8)
+    r = _check(case, fn, tensors, mode="directional", samples=8, grad_outputs="ones")
     if shown >= 3:  # the corruption shows clearly on some direction: it must be found and located
         assert r.verdict == "fail", r.summary.text
         assert r.summary.located is not None and r.summary.located.label == _names(fn, tensors)[k]
@@ -175,7 +175,7 @@ class _WrongSin(torch.autograd.Function):
 
 def test_a_wrong_custom_function_is_fail_with_its_element_named():
     x = torch.linspace(-2, 2, 9, dtype=torch.float64)
-    r = gradcheck(_WrongSin.apply, x, mode="full", taylor=False)
+    r = gradcheck(_WrongSin.apply, x, mode="full", taylor=False, grad_outputs="ones")
     assert r.verdict == "fail" and r.summary.count("fail") == 9
     w = r.summary.worst
     assert w.label in r.summary.message and f"{w.autograd:.6g}" in r.summary.message
@@ -194,7 +194,7 @@ def test_a_wrong_custom_function_is_fail_with_its_element_named():
 ])
 def test_abs_and_relu_at_zero_are_not_differentiable(fn, left, right, side):
     x = torch.tensor([-1.5, 0.0, 0.7], dtype=torch.float64)
-    r = gradcheck(fn, x, mode="full", taylor=False)
+    r = gradcheck(fn, x, mode="full", taylor=False, grad_outputs="ones")  # the slopes of fn itself
     assert r.verdict == "not_differentiable" and not r.passed
     assert r.table["state"].tolist() == ["pass", "not_differentiable", "pass"]
     w = r.summary.worst
@@ -206,7 +206,7 @@ def test_abs_and_relu_at_zero_are_not_differentiable(fn, left, right, side):
 def test_max_with_a_tie_is_not_differentiable():
     # amax splits the gradient between tied maxima: 1/2 each, between the slopes 0 and 1
     x = torch.tensor([0.3, 0.9, 0.9, -0.2], dtype=torch.float64)
-    r = gradcheck(torch.amax, x, mode="full", taylor=False)
+    r = gradcheck(torch.amax, x, mode="full", taylor=False, grad_outputs="ones")
     assert r.verdict == "not_differentiable"
     kinks = r.table[r.table["state"] == "not_differentiable"]
     assert kinks.index.tolist() == [1, 2]

@@ -8,7 +8,8 @@ asked. The other public names of the check are importable from here too:
 ``sample_indices`` (:mod:`~gradlab.check.engine`), ``element_estimates`` and
 ``reduction_estimates`` (:mod:`~gradlab.check.estimates`), ``full_check_work`` and the
 option lists (:mod:`~gradlab.check.validation`), the result types
-(:mod:`~gradlab.check.results`).
+(:mod:`~gradlab.check.results`), ``random_weights`` and ``WEIGHT_SIZES`` (the default
+``grad_outputs``: :mod:`~gradlab.check.problem`).
 
 >>> r = gradcheck(lambda x: (x ** 3).sum(), torch.linspace(-1, 1, 7, dtype=torch.float64),
 ...               mode="full", taylor=False)
@@ -26,7 +27,7 @@ import torch
 from gradlab.check.engine import caller_kept, checked_function, first_order, sample_indices
 from gradlab.check.estimates import element_estimates, reduction_estimates
 from gradlab.check.forward_mode import check_forward_mode
-from gradlab.check.problem import check_inputs
+from gradlab.check.problem import WEIGHT_SIZES, check_inputs, random_weights
 from gradlab.check.results import CheckResult, CheckSummary, Element, GradcheckError
 from gradlab.check.second_order import check_second_order
 from gradlab.check.terminal_progress import terminal_progress
@@ -37,7 +38,7 @@ from gradlab.errors import GradLabError
 __all__ = [
     "MODES", "REDUCTIONS", "GRAD_OUTPUTS", "GradcheckError", "Element", "CheckSummary",
     "CheckResult", "gradcheck", "full_check_work", "element_estimates", "reduction_estimates",
-    "sample_indices",
+    "sample_indices", "random_weights", "WEIGHT_SIZES",
 ]
 
 Progress = Callable[[int, int], None]
@@ -56,7 +57,7 @@ def gradcheck(
     rtol: float | None = None,
     atol: float | None = None,
     reduction: str = "sum",
-    grad_outputs: str | torch.Tensor = "ones",
+    grad_outputs: str | torch.Tensor = "random",
     numeric_float64: bool = False,
     numeric_fn: Callable[..., Any] | None = None,
     taylor: bool = False,
@@ -80,8 +81,23 @@ def gradcheck(
     parameters, named as ``named_parameters()`` names them.
 
     fn returns a tensor, or a tuple, list or dict of tensors (their floating and
-    complex parts are checked: :mod:`gradlab.check.outputs`), reduced by
-    ``reduction``. ``samples`` is the number of elements (sampled) or directions
+    complex parts are checked: :mod:`gradlab.check.outputs`). The check differentiates
+    the loss ``L = Σ_j v_j·y_j`` over fn's output values y, with weights v given by
+    ``grad_outputs``: ``"random"`` (the default) weights each output value by its own
+    seeded random value, a random sign times a size in [1/2, 2] at least 1/4 away from 1
+    (:data:`gradlab.check.problem.WEIGHT_SIZES`; the same ``seed`` gives the same weights:
+    :func:`gradlab.check.problem.random_weights`), so the backward under test receives a
+    grad_output that is not all ones and one that ignores, drops or mis-scales it fails,
+    one-value outputs included; ``"ones"`` is the plain sum (``y.sum()``, what this check did
+    before); a tensor (or a tuple, list or dict of them, shaped like fn's output) gives v
+    itself. ``reduction`` says how L is taken: ``"sum"`` (the default) as one value per
+    evaluation of fn, ``"mean"`` divided by the number of output values, ``"none"`` each
+    output value differenced on its own and contracted with v afterwards (the least
+    round-off, at 2-3x the cost of "sum" in full mode on large outputs). When autograd's
+    gradient is zero at every element by construction (ones on a LayerNorm or a softmax,
+    whose outputs add up to a constant; a function flat at the input) nothing was tested:
+    the verdict is ``"inconclusive"``, not ``"pass"``, and the summary says why.
+    ``samples`` is the number of elements (sampled) or directions
     (directional); blocks takes as many directions as covering every element needs.
     ``eps`` defaults to :func:`gradlab.numerics.schemes.default_step` and the tolerances
     to the least precise checked dtype's row of :mod:`gradlab.numerics.dtypes`.
@@ -103,6 +119,8 @@ def gradcheck(
     True
     >>> gradcheck(torch.sin, x, mode="full", taylor=False, check_forward=True, order=2).verdict
     'pass'
+    >>> gradcheck(lambda t: torch.softmax(t, 0), x, grad_outputs="ones").verdict  # Σ softmax = 1
+    'inconclusive'
     """
     if order not in (1, 2):
         raise GradLabError(f"order is 1 (the gradient) or 2 (also its gradient); got {order!r}.")

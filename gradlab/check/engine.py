@@ -56,7 +56,7 @@ from gradlab.check.culprit_output import culprit_output
 from gradlab.check.outputs import leave_out, without_parts
 from gradlab.check.pace import forecast_check, perturbation_count, stencil_points
 from gradlab.check.problem import (NumericProblem, autograd_side, check_inputs, least_precise, numeric_problem,
-                                   resolve_step)
+                                   resolve_step, weighted_outputs)
 from gradlab.check.report import CheckContext, Tolerances, error_map, state_counts, summarize
 from gradlab.check.results import CheckResult
 from gradlab.check.skipped import Skipped, with_skipped_words
@@ -121,7 +121,7 @@ def check_gradient(
     rtol: float | None = None,
     atol: float | None = None,
     reduction: str = "sum",
-    grad_outputs: str | torch.Tensor = "ones",
+    grad_outputs: str | torch.Tensor = "random",
     numeric_float64: bool = False,
     numeric_fn: Callable[..., Any] | None = None,
     taylor: bool = False,
@@ -220,6 +220,8 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
     choose("mode", mode, MODES)
     choose("reduction", reduction, REDUCTIONS)
     samples, seed, workers = check_samples(samples), check_seed(seed), resolve_workers(workers)
+    # sum/mean: fn's outputs weighted by grad_outputs, the loss Σ v_j·y_j (gradlab.check.problem)
+    call, numeric_fn, twin = weighted_outputs(call, numeric_fn, twin, reduction, grad_outputs, seed)
     xs = check_inputs(args.reals())
     if not sum(t.numel() for t in xs):
         raise GradLabError("The checked inputs have no elements: there is no gradient to check.")
@@ -288,14 +290,14 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
     @np.errstate(all="ignore")  # built when first read, after the check: quiet as the check is
     def summary():
         notes = evidence_notes(table, facts(user_dtype).name, g64 is not None, numeric_fn is not None)
-        return with_skipped_words(with_nonfinite_words(
+        return side.worded(with_skipped_words(with_nonfinite_words(
             summarize(p, table, CheckContext(mode, user_dtype, tol, y.numel(), spread), scale=scale,
                       located=located, truncation_share=share, first=first,
                       output_of=_output_of(call, xs, reduction, v, p), notes=notes, counted=counted), nonfinite),
-            skipped)
+            skipped))
 
     counted = state_counts(table)
-    verdict = counted[1]
+    verdict = side.verdict(counted[1])  # a gradient zero by construction: inconclusive, not pass
     # A pass's words are built when first read (a tenth of a small check; a test asserting
     # the verdict never reads them); any other verdict's now, while fn is as it was: naming
     # the output part a wrong gradient comes through evaluates fn again.

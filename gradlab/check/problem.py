@@ -1,6 +1,15 @@
-"""Setting a check up: the inputs, the autograd side, and the numeric problem.
+"""Setting a check up: the inputs, the output weights, the autograd side, and the numeric problem.
 
-The autograd side is one backward pass in the inputs' dtype (float64 out);
+The loss a check differentiates is ``L = Σ_j v_j·y_j`` over fn's output values y, with
+weights v (``grad_outputs``): by default seeded random ones (:func:`random_weights`), so the
+backward under test receives a grad_output that is not all ones, and a backward that ignores,
+drops or mis-scales it disagrees with the finite differences. For reduction ``sum`` and
+``mean`` fn's outputs are weighted as it returns them (:func:`weighted_outputs`: the check
+then takes the sum or the mean of ``v∘y``, one value per evaluation, as cheap as a plain sum);
+for ``none`` every output value is differenced on its own and contracted with v.
+
+The autograd side is one backward pass in the inputs' dtype (float64 out), and says when
+the gradient is zero by construction (:class:`ZeroGradient`: nothing was tested);
 the numeric side (:class:`NumericProblem`) holds everything the finite
 differences need, in the numeric dtype: the flattened inputs, fn batched over
 perturbed copies, the reduction, the ``grad_outputs`` weights, the scheme and
@@ -17,8 +26,10 @@ the step, and the reduced value(s) at x.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
+import threading
 from dataclasses import dataclass
 from typing import Callable
 
@@ -33,8 +44,17 @@ from gradlab.limits import LIMITS, check_limit, size_bound
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import Scheme, default_step, get_scheme  # noqa: F401 - get_scheme: doctest
 
-__all__ = ["NumericProblem", "AutogradSide", "as_inputs", "check_inputs", "least_precise", "reduce_outputs",
-           "autograd_gradient", "autograd_side", "numeric_problem", "resolve_step"]
+__all__ = ["NumericProblem", "AutogradSide", "ZeroGradient", "WEIGHT_SIZES", "random_weights", "weighted_outputs",
+           "as_inputs", "check_inputs", "least_precise", "reduce_outputs", "autograd_gradient", "autograd_side",
+           "numeric_problem", "resolve_step"]
+
+#: The sizes of the random weights (``grad_outputs="random"``), each with a random sign:
+#: between 1/2 and 2, so no output is weighted near 0 and none outweighs another by more
+#: than 4; at least 1/4 away from 1, so a backward that ignores its grad_output is 25 % off
+#: or more even on a one-value output; multiples of 1/8 of at most 3 significant bits, so
+#: every weight is exact in every floating dtype (float8 included) and fn and its float64
+#: twin are weighted alike.
+WEIGHT_SIZES = (0.5, 0.625, 0.75, 1.25, 1.5, 1.75, 2.0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -100,6 +120,20 @@ def reduce_outputs(y: torch.Tensor, reduction: str) -> torch.Tensor:
     return flat
 
 
+def random_weights(numel: int, seed: int) -> torch.Tensor:
+    """The seeded random ``grad_outputs`` (float64, flat): for each output value a random sign
+    times a size drawn from :data:`WEIGHT_SIZES`. The same ``seed`` gives the same weights.
+
+    >>> v = random_weights(6, seed=0)
+    >>> torch.equal(v, random_weights(6, seed=0)), set(v.abs().tolist()) <= set(WEIGHT_SIZES)
+    (True, True)
+    """
+    gen = torch.Generator().manual_seed(seed + 1)
+    sizes = torch.tensor(WEIGHT_SIZES, dtype=torch.float64)
+    size = sizes[torch.randint(len(WEIGHT_SIZES), (numel,), generator=gen)]
+    return torch.where(torch.randint(2, (numel,), generator=gen) == 1, size, -size)
+
+
 def _grad_outputs(spec, out, layout: OutputLayout, dtype: torch.dtype, seed: int) -> torch.Tensor:
     """The flat (layout.numel,) weights v: a tensor (or a tuple/list/dict like the output), or a name."""
     if not isinstance(spec, str):
@@ -112,8 +146,94 @@ def _grad_outputs(spec, out, layout: OutputLayout, dtype: torch.dtype, seed: int
     choose("grad_outputs", spec, GRAD_OUTPUTS)
     if spec == "ones":
         return torch.ones(layout.numel, dtype=dtype)
-    gen = torch.Generator().manual_seed(seed + 1)
-    return torch.randn(layout.numel, generator=gen, dtype=torch.float64).to(dtype)
+    return random_weights(layout.numel, seed).to(dtype)
+
+
+class _OutputWeights:
+    """grad_outputs for reduction sum or mean: fn's output parts multiplied by their weights
+    as fn returns them. The weights are made from the first output seen (their layout: every
+    floating-point and complex part), then shared by every function this weighs (fn, its
+    float64 twin, numeric_fn) and every thread."""
+
+    def __init__(self, spec, seed: int):
+        self._spec, self._seed = spec, seed
+        self._parts: list[torch.Tensor] | None = None  # float64, each shaped like its part (complex: (..., 2))
+        self._cast: dict[tuple[int, torch.dtype], torch.Tensor] = {}
+        self._lock = threading.Lock()
+
+    def _weights(self, out) -> list[torch.Tensor]:
+        with self._lock:
+            if self._parts is None:
+                layout = OutputLayout.of(out)
+                flat = _grad_outputs(self._spec, out, layout, torch.float64, self._seed)
+                pieces = torch.split(flat, layout.sizes) if len(layout.sizes) > 1 else [flat]
+                self._parts = [w.reshape(*shape, 2) if is_complex else w.reshape(shape)
+                               for w, shape, is_complex in zip(pieces, layout.shapes, layout.complex_parts)]
+            return self._parts
+
+    def _weight(self, k: int, dtype: torch.dtype) -> torch.Tensor:
+        key = (k, dtype)
+        w = self._cast.get(key)
+        if w is None:  # exact in every dtype (WEIGHT_SIZES); a user's tensor is rounded as fn's output is
+            w = self._cast.setdefault(key, self._parts[k].to(dtype))
+        return w
+
+    def weigh(self, out):
+        """fn's output ``out`` with each floating-point or complex part times its weights."""
+        parts = self._weights(out)
+        counter = iter(range(len(parts)))
+
+        def times(t: torch.Tensor) -> torch.Tensor:
+            k = next(counter, None)
+            if k is None:
+                raise GradLabError("The function returned differently structured outputs on another "
+                                   "call: more floating-point parts than at the first.")
+            if t.is_complex() and parts[k].dim() == t.dim() + 1:  # complex at x: its real and imaginary parts
+                real = torch.view_as_real(t.resolve_conj())
+                return torch.view_as_complex((real * self._weight(k, real.dtype)).contiguous())
+            return t * self._weight(k, t.real.dtype if t.is_complex() else t.dtype)
+
+        return _map_parts(out, times)
+
+    def __call__(self, fn: Callable | None) -> Callable | None:
+        if fn is None:
+            return None
+
+        def weighted(*args):
+            return self.weigh(fn(*args))
+
+        weighted.rows = getattr(fn, "rows", None)  # fn's cheap way over many rows, if it has one
+        return weighted
+
+
+def _map_parts(out, f: Callable):
+    """``out`` (a tensor, or a tuple, list or dict of them, nested) with every floating-point
+    or complex tensor replaced by ``f(tensor)``, in :func:`~gradlab.check.outputs.output_parts`'s order."""
+    if isinstance(out, torch.Tensor):
+        return f(out) if out.is_floating_point() or out.is_complex() else out
+    if isinstance(out, dict):
+        return {k: _map_parts(v, f) for k, v in out.items()}
+    if isinstance(out, (tuple, list)):
+        items = [_map_parts(v, f) for v in out]
+        return tuple(items) if isinstance(out, tuple) else items
+    return out
+
+
+def weighted_outputs(call: Callable, numeric_fn: Callable | None, twin, reduction: str, grad_outputs, seed: int):
+    """(call, numeric_fn, twin) whose outputs are weighted by ``grad_outputs`` for reduction
+    sum or mean, so the check's loss is ``Σ_j v_j·y_j`` (or its mean); unchanged for
+    grad_outputs "ones" and for reduction "none" (which contracts with v itself). ``twin``
+    builds fn in float64 (or is None): the function it builds is weighted alike.
+
+    >>> call, _, _ = weighted_outputs(lambda t: t * 3, None, None, "sum", "random", 0)
+    >>> (call(torch.ones(4, dtype=torch.float64)) / 3).tolist() == random_weights(4, 0).tolist()
+    True
+    """
+    if reduction == "none" or (isinstance(grad_outputs, str) and choose("grad_outputs", grad_outputs,
+                                                                          GRAD_OUTPUTS) == "ones"):
+        return call, numeric_fn, twin
+    weigh = _OutputWeights(grad_outputs, seed)
+    return weigh(call), weigh(numeric_fn), (lambda: weigh(twin())) if callable(twin) else twin
 
 
 def autograd_gradient(fn, xs: list[torch.Tensor], reduction: str, grad_outputs, seed: int):
@@ -126,6 +246,52 @@ def autograd_gradient(fn, xs: list[torch.Tensor], reduction: str, grad_outputs, 
     return _flat_gradient(grads, leaves), y.detach(), v
 
 
+#: A gradient is zero by construction when its largest element is at most this share of the
+#: largest element of the gradient of the same outputs weighted by random signs (capped at
+#: 1e-4 for float16 and below): the rounding left of a sum of outputs that is constant.
+ZERO_SHARE = 1024
+
+
+@dataclass(frozen=True)
+class ZeroGradient:
+    """Autograd's gradient is zero at every element by construction, so a pass tested nothing.
+
+    ``kind`` "cancelled": the weighted outputs add up to a constant (ones on a LayerNorm or a
+    softmax: their gradient is rounding, next to ``probe`` for outputs weighted by random
+    signs); "flat": the gradient is exactly 0 for any weights (fn does not change here).
+    """
+
+    kind: str  # cancelled | flat
+    largest: float  # max |autograd's gradient|
+    probe: float  # max |gradient| with the same outputs weighted by random signs
+    weights: str  # the check's weights, in words
+
+    def worded(self, summary):
+        """``summary`` (a pass) as the inconclusive check it is, in words saying why."""
+        if self.kind == "flat":
+            what = "fn does not change with the checked inputs here"
+            details = ("Autograd's gradient is exactly 0 at every element, whatever the weights of the outputs, "
+                       "and the finite differences agree: fn is flat at this input (a step function such as "
+                       "round or floor, a comparison, a detached path), so no derivative was checked.")
+            fixes = ("Check at inputs where fn changes, or over the inputs its output depends on.",)
+        else:
+            what = "the gradient is zero at every element"
+            details = (f"Autograd's gradient is rounding at every element (largest |dL/dx_i| = {self.largest:.3g}, "
+                       f"against {self.probe:.3g} for the same outputs weighted by random signs): with "
+                       f"{self.weights} the weighted outputs add up to a constant, as a normalisation's do "
+                       "(LayerNorm, softmax), so the check compared 0 with 0 and would pass a backward that "
+                       "ignored or mis-scaled its grad_output just as well.")
+            fixes = ("Use grad_outputs='random' (the default): every output weighted by its own seeded "
+                     "random value.", "Or check other inputs, or other weights of the outputs.")
+        headline = f"Nothing was tested: {what}."
+        diagnosis = dataclasses.replace(summary.diagnosis, kind="vacuous", level="warning", headline=headline,
+                                        details=details, fixes=fixes)
+        return dataclasses.replace(
+            summary, verdict="inconclusive", vacuous=True, diagnosis=diagnosis,
+            headline=f"Gradient check inconclusive: {what} (nothing was tested).",
+            message=f"Gradient check inconclusive: {what}, so nothing was tested. {details}", hint=fixes[0])
+
+
 @dataclass(frozen=True, eq=False)
 class AutogradSide:
     """What a check takes from autograd, from one forward pass of fn at the user's input."""
@@ -136,6 +302,16 @@ class AutogradSide:
     output: torch.Tensor  # the checked output parts as one real vector
     parts: list[torch.Tensor]  # every output part of that forward pass, detached (repeatability compares them)
     weights: torch.Tensor | None  # grad_outputs ("none" only)
+    zero: ZeroGradient | None = None  # the gradient is zero by construction: a pass tests nothing
+
+    def verdict(self, verdict: str) -> str:
+        """The check's verdict from its values' ``verdict``: inconclusive, not pass, when the
+        gradient is zero by construction (a fail or a kink stands)."""
+        return "inconclusive" if self.zero is not None and verdict == "pass" else verdict
+
+    def worded(self, summary):
+        """The check's summary from its values' ``summary``: see :meth:`verdict`."""
+        return self.zero.worded(summary) if self.zero is not None and summary.verdict == "pass" else summary
 
 
 def autograd_side(call, xs: list[torch.Tensor], reduction: str, grad_outputs, seed: int) -> AutogradSide:
@@ -145,9 +321,16 @@ def autograd_side(call, xs: list[torch.Tensor], reduction: str, grad_outputs, se
     give, with one forward pass instead of three: the output parts that do not require grad are
     left out of the loss and of the returned ``call``.
 
+    When the weights are not random (ones, or a tensor given), or the gradient is exactly 0, a
+    third backward weights the same outputs by random signs: a gradient that is rounding next to
+    that one is zero by construction (:class:`ZeroGradient`).
+
     >>> side = autograd_side(lambda t: (t ** 2, t.detach()), [torch.tensor([1.0, 2.0])], "sum", "ones", 0)
-    >>> side.gradient.tolist(), side.again.tolist(), side.call.left_out
-    ([2.0, 4.0], [2.0, 4.0], frozenset({'out[1]'}))
+    >>> side.gradient.tolist(), side.again.tolist(), side.call.left_out, side.zero
+    ([2.0, 4.0], [2.0, 4.0], frozenset({'out[1]'}), None)
+    >>> x = torch.randn(3, 5, dtype=torch.float64)
+    >>> autograd_side(lambda t: torch.softmax(t, -1), [x], "sum", "ones", 0).zero.kind
+    'cancelled'
     """
     leaves = [t.clone().requires_grad_(True) for t in xs]
     with torch.enable_grad():
@@ -164,8 +347,54 @@ def autograd_side(call, xs: list[torch.Tensor], reduction: str, grad_outputs, se
             call, out = leave_out(call, constant), without_parts(out, constant)
         y, target, seed_grad, v = _loss(out, reduction, grad_outputs, seed)
         first = torch.autograd.grad(target, leaves, grad_outputs=seed_grad, allow_unused=True, retain_graph=True)
-        again = torch.autograd.grad(target, leaves, grad_outputs=seed_grad, allow_unused=True)
-    return AutogradSide(call, _flat_gradient(first, leaves), _flat_gradient(again, leaves), y.detach(), every, v)
+        gradient = _flat_gradient(first, leaves)
+        largest = float(gradient.abs().max()) if gradient.numel() else math.nan
+        probe = _suspect(largest, xs, y, grad_outputs)
+        again = torch.autograd.grad(target, leaves, grad_outputs=seed_grad, allow_unused=True, retain_graph=probe)
+        zero = _zero_gradient(y, leaves, reduction, v, grad_outputs, seed, largest, least_precise(xs)) \
+            if probe else None
+    return AutogradSide(call, gradient, _flat_gradient(again, leaves), y.detach(), every, v, zero)
+
+
+def _zero_share(dtype: torch.dtype) -> float:
+    """The largest share of the probe's gradient a gradient zero by construction reaches (ZERO_SHARE)."""
+    return min(ZERO_SHARE * facts(dtype).unit_roundoff, 1e-4)
+
+
+def _suspect(largest: float, xs: list[torch.Tensor], y: torch.Tensor, grad_outputs) -> bool:
+    """Whether autograd's gradient (its largest element ``largest``) may be zero by construction,
+    worth the probe's backward: exactly 0, or, for weights that are not random, so small that
+    a step the size of the inputs would move the loss by a rounding's share of its outputs'
+    size (``max|g|·max|x| <= share·max|y|``: a LayerNorm's ones-weighted gradient, 1e-16 next
+    to 1; an elementwise fn's is of the size of its outputs)."""
+    if largest == 0:
+        return True
+    if (isinstance(grad_outputs, str) and grad_outputs == "random") or not largest == largest:
+        return False
+    size = max((float(t.abs().max()) for t in xs if t.numel()), default=0.0)
+    return largest * size <= _zero_share(least_precise(xs)) * float(y.detach().abs().max())
+
+
+def _zero_gradient(y, leaves, reduction: str, v, grad_outputs, seed: int, largest: float,
+                   dtype: torch.dtype) -> ZeroGradient | None:
+    """A :class:`ZeroGradient` when autograd's gradient (its largest element ``largest``) is zero
+    by construction: 0, or rounding next to the gradient of the same outputs ``y`` (the checked
+    ones, flat, on the graph) weighted by random signs; else None."""
+    gen = torch.Generator().manual_seed(seed + 2)
+    signs = torch.randint(2, (y.numel(),), generator=gen).to(torch.float64) * 2 - 1
+    scale = v.to(torch.float64) if reduction == "none" else torch.full((y.numel(),), 1.0 / y.numel()
+                                                                      if reduction == "mean" else 1.0)
+    grads = torch.autograd.grad(y, leaves, grad_outputs=(signs * scale).to(y.dtype), allow_unused=True)
+    probe = float(_flat_gradient(grads, leaves).abs().max())
+    if largest == 0 and probe == 0:
+        kind = "flat"
+    elif largest <= _zero_share(dtype) * probe:
+        kind = "cancelled"
+    else:
+        return None
+    weights = ("grad_outputs 'ones'" if isinstance(grad_outputs, str) and grad_outputs == "ones" else
+               "these grad_outputs" if isinstance(grad_outputs, str) else "the grad_outputs given")
+    return ZeroGradient(kind, largest, probe, weights)
 
 
 def _loss(out, reduction: str, grad_outputs, seed: int):

@@ -50,7 +50,9 @@ class CheckSettings:
     seed: int = 0
     numeric_float64: bool = False
     expression: str = "sin(x)"
-    grad_outputs: str = "ones"  # for reduction "none": ones or random
+    # the weights v of the checked loss Σ v_j·y_j: "ones" (the questions' plain sum or mean) or
+    # "random" (seeded, gradlab.gradcheck's default); the reduction takes it as for gradcheck
+    grad_outputs: str = "ones"
     rtol: float | None = None
     atol: float | None = None
 

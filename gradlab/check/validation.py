@@ -27,8 +27,12 @@ __all__ = ["MODES", "REDUCTIONS", "GRAD_OUTPUTS", "choose", "check_callable", "c
 
 #: The first is the default: it covers every element (gradlab.check.blocks).
 MODES = ("blocks", "sampled", "full", "directional")
+#: The first is the default of gradlab.gradcheck: the loss is the sum of fn's outputs, each
+#: weighted by grad_outputs (gradlab.check.problem), so "sum" with "ones" is the plain sum.
 REDUCTIONS = ("sum", "mean", "none")
-GRAD_OUTPUTS = ("ones", "random")
+#: The first is the default of gradlab.gradcheck (and so of assert_gradients and check_layers):
+#: seeded random weights; the CLI and the Grad check page keep "ones", their questions' plain sum.
+GRAD_OUTPUTS = ("random", "ones")
 
 
 def choose(name: str, value: str, options: Sequence[str]) -> str:

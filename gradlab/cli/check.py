@@ -67,7 +67,8 @@ def register(subparsers) -> None:
     p.add_argument("--loss", choices=LOSSES, default="mse")
     p.add_argument("--reduction", choices=REDUCTIONS, default="sum")
     p.add_argument("--grad-outputs", choices=GRAD_OUTPUTS, default="ones",
-                   help="weights v of the vector-Jacobian product for --reduction none")
+                   help="weights v of the checked loss sum_j v_j*y_j: ones (the default here: the plain "
+                        "sum or mean) or random (seeded by --seed; gradlab.gradcheck's default in Python)")
     p.add_argument("--dtype", choices=DTYPE_NAMES, default="float32")
     p.add_argument("--scheme", choices=SCHEME_NAMES, default="central")
     p.add_argument("--eps", type=_step, default=None, help="step h, or 'default' (from the dtype)")

@@ -9,6 +9,14 @@ summary's ``text`` (the element, both values, the difference, the hint):
   and ``not_differentiable`` (a kink at the point checked): raise too, because a
   test should not pass on "cannot tell"; pass ``allow_inconclusive=True`` or
   ``allow_not_differentiable=True`` to accept them.
+- a gradient that is zero at every element by construction (a LayerNorm's with
+  ``grad_outputs="ones"``: its outputs add up to a constant; a function flat at the
+  input) tested nothing: the check says ``inconclusive`` with that reason, so this
+  raises too rather than pass silently (``allow_inconclusive=True`` accepts it).
+
+The check weights fn's outputs by seeded random values (gradcheck's default
+``grad_outputs="random"``), so a backward that ignores, drops or mis-scales its
+incoming gradient fails here even where a sum of the outputs would hide it.
 
 ``check_forward=True`` also checks forward-mode AD (JVPs) and ``order=2`` the
 second derivatives (double backward); each check must pass on its own.
