@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import torch
 
 from gradlab.check.batching import single_threaded_ops
+from gradlab.check.problem import random_weights
 from gradlab.numerics.dtypes import resolve_tolerances
 from gradlab.testing.functions import FunctionCase, by_name
 
@@ -74,14 +75,18 @@ def bug_size(case: FunctionCase, dtype: torch.dtype, seed: int = 0) -> float:
 
 def wrong_elements(case: FunctionCase, inputs, reduction: str = "sum") -> torch.Tensor:
     """Boolean per flat input element: the gradient is off by more than its tolerance under the
-    weights a check with ``reduction`` used (ones for "sum", 1/N for "mean"; for "none", whose
-    weights a result does not give, under any of :func:`weight_sets`)."""
+    weights a default check with ``reduction`` used (gradlab.gradcheck's seeded random
+    grad_outputs at seed 0, divided by N for "mean"; for "none", under any of
+    :func:`weight_sets` and those)."""
     with single_threaded_ops():
         sets = weight_sets(case, inputs)
+        own = random_weights(sets[0].numel(), 0).reshape(sets[0].shape)  # the check's default grad_outputs
         if reduction == "sum":
-            sets = sets[:1]
+            sets = [own]
         elif reduction == "mean":
-            sets = [sets[0] / sets[0].numel()]
+            sets = [own / own.numel()]
+        else:
+            sets = sets + [own]
         return torch.stack([_excess(case, inputs, w) > 1 for w in sets]).any(0)
 
 
