@@ -334,3 +334,15 @@ def test_a_gradient_zero_on_some_elements_only_is_checked_as_usual():
     # relu at negative inputs has gradient 0 there, but not everywhere: a plain pass
     x = torch.tensor([-1.0, -0.5, 0.5, 2.0], dtype=torch.float64)
     assert gradcheck(torch.relu, x, mode="full", grad_outputs="ones").verdict == "pass"
+
+
+def test_the_pages_answer_says_nothing_was_tested():
+    from gradlab.answers.check import check_answer
+    from gradlab.check.settings import CheckSettings, run_check
+
+    # x - x is 0 whatever x: the Grad check page's answer must not blame the finite difference
+    s = run_check(CheckSettings(model="expression", expression="x - x", shape=(4, 3), dtype="float64"),
+                  taylor=False).summary
+    answer = check_answer(s)
+    assert s.verdict == "inconclusive" and answer.level == "warning"
+    assert answer.text.startswith("Nothing was tested: fn does not change with the checked inputs here."), answer

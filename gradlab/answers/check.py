@@ -163,6 +163,8 @@ def check_answer(summary, columns=None) -> Answer:
         return Answer("error", f"The gradient looks wrong{_where(summary)}: {k} of {_what(summary)} "
                                "disagree with autograd by more than the finite difference's own error "
                                "can explain.")
+    if summary.verdict == "inconclusive" and summary.vacuous:  # a gradient zero by construction: nothing tested
+        return Answer("warning", f"{summary.diagnosis.headline} {summary.hint}")
     if summary.verdict == "inconclusive":
         k = _count(summary, "inconclusive")
         return Answer("warning", f"Cannot tell{_where(summary)}: for {k} of {_what(summary)} the finite "
