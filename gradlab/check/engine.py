@@ -65,7 +65,7 @@ from gradlab.check.taylor import taylor_test
 from gradlab.check.validation import MODES, REDUCTIONS, check_callable, check_full_limit, check_samples, check_seed, \
     choose, resolve_workers
 from gradlab.check.verdicts import backward_spread
-from gradlab.check.witness import autograd_in_float64, float64_problem, float64_twin
+from gradlab.check.witness import autograd_in_float64, autograd_rounding, float64_problem, float64_twin
 from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.dtypes import facts, resolve_tolerances
@@ -278,18 +278,20 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
     witness = float64_problem(twin, xs, reduction, v, s, p, args, g)
     g64 = autograd_in_float64(twin, xs, reduction, v, y) if user_dtype != torch.float64 else None
     g64 = g64 if skipped is None else skipped.zeroed(g64)
-    rounding = None if g64 is None else ((g - g64)[index] if index is not None else directions @ (g - g64)).abs()
+    # autograd's own rounding: its distance from g64 allowed for only up to what rounding can produce (witness)
+    rounding = None if user_dtype == torch.float64 else autograd_rounding(call, twin, xs, reduction, v, g, g64,
+                                                                          user_dtype, index, directions)
     first, table, scale, located, share = measure_values(p, g, index, directions, tol, progress, workers, witness,
                                                          facts(user_dtype).eps,
-                                                         None if rounding is None else rounding.numpy(),
+                                                         None if rounding is None else rounding.rows,
                                                          blocks=mode == "blocks",
-                                                         element_rounding=None if g64 is None else (g - g64).abs(),
+                                                         element_rounding=rounding,
                                                          element_tolerance=element_tolerance)
 
     @functools.cache  # one summary for this result and its copies (result.first_order)
     @np.errstate(all="ignore")  # built when first read, after the check: quiet as the check is
     def summary():
-        notes = evidence_notes(table, facts(user_dtype).name, g64 is not None, numeric_fn is not None)
+        notes = evidence_notes(table, facts(user_dtype).name, rounding, numeric_fn is not None)
         return side.worded(with_skipped_words(with_nonfinite_words(
             summarize(p, table, CheckContext(mode, user_dtype, tol, y.numel(), spread), scale=scale,
                       located=located, truncation_share=share, first=first,

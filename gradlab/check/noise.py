@@ -24,6 +24,9 @@ A finite difference ``Σ w_j φ(c_j h)/h`` then carries noise of about
 ``σ·‖w‖₂/h`` (independent noise at its points); its round-off bound is
 :data:`SAFETY` times that (:func:`measured_roundoff`).
 
+The check's row estimators live here too (:func:`onehot_estimator`, :func:`dense_estimator`:
+a table row's estimate at a per-row step, and the perturbation its noise is sampled along).
+
 >>> t = np.arange(-3, 4) * 1e-3
 >>> rng = np.random.default_rng(0)
 >>> table = np.exp(t)[None, :] + 1e-9 * rng.standard_normal((200, 7))
@@ -42,9 +45,13 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from gradlab.check.evaluation import chunk_size, onehot_evaluator, run_chunks
 from gradlab.check.problem import NumericProblem, reduce_outputs
+from gradlab.check.stencil import dense_maker, estimates, onehot_maker
+from gradlab.numerics.dtypes import facts
 
-__all__ = ["POINTS", "SAFETY", "SPACING", "WIDE_SPACING", "Measured", "ecnoise", "measured_roundoff", "sample", "measure"]
+__all__ = ["POINTS", "SAFETY", "SPACING", "WIDE_SPACING", "Measured", "ecnoise", "measured_roundoff", "sample", "measure",
+           "RowEstimator", "onehot_estimator", "dense_estimator", "measure_noise"]
 
 POINTS = 7  # i = -3..3: levels 1..6, so levels 1..4 can each be tested with the two above
 # Table spacing δ as a share of the step: the smooth part's third differences are then
@@ -162,3 +169,52 @@ def measure(p: NumericProblem, maker, rows: np.ndarray, steps: np.ndarray, floor
 def contract_base(p: NumericProblem) -> float:
     """φ(0) = L(x), as the stencil sees it."""
     return p.loss
+
+
+class RowEstimator:
+    """Estimates of table rows at per-row steps (``estimator(p, rows, h)``), and the rows'
+    perturbations themselves (:meth:`maker`), which the noise measurement samples along."""
+
+    def __init__(self, estimate, maker, floor):
+        self._estimate, self.maker, self.floor = estimate, maker, floor
+
+    def __call__(self, p: NumericProblem, rows: np.ndarray, h: torch.Tensor):
+        return self._estimate(p, rows, h)
+
+
+def onehot_estimator(index: torch.Tensor, workers: int = 1) -> RowEstimator:
+    """Estimates of table rows ``rows`` (flat elements ``index[rows]``) at per-row steps."""
+    def estimate(p: NumericProblem, rows: np.ndarray, h: torch.Tensor):
+        chunk = chunk_size(p, len(rows))
+        evaluator = onehot_evaluator(p, index[torch.from_numpy(rows)], chunk, h)
+        return run_chunks(evaluator, len(rows), chunk, workers=workers)
+
+    def floor(p: NumericProblem, rows: np.ndarray) -> np.ndarray:
+        """A table spacing that moves element index[r]: a few of its ulps."""
+        x = p.flat.values[index[torch.from_numpy(rows)]].to(torch.float64).abs().numpy()
+        return _ULPS_MOVED * facts(p.dtype).eps * np.maximum(x, facts(p.dtype).tiny)
+
+    return RowEstimator(estimate, lambda p, rows: onehot_maker(p, index[torch.from_numpy(rows)]), floor)
+
+
+def dense_estimator(directions: torch.Tensor) -> RowEstimator:
+    """Estimates of table rows ``rows`` (directions ``directions[rows]``) at per-row steps."""
+    def estimate(p: NumericProblem, rows: np.ndarray, h: torch.Tensor):
+        return estimates(p, dense_maker(p, directions[torch.from_numpy(rows)]), h)
+
+    def floor(p: NumericProblem, rows: np.ndarray) -> np.ndarray:
+        return np.zeros(len(rows))  # points off the dtype's grid are moved back (stencil.nominal_correction)
+
+    return RowEstimator(estimate, lambda p, rows: dense_maker(p, directions[torch.from_numpy(rows)]), floor)
+
+
+#: A noise table's spacing moves a one-hot element by at least this many of its ulps.
+_ULPS_MOVED = 4
+
+
+def measure_noise(p: NumericProblem, estimator, rows: np.ndarray, steps: np.ndarray) -> Measured | None:
+    """Measured σ of fn along each of ``rows`` (:func:`gradlab.check.noise.measure`), or
+    None when the estimator cannot say what a row's perturbation is."""
+    if not isinstance(estimator, RowEstimator) or p.scheme.complex_step:
+        return None
+    return measure(p, estimator.maker, rows, steps, estimator.floor(p, rows))

@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # only for the annotations: results imports overall from here
     from gradlab.check.results import Element
 
 __all__ = ["State", "STATES", "STATE_NAMES", "overall", "EXIT_CODES", "verdict_words", "spread_note",
-           "evidence_notes"]
+           "evidence_notes", "rounding_note"]
 
 
 @dataclass(frozen=True)
@@ -96,9 +96,10 @@ _SOURCES = {"measured noise": "from fn's rounding noise, measured along this per
             "model": "round-off modelled as u·|L|, no larger noise measured"}
 
 
-def evidence_notes(table, dtype: str, autograd_measured: bool, twin_given: bool) -> tuple[str, ...]:
+def evidence_notes(table, dtype: str, rounding, twin_given: bool) -> tuple[str, ...]:
     """What the verdict rests on, one sentence each: how many bounds came from measured noise
-    or the float64 witness, and whether autograd's own rounding was measured."""
+    or the float64 witness, and how autograd's own rounding was allowed for (``rounding``:
+    gradlab.check.witness.AutogradRounding, None in float64)."""
     notes = []
     if "bound_source" in table:
         source = table["bound_source"]
@@ -110,14 +111,38 @@ def evidence_notes(table, dtype: str, autograd_measured: bool, twin_given: bool)
         if witness:
             notes.append(f"{witness} values were re-estimated in float64 "
                          f"({'the numeric_fn given' if twin_given else 'fn run in float64'}).")
-    if dtype != "float64" and "autograd_rounding" in table:
-        if autograd_measured:
-            notes.append(f"Autograd's own rounding in {dtype} was measured against float64 autograd (up to "
-                         f"{float(table['autograd_rounding'].max()):.3g}) and allowed for.")
-        else:
-            notes.append(f"Autograd's own rounding in {dtype} could not be measured (fn does not run in "
-                         "float64): it was taken as 8 ulps.")
+    if dtype != "float64" and rounding is not None:
+        notes.append(rounding_note(dtype, rounding))
     return tuple(notes)
+
+
+def rounding_note(dtype: str, rounding) -> str:
+    """How autograd's own rounding in ``dtype`` was allowed for, one sentence or two."""
+    from gradlab.check.witness import ROUNDING_RUNS, ROUNDING_SAFETY
+
+    if rounding.measured == "unneeded":
+        return f"Autograd's own rounding in {dtype} was not needed: every value agreed within the tolerance."
+    distance, bound, beyond = rounding.largest()
+    if rounding.measured == "no":
+        if rounding.twin:
+            return (f"Autograd's own rounding in {dtype} was measured against float64 autograd (up to "
+                    f"{distance:.3g}) and allowed for: fn's backward could not be run again with its rounding "
+                    f"perturbed to bound it, so a backward wrong only in {dtype} would pass too.")
+        return (f"Autograd's own rounding in {dtype} could not be measured (fn does not run in float64, and its "
+                "backward not with its rounding perturbed): it was taken as 8 ulps.")
+    how = f"in float64, by {dtype}'s unit round-off" if rounding.twin else f"in {dtype}, by an ulp"
+    runs = (f"fn's backward run {ROUNDING_RUNS} more times with every operation's rounding perturbed ({how}) "
+            f"bounds it at {ROUNDING_SAFETY:g} times their spread, up to {bound:.3g}")
+    if not rounding.twin:
+        return (f"Autograd's own rounding in {dtype} was measured and allowed for (fn does not run in "
+                f"float64): {runs}.")
+    note = (f"Autograd's own rounding in {dtype} was measured: {runs}; autograd's distance from float64 "
+            f"autograd (up to {distance:.3g}) was allowed for up to that bound only.")
+    if beyond:
+        note += (f" At {beyond} elements autograd in {dtype} is further from float64 autograd than rounding "
+                 f"can explain: a backward wrong only in {dtype} (a fast path, a cast to a lower precision) "
+                 "looks so.")
+    return note
 
 
 def spread_note(spread: float) -> str:

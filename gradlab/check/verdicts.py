@@ -38,11 +38,9 @@ import torch
 from gradlab.check.columns import Columns, Later, filled
 from gradlab.check.error_bounds import (Bounded, Estimator, bound_of, bounded_estimates, richardson_uncertainty,
                                         roundoff_bound)
-from gradlab.check.evaluation import chunk_size, onehot_evaluator, run_chunks
 from gradlab.check.kinks import candidates, confirm
-from gradlab.check.noise import Measured, measure
+from gradlab.check.noise import dense_estimator, measure_noise, onehot_estimator
 from gradlab.check.problem import NumericProblem
-from gradlab.check.stencil import dense_maker, estimates, onehot_maker
 from gradlab.check.step_search import search, torch_steps
 from gradlab.numerics.dtypes import facts
 
@@ -56,11 +54,11 @@ AUTOGRAD_ULPS = 8
 
 
 def autograd_slack(autograd, eps: float, rounding=None) -> np.ndarray:
-    """Autograd's own rounding per value: measured, ``rounding`` = |autograd - float64
-    autograd| (the twin's backward carries any error of the backward formula as fn's does,
-    so this is rounding alone); where not measured (None, NaN), AUTOGRAD_ULPS machine
-    epsilons of the value. Eight ulps of bfloat16 are 6 % of a value: on top of the
-    tolerance they hid half of a one-element error of 50 % that the measurement leaves visible.
+    """Autograd's own rounding per value: measured, ``rounding`` (what
+    gradlab.check.witness.AutogradRounding allows: |autograd - float64 autograd| up to a bound
+    of what rounding can produce, never the distance alone: a backward wrong only below
+    float64 is that distance too); where not measured (None, NaN), AUTOGRAD_ULPS machine
+    epsilons of the value.
 
     >>> autograd_slack(np.array([1.0, 1.0]), 2.0 ** -7, np.array([1e-3, np.nan])).tolist()
     [0.001, 0.0625]
@@ -84,55 +82,6 @@ def backward_spread(first: torch.Tensor, second: torch.Tensor) -> float:
     same = (first == second) | (first.isnan() & second.isnan())
     diff = torch.where(same, torch.zeros_like(first), (first - second).abs())
     return float(diff.nan_to_num(nan=float("inf")).max()) if diff.numel() else 0.0
-
-
-class RowEstimator:
-    """Estimates of table rows at per-row steps (``estimator(p, rows, h)``), and the rows'
-    perturbations themselves (:meth:`maker`), which the noise measurement samples along."""
-
-    def __init__(self, estimate, maker, floor):
-        self._estimate, self.maker, self.floor = estimate, maker, floor
-
-    def __call__(self, p: NumericProblem, rows: np.ndarray, h: torch.Tensor):
-        return self._estimate(p, rows, h)
-
-
-def onehot_estimator(index: torch.Tensor, workers: int = 1) -> RowEstimator:
-    """Estimates of table rows ``rows`` (flat elements ``index[rows]``) at per-row steps."""
-    def estimate(p: NumericProblem, rows: np.ndarray, h: torch.Tensor):
-        chunk = chunk_size(p, len(rows))
-        evaluator = onehot_evaluator(p, index[torch.from_numpy(rows)], chunk, h)
-        return run_chunks(evaluator, len(rows), chunk, workers=workers)
-
-    def floor(p: NumericProblem, rows: np.ndarray) -> np.ndarray:
-        """A table spacing that moves element index[r]: a few of its ulps."""
-        x = p.flat.values[index[torch.from_numpy(rows)]].to(torch.float64).abs().numpy()
-        return _ULPS_MOVED * facts(p.dtype).eps * np.maximum(x, facts(p.dtype).tiny)
-
-    return RowEstimator(estimate, lambda p, rows: onehot_maker(p, index[torch.from_numpy(rows)]), floor)
-
-
-def dense_estimator(directions: torch.Tensor) -> RowEstimator:
-    """Estimates of table rows ``rows`` (directions ``directions[rows]``) at per-row steps."""
-    def estimate(p: NumericProblem, rows: np.ndarray, h: torch.Tensor):
-        return estimates(p, dense_maker(p, directions[torch.from_numpy(rows)]), h)
-
-    def floor(p: NumericProblem, rows: np.ndarray) -> np.ndarray:
-        return np.zeros(len(rows))  # points off the dtype's grid are moved back (stencil.nominal_correction)
-
-    return RowEstimator(estimate, lambda p, rows: dense_maker(p, directions[torch.from_numpy(rows)]), floor)
-
-
-#: A noise table's spacing moves a one-hot element by at least this many of its ulps.
-_ULPS_MOVED = 4
-
-
-def measure_noise(p: NumericProblem, estimator, rows: np.ndarray, steps: np.ndarray) -> Measured | None:
-    """Measured σ of fn along each of ``rows`` (:func:`gradlab.check.noise.measure`), or
-    None when the estimator cannot say what a row's perturbation is."""
-    if not isinstance(estimator, RowEstimator) or p.scheme.complex_step:
-        return None
-    return measure(p, estimator.maker, rows, steps, estimator.floor(p, rows))
 
 
 def state_of(autograd, numeric, tolerance, bound, slack, kink) -> np.ndarray:
@@ -175,14 +124,13 @@ def judge(p: NumericProblem, table: Columns, estimator: Estimator, tolerance: To
     direction's: the root-sum-square of its elements' tolerances, :func:`direction_tolerance`).
 
     ``autograd_eps``: machine epsilon of autograd's dtype. Autograd's own value is
-    rounded too: a disagreement within it (:func:`autograd_slack`) is not evidence."""
+    rounded too: a disagreement within it (:func:`autograd_slack`) is not evidence;
+    ``autograd_rounding`` is what it may be per row (or a callable measuring that, run only
+    when some value is not within its tolerance: gradlab.check.witness.AutogradRounding.rows)."""
     a, n = table["autograd"], table["numeric"]
     tolerance = _Floored(tolerance, tolerance_floor)
     step = filled(len(n), p.step, np.float64)
-    slack = autograd_slack(a, autograd_eps, autograd_rounding)
-    within = _Within(tolerance, slack)
     tol = tolerance(n)
-    bad = np.flatnonzero(~(np.abs(a - n) <= tol + slack))  # within(n)
     screened = candidates(p, sides, scale, tol) if sides is not None else np.array([], dtype=np.int64)
     # Where fn has a float64 twin, a low-precision check's values are judged on the twin's finite
     # differences: a bfloat16 difference of a sum that cancels is noise far above the tolerance
@@ -191,8 +139,14 @@ def judge(p: NumericProblem, table: Columns, estimator: Estimator, tolerance: To
     # The first table keeps the dtype's own differences: what a hand-written check sees.
     twin = float64_problem() if p.dtype != torch.float64 else None
     if twin is not None:
-        best, bad = _witnessed(twin, a, within, estimator)
+        est, twin_scale = _twin_estimates(twin, estimator, len(a))
+        slack = _slack(a, est, tolerance(est), autograd_eps, autograd_rounding)
+        within = _Within(tolerance, slack)
+        best, bad = _witnessed(twin, a, within, estimator, est, twin_scale)
     else:
+        slack = _slack(a, n, tol, autograd_eps, autograd_rounding)
+        within = _Within(tolerance, slack)
+        bad = np.flatnonzero(~(np.abs(a - n) <= tol + slack))  # within(n)
         model = roundoff_bound(p.scheme, p.dtype, n, scale, step)
         best = _Best(Bounded(n.copy(), step, scale.astype(np.float64), model, np.zeros(len(n)), np.zeros(len(n))),
                      filled(len(n), facts(p.dtype).name))
@@ -311,12 +265,27 @@ def _put(best: _Best, rows: np.ndarray, found: Bounded, dtype: str) -> _Best:
     return _Best(Bounded(**fields), dtypes)
 
 
-def _witnessed(p64: NumericProblem, a, within, estimator) -> tuple[_Best, np.ndarray]:
-    """Every row estimated with fn's float64 twin at its step (round-off bound from the model, as
-    a first-step pass has); rows that do not pass there (returned too) get their bound and search."""
+def _slack(a, estimate, tol, eps: float, rounding) -> np.ndarray:
+    """Autograd's rounding allowance per row (:func:`autograd_slack`); a measurement still to be
+    made (``rounding`` callable: gradlab.check.witness.AutogradRounding.rows) is made only
+    when some row is not within ``tol`` of ``estimate`` (else nothing needs it: 0)."""
+    if callable(rounding):
+        rounding = rounding() if not (np.abs(a - estimate) <= tol).all() else np.zeros(len(a))
+    return autograd_slack(a, eps, rounding)
+
+
+def _twin_estimates(p64: NumericProblem, estimator, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """(estimate, scale) of every one of the ``m`` rows with fn's float64 twin at its step."""
+    h = np.full(m, p64.step)
+    return tuple(t.numpy().astype(np.float64) for t in estimator(p64, np.arange(m), torch_steps(h)))
+
+
+def _witnessed(p64: NumericProblem, a, within, estimator, est, scale) -> tuple[_Best, np.ndarray]:
+    """Every row estimated with fn's float64 twin at its step (``est``, ``scale``; round-off bound
+    from the model, as a first-step pass has); rows that do not pass there (returned too) get
+    their bound and search."""
     rows = np.arange(len(a))
     h = np.full(len(rows), p64.step)
-    est, scale = (t.numpy().astype(np.float64) for t in estimator(p64, rows, torch_steps(h)))
     best = _Best(Bounded(est, h, scale, roundoff_bound(p64.scheme, p64.dtype, est, scale, h), np.zeros(len(rows)),
                          np.zeros(len(rows))), filled(len(rows), "float64"))
     bad = np.flatnonzero(~(np.abs(a - est) <= within(est)))
