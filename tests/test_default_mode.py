@@ -200,6 +200,23 @@ def test_the_whole_corpus_in_the_default_mode(dtype):
         assert passed >= 0.9, [t for t, v in zip(texts, verdicts) if v != "pass"]
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
+def test_the_whole_corpus_without_a_float64_twin(dtype):
+    """Issue 35, item 6: fn casts what it is given to the module's dtype, so GradLab builds no
+    float64 twin and judges finite differences and autograd's rounding in the dtype itself:
+    still no fail (tests/test_low_precision_bugs.py holds the modules that failed so)."""
+    from test_low_precision_bugs import without_twin
+
+    for case in module_corpus():
+        module, inputs = case.build(dtype)
+        for what, options in _checks(case):
+            fn, args = without_twin(module, inputs, what, options.get("wrt"))
+            r = gradlab.gradcheck(fn, *args, taylor=False)
+            assert "float64" not in set(r.table["best_dtype"].tolist()), f"{case.name} {what}: a twin was built"
+            assert r.verdict != "fail", f"{case.name} {what}: {r.summary.text}"
+
+
 def _planted_cases():
     for case in module_corpus():
         if case.has_parameters:

@@ -37,7 +37,8 @@ from gradlab.check.problem import NumericProblem
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import Scheme
 
-__all__ = ["Bounded", "Estimator", "roundoff_bound", "richardson_uncertainty", "bound_of", "bounded_estimates"]
+__all__ = ["Bounded", "Estimator", "roundoff_bound", "richardson_uncertainty", "bound_of", "bounded_estimates",
+           "RESOLVED", "asymptotic"]
 
 # estimator(problem, rows, steps) -> (estimate, scale), float64 tensors, one per row
 Estimator = Callable[[NumericProblem, np.ndarray, torch.Tensor], tuple]
@@ -115,3 +116,38 @@ def bounded_estimates(p: NumericProblem, estimator: Estimator, rows: np.ndarray,
     est, scale = estimator(p, np.concatenate([rows, rows]), both)
     est, scale, m = est.numpy(), scale.numpy(), len(rows)
     return bound_of(p.scheme, p.dtype, est[:m], est[m:], scale[:m], steps, noise)
+
+
+#: Truncation is resolved when |D(h) - D(h/2)| exceeds this many times the round-off of both
+#: estimates (R/h + 2R/h): below it the difference may be rounding alone.
+RESOLVED = 2.0
+
+
+def asymptotic(p: NumericProblem, estimator: Estimator, rows: np.ndarray, b: Bounded) -> np.ndarray:
+    """Per row, whether its estimate's step is in the regime Richardson's truncation assumes:
+    D(h) - D(h/2) = 2^p·(D(h/2) - D(h/4)) within half of itself (C·h^p halves p times per
+    halving), and D(h) - D(h/2) larger than RESOLVED times the round-off that test carries
+    (R(h) + R(h/2) + 2^p·(R(h/2) + R(h/4)) = (3 + 6·2^p)·R for a difference: R ∝ 1/h), so the
+    test measures the regime rather than noise. A step grown past a kink
+    (relu, an inactive unit switching on) or a saturation (tanh of a large step) is not: there
+    D(h) and D(h/2) can agree while both are far from the derivative (the secant of the far
+    field), and the bound says truncation is small when it is not measured at all.
+
+    >>> from gradlab.check.problem import numeric_problem
+    >>> from gradlab.check.stencil import estimates, onehot_maker
+    >>> from gradlab.numerics.schemes import get_scheme
+    >>> x = torch.tensor([0.5], dtype=torch.float64)
+    >>> est = lambda q, rows, h: estimates(q, onehot_maker(q, torch.from_numpy(rows)), h)
+    >>> def at(fn, h):
+    ...     p = numeric_problem(fn, [x], "sum", None, get_scheme("central"), h, torch.float64)
+    ...     return asymptotic(p, est, np.array([0]), bounded_estimates(p, est, np.array([0]), np.array([h]))).tolist()
+    >>> at(torch.sin, 1e-2), at(torch.relu, 8.0)  # smooth at a small step; relu's secant across 0
+    ([True], [False])
+    """
+    h = np.asarray(b.step, dtype=np.float64)
+    steps = torch.from_numpy(np.concatenate([h, h / 2, h / 4]))
+    d = estimator(p, np.concatenate([rows, rows, rows]), steps)[0].numpy().reshape(3, -1)
+    r = np.asarray(b.roundoff, dtype=np.float64)  # of D(h); D(h/2)'s is 2r, D(h/4)'s 4r (r: the complex step)
+    first, second, k = d[0] - d[1], d[1] - d[2], 2.0 ** p.scheme.order
+    noise = (3.0 + 3.0 * k if p.scheme.complex_step else 3.0 + 6.0 * k) * r
+    return (np.abs(first) > RESOLVED * noise) & (np.abs(first - k * second) <= 0.5 * np.abs(first) + noise)

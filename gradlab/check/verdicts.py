@@ -9,6 +9,8 @@ with the twin instead, and those that do not pass there are searched there.
 Values still not passing get fn's rounding noise measured (:mod:`gradlab.check.noise`)
 and their search again with it; kink candidates go through
 :func:`gradlab.check.kinks.confirm` (in the twin, for a low-precision check with one).
+A value that would fail on an estimate at a step grown past the check's own keeps it only
+where three steps show Richardson's regime (:func:`gradlab.check.error_bounds.asymptotic`).
 Then each value gets its state (:mod:`gradlab.check.states`).
 
 The first table's columns keep their meaning (``numeric``, ``abs_error``,
@@ -36,8 +38,8 @@ import numpy as np
 import torch
 
 from gradlab.check.columns import Columns, Later, filled
-from gradlab.check.error_bounds import (Bounded, Estimator, bound_of, bounded_estimates, richardson_uncertainty,
-                                        roundoff_bound)
+from gradlab.check.error_bounds import (Bounded, Estimator, asymptotic, bound_of, bounded_estimates,
+                                        richardson_uncertainty, roundoff_bound)
 from gradlab.check.kinks import candidates, confirm
 from gradlab.check.noise import dense_estimator, measure_noise, onehot_estimator
 from gradlab.check.problem import NumericProblem
@@ -177,6 +179,7 @@ def judge(p: NumericProblem, table: Columns, estimator: Estimator, tolerance: To
                       tol=tol if twin is None and not searched else None, passed=not unsettled.size)
     best, kink_noise, measured, left = _measured(p, best, failing, kinks if twin is None else kinks[:0], a,
                                                  within, estimator, float64_problem, tolerance)
+    best = _grown_steps_checked(p, twin, best, a, within, estimator)
     kinks = left if twin is None else kinks
     return _table(table, best, a, tolerance, slack, p, estimator, kinks, kink_noise, measured, kp)
 
@@ -251,6 +254,31 @@ def _remeasured(q, estimator, rows, found: Bounded) -> Bounded:
     roundoff[grown] = np.maximum(roundoff[grown], roundoff_bound(q.scheme, q.dtype, found.estimate[grown],
                                                                  found.scale[grown], found.step[grown], noise[grown]))
     return Bounded(found.estimate, found.step, found.scale, roundoff, found.truncation, noise)
+
+
+def _grown_steps_checked(p, twin, best: _Best, a, within, estimator) -> _Best:
+    """``best`` with each row that would fail on an estimate at a step grown past its problem's
+    own (round-off swamped the smaller ones) kept only where that step is in Richardson's regime
+    (:func:`gradlab.check.error_bounds.asymptotic`); elsewhere the row's estimate at its
+    problem's own step stands, with its bound (its measured noise too): a secant across a
+    kink or a saturation at a grown step is no evidence of a wrong gradient (a bfloat16 RNN's,
+    PReLU's and inactive relu units' right gradients failed on such secants)."""
+    b = best.bounded
+    wrong = ~(np.abs(a - b.estimate) <= within(b.estimate) + b.bound) & np.isfinite(b.estimate)
+    for q in (p, twin) if twin is not None else (p,):
+        name = facts(q.dtype).name
+        rows = np.flatnonzero(wrong & (best.dtype == name) & (b.step > _GROWN * q.step))
+        if not rows.size:
+            continue
+        back = rows[~asymptotic(q, estimator, rows, b.rows(rows))]
+        if back.size:
+            noise = None if b.noise is None else b.noise[back]
+            best = _put(best, back, bounded_estimates(q, estimator, back, np.full(len(back), q.step), noise), name)
+    return best
+
+
+#: A step is grown past its problem's own beyond this factor (the search grows by 8 at a time).
+_GROWN = 1.5
 
 
 def _put(best: _Best, rows: np.ndarray, found: Bounded, dtype: str) -> _Best:
