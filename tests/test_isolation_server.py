@@ -239,7 +239,9 @@ async def _cheap_sweep_beside_heavy_tabs(base_url: str, server_pid: int, tabs: i
     """``tabs`` tabs open a full check each (a new seed each: no cache answers), then another
     tab a cheap Explorer sweep: the sweep's run, which heavy requests had answered by then, every
     heavy request's run (each waited for to its end), and how many worker processes ran at most."""
-    hostile = [StreamlitSession(base_url, run_timeout=PATIENCE) for _ in range(tabs)]
+    # five visitors, each from an address of its own: tabs of one client hold one long worker at most
+    # (gradlab.server.lanes), which tests/test_visitor_fairness.py covers
+    hostile = [StreamlitSession(base_url, run_timeout=PATIENCE, source=f"127.0.0.{10 + k}") for k in range(tabs)]
     for tab in hostile:
         await tab.connect()
     requests = [asyncio.create_task(tab.open("gradcheck", HEAVY_CHECK.format(k))) for k, tab in enumerate(hostile)]
@@ -247,7 +249,7 @@ async def _cheap_sweep_beside_heavy_tabs(base_url: str, server_pid: int, tabs: i
     try:
         await _pool_computing(server_pid, LIMITS.pool_workers)  # the heavy requests have reached the pool
         await asyncio.sleep(1.5)  # past LONG_CALL_SECONDS: any worker the pool adds for them is taken
-        async with StreamlitSession(base_url, run_timeout=PATIENCE) as victim:
+        async with StreamlitSession(base_url, run_timeout=PATIENCE, source="127.0.0.3") as victim:
             sweep = asyncio.create_task(victim.open("explorer", cheap_sweep_query(11)))
             while not sweep.done():
                 workers = max(workers, _worker_count(server_pid))

@@ -409,11 +409,6 @@ class MaskedAttention(nn.Module):
         return self.proj(self.softmax(s) @ v)
 
 
-_NONFINITE = ("the softmax's check perturbs the -inf elements of its input, so every direction holds a "
-              "non-finite difference and the check is inconclusive (the engine: elements holding ±inf or "
-              "NaN are not perturbed, fixed by another engineer)")
-
-
 @functools.cache
 def _masked(right: bool):
     return gradlab.check_layers(_seeded(lambda: MaskedAttention(right)), _x(2, T, SMALL))
@@ -425,23 +420,18 @@ def test_a_right_masked_softmax_child_is_no_false_alarm():
     assert all(row.verdict == "pass" for row in r.rows if row.module != "softmax")
 
 
-@pytest.mark.xfail(strict=True, reason=_NONFINITE)
 def test_a_right_masked_softmax_child_passes():
+    """The softmax's -inf inputs (the causal mask) are skipped, not perturbed (issue 35, item 3)."""
     assert _masked(True).verdict == "pass"
 
 
 def test_a_wrong_masked_softmax_child_fails_the_attention():
     r = _masked(False)
-    # the attention's own code (the mask fill) makes it checked whole: it fails, where before
-    # nothing did. While the softmax's check cannot decide (see _NONFINITE) the attention is
-    # named, and the answer says a module inside it could not decide; once it can, the softmax
-    # is named and the attention holding it is not checked whole
-    assert r.verdict == "fail" and r.failing_modules in (("",), ("softmax",))
-    if r.failing_modules == ("",):
-        assert "in its own code or in a module inside it whose check could not decide (see the table)" in r.answer
+    # the softmax's -inf inputs are skipped, so its own check decides: it is named, and the
+    # attention holding it is not checked whole
+    assert r.verdict == "fail" and r.failing_modules == ("softmax",)
 
 
-@pytest.mark.xfail(strict=True, reason=_NONFINITE)
 def test_a_wrong_masked_softmax_child_is_named():
     assert _masked(False).failing_modules == ("softmax",)
 
