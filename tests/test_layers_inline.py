@@ -313,6 +313,8 @@ def test_a_right_gpt_passes_with_every_module_doing_its_own_work_checked():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # 40-130 s of CPU each on 2 cores (three failing Functions the most): the suite's
+# 300 s default would end them on a busy machine, not a failure of theirs
 @pytest.mark.parametrize("attention, activation, named", [
     ((CausalAttentionFn, AttnNoScale), (TanhGelu, TanhGelu), ("blocks.1.attn",)),
     ((AttnNoScale, CausalAttentionFn), (TanhGelu, GeluNoProduct), ("blocks.0.attn", "blocks.1.mlp")),
