@@ -27,7 +27,8 @@ import torch
 from gradlab.check.engine import caller_kept, checked_function, first_order, sample_indices
 from gradlab.check.estimates import element_estimates, reduction_estimates
 from gradlab.check.forward_mode import check_forward_mode
-from gradlab.check.problem import WEIGHT_SIZES, check_inputs, random_weights
+from gradlab.check.output_weights import WEIGHT_SIZES, random_weights
+from gradlab.check.problem import check_inputs
 from gradlab.check.results import CheckResult, CheckSummary, Element, GradcheckError
 from gradlab.check.second_order import check_second_order
 from gradlab.check.terminal_progress import terminal_progress
@@ -85,8 +86,8 @@ def gradcheck(
     the loss ``L = Σ_j v_j·y_j`` over fn's output values y, with weights v given by
     ``grad_outputs``: ``"random"`` (the default) weights each output value by its own
     seeded random value, a random sign times a size in [1/2, 2] at least 1/4 away from 1
-    (:data:`gradlab.check.problem.WEIGHT_SIZES`; the same ``seed`` gives the same weights:
-    :func:`gradlab.check.problem.random_weights`), so the backward under test receives a
+    (:data:`gradlab.check.output_weights.WEIGHT_SIZES`; the same ``seed`` gives the same weights:
+    :func:`gradlab.check.output_weights.random_weights`), so the backward under test receives a
     grad_output that is not all ones and one that ignores, drops or mis-scales it fails,
     one-value outputs included; ``"ones"`` is the plain sum (``y.sum()``, what this check did
     before); a tensor (or a tuple, list or dict of them, shaped like fn's output) gives v
