@@ -24,6 +24,7 @@ from gradlab.check.validation import GRAD_OUTPUTS, REDUCTIONS
 from gradlab.errors import GradLabError
 from gradlab.numerics.dtypes import resolve_tolerances
 from gradlab.testing import assert_gradients
+from gradlab.testing.functions_nonlinear import SiLU
 
 MODES = ("blocks", "sampled", "full", "directional")
 DTYPES = (torch.float64, torch.float32)
@@ -34,27 +35,8 @@ def _silu_derivative(x: torch.Tensor) -> torch.Tensor:
     return s * (1 + x * (1 - s))
 
 
-class SiLU(torch.autograd.Function):
-    """x·sigmoid(x), right."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * torch.sigmoid(x)
-
-    @staticmethod
-    def backward(ctx, g):
-        x, = ctx.saved_tensors
-        return g * _silu_derivative(x)
-
-
-class SiLUIgnoringG(torch.autograd.Function):
+class SiLUIgnoringG(SiLU):  # the right SiLU is the hand-written corpus's
     """The issue's reproducer: the backward forgot ``* g``."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * torch.sigmoid(x)
 
     @staticmethod
     def backward(ctx, g):
@@ -62,13 +44,8 @@ class SiLUIgnoringG(torch.autograd.Function):
         return _silu_derivative(x)
 
 
-class SiLUDoubled(torch.autograd.Function):
+class SiLUDoubled(SiLU):
     """A mis-scaled backward: ``2 * g``."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * torch.sigmoid(x)
 
     @staticmethod
     def backward(ctx, g):
