@@ -165,15 +165,10 @@ class Lanes:
         nothing in the lane and whose address is under :attr:`address_slots`, the one whose
         address runs fewest, then whose address, then visitor, was served longest ago, then the
         earliest (None: nobody may start). Turns go round the addresses, then their visitors."""
-        by_address: dict = {}
-        by_visitor: dict = {}
-        for running in self.running[lane]:
-            by_address[running.address] = by_address.get(running.address, 0) + 1
-            by_visitor[running.who] = by_visitor.get(running.who, 0) + 1
         best, best_rank = None, None
         for waiting in self.waiting[lane]:
-            on_address = by_address.get(waiting.address, 0)
-            if by_visitor.get(waiting.who, 0) or on_address >= self.address_slots:
+            on_address = self._fits(waiting, lane)
+            if on_address is None:
                 continue
             rank = (on_address, self.served.get(("address", waiting.address), 0),
                     self.served.get(("visitor", waiting.who), 0), waiting.seq)
@@ -181,15 +176,13 @@ class Lanes:
                 best, best_rank = waiting, rank
         return best
 
-    def _may_run(self, call: Call, lane: str) -> bool:
-        """Whether ``call`` may take a free slot of ``lane`` now without passing anyone waiting."""
-        if len(self.running[lane]) >= self.slots:
-            return False
-        busy = [c for c in self.running[lane] if c.who == call.who or c.address == call.address]
-        if any(c.who == call.who for c in busy) or len(busy) >= self.address_slots:
-            return False
-        nxt = self.next_call(lane)
-        return nxt is None or nxt.seq > call.seq
+    def _fits(self, call: Call, lane: str) -> int | None:
+        """How many calls of ``call``'s address run in ``lane``, or None when ``call`` may not join
+        them: its visitor runs one there already, or its address runs :attr:`address_slots`."""
+        others = [c for c in self.running[lane] if c is not call and c.address == call.address]
+        if any(c.who == call.who for c in others) or len(others) >= self.address_slots:
+            return None
+        return len(others)
 
     def shares_address(self, call: Call) -> bool:
         """Whether another call of ``call``'s client address runs now, in either lane (the pool
@@ -215,7 +208,7 @@ class Lanes:
                 self.known_long.popitem(last=False)
         self.running[call.lane].discard(call)
         call.lane = LONG
-        if not self.waiting[LONG] and self._may_run(call, LONG):
+        if not self.waiting[LONG] and len(self.running[LONG]) < self.slots and self._fits(call, LONG) is not None:
             self.running[LONG].add(call)
             return True
         self.arrivals += 1
