@@ -188,8 +188,8 @@ class Lanes:
         """Whether another call of ``call``'s client address runs now, in either lane (the pool
         then runs ``call`` at the long lane's priority: one client's second call never takes a
         core from another client's first)."""
-        return call.visitor is not None and any(
-            other is not call and other.address == call.address for lane in (SHORT, LONG) for other in self.running[lane])
+        return call.visitor is not None and any(other is not call and other.address == call.address
+                                                for lane in (SHORT, LONG) for other in self.running[lane])
 
     def contended(self, lane: str) -> bool:
         """Whether a call waits for a slot of ``lane``."""
