@@ -122,3 +122,29 @@ def test_the_pages_engine_calls_and_the_cli_run_within_the_bound(monkeypatch, ca
     assert main(["check", "--shape", "3"]) == 2
     assert f"error: bound {LIMITS.tensor_elements}" in capfd.readouterr().err
     assert size_bound(LIMITS.tensor_elements) == math.inf  # outside them: the user's own Python
+
+
+_PEAK = """
+import resource, sys, torch
+import gradlab
+x = torch.linspace(0.1, 3.0, {n}, dtype=torch.float64)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+assert gradlab.gradcheck(lambda t: torch.sin(t) * t, x, workers=1).verdict == "pass"
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024 / {n})
+"""
+
+
+@pytest.mark.slow
+def test_a_check_of_millions_of_elements_holds_its_directions_by_their_members():
+    # 64 block directions held as an (M, N) float64 matrix were 512 bytes an element, with their
+    # temporaries (the twin's, the noise tables', the step search's dense rows of all 64) about
+    # 1,200 measured: 5 GB for 4 M elements, 46 GB for a 10 M-parameter model. Held by members and
+    # weights, and made dense a few rows at a time, what remains is a few rows of fn's work.
+    import subprocess
+    import sys
+
+    n = 4_000_000
+    out = subprocess.run([sys.executable, "-c", _PEAK.format(n=n)], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    per_element = float(out.stdout.split()[-1])
+    assert per_element < 400, per_element

@@ -480,3 +480,16 @@ def test_complex_sinc_summed_over_outputs_up_to_1e10_is_not_failed():
     summed = gradlab.gradcheck(fn, z, mode="full")
     assert summed.verdict in ("pass", "inconclusive"), summed.summary.text
     assert gradlab.gradcheck(fn, z, mode="full", reduction="none").verdict == "pass"
+
+
+def test_as_strided_past_its_inputs_own_elements_is_refused_in_one_sentence():
+    """op_db's as_strided.partial_views, third sample: a storage offset of 10 on a 10-element input
+    reads memory beyond it. Torch perturbs the input in place, so the read stays within the
+    caller's storage (and the gradient is 0); GradLab's copy holds the input's elements only, so
+    torch raised its raw 'setStorage: ... out of bounds for storage of size 80'."""
+    x = torch.arange(20.0, dtype=torch.float64)[:10].requires_grad_()
+    with pytest.raises(GradLabError, match="^fn reads memory beyond its input's own elements.*base of the view"):
+        gradlab.gradcheck(lambda t: torch.as_strided(t, (2, 2), (1, 2), 10), x)
+    # fn's own errors are still fn's own
+    with pytest.raises(RuntimeError, match="mat1 and mat2 shapes cannot be multiplied"):
+        gradlab.gradcheck(lambda t: t @ torch.ones(3, 3, dtype=torch.float64), x)

@@ -67,7 +67,7 @@ def test_the_default_mode_is_blocks_everywhere():
 @pytest.mark.parametrize("numel", [1, 7, 8, 9, 100, 1000, 10**5])
 def test_blocks_cover_every_element_once_with_unit_directions(numel):
     tol = torch.rand(numel, generator=torch.Generator().manual_seed(numel), dtype=torch.float64) + 0.01
-    d = block_directions(numel, seed=3, tolerance=tol)
+    d = block_directions(numel, seed=3, tolerance=tol).dense()
     assert d.shape == (block_count(numel), numel)
     assert ((d != 0).sum(dim=0) == 1).all()  # each element in exactly one direction
     assert (d != 0).sum(dim=1).max() <= max(BLOCK, -(-numel // block_count(numel)))

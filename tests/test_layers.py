@@ -233,3 +233,12 @@ def test_a_passing_row_reads_its_check_without_building_the_words(dtype):
     assert row.element == s.worst.where
     assert (row.autograd, row.numeric, row.difference, row.tolerance, row.bound) == \
         (s.worst.autograd, s.worst.numeric, s.worst.abs_error, s.worst.tolerance, s.worst.error_bound)
+
+
+@pytest.mark.parametrize("spec, words", [("once", "Unknown grad_outputs 'once'"),
+                                         (torch.ones(2, 1), "grad_outputs is one of random, ones; got a Tensor")])
+def test_a_bad_grad_outputs_is_refused_once_not_skipped_in_every_module(spec, words):
+    # each module's refusal used to read as "skipped" on every row
+    with pytest.raises(GradLabError, match=words):
+        gradlab.check_layers(nn.Sequential(nn.Linear(2, 1), nn.Tanh()).double(), _x("float64", (2, 2)),
+                             grad_outputs=spec)

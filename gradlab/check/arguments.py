@@ -101,7 +101,19 @@ class Arguments:
         """fn at the arguments with the checked ones replaced by ``reals``, under the caller's
         numpy error handling (a warning fn's own numpy code raises is the caller's to see)."""
         with np.errstate(**self.errstate):
-            return fn(*self.rebuild(reals))
+            try:
+                return fn(*self.rebuild(reals))
+            except RuntimeError as e:
+                if "out of bounds for storage" not in str(e):
+                    raise
+                raise GradLabError(_BEYOND_STORAGE) from e
+
+
+#: fn read storage beyond its input's own elements (as_strided with a storage offset past them).
+_BEYOND_STORAGE = ("fn reads memory beyond its input's own elements (as_strided with a storage offset or strides "
+                   "reaching past them): GradLab checks the input's elements on a copy of them, which holds "
+                   "nothing beyond, and a gradient with respect to memory the input does not hold cannot be "
+                   "checked. Pass the tensor that holds that memory (the base of the view) as the input.")
 
 
 def parameter_names(fn: Callable, count: int) -> list[str]:

@@ -36,7 +36,7 @@ from gradlab.check.outputs import OutputLayout
 from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS
 
-__all__ = ["FEW_ROWS", "FlatInputs", "BatchedFn", "chunk_rows", "single_threaded_ops"]
+__all__ = ["FEW_ROWS", "FlatInputs", "BatchedFn", "chunk_rows", "memory_rows", "single_threaded_ops"]
 
 # A function's intermediates (x+1, /2, -t, **2 ...) each take about as much
 # memory as its input; the chunk is sized so that this many copies fit.
@@ -78,9 +78,19 @@ def chunk_rows(row_numel: int, itemsize: int, total: int, concurrent: int = 1,
     cache-friendly chunks.
     """
     row_bytes = max(1, row_numel * itemsize)
-    by_memory = LIMITS.chunk_bytes // (row_bytes * _INTERMEDIATE_COPIES * max(1, concurrent))
     cache = _DIRECT_CACHE_BYTES if strategy == "direct" else _CACHE_BYTES
-    return max(1, min(total, cache // row_bytes, by_memory))
+    return max(1, min(total, cache // row_bytes, memory_rows(row_numel, itemsize, concurrent)))
+
+
+def memory_rows(row_numel: int, itemsize: int = 8, concurrent: int = 1) -> int:
+    """How many perturbed rows of ``row_numel`` elements fit in ``LIMITS.chunk_bytes`` with
+    their intermediates (at least 1).
+
+    >>> memory_rows(1000), memory_rows(10**7)
+    (4194, 1)
+    """
+    row_bytes = max(1, row_numel * itemsize)
+    return max(1, LIMITS.chunk_bytes // (row_bytes * _INTERMEDIATE_COPIES * max(1, concurrent)))
 
 
 class BatchedFn:

@@ -29,7 +29,7 @@ The number of directions is ``ceil(N/8)``, capped at ``LIMITS.directional_checks
 past ``8·cap`` elements the blocks grow and the dilution with them (say so: the README
 lists what each mode can miss).
 
->>> d = block_directions(20, seed=0, tolerance=torch.ones(20, dtype=torch.float64))
+>>> d = block_directions(20, seed=0, tolerance=torch.ones(20, dtype=torch.float64)).dense()
 >>> tuple(d.shape), bool(((d != 0).sum(dim=0) == 1).all())  # every element in one direction
 ((3, 20), True)
 >>> torch.allclose(d.norm(dim=1), torch.ones(3, dtype=torch.float64))
@@ -45,7 +45,8 @@ import torch
 
 from gradlab.limits import LIMITS, check_limit
 
-__all__ = ["BLOCK", "SHORT_BLOCK", "block_size", "block_count", "block_directions", "direction_tolerance"]
+__all__ = ["BLOCK", "SHORT_BLOCK", "block_size", "block_count", "block_directions", "BlockDirections", "contract",
+           "covered", "block_members", "some_of", "direction_tolerance"]
 
 #: Elements per direction. Smaller finds smaller errors (see the module docstring) and
 #: costs more directions: 8 keeps a 10-tolerance error 3.5x beyond its direction's tolerance.
@@ -75,10 +76,10 @@ def block_count(numel: int, block: int = BLOCK) -> int:
     return max(1, min(math.ceil(numel / block), LIMITS.directional_checks))
 
 
-def block_directions(numel: int, seed: int, tolerance, block: int = BLOCK) -> torch.Tensor:
-    """(M, numel) float64 unit directions: the seeded shuffle of the elements dealt into M
-    blocks (:func:`block_count`), random signs, element j weighted by 1/``tolerance[j]``
-    (a numpy array or a tensor)."""
+def block_directions(numel: int, seed: int, tolerance, block: int = BLOCK) -> BlockDirections:
+    """The M unit directions (:func:`block_count`): the seeded shuffle of the elements dealt
+    into M blocks, random signs, element j weighted by 1/``tolerance[j]`` (a numpy array or a
+    tensor), held as a :class:`BlockDirections`."""
     count = block_count(numel, block)
     check_limit("directional checks", count, LIMITS.directional_checks)
     # one seeded draw, the arithmetic in numpy (each torch op costs 5-15 us in a small check):
@@ -92,15 +93,111 @@ def block_directions(numel: int, seed: int, tolerance, block: int = BLOCK) -> to
     weighted = signs / np.maximum(np.asarray(tolerance, dtype=np.float64), np.finfo(np.float64).tiny)
     if not math.isfinite(weighted.sum()):  # one reduction: a NaN or an overflow shows in the sum
         weighted = np.where(np.isfinite(weighted), weighted, signs)
-    directions = np.zeros((count, numel))
-    if count == 1:
-        directions[0] = weighted
-    else:  # the shuffled elements dealt out in turn: the first numel % count blocks one element longer
-        order = np.argsort(u[0], kind="stable")
-        directions[np.arange(numel) % count, order] = weighted[order]
-    directions /= np.abs(directions).max(axis=1, keepdims=True)  # first to 1: no overflow
-    directions /= np.sqrt(np.einsum("ij,ij->i", directions, directions))[:, None]
-    return torch.from_numpy(directions)
+    # the shuffled elements dealt out in turn (the first numel % count blocks one element longer),
+    # then each block's members in ascending order
+    order = np.argsort(u[0], kind="stable")
+    block_of = np.arange(numel) % count
+    by_block = np.lexsort((order, block_of))
+    members, block_of = order[by_block], block_of[by_block]
+    starts = np.searchsorted(block_of, np.arange(count + 1))
+    weights = weighted[members]
+    weights /= np.repeat(np.maximum.reduceat(np.abs(weights), starts[:-1]), np.diff(starts))  # first to 1: no overflow
+    weights /= np.repeat(np.sqrt(np.add.reduceat(weights * weights, starts[:-1])), np.diff(starts))
+    return BlockDirections(numel, torch.from_numpy(members), starts, torch.from_numpy(weights))
+
+
+class BlockDirections:
+    """M disjoint unit directions over N elements, held as each block's members and weights
+    (16 bytes an element) rather than an (M, N) matrix (8·M bytes an element: 5 GB for a 10 M
+    parameter model): the rows evaluated together are made dense when asked for
+    (``directions[a:b]``, ``directions[rows]``, ``directions[k]``), a few at a time.
+
+    >>> w = torch.tensor([0.6, -0.8, 1.0], dtype=torch.float64)
+    >>> d = BlockDirections(4, torch.tensor([1, 3, 0]), np.array([0, 2, 3]), w)
+    >>> d.shape, d[0].tolist(), d.members(1).tolist()
+    (torch.Size([2, 4]), [0.0, 0.6, 0.0, -0.8], [0])
+    >>> contract(d, torch.tensor([1.0, 5.0, 2.0, 5.0], dtype=torch.float64)).tolist()
+    [-1.0, 1.0]
+    """
+
+    dtype = torch.float64
+
+    def __init__(self, numel: int, members: torch.Tensor, starts: np.ndarray, weights: torch.Tensor):
+        self.numel, self.member_index, self.starts, self.weights = numel, members, starts, weights
+        self.shape = torch.Size((len(starts) - 1, numel))
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def members(self, k: int) -> torch.Tensor:
+        """The flat elements block k moves, ascending."""
+        return self.member_index[self.starts[k]:self.starts[k + 1]]
+
+    def __getitem__(self, key) -> torch.Tensor:
+        """Dense rows: one (N,) row for an int, an (m, N) matrix for a slice or an index array."""
+        if isinstance(key, (int, np.integer)) or (torch.is_tensor(key) and key.dim() == 0):
+            return self[[int(key)]][0]
+        keys = np.arange(len(self))[key] if isinstance(key, slice) else np.asarray(key, dtype=np.int64).reshape(-1)
+        rows = torch.zeros(len(keys), self.numel, dtype=torch.float64)
+        for r, k in enumerate(keys.tolist()):
+            a, b = self.starts[k], self.starts[k + 1]
+            rows[r, self.member_index[a:b]] = self.weights[a:b]
+        return rows
+
+    def select(self, keys) -> BlockDirections:
+        """The directions ``keys`` (ints) only, still held by their members.
+
+        >>> d = block_directions(20, seed=0, tolerance=np.ones(20))
+        >>> torch.equal(d.select([2, 0]).dense(), d.dense()[[2, 0]])
+        True
+        """
+        keys = np.asarray(keys, dtype=np.int64).reshape(-1)
+        spans = [(self.starts[k], self.starts[k + 1]) for k in keys.tolist()]
+        sizes = np.array([b - a for a, b in spans], dtype=np.int64)
+        take = torch.cat([torch.arange(a, b) for a, b in spans]) if spans else torch.zeros(0, dtype=torch.long)
+        return BlockDirections(self.numel, self.member_index[take], np.concatenate([[0], np.cumsum(sizes)]),
+                               self.weights[take])
+
+    def dense(self) -> torch.Tensor:
+        """All M rows as one (M, N) matrix (small checks and tests)."""
+        return self[:]
+
+    def spread(self, kept: torch.Tensor, numel: int) -> BlockDirections:
+        """These directions over ``numel`` elements, element j here being flat element ``kept[j]``."""
+        return BlockDirections(numel, kept[self.member_index], self.starts, self.weights)
+
+
+def contract(directions, x: torch.Tensor) -> torch.Tensor:
+    """``x @ directions.T`` for ``x`` of shape (N,) or (R, N): ∇L·v per direction, for a dense
+    (M, N) tensor or a :class:`BlockDirections` (each block's members only: an element in no
+    block, a skipped non-finite one, is never read)."""
+    if not isinstance(directions, BlockDirections):
+        return x @ directions.T
+    if not directions.member_index.numel():
+        return torch.zeros(*x.shape[:-1], len(directions), dtype=torch.float64)
+    terms = (x[..., directions.member_index].to(torch.float64) * directions.weights).numpy()
+    return torch.from_numpy(np.add.reduceat(terms, directions.starts[:-1], axis=-1))
+
+
+def some_of(directions, rows) -> torch.Tensor | BlockDirections:
+    """The directions ``rows`` (an int array or tensor): block directions stay held by their members."""
+    if isinstance(directions, BlockDirections):
+        return directions.select(np.asarray(rows))
+    return directions[torch.as_tensor(rows)]
+
+
+def covered(directions) -> torch.Tensor:
+    """The flat elements some direction moves, ascending."""
+    if isinstance(directions, BlockDirections):
+        return directions.member_index.sort().values
+    return (directions != 0).any(dim=0).nonzero().reshape(-1)
+
+
+def block_members(directions, k: int) -> torch.Tensor:
+    """The flat elements direction k moves, ascending."""
+    if isinstance(directions, BlockDirections):
+        return directions.members(k)
+    return torch.nonzero(directions[k]).flatten()
 
 
 def direction_tolerance(directions: torch.Tensor, element_tolerance) -> np.ndarray:
@@ -114,5 +211,11 @@ def direction_tolerance(directions: torch.Tensor, element_tolerance) -> np.ndarr
     [1.0]
     """
     # |v_j|·tol_j squares as v_j·tol_j does; in numpy: a few values, where a torch op costs 5-15 us
-    scaled = directions.numpy() * np.asarray(element_tolerance, dtype=np.float64)
+    tolerance = np.asarray(element_tolerance, dtype=np.float64)
+    if isinstance(directions, BlockDirections):
+        if not directions.member_index.numel():
+            return np.zeros(len(directions))
+        scaled = directions.weights.numpy() * tolerance[directions.member_index.numpy()]
+        return np.sqrt(np.add.reduceat(scaled * scaled, directions.starts[:-1]))
+    scaled = directions.numpy() * tolerance
     return np.sqrt(np.einsum("ij,ij->i", scaled, scaled))

@@ -12,10 +12,13 @@ element costs ``4·log2(n)`` evaluations, several wrong ones that many each.
 The halves' comparison is a guide, never the verdict: the elements it ends at are checked
 on their own by the caller with the check's whole verdict machinery (step search, noise,
 float64 witness), as the element-by-element path checks them. A half that neither clearly
-fails (beyond tolerance plus bound) nor clearly passes (within tolerance) is inconclusive:
-its elements are checked one by one. When the halving ends at no failing element (both
-halves of the block passing, or every element it found passing on its own), the caller
-falls back to checking every element of the block.
+fails (beyond tolerance plus bound) nor clearly passes (within tolerance) is inconclusive and
+is followed too, after the failing ones; at most :data:`MOST_PARTS` halves a level go on.
+When the halving ends at no failing element (both halves of the block passing, or every element
+it found passing on its own), the caller falls back to checking the block's elements.
+
+The halves are held as :class:`~gradlab.check.blocks.BlockDirections` (members and weights) and
+made dense a few at a time: at 10 M parameters a dense half is 80 MB.
 
 >>> from gradlab.check.problem import numeric_problem
 >>> from gradlab.check.report import Tolerances
@@ -35,46 +38,54 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from gradlab.check.blocks import direction_tolerance
+from gradlab.check.blocks import BlockDirections, contract, direction_tolerance
 from gradlab.check.error_bounds import roundoff_bound
 from gradlab.check.problem import NumericProblem
 from gradlab.check.report import Tolerances
 from gradlab.check.stencil import dense_maker, estimates
 
-__all__ = ["HALVING_FROM", "halve"]
+__all__ = ["HALVING_FROM", "MOST_PARTS", "halve"]
 
 #: Blocks of at least this many elements are narrowed by halving: below it the element-by-element
 #: check (2 evaluations per element) costs about what the halving's 4·log2(n) does.
 HALVING_FROM = 24
 
+#: Failing halves followed to the next level, at most (the furthest beyond their limit): two
+#: wrong elements in one block are both named; a bug on thousands of elements at its worst two.
+MOST_PARTS = 2
+
 
 def halve(p: NumericProblem, grad: torch.Tensor, active: torch.Tensor, direction: torch.Tensor,
           tol: Tolerances, element_tolerance) -> torch.Tensor:
     """The flat elements (sorted) a failing ``direction`` over the elements ``active`` points at:
-    the single elements every clearly failing chain of halves ends at, and every element of an
-    inconclusive half. Empty when no half of the block fails (the caller's fallback).
-    ``grad``: autograd's flat gradient; ``element_tolerance``: each element's tolerance."""
+    the single elements the chains of halves that fail or are inconclusive end at (the furthest
+    beyond their limit first). Empty when no half of the block fails (the caller's fallback).
+    ``grad``: autograd's flat gradient; ``element_tolerance``: each element's tolerance.
+    At most :data:`MOST_PARTS` halves go on to the next level (the furthest beyond their
+    limit): a bug on every element of a block names the worst few, at 4·MOST_PARTS
+    evaluations a level, not every element."""
     element_tolerance = np.asarray(element_tolerance, dtype=np.float64)
     found: list[torch.Tensor] = []
     pending = [active]
     while pending:
-        parts = [half for part in pending for half in torch.tensor_split(part, 2)]
-        masks = torch.zeros(len(parts), p.flat.numel, dtype=torch.float64)
-        for k, part in enumerate(parts):
-            masks[k, part] = direction[part]
-        numeric, scale = estimates(p, dense_maker(p, masks), torch.full((len(parts),), p.step, dtype=torch.float64))
-        a, n, scale = (masks @ grad).numpy(), numeric.numpy(), scale.numpy()
-        limit = np.maximum(tol.of(n), direction_tolerance(masks, element_tolerance))
+        parts = [half for part in pending for half in torch.tensor_split(part, 2) if half.numel()]
+        # the halves as directions held by their members (a few made dense at a time: see estimates)
+        sizes = np.array([part.numel() for part in parts])
+        members = torch.cat(parts)
+        halves = BlockDirections(p.flat.numel, members, np.concatenate([[0], np.cumsum(sizes)]), direction[members])
+        numeric, scale = estimates(p, dense_maker(p, halves), torch.full((len(parts),), p.step, dtype=torch.float64))
+        a, n, scale = contract(halves, grad).numpy(), numeric.numpy(), scale.numpy()
+        limit = np.maximum(tol.of(n), direction_tolerance(halves, element_tolerance))
         bound = roundoff_bound(p.scheme, p.dtype, n, scale, np.full(len(n), p.step))
         gap = np.abs(a - n)
         fails = ~(gap <= limit + bound)  # NaN: fails
         unsure = ~fails & ~(gap <= limit)
-        pending = []
-        for k, part in enumerate(parts):
-            if unsure[k] or (fails[k] and part.numel() == 1):
-                found.append(part)
-            elif fails[k]:
-                pending.append(part)
+        # an inconclusive half is followed as a failing one is, after them: down to single elements
+        found += [part for k, part in enumerate(parts) if (fails[k] or unsure[k]) and part.numel() == 1]
+        going = [k for k, part in enumerate(parts) if (fails[k] or unsure[k]) and part.numel() > 1]
+        excess = np.nan_to_num((gap - limit - bound) / limit, nan=np.inf)
+        going = sorted(going, key=lambda k: -excess[k])[:MOST_PARTS]
+        pending = [parts[k] for k in sorted(going)]
     if not found:
         return torch.zeros(0, dtype=torch.long)
     return torch.sort(torch.cat(found)).values

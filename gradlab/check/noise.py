@@ -45,6 +45,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from gradlab.check.blocks import some_of
+from gradlab.check.batching import memory_rows
 from gradlab.check.evaluation import chunk_size, onehot_evaluator, run_chunks
 from gradlab.check.problem import NumericProblem, reduce_outputs
 from gradlab.check.stencil import dense_maker, estimates, onehot_maker
@@ -149,6 +151,7 @@ def measure(p: NumericProblem, maker, rows: np.ndarray, steps: np.ndarray, floor
     offsets = torch.tensor([i for i in range(-(POINTS // 2), POINTS // 2 + 1) if i != 0], dtype=torch.float64)
     base = float(contract_base(p))
     k = len(offsets)
+    chunk = max(1, min(chunk, memory_rows(p.flat.numel) // (2 * k)))  # a model of millions: a row at a time
     for a in range(0, m, chunk):
         b = min(m, a + chunk)
         spacing = torch.from_numpy(np.ascontiguousarray(np.stack([narrow[a:b], wide[a:b]])))  # (2, b - a)
@@ -200,12 +203,12 @@ def onehot_estimator(index: torch.Tensor, workers: int = 1) -> RowEstimator:
 def dense_estimator(directions: torch.Tensor) -> RowEstimator:
     """Estimates of table rows ``rows`` (directions ``directions[rows]``) at per-row steps."""
     def estimate(p: NumericProblem, rows: np.ndarray, h: torch.Tensor):
-        return estimates(p, dense_maker(p, directions[torch.from_numpy(rows)]), h)
+        return estimates(p, dense_maker(p, some_of(directions, rows)), h)
 
     def floor(p: NumericProblem, rows: np.ndarray) -> np.ndarray:
         return np.zeros(len(rows))  # points off the dtype's grid are moved back (stencil.nominal_correction)
 
-    return RowEstimator(estimate, lambda p, rows: dense_maker(p, directions[torch.from_numpy(rows)]), floor)
+    return RowEstimator(estimate, lambda p, rows: dense_maker(p, some_of(directions, rows)), floor)
 
 
 #: A noise table's spacing moves a one-hot element by at least this many of its ulps.

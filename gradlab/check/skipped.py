@@ -30,6 +30,7 @@ from typing import Callable
 
 import torch
 
+from gradlab.check.blocks import BlockDirections
 from gradlab.check.flat_inputs import FlatInputs
 from gradlab.check.results import CheckSummary
 from gradlab.errors import GradLabError
@@ -90,6 +91,8 @@ class Skipped:
                                      None if tolerance is None else tolerance[kept.numpy()], *rest)
             if index is not None:
                 return kept[index], None
+            if isinstance(directions, BlockDirections):
+                return None, directions.spread(kept, self.flat.numel)
             spread = torch.zeros(directions.shape[0], self.flat.numel, dtype=directions.dtype)
             spread[:, kept] = directions
             return None, spread

@@ -93,7 +93,8 @@ _SIDES = {"left": "the left slope", "right": "the right slope",
 
 _SOURCES = {"measured noise": "from fn's rounding noise, measured along this perturbation",
             "float64 witness": "taken in float64",
-            "model": "round-off modelled as u·|L|, no larger noise measured"}
+            "model": "round-off modelled as u·|L|, no larger noise measured",
+            "not re-estimated": "at the check's step only: the check had already failed"}
 
 
 def evidence_notes(table, dtype: str, rounding, twin_given: bool) -> tuple[str, ...]:
@@ -111,6 +112,9 @@ def evidence_notes(table, dtype: str, rounding, twin_given: bool) -> tuple[str, 
         if witness:
             notes.append(f"{witness} values were re-estimated in float64 "
                          f"({'the numeric_fn given' if twin_given else 'fn run in float64'}).")
+        if tally["not re-estimated"]:
+            notes.append(f"{tally['not re-estimated']} more directions beyond their tolerance at the check's step "
+                         "were not re-estimated, as the check had already failed: they are inconclusive.")
     if dtype != "float64" and rounding is not None:
         notes.append(rounding_note(dtype, rounding))
     return tuple(notes)

@@ -23,6 +23,8 @@ from typing import Callable
 import numpy as np
 import torch
 
+from gradlab.check.batching import memory_rows
+from gradlab.check.blocks import BlockDirections
 from gradlab.check.problem import NumericProblem, reduce_outputs
 from gradlab.errors import GradLabError
 from gradlab.numerics.dtypes import facts
@@ -38,8 +40,16 @@ RowMaker = Callable[[torch.Tensor], torch.Tensor]
 def estimates(p: NumericProblem, make_rows: RowMaker, h: torch.Tensor):
     """(estimate (m,), scale (m,)) for m perturbations with steps ``h``.
 
-    ``make_rows(shifts)`` builds the (K·m, N) perturbed inputs for (K, m) shifts.
+    ``make_rows(shifts)`` builds the (K·m, N) perturbed inputs for (K, m) shifts. A maker
+    with ``part(a, b)`` (a maker of its perturbations a to b) is evaluated a part at a time
+    when all K·m rows at once would not fit in ``LIMITS.chunk_bytes`` (a model of millions of
+    parameters: each row is all of them).
     """
+    part, m = getattr(make_rows, "part", None), h.shape[0]
+    per = max(1, memory_rows(p.flat.numel) // max(1, len(p.scheme.offsets)))
+    if part is not None and per < m:
+        pieces = [estimates(p, part(a, min(a + per, m)), h[a:a + per]) for a in range(0, m, per)]
+        return torch.cat([e for e, _ in pieces]), torch.cat([s for _, s in pieces])
     moves = shifts(p, h)
     rows = make_rows(moves)
     est, scale = combine(p, p.batched(rows), h)
@@ -228,6 +238,7 @@ def onehot_maker(p: NumericProblem, index: torch.Tensor) -> RowMaker:
         base = p.flat.values.to(torch.float64) if exact else numeric_base(p, s)
         return onehot_rows(base, index.repeat(s.shape[0]), s.reshape(-1))
 
+    make.part = lambda a, b: onehot_maker(p, index[a:b])
     return make
 
 
@@ -236,8 +247,11 @@ def dense_maker(p: NumericProblem, directions: torch.Tensor) -> RowMaker:
     ``exact=True``: the nominal rows, in float64 (see :func:`nominal_correction`)."""
     def make(s: torch.Tensor, exact: bool = False) -> torch.Tensor:
         base = p.flat.values.to(torch.float64) if exact else numeric_base(p, s)
-        return dense_rows(base, directions.repeat(s.shape[0], 1), s.reshape(-1))
+        dense = directions[:] if isinstance(directions, BlockDirections) else directions
+        rows = dense if s.shape[0] == 1 else dense.repeat(s.shape[0], 1)
+        return dense_rows(base, rows, s.reshape(-1))
 
+    make.part = lambda a, b: dense_maker(p, directions[a:b])
     return make
 
 

@@ -46,6 +46,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_map
 
 from gradlab.check.arguments import Arguments, module_arguments
+from gradlab.check.blocks import contract, covered
 from gradlab.check.outputs import OutputLayout
 from gradlab.check.problem import NumericProblem, numeric_problem, resolve_step
 
@@ -286,8 +287,10 @@ class AutogradRounding:
                 return self._spread
             deltas = torch.stack(runs)
             checked = self._checked()  # a skipped non-finite input's element may be inf: never read
-            along = None if self.directions is None else (
-                deltas[:, checked] @ self.directions[:, checked].T).pow(2).mean(0).sqrt()
+            along = None
+            if self.directions is not None:  # 0 where no direction reads (inf there would make 0·inf NaN)
+                inside = torch.zeros_like(deltas).index_copy_(1, checked, deltas[:, checked])
+                along = contract(self.directions, inside).pow(2).mean(0).sqrt()
             self._spread = (deltas.pow(2).mean(0).sqrt(), along)
         return self._spread
 
@@ -295,7 +298,7 @@ class AutogradRounding:
         """The flat elements the check's values are made of."""
         if self.directions is None:
             return self.index
-        return (self.directions != 0).any(dim=0).nonzero().reshape(-1)
+        return covered(self.directions)
 
     def _allowed(self, distance: torch.Tensor | None, spread: torch.Tensor | None) -> np.ndarray:
         if spread is None:
@@ -317,7 +320,7 @@ class AutogradRounding:
         if self.directions is None:
             return self.elements()[self.index.numpy()]
         spread = self._measure()
-        distance = None if not self.twin else (self.directions @ _difference(self.g, self.g64)).abs()
+        distance = None if not self.twin else contract(self.directions, _difference(self.g, self.g64)).abs()
         return self._allowed(distance, spread[1] if spread else None)
 
     def largest(self) -> tuple[float, float, int]:

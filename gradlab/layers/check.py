@@ -41,7 +41,7 @@ import torch
 from torch import nn
 
 from gradlab.check.batching import single_threaded_ops
-from gradlab.check.validation import MODES, REDUCTIONS, check_samples, check_seed, check_step, choose
+from gradlab.check.validation import GRAD_OUTPUTS, MODES, REDUCTIONS, check_samples, check_seed, check_step, choose
 from gradlab.errors import GradLabError
 from gradlab.layers.record import Call, kept_buffers, record_calls
 from gradlab.layers.result import LayerRow, LayersResult, owner, within
@@ -128,10 +128,21 @@ def _validate(options: dict) -> None:
     gradlab.errors.GradLabError: seed must be a whole number from 0 to 2**63 - 1; got 1180591620717411303424.
     """
     checks = {"seed": check_seed, "samples": check_samples, "eps": check_step,
-              "mode": lambda v: choose("mode", v, MODES), "reduction": lambda v: choose("reduction", v, REDUCTIONS)}
+              "mode": lambda v: choose("mode", v, MODES), "reduction": lambda v: choose("reduction", v, REDUCTIONS),
+              "grad_outputs": _check_grad_outputs}
     for name, check in checks.items():
         if name in options:
             check(options[name])
+
+
+def _check_grad_outputs(spec) -> None:
+    """check_layers weighs each module's own outputs: a name, never one tensor (it fits one
+    module's output shape, not every module's)."""
+    if not isinstance(spec, str):
+        raise GradLabError(f"check_layers weighs each module's outputs itself, so grad_outputs is one of "
+                           f"{', '.join(GRAD_OUTPUTS)}; got a {type(spec).__name__} (a tensor fits one output's "
+                           "shape, not every module's: check that module with gradlab.gradcheck).")
+    choose("grad_outputs", spec, GRAD_OUTPUTS)
 
 
 def _times_called(recorded: list[Call]) -> dict[int, int]:
