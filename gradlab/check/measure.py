@@ -92,8 +92,9 @@ def measure_values(p: NumericProblem, g: torch.Tensor, index, directions, tol: T
     # a block's tolerance is its elements' (directional mode keeps torch's fast mode's atol + rtol·|∇L·v|)
     floor = None if not blocks else direction_tolerance(
         directions, tol.of(g.numpy()) if element_tolerance is None else element_tolerance)
-    rows_judge = functools.partial(_judge_rows, p, first, directions, tol, evaluator.sides, scale.numpy(),
-                                   autograd_eps, autograd_rounding, float64_problem, floor)
+    rows_judge = functools.partial(_judge_rows, p, first, lambda rows: dense_estimator(some_of(directions, rows)),
+                                   tol, evaluator.sides, scale.numpy(), autograd_eps, autograd_rounding,
+                                   float64_problem, floor)
     if blocks:  # the worst few suspects first: a bug on many elements costs a few directions' judging
         table = _judged_in_rounds(first, floor, tol, rows_judge)
     else:
@@ -104,10 +105,11 @@ def measure_values(p: NumericProblem, g: torch.Tensor, index, directions, tol: T
     if directions is not None and "fail" in table["state"].tolist():
         worst = worst_position(table)
 
-        def judge_elements(rows, first_rows, scale_rows):
-            rounding = None if element_rounding is None else element_rounding[rows].numpy()
-            return judge(p, first_rows, onehot_estimator(rows, workers), tol.of, scale=scale_rows.numpy(),
-                         autograd_eps=autograd_eps, autograd_rounding=rounding, float64_problem=float64_problem)
+        def judge_elements(elements, first_rows, scale_rows):  # the worst few first, as the directions
+            rounding = None if element_rounding is None else element_rounding[elements].numpy()
+            return _judged_in_rounds(first_rows, None, tol, functools.partial(
+                _judge_rows, p, first_rows, lambda rows: onehot_estimator(elements[torch.from_numpy(rows)], workers),
+                tol, None, scale_rows.numpy(), autograd_eps, rounding, float64_problem, None))
         halved = _halved(p, g, directions, table, tol, element_tolerance, judge_elements) if blocks else None
         if halved is not None:  # large blocks: every failing block's elements found by halving
             narrowed, alongs = halved
@@ -133,10 +135,11 @@ def measure_values(p: NumericProblem, g: torch.Tensor, index, directions, tol: T
     return first, table, scale, located, share
 
 
-def _judge_rows(p: NumericProblem, first: Columns, directions, tol: Tolerances, sides, scale: np.ndarray,
-                autograd_eps: float, autograd_rounding, float64_problem, floor: np.ndarray, rows: np.ndarray,
+def _judge_rows(p: NumericProblem, first: Columns, estimator_for, tol: Tolerances, sides, scale: np.ndarray,
+                autograd_eps: float, autograd_rounding, float64_problem, floor: np.ndarray | None, rows: np.ndarray,
                 settled: bool = False) -> Columns:
-    """The judged table of the block directions ``rows`` (a sub-table of ``first``). ``settled``:
+    """The judged table of the values ``rows`` of ``first`` (``estimator_for(rows)``: their
+    RowEstimator; ``floor``: each value's least tolerance, or None). ``settled``:
     the check has already failed elsewhere, so these values are not re-estimated (no step search,
     noise or float64 witness: no evaluation of fn) and a value beyond its tolerance is
     inconclusive, not fail."""
@@ -145,25 +148,30 @@ def _judge_rows(p: NumericProblem, first: Columns, directions, tol: Tolerances, 
         rounding = lambda: autograd_rounding()[rows]  # noqa: E731
     elif rounding is not None:
         rounding = rounding[rows]
+    whole = len(rows) == len(first)  # rows is every row, in order: the table itself
+    table = first if whole else first.taken(rows)
+    floor = None if floor is None else floor[rows]
     if not settled:
-        return judge(p, first.taken(rows), dense_estimator(some_of(directions, rows)), tol.of,
-                     sides=None if sides is None else tuple(s[torch.from_numpy(rows)] for s in sides),
+        return judge(p, table, estimator_for(rows), tol.of,
+                     sides=None if sides is None or whole else tuple(s[torch.from_numpy(rows)] for s in sides),
                      scale=scale[rows], autograd_eps=autograd_eps, autograd_rounding=rounding,
-                     float64_problem=float64_problem, tolerance_floor=floor[rows])
-    table = judge(p, first.taken(rows), dense_estimator(some_of(directions, rows)), lambda x: np.full(len(x), np.inf),
-                  scale=scale[rows], float64_problem=lambda: None)
+                     float64_problem=float64_problem, tolerance_floor=floor)
+    table = judge(p, table, estimator_for(rows), lambda x: np.full(len(x), np.inf), scale=scale[rows],
+                  float64_problem=lambda: None)
+    best_tolerance = tol.of(table["best_numeric"])
     return table.joined(state=filled(len(rows), "inconclusive"), bound_source=filled(len(rows), NOT_REESTIMATED),
-                        best_tolerance=np.maximum(tol.of(table["best_numeric"]), floor[rows]))
+                        best_tolerance=best_tolerance if floor is None else np.maximum(best_tolerance, floor))
 
 
-def _judged_in_rounds(first: Columns, floor: np.ndarray, tol: Tolerances, judge_rows) -> Columns:
-    """The block directions judged: every one within its tolerance at the check's step and the
-    JUDGED_FIRST furthest beyond it first; when one of those fails, the check has failed and the
-    other suspects are left inconclusive, not re-estimated (each costs a step search, a noise
-    table and the float64 witness: ~50 failing directions made a 26 k-parameter model's bug cost
-    12-27x its pass); else they are judged too."""
+def _judged_in_rounds(first: Columns, floor: np.ndarray | None, tol: Tolerances, judge_rows) -> Columns:
+    """The values of ``first`` (block directions, or the elements a failing one was narrowed to)
+    judged: every one within its tolerance at the check's step and the JUDGED_FIRST furthest
+    beyond it first; when one of those fails, the check has failed and the other suspects are
+    left inconclusive, not re-estimated (each costs a step search, a noise table and the
+    float64 witness, ~70 evaluations of fn: ~50 failing directions and 22 elements made a
+    26 k-parameter model's bug cost 17x its pass in evaluations); else they are judged too."""
     a, n = first["autograd"], first["numeric"]
-    limit = np.maximum(tol.of(n), floor)
+    limit = tol.of(n) if floor is None else np.maximum(tol.of(n), floor)
     excess = np.nan_to_num(np.abs(a - n) / limit, nan=np.inf)
     suspects = np.flatnonzero(~(excess <= 1.0))
     if suspects.size <= JUDGED_FIRST:
