@@ -148,3 +148,39 @@ def test_a_check_of_millions_of_elements_holds_its_directions_by_their_members()
     assert out.returncode == 0, out.stderr
     per_element = float(out.stdout.split()[-1])
     assert per_element < 400, per_element
+
+
+def _gpt_evaluations(plant):
+    from gradlab.testing.functions_models import CausalGPT, gpt_tokens
+
+    model, calls = CausalGPT(plant=plant), [0]
+    model.register_forward_pre_hook(lambda module, args: calls.__setitem__(0, calls[0] + 1))
+    return gradlab.gradcheck(model, gpt_tokens(), wrt="parameters"), calls[0]
+
+
+@pytest.mark.parametrize("plant", ["blocks.0.attn", "blocks.1.ln2", "head"])
+def test_a_bug_in_a_model_costs_a_few_passes_and_names_a_really_wrong_element(plant):
+    # the 26 k-parameter causal GPT of hand-written Functions: a wrong attention or LayerNorm
+    # backward makes ~50 of the 64 block directions fail; each judged in full (step search, noise,
+    # float64 witness: ~70 evaluations) and every element halving found judged too cost 17x the
+    # pass's evaluations (2,300 against 132). Judged worst first, the rest left inconclusive: ~8x.
+    from gradlab.check.output_weights import random_weights
+    from gradlab.testing.functions_models import CausalGPT, gpt_tokens
+
+    passed, passing = _gpt_evaluations(None)
+    assert passed.verdict == "pass", passed.summary.text
+    result, failing = _gpt_evaluations(plant)
+    assert result.verdict == "fail", result.summary.text
+    assert failing <= 10 * passing, (failing, passing)
+    # the element named is really wrong: the right model's gradient of the same loss (the check's
+    # seeded output weights, seed 0) differs there from the planted one's by more than its tolerance
+    grads = []
+    for model in (CausalGPT(), CausalGPT(plant=plant)):
+        out = model(gpt_tokens())
+        (out.reshape(-1) * random_weights(out.numel(), 0)).sum().backward()
+        grads.append(torch.cat([(p.grad if p.grad is not None else torch.zeros_like(p)).reshape(-1)
+                                for p in model.parameters()]))  # a gradient not returned is 0
+    located = result.summary.located
+    k = located.flat_index
+    assert abs(grads[0][k] - grads[1][k]) > located.tolerance, (located.label, grads[0][k], grads[1][k])
+    assert abs(grads[1][k] - located.autograd) <= 1e-9 * max(1.0, abs(located.autograd))  # it is autograd's

@@ -24,7 +24,27 @@ def test_a_long_check_on_a_terminal_shows_its_pace_and_an_estimate(monkeypatch):
     monkeypatch.setattr(terminal, "QUIET_SECONDS", 0.0)  # as if the check took long
     assert _check().verdict == "pass"
     text = sys.stderr.getvalue()
-    assert "gradcheck: 13 of 13 perturbations evaluated in" in text and text.endswith("\n"), repr(text)
+    assert "gradcheck: 13 of 13 perturbations evaluated in" in text, repr(text)
+    # after the pass the line says the values are judged, then the check's end closes it
+    assert "judging the values beyond tolerance" in text, repr(text)
+    assert text.split("\r")[-1].startswith("\x1b[Kgradcheck: done in ") and text.endswith(" s\n"), repr(text)
+
+
+def test_the_line_is_ended_when_the_check_raises(monkeypatch):
+    monkeypatch.setattr(sys, "stderr", _Terminal())
+    monkeypatch.setattr(terminal, "QUIET_SECONDS", 0.0)
+
+    def fn(t):
+        if t.dim() > 1 or not bool((t == torch.linspace(0.0, 1.0, 100, dtype=torch.float64)).all()):
+            raise ValueError("refused off x")
+        return t.sin()
+
+    try:
+        gradlab.gradcheck(fn, torch.linspace(0.0, 1.0, 100, dtype=torch.float64))
+    except Exception:  # noqa: BLE001 - whatever the check makes of fn's refusal, the line is ended
+        pass
+    text = sys.stderr.getvalue()
+    assert text == "" or text.endswith("\n"), repr(text)
 
 
 def test_a_quick_check_or_no_terminal_prints_nothing(monkeypatch, capsys):

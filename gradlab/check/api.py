@@ -19,6 +19,7 @@ option lists (:mod:`~gradlab.check.validation`), the result types
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from typing import Any, Callable, Sequence
 
@@ -128,10 +129,10 @@ def gradcheck(
     options = dict(mode=mode, samples=samples, seed=seed, scheme=scheme, eps=eps, rtol=rtol, atol=atol,
                    reduction=reduction, grad_outputs=grad_outputs, numeric_float64=numeric_float64,
                    workers=workers)
-    progress = terminal_progress() if progress is None else progress  # a long check's line on a terminal
-    with caller_kept(fn, inputs, numeric_fn):  # fn's modules and tensors as they were, even on a raise
+    line = terminal_progress() if progress is None else None  # a long check's line on a terminal
+    with caller_kept(fn, inputs, numeric_fn), _closed(line):  # fn's modules and tensors as they were, even on a raise
         call, args = checked_function(fn, inputs, wrt)
-        result = first_order(call, args, **options, numeric_fn=numeric_fn, taylor=taylor, progress=progress,
+        result = first_order(call, args, **options, numeric_fn=numeric_fn, taylor=taylor, progress=progress or line,
                              twin=lambda: float64_twin(fn, args, wrt, numeric_fn))
         if check_forward or order == 2:
             result = _with_higher_checks(result, call, check_inputs(args.reals()), options, check_forward, order,
@@ -139,6 +140,16 @@ def gradcheck(
     if raise_on_fail and result.verdict == "fail":
         raise GradcheckError(_fail_text(result))
     return result
+
+
+@contextlib.contextmanager
+def _closed(line):
+    """The terminal's progress line (or None) ended when the check ends, however it ends."""
+    try:
+        yield
+    finally:
+        if line is not None:
+            line.close()
 
 
 def _with_higher_checks(result: CheckResult, call, tensors, options, check_forward: bool, order: int, names):

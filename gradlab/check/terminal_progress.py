@@ -3,16 +3,19 @@
 ``gradlab.gradcheck(..., progress=None)`` in a terminal reports its perturbations' pace once
 a check has run for :data:`QUIET_SECONDS` (a quick check prints nothing), with an estimate
 of the time left from that pace (``elapsed · (total - done) / done``), on one line rewritten
-in place and ended when the pass is done. Not a terminal (a notebook's captured stream, a
-log, a test): nothing, and no cost. A ``progress`` callable of the caller's own replaces it.
+in place. When the pass is done the line says the values are being judged (the step search,
+noise tables and float64 witness of the values beyond tolerance: two thirds of a 1.2
+M-parameter model's check came after its pass), and :meth:`TerminalProgress.close`, at the
+check's end, ends the line with the whole time. Not a terminal (a notebook's captured stream,
+a log, a test): nothing, and no cost. A ``progress`` callable of the caller's own replaces it.
 
 >>> import io
->>> clock = iter([0.0, 3.0, 6.0, 6.0]).__next__
+>>> clock = iter([0.0, 3.0, 6.0, 6.0, 20.0]).__next__
 >>> out = io.StringIO()
 >>> report = TerminalProgress(out, clock)
->>> report(1, 4); report(4, 4)
->>> out.getvalue()
-'\\rgradcheck: 1 of 4 perturbations evaluated, 3 s so far, about 9 s left\\r\\x1b[Kgradcheck: 4 of 4 perturbations evaluated in 6 s\\n'
+>>> report(1, 4); report(4, 4); report.close()
+>>> out.getvalue().split("\\r")[1:]
+['gradcheck: 1 of 4 perturbations evaluated, 3 s so far, about 9 s left', '\\x1b[Kgradcheck: 4 of 4 perturbations evaluated in 6 s; judging the values beyond tolerance (step search, noise, float64 witness)...', '\\x1b[Kgradcheck: done in 20 s\\n']
 >>> terminal_progress(io.StringIO()) is None  # not a terminal
 True
 """
@@ -34,24 +37,33 @@ class TerminalProgress:
 
     def __init__(self, stream: TextIO, clock: Callable[[], float] = time.perf_counter):
         self.stream, self.clock = stream, clock
-        self.began = clock()
+        self.began = self.started = clock()
         self.shown = False
 
     def __call__(self, done: int, total: int) -> None:
         elapsed = self.clock() - self.began
         if elapsed < QUIET_SECONDS and not self.shown:
             return
-        if done >= total:  # the pass's line ended (written whole when it is the first)
+        if done >= total:  # the pass is done: its values are judged next (close ends the line)
             self.stream.write(f"\r\x1b[Kgradcheck: {done:,} of {total:,} perturbations evaluated in "
-                              f"{elapsed:.0f} s\n")
+                              f"{elapsed:.0f} s; judging the values beyond tolerance (step search, noise, "
+                              "float64 witness)...")
             self.stream.flush()
-            self.shown, self.began = False, self.clock()  # a later pass (second order) starts afresh
+            self.shown, self.began = True, self.clock()  # a later pass (second order) starts afresh
             return
         left = elapsed * (total - done) / max(done, 1)
         self.stream.write(f"\rgradcheck: {done:,} of {total:,} perturbations evaluated, {elapsed:.0f} s so far, "
                           f"about {left:.0f} s left")
         self.stream.flush()
         self.shown = True
+
+
+    def close(self) -> None:
+        """At the check's end: the line, if one was shown, ended with the check's whole time."""
+        if self.shown:
+            self.stream.write(f"\r\x1b[Kgradcheck: done in {self.clock() - self.started:.0f} s\n")
+            self.stream.flush()
+            self.shown = False
 
 
 def terminal_progress(stream: TextIO | None = None) -> TerminalProgress | None:
