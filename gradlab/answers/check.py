@@ -51,6 +51,7 @@ _STEP_REASONS = {
 #: of a 16,800-element check would take it for 64 of the elements).
 _COMPARED = {"full": ("element", "elements"), "sampled": ("sampled element", "sampled elements"),
              "blocks": ("random direction", "random directions"),
+             "dense": ("dense random direction", "dense random directions"),
              "directional": ("random direction", "random directions")}
 
 
@@ -76,6 +77,10 @@ def _all_agree(summary) -> str:
         subject, verb = "all " + _what(summary), "agree"
     if getattr(summary, "mode", "") == "blocks":
         subject += ", over every element," if n == 1 else ", which together cover every element,"
+    if getattr(summary, "mode", "") == "dense":  # gradlab.check.detector
+        subject = f"both {_what(summary)}, each over every element,"
+        verb = "agree within their finite differences' measured error bound, which one element 10 tolerances off " \
+               "would exceed"
     return f"{subject} {verb}"
 
 

@@ -49,6 +49,7 @@ from gradlab.check.arguments import Arguments, legacy_inputs, module_arguments, 
 from gradlab.check.behaviour import check_user_step, confirm_repeatable, first_call, refuse_changed_arguments
 from gradlab.check.batching import FEW_ROWS, FlatInputs, single_threaded_ops
 from gradlab.check.blocks import BLOCK, block_directions, block_size
+from gradlab.check.detector import detect, detected, detection_notes, uses_detector
 from gradlab.check.caller_state import kept_state
 from gradlab.check.measure import measure_values
 from gradlab.check.nonfinite import nonfinite_at_input, with_nonfinite_words
@@ -271,29 +272,39 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
     pace.after_setup()
     # weights the blocks' elements and floors their tolerance (the other modes have no blocks)
     element_tolerance = tol.of(g.numpy()) if mode == "blocks" else None
-    draw = perturbations if skipped is None else skipped.over_kept(perturbations)
-    index, directions = draw(mode, numel, samples, seed, element_tolerance, block_size(user_dtype))
-    # fn in float64 is a witness for a lower precision only (building it copies a module)
-    twin = leave_out(twin() if callable(twin) and user_dtype != torch.float64 else None, call) or call
-    witness = float64_problem(twin, xs, reduction, v, s, p, args, g)
-    g64 = autograd_in_float64(twin, xs, reduction, v, y) if user_dtype != torch.float64 else None
-    g64 = g64 if skipped is None else skipped.zeroed(g64)
-    # autograd's own rounding: its distance from g64 allowed for only up to what rounding can produce (witness)
-    rounding = None if user_dtype == torch.float64 else autograd_rounding(call, twin, xs, reduction, v, g, g64,
-                                                                          user_dtype, index, directions)
-    first, table, scale, located, share = measure_values(p, g, index, directions, tol, progress, workers, witness,
-                                                         facts(user_dtype).eps,
-                                                         None if rounding is None else rounding.rows,
-                                                         blocks=mode == "blocks",
-                                                         element_rounding=rounding,
-                                                         element_tolerance=element_tolerance)
+    # a large float64 default check looks along two dense directions first (gradlab.check.detector)
+    detection = detect(p, g, tol, element_tolerance, seed) if skipped is None and not numeric_float64 and \
+        uses_detector(mode, user_dtype, numel, s.complex_step) else None
+    decided = None if detection is None else detected(p, g, detection, tol, workers, witness_of=lambda: None)
+    rounding, compared = None, mode if decided is None else "dense"
+    if decided is not None:  # no element SEEN_TOLERANCES off, or the wrong ones narrowed to and judged
+        detection, (first, table, located) = decided
+        scale, share = torch.from_numpy(detection.bounded.scale), None
+    else:
+        draw = perturbations if skipped is None else skipped.over_kept(perturbations)
+        index, directions = draw(mode, numel, samples, seed, element_tolerance, block_size(user_dtype))
+        # fn in float64 is a witness for a lower precision only (building it copies a module)
+        twin = leave_out(twin() if callable(twin) and user_dtype != torch.float64 else None, call) or call
+        witness = float64_problem(twin, xs, reduction, v, s, p, args, g)
+        g64 = autograd_in_float64(twin, xs, reduction, v, y) if user_dtype != torch.float64 else None
+        g64 = g64 if skipped is None else skipped.zeroed(g64)
+        # autograd's own rounding: its distance from g64 allowed for only up to what rounding can produce (witness)
+        rounding = None if user_dtype == torch.float64 else autograd_rounding(call, twin, xs, reduction, v, g, g64,
+                                                                              user_dtype, index, directions)
+        first, table, scale, located, share = measure_values(p, g, index, directions, tol, progress, workers,
+                                                             witness, facts(user_dtype).eps,
+                                                             None if rounding is None else rounding.rows,
+                                                             blocks=mode == "blocks",
+                                                             element_rounding=rounding,
+                                                             element_tolerance=element_tolerance)
 
     @functools.cache  # one summary for this result and its copies (result.first_order)
     @np.errstate(all="ignore")  # built when first read, after the check: quiet as the check is
     def summary():
-        notes = evidence_notes(table, facts(user_dtype).name, rounding, numeric_fn is not None)
+        notes = evidence_notes(table, facts(user_dtype).name, rounding, numeric_fn is not None) + \
+            detection_notes(detection)
         return side.worded(with_skipped_words(with_nonfinite_words(
-            summarize(p, table, CheckContext(mode, user_dtype, tol, y.numel(), spread), scale=scale,
+            summarize(p, table, CheckContext(compared, user_dtype, tol, y.numel(), spread), scale=scale,
                       located=located, truncation_share=share, first=first,
                       output_of=_output_of(call, xs, reduction, v, p), notes=notes, counted=counted), nonfinite),
             skipped))

@@ -53,7 +53,8 @@ from gradlab.check.stencil import dense_maker, estimates, onehot_maker
 from gradlab.check.step_search import search, truncation_share
 from gradlab.check.verdicts import dense_estimator, judge, onehot_estimator
 
-__all__ = ["JUDGED_FIRST", "NARROWED_BLOCKS", "ONE_BY_ONE_MOST", "measure_values", "locate", "name_element", "name_in_block", "checked_elements"]
+__all__ = ["element_judge", "JUDGED_FIRST", "NARROWED_BLOCKS", "ONE_BY_ONE_MOST", "measure_values", "locate",
+           "name_element", "name_in_block", "checked_elements"]
 
 #: The bound_source of a direction left unjudged once the check had failed.
 NOT_REESTIMATED = "not re-estimated"
@@ -105,11 +106,7 @@ def measure_values(p: NumericProblem, g: torch.Tensor, index, directions, tol: T
     if directions is not None and "fail" in table["state"].tolist():
         worst = worst_position(table)
 
-        def judge_elements(elements, first_rows, scale_rows):  # the worst few first, as the directions
-            rounding = None if element_rounding is None else element_rounding[elements].numpy()
-            return _judged_in_rounds(first_rows, None, tol, functools.partial(
-                _judge_rows, p, first_rows, lambda rows: onehot_estimator(elements[torch.from_numpy(rows)], workers),
-                tol, None, scale_rows.numpy(), autograd_eps, rounding, float64_problem, None))
+        judge_elements = element_judge(p, tol, workers, autograd_eps, float64_problem, element_rounding)
         halved = _halved(p, g, directions, table, tol, element_tolerance, judge_elements) if blocks else None
         if halved is not None:  # large blocks: every failing block's elements found by halving
             narrowed, alongs = halved
@@ -133,6 +130,19 @@ def measure_values(p: NumericProblem, g: torch.Tensor, index, directions, tol: T
                           found_by="block" if blocks else "bisection")
         table = with_narrowed(table, narrowed, along)
     return first, table, scale, located, share
+
+
+def element_judge(p: NumericProblem, tol: Tolerances, workers: int, autograd_eps: float, float64_problem,
+                  element_rounding=None):
+    """``judge_elements(elements, first_rows, scale_rows)`` for :func:`checked_elements`: the
+    elements each judged on its own, the worst few suspects first (as the directions are)."""
+    def judge_elements(elements, first_rows, scale_rows):
+        rounding = None if element_rounding is None else element_rounding[elements].numpy()
+        return _judged_in_rounds(first_rows, None, tol, functools.partial(
+            _judge_rows, p, first_rows, lambda rows: onehot_estimator(elements[torch.from_numpy(rows)], workers),
+            tol, None, scale_rows.numpy(), autograd_eps, rounding, float64_problem, None))
+
+    return judge_elements
 
 
 def _judge_rows(p: NumericProblem, first: Columns, estimator_for, tol: Tolerances, sides, scale: np.ndarray,

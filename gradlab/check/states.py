@@ -226,7 +226,10 @@ def _at(p: NumericProblem, value: Element) -> str:
 _NARROWED = {"block": "one of the default mode's random-sign directions over a block of elements, each of "
                       "which was then checked on its own",
              "bisection": "a random direction, narrowed to one element by bisection, which was then checked "
-                          "on its own"}
+                          "on its own",
+             "dense": "one of two dense random directions over every element, whose finite difference differed "
+                      "from autograd by more than its measured error bound, narrowed by halving to elements each "
+                      "then checked on its own"}
 
 
 def _fail(worst, located, n, checked, values, counts, diagnosis, element_leads=False):

@@ -1,0 +1,249 @@
+"""The default mode's first look at a large float64 check: two dense directions, each over every
+element, judged against their own measured error bound rather than the elements' tolerances.
+
+A block direction (:mod:`gradlab.check.blocks`) is judged against its elements' tolerances, so
+it must be short: an element m tolerances off moves its direction by m·c, the direction's own
+tolerance is about c·sqrt(Σ r_j²), and past 8·64 elements the 64 blocks grow and a 10-tolerance
+element sinks below its block's tolerance. A dense direction v over all N elements, element j
+weighted r_j/tol_j (r_j a random sign times a size in [1, 2), :func:`block_directions` with one
+block), is moved by an element k that is m tolerances off by ``m·|v_k|·tol_k ≥ m·c_min``
+(c_min = min_k |v_k|·tol_k), whatever N. A float64 finite difference along v is good to its
+error bound B (round-off from fn's measured noise, Moré and Wild's difference table; truncation
+from a second step h/2): far below that shift for a smooth fn (about 1e-10 of |∇L·v|). So:
+
+- ``usable``: B + autograd's own rounding ≤ ``c_min·SEEN_TOLERANCES/2`` for both directions,
+  i.e. one element SEEN_TOLERANCES (10) tolerances off would move the direction by at least twice
+  what the finite difference and autograd can be off by. Else the detector cannot see such an
+  element (a noisy fn, a large truncation) and the check runs its blocks, as before.
+- ``suspect``: |∇L·v - D_v| > B + autograd's rounding along either direction. A suspicion is never
+  a fail: the check then runs its blocks, which narrow to elements and judge each against its
+  own tolerance (a finite difference more precise than the tolerances may be suspicious of a
+  difference within them: the blocks then pass it).
+- otherwise the check passes on the two directions: every element is in both, and no element is
+  SEEN_TOLERANCES tolerances off (nor are several whose errors add up to that, unless they cancel
+  along two independent random directions at once).
+
+The directions cost 2 x (2 + 2 + 2·(POINTS - 1)) evaluations of fn (the difference at h and h/2,
+the noise table) where 64 blocks cost 128 and their judging; only float64 checks of more than
+:data:`DETECT_FROM` elements use it (below, the blocks are 8 elements long and cheap; in lower
+precisions the bound of a dense difference is too loose to see one element).
+
+>>> from gradlab.check.problem import numeric_problem
+>>> from gradlab.check.report import Tolerances
+>>> from gradlab.numerics.schemes import get_scheme
+>>> x = torch.linspace(0.1, 3.0, 2000, dtype=torch.float64)
+>>> p = numeric_problem(lambda t: torch.sin(t) * t, [x], "sum", None, get_scheme("central"), 1e-5, torch.float64)
+>>> g = torch.cos(x) * x + torch.sin(x)
+>>> tol = Tolerances(rtol=1e-5, atol=1e-8)
+>>> detect(p, g, tol, tol.of(g.numpy()), seed=0).outcome
+'pass'
+>>> g[1234] += 10 * tol.of(g[1234:1235].numpy())[0]  # one element 10 tolerances off
+>>> detect(p, g, tol, tol.of(g.numpy()), seed=0).outcome
+'suspect'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from gradlab.check.blocks import BlockDirections, block_directions, contract
+from gradlab.check.columns import Columns, filled
+from gradlab.check.error_bounds import Bounded, bounded_estimates
+from gradlab.check.noise import dense_estimator, measure_noise
+from gradlab.check.problem import NumericProblem
+from gradlab.check.report import Estimates, Tolerances, value_table
+from gradlab.check.stencil import dense_maker, estimates
+from gradlab.numerics.dtypes import facts
+
+__all__ = ["DETECTORS", "DETECT_FROM", "LADDER", "SEEN_TOLERANCES", "Detection", "detect", "detection_notes",
+           "detected", "narrow", "uses_detector"]
+
+#: Dense directions the detector evaluates.
+DETECTORS = 2
+
+#: Elements above which a float64 default check looks with the detector first: 64 blocks of 8.
+DETECT_FROM = 8 * 64
+
+#: The detector is used only where one element this many tolerances off would show clearly.
+SEEN_TOLERANCES = 10.0
+
+#: The steps tried, times the check's (one batch): a dense direction's truncation and round-off
+#: balance elsewhere than one element's (the 140x120 MSE question: at 1e5 times the default step;
+#: tanh(X @ W): at 5-15 times).
+LADDER = (1.0, 8.0, 64.0, 512.0, 4096.0)
+
+#: Autograd's own rounding along a direction: this many machine epsilons of Σ|g_j·v_j| (the sum
+#: of the magnitudes, not |∇L·v|: its terms may cancel).
+AUTOGRAD_ULPS = 8.0
+
+
+@dataclass(frozen=True)
+class Detection:
+    """The detector's outcome (``pass``, ``suspect`` or ``unusable``), its directions and their
+    table (first-table columns plus the judged ones a passing check reports)."""
+
+    outcome: str
+    directions: BlockDirections
+    table: Columns
+    bounded: Bounded
+
+
+def uses_detector(mode: str, dtype: torch.dtype, numel: int, scheme_complex: bool) -> bool:
+    """Whether a check looks with the detector first: the default mode in float64, past DETECT_FROM.
+
+    >>> uses_detector("blocks", torch.float64, 10_000, False), uses_detector("blocks", torch.float32, 10_000, False)
+    (True, False)
+    """
+    return mode == "blocks" and dtype == torch.float64 and numel > DETECT_FROM and not scheme_complex
+
+
+def detect(p: NumericProblem, g: torch.Tensor, tol: Tolerances, element_tolerance, seed: int) -> Detection:
+    """The two dense directions, each at the step of :data:`LADDER` (times the check's) whose
+    bound is least, bounded by fn's noise measured at the check's step and a second step h/2."""
+    directions = _dense_directions(p.flat.numel, seed, element_tolerance)
+    rows, steps = np.arange(DETECTORS), np.full(DETECTORS, p.step)
+    estimator = dense_estimator(directions)
+    noise = measure_noise(p, estimator, rows, steps)
+    sigma = None if noise is None else noise.sigma
+    # every step of the ladder in one batch: the least bound of each direction is taken
+    ladder = np.repeat(p.step * np.asarray(LADDER), DETECTORS)
+    tried = bounded_estimates(p, estimator, np.tile(rows, len(LADDER)), ladder,
+                              None if sigma is None else np.tile(sigma, len(LADDER)))
+    best = np.argmin(np.nan_to_num(tried.bound, nan=np.inf).reshape(len(LADDER), DETECTORS), axis=0)
+    bounded = tried.rows(best * DETECTORS + rows)
+    a = contract(directions, g).numpy()
+    magnitude = contract(BlockDirections(directions.numel, directions.member_index, directions.starts,
+                                         directions.weights.abs()), g.abs()).numpy()
+    slack = AUTOGRAD_ULPS * facts(p.dtype).eps * magnitude
+    seen = SEEN_TOLERANCES * _least_shift(directions, element_tolerance)
+    limit = bounded.bound + slack
+    first = value_table(p, None, Estimates(torch.from_numpy(a), torch.from_numpy(bounded.estimate),
+                                          torch.from_numpy(bounded.scale)), tol)
+    if not (limit <= seen / 2).all():
+        outcome = "unusable"
+    else:
+        outcome = "pass" if (np.abs(a - bounded.estimate) <= limit).all() else "suspect"
+    table = first.joined(
+        best_numeric=bounded.estimate, best_step=bounded.step, best_dtype=filled(DETECTORS, "float64"),
+        best_abs_error=np.abs(a - bounded.estimate), best_tolerance=seen / 2, error_bound=bounded.bound,
+        state=filled(DETECTORS, "pass"), left_slope=filled(DETECTORS, np.nan, np.float64),
+        right_slope=filled(DETECTORS, np.nan, np.float64), autograd_side=filled(DETECTORS, ""),
+        noise=bounded.noise if bounded.noise is not None else np.zeros(DETECTORS),
+        bound_source=filled(DETECTORS, "measured noise" if noise is not None else "model"), autograd_rounding=slack)
+    return Detection(outcome, directions, table, bounded)
+
+
+#: A half of a suspect direction is followed when autograd and its finite difference (at the
+#: direction's step) differ by more than this many times the whole direction's bound plus
+#: autograd's rounding: a half's round-off is the whole's (the same loss, differenced), its
+#: truncation may not be (the halves' truncations can cancel in the whole).
+HALF_SAFETY = 4.0
+
+#: Halves followed to the next level, at most (the furthest beyond first): several wrong elements
+#: are each followed down to itself.
+MOST_HALVES = 4
+
+
+def narrow(p: NumericProblem, g: torch.Tensor, detection: Detection) -> tuple[torch.Tensor, np.ndarray]:
+    """(flat elements, the direction each was found along): the most suspect direction halved, its
+    halves (the same weights, half the elements) differenced at the direction's step, the ones
+    beyond HALF_SAFETY times its bound followed down to single elements. Group testing: about
+    4·log2(N) evaluations for one wrong element. The elements are a suspicion: the caller judges
+    each against its own tolerance."""
+    t, found, along = detection.table, [], []
+    # the direction furthest beyond its bound: every element is in each, so one is enough
+    excess = np.abs(t["autograd"] - t["best_numeric"]) / (t["error_bound"] + t["autograd_rounding"])
+    for k in [int(np.argmax(np.nan_to_num(excess, nan=np.inf)))]:
+        limit = HALF_SAFETY * (t["error_bound"][k] + t["autograd_rounding"][k])
+        direction, pending = detection.directions[int(k)], [detection.directions.members(int(k))]
+        while pending:
+            parts = [half for part in pending for half in torch.tensor_split(part, 2) if half.numel()]
+            sizes = np.array([part.numel() for part in parts])
+            members = torch.cat(parts)
+            halves = BlockDirections(p.flat.numel, members, np.concatenate([[0], np.cumsum(sizes)]),
+                                     direction[members])
+            steps = torch.full((len(parts),), float(t["best_step"][k]), dtype=torch.float64)
+            numeric, _ = estimates(p, dense_maker(p, halves), steps)
+            beyond = np.abs(contract(halves, g).numpy() - numeric.numpy()) - limit
+            going = [i for i in np.argsort(-np.nan_to_num(beyond, nan=np.inf))[:MOST_HALVES]
+                     if not beyond[i] <= 0]
+            found += [parts[i] for i in going if parts[i].numel() == 1]
+            along += [str(t["element"][k])] * sum(parts[i].numel() == 1 for i in going)
+            pending = [parts[i] for i in sorted(going) if parts[i].numel() > 1]
+    if not found:
+        return torch.zeros(0, dtype=torch.long), np.array([], dtype=object)
+    index = torch.cat(found)
+    order, along = torch.argsort(index), np.array(along, dtype=object)
+    return index[order], along[order.numpy()]
+
+
+def detected(p: NumericProblem, g: torch.Tensor, detection: Detection, tol: Tolerances, workers: int,
+             witness_of=lambda: None):
+    """(the detection, (first table, table, located element)) when the detector decides the check,
+    else None (the blocks decide). A pass decides; a suspicion decides when halving narrows it to
+    elements: each judged against its own tolerance with the check's whole machinery, a failing
+    one named (the directions it was found along fail), none failing a pass said so."""
+    from gradlab.check.measure import checked_elements, element_judge
+    from gradlab.check.report import element, worst_position
+
+    if detection.outcome == "pass":
+        return detection, (detection.table, detection.table, None)
+    if detection.outcome != "suspect":
+        return None
+    index, along = narrow(p, g, detection)
+    if not index.numel():
+        return None
+    elements = checked_elements(p, g, index, tol, element_judge(p, tol, workers, facts(p.dtype).eps, witness_of))
+    failing = elements["state"] == "fail"
+    # a wrong element moves every dense direction: each suspect one fails with it (else all pass)
+    t = detection.table
+    suspect = ~(np.abs(t["autograd"] - t["best_numeric"]) <= t["error_bound"] + t["autograd_rounding"])
+    states = np.where(suspect & failing.any(), "fail", "pass").astype(object)
+    table = detection.table.joined(state=states).stacked(
+        elements, found_along=np.concatenate([filled(DETECTORS, ""), along]))
+    if not failing.any():
+        return dataclasses.replace(detection, outcome="unconfirmed"), (detection.table, table, None)
+    at = worst_position(elements)
+    located = dataclasses.replace(element(elements, at), found_along=str(along[at]), found_by="dense")
+    return detection, (detection.table, table, located)
+
+
+def detection_notes(detection: Detection | None) -> tuple[str, ...]:
+    """What the detector decided, when it looked and the blocks then checked (a passing
+    detector's words are the summary's own).
+
+    >>> detection_notes(None)
+    ()
+    """
+    if detection is None or detection.outcome == "pass":
+        return ()
+    if detection.outcome == "unconfirmed":
+        return ("Two dense random directions over every element were suspicious (autograd and the finite "
+                "difference differed by more than its measured error bound); narrowed by halving, the elements "
+                "they pointed at each pass their own tolerance: a difference within the tolerances that a "
+                "finite difference more precise than them can see, not a wrong gradient.",)
+    if detection.outcome == "suspect":
+        return ("Two dense random directions over every element were suspicious (autograd and the finite "
+                "difference differed by more than its measured error bound) and halving them found no element, "
+                "so every block of elements was checked against the elements' own tolerances.",)
+    return (f"Two dense random directions over every element could not see one element "
+            f"{SEEN_TOLERANCES:.0f} tolerances off (their finite differences' measured error bound is too "
+            "large), so every block of elements was checked.",)
+
+
+def _dense_directions(numel: int, seed: int, element_tolerance) -> BlockDirections:
+    """DETECTORS directions, each one block over every element (seeds ``seed`` + k)."""
+    one = [block_directions(numel, seed + k, element_tolerance, block=numel) for k in range(DETECTORS)]
+    return BlockDirections(numel, torch.cat([d.member_index for d in one]),
+                           np.arange(DETECTORS + 1) * numel, torch.cat([d.weights for d in one]))
+
+
+def _least_shift(directions: BlockDirections, element_tolerance) -> np.ndarray:
+    """Per direction, min_k |v_k|·tol_k: what one element one tolerance off moves it by, at least."""
+    tolerance = np.asarray(element_tolerance, dtype=np.float64)[directions.member_index.numpy()]
+    shifts = np.abs(directions.weights.numpy()) * tolerance
+    return np.minimum.reduceat(shifts, directions.starts[:-1])
