@@ -139,7 +139,8 @@ def test_a_check_of_millions_of_elements_holds_its_directions_by_their_members()
     # 64 block directions held as an (M, N) float64 matrix were 512 bytes an element, with their
     # temporaries (the twin's, the noise tables', the step search's dense rows of all 64) about
     # 1,200 measured: 5 GB for 4 M elements, 46 GB for a 10 M-parameter model. Held by members and
-    # weights, and made dense a few rows at a time, what remains is a few rows of fn's work.
+    # weights, and made dense a few rows at a time, what remains is a few rows of fn's work and a
+    # few vectors of N: 240 measured, 450 with the dense detector's look first (gradlab.check.detector).
     import subprocess
     import sys
 
@@ -147,7 +148,7 @@ def test_a_check_of_millions_of_elements_holds_its_directions_by_their_members()
     out = subprocess.run([sys.executable, "-c", _PEAK.format(n=n)], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     per_element = float(out.stdout.split()[-1])
-    assert per_element < 400, per_element
+    assert per_element < 600, per_element
 
 
 def _gpt_evaluations(plant):

@@ -122,16 +122,26 @@ class BlockDirections:
 
     dtype = torch.float64
 
-    def __init__(self, numel: int, members: torch.Tensor, starts: np.ndarray, weights: torch.Tensor):
+    def __init__(self, numel: int, members: torch.Tensor, starts: np.ndarray, weights: torch.Tensor,
+                 keys: np.ndarray | None = None):
+        # the blocks held: members[starts[i]:starts[i + 1]]; the directions: the blocks ``keys``
         self.numel, self.member_index, self.starts, self.weights = numel, members, starts, weights
-        self.shape = torch.Size((len(starts) - 1, numel))
+        self.keys = np.arange(len(starts) - 1) if keys is None else keys
+        self.shape = torch.Size((len(self.keys), numel))
 
     def __len__(self) -> int:
         return self.shape[0]
 
     def members(self, k: int) -> torch.Tensor:
-        """The flat elements block k moves, ascending."""
-        return self.member_index[self.starts[k]:self.starts[k + 1]]
+        """The flat elements direction k moves, ascending."""
+        block = self.keys[k]
+        return self.member_index[self.starts[block]:self.starts[block + 1]]
+
+    def per_block(self, values: np.ndarray) -> np.ndarray:
+        """Per direction, the sum of ``values`` (one per member, last axis) over its block's members."""
+        if not self.member_index.numel():
+            return np.zeros((*values.shape[:-1], len(self)))
+        return np.add.reduceat(values, self.starts[:-1], axis=-1)[..., self.keys]
 
     def __getitem__(self, key) -> torch.Tensor:
         """Dense rows: one (N,) row for an int, an (m, N) matrix for a slice or an index array."""
@@ -139,24 +149,21 @@ class BlockDirections:
             return self[[int(key)]][0]
         keys = np.arange(len(self))[key] if isinstance(key, slice) else np.asarray(key, dtype=np.int64).reshape(-1)
         rows = torch.zeros(len(keys), self.numel, dtype=torch.float64)
-        for r, k in enumerate(keys.tolist()):
+        for r, k in enumerate(self.keys[keys].tolist()):
             a, b = self.starts[k], self.starts[k + 1]
             rows[r, self.member_index[a:b]] = self.weights[a:b]
         return rows
 
     def select(self, keys) -> BlockDirections:
-        """The directions ``keys`` (ints) only, still held by their members.
+        """The directions ``keys`` (ints, repeats allowed) only, sharing these blocks' members and
+        weights (no copy: a ladder of steps asks for each direction several times).
 
         >>> d = block_directions(20, seed=0, tolerance=np.ones(20))
-        >>> torch.equal(d.select([2, 0]).dense(), d.dense()[[2, 0]])
+        >>> torch.equal(d.select([2, 0, 2]).dense(), d.dense()[[2, 0, 2]])
         True
         """
         keys = np.asarray(keys, dtype=np.int64).reshape(-1)
-        spans = [(self.starts[k], self.starts[k + 1]) for k in keys.tolist()]
-        sizes = np.array([b - a for a, b in spans], dtype=np.int64)
-        take = torch.cat([torch.arange(a, b) for a, b in spans]) if spans else torch.zeros(0, dtype=torch.long)
-        return BlockDirections(self.numel, self.member_index[take], np.concatenate([[0], np.cumsum(sizes)]),
-                               self.weights[take])
+        return BlockDirections(self.numel, self.member_index, self.starts, self.weights, self.keys[keys])
 
     def dense(self) -> torch.Tensor:
         """All M rows as one (M, N) matrix (small checks and tests)."""
@@ -164,7 +171,7 @@ class BlockDirections:
 
     def spread(self, kept: torch.Tensor, numel: int) -> BlockDirections:
         """These directions over ``numel`` elements, element j here being flat element ``kept[j]``."""
-        return BlockDirections(numel, kept[self.member_index], self.starts, self.weights)
+        return BlockDirections(numel, kept[self.member_index], self.starts, self.weights, self.keys)
 
 
 def contract(directions, x: torch.Tensor) -> torch.Tensor:
@@ -173,10 +180,8 @@ def contract(directions, x: torch.Tensor) -> torch.Tensor:
     block, a skipped non-finite one, is never read)."""
     if not isinstance(directions, BlockDirections):
         return x @ directions.T
-    if not directions.member_index.numel():
-        return torch.zeros(*x.shape[:-1], len(directions), dtype=torch.float64)
     terms = (x[..., directions.member_index].to(torch.float64) * directions.weights).numpy()
-    return torch.from_numpy(np.add.reduceat(terms, directions.starts[:-1], axis=-1))
+    return torch.from_numpy(np.ascontiguousarray(directions.per_block(terms)))
 
 
 def some_of(directions, rows) -> torch.Tensor | BlockDirections:
@@ -189,7 +194,7 @@ def some_of(directions, rows) -> torch.Tensor | BlockDirections:
 def covered(directions) -> torch.Tensor:
     """The flat elements some direction moves, ascending."""
     if isinstance(directions, BlockDirections):
-        return directions.member_index.sort().values
+        return torch.unique(torch.cat([directions.members(k) for k in range(len(directions))]))
     return (directions != 0).any(dim=0).nonzero().reshape(-1)
 
 
@@ -213,9 +218,7 @@ def direction_tolerance(directions: torch.Tensor, element_tolerance) -> np.ndarr
     # |v_j|·tol_j squares as v_j·tol_j does; in numpy: a few values, where a torch op costs 5-15 us
     tolerance = np.asarray(element_tolerance, dtype=np.float64)
     if isinstance(directions, BlockDirections):
-        if not directions.member_index.numel():
-            return np.zeros(len(directions))
         scaled = directions.weights.numpy() * tolerance[directions.member_index.numpy()]
-        return np.sqrt(np.add.reduceat(scaled * scaled, directions.starts[:-1]))
+        return np.sqrt(directions.per_block(scaled * scaled))
     scaled = directions.numpy() * tolerance
     return np.sqrt(np.einsum("ij,ij->i", scaled, scaled))

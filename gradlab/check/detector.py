@@ -23,10 +23,12 @@ from a second step h/2): far below that shift for a smooth fn (about 1e-10 of |�
   SEEN_TOLERANCES tolerances off (nor are several whose errors add up to that, unless they cancel
   along two independent random directions at once).
 
-The directions cost 2 x (2 + 2 + 2·(POINTS - 1)) evaluations of fn (the difference at h and h/2,
-the noise table) where 64 blocks cost 128 and their judging; only float64 checks of more than
-:data:`DETECT_FROM` elements use it (below, the blocks are 8 elements long and cheap; in lower
-precisions the bound of a dense difference is too loose to see one element).
+Each direction costs its noise table at the check's step (2·(POINTS - 1) evaluations of fn) and
+its differences at h and h/2 for each step of :data:`LADDER` (20), in two batches, where 64 blocks
+cost 128 and their judging; a suspicion adds about 4·log2(N) evaluations per wrong element and
+its own judging. Only float64 checks of more than :data:`DETECT_FROM` elements use it (below, the
+blocks are 8 elements long and cheap; in lower precisions the bound of a dense difference is too
+loose to see one element).
 
 >>> from gradlab.check.problem import numeric_problem
 >>> from gradlab.check.report import Tolerances
@@ -83,7 +85,8 @@ AUTOGRAD_ULPS = 8.0
 
 @dataclass(frozen=True)
 class Detection:
-    """The detector's outcome (``pass``, ``suspect`` or ``unusable``), its directions and their
+    """The detector's outcome (``pass``, ``suspect`` or ``unusable``; after narrowing a suspicion,
+    ``narrowed`` to a failing element or ``unconfirmed``), its directions and their
     table (first-table columns plus the judged ones a passing check reports)."""
 
     outcome: str
@@ -117,7 +120,7 @@ def detect(p: NumericProblem, g: torch.Tensor, tol: Tolerances, element_toleranc
     bounded = tried.rows(best * DETECTORS + rows)
     a = contract(directions, g).numpy()
     magnitude = contract(BlockDirections(directions.numel, directions.member_index, directions.starts,
-                                         directions.weights.abs()), g.abs()).numpy()
+                                         directions.weights.abs(), directions.keys), g.abs()).numpy()
     slack = AUTOGRAD_ULPS * facts(p.dtype).eps * magnitude
     seen = SEEN_TOLERANCES * _least_shift(directions, element_tolerance)
     limit = bounded.bound + slack
@@ -209,7 +212,7 @@ def detected(p: NumericProblem, g: torch.Tensor, detection: Detection, tol: Tole
         return dataclasses.replace(detection, outcome="unconfirmed"), (detection.table, table, None)
     at = worst_position(elements)
     located = dataclasses.replace(element(elements, at), found_along=str(along[at]), found_by="dense")
-    return detection, (detection.table, table, located)
+    return dataclasses.replace(detection, outcome="narrowed"), (detection.table, table, located)
 
 
 def detection_notes(detection: Detection | None) -> tuple[str, ...]:
@@ -219,7 +222,7 @@ def detection_notes(detection: Detection | None) -> tuple[str, ...]:
     >>> detection_notes(None)
     ()
     """
-    if detection is None or detection.outcome == "pass":
+    if detection is None or detection.outcome in ("pass", "narrowed"):  # the summary's own words say it
         return ()
     if detection.outcome == "unconfirmed":
         return ("Two dense random directions over every element were suspicious (autograd and the finite "
@@ -246,4 +249,4 @@ def _least_shift(directions: BlockDirections, element_tolerance) -> np.ndarray:
     """Per direction, min_k |v_k|·tol_k: what one element one tolerance off moves it by, at least."""
     tolerance = np.asarray(element_tolerance, dtype=np.float64)[directions.member_index.numpy()]
     shifts = np.abs(directions.weights.numpy()) * tolerance
-    return np.minimum.reduceat(shifts, directions.starts[:-1])
+    return np.minimum.reduceat(shifts, directions.starts[:-1])[directions.keys]

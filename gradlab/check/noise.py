@@ -112,6 +112,10 @@ def sample(p: NumericProblem, make_rows, shifts: torch.Tensor) -> torch.Tensor:
     to its nominal point to first order (:func:`gradlab.check.stencil.nominal_correction`)."""
     from gradlab.check.stencil import contract, nominal_correction
 
+    per = memory_rows(p.flat.numel) // max(1, shifts.shape[1])
+    if per < shifts.shape[0]:  # rows of millions of elements: a few shifts at a time
+        return torch.cat([sample(p, make_rows, shifts[i:i + max(1, per)])
+                          for i in range(0, shifts.shape[0], max(1, per))])
     rows = make_rows(shifts)
     values = reduce_outputs(p.batched(rows), p.reduction).to(torch.float64)
     phi = contract(p, values).reshape(shifts.shape)

@@ -1,0 +1,107 @@
+"""Issue 36, first part: a large float64 default check looks along two dense directions judged
+against their measured error bound (gradlab/check/detector.py), so one element 10 tolerances off
+among 16,800 is found and named, where 64 blocks of 263 elements let it pass at every position."""
+
+import math
+
+import pytest
+import torch
+
+import gradlab
+from gradlab.check.builtin_models import build_model_loss
+from gradlab.check.detector import DETECT_FROM
+from gradlab.check.settings import CheckSettings
+from gradlab.numerics.dtypes import resolve_tolerances
+
+RTOL, ATOL = resolve_tolerances(torch.float64, None, None)
+
+
+class _Off(torch.autograd.Function):
+    """The identity, whose backward moves the elements ``at`` by ``times`` of their own tolerance
+    (atol + rtol·|true gradient|: the incoming gradient is the true one there)."""
+
+    @staticmethod
+    def forward(ctx, t, at, times):
+        ctx.at, ctx.times = at, times
+        return t.view_as(t)
+
+    @staticmethod
+    def backward(ctx, go):
+        g = go.clone()
+        flat = g.view(-1)
+        for k in ctx.at:
+            flat[k] += ctx.times * (ATOL + RTOL * abs(float(go.reshape(-1)[k])))
+        return g, None, None
+
+
+def _question():
+    ml = build_model_loss(CheckSettings(model="affine", shape=(140, 120), loss="mse", reduction="sum",
+                                        dtype="float64"))
+    return ml.fn, ml.x
+
+
+def _tanh(n):
+    g = torch.Generator().manual_seed(n)
+    x = torch.randn(16, n, generator=g, dtype=torch.float64)
+    w = torch.randn(n, n, generator=g, dtype=torch.float64) / n ** 0.5
+    return (lambda t: torch.tanh(x @ t)), w
+
+
+CASES = {"the MSE question, 16,800": _question, "tanh(X @ W), 16,384": lambda: _tanh(128)}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_right_gradient_passes_on_the_two_dense_directions(case):
+    fn, x = CASES[case]()
+    assert x.numel() > DETECT_FROM
+    r = gradlab.gradcheck(fn, x)
+    assert r.verdict == "pass" and r.summary.mode == "dense" and r.summary.checked == 2, r.summary.text
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("where", [0, 1 / 3, 1 / 2, 1.0])
+def test_one_element_ten_tolerances_off_is_found_and_named_anywhere(case, where):
+    fn, x = CASES[case]()
+    k = min(int(where * x.numel()), x.numel() - 1)
+    r = gradlab.gradcheck(lambda t: fn(_Off.apply(t, [k], 10.0)), x)
+    assert r.verdict == "fail", r.summary.text
+    assert r.summary.located.flat_index == k and r.summary.located.found_by == "dense", r.summary.text
+
+
+def test_several_wrong_elements_are_all_named_at_a_cost_of_log_n_each():
+    fn, x = _question()
+    n, evaluations = x.numel(), [0]
+
+    def counting(t):  # evaluations of fn at one point, batched or not
+        evaluations[0] += t.numel() // n
+        return fn(t)
+
+    passed = gradlab.gradcheck(counting, x)
+    passing, evaluations[0] = evaluations[0], 0
+    wrong = [17, 9_000, n - 3]
+    r = gradlab.gradcheck(lambda t: counting(_Off.apply(t, wrong, 10.0)), x)
+    assert passed.verdict == "pass" and r.verdict == "fail", r.summary.text
+    rows = r.table[(r.table["kind"] == "element") & (r.table["state"] == "fail")]
+    assert {int(i) for i in rows["flat"]} == set(wrong), rows
+    # each wrong element: 2 halves of 2 points a level, log2(N) levels, and its own judging
+    assert evaluations[0] <= passing + len(wrong) * (4 * math.log2(n) + 80), (passing, evaluations[0])
+
+
+def test_a_difference_within_the_tolerances_is_suspected_but_passes_and_is_said():
+    fn, x = _question()
+    r = gradlab.gradcheck(lambda t: fn(_Off.apply(t, [4_321], 0.9)), x)  # within its tolerance: no failure
+    assert r.verdict == "pass", r.summary.text
+    assert any("each pass their own tolerance" in note for note in r.summary.notes), r.summary.notes
+
+
+def test_where_the_bound_is_too_loose_the_blocks_decide_and_it_is_said():
+    fn, w = _tanh(256)  # 65,536 elements: the dense bound is 1.4x what one element 10 tolerances off moves
+    r = gradlab.gradcheck(fn, w)
+    assert r.verdict == "pass" and r.summary.mode == "blocks", r.summary.text
+    assert any("could not see one element 10 tolerances off" in note for note in r.summary.notes), r.summary.notes
+
+
+def test_small_checks_and_lower_precisions_keep_their_blocks():
+    x = torch.linspace(0.1, 3.0, DETECT_FROM, dtype=torch.float64)
+    assert gradlab.gradcheck(torch.sin, x).summary.mode == "blocks"
+    assert gradlab.gradcheck(torch.sin, torch.linspace(0.1, 3.0, 4 * DETECT_FROM)).summary.mode == "blocks"
