@@ -101,14 +101,77 @@ def _bare(fn, x, h: float) -> None:
             v[i] = old
 
 
+class _Off(torch.autograd.Function):
+    """The identity whose backward moves element ``k`` by ``times`` of its own tolerance."""
+
+    @staticmethod
+    def forward(ctx, t, k, times, tol):
+        ctx.k, ctx.times, ctx.tol = k, times, tol
+        return t.view_as(t)
+
+    @staticmethod
+    def backward(ctx, go):
+        g = go.clone()
+        rtol, atol = ctx.tol
+        g.view(-1)[ctx.k] += ctx.times * (atol + rtol * abs(float(go.reshape(-1)[ctx.k])))
+        return g, None, None, None
+
+
+def _gpt(dtype):
+    from gradlab.testing.functions_models import CausalGPT, gpt_tokens
+
+    return CausalGPT(d=128, heads=4, layers=6, vocab=64, length=16).to(dtype), gpt_tokens(batch=2, length=16, vocab=64)
+
+
+def detection(repeat: int) -> None:
+    """Issue 36: the default check against torch's fast mode on a right gradient, and one element
+    planted 10 tolerances off (float64) or 50 % off (float32) at 4 positions: failed and named."""
+    from gradlab.numerics.dtypes import resolve_tolerances
+
+    sin100 = {torch.float64: (torch.sin, torch.linspace(0.1, 3.0, 100, dtype=torch.float64))}
+    sin100[torch.float32] = (torch.sin, sin100[torch.float64][1].float())
+    print(f"{'case':22s} {'N':>9s} {'default':>9s} {'torch fast':>10s} {'ratio':>6s}  mode    planted found+named")
+    for dtype in (torch.float64, torch.float32):
+        name = str(dtype).removeprefix("torch.")
+        cases = [("sin " + name, *sin100[dtype]), ("question " + name, *_question(dtype)),
+                 ("tanh(X@W) 256 " + name, *_weight(256, dtype))]
+        for label, fn, x in cases:
+            n = x.numel()
+            right = gradlab.gradcheck(fn, x, workers=1)
+            default = _cpu_median(lambda: gradlab.gradcheck(fn, x, workers=1), max(repeat, 3))
+            xg = x.detach().clone().requires_grad_()
+            fast = _cpu_median(lambda: torch.autograd.gradcheck(lambda t: fn(t).sum(), (xg,), fast_mode=True,
+                                                                raise_exception=False), max(repeat, 3))
+            times = 10.0 if dtype == torch.float64 else None
+            rtol, atol = resolve_tolerances(dtype, None, None)
+            found = 0
+            for k in (0, n // 3, n // 2, n - 1):
+                plant = (lambda t, k=k: fn(_Off.apply(t, k, times, (rtol, atol)))) if times else \
+                    (lambda t, k=k: fn(_Off.apply(t, k, 1.0, (0.5, 0.0))))  # 50 % of the gradient
+                r = gradlab.gradcheck(plant, x, workers=1)
+                found += r.verdict == "fail" and r.summary.located is not None and r.summary.located.flat_index == k
+            print(f"{label:22s} {n:9,d} {default * 1e3:7.1f}ms {fast * 1e3:8.1f}ms {default / fast:5.1f}x  "
+                  f"{right.summary.mode:7s} {found}/4", flush=True)
+        model, tokens = _gpt(dtype)
+        default = _cpu_median(lambda: gradlab.gradcheck(model, tokens, wrt="parameters", workers=1), 1)
+        print(f"{'GPT 1.2M ' + name:22s} {sum(p.numel() for p in model.parameters()):9,d} {default * 1e3:7.0f}ms "
+              f"{'-':>10s} {'-':>6s}  (torch's check takes a model's parameters only through a wrapper)", flush=True)
+    print("targets (issue 36): default <= 2x torch fast at every size; planted found and named >= 90 %")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--only", nargs="*", default=None, help=f"cases among {', '.join(CASES)} (prefixes)")
     parser.add_argument("--torch-full-max", type=int, default=20_000)
+    parser.add_argument("--detection", action="store_true", help="issue 36's table: default vs torch fast and "
+                        "planted-element detection at 100 to 65,536 elements and a 1.2 M-parameter model")
     args = parser.parse_args()
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")
+    if args.detection:
+        detection(args.repeat)
+        return
     print(f"{'case':18s} {'N':>6s} {'bare':>8s} {'full':>8s} {'/bare':>6s} {'torch full':>10s} {'/torch':>7s} "
           f"{'default':>8s} {'torch fast':>10s} {'ratio':>6s}")
     for name, make in CASES.items():

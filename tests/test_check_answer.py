@@ -162,3 +162,14 @@ def test_the_page_shows_the_float64_presets_ratios_under_a_heading_that_does_not
     assert f"{ratios.min():.4f}–{ratios.max():.4f}" in answer and "truncation" in answer
     lines = " ".join(shown(m.value) for m in at.markdown).replace("**", "")
     assert "A hand-written check" in lines and "says FAIL" in lines and "GradLab says PASS" in lines
+
+
+def test_a_large_float64_pass_on_the_dense_directions_says_what_it_rests_on():
+    # the question at 140x120 in float64: 16,800 elements, passed on the two dense directions
+    # (gradlab.check.detector), whose steps are their own: no "at eps = <the check's step>"
+    summary = run_check(CheckSettings(dtype="float64")).summary
+    answer = check_answer(summary)
+    assert summary.mode == "dense" and answer.level == "success"
+    assert answer.text.startswith("The gradient is right: two dense random directions, each over every element, "
+                                  "show no element 10 tolerances off"), answer.text
+    assert "eps =" not in answer.text
