@@ -93,6 +93,10 @@ def block_directions(numel: int, seed: int, tolerance, block: int = BLOCK) -> Bl
     weighted = signs / np.maximum(np.asarray(tolerance, dtype=np.float64), np.finfo(np.float64).tiny)
     if not math.isfinite(weighted.sum()):  # one reduction: a NaN or an overflow shows in the sum
         weighted = np.where(np.isfinite(weighted), weighted, signs)
+    if count == 1:  # one block of every element (the detector's dense directions): no shuffle to deal
+        weights = weighted / np.abs(weighted).max()
+        weights /= np.sqrt(weights @ weights)
+        return BlockDirections(numel, torch.arange(numel), np.array([0, numel]), torch.from_numpy(weights))
     # the shuffled elements dealt out in turn (the first numel % count blocks one element longer),
     # then each block's members in ascending order
     order = np.argsort(u[0], kind="stable")
