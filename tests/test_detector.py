@@ -105,3 +105,16 @@ def test_small_checks_and_lower_precisions_keep_their_blocks():
     x = torch.linspace(0.1, 3.0, DETECT_FROM, dtype=torch.float64)
     assert gradlab.gradcheck(torch.sin, x).summary.mode == "blocks"
     assert gradlab.gradcheck(torch.sin, torch.linspace(0.1, 3.0, 4 * DETECT_FROM)).summary.mode == "blocks"
+
+
+def test_a_fn_that_refuses_the_ladders_far_points_is_checked_by_the_blocks():
+    fn, x = _question()
+    x0 = x.clone()
+
+    def guarded(t):  # a domain check: refuses points far from x (the ladder's largest steps)
+        if float((t - x0).abs().max()) > 1e-3:
+            raise ValueError("too far from x")
+        return fn(t)
+
+    r = gradlab.gradcheck(guarded, x)
+    assert r.verdict == "pass" and r.summary.mode == "blocks", r.summary.text

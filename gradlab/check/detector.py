@@ -59,10 +59,11 @@ from gradlab.check.noise import dense_estimator, measure_noise
 from gradlab.check.problem import NumericProblem
 from gradlab.check.report import Estimates, Tolerances, value_table
 from gradlab.check.stencil import dense_maker, estimates
+from gradlab.errors import GradLabError
 from gradlab.numerics.dtypes import facts
 
 __all__ = ["DETECTORS", "DETECT_FROM", "LADDER", "SEEN_TOLERANCES", "Detection", "detect", "detection_notes",
-           "detected", "narrow", "uses_detector"]
+           "detected", "looked", "narrow", "uses_detector"]
 
 #: Dense directions the detector evaluates.
 DETECTORS = 2
@@ -236,6 +237,16 @@ def detection_notes(detection: Detection | None) -> tuple[str, ...]:
     return (f"Two dense random directions over every element could not see one element "
             f"{SEEN_TOLERANCES:.0f} tolerances off (their finite differences' measured error bound is too "
             "large), so every block of elements was checked.",)
+
+
+def looked(p: NumericProblem, g: torch.Tensor, tol: Tolerances, element_tolerance, seed: int) -> Detection | None:
+    """:func:`detect`, or None when fn refuses a point of its ladder (the largest step moves an
+    element by up to 4096 times the check's step, where a solver or a domain check may raise):
+    then the blocks decide, whose points stay at the check's step."""
+    try:
+        return detect(p, g, tol, element_tolerance, seed)
+    except (GradLabError, RuntimeError, ValueError, ArithmeticError):
+        return None
 
 
 def _dense_directions(numel: int, seed: int, element_tolerance) -> BlockDirections:

@@ -49,7 +49,7 @@ from gradlab.check.arguments import Arguments, legacy_inputs, module_arguments, 
 from gradlab.check.behaviour import check_user_step, confirm_repeatable, first_call, refuse_changed_arguments
 from gradlab.check.batching import FEW_ROWS, FlatInputs, single_threaded_ops
 from gradlab.check.blocks import BLOCK, block_directions, block_size
-from gradlab.check.detector import detect, detected, detection_notes, uses_detector
+from gradlab.check.detector import detected, detection_notes, looked, uses_detector
 from gradlab.check.caller_state import kept_state
 from gradlab.check.measure import measure_values
 from gradlab.check.nonfinite import nonfinite_at_input, with_nonfinite_words
@@ -273,7 +273,7 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
     # weights the blocks' elements and floors their tolerance (the other modes have no blocks)
     element_tolerance = tol.of(g.numpy()) if mode == "blocks" else None
     # a large float64 default check looks along two dense directions first (gradlab.check.detector)
-    detection = detect(p, g, tol, element_tolerance, seed) if skipped is None and not numeric_float64 and \
+    detection = looked(p, g, tol, element_tolerance, seed) if skipped is None and not numeric_float64 and \
         uses_detector(mode, user_dtype, numel, s.complex_step) else None
     decided = None if detection is None else detected(p, g, detection, tol, workers, witness_of=lambda: None)
     rounding, compared = None, mode if decided is None else "dense"
