@@ -427,7 +427,10 @@ async def student(idx: int, base_url: str, page: str, links: list[str], stop_at:
         # balancer, retrying a failed connection as Streamlit's frontend does (a replica just
         # killed may take a health check or two to leave HAProxy's rotation). The view must
         # come back: same page, same query values, a run that finishes without an exception.
-        query, page_hash = tab.query_string, tab.page_script_hash
+        # the page's own hash is known once a run of the lost tab finished: a tab lost while it
+        # opened (its replica killed between new_session and the run's navigation message) holds
+        # app.py's hash, which no page has (7 of 15 reconnects "lost their view" so, under load)
+        query, page_hash = tab.query_string, tab.page_script_hash if tab.runs_finished else ""
         for attempt in range(1, RECONNECT_ATTEMPTS + 1):
             try:
                 back = await open_tab(query, "reconnect")
@@ -440,6 +443,7 @@ async def student(idx: int, base_url: str, page: str, links: list[str], stop_at:
             "student": idx, "page": page, "lost": lost.replica, "replica": back.replica,
             "error": lost.protocol_error[:80], "ok": back.ok, "attempts": attempt,
             "exceptions": len(back.exceptions), "seconds": back.seconds, "query": query,
+            "lost_while_opening": not page_hash,
             "same_page": not page_hash or tab.page_script_hash == page_hash,
             "same_query": _same_view(query, tab.query_string),
             "query_after": tab.query_string,

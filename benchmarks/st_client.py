@@ -646,6 +646,13 @@ class StreamlitSession:
             if msg.WhichOneof("type") == "session_event":
                 return
 
+    @property
+    def runs_finished(self) -> int:
+        """Full runs of this session that finished. Until one has, ``page_script_hash`` may be the
+        main script's (a navigation app's ``new_session`` names app.py; its page's hash comes in
+        the run's ``navigation`` message)."""
+        return self._run_count
+
     async def open(self, page_name: str = "", query_string: str = "") -> RunResult:
         """What a tab does when it loads ``/<page_name>?<query_string>``."""
         return await self.rerun(page_name=page_name, query_string=query_string, first=True)
