@@ -101,22 +101,6 @@ def _bare(fn, x, h: float) -> None:
             v[i] = old
 
 
-class _Off(torch.autograd.Function):
-    """The identity whose backward moves element ``k`` by ``times`` of its own tolerance."""
-
-    @staticmethod
-    def forward(ctx, t, k, times, tol):
-        ctx.k, ctx.times, ctx.tol = k, times, tol
-        return t.view_as(t)
-
-    @staticmethod
-    def backward(ctx, go):
-        g = go.clone()
-        rtol, atol = ctx.tol
-        g.view(-1)[ctx.k] += ctx.times * (atol + rtol * abs(float(go.reshape(-1)[ctx.k])))
-        return g, None, None, None
-
-
 def _gpt(dtype):
     from gradlab.testing.functions_models import CausalGPT, gpt_tokens
 
@@ -127,6 +111,7 @@ def detection(repeat: int) -> None:
     """Issue 36: the default check against torch's fast mode on a right gradient, and one element
     planted 10 tolerances off (float64) or 50 % off (float32) at 4 positions: failed and named."""
     from gradlab.numerics.dtypes import resolve_tolerances
+    from gradlab.testing.planted import off_by_tolerances
 
     sin100 = {torch.float64: (torch.sin, torch.linspace(0.1, 3.0, 100, dtype=torch.float64))}
     sin100[torch.float32] = (torch.sin, sin100[torch.float64][1].float())
@@ -146,8 +131,8 @@ def detection(repeat: int) -> None:
             rtol, atol = resolve_tolerances(dtype, None, None)
             found = 0
             for k in (0, n // 3, n // 2, n - 1):
-                plant = (lambda t, k=k: fn(_Off.apply(t, k, times, (rtol, atol)))) if times else \
-                    (lambda t, k=k: fn(_Off.apply(t, k, 1.0, (0.5, 0.0))))  # 50 % of the gradient
+                plant = (lambda t, k=k: fn(off_by_tolerances(t, [k], times, rtol, atol))) if times else \
+                    (lambda t, k=k: fn(off_by_tolerances(t, [k], 1.0, 0.5, 0.0)))  # 50 % of the gradient
                 r = gradlab.gradcheck(plant, x, workers=1)
                 found += r.verdict == "fail" and r.summary.located is not None and r.summary.located.flat_index == k
             print(f"{label:22s} {n:9,d} {default * 1e3:7.1f}ms {fast * 1e3:8.1f}ms {default / fast:5.1f}x  "

@@ -12,26 +12,13 @@ from gradlab.check.builtin_models import build_model_loss
 from gradlab.check.detector import DETECT_FROM
 from gradlab.check.settings import CheckSettings
 from gradlab.numerics.dtypes import resolve_tolerances
+from gradlab.testing.planted import off_by_tolerances
 
 RTOL, ATOL = resolve_tolerances(torch.float64, None, None)
 
 
-class _Off(torch.autograd.Function):
-    """The identity, whose backward moves the elements ``at`` by ``times`` of their own tolerance
-    (atol + rtol·|true gradient|: the incoming gradient is the true one there)."""
-
-    @staticmethod
-    def forward(ctx, t, at, times):
-        ctx.at, ctx.times = at, times
-        return t.view_as(t)
-
-    @staticmethod
-    def backward(ctx, go):
-        g = go.clone()
-        flat = g.view(-1)
-        for k in ctx.at:
-            flat[k] += ctx.times * (ATOL + RTOL * abs(float(go.reshape(-1)[k])))
-        return g, None, None
+def _off(t, at, times):
+    return off_by_tolerances(t, at, times, RTOL, ATOL)
 
 
 def _question():
@@ -63,7 +50,7 @@ def test_a_right_gradient_passes_on_the_two_dense_directions(case):
 def test_one_element_ten_tolerances_off_is_found_and_named_anywhere(case, where):
     fn, x = CASES[case]()
     k = min(int(where * x.numel()), x.numel() - 1)
-    r = gradlab.gradcheck(lambda t: fn(_Off.apply(t, [k], 10.0)), x)
+    r = gradlab.gradcheck(lambda t: fn(_off(t, [k], 10.0)), x)
     assert r.verdict == "fail", r.summary.text
     assert r.summary.located.flat_index == k and r.summary.located.found_by == "dense", r.summary.text
 
@@ -79,7 +66,7 @@ def test_several_wrong_elements_are_all_named_at_a_cost_of_log_n_each():
     passed = gradlab.gradcheck(counting, x)
     passing, evaluations[0] = evaluations[0], 0
     wrong = [17, 9_000, n - 3]
-    r = gradlab.gradcheck(lambda t: counting(_Off.apply(t, wrong, 10.0)), x)
+    r = gradlab.gradcheck(lambda t: counting(_off(t, wrong, 10.0)), x)
     assert passed.verdict == "pass" and r.verdict == "fail", r.summary.text
     rows = r.table[(r.table["kind"] == "element") & (r.table["state"] == "fail")]
     assert {int(i) for i in rows["flat"]} == set(wrong), rows
@@ -89,7 +76,7 @@ def test_several_wrong_elements_are_all_named_at_a_cost_of_log_n_each():
 
 def test_a_difference_within_the_tolerances_is_suspected_but_passes_and_is_said():
     fn, x = _question()
-    r = gradlab.gradcheck(lambda t: fn(_Off.apply(t, [4_321], 0.9)), x)  # within its tolerance: no failure
+    r = gradlab.gradcheck(lambda t: fn(_off(t, [4_321], 0.9)), x)  # within its tolerance: no failure
     assert r.verdict == "pass", r.summary.text
     assert any("each pass their own tolerance" in note for note in r.summary.notes), r.summary.notes
 
