@@ -28,7 +28,8 @@ import torch
 import gradlab
 from gradlab.numerics.dtypes import resolve_tolerances
 from gradlab.testing.modules import module_case
-from gradlab.testing.functions_nonlinear import SiLU
+from gradlab.testing.functions_linear import Matmul
+from gradlab.testing.functions_nonlinear import SiLU, Tanh
 
 LOW = (torch.float32, torch.bfloat16, torch.float16)
 
@@ -42,37 +43,12 @@ def _quiet():
 
 # --- the Functions: right, and wrong only below float64 ---------------------------------------------
 
-class Tanh(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        y = torch.tanh(x)
-        ctx.save_for_backward(y)
-        return y
-
-    @staticmethod
-    def backward(ctx, g):
-        (y,) = ctx.saved_tensors
-        return g * (1 - y * y)
-
-
 class TanhHalvedBelowFloat64(Tanh):
     @staticmethod
     def backward(ctx, g):
-        (y,) = ctx.saved_tensors
+        _, y = ctx.saved_tensors
         grad = g * (1 - y * y)
         return grad if y.dtype == torch.float64 else grad / 2  # a loss scale undone twice
-
-
-class Matmul(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return a @ b
-
-    @staticmethod
-    def backward(ctx, g):
-        a, b = ctx.saved_tensors
-        return g @ b.T, a.T @ g
 
 
 class MatmulHalfBackward(Matmul):

@@ -22,6 +22,7 @@ import torch
 import gradlab
 from gradlab.check.validation import MODES
 from gradlab.errors import GradLabError
+from gradlab.testing.functions_nonlinear import Softmax
 
 F64 = torch.float64
 MASKED = 4 * 28  # triu(ones(8, 8), 1) holds 28 ones; four such matrices
@@ -38,14 +39,8 @@ def _weights(dtype=F64):
     return torch.randn(4, 8, 8, dtype=F64, generator=torch.Generator().manual_seed(1)).to(dtype)
 
 
-class WrongDimSoftmax(torch.autograd.Function):
+class WrongDimSoftmax(Softmax):
     """softmax over the last dim whose backward sums y·g over dim -2 instead of -1."""
-
-    @staticmethod
-    def forward(ctx, x):
-        y = torch.softmax(x, -1)
-        ctx.save_for_backward(y)
-        return y
 
     @staticmethod
     def backward(ctx, g):

@@ -57,8 +57,9 @@ from gradlab.check.columns import Columns, filled
 from gradlab.check.error_bounds import Bounded, bounded_estimates
 from gradlab.check.noise import dense_estimator, measure_noise
 from gradlab.check.problem import NumericProblem
-from gradlab.check.report import Estimates, Tolerances, value_table
-from gradlab.check.stencil import dense_maker, estimates
+from gradlab.check.halving import group_test
+from gradlab.check.measure import checked_elements, element_judge
+from gradlab.check.report import Estimates, Tolerances, element, value_table, worst_position
 from gradlab.errors import GradLabError
 from gradlab.numerics.dtypes import facts
 
@@ -158,31 +159,19 @@ def narrow(p: NumericProblem, g: torch.Tensor, detection: Detection) -> tuple[to
     beyond HALF_SAFETY times its bound followed down to single elements. Group testing: about
     4·log2(N) evaluations for one wrong element. The elements are a suspicion: the caller judges
     each against its own tolerance."""
-    t, found, along = detection.table, [], []
+    t = detection.table
     # the direction furthest beyond its bound: every element is in each, so one is enough
     excess = np.abs(t["autograd"] - t["best_numeric"]) / (t["error_bound"] + t["autograd_rounding"])
-    for k in [int(np.argmax(np.nan_to_num(excess, nan=np.inf)))]:
-        limit = HALF_SAFETY * (t["error_bound"][k] + t["autograd_rounding"][k])
-        direction, pending = detection.directions[int(k)], [detection.directions.members(int(k))]
-        while pending:
-            parts = [half for part in pending for half in torch.tensor_split(part, 2) if half.numel()]
-            sizes = np.array([part.numel() for part in parts])
-            members = torch.cat(parts)
-            halves = BlockDirections(p.flat.numel, members, np.concatenate([[0], np.cumsum(sizes)]),
-                                     direction[members])
-            steps = torch.full((len(parts),), float(t["best_step"][k]), dtype=torch.float64)
-            numeric, _ = estimates(p, dense_maker(p, halves), steps)
-            beyond = np.abs(contract(halves, g).numpy() - numeric.numpy()) - limit
-            going = [i for i in np.argsort(-np.nan_to_num(beyond, nan=np.inf))[:MOST_HALVES]
-                     if not beyond[i] <= 0]
-            found += [parts[i] for i in going if parts[i].numel() == 1]
-            along += [str(t["element"][k])] * sum(parts[i].numel() == 1 for i in going)
-            pending = [parts[i] for i in sorted(going) if parts[i].numel() > 1]
-    if not found:
-        return torch.zeros(0, dtype=torch.long), np.array([], dtype=object)
-    index = torch.cat(found)
-    order, along = torch.argsort(index), np.array(along, dtype=object)
-    return index[order], along[order.numpy()]
+    k = int(np.argmax(np.nan_to_num(excess, nan=np.inf)))
+    limit = HALF_SAFETY * (t["error_bound"][k] + t["autograd_rounding"][k])
+
+    def judged(halves, a, n, scale):  # followed: beyond the limit (NaN too, first)
+        beyond = np.abs(a - n) - limit
+        return ~(beyond <= 0), beyond
+
+    index = group_test(p, g, detection.directions.members(k), detection.directions[k], float(t["best_step"][k]),
+                       judged, MOST_HALVES)
+    return index, filled(index.numel(), str(t["element"][k]))
 
 
 def detected(p: NumericProblem, g: torch.Tensor, detection: Detection, tol: Tolerances, workers: int,
@@ -191,9 +180,6 @@ def detected(p: NumericProblem, g: torch.Tensor, detection: Detection, tol: Tole
     else None (the blocks decide). A pass decides; a suspicion decides when halving narrows it to
     elements: each judged against its own tolerance with the check's whole machinery, a failing
     one named (the directions it was found along fail), none failing a pass said so."""
-    from gradlab.check.measure import checked_elements, element_judge
-    from gradlab.check.report import element, worst_position
-
     if detection.outcome == "pass":
         return detection, (detection.table, detection.table, None)
     if detection.outcome != "suspect":

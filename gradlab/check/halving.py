@@ -44,7 +44,7 @@ from gradlab.check.problem import NumericProblem
 from gradlab.check.report import Tolerances
 from gradlab.check.stencil import dense_maker, estimates
 
-__all__ = ["HALVING_FROM", "MOST_PARTS", "halve"]
+__all__ = ["HALVING_FROM", "MOST_PARTS", "halve", "group_test"]
 
 #: Blocks of at least this many elements are narrowed by halving: below it the element-by-element
 #: check (2 evaluations per element) costs about what the halving's 4·log2(n) does.
@@ -65,27 +65,37 @@ def halve(p: NumericProblem, grad: torch.Tensor, active: torch.Tensor, direction
     limit): a bug on every element of a block names the worst few, at 4·MOST_PARTS
     evaluations a level, not every element."""
     element_tolerance = np.asarray(element_tolerance, dtype=np.float64)
+
+    def judged(halves, a, n, scale):  # followed: beyond tolerance (failing, or inconclusive within the bound)
+        limit = np.maximum(tol.of(n), direction_tolerance(halves, element_tolerance))
+        bound = roundoff_bound(p.scheme, p.dtype, n, scale, np.full(len(n), p.step))
+        gap = np.abs(a - n)
+        return ~(gap <= limit + bound) | ~(gap <= limit), (gap - limit - bound) / limit  # NaN: followed, first
+
+    return group_test(p, grad, active, direction, p.step, judged, MOST_PARTS)
+
+
+def group_test(p: NumericProblem, grad: torch.Tensor, active: torch.Tensor, direction: torch.Tensor, step: float,
+               judged, most: int) -> torch.Tensor:
+    """The flat elements (sorted; empty if none) that chains of halves of ``direction`` over
+    ``active`` end at: each level's halves (the same weights, half the elements) differenced at
+    ``step``, ``judged(halves, autograd, numeric, scale)`` -> (followed, rank) per half, and at
+    most ``most`` followed halves of more than one element (the highest rank, NaN first) halved
+    again; every followed single element is found. The halves are held by their members and made
+    dense a few at a time (:func:`~gradlab.check.stencil.estimates`)."""
     found: list[torch.Tensor] = []
     pending = [active]
     while pending:
         parts = [half for part in pending for half in torch.tensor_split(part, 2) if half.numel()]
-        # the halves as directions held by their members (a few made dense at a time: see estimates)
         sizes = np.array([part.numel() for part in parts])
         members = torch.cat(parts)
         halves = BlockDirections(p.flat.numel, members, np.concatenate([[0], np.cumsum(sizes)]), direction[members])
-        numeric, scale = estimates(p, dense_maker(p, halves), torch.full((len(parts),), p.step, dtype=torch.float64))
-        a, n, scale = contract(halves, grad).numpy(), numeric.numpy(), scale.numpy()
-        limit = np.maximum(tol.of(n), direction_tolerance(halves, element_tolerance))
-        bound = roundoff_bound(p.scheme, p.dtype, n, scale, np.full(len(n), p.step))
-        gap = np.abs(a - n)
-        fails = ~(gap <= limit + bound)  # NaN: fails
-        unsure = ~fails & ~(gap <= limit)
-        # an inconclusive half is followed as a failing one is, after them: down to single elements
-        found += [part for k, part in enumerate(parts) if (fails[k] or unsure[k]) and part.numel() == 1]
-        going = [k for k, part in enumerate(parts) if (fails[k] or unsure[k]) and part.numel() > 1]
-        excess = np.nan_to_num((gap - limit - bound) / limit, nan=np.inf)
-        going = sorted(going, key=lambda k: -excess[k])[:MOST_PARTS]
-        pending = [parts[k] for k in sorted(going)]
+        numeric, scale = estimates(p, dense_maker(p, halves), torch.full((len(parts),), step, dtype=torch.float64))
+        followed, rank = judged(halves, contract(halves, grad).numpy(), numeric.numpy(), scale.numpy())
+        rank = np.nan_to_num(rank, nan=np.inf)
+        found += [part for k, part in enumerate(parts) if followed[k] and part.numel() == 1]
+        going = sorted((k for k, part in enumerate(parts) if followed[k] and part.numel() > 1), key=lambda k: -rank[k])
+        pending = [parts[k] for k in sorted(going[:most])]
     if not found:
         return torch.zeros(0, dtype=torch.long)
     return torch.sort(torch.cat(found)).values
