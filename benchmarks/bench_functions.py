@@ -77,6 +77,11 @@ def _run(case, dtype, who: str, eps):
     return _timed(lambda: _torch(case, inputs, who == CHECKERS[2], eps))
 
 
+def _median(values) -> float:
+    """The median, NaN for none (a dtype in which no buggy case is timed)."""
+    return statistics.median(values) if values else float("nan")
+
+
 def _dtype_table(dtype: torch.dtype, repeat: int, eps) -> None:
     cases = function_corpus()
     correct = [c for c in cases if c.correct]
@@ -105,9 +110,10 @@ def _dtype_table(dtype: torch.dtype, repeat: int, eps) -> None:
         caught = [c.name for c in counted if answers[who][c.name][0]]
         named = "-" if who != CHECKERS[0] else str(sum(bool(answers[who][c][1]) for c in caught))
         median = statistics.median(times[who])
-        right, wrong = (statistics.median(times[who][:len(correct)]), statistics.median(times[who][len(correct):]))
+        right, wrong = (statistics.median(times[who][:len(correct)]), _median(times[who][len(correct):]))
+        rate = f"{len(caught) / len(counted):6.0%}" if counted else f"{'-':>6s}"  # float16: no bug counts
         print(f"  {who:16s} {len(false_alarms):12d} {len(caught):4d}/{len(counted):<4d} "
-              f"{len(caught) / len(counted):6.0%} {named:>11s} {median * 1e3:8.1f}ms {right * 1e3:6.1f}ms "
+              f"{rate} {named:>11s} {median * 1e3:8.1f}ms {right * 1e3:6.1f}ms "
               f"{wrong * 1e3:6.1f}ms {ours / median:10.2f}")
         missed = sorted(c.name for c in counted if c.name not in caught)
         if missed:
