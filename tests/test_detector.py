@@ -70,8 +70,8 @@ def test_several_wrong_elements_are_all_named_at_a_cost_of_log_n_each():
     assert passed.verdict == "pass" and r.verdict == "fail", r.summary.text
     rows = r.table[(r.table["kind"] == "element") & (r.table["state"] == "fail")]
     assert {int(i) for i in rows["flat"]} == set(wrong), rows
-    # each wrong element: 2 halves of 2 points a level, log2(N) levels, and its own judging
-    assert evaluations[0] <= passing + len(wrong) * (4 * math.log2(n) + 80), (passing, evaluations[0])
+    # each wrong element: 2 halves of 2 points at 2 steps a level, log2(N) levels, and its own judging
+    assert evaluations[0] <= passing + len(wrong) * (8 * math.log2(n) + 80), (passing, evaluations[0])
 
 
 def test_a_difference_within_the_tolerances_is_suspected_but_passes_and_is_said():

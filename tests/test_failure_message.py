@@ -107,12 +107,15 @@ def _element_row(result, label=LABEL):
     return rows.iloc[0]
 
 
-def test_default_mode_message_leads_with_the_elements_own_values():
+@pytest.mark.parametrize("mode, found_by", [("blocks", "block"), ("dense", "dense")])
+def test_default_mode_message_leads_with_the_elements_own_values(monkeypatch, mode, found_by):
+    if mode == "blocks":  # the dense directions (gradlab.check.detector) would look first
+        monkeypatch.setattr("gradlab.check.detector.DETECT_FROM", 10 ** 9)
     x = _x()
     autograd, exact = _truth(x)
     r = gradlab.gradcheck(fn, x, **ONES)
     s = r.summary
-    assert r.verdict == "fail" and s.mode == "blocks"
+    assert r.verdict == "fail" and s.mode == mode
     a, n, difference, tolerance, bound = _lead(s.message)
     _same_to_printed_digits(a, autograd)
     _same_to_printed_digits(n, exact)
@@ -126,7 +129,7 @@ def test_default_mode_message_leads_with_the_elements_own_values():
     assert "direction" not in s.message[:found]
     assert s.message.index("finite difference") < found
     assert s.headline.startswith(f"Gradient check failed at {LABEL} ")
-    assert s.located.label == LABEL and s.located.state == "fail" and s.located.found_by == "block"
+    assert s.located.label == LABEL and s.located.state == "fail" and s.located.found_by == found_by
     assert "checked on its own" in s.message[found:]
 
 

@@ -7,28 +7,34 @@ tolerance is about c·sqrt(Σ r_j²), and past 8·64 elements the 64 blocks grow
 element sinks below its block's tolerance. A dense direction v over all N elements, element j
 weighted r_j/tol_j (r_j a random sign times a size in [1, 2), :func:`block_directions` with one
 block), is moved by an element k that is m tolerances off by ``m·|v_k|·tol_k ≥ m·c_min``
-(c_min = min_k |v_k|·tol_k), whatever N. A float64 finite difference along v is good to its
-error bound B (round-off from fn's measured noise, Moré and Wild's difference table; truncation
-from a second step h/2): far below that shift for a smooth fn (about 1e-10 of |∇L·v|). So:
+(c_min = min_k |v_k|·tol_k), whatever N. A float64 finite difference along v, extrapolated
+(Richardson: ``R(s) = D(s) + (D(s) - D(2s))/(2^p - 1)``, error O(s^(p+2)) for a symmetric
+stencil of order p, O(s^(p+1)) for a one-sided one), is good to its error bound B: round-off from fn's noise measured along the
+first direction (Moré and Wild's difference table), truncation from the next extrapolation,
+``|R(s) - R(2s)|/(2^q - 1)``, q that next order (the larger of it and the one above, scaled down, so one lucky
+zero crossing does not pass for no truncation). Far below the shift of one wrong element for a
+smooth fn: about 1e-13 of |∇L·v| on the MSE question, tanh(X @ W) and a 1.2 M-parameter GPT,
+where a plain difference at its best step is good to 1e-9 and could not see one element. So:
 
 - ``usable``: B + autograd's own rounding ≤ ``c_min·SEEN_TOLERANCES/2`` for both directions,
   i.e. one element SEEN_TOLERANCES (10) tolerances off would move the direction by at least twice
   what the finite difference and autograd can be off by. Else the detector cannot see such an
   element (a noisy fn, a large truncation) and the check runs its blocks, as before.
-- ``suspect``: |∇L·v - D_v| > B + autograd's rounding along either direction. A suspicion is never
-  a fail: the check then runs its blocks, which narrow to elements and judge each against its
-  own tolerance (a finite difference more precise than the tolerances may be suspicious of a
-  difference within them: the blocks then pass it).
+- ``suspect``: |∇L·v - R_v| > B + autograd's rounding along either direction. A suspicion is never
+  a fail: halving then narrows it to elements (:func:`narrow`, the same extrapolated differences
+  over half the elements), each judged against its own tolerance (a finite difference more
+  precise than the tolerances may be suspicious of a difference within them: they then pass).
 - otherwise the check passes on the two directions: every element is in both, and no element is
   SEEN_TOLERANCES tolerances off (nor are several whose errors add up to that, unless they cancel
   along two independent random directions at once).
 
-Each direction costs its noise table at the check's step (2·(POINTS - 1) evaluations of fn) and
-its differences at h and h/2 for each step of :data:`LADDER` (20), in two batches, where 64 blocks
-cost 128 and their judging; a suspicion adds about 4·log2(N) evaluations per wrong element and
-its own judging. Only float64 checks of more than :data:`DETECT_FROM` elements use it (below, the
-blocks are 8 elements long and cheap; in lower precisions the bound of a dense difference is too
-loose to see one element).
+The cost: the noise table along the first direction at the check's step (2·(POINTS - 1)
+evaluations of fn), the first direction at every step of :data:`LADDER` (2 evaluations each) and
+the second at the four steps its best level needs (8): 44 evaluations in two batches, where 64
+blocks cost 128 and their judging; a suspicion adds about 8·log2(N) evaluations per wrong
+element and its own judging. Only float64 checks of more than :data:`DETECT_FROM` elements with
+a finite-difference stencil use it (below, the blocks are 8 elements long and cheap; in lower precisions
+the bound of a dense difference is too loose to see one element).
 
 >>> from gradlab.check.problem import numeric_problem
 >>> from gradlab.check.report import Tolerances
@@ -47,6 +53,7 @@ loose to see one element).
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,17 +61,19 @@ import torch
 
 from gradlab.check.blocks import BlockDirections, block_directions, contract
 from gradlab.check.columns import Columns, filled
-from gradlab.check.error_bounds import Bounded, bounded_estimates
+from gradlab.check.error_bounds import Bounded, roundoff_bound
 from gradlab.check.noise import dense_estimator, measure_noise
-from gradlab.check.problem import NumericProblem
+from gradlab.check.problem import NumericProblem, resolve_step
 from gradlab.check.halving import group_test
 from gradlab.check.measure import checked_elements, element_judge
+from gradlab.check.stencil import dense_maker, estimates
 from gradlab.check.report import Estimates, Tolerances, element, value_table, worst_position
 from gradlab.errors import GradLabError
 from gradlab.numerics.dtypes import facts
+from gradlab.numerics.schemes import Scheme, get_scheme
 
 __all__ = ["DETECTORS", "DETECT_FROM", "LADDER", "SEEN_TOLERANCES", "Detection", "detect", "detection_notes",
-           "detected", "looked", "narrow", "uses_detector"]
+           "detected", "extrapolated", "looked", "narrow", "next_order", "uses_detector"]
 
 #: Dense directions the detector evaluates.
 DETECTORS = 2
@@ -75,14 +84,21 @@ DETECT_FROM = 8 * 64
 #: The detector is used only where one element this many tolerances off would show clearly.
 SEEN_TOLERANCES = 10.0
 
-#: The steps tried, times the check's (one batch): a dense direction's truncation and round-off
-#: balance elsewhere than one element's (the 140x120 MSE question: at 1e5 times the default step;
-#: tanh(X @ W): at 5-15 times).
-LADDER = (1.0, 8.0, 64.0, 512.0, 4096.0)
+#: The steps the first direction is differenced at, times the check's: powers of two, so each
+#: difference extrapolates with the next (Richardson) and each extrapolation's truncation shows in
+#: the next two. The best level lies far above one element's step: 4,096 times it on the MSE
+#: question (a quadratic: round-off only), 256 on tanh(X @ W), 2,048 on a GPT's parameters.
+LADDER = tuple(2.0 ** k for k in range(3, 15))
+
+#: The extrapolation's truncation estimate is taken this many times: between the steps it is
+#: asymptotic (exact) but the ladder's least bound is also the level where it looks smallest.
+TRUNCATION_SAFETY = 2.0
 
 #: Autograd's own rounding along a direction: this many machine epsilons of Σ|g_j·v_j| (the sum
 #: of the magnitudes, not |∇L·v|: its terms may cancel).
 AUTOGRAD_ULPS = 8.0
+
+_CENTRAL = get_scheme("central")
 
 
 @dataclass(frozen=True)
@@ -97,42 +113,50 @@ class Detection:
     bounded: Bounded
 
 
-def uses_detector(mode: str, dtype: torch.dtype, numel: int, scheme_complex: bool) -> bool:
-    """Whether a check looks with the detector first: the default mode in float64, past DETECT_FROM.
+def uses_detector(mode: str, dtype: torch.dtype, numel: int, scheme: Scheme) -> bool:
+    """Whether a check looks with the detector first: the default mode in float64, past
+    DETECT_FROM, with a finite-difference stencil (not the complex step).
 
-    >>> uses_detector("blocks", torch.float64, 10_000, False), uses_detector("blocks", torch.float32, 10_000, False)
+    >>> central = get_scheme("central")
+    >>> uses_detector("blocks", torch.float64, 10_000, central), uses_detector("blocks", torch.float32, 10_000, central)
     (True, False)
+    >>> uses_detector("blocks", torch.float64, 10_000, get_scheme("complex"))
+    False
     """
-    return mode == "blocks" and dtype == torch.float64 and numel > DETECT_FROM and not scheme_complex
+    return mode == "blocks" and dtype == torch.float64 and numel > DETECT_FROM and not scheme.complex_step
 
 
 def detect(p: NumericProblem, g: torch.Tensor, tol: Tolerances, element_tolerance, seed: int) -> Detection:
-    """The two dense directions, each at the step of :data:`LADDER` (times the check's) whose
-    bound is least, bounded by fn's noise measured at the check's step and a second step h/2."""
+    """The two dense directions' extrapolated differences at the level of :data:`LADDER` (times
+    the check's step) whose bound is least along the first, bounded by fn's noise measured along
+    the first at the check's step (the second's noise is the same in distribution)."""
     directions = _dense_directions(p.flat.numel, seed, element_tolerance)
-    rows, steps = np.arange(DETECTORS), np.full(DETECTORS, p.step)
     estimator = dense_estimator(directions)
-    noise = measure_noise(p, estimator, rows, steps)
-    sigma = None if noise is None else noise.sigma
-    # every step of the ladder in one batch: the least bound of each direction is taken
-    ladder = np.repeat(p.step * np.asarray(LADDER), DETECTORS)
-    tried = bounded_estimates(p, estimator, np.tile(rows, len(LADDER)), ladder,
-                              None if sigma is None else np.tile(sigma, len(LADDER)))
-    best = np.argmin(np.nan_to_num(tried.bound, nan=np.inf).reshape(len(LADDER), DETECTORS), axis=0)
-    bounded = tried.rows(best * DETECTORS + rows)
+    noise = measure_noise(p, estimator, np.zeros(1, dtype=np.int64), np.array([p.step]))
+    sigma = None if noise is None else float(noise.sigma[0])
+    # from the central difference's step at least: a one-sided stencil's own is its square root of
+    # eps, where an extrapolation (second order) would be swamped by round-off
+    base = max(p.step, resolve_step(None, _CENTRAL, p.dtype, p.flat.values))
+    ladder = base * np.asarray(LADDER)
+    first = _extrapolated(p, estimator, 0, ladder, sigma)
+    best = int(np.argmin(np.nan_to_num(first.bound, nan=np.inf)))
+    second = _extrapolated(p, estimator, 1, ladder[best] * 2.0 ** np.arange(4), sigma)
+    bounded = Bounded(*(np.array([getattr(first, f)[best], getattr(second, f)[0]]) for f in
+                        ("estimate", "step", "scale", "roundoff", "truncation")),
+                      noise=None if sigma is None else np.full(DETECTORS, sigma))
     a = contract(directions, g).numpy()
     magnitude = contract(BlockDirections(directions.numel, directions.member_index, directions.starts,
                                          directions.weights.abs(), directions.keys), g.abs()).numpy()
     slack = AUTOGRAD_ULPS * facts(p.dtype).eps * magnitude
     seen = SEEN_TOLERANCES * _least_shift(directions, element_tolerance)
     limit = bounded.bound + slack
-    first = value_table(p, None, Estimates(torch.from_numpy(a), torch.from_numpy(bounded.estimate),
-                                          torch.from_numpy(bounded.scale)), tol)
+    table = value_table(p, None, Estimates(torch.from_numpy(a), torch.from_numpy(bounded.estimate),
+                                           torch.from_numpy(bounded.scale)), tol)
     if not (limit <= seen / 2).all():
         outcome = "unusable"
     else:
         outcome = "pass" if (np.abs(a - bounded.estimate) <= limit).all() else "suspect"
-    table = first.joined(
+    table = table.joined(
         best_numeric=bounded.estimate, best_step=bounded.step, best_dtype=filled(DETECTORS, "float64"),
         best_abs_error=np.abs(a - bounded.estimate), best_tolerance=seen / 2, error_bound=bounded.bound,
         state=filled(DETECTORS, "pass"), left_slope=filled(DETECTORS, np.nan, np.float64),
@@ -140,6 +164,64 @@ def detect(p: NumericProblem, g: torch.Tensor, tol: Tolerances, element_toleranc
         noise=bounded.noise if bounded.noise is not None else np.zeros(DETECTORS),
         bound_source=filled(DETECTORS, "measured noise" if noise is not None else "model"), autograd_rounding=slack)
     return Detection(outcome, directions, table, bounded)
+
+
+def extrapolated(p: NumericProblem, d_s, d_2s) -> np.ndarray:
+    """Richardson's ``D(s) + (D(s) - D(2s))/(2^p - 1)``: the stencil's leading truncation term
+    (order p) cancelled, the next (:func:`next_order`) left.
+
+    >>> from gradlab.check.problem import numeric_problem
+    >>> p = numeric_problem(torch.exp, [torch.zeros(1, dtype=torch.float64)], "sum", None, get_scheme("central"),
+    ...                     0.1, torch.float64)
+    >>> d = lambda s: math.sinh(s) / s  # the central difference of exp at 0
+    >>> abs(d(0.1) - 1) > 1e-3, abs(float(extrapolated(p, d(0.1), d(0.2))) - 1) < 1e-5
+    (True, True)
+    """
+    d_s = np.asarray(d_s, dtype=np.float64)
+    return d_s + (d_s - np.asarray(d_2s, dtype=np.float64)) / (2.0 ** p.scheme.order - 1)
+
+
+def _extrapolated(p: NumericProblem, estimator, row: int, steps: np.ndarray, sigma: float | None) -> Bounded:
+    """Direction ``row`` differenced at each of ``steps`` (powers of two apart, one batch): the
+    extrapolations from each step and the next, each bounded by its round-off (σ's, through
+    the extrapolation's weights) and its truncation from the two above it; the last three
+    steps only feed the others (a bound of NaN)."""
+    est, scale = estimator(p, np.full(len(steps), row), torch.from_numpy(steps))
+    d, scale = est.numpy(), scale.numpy()
+    r = extrapolated(p, d[:-1], d[1:])
+    gain = 2.0 ** next_order(p.scheme) - 1  # R(2s)'s truncation over R(s)'s, less one
+    # round-off of R(s): that of D(s) (measured σ or the model) through Richardson's weights
+    roundoff = roundoff_bound(p.scheme, p.dtype, d[:-1], scale[:-1], steps[:-1],
+                              None if sigma is None else np.full(len(steps) - 1, sigma)) * _extrapolation_gain(p.scheme)
+    n = len(r) - 2
+    near, above = np.abs(r[:n] - r[1:n + 1]), np.abs(r[1:n + 1] - r[2:n + 2]) / (gain + 1)
+    truncation = TRUNCATION_SAFETY * np.maximum(near, above) / gain + (roundoff[:n] + roundoff[1:n + 1]) / gain
+    pad = np.full(len(steps) - n, np.nan)
+    return Bounded(np.concatenate([r[:n], pad]), steps, scale, np.concatenate([roundoff[:n], pad]),
+                   np.concatenate([truncation, pad]), None)
+
+
+def _extrapolation_gain(scheme: Scheme) -> float:
+    """‖Richardson's weights‖₂ over ‖the stencil's‖₂, both per unit step (1.34 for central): how
+    much the extrapolation amplifies the independent noise of the values it combines."""
+    k = 2.0 ** scheme.order
+    weights: dict[float, float] = {}
+    for c, w in zip(scheme.offsets, scheme.weights):
+        weights[c] = weights.get(c, 0.0) + w * k / (k - 1)
+        weights[2 * c] = weights.get(2 * c, 0.0) - w / (2 * (k - 1))
+    return math.sqrt(sum(w * w for w in weights.values()) / sum(w * w for w in scheme.weights))
+
+
+def next_order(scheme: Scheme) -> int:
+    """The order of the truncation an extrapolation leaves: p + 2 for a symmetric stencil (its
+    error has only every other power of h), p + 1 otherwise.
+
+    >>> next_order(get_scheme("central")), next_order(get_scheme("forward"))
+    (4, 2)
+    """
+    pairs = dict(zip(scheme.offsets, scheme.weights))
+    symmetric = bool(pairs) and all(pairs.get(-c) == -w for c, w in pairs.items())
+    return scheme.order + (2 if symmetric else 1)
 
 
 #: A half of a suspect direction is followed when autograd and its finite difference (at the
@@ -155,10 +237,10 @@ MOST_HALVES = 4
 
 def narrow(p: NumericProblem, g: torch.Tensor, detection: Detection) -> tuple[torch.Tensor, np.ndarray]:
     """(flat elements, the direction each was found along): the most suspect direction halved, its
-    halves (the same weights, half the elements) differenced at the direction's step, the ones
-    beyond HALF_SAFETY times its bound followed down to single elements. Group testing: about
-    4·log2(N) evaluations for one wrong element. The elements are a suspicion: the caller judges
-    each against its own tolerance."""
+    halves (the same weights, half the elements) differenced and extrapolated at the direction's
+    step, the ones beyond HALF_SAFETY times its bound followed down to single elements. Group
+    testing: about 8·log2(N) evaluations for one wrong element. The elements are a suspicion: the
+    caller judges each against its own tolerance."""
     t = detection.table
     # the direction furthest beyond its bound: every element is in each, so one is enough
     excess = np.abs(t["autograd"] - t["best_numeric"]) / (t["error_bound"] + t["autograd_rounding"])
@@ -169,8 +251,15 @@ def narrow(p: NumericProblem, g: torch.Tensor, detection: Detection) -> tuple[to
         beyond = np.abs(a - n) - limit
         return ~(beyond <= 0), beyond
 
+    def differenced(halves: BlockDirections, steps: torch.Tensor):  # at s and 2s, extrapolated
+        twice = BlockDirections(halves.numel, halves.member_index, halves.starts, halves.weights,
+                                np.concatenate([halves.keys, halves.keys]))
+        est, scale = estimates(p, dense_maker(p, twice), torch.cat([steps, 2 * steps]))
+        m = len(steps)
+        return torch.from_numpy(extrapolated(p, est[:m].numpy(), est[m:].numpy())), scale[:m]
+
     index = group_test(p, g, detection.directions.members(k), detection.directions[k], float(t["best_step"][k]),
-                       judged, MOST_HALVES)
+                       judged, MOST_HALVES, differenced)
     return index, filled(index.numel(), str(t["element"][k]))
 
 

@@ -274,7 +274,7 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
     element_tolerance = tol.of(g.numpy()) if mode == "blocks" else None
     # a large float64 default check looks along two dense directions first (gradlab.check.detector)
     detection = looked(p, g, tol, element_tolerance, seed) if skipped is None and not numeric_float64 and \
-        uses_detector(mode, user_dtype, numel, s.complex_step) else None
+        uses_detector(mode, user_dtype, numel, s) else None
     decided = None if detection is None else detected(p, g, detection, tol, workers, witness_of=lambda: None)
     rounding, compared = None, mode if decided is None else "dense"
     if decided is not None:  # no element SEEN_TOLERANCES off, or the wrong ones narrowed to and judged

@@ -76,13 +76,15 @@ def halve(p: NumericProblem, grad: torch.Tensor, active: torch.Tensor, direction
 
 
 def group_test(p: NumericProblem, grad: torch.Tensor, active: torch.Tensor, direction: torch.Tensor, step: float,
-               judged, most: int) -> torch.Tensor:
+               judged, most: int, differenced=None) -> torch.Tensor:
     """The flat elements (sorted; empty if none) that chains of halves of ``direction`` over
     ``active`` end at: each level's halves (the same weights, half the elements) differenced at
     ``step``, ``judged(halves, autograd, numeric, scale)`` -> (followed, rank) per half, and at
     most ``most`` followed halves of more than one element (the highest rank, NaN first) halved
     again; every followed single element is found. The halves are held by their members and made
-    dense a few at a time (:func:`~gradlab.check.stencil.estimates`)."""
+    dense a few at a time (:func:`~gradlab.check.stencil.estimates`); ``differenced(halves, steps)``
+    -> (numeric, scale) tensors replaces the scheme's own difference (the detector extrapolates)."""
+    differenced = differenced or (lambda halves, steps: estimates(p, dense_maker(p, halves), steps))
     found: list[torch.Tensor] = []
     pending = [active]
     while pending:
@@ -90,7 +92,7 @@ def group_test(p: NumericProblem, grad: torch.Tensor, active: torch.Tensor, dire
         sizes = np.array([part.numel() for part in parts])
         members = torch.cat(parts)
         halves = BlockDirections(p.flat.numel, members, np.concatenate([[0], np.cumsum(sizes)]), direction[members])
-        numeric, scale = estimates(p, dense_maker(p, halves), torch.full((len(parts),), step, dtype=torch.float64))
+        numeric, scale = differenced(halves, torch.full((len(parts),), step, dtype=torch.float64))
         followed, rank = judged(halves, contract(halves, grad).numpy(), numeric.numpy(), scale.numpy())
         rank = np.nan_to_num(rank, nan=np.inf)
         found += [part for k, part in enumerate(parts) if followed[k] and part.numel() == 1]
