@@ -30,7 +30,7 @@ where a plain difference at its best step is good to 1e-9 and could not see one 
 
 The cost: the noise table along the first direction at the check's step (2·(POINTS - 1)
 evaluations of fn), the first direction at every step of :data:`LADDER` (2 evaluations each) and
-the second at the four steps its best level needs (8): 44 evaluations in two batches, where 64
+the second at the four steps its best level needs (8): 34 evaluations in two batches, where 64
 blocks cost 128 and their judging; a suspicion adds about 8·log2(N) evaluations per wrong
 element and its own judging. Only float64 checks of more than :data:`DETECT_FROM` elements with
 a finite-difference stencil use it (below, the blocks are 8 elements long and cheap; in lower precisions
@@ -84,11 +84,15 @@ DETECT_FROM = 8 * 64
 #: The detector is used only where one element this many tolerances off would show clearly.
 SEEN_TOLERANCES = 10.0
 
-#: The steps the first direction is differenced at, times the check's: powers of two, so each
-#: difference extrapolates with the next (Richardson) and each extrapolation's truncation shows in
-#: the next two. The best level lies far above one element's step: 4,096 times it on the MSE
-#: question (a quadratic: round-off only), 256 on tanh(X @ W), 2,048 on a GPT's parameters.
-LADDER = tuple(2.0 ** k for k in range(3, 15))
+#: The ratio of the ladder's steps: each difference extrapolates with the next (Richardson), each
+#: extrapolation's truncation shows in the next two. 4 rather than 2: half the evaluations, and the
+#: level taken is at most 4x from the best (whose bound is 40-400x below what is needed).
+RATIO = 4.0
+
+#: The steps the first direction is differenced at, times the central difference's: the best
+#: level lies far above one element's step: 4,096 times it on the MSE question (a quadratic:
+#: round-off only), 256 on tanh(X @ W), 1,024-4,096 on a GPT's parameters.
+LADDER = tuple(RATIO ** k for k in range(2, 9))
 
 #: The extrapolation's truncation estimate is taken this many times: between the steps it is
 #: asymptotic (exact) but the ladder's least bound is also the level where it looks smallest.
@@ -140,7 +144,7 @@ def detect(p: NumericProblem, g: torch.Tensor, tol: Tolerances, element_toleranc
     ladder = base * np.asarray(LADDER)
     first = _extrapolated(p, estimator, 0, ladder, sigma)
     best = int(np.argmin(np.nan_to_num(first.bound, nan=np.inf)))
-    second = _extrapolated(p, estimator, 1, ladder[best] * 2.0 ** np.arange(4), sigma)
+    second = _extrapolated(p, estimator, 1, ladder[best] * RATIO ** np.arange(4), sigma)
     bounded = Bounded(*(np.array([getattr(first, f)[best], getattr(second, f)[0]]) for f in
                         ("estimate", "step", "scale", "roundoff", "truncation")),
                       noise=None if sigma is None else np.full(DETECTORS, sigma))
@@ -166,9 +170,9 @@ def detect(p: NumericProblem, g: torch.Tensor, tol: Tolerances, element_toleranc
     return Detection(outcome, directions, table, bounded)
 
 
-def extrapolated(p: NumericProblem, d_s, d_2s) -> np.ndarray:
-    """Richardson's ``D(s) + (D(s) - D(2s))/(2^p - 1)``: the stencil's leading truncation term
-    (order p) cancelled, the next (:func:`next_order`) left.
+def extrapolated(p: NumericProblem, d_s, d_far, ratio: float = 2.0) -> np.ndarray:
+    """Richardson's ``D(s) + (D(s) - D(r·s))/(r^p - 1)`` from D at s and at ``ratio`` r times it:
+    the stencil's leading truncation term (order p) cancelled, the next (:func:`next_order`) left.
 
     >>> from gradlab.check.problem import numeric_problem
     >>> p = numeric_problem(torch.exp, [torch.zeros(1, dtype=torch.float64)], "sum", None, get_scheme("central"),
@@ -178,21 +182,21 @@ def extrapolated(p: NumericProblem, d_s, d_2s) -> np.ndarray:
     (True, True)
     """
     d_s = np.asarray(d_s, dtype=np.float64)
-    return d_s + (d_s - np.asarray(d_2s, dtype=np.float64)) / (2.0 ** p.scheme.order - 1)
+    return d_s + (d_s - np.asarray(d_far, dtype=np.float64)) / (ratio ** p.scheme.order - 1)
 
 
 def _extrapolated(p: NumericProblem, estimator, row: int, steps: np.ndarray, sigma: float | None) -> Bounded:
-    """Direction ``row`` differenced at each of ``steps`` (powers of two apart, one batch): the
+    """Direction ``row`` differenced at each of ``steps`` (RATIO apart, one batch): the
     extrapolations from each step and the next, each bounded by its round-off (σ's, through
     the extrapolation's weights) and its truncation from the two above it; the last three
     steps only feed the others (a bound of NaN)."""
     est, scale = estimator(p, np.full(len(steps), row), torch.from_numpy(steps))
     d, scale = est.numpy(), scale.numpy()
-    r = extrapolated(p, d[:-1], d[1:])
-    gain = 2.0 ** next_order(p.scheme) - 1  # R(2s)'s truncation over R(s)'s, less one
+    r = extrapolated(p, d[:-1], d[1:], RATIO)
+    gain = RATIO ** next_order(p.scheme) - 1  # R(RATIO·s)'s truncation over R(s)'s, less one
     # round-off of R(s): that of D(s) (measured σ or the model) through Richardson's weights
     roundoff = roundoff_bound(p.scheme, p.dtype, d[:-1], scale[:-1], steps[:-1],
-                              None if sigma is None else np.full(len(steps) - 1, sigma)) * _extrapolation_gain(p.scheme)
+                              None if sigma is None else np.full(len(steps) - 1, sigma)) * _extrapolation_gain(p.scheme, RATIO)
     n = len(r) - 2
     near, above = np.abs(r[:n] - r[1:n + 1]), np.abs(r[1:n + 1] - r[2:n + 2]) / (gain + 1)
     truncation = TRUNCATION_SAFETY * np.maximum(near, above) / gain + (roundoff[:n] + roundoff[1:n + 1]) / gain
@@ -201,14 +205,15 @@ def _extrapolated(p: NumericProblem, estimator, row: int, steps: np.ndarray, sig
                    np.concatenate([truncation, pad]), None)
 
 
-def _extrapolation_gain(scheme: Scheme) -> float:
-    """‖Richardson's weights‖₂ over ‖the stencil's‖₂, both per unit step (1.34 for central): how
-    much the extrapolation amplifies the independent noise of the values it combines."""
-    k = 2.0 ** scheme.order
+def _extrapolation_gain(scheme: Scheme, ratio: float) -> float:
+    """‖Richardson's weights‖₂ over ‖the stencil's‖₂, both per unit step (1.07 for central, ratio 4): how
+    much the extrapolation amplifies the independent noise of the values it combines (D(r·s)'s
+    weights are D(s)'s over r, at r times the offsets)."""
+    k = ratio ** scheme.order
     weights: dict[float, float] = {}
     for c, w in zip(scheme.offsets, scheme.weights):
         weights[c] = weights.get(c, 0.0) + w * k / (k - 1)
-        weights[2 * c] = weights.get(2 * c, 0.0) - w / (2 * (k - 1))
+        weights[ratio * c] = weights.get(ratio * c, 0.0) - w / (ratio * (k - 1))
     return math.sqrt(sum(w * w for w in weights.values()) / sum(w * w for w in scheme.weights))
 
 
