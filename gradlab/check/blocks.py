@@ -95,7 +95,7 @@ def block_directions(numel: int, seed: int, tolerance, block: int = BLOCK) -> Bl
         weighted = np.where(np.isfinite(weighted), weighted, signs)
     if count == 1:  # one block of every element (the detector's dense directions): no shuffle to deal
         weights = weighted / np.abs(weighted).max()
-        weights /= np.sqrt(weights @ weights)
+        weights /= np.sqrt(np.square(weights).sum())  # not the dot: OpenBLAS's threads (problem.resolve_step)
         return BlockDirections(numel, torch.arange(numel), np.array([0, numel]), torch.from_numpy(weights))
     # the shuffled elements dealt out in turn (the first numel % count blocks one element longer),
     # then each block's members in ascending order

@@ -32,6 +32,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
+import numpy as np
 import torch
 
 from gradlab.check.batching import BatchedFn, FlatInputs, single_threaded_ops
@@ -322,9 +323,11 @@ def resolve_step(eps, scheme: Scheme, dtype: torch.dtype, values: torch.Tensor) 
     n = values.numel()  # the rms, in one op: torch.linalg.vector_norm accumulates in float64
     if not n:
         typical = 1.0
-    elif values.dtype == torch.float64 and values.dim() == 1:  # numpy's dot: a third of the torch op's cost
+    elif values.dtype == torch.float64 and values.dim() == 1:  # numpy: a third of the torch op's cost
         flat = values.numpy()
-        typical = math.sqrt(float(flat @ flat) / n)
+        # a pairwise sum, not the dot: OpenBLAS's dot splits past 10,000 elements over threads
+        # that then spin, doubling a check's CPU time on 2 cores (torch's own are held to one)
+        typical = math.sqrt(float(np.square(flat).sum()) / n)
     else:
         typical = float(torch.linalg.vector_norm(values, dtype=torch.float64)) / math.sqrt(n)
     return default_step(scheme, dtype, typical)
