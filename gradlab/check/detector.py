@@ -143,7 +143,7 @@ def detect(p: NumericProblem, g: torch.Tensor, tol: Tolerances, element_toleranc
     base = max(p.step, resolve_step(None, _CENTRAL, p.dtype, p.flat.values))
     ladder = base * np.asarray(LADDER)
     first = _extrapolated(p, estimator, 0, ladder, sigma)
-    best = int(np.argmin(np.nan_to_num(first.bound, nan=np.inf)))
+    best = _least_consistent(first)
     second = _extrapolated(p, estimator, 1, ladder[best] * RATIO ** np.arange(4), sigma)
     bounded = Bounded(*(np.array([getattr(first, f)[best], getattr(second, f)[0]]) for f in
                         ("estimate", "step", "scale", "roundoff", "truncation")),
@@ -168,6 +168,24 @@ def detect(p: NumericProblem, g: torch.Tensor, tol: Tolerances, element_toleranc
         noise=bounded.noise if bounded.noise is not None else np.zeros(DETECTORS),
         bound_source=filled(DETECTORS, "measured noise" if noise is not None else "model"), autograd_rounding=slack)
     return Detection(outcome, directions, table, bounded)
+
+
+def _least_consistent(b: Bounded) -> int:
+    """The level of least bound among those whose extrapolation agrees with every smaller
+    step's within both bounds. At steps far past the asymptotic range an extrapolation can be
+    consistent with the next two and wrong: fn saturating (tanh) along a direction makes every
+    difference there ~0, and their agreement a tiny, false bound (measured: 5e-5 for an error
+    of 0.19). The smaller steps, whose bounds are wider but true, disagree with such a level.
+
+    >>> b = Bounded(np.array([1.0, 1.0, 0.0, np.nan]), np.ones(4), np.ones(4), np.zeros(4),
+    ...             np.array([0.1, 0.01, 1e-6, np.nan]))
+    >>> _least_consistent(b)  # level 2's tiny bound disagrees with levels 0 and 1
+    1
+    """
+    bound, r = b.bound, b.estimate  # NaN already inf
+    agree = np.abs(r[:, None] - r[None, :]) <= bound[:, None] + bound[None, :]  # NaN: disagrees
+    consistent = np.array([agree[k, :k].all() for k in range(len(r))]) & np.isfinite(bound)
+    return int(np.argmin(np.where(consistent, bound, np.inf)))
 
 
 def extrapolated(p: NumericProblem, d_s, d_far, ratio: float = 2.0) -> np.ndarray:
