@@ -1,6 +1,7 @@
-"""Issue 36, first part: a large float64 default check looks along two dense directions judged
+"""Issue 36: a large float64 or float32 default check looks along two dense directions judged
 against their measured error bound (gradlab/check/detector.py), so one element 10 tolerances off
-among 16,800 is found and named, where 64 blocks of 263 elements let it pass at every position."""
+among 16,800 is found and named, where 64 blocks of 263 elements let it pass at every position. In
+float32 the directions are differenced on fn's float64 twin, autograd's own rounding measured."""
 
 import math
 
@@ -55,6 +56,51 @@ def test_one_element_ten_tolerances_off_is_found_and_named_anywhere(case, where)
     assert r.summary.located.flat_index == k and r.summary.located.found_by == "dense", r.summary.text
 
 
+def _question32():
+    ml = build_model_loss(CheckSettings(model="affine", shape=(140, 120), loss="mse", reduction="sum",
+                                        dtype="float32"))
+    return ml.fn, ml.x
+
+
+def _tanh32(n):  # its own float64 twin: X cast to the dtype it is given
+    fn, w = _tanh(n)
+    x = torch.randn(16, n, generator=torch.Generator().manual_seed(n), dtype=torch.float64)
+    return (lambda t: torch.tanh(x.to(t.dtype) @ t)), w.float()
+
+
+CASES32 = {"the MSE question, float32": _question32, "tanh(X @ W), float32": lambda: _tanh32(128)}
+RTOL32, ATOL32 = resolve_tolerances(torch.float32, None, None)
+
+
+@pytest.mark.parametrize("case", CASES32)
+def test_float32_right_gradient_passes_on_the_twins_dense_directions(case):
+    fn, x = CASES32[case]()
+    r = gradlab.gradcheck(fn, x)
+    assert r.verdict == "pass" and r.summary.mode == "dense", r.summary.text
+    assert "Autograd's own rounding in float32 was measured" in r.summary.text
+
+
+@pytest.mark.parametrize("case", CASES32)
+@pytest.mark.parametrize("where", [0, 1 / 3, 1.0])
+def test_float32_one_element_half_off_is_found_and_named(case, where):
+    fn, x = CASES32[case]()
+    k = min(int(where * x.numel()), x.numel() - 1)
+    r = gradlab.gradcheck(lambda t: fn(off_by_tolerances(t, [k], 1.0, 0.5, 0.0)), x)  # 50 % of its gradient
+    assert r.verdict == "fail" and r.summary.mode == "dense", r.summary.text
+    assert r.summary.located.flat_index == k and r.summary.located.found_by == "dense", r.summary.text
+
+
+@pytest.mark.parametrize("case", CASES32)
+def test_float32_only_bug_is_not_taken_for_rounding(case):
+    # right in the float64 twin, 10 tolerances off at one element in float32: the distance from the
+    # twin's autograd along a direction is allowed for only up to what re-rounding produces
+    fn, x = CASES32[case]()
+    k = x.numel() // 2
+    r = gradlab.gradcheck(lambda t: fn(off_by_tolerances(t, [k], 10.0, RTOL32, ATOL32, dtypes=[torch.float32])), x)
+    assert r.verdict == "fail" and r.summary.mode == "dense", r.summary.text
+    assert r.summary.located.flat_index == k, r.summary.text
+
+
 def test_several_wrong_elements_are_all_named_at_a_cost_of_log_n_each():
     fn, x = _question()
     n, evaluations = x.numel(), [0]
@@ -90,10 +136,16 @@ def test_where_the_bound_is_too_loose_the_blocks_decide_and_it_is_said():
     assert any("could not see one element 10 tolerances off" in note for note in r.summary.notes), r.summary.notes
 
 
-def test_small_checks_and_lower_precisions_keep_their_blocks():
+def test_small_checks_low_precisions_a_chosen_step_and_no_twin_keep_their_blocks():
     x = torch.linspace(0.1, 3.0, DETECT_FROM, dtype=torch.float64)
     assert gradlab.gradcheck(torch.sin, x).summary.mode == "blocks"
-    assert gradlab.gradcheck(torch.sin, torch.linspace(0.1, 3.0, 4 * DETECT_FROM)).summary.mode == "blocks"
+    wide = torch.linspace(0.1, 3.0, 4 * DETECT_FROM, dtype=torch.float64)
+    assert gradlab.gradcheck(torch.sin, wide).summary.mode == "dense"
+    assert gradlab.gradcheck(torch.sin, wide, eps=1e-6).summary.mode == "blocks"  # the caller's step
+    assert gradlab.gradcheck(torch.sin, wide.float()).summary.mode == "dense"  # on its float64 twin
+    assert gradlab.gradcheck(torch.sin, wide.bfloat16()).summary.mode == "blocks"
+    held = torch.full((3, 4 * DETECT_FROM), 0.01)  # a float32 matrix: fn refuses float64, has no twin
+    assert gradlab.gradcheck(lambda t: torch.tanh(held @ t), wide.float()).summary.mode == "blocks"
 
 
 def test_a_fn_that_refuses_the_ladders_far_points_is_checked_by_the_blocks():

@@ -67,6 +67,7 @@ from gradlab.check.problem import NumericProblem, resolve_step
 from gradlab.check.halving import group_test
 from gradlab.check.measure import checked_elements, element_judge
 from gradlab.check.stencil import dense_maker, estimates
+from gradlab.check.witness import ROUNDING_SAFETY, AutogradRounding
 from gradlab.check.report import Estimates, Tolerances, element, value_table, worst_position
 from gradlab.errors import GradLabError
 from gradlab.numerics.dtypes import facts
@@ -115,25 +116,38 @@ class Detection:
     directions: BlockDirections
     table: Columns
     bounded: Bounded
+    problem: NumericProblem  # the float64 problem differenced: the check's own, or its float64 twin's
+    rounding: AutogradRounding | None = None  # autograd's measured rounding below float64
+    model_slack: np.ndarray | None = None  # AUTOGRAD_ULPS of Σ|g_j·v_j| per direction (the twin's own)
 
 
 def uses_detector(mode: str, dtype: torch.dtype, numel: int, scheme: Scheme) -> bool:
-    """Whether a check looks with the detector first: the default mode in float64, past
-    DETECT_FROM, with a finite-difference stencil (not the complex step).
+    """Whether a check looks with the detector first: the default mode in float64 or float32
+    (differenced on its float64 twin, when fn has one), past DETECT_FROM, with a finite-difference
+    stencil (not the complex step). In bfloat16 and float16 the blocks decide: autograd's own
+    rounding along a dense direction is about what one element 10 of their tolerances off moves it by.
 
     >>> central = get_scheme("central")
-    >>> uses_detector("blocks", torch.float64, 10_000, central), uses_detector("blocks", torch.float32, 10_000, central)
+    >>> uses_detector("blocks", torch.float64, 10_000, central), uses_detector("blocks", torch.bfloat16, 10_000, central)
     (True, False)
     >>> uses_detector("blocks", torch.float64, 10_000, get_scheme("complex"))
     False
     """
-    return mode == "blocks" and dtype == torch.float64 and numel > DETECT_FROM and not scheme.complex_step
+    return mode == "blocks" and dtype in (torch.float64, torch.float32) and numel > DETECT_FROM and \
+        not scheme.complex_step
 
 
-def detect(p: NumericProblem, g: torch.Tensor, tol: Tolerances, element_tolerance, seed: int) -> Detection:
+def detect(p: NumericProblem, g: torch.Tensor, tol: Tolerances, element_tolerance, seed: int,
+           rounding_along=None) -> Detection:
     """The two dense directions' extrapolated differences at the level of :data:`LADDER` (times
     the check's step) whose bound is least along the first, bounded by fn's noise measured along
-    the first at the check's step (the second's noise is the same in distribution)."""
+    the first at the check's step (the second's noise is the same in distribution).
+
+    ``p`` is a float64 problem: the check's own, or for a check in a lower precision its float64
+    twin's, whose differences are judged against autograd ``g`` in the lower precision with
+    ``rounding_along(directions)`` (an :class:`~gradlab.check.witness.AutogradRounding`) allowing
+    for autograd's own rounding there, as measured along each direction (its distance from the
+    twin's autograd, up to what re-rounding the twin's backward moves it by)."""
     directions = _dense_directions(p.flat.numel, seed, element_tolerance)
     estimator = dense_estimator(directions)
     noise = measure_noise(p, estimator, np.zeros(1, dtype=np.int64), np.array([p.step]))
@@ -151,15 +165,20 @@ def detect(p: NumericProblem, g: torch.Tensor, tol: Tolerances, element_toleranc
     a = contract(directions, g).numpy()
     magnitude = contract(BlockDirections(directions.numel, directions.member_index, directions.starts,
                                          directions.weights.abs(), directions.keys), g.abs()).numpy()
-    slack = AUTOGRAD_ULPS * facts(p.dtype).eps * magnitude
+    slack = model_slack = AUTOGRAD_ULPS * facts(p.dtype).eps * magnitude
+    rounding = None if rounding_along is None else rounding_along(directions)
+    if rounding is not None:  # NaN (not measurable): the direction is unusable, the blocks decide
+        slack = slack + np.nan_to_num(rounding.rows(), nan=np.inf)
     seen = SEEN_TOLERANCES * _least_shift(directions, element_tolerance)
     limit = bounded.bound + slack
     table = value_table(p, None, Estimates(torch.from_numpy(a), torch.from_numpy(bounded.estimate),
                                            torch.from_numpy(bounded.scale)), tol)
-    if not (limit <= seen / 2).all():
-        outcome = "unusable"
+    # beyond its bound along either direction: a suspicion, however loose the bound (halving says
+    # where); within both, a pass only where the bound could have seen one element SEEN_TOLERANCES off
+    if not (np.abs(a - bounded.estimate) <= limit).all():
+        outcome = "suspect"
     else:
-        outcome = "pass" if (np.abs(a - bounded.estimate) <= limit).all() else "suspect"
+        outcome = "pass" if (limit <= seen / 2).all() else "unusable"
     table = table.joined(
         best_numeric=bounded.estimate, best_step=bounded.step, best_dtype=filled(DETECTORS, "float64"),
         best_abs_error=np.abs(a - bounded.estimate), best_tolerance=seen / 2, error_bound=bounded.bound,
@@ -167,7 +186,7 @@ def detect(p: NumericProblem, g: torch.Tensor, tol: Tolerances, element_toleranc
         right_slope=filled(DETECTORS, np.nan, np.float64), autograd_side=filled(DETECTORS, ""),
         noise=bounded.noise if bounded.noise is not None else np.zeros(DETECTORS),
         bound_source=filled(DETECTORS, "measured noise" if noise is not None else "model"), autograd_rounding=slack)
-    return Detection(outcome, directions, table, bounded)
+    return Detection(outcome, directions, table, bounded, p, rounding, model_slack)
 
 
 def _least_consistent(b: Bounded) -> int:
@@ -268,10 +287,16 @@ def narrow(p: NumericProblem, g: torch.Tensor, detection: Detection) -> tuple[to
     # the direction furthest beyond its bound: every element is in each, so one is enough
     excess = np.abs(t["autograd"] - t["best_numeric"]) / (t["error_bound"] + t["autograd_rounding"])
     k = int(np.argmax(np.nan_to_num(excess, nan=np.inf)))
-    limit = HALF_SAFETY * (t["error_bound"][k] + t["autograd_rounding"][k])
+    spread = None if detection.rounding is None else detection.rounding.element_spread()
+    if spread is None:
+        limit = lambda halves: HALF_SAFETY * (t["error_bound"][k] + t["autograd_rounding"][k])  # noqa: E731
+    else:  # autograd's rounding below float64: each half's own, from each element's measured spread
+        def limit(halves: BlockDirections) -> np.ndarray:
+            own = halves.per_block((spread[halves.member_index] * halves.weights).pow(2).numpy())
+            return HALF_SAFETY * (t["error_bound"][k] + detection.model_slack[k]) + ROUNDING_SAFETY * np.sqrt(own)
 
     def judged(halves, a, n, scale):  # followed: beyond the limit (NaN too, first)
-        beyond = np.abs(a - n) - limit
+        beyond = np.abs(a - n) - limit(halves)
         return ~(beyond <= 0), beyond
 
     def differenced(halves: BlockDirections, steps: torch.Tensor):  # at s and 2s, extrapolated
@@ -296,10 +321,11 @@ def detected(p: NumericProblem, g: torch.Tensor, detection: Detection, tol: Tole
         return detection, (detection.table, detection.table, None)
     if detection.outcome != "suspect":
         return None
-    index, along = narrow(p, g, detection)
+    index, along = narrow(detection.problem, g, detection)
     if not index.numel():
         return None
-    elements = checked_elements(p, g, index, tol, element_judge(p, tol, workers, facts(p.dtype).eps, witness_of))
+    elements = checked_elements(p, g, index, tol, element_judge(p, tol, workers, facts(p.dtype).eps, witness_of,
+                                                                detection.rounding))
     failing = elements["state"] == "fail"
     # a wrong element moves every dense direction: each suspect one fails with it (else all pass)
     t = detection.table
@@ -337,12 +363,13 @@ def detection_notes(detection: Detection | None) -> tuple[str, ...]:
             "large), so every block of elements was checked.",)
 
 
-def looked(p: NumericProblem, g: torch.Tensor, tol: Tolerances, element_tolerance, seed: int) -> Detection | None:
+def looked(p: NumericProblem, g: torch.Tensor, tol: Tolerances, element_tolerance, seed: int,
+           rounding_along=None) -> Detection | None:
     """:func:`detect`, or None when fn refuses a point of its ladder (the largest step moves an
     element by up to 4096 times the check's step, where a solver or a domain check may raise):
     then the blocks decide, whose points stay at the check's step."""
     try:
-        return detect(p, g, tol, element_tolerance, seed)
+        return detect(p, g, tol, element_tolerance, seed, rounding_along)
     except (GradLabError, RuntimeError, ValueError, ArithmeticError):
         return None
 

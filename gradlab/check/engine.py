@@ -272,25 +272,36 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
     pace.after_setup()
     # weights the blocks' elements and floors their tolerance (the other modes have no blocks)
     element_tolerance = tol.of(g.numpy()) if mode == "blocks" else None
-    # a large float64 default check looks along two dense directions first (gradlab.check.detector)
-    detection = looked(p, g, tol, element_tolerance, seed) if skipped is None and not numeric_float64 and \
-        uses_detector(mode, user_dtype, numel, s) else None
-    decided = None if detection is None else detected(p, g, detection, tol, workers, witness_of=lambda: None)
+    lower = user_dtype != torch.float64
+    if lower:  # fn in float64 is a witness for a lower precision only (building it copies a module)
+        twin = leave_out(twin() if callable(twin) else None, call) or call
+        witness = float64_problem(twin, xs, reduction, v, s, p, args, g)
+        g64 = autograd_in_float64(twin, xs, reduction, v, y)
+        g64 = g64 if skipped is None else skipped.zeroed(g64)
+    else:
+        twin, witness, g64 = call, lambda: None, None
+    # a large default check looks along two dense directions first (gradlab.check.detector): in
+    # float64 on fn itself, below it on the float64 twin, with autograd's own rounding measured
+    detection = None
+    # not at a step the caller chose: what fn's differences do there is what they asked (the
+    # grad-check question's eps = 1e-3 in float32), and the blocks show it before re-estimating
+    if skipped is None and not numeric_float64 and eps is None and uses_detector(mode, user_dtype, numel, s):
+        differenced = p if not lower else witness() if g64 is not None else None
+        rounding_along = (lambda dense: autograd_rounding(call, twin, xs, reduction, v, g, g64, user_dtype,
+                                                          directions=dense)) if lower else None
+        detection = None if differenced is None else looked(differenced, g, tol, element_tolerance, seed,
+                                                            rounding_along)
+    decided = None if detection is None else detected(p, g, detection, tol, workers, witness)
     rounding, compared = None, mode if decided is None else "dense"
     if decided is not None:  # no element SEEN_TOLERANCES off, or the wrong ones narrowed to and judged
         detection, (first, table, located) = decided
-        scale, share = torch.from_numpy(detection.bounded.scale), None
+        scale, share, rounding = torch.from_numpy(detection.bounded.scale), None, detection.rounding
     else:
         draw = perturbations if skipped is None else skipped.over_kept(perturbations)
         index, directions = draw(mode, numel, samples, seed, element_tolerance, block_size(user_dtype))
-        # fn in float64 is a witness for a lower precision only (building it copies a module)
-        twin = leave_out(twin() if callable(twin) and user_dtype != torch.float64 else None, call) or call
-        witness = float64_problem(twin, xs, reduction, v, s, p, args, g)
-        g64 = autograd_in_float64(twin, xs, reduction, v, y) if user_dtype != torch.float64 else None
-        g64 = g64 if skipped is None else skipped.zeroed(g64)
         # autograd's own rounding: its distance from g64 allowed for only up to what rounding can produce (witness)
-        rounding = None if user_dtype == torch.float64 else autograd_rounding(call, twin, xs, reduction, v, g, g64,
-                                                                              user_dtype, index, directions)
+        rounding = None if not lower else autograd_rounding(call, twin, xs, reduction, v, g, g64, user_dtype, index,
+                                                            directions)
         first, table, scale, located, share = measure_values(p, g, index, directions, tol, progress, workers,
                                                              witness, facts(user_dtype).eps,
                                                              None if rounding is None else rounding.rows,

@@ -306,6 +306,12 @@ class AutogradRounding:
         bound = ROUNDING_SAFETY * spread
         return (bound if distance is None else torch.minimum(distance, bound)).numpy()
 
+    def element_spread(self) -> torch.Tensor | None:
+        """Each element's measured spread (the root-mean-square of the re-rounded runs' distances),
+        or None when the runs could not be made."""
+        spread = self._measure()
+        return spread[0] if spread else None
+
     def elements(self) -> np.ndarray:
         """The allowance per element of the gradient."""
         spread = self._measure()
