@@ -53,10 +53,11 @@ def _question(dtype):
 
 
 def _weight(n: int, dtype):
+    """tanh(X @ W).sum() as a function of W; X is cast to W's dtype, so fn has a float64 twin."""
     g = torch.Generator().manual_seed(n)
-    x = torch.randn(16, n, generator=g, dtype=dtype)
+    x = torch.randn(16, n, generator=g, dtype=dtype).to(torch.float64)
     w = torch.randn(n, n, generator=g, dtype=dtype) / n ** 0.5
-    return (lambda t: torch.tanh(x @ t).sum()), w
+    return (lambda t: torch.tanh(x.to(t.dtype) @ t).sum()), w
 
 
 def _cnn(dtype):
@@ -72,11 +73,10 @@ def _flat_module(module, inputs):
     flat = torch.cat([p.detach().reshape(-1) for p in module.parameters()])
     shapes = [p.shape for p in module.parameters()]
 
-    def fn(t):
-        parts, at = {}, 0
-        for name, shape in zip(names, shapes):
-            parts[name] = t[at:at + shape.numel()].reshape(shape)
-            at += shape.numel()
+    sizes = [shape.numel() for shape in shapes]
+
+    def fn(t):  # one split, whose backward is one cat (slices' would each add a zero-padded copy of t)
+        parts = {name: part.reshape(shape) for name, part, shape in zip(names, torch.split(t, sizes), shapes)}
         out = torch.func.functional_call(module, parts, inputs)
         return (out[0] if isinstance(out, tuple) else out).sum()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from gradlab.check.api import gradcheck
+from gradlab.check.detector import sight
 from gradlab.check.settings import CheckSettings, run_check
 from gradlab.answers.check import check_answer
 
@@ -173,3 +174,15 @@ def test_a_large_float64_pass_on_the_dense_directions_says_what_it_rests_on():
     assert answer.text.startswith("The gradient is right: two dense random directions, each over every element, "
                                   "show no element 10 tolerances off"), answer.text
     assert "eps =" not in answer.text
+
+
+def test_a_large_float32_pass_says_how_many_tolerances_its_directions_can_see():
+    # the float32 question: differenced on its float64 twin, autograd's float32 rounding summed over
+    # 16,800 elements along each direction; the words name the tolerances its bound supports, which
+    # the table's direction rows bear out (tolerance = seen/2 >= bound + rounding)
+    result = run_check(CheckSettings(dtype="float32"))
+    summary, t = result.summary, result.table
+    seen = summary.seen_tolerances
+    assert summary.mode == "dense" and 10 <= seen <= sight(16_800)
+    assert f"show no element {seen:.0f} tolerances off" in check_answer(summary).text
+    assert (t["error_bound"] + t["autograd_rounding"] <= t["best_tolerance"]).all()

@@ -178,9 +178,9 @@ def check_answer(summary, columns=None) -> Answer:
                                  "difference cannot check autograd there.")
     if getattr(summary, "mode", "") == "dense":  # gradlab.check.detector: its own steps, its own bound
         return Answer("success", "The gradient is right: two dense random directions, each over every element, "
-                                 "show no element 10 tolerances off (their finite differences' measured error "
-                                 "bound is smaller than what one would move them by), and every element they "
-                                 "pointed at, if any, passes its own tolerance.")
+                                 f"show no element {summary.seen_tolerances or 10:.0f} tolerances off (their finite "
+                                 "differences' measured error bound is smaller than what one would move them by), "
+                                 "and every element they pointed at, if any, passes its own tolerance.")
     if summary.diagnosis.kind == "vacuous":
         return Answer("warning", "It passes, but proves little: the gradient is below the absolute "
                                  "tolerance atol, so any gradient near 0 would pass as well.")

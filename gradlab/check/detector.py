@@ -16,16 +16,19 @@ zero crossing does not pass for no truncation). Far below the shift of one wrong
 smooth fn: about 1e-13 of |∇L·v| on the MSE question, tanh(X @ W) and a 1.2 M-parameter GPT,
 where a plain difference at its best step is good to 1e-9 and could not see one element. So:
 
-- ``usable``: B + autograd's own rounding ≤ ``c_min·SEEN_TOLERANCES/2`` for both directions,
-  i.e. one element SEEN_TOLERANCES (10) tolerances off would move the direction by at least twice
-  what the finite difference and autograd can be off by. Else the detector cannot see such an
-  element (a noisy fn, a large truncation) and the check runs its blocks, as before.
+- ``usable``: B + autograd's own rounding ≤ ``c_min·m/2`` for both directions, i.e. one element
+  m tolerances off would move the direction by at least twice what the finite difference and
+  autograd can be off by, for m no more than the blocks' own (:func:`sight`: 64 blocks dilute an
+  element by the root of their length). m is SEEN_TOLERANCES (10) or the fewest the bound allows:
+  10 in float64, 10-17 in float32, where autograd's own rounding is summed over every element.
+  Else the detector cannot see such an element (a noisy fn, a large truncation) and the check
+  runs its blocks, as before.
 - ``suspect``: |∇L·v - R_v| > B + autograd's rounding along either direction. A suspicion is never
   a fail: halving then narrows it to elements (:func:`narrow`, the same extrapolated differences
   over half the elements), each judged against its own tolerance (a finite difference more
   precise than the tolerances may be suspicious of a difference within them: they then pass).
 - otherwise the check passes on the two directions: every element is in both, and no element is
-  SEEN_TOLERANCES tolerances off (nor are several whose errors add up to that, unless they cancel
+  m tolerances off (nor are several whose errors add up to that, unless they cancel
   along two independent random directions at once).
 
 The cost: the noise table along the first direction at the check's step (2·(POINTS - 1)
@@ -70,11 +73,12 @@ from gradlab.check.stencil import dense_maker, estimates
 from gradlab.check.witness import ROUNDING_SAFETY, AutogradRounding
 from gradlab.check.report import Estimates, Tolerances, element, value_table, worst_position
 from gradlab.errors import GradLabError
+from gradlab.limits import LIMITS
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import Scheme, get_scheme
 
 __all__ = ["DETECTORS", "DETECT_FROM", "LADDER", "SEEN_TOLERANCES", "Detection", "detect", "detection_notes",
-           "detected", "extrapolated", "looked", "narrow", "next_order", "uses_detector"]
+           "detected", "extrapolated", "looked", "narrow", "next_order", "sight", "uses_detector"]
 
 #: Dense directions the detector evaluates.
 DETECTORS = 2
@@ -119,6 +123,7 @@ class Detection:
     problem: NumericProblem  # the float64 problem differenced: the check's own, or its float64 twin's
     rounding: AutogradRounding | None = None  # autograd's measured rounding below float64
     model_slack: np.ndarray | None = None  # AUTOGRAD_ULPS of Σ|g_j·v_j| per direction (the twin's own)
+    seen_tolerances: float = SEEN_TOLERANCES  # a pass: no element this many of its tolerances off
 
 
 def uses_detector(mode: str, dtype: torch.dtype, numel: int, scheme: Scheme) -> bool:
@@ -169,16 +174,22 @@ def detect(p: NumericProblem, g: torch.Tensor, tol: Tolerances, element_toleranc
     rounding = None if rounding_along is None else rounding_along(directions)
     if rounding is not None:  # NaN (not measurable): the direction is unusable, the blocks decide
         slack = slack + np.nan_to_num(rounding.rows(), nan=np.inf)
-    seen = SEEN_TOLERANCES * _least_shift(directions, element_tolerance)
+    least = _least_shift(directions, element_tolerance)
     limit = bounded.bound + slack
+    # the fewest tolerances one element must be off to move both directions by twice their limit
+    # (SEEN_TOLERANCES at least: float64's bound allows far fewer; float32's rounding over a
+    # million elements 17)
+    resolution = float(np.max(2 * limit / least))
+    claimed = max(SEEN_TOLERANCES, math.ceil(resolution)) if math.isfinite(resolution) else math.inf
+    seen = claimed * least
     table = value_table(p, None, Estimates(torch.from_numpy(a), torch.from_numpy(bounded.estimate),
                                            torch.from_numpy(bounded.scale)), tol)
     # beyond its bound along either direction: a suspicion, however loose the bound (halving says
-    # where); within both, a pass only where the bound could have seen one element SEEN_TOLERANCES off
+    # where); within both, a pass only where the directions see as few tolerances as blocks would
     if not (np.abs(a - bounded.estimate) <= limit).all():
         outcome = "suspect"
     else:
-        outcome = "pass" if (limit <= seen / 2).all() else "unusable"
+        outcome = "pass" if claimed <= sight(p.flat.numel) else "unusable"
     table = table.joined(
         best_numeric=bounded.estimate, best_step=bounded.step, best_dtype=filled(DETECTORS, "float64"),
         best_abs_error=np.abs(a - bounded.estimate), best_tolerance=seen / 2, error_bound=bounded.bound,
@@ -186,7 +197,7 @@ def detect(p: NumericProblem, g: torch.Tensor, tol: Tolerances, element_toleranc
         right_slope=filled(DETECTORS, np.nan, np.float64), autograd_side=filled(DETECTORS, ""),
         noise=bounded.noise if bounded.noise is not None else np.zeros(DETECTORS),
         bound_source=filled(DETECTORS, "measured noise" if noise is not None else "model"), autograd_rounding=slack)
-    return Detection(outcome, directions, table, bounded, p, rounding, model_slack)
+    return Detection(outcome, directions, table, bounded, p, rounding, model_slack, claimed)
 
 
 def _least_consistent(b: Bounded) -> int:
@@ -359,8 +370,9 @@ def detection_notes(detection: Detection | None) -> tuple[str, ...]:
                 "difference differed by more than its measured error bound) and halving them found no element, "
                 "so every block of elements was checked against the elements' own tolerances.",)
     return (f"Two dense random directions over every element could not see one element "
-            f"{SEEN_TOLERANCES:.0f} tolerances off (their finite differences' measured error bound is too "
-            "large), so every block of elements was checked.",)
+            f"{sight(detection.problem.flat.numel):.0f} tolerances off, as the blocks can (their finite differences' "
+            "measured error bound and autograd's own rounding are too large), so every block of elements was "
+            "checked.",)
 
 
 def looked(p: NumericProblem, g: torch.Tensor, tol: Tolerances, element_tolerance, seed: int,
@@ -379,6 +391,24 @@ def _dense_directions(numel: int, seed: int, element_tolerance) -> BlockDirectio
     one = [block_directions(numel, seed + k, element_tolerance, block=numel) for k in range(DETECTORS)]
     return BlockDirections(numel, torch.cat([d.member_index for d in one]),
                            np.arange(DETECTORS + 1) * numel, torch.cat([d.weights for d in one]))
+
+
+def sight(numel: int) -> float:
+    """How many tolerances one element must be off for the default mode's blocks to see it (its
+    worst case, SEEN_TOLERANCES at least): a block of n elements is judged against about
+    ``BLOCK_SIGHT·sqrt(n)`` times an element's tolerance, so an element off by less is diluted.
+    The dense directions are used where they see at least as few.
+
+    >>> sight(1000), round(sight(1_208_384))
+    (10.0, 210)
+    """
+    n = math.ceil(numel / LIMITS.directional_checks)
+    return max(SEEN_TOLERANCES, BLOCK_SIGHT * math.sqrt(n))
+
+
+#: sqrt(E[r²]) of the blocks' weight sizes r, uniform in [1, 2): a block's tolerance over its
+#: smallest element's shift, per sqrt of its elements.
+BLOCK_SIGHT = math.sqrt(7 / 3)
 
 
 def _least_shift(directions: BlockDirections, element_tolerance) -> np.ndarray:

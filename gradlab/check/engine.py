@@ -39,6 +39,7 @@ The parts a check runs, in order: :mod:`~gradlab.check.validation` (options),
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any, Callable, Sequence
 
@@ -314,11 +315,12 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
     def summary():
         notes = evidence_notes(table, facts(user_dtype).name, rounding, numeric_fn is not None) + \
             detection_notes(detection)
-        return side.worded(with_skipped_words(with_nonfinite_words(
-            summarize(p, table, CheckContext(compared, user_dtype, tol, y.numel(), spread), scale=scale,
-                      located=located, truncation_share=share, first=first,
-                      output_of=_output_of(call, xs, reduction, v, p), notes=notes, counted=counted), nonfinite),
-            skipped))
+        summary = summarize(p, table, CheckContext(compared, user_dtype, tol, y.numel(), spread), scale=scale,
+                            located=located, truncation_share=share, first=first,
+                            output_of=_output_of(call, xs, reduction, v, p), notes=notes, counted=counted)
+        if compared == "dense":
+            summary = dataclasses.replace(summary, seen_tolerances=detection.seen_tolerances)
+        return side.worded(with_skipped_words(with_nonfinite_words(summary, nonfinite), skipped))
 
     counted = state_counts(table)
     verdict = side.verdict(counted[1])  # a gradient zero by construction: inconclusive, not pass

@@ -97,6 +97,8 @@ class CheckSummary:
     # with no error bound and no re-estimation (the question's "my grad check fails").
     fixed_step_failed: int = 0
     skipped: int = 0  # input elements holding ±inf or NaN, not perturbed (gradlab.check.skipped)
+    # the dense directions' pass (mode "dense"): no element this many of its tolerances off
+    seen_tolerances: float | None = None
 
     @property
     def fixed_step_verdict(self) -> str:
