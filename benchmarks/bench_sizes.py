@@ -147,9 +147,11 @@ def detection(repeat: int) -> None:
                     (lambda t, k=k: fn(off_by_tolerances(t, [k], 1.0, 0.5, 0.0)))  # 50 % of the gradient
                 r = gradlab.gradcheck(plant, x, workers=1)
                 found += r.verdict == "fail" and r.summary.located is not None and r.summary.located.flat_index == k
-            print(f"{label:22s} {n:9,d} {default * 1e3:7.1f}ms {fast * 1e3:8.1f}ms {default / fast:5.1f}x  "
-                  f"{right.summary.mode:7s} {found}/4", flush=True)
+            fast_text = f"{fast * 1e3:8.1f}ms {default / fast:5.1f}x" if fast == fast else f"{'> 180 s':>10s} {'-':>6s}"
+            print(f"{label:22s} {n:9,d} {default * 1e3:7.1f}ms {fast_text}  {right.summary.mode:7s} {found}/4", flush=True)
     print("targets (issue 36): default <= 2x torch fast at every size; planted found and named >= 90 %")
+    print("(torch's fast mode on the GPT in float32 fails the right gradient and had not finished its slow-mode "
+          "explanation after 180 s: not run here)")
 
 
 def main() -> None:

@@ -35,9 +35,9 @@ The cost: the noise table along the first direction at the check's step (2·(POI
 evaluations of fn), the first direction at every step of :data:`LADDER` (2 evaluations each) and
 the second at the four steps its best level needs (8): 34 evaluations in two batches, where 64
 blocks cost 128 and their judging; a suspicion adds about 8·log2(N) evaluations per wrong
-element and its own judging. Only float64 checks of more than :data:`DETECT_FROM` elements with
-a finite-difference stencil use it (below, the blocks are 8 elements long and cheap; in lower precisions
-the bound of a dense difference is too loose to see one element).
+element and its own judging. Only float64 and float32 checks of more than :data:`DETECT_FROM`
+elements with a finite-difference stencil use it (:func:`uses_detector`; below, the blocks are 8
+elements long and cheap), float32 differenced on fn's float64 twin (the engine passes it as ``p``).
 
 >>> from gradlab.check.problem import numeric_problem
 >>> from gradlab.check.report import Tolerances
