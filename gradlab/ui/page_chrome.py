@@ -62,6 +62,7 @@ QUIZ_KEY = "gl-quiz"
 #: presentation mode keeps on screen under the chart.
 PRESENT_ALSO_KEY = "gl-present-also"
 _QUIZ_DRAWN = "_gl_quiz_drawn"
+_QUESTION = "_gl_page_question"  # the title row's question, this run (presentation mode shows it)
 
 #: Outside presentation mode: the page starts right under Streamlit's header bar (3.75rem,
 #: its menu button sits inside it) instead of 1.5rem further down, and a question written
@@ -113,6 +114,7 @@ def start_page(page: str) -> None:
         slot = st.sidebar.empty()
     st.session_state[_RUN_STATE] = (page, slot)
     st.session_state.pop(_QUIZ_DRAWN, None)
+    st.session_state.pop(_QUESTION, None)
 
 
 def finish_page() -> None:
@@ -129,7 +131,8 @@ def finish_page() -> None:
         return
     page, slot = run
     if is_presenting():
-        finish_presentation(page, slot, quiz=bool(st.session_state.pop(_QUIZ_DRAWN, None)))
+        finish_presentation(page, slot, quiz=bool(st.session_state.pop(_QUIZ_DRAWN, None)),
+                            page_question=st.session_state.pop(_QUESTION, None))
     else:
         with slot.container():
             theme_links()
@@ -149,6 +152,7 @@ def title_row(title: str, question: str | None = None, *, help: str | None = Non
         st.title(title, anchor=False, width="content", help=None if question else help)
         if question:
             st.markdown(f"**The question:** {question}", help=help, width="stretch")
+            st.session_state[_QUESTION] = question  # presentation mode shows it above the answer
         else:
             st.space("stretch")
         yield

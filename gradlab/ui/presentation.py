@@ -1,7 +1,8 @@
 """Presentation mode, ``?present=1``: what a lecturer projects.
 
-No sidebar, large type, the page's main chart (``main_chart_box``) as wide as the
-screen and most of its height, the answer sentence large, and a bar to step through
+No sidebar, large type, the question on screen under the bar (the preset's, else the page's), the
+page's main chart (``main_chart_box``) as wide as the screen and most of its height, the answer
+sentence large, and a bar to step through
 the page's presets (Previous / Next apply a preset exactly as the page's own preset
 buttons do: :func:`gradlab.ui.presets.apply` as ``on_click``). The mode is one URL
 parameter, so a link opens in it; Exit removes the parameter. On a page without
@@ -17,13 +18,16 @@ from __future__ import annotations
 import streamlit as st
 
 from gradlab.teaching.presets import Preset, presets_for
+from gradlab.ui.navigation import page_by_url
 from gradlab.ui.presets import apply, matching_preset
 
-__all__ = ["PRESENT_PARAM", "is_presenting", "enter_presentation", "leave_presentation", "step_index",
+__all__ = ["PRESENT_PARAM", "PRESENT_QUESTION_KEY", "question_text", "is_presenting", "enter_presentation", "leave_presentation", "step_index",
            "present_button", "presentation_chrome", "finish_presentation", "current_preset", "position_text",
            "QUIZ_TOGGLE"]
 
 PRESENT_PARAM = "present"
+#: Key of the question's line under the bar (browser tests find it by its class).
+PRESENT_QUESTION_KEY = "gl-present-question"
 
 
 _CSS = """
@@ -53,6 +57,11 @@ html { font-size: 24px !important; }
 .st-key-gl-present-position [data-testid="stLayoutWrapper"]:has(> .st-key-gl-theme-links) {
   flex: none !important; width: auto !important; }
 .st-key-gl-theme-links span { white-space: nowrap; }
+/* The question on screen, above the answer: the room reads what is asked before what answers it. */
+.st-key-gl-present-question, [data-testid="stLayoutWrapper"]:has(> .st-key-gl-present-question) {
+  flex: none !important; height: auto !important; }
+.st-key-gl-present-question :is(p, strong, code) { font-size: 0.95rem !important; line-height: 1.25 !important;
+  margin: 0 !important; }
 .st-key-gl-answer, .st-key-gl-answer p, .st-key-gl-answer li { font-size: 1.2rem !important; line-height: 1.2 !important; }
 .st-key-gl-answer [data-testid="stCaptionContainer"] { display: none !important; }  /* the chart needs the room */
 /* The page is one screen tall and the main chart box takes what the answer leaves, however many
@@ -82,9 +91,9 @@ html { font-size: 24px !important; }
   [data-testid="stColumn"]:has(KEPT) { flex: 1 1 100% !important; width: 100% !important; }
 </style>
 """
-#: The blocks presentation mode keeps on screen (with the bar): the answer, the main chart, and
-#: what a preset changes beside them.
-_KEPT = (".st-key-gl-main-chart", ".st-key-gl-answer", ".st-key-gl-present-also")
+#: The blocks presentation mode keeps on screen (with the bar): the question on screen, the answer,
+#: the main chart, and what a preset changes beside them.
+_KEPT = (".st-key-gl-present-question", ".st-key-gl-main-chart", ".st-key-gl-answer", ".st-key-gl-present-also")
 #: With the quiz shown: the page's quiz takes the chart's place (the question, then its reveal).
 _QUIZ_CSS = """
 <style>
@@ -195,7 +204,9 @@ def presentation_chrome(page: str):
                       args=(page, +1), type="primary")
         slot = st.empty()
         st.button("Exit", key="gl-present-exit", icon=":material/close:", on_click=leave_presentation)
-    return slot
+    with st.container(key=PRESENT_QUESTION_KEY):
+        asked = st.empty()
+    return slot, asked
 
 
 def position_text(page: str, current: Preset | None) -> str:
@@ -215,14 +226,41 @@ def position_text(page: str, current: Preset | None) -> str:
     return f"{presets.index(current) + 1} of {len(presets)}: {current.label}"
 
 
-def finish_presentation(page: str, slot, quiz: bool = False) -> None:
+def question_text(page: str, current: Preset | None, page_question: str | None) -> str:
+    """The question presentation mode keeps above the answer: the preset's on screen, else the
+    page's own (its title row's), else what the page is for.
+
+    >>> from gradlab.teaching.presets import preset
+    >>> question_text("network", preset("network", "scipy_derivative"), None).startswith("The question: ")
+    True
+    >>> question_text("grid", None, None)[:45]
+    'Representable grid: why (x+h) − x is not h: x'
+    """
+    if current is not None:
+        return f"The question: {current.question}"
+    if page_question:
+        return f"The question: {page_question}"
+    spec = page_by_url(page)
+    if spec is None:
+        return ""
+    return f"{spec.title}: {spec.blurb[0].lower()}{spec.blurb[1:]}" if spec.blurb else spec.title
+
+
+def finish_presentation(page: str, slots, quiz: bool = False, page_question: str | None = None) -> None:
     """After the page's widgets: fill the bar's slot with the position among the presets, the quiz
-    switch (``quiz``: the page drew one, :func:`gradlab.ui.page_chrome.quiz_box`) and the theme links."""
+    switch (``quiz``: the page drew one, :func:`gradlab.ui.page_chrome.quiz_box`) and the theme links,
+    and the question's slot under the bar with :func:`question_text` (``page_question``: the title
+    row's)."""
     from gradlab.literal_text import markdown_literal
     from gradlab.ui.theme import theme_links
 
+    slot, asked = slots
+    current = current_preset(page)
+    if text := question_text(page, current, page_question):
+        label, found, words = text.partition(": ")
+        asked.markdown(f"**{markdown_literal(label)}:** {markdown_literal(words)}" if found else markdown_literal(text))
     with slot.container(horizontal=True, gap="small", key="gl-present-position"):
-        text = position_text(page, current_preset(page))
+        text = position_text(page, current)
         if text:
             st.markdown(markdown_literal(text))
         if quiz:

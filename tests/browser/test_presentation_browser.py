@@ -64,6 +64,12 @@ def _position(page) -> str:
     return page.locator(".st-key-gl-present-bar").inner_text()
 
 
+def current_label(page) -> str | None:
+    """The label of the preset the bar says is on screen ("2 of 4: <label>"), or None."""
+    found = re.search(r"\d+ of \d+: (.+)", _position(page))
+    return found.group(1).splitlines()[0].strip() if found else None
+
+
 # ---------------------------------------------------------------- presentation mode
 
 
@@ -149,6 +155,17 @@ def _check_presented(page, path: str, size: dict, name: str) -> None:
     bar = page.locator(".st-key-gl-present-bar").bounding_box()
     answer = page.locator(".st-key-gl-answer").bounding_box()
     assert bar["y"] + bar["height"] <= answer["y"], (bar, answer, shot.name)
+    # the question on screen, whole, between the bar and the answer: the room reads what is asked first
+    question = page.locator(".st-key-gl-present-question [data-testid=stMarkdown]").first
+    assert question.is_visible(), f"/{path}: the question is not on screen; see {shot.name}"
+    asked = question.bounding_box()
+    assert asked["height"] > 0 and asked["x"] >= 0 and asked["x"] + asked["width"] <= size["width"] + 1, asked
+    assert bar["y"] + bar["height"] <= asked["y"] and asked["y"] + asked["height"] <= answer["y"] + 1, \
+        (bar, asked, answer, shot.name)
+    words = question.inner_text()
+    preset = current_label(page)
+    expected = next((p.question for p in presets_for(path) if p.label == preset), None)
+    assert words.startswith("The question: " + expected) if expected else words, (preset, words)
     button = page.locator(".st-key-gl-present-exit button").bounding_box()
     assert bar["height"] <= 1.6 * button["height"], f"/{path}: the bar wraps to two rows ({bar}); see {shot.name}"
     chart = page.locator(".st-key-gl-main-chart .main-svg").first.bounding_box()
