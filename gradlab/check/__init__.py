@@ -16,8 +16,8 @@ arguments are checked, as real tensors, on copies) and outputs (fn's outputs as 
 named real vector) -> problem (inputs, autograd side,
 the numeric problem) -> batching (fn over many perturbed copies) -> stencil (finite
 differences of a batch) -> evaluation (chunks, worker threads) -> detector (a large float64
-default check: two dense directions against their measured error bound, a suspicion halved to
-elements; else the blocks of blocks.py) -> measure (every value
+or float32 default check: two dense directions, Richardson-extrapolated by extrapolation.py,
+against their measured error bound, a suspicion halved to elements; else the blocks of blocks.py) -> measure (every value
 estimated and judged, then the element a failing direction points at named) -> verdicts
 (each value's state: error_bounds gives round-off plus Richardson truncation, step_search
 the per-value step search and the truncation share at h/2, kinks the one-sided slopes,

@@ -1,5 +1,5 @@
-"""The default mode's first look at a large float64 check: two dense directions, each over every
-element, judged against their own measured error bound rather than the elements' tolerances.
+"""The default mode's first look at a large float64 or float32 check: two dense directions, each
+over every element, judged against their own measured error bound rather than the elements' tolerances.
 
 A block direction (:mod:`gradlab.check.blocks`) is judged against its elements' tolerances, so
 it must be short: an element m tolerances off moves its direction by m·c, the direction's own
@@ -7,12 +7,10 @@ tolerance is about c·sqrt(Σ r_j²), and past 8·64 elements the 64 blocks grow
 element sinks below its block's tolerance. A dense direction v over all N elements, element j
 weighted r_j/tol_j (r_j a random sign times a size in [1, 2), :func:`block_directions` with one
 block), is moved by an element k that is m tolerances off by ``m·|v_k|·tol_k ≥ m·c_min``
-(c_min = min_k |v_k|·tol_k), whatever N. A float64 finite difference along v, extrapolated
-(Richardson: ``R(s) = D(s) + (D(s) - D(2s))/(2^p - 1)``, error O(s^(p+2)) for a symmetric
-stencil of order p, O(s^(p+1)) for a one-sided one), is good to its error bound B: round-off from fn's noise measured along the
-first direction (Moré and Wild's difference table), truncation from the next extrapolation,
-``|R(s) - R(2s)|/(2^q - 1)``, q that next order (the larger of it and the one above, scaled down, so one lucky
-zero crossing does not pass for no truncation). Far below the shift of one wrong element for a
+(c_min = min_k |v_k|·tol_k), whatever N. A float64 finite difference along v, Richardson-extrapolated on a ladder of steps
+(:mod:`gradlab.check.extrapolation`), is good to its error bound B: round-off from fn's noise
+measured along the first direction (Moré and Wild's difference table), truncation from the next
+extrapolation. Far below the shift of one wrong element for a
 smooth fn: about 1e-13 of |∇L·v| on the MSE question, tanh(X @ W) and a 1.2 M-parameter GPT,
 where a plain difference at its best step is good to 1e-9 and could not see one element. So:
 
@@ -64,7 +62,8 @@ import torch
 
 from gradlab.check.blocks import BlockDirections, block_directions, contract
 from gradlab.check.columns import Columns, filled
-from gradlab.check.error_bounds import Bounded, roundoff_bound
+from gradlab.check.error_bounds import Bounded
+from gradlab.check.extrapolation import RATIO, extrapolated, ladder, least_consistent
 from gradlab.check.noise import dense_estimator, measure_noise
 from gradlab.check.problem import NumericProblem, resolve_step
 from gradlab.check.halving import group_test
@@ -78,7 +77,7 @@ from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import Scheme, get_scheme
 
 __all__ = ["DETECTORS", "DETECT_FROM", "LADDER", "SEEN_TOLERANCES", "Detection", "detect", "detection_notes",
-           "detected", "extrapolated", "looked", "narrow", "next_order", "sight", "uses_detector"]
+           "detected", "looked", "narrow", "sight", "uses_detector"]
 
 #: Dense directions the detector evaluates.
 DETECTORS = 2
@@ -89,19 +88,10 @@ DETECT_FROM = 8 * 64
 #: The detector is used only where one element this many tolerances off would show clearly.
 SEEN_TOLERANCES = 10.0
 
-#: The ratio of the ladder's steps: each difference extrapolates with the next (Richardson), each
-#: extrapolation's truncation shows in the next two. 4 rather than 2: half the evaluations, and the
-#: level taken is at most 4x from the best (whose bound is 40-400x below what is needed).
-RATIO = 4.0
-
 #: The steps the first direction is differenced at, times the central difference's: the best
 #: level lies far above one element's step: 4,096 times it on the MSE question (a quadratic:
 #: round-off only), 256 on tanh(X @ W), 1,024-4,096 on a GPT's parameters.
 LADDER = tuple(RATIO ** k for k in range(2, 9))
-
-#: The extrapolation's truncation estimate is taken this many times: between the steps it is
-#: asymptotic (exact) but the ladder's least bound is also the level where it looks smallest.
-TRUNCATION_SAFETY = 2.0
 
 #: Autograd's own rounding along a direction: this many machine epsilons of Σ|g_j·v_j| (the sum
 #: of the magnitudes, not |∇L·v|: its terms may cancel).
@@ -160,10 +150,10 @@ def detect(p: NumericProblem, g: torch.Tensor, tol: Tolerances, element_toleranc
     # from the central difference's step at least: a one-sided stencil's own is its square root of
     # eps, where an extrapolation (second order) would be swamped by round-off
     base = max(p.step, resolve_step(None, _CENTRAL, p.dtype, p.flat.values))
-    ladder = base * np.asarray(LADDER)
-    first = _extrapolated(p, estimator, 0, ladder, sigma)
-    best = _least_consistent(first)
-    second = _extrapolated(p, estimator, 1, ladder[best] * RATIO ** np.arange(4), sigma)
+    steps = base * np.asarray(LADDER)
+    first = ladder(p, estimator, 0, steps, sigma)
+    best = least_consistent(first)
+    second = ladder(p, estimator, 1, steps[best] * RATIO ** np.arange(4), sigma)
     bounded = Bounded(*(np.array([getattr(first, f)[best], getattr(second, f)[0]]) for f in
                         ("estimate", "step", "scale", "roundoff", "truncation")),
                       noise=None if sigma is None else np.full(DETECTORS, sigma))
@@ -200,83 +190,6 @@ def detect(p: NumericProblem, g: torch.Tensor, tol: Tolerances, element_toleranc
     return Detection(outcome, directions, table, bounded, p, rounding, model_slack, claimed)
 
 
-def _least_consistent(b: Bounded) -> int:
-    """The level of least bound among those whose extrapolation agrees with every smaller
-    step's within both bounds. At steps far past the asymptotic range an extrapolation can be
-    consistent with the next two and wrong: fn saturating (tanh) along a direction makes every
-    difference there ~0, and their agreement a tiny, false bound (measured: 5e-5 for an error
-    of 0.19). The smaller steps, whose bounds are wider but true, disagree with such a level.
-
-    >>> b = Bounded(np.array([1.0, 1.0, 0.0, np.nan]), np.ones(4), np.ones(4), np.zeros(4),
-    ...             np.array([0.1, 0.01, 1e-6, np.nan]))
-    >>> _least_consistent(b)  # level 2's tiny bound disagrees with levels 0 and 1
-    1
-    """
-    bound, r = b.bound, b.estimate  # NaN already inf
-    agree = np.abs(r[:, None] - r[None, :]) <= bound[:, None] + bound[None, :]  # NaN: disagrees
-    consistent = np.array([agree[k, :k].all() for k in range(len(r))]) & np.isfinite(bound)
-    return int(np.argmin(np.where(consistent, bound, np.inf)))
-
-
-def extrapolated(p: NumericProblem, d_s, d_far, ratio: float = 2.0) -> np.ndarray:
-    """Richardson's ``D(s) + (D(s) - D(r·s))/(r^p - 1)`` from D at s and at ``ratio`` r times it:
-    the stencil's leading truncation term (order p) cancelled, the next (:func:`next_order`) left.
-
-    >>> from gradlab.check.problem import numeric_problem
-    >>> p = numeric_problem(torch.exp, [torch.zeros(1, dtype=torch.float64)], "sum", None, get_scheme("central"),
-    ...                     0.1, torch.float64)
-    >>> d = lambda s: math.sinh(s) / s  # the central difference of exp at 0
-    >>> abs(d(0.1) - 1) > 1e-3, abs(float(extrapolated(p, d(0.1), d(0.2))) - 1) < 1e-5
-    (True, True)
-    """
-    d_s = np.asarray(d_s, dtype=np.float64)
-    return d_s + (d_s - np.asarray(d_far, dtype=np.float64)) / (ratio ** p.scheme.order - 1)
-
-
-def _extrapolated(p: NumericProblem, estimator, row: int, steps: np.ndarray, sigma: float | None) -> Bounded:
-    """Direction ``row`` differenced at each of ``steps`` (RATIO apart, one batch): the
-    extrapolations from each step and the next, each bounded by its round-off (σ's, through
-    the extrapolation's weights) and its truncation from the two above it; the last three
-    steps only feed the others (a bound of NaN)."""
-    est, scale = estimator(p, np.full(len(steps), row), torch.from_numpy(steps))
-    d, scale = est.numpy(), scale.numpy()
-    r = extrapolated(p, d[:-1], d[1:], RATIO)
-    gain = RATIO ** next_order(p.scheme) - 1  # R(RATIO·s)'s truncation over R(s)'s, less one
-    # round-off of R(s): that of D(s) (measured σ or the model) through Richardson's weights
-    roundoff = roundoff_bound(p.scheme, p.dtype, d[:-1], scale[:-1], steps[:-1],
-                              None if sigma is None else np.full(len(steps) - 1, sigma)) * _extrapolation_gain(p.scheme, RATIO)
-    n = len(r) - 2
-    near, above = np.abs(r[:n] - r[1:n + 1]), np.abs(r[1:n + 1] - r[2:n + 2]) / (gain + 1)
-    truncation = TRUNCATION_SAFETY * np.maximum(near, above) / gain + (roundoff[:n] + roundoff[1:n + 1]) / gain
-    pad = np.full(len(steps) - n, np.nan)
-    return Bounded(np.concatenate([r[:n], pad]), steps, scale, np.concatenate([roundoff[:n], pad]),
-                   np.concatenate([truncation, pad]), None)
-
-
-def _extrapolation_gain(scheme: Scheme, ratio: float) -> float:
-    """‖Richardson's weights‖₂ over ‖the stencil's‖₂, both per unit step (1.07 for central, ratio 4): how
-    much the extrapolation amplifies the independent noise of the values it combines (D(r·s)'s
-    weights are D(s)'s over r, at r times the offsets)."""
-    k = ratio ** scheme.order
-    weights: dict[float, float] = {}
-    for c, w in zip(scheme.offsets, scheme.weights):
-        weights[c] = weights.get(c, 0.0) + w * k / (k - 1)
-        weights[ratio * c] = weights.get(ratio * c, 0.0) - w / (ratio * (k - 1))
-    return math.sqrt(sum(w * w for w in weights.values()) / sum(w * w for w in scheme.weights))
-
-
-def next_order(scheme: Scheme) -> int:
-    """The order of the truncation an extrapolation leaves: p + 2 for a symmetric stencil (its
-    error has only every other power of h), p + 1 otherwise.
-
-    >>> next_order(get_scheme("central")), next_order(get_scheme("forward"))
-    (4, 2)
-    """
-    pairs = dict(zip(scheme.offsets, scheme.weights))
-    symmetric = bool(pairs) and all(pairs.get(-c) == -w for c, w in pairs.items())
-    return scheme.order + (2 if symmetric else 1)
-
-
 #: A half of a suspect direction is followed when autograd and its finite difference (at the
 #: direction's step) differ by more than this many times the whole direction's bound plus
 #: autograd's rounding: a half's round-off is the whole's (the same loss, differenced), its
@@ -311,8 +224,7 @@ def narrow(p: NumericProblem, g: torch.Tensor, detection: Detection) -> tuple[to
         return ~(beyond <= 0), beyond
 
     def differenced(halves: BlockDirections, steps: torch.Tensor):  # at s and 2s, extrapolated
-        twice = BlockDirections(halves.numel, halves.member_index, halves.starts, halves.weights,
-                                np.concatenate([halves.keys, halves.keys]))
+        twice = halves.select(np.tile(np.arange(len(halves)), 2))
         est, scale = estimates(p, dense_maker(p, twice), torch.cat([steps, 2 * steps]))
         m = len(steps)
         return torch.from_numpy(extrapolated(p, est[:m].numpy(), est[m:].numpy())), scale[:m]
@@ -377,8 +289,8 @@ def detection_notes(detection: Detection | None) -> tuple[str, ...]:
 
 def looked(p: NumericProblem, g: torch.Tensor, tol: Tolerances, element_tolerance, seed: int,
            rounding_along=None) -> Detection | None:
-    """:func:`detect`, or None when fn refuses a point of its ladder (the largest step moves an
-    element by up to 4096 times the check's step, where a solver or a domain check may raise):
+    """:func:`detect`, or None when fn refuses a point of its ladder (its largest step is 65,536
+    times the central difference's, along a unit direction, where a solver or a domain check may raise):
     then the blocks decide, whose points stay at the check's step."""
     try:
         return detect(p, g, tol, element_tolerance, seed, rounding_along)

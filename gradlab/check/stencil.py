@@ -32,7 +32,7 @@ from gradlab.numerics.dtypes import facts
 __all__ = ["estimates", "moving_weights", "moving_offsets", "centre_weight", "nominal_correction",
            "corrected_sides", "entry_correction", "shifts", "combine", "one_sided", "side_points", "contract",
            "roundoff_scale", "numeric_base", "onehot_maker", "dense_maker", "predicted_roundoff", "onehot_rows",
-           "dense_rows", "moved_rows"]
+           "moved_rows"]
 
 RowMaker = Callable[[torch.Tensor], torch.Tensor]
 
@@ -277,8 +277,8 @@ def _distinct_rows(directions) -> torch.Tensor:
 
 def moved_rows(base: torch.Tensor, directions: torch.Tensor, shifts_: torch.Tensor) -> torch.Tensor:
     """(K·m, N) rows ``base + shifts_[k, r]·directions[r]``, k-major (as the stencil's values are
-    read back), in base's dtype: the product rounded, then the sum, as :func:`dense_rows` (and a
-    user writing ``x + h·d``) computes it, without copying the directions K times.
+    read back), in base's dtype: the product rounded, then the sum, as a user writing ``x + h·d``
+    computes it, without copying the directions K times.
 
     >>> d = torch.tensor([[1.0, 0.0], [0.0, 2.0]], dtype=torch.float64)
     >>> moved_rows(torch.zeros(2, dtype=torch.float64), d, torch.tensor([[1.0, 1.0], [-1.0, -1.0]])).tolist()
@@ -289,7 +289,3 @@ def moved_rows(base: torch.Tensor, directions: torch.Tensor, shifts_: torch.Tens
     rows += base
     return rows.reshape(k * m, -1)
 
-
-def dense_rows(base: torch.Tensor, directions: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:
-    """``base + shift[r]·directions[r]`` for every row r, in base's dtype."""
-    return base + shift.to(base.dtype)[:, None] * directions.to(base.dtype)

@@ -26,7 +26,7 @@ import pandas as pd
 import torch
 
 from gradlab.check.problem import NumericProblem, reduce_outputs
-from gradlab.check.stencil import contract, dense_rows, roundoff_scale
+from gradlab.check.stencil import contract, moved_rows, roundoff_scale
 from gradlab.numerics.dtypes import facts
 
 __all__ = ["TaylorResult", "fit_taylor", "taylor_steps", "taylor_test"]
@@ -103,7 +103,7 @@ def taylor_test(p: NumericProblem, grad: torch.Tensor, seed: int) -> TaylorResul
     v = v / v.pow(2).mean().sqrt()
     nd = facts(p.dtype)
     hs = taylor_steps(nd.eps)
-    rows = dense_rows(p.flat.values, v.expand(len(hs), -1), torch.as_tensor(hs))
+    rows = moved_rows(p.flat.values, v[None], torch.as_tensor(hs, dtype=torch.float64)[:, None])
     values = contract(p, reduce_outputs(p.batched(rows), p.reduction).to(torch.float64))
     slope = float(grad @ v)
     remainder = (values - p.loss - torch.as_tensor(hs) * slope).abs().numpy()
