@@ -173,6 +173,38 @@ def test_the_answer_says_the_gradient_is_right_and_why_the_hand_written_check_fa
     assert "eps = 0.001, says FAIL because round-off" in text
 
 
+@pytest.mark.parametrize("reduction", ["sum", "mean"])
+def test_the_questions_hand_written_values_are_those_its_code_prints(reduction):
+    """The preset's "hand-written check" lists what the question's own loop prints (0.0 and
+    multiples of ulp(L)/eps), not GradLab's estimates, and says how GradLab's differ."""
+    import numpy as np
+    import torch
+
+    from gradlab.teaching.presets import preset, url_query
+    from question_check import page_data, questions_grad_check
+
+    at = _open({**url_query(preset("gradcheck", "float32_check_fails")), "reduction": reduction})
+    assert not _problems(at)
+    texts = [shown(m.value) for m in at.markdown]
+    (said,) = [t for t in texts if t.startswith("A hand-written check at eps = 0.001")]
+    listed = said.split(" prints ", 1)[1].split(" where autograd", 1)[0].split(", ")
+    elements = [tuple(int(i) for i in e[2:-1].split(", ")) for e in _table_elements(at)]
+    data, target = page_data((140, 120), torch.float32)
+    expected = questions_grad_check(data, target, reduction, 1e-3, elements)
+    # the table lists worst first, the sentence in the check's order: the same values, as float32
+    assert sorted(np.float32(v) for v in listed) == sorted(np.float32(e) for e in expected)
+    assert "0.0" in listed
+    assert any(shown(c.value).startswith("GradLab's own finite differences (column numeric) are computed "
+                                         "differently") for c in at.caption)
+
+
+def _table_elements(at: AppTest) -> list[str]:
+    """The element labels of the values table ("x[58, 51]"), in its order (worst first)."""
+    frame = at.dataframe[0].value
+    frame = frame.data if hasattr(frame, "data") else frame  # a Styler holds its frame
+    return frame["element"].tolist()
+
+
 def test_a_clean_float64_check_answers_right_with_no_hand_written_fail():
     # (x+1)/2 under MSE in float64 at the central default step: round-off ~u/rho is far under
     # rtol, so the check passes at its own step and there is no FAIL to explain.

@@ -27,7 +27,7 @@ import numpy as np
 from gradlab.answers import Answer
 from gradlab.numerics.schemes import get_scheme
 
-__all__ = ["Answer", "check_answer", "QUESTION", "ratio_range", "agreeing_digits"]
+__all__ = ["Answer", "check_answer", "hand_written_words", "printed", "QUESTION", "ratio_range", "agreeing_digits"]
 
 #: The page's question, as the question's author saw it: the float32 check's ratios were 0–4,
 #: the float64 one's 0.9993–1.0004, which they called a match (at rtol 1e-5 it is not a pass).
@@ -185,8 +185,11 @@ def check_answer(summary, columns=None) -> Answer:
         return Answer("warning", "It passes, but proves little: the gradient is below the absolute "
                                  "tolerance atol, so any gradient near 0 would pass as well.")
     if summary.fixed_step_verdict == "fail":
-        if summary.diagnosis.kind == "truncation" and columns is not None and ratio_range(columns["ratio"]):
-            return _truncation_answer(summary, columns["ratio"], columns["numeric"] - columns["autograd"])
+        if summary.diagnosis.kind == "truncation" and columns is not None:
+            seen = columns["hand_written"] if "hand_written" in columns else columns["numeric"]
+            ratios = np.asarray(seen, dtype=float) / np.asarray(columns["autograd"], dtype=float)
+            if ratio_range(ratios):
+                return _truncation_answer(summary, ratios, seen - columns["autograd"])
         reason = _STEP_REASONS.get(summary.diagnosis.kind, "that step cannot show it")
         return Answer("success", f"The gradient is right: {_all_agree(summary)} with autograd "
                                  f"once GradLab re-estimates them at steps that can show it. A "
@@ -194,3 +197,41 @@ def check_answer(summary, columns=None) -> Answer:
                                  f"because {reason}.")
     return Answer("success", f"The gradient is right: {_all_agree(summary)} with autograd "
                              f"within the tolerance at {step}.")
+
+
+#: At most this many values are listed in words (the question's check printed 5).
+LISTED_VALUES = 8
+
+
+def printed(value: float, dtype: str) -> str:
+    """``value`` as Python prints a number of ``dtype``: the shortest digits that read back as it.
+
+    >>> printed(-1.9531248807907104, "float32"), printed(0.0, "float32"), printed(0.1, "float64")
+    ('-1.9531249', '0.0', '0.1')
+    """
+    kind = {"float32": np.float32, "float16": np.float16}.get(dtype)
+    return str(kind(value)) if kind is not None else repr(float(value))
+
+
+def hand_written_words(summary, columns) -> str | None:
+    """What a hand-written check printed at the check's step, value by value beside autograd's, in
+    words; None when the check has no such column (gradlab.check.hand_written) or too many values.
+
+    >>> from types import SimpleNamespace as S
+    >>> s = S(step=1e-3, dtype="float32", reduction="sum", scheme="forward")
+    >>> print(hand_written_words(s, {"hand_written": np.array([0.0, 3.9062497615814]),
+    ...                              "autograd": np.array([0.62, 2.51])}))  # doctest: +NORMALIZE_WHITESPACE
+    A hand-written check at eps = 0.001 (the loss summed by torch in float32, one element moved by eps,
+    (L(x + eps) − L(x)) / eps in float32) prints 0.0, 3.9062498 where autograd says 0.62, 2.51.
+    """
+    if columns is None or "hand_written" not in columns or not 0 < len(columns["hand_written"]) <= LISTED_VALUES:
+        return None
+    formula = {"forward": "(L(x + eps) − L(x)) / eps", "backward": "(L(x) − L(x − eps)) / eps",
+               "central": "(L(x + eps) − L(x − eps)) / (2·eps)"}.get(
+        summary.scheme, f"the {get_scheme(summary.scheme).label} formula")
+    how = "summed" if summary.reduction == "sum" else "averaged"
+    values = ", ".join(printed(v, summary.dtype) for v in columns["hand_written"])
+    autograd = ", ".join(f"{v:.3g}" for v in columns["autograd"])
+    return (f"A hand-written check at eps = {summary.step:.3g} (the loss {how} by torch in {summary.dtype}, one "
+            f"element moved by eps, {formula} in {summary.dtype}) prints {values} where autograd says "
+            f"{autograd}.")

@@ -22,7 +22,8 @@ estimated and judged, then the element a failing direction points at named) -> v
 (each value's state: error_bounds gives round-off plus Richardson truncation, step_search
 the per-value step search and the truncation share at h/2, kinks the one-sided slopes,
 states the four states' rows and a verdict's words) -> report (value table, summary, with
-diagnosis, worded by states; nonfinite: fn NaN or inf at x, said plainly) -> results
+diagnosis, worded by states; nonfinite: fn NaN or inf at x, said plainly; hand_written: what a
+hand-written check prints beside a sampled check's values, the question's arithmetic) -> results
 (what is returned); taylor (the Taylor-remainder test) re-examines a result;
 reduction_sweep draws the error-vs-eps sweep next to a check.
 """

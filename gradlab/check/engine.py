@@ -55,6 +55,7 @@ from gradlab.check.caller_state import kept_state
 from gradlab.check.measure import measure_values
 from gradlab.check.nonfinite import nonfinite_at_input, with_nonfinite_words
 from gradlab.check.culprit_output import culprit_output
+from gradlab.check.hand_written import hand_writable, hand_written_differences
 from gradlab.check.outputs import leave_out, without_parts
 from gradlab.check.pace import forecast_check, perturbation_count, stencil_points
 from gradlab.check.problem import (NumericProblem, autograd_side, check_inputs, least_precise, numeric_problem,
@@ -309,6 +310,9 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
                                                              blocks=mode == "blocks",
                                                              element_rounding=rounding,
                                                              element_tolerance=element_tolerance)
+
+    if decided is None and hand_writable(mode, reduction, grad_outputs, s, numeric_float64, skipped, at_x):
+        table = table.joined(hand_written=hand_written_differences(call, xs, index, reduction, s.name, p.step))
 
     @functools.cache  # one summary for this result and its copies (result.first_order)
     @np.errstate(all="ignore")  # built when first read, after the check: quiet as the check is

@@ -261,8 +261,17 @@ def summarize(p: NumericProblem, table: Columns, context: CheckContext, *, scale
         vacuous=diagnosis.kind == "vacuous", worst=worst, located=located, diagnosis=diagnosis,
         headline=headline, message=message, hint=hint, counts=counts,
         backward_spread=context.backward_spread, notes=notes,
-        fixed_step_failed=evidence.failed if first["ok"] is table["ok"] else int((~table["ok"]).sum()),
+        fixed_step_failed=_fixed_step_failed(evidence, first, table, tol),
     )
+
+
+def _fixed_step_failed(evidence: Evidence, first: Columns, table: Columns, tol: Tolerances) -> int:
+    """How many values a hand-written check at the check's step finds over the tolerance: its own
+    printed values where the table has them (gradlab.check.hand_written), else GradLab's."""
+    if "hand_written" in table:
+        printed = table["hand_written"]
+        return int((~(np.abs(table["autograd"] - printed) <= tol.of(printed))).sum())
+    return evidence.failed if first["ok"] is table["ok"] else int((~table["ok"]).sum())
 
 
 def _same_errors(first: Columns, table: Columns) -> bool:

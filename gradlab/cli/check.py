@@ -32,6 +32,7 @@ from gradlab.cli.common import run_check_command, to_json
 from gradlab.limits import LIMITS
 from gradlab.server.deadline import paced_progress
 from gradlab.server.heavy_work import CLI_CHECK_ADVICE
+from gradlab.check.hand_written import HAND_WRITTEN_WORDS, NUMERIC_WORDS
 from gradlab.numerics.dtypes import DTYPE_NAMES
 from gradlab.numerics.schemes import SCHEME_NAMES
 
@@ -119,7 +120,8 @@ _ROW_KEYS = ("element", "index", "autograd", "numeric", "ratio", "abs_error", "r
 def result_json(result) -> dict:
     """The check as plain JSON values (see the module docstring for the keys)."""
     s, d = result.summary, result.summary.diagnosis
-    rows = [{k: row[k] for k in _ROW_KEYS} for row in result.table.to_dict(orient="records")]
+    keys = _ROW_KEYS + (("hand_written",) if "hand_written" in result.columns else ())
+    rows = [{k: row[k] for k in keys} for row in result.table.to_dict(orient="records")]
     out = {
         "verdict": s.verdict, "diagnosis": d.text, "diagnosis_kind": d.kind, "level": d.level,
         "headline": d.headline, "fixes": list(d.fixes), "message": s.message, "hint": s.hint,
@@ -143,7 +145,8 @@ def result_json(result) -> dict:
 
 def _text(result) -> str:
     s, d = result.summary, result.summary.diagnosis
-    table = result.table[["element", "autograd", "numeric", "best_numeric", "error_bound", "state"]].copy()
+    printed = ["hand_written"] if "hand_written" in result.columns else []
+    table = result.table[["element", "autograd", *printed, "numeric", "best_numeric", "error_bound", "state"]].copy()
     table["state"] = [STATES[k].marker for k in table["state"]]
     lines = [
         f"{s.mode} check, {s.scheme} differences, h = {s.step:.3g}, dtype {s.dtype} "
@@ -151,6 +154,7 @@ def _text(result) -> str:
         f"rtol {s.rtol:g}, atol {s.atol:g}",
         "",
         table.to_string(index=False, float_format=lambda v: f"{v:.6g}"),
+        *((HAND_WRITTEN_WORDS, NUMERIC_WORDS) if printed else ()),
         "",
         f"verdict: {STATES[s.verdict].label.upper()} "
         f"({', '.join(f'{n} {STATES[k].label}' for k, n in s.counts if n)})",

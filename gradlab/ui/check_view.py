@@ -23,6 +23,8 @@ import pandas as pd
 import streamlit as st
 from pandas.io.formats.style import Styler
 
+from gradlab.answers.check import hand_written_words
+from gradlab.check.hand_written import HAND_WRITTEN_WORDS, NUMERIC_WORDS
 from gradlab.check.settings import CheckSettings
 from gradlab.check.states import STATES
 from gradlab.figures.check import eps_sweep_figure
@@ -101,15 +103,22 @@ def diagnosis(settings: CheckSettings, _result) -> None:
     c[3].metric(f"step h ({s.scheme})", f"{s.step:.3g}",
                 help=f"Tolerances: rtol {s.rtol:g}, atol {s.atol:g} (the {s.dtype} defaults). "
                      + term("atol/rtol"))
-    _fixed_step_comparison(s)
+    _fixed_step_comparison(s, _result.columns)
     if not s.passed or s.message != d.headline:
         st.caption(markdown_literal(s.message))  # the hint is the diagnosis box above
     for note in s.notes:
         st.caption(markdown_literal(note))
 
 
-def _fixed_step_comparison(s) -> None:
-    """What a hand-written check concludes at this step, next to GradLab's verdict, when they differ."""
+def _fixed_step_comparison(s, columns) -> None:
+    """What a hand-written check prints at this step (the question's own arithmetic), what it
+    concludes next to GradLab's verdict when they differ, and how GradLab's own differ."""
+    printed = hand_written_words(s, columns)
+    if printed:
+        with st.container(key="gl-hand-written"):
+            st.markdown(markdown_literal(printed))
+            st.caption(markdown_literal("GradLab's own finite differences (column numeric) are computed "
+                                        "differently on purpose: " + NUMERIC_WORDS.split("on purpose: ", 1)[1]))
     if s.fixed_step_verdict == s.verdict:
         return
     st.markdown(
@@ -151,7 +160,8 @@ _COLUMNS = {
     "element": "Which input element was perturbed.",
     "state": STATES_HELP,
     "autograd": "The gradient backward computed.",
-    "numeric": "The finite difference at the check's step h.",
+    "hand_written": HAND_WRITTEN_WORDS.split(": ", 1)[1],
+    "numeric": NUMERIC_WORDS.split(": ", 1)[1],
     "abs_error": "|autograd − numeric| at the check's step.",
     "tolerance": "atol + rtol·|numeric|. " + term("atol/rtol"),
     "best_numeric": "The finite difference re-estimated at the step (and dtype) where its own error "
@@ -179,7 +189,7 @@ def values_table(settings: CheckSettings, _result) -> None:
     result): styling the rows cost a quarter of the page's server time per rerun (py-spy, class load).
     """
     result = _result
-    cols = list(_COLUMNS)
+    cols = [c for c in _COLUMNS if c in result.columns]
     rows = result.worst_rows(TABLE_ROWS)
     if len(rows) < len(result.columns):
         st.caption(f"The {len(rows)} values furthest over their tolerance, of {len(result.columns):,}.")
@@ -189,6 +199,6 @@ def values_table(settings: CheckSettings, _result) -> None:
                f"rtol = {s.rtol:g} (relative tolerance): for values near 0 it is atol itself.")
     config = {c: (st.column_config.NumberColumn(c, help=h, format=formats[c]) if c in formats
                   else st.column_config.Column(c, help=h, pinned=c in ("element", "state")))
-              for c, h in _COLUMNS.items()}
+              for c, h in _COLUMNS.items() if c in cols}
     st.dataframe(state_styler(rows[cols], "state", _state_colour), hide_index=True,
                  width="stretch", height=240, column_config=config)

@@ -131,3 +131,30 @@ def test_a_full_check_opens_the_same_in_a_second_visitors_tab(streamlit_server, 
             assert page.locator(ANSWER).inner_text().strip(), visitor
         finally:
             context.close()
+
+
+# ------------------------------------------------------------- the question's hand-written check
+
+@pytest.mark.parametrize("reduction", ["sum", "mean"])
+def test_the_hand_written_check_shows_what_the_questions_code_prints(streamlit_server, browser_page, reduction):
+    """The first preset's "hand-written check" lists the float32 values the question's own loop
+    prints (torch's MSELoss in float32, one element moved, divided by eps): 0.0 and multiples of
+    ulp(L)/eps. The elements are the table's, read from the page's share-link check via the API."""
+    import numpy as np
+    import torch
+
+    from gradlab.check.settings import CheckSettings, run_check
+    from gradlab.teaching.presets import preset, url_query
+    from question_check import page_data, questions_grad_check
+
+    query = {**url_query(preset("gradcheck", "float32_check_fails")), "reduction": reduction}
+    open_page(browser_page, streamlit_server, "gradcheck", query, timeout=LOAD_MS)
+    said = browser_page.locator(".st-key-gl-hand-written").inner_text()
+    listed = said.split(" prints ", 1)[1].split(" where autograd", 1)[0].split(", ")
+    # the same seeded draw of 5 elements the page made (its settings are the URL's)
+    result = run_check(CheckSettings(shape=(140, 120), dtype="float32", scheme="forward", eps=1e-3,
+                                     mode="sampled", samples=5, seed=0, reduction=reduction))
+    data, target = page_data((140, 120), torch.float32)
+    expected = questions_grad_check(data, target, reduction, 1e-3, [tuple(i) for i in result.table["index"]])
+    assert [np.float32(v) for v in listed] == [np.float32(e) for e in expected], said
+    assert "0.0" in listed
