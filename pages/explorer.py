@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from gradlab.errors import GradLabError
-from gradlab.sweep.engine import SweepResult, SweepSettings
+from gradlab.sweep.engine import SweepResult, SweepSettings, no_reference_note
 from gradlab.server.heavy_work import sweep, sweep_formulas
 from gradlab.ui.worker_calls import heavy
 from gradlab.figures.sweep import has_drawable_errors
@@ -216,6 +216,9 @@ _STEPS = slider_steps(EPS_SMALLEST, EPS_LARGEST)
 def _chart(result: SweepResult) -> None:
     """The chart, then its display options: reruns alone when an option changes."""
     settings = result.settings
+    if not result.reference.defined:  # a kink, or outside f's domain: no error to draw
+        _estimates_chart(result)
+        return
     note = st.empty()  # above the chart's box, which CSS sizes: inside, it took the plot's height
     chart = main_chart_box()  # drawn above the options, filled after they are read
     with st.container(horizontal=True, vertical_alignment="bottom"):
@@ -247,9 +250,10 @@ def _chart(result: SweepResult) -> None:
                                      STEP_DEFAULT, error=error, show_theory=theory, show_autograd=autograd,
                                      focus_dtype=focus)
             step = h
-        else:
-            note.info("There is no exact derivative here, so there is no error to plot: the chart "
-                      "shows what each scheme and autograd return instead.", icon=":material/info:")
+        else:  # f′ = 0 exactly: its relative error is undefined everywhere
+            note.info(f"The exact derivative is 0 here, so no {error} error can be drawn on a log axis: the "
+                      "chart shows what each scheme and autograd return; choose absolute to see the errors.",
+                      icon=":material/info:")
             def figure():
                 return cached_figure(settings, estimate_vs_eps_with_legend, result)
             step = None
@@ -260,9 +264,28 @@ def _chart(result: SweepResult) -> None:
                        height="stretch", step=step)
 
 
+def _estimates_chart(result: SweepResult) -> None:
+    """No exact f′ (the answer says why): what each scheme and autograd return, with only the words
+    that describe it; no error options, bands, stars or marked step, since there is no error."""
+    settings = result.settings
+    chart = main_chart_box()
+    st.caption(f"f(x) = {markdown_literal(settings.expression)}. No exact f′ at x = {settings.x!r}, so no "
+               "error to draw: each curve is what a scheme returns at each step h (the dtype's colour, the "
+               "scheme's marker), each dotted line autograd's value. At a kink a one-sided difference "
+               "returns the slope on its side and the central difference their average.")
+    with chart:
+        if not is_presenting():
+            st.html(_CHART_BOX_CSS)
+        replayed_chart(settings, f"gradlab-explorer-{settings.expression}-x{settings.x:g}",
+                       lambda: cached_figure(settings, estimate_vs_eps_with_legend, result),
+                       chart_key=_CHART_KEY, height="stretch")
+
+
 def _notes(result: SweepResult) -> None:
-    """Each warning on its own, the infos together; the engine set each note's level."""
-    for note in result.warnings:
+    """Each warning on its own, the infos together; the engine set each note's level. The missing
+    reference is the answer's own sentence (gradlab.answers.sweep), not said again here."""
+    said = no_reference_note(result.reference) if not result.reference.defined else None
+    for note in (n for n in result.warnings if n != said):
         st.warning(markdown_literal(note.text), icon=":material/warning:")
     if result.infos:
         st.info("\n".join(f"- {markdown_literal(n.text)}" for n in result.infos), icon=":material/info:")
@@ -303,7 +326,10 @@ def _numbers(result: SweepResult, text: str) -> None:
 
 @st.fragment
 def _lesson(result: SweepResult) -> None:
-    """Predict first: a dtype the chart does not show yet; once answered, its best step and why."""
+    """Predict first: a dtype the chart does not show yet; once answered, its best step and why.
+    Not asked where there is no exact derivative: no step is best there."""
+    if not result.reference.defined:
+        return
     with quiz_box(), st.expander("Predict before you look: where is the best step?", icon=":material/school:",
                                  expanded=True):
         _quiz(result)

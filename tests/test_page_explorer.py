@@ -233,8 +233,32 @@ def test_eps_min_not_below_eps_max_is_an_error():
 def test_x_outside_the_domain_warns_and_still_shows_the_page():
     at = _open({"fn": "custom (type it)", "expr": "log(x)", "x": "-1.0"})
     assert not _exceptions(at) and not at.error
-    assert any("No exact reference" in w.value for w in at.warning)
+    said = [shown(w.value) for w in at.warning]
+    assert sum("no exact derivative" in w.lower() or "no exact reference" in w.lower() for w in said) == 1, said
     assert _charts(at) == 1  # a chart with a message, not a blank page
+
+
+def _page_texts(at: AppTest) -> list[str]:
+    """Every sentence element on the page as read: boxes, markdown, captions."""
+    return [shown(e.value) for kind in ("warning", "info", "success", "error", "markdown", "caption")
+            for e in getattr(at, kind)]
+
+
+def test_the_kink_preset_says_there_is_no_exact_derivative_once_and_draws_only_what_it_says():
+    """abs(x) at 0: no error exists, so nothing on screen speaks of one: the chart's title names
+    estimates, no error switch, bands, stars or marked step, no best-step quiz."""
+    (kink,) = [p for p in presets_for("explorer") if p.key == "kink"]
+    at = _open(url_query(kink))
+    assert not _exceptions(at) and _charts(at) == 1
+    texts = _page_texts(at)
+    assert sum("no exact derivative" in t.lower() or "no exact reference" in t.lower() for t in texts) == 1, texts
+    assert not any(word in t for t in texts for word in ("Bands", "Stars", "best step", "Large dots")), texts
+    assert not any(k in at.session_state for k in ("explorer_guess",))  # no quiz asked
+    assert [r for r in at.radio if r.key == "error"] == []  # no relative/absolute switch: no error
+    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
+    titles = [a["text"] for a in figure["layout"]["annotations"] if a.get("name") == "y-title"]
+    assert titles == ["estimate of f′(x): what each method returns"]
+    assert "title" not in figure["layout"].get("yaxis", {}) or not figure["layout"]["yaxis"]["title"].get("text")
 
 
 def test_a_dtype_that_overflows_is_reported():

@@ -354,8 +354,8 @@ def estimate_vs_eps_figure(result: SweepResult) -> FigureOrSpec:
             legendgroup=row.dtype, meta={"kind": "autograd", "dtype": row.dtype},
             hovertemplate=f"<b>{row.dtype} autograd</b><br>value = {row.value:.12g}<extra></extra>",
         ))
-    marks.layout(fig, "absolute", x_range, None)
-    fig.update_yaxes(type="linear", title={"text": "estimate of f′(x)"}, exponentformat="none")
+    marks.layout(fig, "estimate", x_range, None)
+    fig.update_yaxes(type="linear", exponentformat="none")
     if not fig.data:
         marks.message(fig, "Nothing to draw for these settings.")
     return fig.figure()

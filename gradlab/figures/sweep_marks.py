@@ -51,6 +51,8 @@ _Y_PAD_TOP, _Y_PAD_BOTTOM = 0.5, 2.0  # decades around the data (labels sit at t
 _Y_TITLES = {
     "relative": "relative error  |estimate − f′(x)| / |f′(x)|",
     "absolute": "absolute error  |estimate − f′(x)|",
+    # no exact f′ (a kink): the estimates themselves, not an error (gradlab.figures.sweep.estimate_vs_eps_figure)
+    "estimate": "estimate of f′(x): what each method returns",
 }
 
 
@@ -172,7 +174,8 @@ def x_dtick(x_range) -> int:
 
 
 def layout(fig: FigureSpec, error: str, x_range, y_range) -> None:
-    """Log axes, few x ticks, the legend horizontal *below* the plot (so a phone keeps the width)."""
+    """Log axes, few x ticks, the legend horizontal *below* the plot (so a phone keeps the width);
+    the y title above the plot says what is drawn: ``error`` "relative", "absolute" or "estimate"."""
     axis = {**LOG_AXIS, "tickfont": {"size": FONT_SIZE - 2}, "showgrid": True, "automargin": True}
     fig.update_xaxes(title={"text": "step h", "font": {"size": AXIS_TITLE_SIZE}, "standoff": 6},
                      range=[log10(x_range[0]), log10(x_range[1])], dtick=x_dtick(x_range), **axis)

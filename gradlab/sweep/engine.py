@@ -48,7 +48,7 @@ from gradlab.numerics.schemes import (
 
 __all__ = ["SweepSettings", "SweepResult", "run_sweep", "autograd_derivative", "TABLE_COLUMNS",
            "BEST_COLUMNS", "AROUND_BEST", "robust_best", "emulation_notes", "EMULATION_NOTE",
-           "FP8_CHECKING_NOTE"]
+           "FP8_CHECKING_NOTE", "no_reference_note"]
 
 TABLE_COLUMNS = (
     "dtype", "scheme", "eps", "step", "estimate", "reference", "abs_error", "rel_error",
@@ -164,6 +164,16 @@ def autograd_derivative(expression: Expression, x: float, dtype) -> float:
     return float(to_dtype(grad.to(torch.float64).numpy(), dtype).to(torch.float64))  # x.grad is stored in the dtype
 
 
+def no_reference_note(reference: Reference) -> Note:
+    """The sweep's note when f has no exact derivative at x (``reference`` not defined): a page
+    whose answer already says so leaves this note out by comparing notes, not by reading them.
+
+    >>> no_reference_note(exact_derivatives(parse("abs(x)"), 0.0)).level
+    'warning'
+    """
+    return Note.warning(f"No exact reference: {reference.reason} Errors are shown as gaps.")
+
+
 def run_sweep(settings: SweepSettings) -> SweepResult:
     """Run the sweep; bad settings raise GradLabError, odd numbers become NaN/inf rows."""
     settings = settings.validated()
@@ -199,7 +209,7 @@ def run_sweep(settings: SweepSettings) -> SweepResult:
             best_rows.append(_best_row(columns, dtype, scheme, xr, ref))
     reference = exact_derivatives(expr, settings.x)
     if not reference.defined:
-        notes.insert(0, Note.warning(f"No exact reference: {reference.reason} Errors are shown as gaps."))
+        notes.insert(0, no_reference_note(reference))
     notes.extend(_gap_notes(tables))
     notes[:0] = emulation_notes(settings.dtypes)
     return SweepResult(
