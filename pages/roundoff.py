@@ -161,8 +161,13 @@ def _metrics(result: RoundoffResult) -> None:
                   help=markdown_literal(f"A = {result.label_a}. ") + term("ulp"))
         st.metric("B's worst error (ulp)", _number(s.max_ulps_b_exact), width=METRIC_WIDTH,
                   help=markdown_literal(f"B = {result.label_b}. ") + term("correctly rounded"))
-        st.metric("A–B, at most (ulp)", _number(s.max_ulps_a_b), width=METRIC_WIDTH,
-                  help="How many floats lie between A's and B's results, at most.")
+        # a count of floats, not ulps of the exact value: near 0 floats are denser, so log1p's
+        # A = 0 against B ≈ 1e-8 is 8.6e+08 floats apart while A's error is 1.7e+07 ulp
+        st.metric("A–B, floats apart (at most)", _number(s.max_ulps_a_b), width=METRIC_WIDTH,
+                  help="How many steps from one float to the next lie between A's and B's results, at "
+                       "most (0: the same bits, 1: neighbours). Within one binade that is their distance "
+                       "in ulps; across binades toward 0 floats are denser, so it can exceed both errors "
+                       "in ulp.")
 
 
 @page_cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False,

@@ -9,6 +9,8 @@ float64), reveals it only once answered, and keeps its answer out of the URL
 
 from __future__ import annotations
 
+import math
+
 from pathlib import Path
 
 from app_text import shown
@@ -115,3 +117,39 @@ def test_the_quiz_answer_is_the_engines_float64_comparison_and_nothing_else():
     gap = np.abs(result.table["value_a"].to_numpy() - result.table["value_b"].to_numpy())
     ulp = np.spacing(np.abs(result.table["value_b"].to_numpy()))
     assert (gap <= 3 * ulp).all() and (gap / np.abs(result.table["value_b"].to_numpy()) < 1e-15).all()
+
+
+# ------------------------------------------------------------- each preset's numbers agree
+
+import pytest  # noqa: E402
+
+from gradlab.teaching.presets import presets_for, url_query  # noqa: E402
+
+
+def _metric_number(text: str) -> float:
+    """A metric's value as read: '1.7e+07', '4,097', '0.5', '99.3%'."""
+    return float(text.replace(",", "").rstrip("%"))
+
+
+@pytest.mark.parametrize("key", [p.key for p in presets_for("roundoff")])
+def test_each_presets_metrics_agree_with_their_units_and_with_each_other(key):
+    """The metrics' units are the ones their values are in: errors against the exact value in
+    ulp, the A–B distance as a count of floats (log1p: A = 0 against B ≈ 1e-8 is 8.6e+08 floats
+    apart while A is 1.7e+07 ulp off: labelled ulp, the three contradicted each other). Read
+    together they agree: 100 % same bits is 0 floats apart and equal worst errors."""
+    (p,) = [q for q in presets_for("roundoff") if q.key == key]
+    at = _open(url_query(p))
+    assert not at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    errors = [label for label in metrics if label.endswith("(ulp)")]
+    assert errors == ["A's worst error (ulp)", "B's worst error (ulp)"], metrics
+    (apart,) = [label for label in metrics if label.startswith("A–B")]
+    assert "floats apart" in apart and "ulp" not in apart, apart
+    same, distance = _metric_number(metrics["same bits"]), _metric_number(metrics[apart])
+    a, b = (_metric_number(metrics[label]) for label in errors)
+    assert (same == 100.0) == (distance == 0), metrics
+    if distance == 0:
+        assert a == b, metrics
+    # within one binade (the reciprocal's presets) floats apart are ulps: the triangle inequality
+    if key in ("reciprocal_formulas", "same_operations", "float64_formulas"):
+        assert distance <= math.ceil(a + b), metrics

@@ -103,7 +103,8 @@ def _decade_bins(hist: pd.DataFrame) -> pd.DataFrame:
 
 
 def ulp_distance_bars(hist: pd.DataFrame, label_a: str, label_b: str) -> FigureOrSpec:
-    """Bars: how often the two formulas are 0, 1, 2, ... ulps apart (from ``ulp_histogram``).
+    """Bars: how often the two formulas are 0, 1, 2, ... floats apart (from ``ulp_histogram``): a count
+    of floats, which is a distance in ulps only within one binade.
 
     Many distinct distances (a cancellation gives millions) are grouped by decade,
     so the chart never has more than a few dozen bars.
@@ -115,11 +116,12 @@ def ulp_distance_bars(hist: pd.DataFrame, label_a: str, label_b: str) -> FigureO
         type="bar", x=_array(hist["ulps"].astype(str)), y=_array(hist["fraction"]), marker=dict(color=FORMULA_A),
         text=[f"{f:.1%}" for f in hist["fraction"]], textposition="outside", cliponaxis=False,
         customdata=_array(hist["count"]), name="A–B distance", showlegend=False,
-        hovertemplate="%{x} ulp apart: %{customdata:,} points (%{y:.1%})<extra></extra>",
+        hovertemplate="%{x} floats apart: %{customdata:,} points (%{y:.1%})<extra></extra>",
     ))
     fig.update_yaxes(tickformat=".0%", rangemode="tozero")
     fig.update_xaxes(type="category")
-    return _layout(fig, "A–B distance (% of points)", "distance in ulp (0 = same bits)", SIDE_CHART_HEIGHT)
+    return _layout(fig, "A–B distance (% of points)", "floats apart (0 = same bits, 1 = neighbours)",
+                   SIDE_CHART_HEIGHT)
 
 
 def _used(table: pd.DataFrame, *more: str) -> tuple[dict[str, np.ndarray], float]:
