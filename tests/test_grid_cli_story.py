@@ -3,6 +3,7 @@ checked against IEEE arithmetic by numpy and against torch's own fp8 casts."""
 
 import json
 import math
+import re
 import subprocess
 import sys
 from fractions import Fraction
@@ -12,6 +13,8 @@ import pytest
 import torch
 
 from gradlab.cli.main import main
+from gradlab.figures.grid import _readout
+from gradlab.teaching.presets import presets_for
 from gradlab.labs.grid.story import grid_answer, printed_values, secant_series, steps_in_ulps, window_points
 from gradlab.labs.grid.representable import GridSettings, grid_difference
 
@@ -143,3 +146,23 @@ def test_e4m3fn_secant_series_has_no_saturated_slopes():
     past = t[t["step"] >= 0.5]
     assert len(past) > 0 and past["secant"].isna().all()
     assert math.exp(6.5) > 448 + 16
+
+
+@pytest.mark.parametrize("preset", presets_for("grid"), ids=lambda p: p.key)
+def test_the_sliders_step_taken_reads_as_the_answers(preset):
+    # issue 37: the chart's label said "h = 1e-04: step taken 0.0001" under the answer's "the step
+    # taken is 0.00010002, not 0.0001". Both now print as many digits as tell it from h, and both
+    # read back as the step the dtype takes, (x + h) - x.
+    v = preset.values
+    r = grid_difference(GridSettings(v["dtype"], v["x"], v["h"], "sin(x)"))
+    answer, label = grid_answer(r), _readout(r)
+    if not r.step_taken:
+        assert "no step" in answer and "no step" in label
+        return
+    said = re.search(r"the step taken is (exactly h|\S+?),? ", answer).group(1)
+    shown = re.search(r"step taken (\S+?),", label).group(1)
+    assert said == shown or (said == "exactly h" and float(shown) == v["h"]), (answer, label)
+    assert float(shown) == pytest.approx(r.step_taken, rel=1e-2)
+    step = float(np.array(v["x"], dtype=np.float32) + np.float32(v["h"])) - v["x"] if v["dtype"] == "float32" else None
+    if step is not None:
+        assert r.step_taken == step

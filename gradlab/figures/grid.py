@@ -26,6 +26,7 @@ from gradlab.figures.sweep_slider import SLIDER_COLOURS, step_label as _step_lab
 from gradlab.figures.style import GUIDE, MARK, MARKER_OUTLINE, NEUTRAL, TRUTH
 from gradlab.labs.grid.frames import GridFrames, asked_values
 from gradlab.labs.grid.representable import GridDifference
+from gradlab.labs.grid.story import distinct_digits
 from gradlab.numerics.dtypes import facts
 
 __all__ = ["grid_figure", "grid_slider_figure", "grid_figure_with_slider", "secant_series_figure", "MAX_TICKS", "MAIN_CHART_HEIGHT"]
@@ -296,8 +297,10 @@ def _readout(r: GridDifference) -> str:
     >>> _readout(grid_difference(GridSettings("float32", 1.0, 1e-8, "x")))
     '1e-08: x + h rounds to x, no step'
     >>> _readout(grid_difference(GridSettings("float32", 1.0, 1e-7, "x")))  # short enough for a phone
-    '1e-07: step taken 1.192e-07, slope 1'
+    '1e-07: step taken 1.19e-07, slope 1'
     """
     if not r.step_taken:
         return f"{_step_label(r.settings.h)}: x + h rounds to x, no step"
-    return f"{_step_label(r.settings.h)}: step taken {r.step_taken:.4g}, slope {r.secant:.6g}"
+    # as many digits as tell the step taken from h (the answer's words): 0.00010002, not 0.0001
+    return (f"{_step_label(r.settings.h)}: step taken {distinct_digits(r.step_taken, r.settings.h)}, "
+            f"slope {r.secant:.6g}")

@@ -28,7 +28,7 @@ from gradlab.numerics.emulation import to_dtype
 from gradlab.numerics.expressions import parse
 from gradlab.numerics.ulp import ulp
 
-__all__ = ["PrintedValues", "printed_values", "grid_answer", "steps_in_ulps", "ulps_of_x", "secant_series",
+__all__ = ["PrintedValues", "printed_values", "grid_answer", "distinct_digits", "steps_in_ulps", "ulps_of_x", "secant_series",
            "grid_fields", "window_points"]
 
 
@@ -62,9 +62,14 @@ def _printed(value: float, dtype: str) -> str:
     return repr(value)  # float64 round-trips; 8- and 16-bit values are short and exact in float64
 
 
-def _distinct(value: float, other: float) -> str:
-    """``value`` with enough digits to tell it from ``other`` (3 at least)."""
-    for k in range(3, 18):
+def distinct_digits(value: float, other: float, least: int = 3) -> str:
+    """``value`` with enough digits to tell it from ``other`` (``least`` at least): the step taken
+    against the step asked, in the answer and on the chart's slider alike.
+
+    >>> distinct_digits(0.00010002, 1e-4), distinct_digits(2 ** -23, 1e-7, least=4)
+    ('0.00010002', '1.192e-07')
+    """
+    for k in range(least, 18):
         if f"{value:.{k}g}" != f"{other:.{k}g}":
             return f"{value:.{k}g}"
     return f"{value:.17g}"
@@ -106,7 +111,7 @@ def grid_answer(r: GridDifference) -> str:
         return (f"x + h rounds back to x in {dtype}: h = {s.h:.3g} is less than half the spacing "
                 f"ulp(x) = {r.x.ulp:.3g}, so no step is taken and the difference is 0/0.")
     where = f"{ulps_of_x(r)} above x"
-    exact = "exactly h" if r.step_taken == s.h else f"{_distinct(r.step_taken, s.h)}, not {s.h:.3g}"
+    exact = "exactly h" if r.step_taken == s.h else f"{distinct_digits(r.step_taken, s.h)}, not {s.h:.3g}"
     first = f"x + h is {where}: the step taken is {exact}."
     if r.kept_bits == 0:
         return (f"{first} f(x) and f(x+h) round to the same {dtype} number, so the slope comes out 0 "
