@@ -163,6 +163,10 @@ def test_the_sliders_step_taken_reads_as_the_answers(preset):
     shown = re.search(r"step taken (\S+?),", label).group(1)
     assert said == shown or (said == "exactly h" and float(shown) == v["h"]), (answer, label)
     assert float(shown) == pytest.approx(r.step_taken, rel=1e-2)
+    # the slope too: one number, printed alike in the answer ("here 0.5405") and on the slider
+    slope_said = re.search(r"here (\S+?)[,.] where", answer)
+    if slope_said:
+        assert re.search(r"slope (\S+)$", label).group(1) == slope_said.group(1), (answer, label)
     step = float(np.array(v["x"], dtype=np.float32) + np.float32(v["h"])) - v["x"] if v["dtype"] == "float32" else None
     if step is not None:
         assert r.step_taken == step

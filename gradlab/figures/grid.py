@@ -26,7 +26,7 @@ from gradlab.figures.sweep_slider import SLIDER_COLOURS, step_label as _step_lab
 from gradlab.figures.style import GUIDE, MARK, MARKER_OUTLINE, NEUTRAL, TRUTH
 from gradlab.labs.grid.frames import GridFrames, asked_values
 from gradlab.labs.grid.representable import GridDifference
-from gradlab.labs.grid.story import distinct_digits
+from gradlab.labs.grid.story import distinct_digits, slope_text
 from gradlab.numerics.dtypes import facts
 
 __all__ = ["grid_figure", "grid_slider_figure", "grid_figure_with_slider", "secant_series_figure", "MAX_TICKS", "MAIN_CHART_HEIGHT"]
@@ -301,6 +301,7 @@ def _readout(r: GridDifference) -> str:
     """
     if not r.step_taken:
         return f"{_step_label(r.settings.h)}: x + h rounds to x, no step"
-    # as many digits as tell the step taken from h (the answer's words): 0.00010002, not 0.0001
+    # both as the answer prints them: the step taken in as many digits as tell it from h
+    # (0.00010002, not 0.0001), the slope in 4 (its 6 made h = 5e-3's words 309 px on a phone's 303 px slider)
     return (f"{_step_label(r.settings.h)}: step taken {distinct_digits(r.step_taken, r.settings.h)}, "
-            f"slope {r.secant:.6g}")
+            f"slope {slope_text(r.secant)}")

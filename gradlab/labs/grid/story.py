@@ -28,7 +28,7 @@ from gradlab.numerics.emulation import to_dtype
 from gradlab.numerics.expressions import parse
 from gradlab.numerics.ulp import ulp
 
-__all__ = ["PrintedValues", "printed_values", "grid_answer", "distinct_digits", "steps_in_ulps", "ulps_of_x", "secant_series",
+__all__ = ["PrintedValues", "printed_values", "grid_answer", "distinct_digits", "slope_text", "steps_in_ulps", "ulps_of_x", "secant_series",
            "grid_fields", "window_points"]
 
 
@@ -104,6 +104,15 @@ def ulps_of_x(r: GridDifference) -> str:
     return f"{text} ulp{'' if n == 1 else 's'}"
 
 
+def slope_text(slope: float) -> str:
+    """A slope as the answer and the chart's slider both print it: 4 significant digits.
+
+    >>> slope_text(0.540524), slope_text(0.5)
+    ('0.5405', '0.5')
+    """
+    return f"{slope:.4g}"
+
+
 def grid_answer(r: GridDifference) -> str:
     """One plain sentence (or two) on what the grid did to this difference."""
     s, dtype = r.settings, r.settings.dtype
@@ -123,7 +132,7 @@ def grid_answer(r: GridDifference) -> str:
     return (f"{first} f(x) and f(x+h) agree in their first {r.shared_bits} of {r.precision_bits} binary "
             f"digits; their difference keeps {r.kept_bits} binary digit{'' if r.kept_bits == 1 else 's'} "
             f"(about {decimal} decimal), so the slope is a multiple of {r.quantum:.3g}: here "
-            f"{r.secant:.4g}{tangent}.")
+            f"{slope_text(r.secant)}{tangent}.")
 
 
 def secant_series(settings: GridSettings, per_decade: int = 10) -> pd.DataFrame:
