@@ -17,12 +17,12 @@ them.
 import pandas as pd
 import streamlit as st
 
-from gradlab.answers.labs import backward_answer
+from gradlab.answers.labs import backward_answer, steps_answer
 from gradlab.figures import backward as plots
 from gradlab.labs.backward.engine import SEED_FUNCTION, VJPResult, VJPSettings, parse_vector, vector_jacobian
 from gradlab.limits import LIMITS
 from gradlab.teaching.glossary import term
-from gradlab.ui.backward_sections import accumulation, empty_example_section, full_jacobian, vector_text
+from gradlab.ui.backward_sections import accumulation, empty_example_section, full_jacobian, steps_so_far, vector_text
 from gradlab.ui.bound_widgets import bound_text
 from gradlab.ui.cache_keys import page_cache_data, page_cache_resource, settings_key
 from gradlab.ui.controls import dtype_selectbox
@@ -95,14 +95,18 @@ def _controls() -> VJPSettings:
     return VJPSettings(vectors["a"], vectors["b"], vectors["c"], vectors["v"], dtype)
 
 
-def _first_screen(settings: VJPSettings, r: VJPResult) -> None:
-    """The answer sentence and the main chart: each .grad is vᵢ times the derivative v = 1 would give."""
-    answer = backward_answer(r)
+def _first_screen(settings: VJPSettings, r: VJPResult) -> bool:
+    """The answer sentence and the main chart: each .grad is vᵢ times the derivative v = 1 would give;
+    once section 2 holds steps, what they leave in .grad (the chart stays one backward's)."""
+    records = steps_so_far(settings)
+    answer = steps_answer(r, records) if records else backward_answer(r)
+    asked = not records  # once steps ran, the answer above already tells what a second backward adds
     with answer_box():
         show_answer(answer)
     with main_chart_box():
         replayed_chart(settings, "backward-grad",
                        lambda: cached_figure(settings, plots.vjp_rows_figure, _vjp(settings=settings).table))
+    return asked
 
 
 @page_cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False,
@@ -186,8 +190,8 @@ try:
     result = _vjp(settings=settings)  # by name, hashed by its text: gradlab.ui.cache_keys
 except Exception as err:  # noqa: BLE001 - shown as a sentence, never a traceback
     stop_with_error(err)
-_first_screen(settings, result)
-_prediction()
+if _first_screen(settings, result):
+    _prediction()
 _vjp_section(settings, result)
 accumulation(settings)
 full_jacobian()

@@ -87,6 +87,38 @@ def test_backward_preset_steps_url_and_bad_input():
     assert not at.exception and at.error and "c > 0" in shown(at.error[0].value)
 
 
+def _answer_text(at: AppTest) -> str:
+    from reading_order import ANSWER, reading_order
+
+    (box,) = dict(reading_order(at.main))[ANSWER].children.values()
+    return shown(box.value)
+
+
+def _section_two_grads(at: AppTest) -> list[str]:
+    """Section 2's printed .grad lines ("`a.grad` = [0.6, 6, 0.0006] · ..."), as read."""
+    return [shown(m.value) for m in at.markdown if shown(m.value).startswith("a.grad = ")]
+
+
+def test_the_backward_answer_speaks_of_the_steps_section_two_shows_and_follows_them():
+    """issue 37: the "Backward twice" preset's answer said a.grad = [0.3, 3, 0.0003] above a step
+    list ending in [0.6, 6, 0.0006]. The answer now states what the steps leave, and a step button
+    (a fragment of its own) updates the answer too."""
+    at = _open("pages/backward.py", {"steps": "br,b,b"})
+    assert _clean(at)
+    said = _answer_text(at)
+    last_ok = _section_two_grads(at)[-1]  # a.grad after the last step PyTorch ran
+    assert "a.grad = [0.6, 6, 0.0006]" in said and last_ok.startswith("a.grad = [0.6, 6, 0.0006]"), (said, last_ok)
+    assert "2 × one backward's [0.3, 3, 0.0003]" in said and "Step 3, y.backward(v), is refused" in said
+    assert not [r for r in at.radio if r.key == "backward_guess"]  # the answer above tells it: no quiz
+    assert at.text_input(key="steps").value == "br,b,b"  # the codes stay in their popover and the URL
+    assert any(shown(m.value) == "Steps: backward(v, retain) → backward(v) → backward(v)." for m in at.markdown)
+    at.button(key="step-reset").click().run()
+    assert _clean(at) and _answer_text(at).startswith("y.backward(v) weights each output's derivative")
+    at.button(key="step-br").click().run()
+    at.button(key="step-br").click().run()
+    assert _clean(at) and "a.grad = [0.6, 6, 0.0006]" in _answer_text(at), _answer_text(at)
+
+
 # Quiz answers (a guess before the reveal) are not part of a view: never in a URL.
 QUIZZES = [
     ("pages/roundoff.py", "roundoff_guess", "ulps"),

@@ -16,9 +16,11 @@ Autograd (-0.00952) is right: the finite difference can only move in steps of ul
 
 from __future__ import annotations
 
+import numpy as np
+
 from gradlab.answers import Answer
 
-__all__ = ["Answer", "network_answer", "backward_answer", "AGREE_RELATIVE", "ANSWER_ENTRIES"]
+__all__ = ["Answer", "network_answer", "backward_answer", "steps_answer", "AGREE_RELATIVE", "ANSWER_ENTRIES"]
 
 #: Estimate and autograd "agree" when they differ by less than this fraction of the gradient.
 AGREE_RELATIVE = 1e-3
@@ -68,3 +70,43 @@ def backward_answer(result) -> Answer:
     grads = ", ".join(f"{name}.grad = {_vector(values)}" for name, values in result.grads.items())
     text = f"y.backward(v) weights each output's derivative by v: .grad = vᵢ × ∂yᵢ/∂inputᵢ, so {grads}."
     return Answer("success" if result.backward_equals_weighted_sum else "warning", text)
+
+
+def steps_answer(result, records) -> Answer:
+    """The Backward page's answer once steps were run (section 2's ``records``, StepRecords): what
+    they leave in a.grad, as a multiple of one backward's, and the first step PyTorch refused.
+
+    >>> from gradlab.labs.backward.engine import BackwardSession, VJPSettings, vector_jacobian
+    >>> records = BackwardSession.from_text("br,b,b").replay()
+    >>> print(steps_answer(vector_jacobian(VJPSettings()), records).text)  # doctest: +NORMALIZE_WHITESPACE
+    After the 3 steps of section 2, a.grad = [0.6, 6, 0.0006], 2 × one backward's [0.3, 3, 0.0003]: each backward adds
+    its vᵀJ to .grad. Step 3, y.backward(v), is refused: the graph was freed by the backward before it,
+    which did not keep it (retain_graph=True).
+    """
+    one = np.asarray(result.grads["a"], dtype=float)
+    last = records[-1].grads.get("a")
+    if last is None:
+        held = "a.grad is None (zeroed, or no backward ran)"
+    else:
+        held = f"a.grad = {_vector(last)}"
+        k = _multiple(np.asarray(last, dtype=float), one)
+        if k is not None and k != 1:
+            held += f", {k:g} × one backward's {_vector(one)}: each backward adds its vᵀJ to .grad"
+        elif k == 1:
+            held += ", one backward's vᵀJ"
+    text = f"After the {len(records)} step{'s' if len(records) != 1 else ''} of section 2, {held}."
+    refused = next(((n, r) for n, r in enumerate(records, start=1) if not r.ok), None)
+    if refused is not None:
+        n, r = refused
+        why = ("the graph was freed by the backward before it, which did not keep it (retain_graph=True)"
+               if r.freed_graph else "PyTorch refuses it (section 2 quotes its message)")
+        text += f" Step {n}, {r.code}, is refused: {why}."
+    return Answer("warning" if refused is not None else "success", text)
+
+
+def _multiple(values: np.ndarray, one: np.ndarray) -> float | None:
+    """The whole number k with values = k·one (to rounding), else None."""
+    if not one.size or not np.all(np.isfinite(values)) or not np.any(one):
+        return None
+    k = round(float(values[np.argmax(np.abs(one))] / one[np.argmax(np.abs(one))]))
+    return float(k) if np.allclose(values, k * one, rtol=1e-5, atol=0) else None

@@ -68,6 +68,22 @@ def _replay(session: BackwardSession) -> tuple[StepRecord, ...]:
     return session.replay()
 
 
+#: The steps the first screen's answer was written for: section 2 reruns the whole page when
+#: its steps differ, so the answer above never speaks of other steps than the list below.
+ANSWERED_STEPS = "_gl_backward_answered_steps"
+
+
+def steps_so_far(vjp: VJPSettings) -> tuple[StepRecord, ...]:
+    """Section 2's steps (its box's value, else the URL's) replayed on ``vjp``'s tensors, for the
+    first screen's answer; () for none or for steps section 2 refuses (it says why)."""
+    text = st.session_state.get("steps", st.query_params.get("steps", ""))
+    st.session_state[ANSWERED_STEPS] = text
+    try:
+        return _replay(session=BackwardSession.from_text(text, vjp)) if text.strip() else ()
+    except GradLabError:
+        return ()
+
+
 def _add_step(code: str) -> None:
     """``on_click`` of a step button: append its code to the steps in the URL."""
     current = st.session_state.get("steps", "")
@@ -101,10 +117,13 @@ def _steps_in_words(text: str) -> str:
 def _step_controls(vjp: VJPSettings) -> BackwardSession:
     """The steps so far (in the URL) and one button per step; returns the section's frozen settings,
     the steps on ``vjp``'s tensors (a GradLabError says what to fix)."""
-    steps = bound_text("steps so far", "steps", value="", max_chars=LIMITS.expression_chars,
-                       help="Codes: " + "; ".join(f"{k} = {v[1]}" for k, v in STEP_CODES.items()))
+    # the steps in words; their codes (what the URL keeps) only for those who type them
+    with st.popover("steps as codes", icon=":material/code:", help="Type the steps as codes: " +
+                    "; ".join(f"{k} = {v[1]}" for k, v in STEP_CODES.items())):
+        steps = bound_text("steps so far, as codes", "steps", value="", max_chars=LIMITS.expression_chars,
+                           help="Codes: " + "; ".join(f"{k} = {v[1]}" for k, v in STEP_CODES.items()))
     if readable := _steps_in_words(steps):
-        st.caption(readable)
+        st.markdown(readable)
     # A wrapping row of buttons as wide as their labels: six equal columns cut
     # "backward(v, retain)" to "backward(v,…" on a projector's 1280 px.
     with st.container(horizontal=True, gap="small"):
@@ -169,6 +188,8 @@ def accumulation(vjp: VJPSettings) -> None:
     st.subheader("2 · .grad accumulates; the graph is freed")
     try:
         session = _step_controls(vjp)
+        if st.session_state.get("steps", "") != st.session_state.get(ANSWERED_STEPS, ""):
+            st.rerun(scope="app")  # the first screen's answer speaks of these steps too
         records = _replay(session=session)  # by name, hashed by its text: gradlab.ui.cache_keys
     except Exception as err:  # noqa: BLE001 - shown as a sentence, never a traceback
         show_error(err)

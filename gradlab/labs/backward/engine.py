@@ -207,6 +207,7 @@ class StepRecord:
     ok: bool
     message: str  # PyTorch's own error message when the step failed, else a short description
     grads: dict[str, tuple[float, ...] | None] = field(default_factory=dict)
+    freed_graph: bool = False  # refused because an earlier backward freed the graph (no retain_graph)
 
 
 def _run_step(step: str, t: dict[str, torch.Tensor], state: dict, v: torch.Tensor) -> str:
@@ -244,8 +245,8 @@ class BackwardSession:
     [True, True, False]
     >>> [round(g, 6) for g in records[1].grads["a"]]  # accumulated: 3v + 3v
     [0.6, 6.0, 0.0006]
-    >>> "second time" in records[2].message
-    True
+    >>> "second time" in records[2].message, records[2].freed_graph
+    (True, True)
     """
 
     settings: VJPSettings = VJPSettings()
@@ -309,7 +310,9 @@ class BackwardSession:
             except RuntimeError as err:  # PyTorch's refusal is the lesson: keep its words
                 message, ok = str(err), False
             grads = {k: _as_tuple(t[k].grad) for k in INPUT_NAMES}
-            records.append(StepRecord(step, STEP_CODES[step][1], ok, message, grads))
+            # the one refusal the lesson is about, told once here from PyTorch's words
+            freed = not ok and "backward through the graph a second time" in message
+            records.append(StepRecord(step, STEP_CODES[step][1], ok, message, grads, freed))
         return tuple(records)
 
     def grads(self) -> dict[str, tuple[float, ...] | None]:
