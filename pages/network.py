@@ -12,6 +12,8 @@ autograd's line and the question's dx ringed. The prediction, the numbers, the e
 chart and the lesson follow below.
 """
 
+import math
+
 import pandas as pd
 import streamlit as st
 
@@ -216,15 +218,21 @@ def _best_step_drawn(settings: NetgradSettings) -> None:
     replayed from the cache (st.plotly_chart encodes the chart and hashes it into its id on every call)."""
     result = _experiment(settings=settings)
     fd, sweep = result.difference, result.sweep
-    show_figure(cached_figure(settings, plots.step_error_figure, sweep.table, sweep.predicted_step, fd.step, fd.dtype),
+    show_figure(cached_figure(settings, plots.step_error_figure, sweep, fd.step, fd.dtype),
                 "network-step-error")
     best = sweep.best_row()
+    # a ReLU network is piecewise linear: f‴ = 0 between kinks, and the formula's h* is no number
+    theory = (rf"$h^\ast = (3u\,|f/f'''|)^{{1/3}}$: **{sweep.predicted_step:.2g}** for this network"
+              if math.isfinite(sweep.predicted_step) else
+              r"$h^\ast = (3u\,|f/f'''|)^{1/3}$; here $f''' = 0$ (a piecewise-linear network), so there is no "
+              r"truncation to balance and the formula names no step: any step that crosses no kink is exact "
+              r"up to rounding")
     st.markdown(  # for a second-year student: what balances, then the formula, then the rule of thumb
         f"Best step in this sweep: **h = {best['step']:.2g}**, error {best['ref_error']:.2g}. Theory: the step "
         r"is best where the rounding error (about $u\,|f|/h$, $u$ the unit round-off) equals the error of the "
-        r"formula itself (about $|f'''|\,h^2/6$, $f'''$ the third derivative), which happens at "
-        rf"$h^\ast = (3u\,|f/f'''|)^{{1/3}}$: **{sweep.predicted_step:.2g}** for this network. Without "
-        rf"knowing $f'''$, the usual rule of thumb pretends $|f/f'''| = 1$: $(3u)^{{1/3}}$ = {sweep.default_step:.2g}.",
+        rf"formula itself (about $|f'''|\,h^2/6$, $f'''$ the third derivative), which happens at {theory}. "
+        rf"Without knowing $f'''$, the usual rule of thumb pretends $|f/f'''| = 1$: $(3u)^{{1/3}}$ = "
+        rf"{sweep.default_step:.2g}.",
         help=term("unit round-off"),
     )
     for note in sweep.notes:

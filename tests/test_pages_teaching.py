@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 from app_text import shown
 from reading_order import ANSWER, CHART, reading_order
 
-from gradlab.teaching.presets import PRESETS, preset, url_query
+from gradlab.teaching.presets import PRESETS, preset, presets_for, url_query
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -247,3 +247,27 @@ def test_the_backward_torch_empty_section_shows_the_printout_its_words_explain()
         assert line in question and line in rebuilt  # GradLab prints what the question printed
     note = next(shown(m.value) for m in at.markdown if "torch.empty allocates" in shown(m.value))
     assert "b was 0" in note and "c was 0" in note and "cannot be read off" in note and "3.3003" in note
+
+
+@pytest.mark.parametrize("key", [p.key for p in presets_for("network")])
+def test_each_network_presets_best_steps_read_the_same_in_the_chart_and_the_words(key):
+    """issue 37: the chart marked "best h ≈ 0.032" (the theory's) beside words saying "Best step in this
+    sweep: h = 0.013". Each is now named for what it is, and both numbers read alike in both places."""
+    import json
+    import re
+
+    (p,) = [q for q in presets_for("network") if q.key == key]
+    at = _open("pages/network.py", url_query(p))
+    assert _clean(at)
+    (words,) = [shown(m.value) for m in at.markdown if shown(m.value).startswith("Best step in this sweep")]
+    words = words.replace("**", "")  # bold marks
+    best = re.search(r"Best step in this sweep: h = (\S+),", words).group(1)
+    theory = re.search(r"\^\\ast = .*?: (\S+) for this network", words)
+    assert "nan" not in words  # a ReLU network's h* is no number: said in words
+    theory = theory.group(1) if theory else None
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    (chart,) = [c for c in charts if any(str(t.get("name", "")).startswith("best in this sweep") for t in c["data"])]
+    (star,) = [t["name"] for t in chart["data"] if str(t.get("name", "")).startswith("best in this sweep")]
+    assert star == f"best in this sweep: h = {best}", (star, words)
+    marks = [a["text"] for a in chart["layout"].get("annotations", []) if "h*" in a.get("text", "")]
+    assert marks == ([f"theory's h* ≈ {theory}"] if theory else []), (marks, words)

@@ -55,7 +55,7 @@ def _figures(roundoff_result, cancellation_result, network) -> dict[str, go.Figu
         figures[f"error by x ({name})"] = roundoff_plots.error_by_x(r.table, r.label_a, r.label_b)
     figures["staircase"] = network_plots.staircase_figure(sweep.table, sweep.autograd, sweep.reference, fd.step,
                                                   fd.quantum, fd.dtype, fd.estimate)
-    figures["step error"] = network_plots.step_error_figure(sweep.table, sweep.predicted_step, fd.step, fd.dtype)
+    figures["step error"] = network_plots.step_error_figure(sweep, fd.step, fd.dtype)
     figures["jacobian"] = backward_plots.jacobian_heatmap(vjp.jacobians["b"], "∂y/∂b", "y", "b")
     figures["weighted rows"] = backward_plots.weighted_rows_figure(matrix.table, matrix.grad)
     figures["vjp rows"] = backward_plots.vjp_rows_figure(vjp.table)
