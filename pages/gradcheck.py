@@ -31,7 +31,7 @@ from gradlab.check.settings import CheckSettings, parse_shape
 from gradlab.server.heavy_work import check
 from gradlab.ui.worker_calls import heavy_with_progress
 from gradlab.figures.check import error_heatmap, taylor_figure
-from gradlab.answers.check import QUESTION, check_answer
+from gradlab.answers.check import LAYER_QUESTION, QUESTION, check_answer
 from gradlab.teaching.glossary import definition, term
 from gradlab.ui.presets import presets_popover
 from gradlab.ui.figures import cached_figure, show_figure
@@ -57,8 +57,12 @@ def _header() -> str:
     """The title, the question in one line beside it, what is checked and the presets: one row.
 
     Returns what is checked (a function, or a model layer by layer)."""
-    with title_row("Grad check", QUESTION,
-                   help="A hand-written finite-difference check of (x+1)/2 with MSELoss(reduction=\"sum\") "
+    # the view's own question: the layer view answers which layer is wrong, not the float32 question
+    layers = st.session_state.get("check", st.query_params.get("check")) == MODEL
+    with title_row("Grad check", LAYER_QUESTION if layers else QUESTION,
+                   help="A model's modules checked one by one, each against its own finite differences: "
+                        "the preset 'A wrong custom activation hidden in layer 3 of 6'." if layers else
+                        "A hand-written finite-difference check of (x+1)/2 with MSELoss(reduction=\"sum\") "
                         "on a 140×120 input: the first preset (Presets, right)."):
         checked = bound_selectbox("check", "check", CHECKS, width=SWITCH_WIDTH, label_visibility="collapsed",
                                   help="a function: a built-in model or an expression, checked as a whole; "

@@ -232,7 +232,7 @@ def test_a_module_named_with_a_link_is_shown_escaped_in_the_chart():
         texts += [*trace.y, *trace.hovertext]
     assert all("<a" not in t and "</a" not in t for t in texts), texts
     escaped = html.escape(HOSTILE_NAME, quote=True)
-    assert f"{escaped} · parameters" in fig.layout.yaxis.categoryarray
+    assert f"{escaped} Linear · parameters" in fig.layout.yaxis.categoryarray
     assert escaped.replace("click", "wrong") in fig.layout.title.text
 
 

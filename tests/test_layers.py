@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 import pytest
+
 import torch
 from torch import nn
 
@@ -20,6 +21,10 @@ from gradlab.errors import GradLabError, LimitError
 from gradlab.layers.vocabulary import build_model
 from gradlab.limits import LIMITS
 from gradlab.testing.modules import plant_error
+
+#: The answer's last sentence: why the named module is wrong, in its numbers (gradlab.layers.result).
+WHY = (r" At \S+(, \d+)*\] its backward gives \S+ where the finite difference gives \S+( ± \S+)?: "
+       r"[\d,]+ times the tolerance apart\.")
 
 #: Six layers, every one with parameters or an elementwise op the wrong one may replace.
 SIX = ["linear:8", "tanh", "layernorm", "linear:8", "gelu", "linear:2"]
@@ -37,7 +42,12 @@ def test_a_wrong_custom_activation_is_named_in_every_position(position, dtype):
     assert r.verdict == "fail" and r.failing_modules == (str(position),)
     assert r.answer.startswith(f"{position} (WrongSwish, a custom autograd.Function): wrong gradient "
                                "with respect to its input at x[")
-    assert r.answer.endswith("every other module passes.")
+    # and why, in the failing row's own numbers (a float64 row is far more than 1,000 tolerances off)
+    row = next(row for row in r.rows if row.verdict == "fail")
+    assert r.answer.endswith(f"every other module passes. At {row.element} its backward gives {row.autograd:.4g} where "
+                             f"the finite difference gives {row.numeric:.4g} ± {row.bound:.1g}: "
+                             f"{row.difference / row.tolerance:,.0f} times the tolerance apart."), r.answer
+    assert row.difference > 10 * row.tolerance
 
 
 @pytest.mark.parametrize("dtype, relative", [("float64", 10.0), ("float32", 0.5)])
@@ -54,7 +64,7 @@ def test_a_one_element_error_in_a_weight_is_named_at_its_layer(position, dtype, 
     assert r.failing_modules[0] == str(position)
     assert all(m.startswith(f"{position}.parametrizations.weight") for m in r.failing_modules[1:])
     assert re.match(rf"{position} \(Parametrized(Linear|LayerNorm)\): wrong gradient with respect to its parameters at "
-                    r"parametrizations\.weight\.original\[\d+(, \d+)?\]; every other module passes\.$", r.answer)
+                    r"parametrizations\.weight\.original\[\d+(, \d+)?\]; every other module passes\." + WHY + "$", r.answer)
     assert all(row.verdict == "pass" for row in r.rows if not row.module.startswith(str(position)))
 
 

@@ -263,7 +263,24 @@ def test_the_wrong_layer_preset_names_module_3_and_only_module_3_fails():
     text = shown(box.value)
     assert box.type == "error" and text.startswith("Module 3 (WrongSwish, a custom autograd.Function): wrong "
                                                    "gradient with respect to its input"), text
-    assert text.endswith("every other module passes.")
+    assert "every other module passes. At x[" in text
+    # why it is wrong, in the table's own numbers: backward's value against the finite difference's
+    (frame,) = [getattr(d.value, "data", d.value) for d in at.dataframe]
+    row = frame[frame["module"] == "3"].iloc[0]
+    assert (f"its backward gives {row['autograd']:.4g} where the finite difference gives "
+            f"{row['numeric']:.4g}") in text, text
+    assert abs(row["autograd"] - row["numeric"]) > 10 * row["tolerance"]
+    # the heading asks the view's question, not the float32 function check's
+    from gradlab.answers.check import LAYER_QUESTION, QUESTION
+
+    headings = [shown(m.value).replace("**", "") for m in at.markdown if "The question:" in m.value]
+    assert headings == [f"The question: {LAYER_QUESTION}"] and QUESTION not in headings[0], headings
+    # every bar of the chart named by its module's path and class
+    import json
+
+    chart = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert "3 WrongSwish · inputs" in chart["layout"]["yaxis"]["ticktext"]
+    assert len(chart["layout"]["yaxis"]["ticktext"]) == len(frame)
     rows = _layer_table(at)
     assert {m for m, _, v in rows if v == "fail"} == {"3"}
     assert [(m, over) for m, over, v in rows if m == "3"] == [("3", "inputs")]  # it has no parameters

@@ -27,11 +27,13 @@ import numpy as np
 from gradlab.answers import Answer
 from gradlab.numerics.schemes import get_scheme
 
-__all__ = ["Answer", "check_answer", "hand_written_words", "printed", "QUESTION", "ratio_range", "agreeing_digits"]
+__all__ = ["Answer", "check_answer", "hand_written_words", "printed", "QUESTION", "LAYER_QUESTION", "ratio_range", "agreeing_digits"]
 
 #: The page's question, as the question's author saw it: the float32 check's ratios were 0–4,
 #: the float64 one's 0.9993–1.0004, which they called a match (at rtol 1e-5 it is not a pass).
 QUESTION = "float32 fails, float64 matches to 3–4 digits: is the gradient wrong?"
+#: The layer view's question (the Grad check page checking a model layer by layer).
+LAYER_QUESTION = "my model's gradient check fails: which layer's backward is wrong?"
 
 #: A forward, backward or central difference's leading truncation term, as the answer names it.
 _TRUNCATION = {"forward": "h·f″/2", "backward": "h·f″/2", "central": "h²·f‴/6"}

@@ -18,7 +18,7 @@ link in the chart.
 ...                  1.0, 2.0, 1.0, 1e-5, 1e-9, 0.01, ""))
 >>> fig = layers_figure(LayersResult(rows, "first", "Sequential"))
 >>> [t.name for t in fig.data][:2], list(fig.layout.yaxis.categoryarray)
-(['pass', 'fail'], ['1 · inputs', '0 · parameters'])
+(['pass', 'fail'], ['1 Swish · inputs', '0 Linear · parameters'])
 """
 
 from __future__ import annotations
@@ -38,7 +38,9 @@ _ROW_HEIGHT = 26
 def layers_figure(result) -> FigureOrSpec:
     """The chart of a :class:`gradlab.layers.result.LayersResult` (see the module docstring)."""
     rows = result.rows
-    names = [f"{plotly_literal(r.module or 'model')} · {r.over}" for r in rows]
+    # named as the answer names them (path and class), not by index alone: "3 WrongSwish · inputs"
+    names = [f"{plotly_literal(r.module or 'model')} {plotly_literal(r.kind)}"
+             + (f" (call {r.call + 1})" if r.calls > 1 else "") + f" · {r.over}" for r in rows]
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.array([r.difference / r.tolerance if r.tolerance > 0 else np.nan for r in rows])
     ratio = np.where(np.isfinite(ratio) & (ratio > 0), ratio, np.nan)
@@ -58,7 +60,9 @@ def layers_figure(result) -> FigureOrSpec:
                            base=floor, hovertext=hover, hoverinfo="text"))
     fig.add_shape(type="line", x0=1, x1=1, yref="paper", y0=0, y1=1, line=dict(dash="dot", color=GUIDE))
     fig.update_xaxes(title={"text": "worst |difference| / tolerance (1: the tolerance)"}, **LOG_AXIS)
-    fig.update_yaxes(categoryorder="array", categoryarray=names[::-1], automargin=True)
+    # every bar labelled: a category axis left to itself labels every other one when rows crowd
+    fig.update_yaxes(categoryorder="array", categoryarray=names[::-1], automargin=True,
+                     tickmode="array", tickvals=names, ticktext=names)
     fig.update_layout(title={"text": plotly_literal(result.answer), "x": 0, "xanchor": "left", "font": {"size": 14}},
                       height=120 + _ROW_HEIGHT * len(rows), barmode="overlay", hovermode="closest",
                       margin=dict(l=10, r=10, t=60, b=10),
