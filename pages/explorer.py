@@ -236,8 +236,8 @@ def _chart(result: SweepResult) -> None:
                                                 "(it moves in your browser) or this one; the link keeps the step.")
     follow_chart_slider(_CHART_KEY, "h", step_label(h), _STEPS)
     st.caption(f"f(x) = {markdown_literal(settings.expression)}. Bands at the top, one per curve: left of "
-               "its best step (red) round-off dominates, right of it (blue) truncation. Stars: the theory's "
-               "best step h*. Dotted verticals, labelled ε float32 and so on: each dtype's machine epsilon "
+               "its best step (red) round-off dominates, right of it (blue) truncation. Wide faded lines: the "
+               "theory's error; stars: its best step h*. Dotted verticals, labelled ε float32 and so on: each dtype's machine epsilon "
                f"({definition('machine epsilon').split(' (')[0]}). Large dots: each curve at the marked "
                "step h; drag the slider under the chart to move it (it moves in your browser, and the link "
                "keeps the step you let go at).")

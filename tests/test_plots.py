@@ -301,3 +301,20 @@ def test_every_curve_shown_gets_a_band_split_at_its_own_h_star():
     assert labels == {f"{d} {get_scheme(s).curve_label}" for d in ("float32", "float64") for s in schemes[:3]}
     bottoms = [s.y0 for s in fig.layout.shapes if s.legendgroup == "regimes"]
     assert 1 - min(bottoms) <= 0.3 + 1e-9  # six bands together keep to the top 30 % of the plot
+
+
+def test_chart_text_is_sized_from_the_pages_body_text():
+    """gradlab.figures.layout.readable raises chart text to the page's body text: the one number
+    .streamlit/config.toml sets (baseFontSize), or charts and text drift apart again."""
+    import tomllib
+    from pathlib import Path
+
+    from gradlab.figures.layout import BODY_TEXT_PX, readable
+
+    config = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())
+    assert config["theme"]["baseFontSize"] == BODY_TEXT_PX
+    spec = {"data": [{"type": "bar", "text": ["a"]}], "layout": {"xaxis": {}, "yaxis2": {"tickfont": {"size": 9}},
+                                                                  "legend": {"font": {"size": 30}}}}
+    out = readable(spec)["layout"]
+    assert out["xaxis"]["tickfont"]["size"] == out["yaxis2"]["tickfont"]["size"] == BODY_TEXT_PX
+    assert out["legend"]["font"]["size"] == 30  # larger text is left as it is

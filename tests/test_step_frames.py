@@ -300,6 +300,6 @@ def test_the_explorer_slider_figure_has_a_trace_per_curve_and_line_and_each_stop
     assert len(fig.data) == 10 + lines and "legend-key" not in kinds
     moving = kinds.index("at-h")
     assert all(f["traces"] == [moving] for f in fig.frames) and all(len(f["data"]) == 1 for f in fig.frames)
-    assert legend_entries(fig) == ["float32", "float64", "forward", "central", "autograd", "theory", "best h*"]
+    assert legend_entries(fig) == ["float32", "float64", "forward", "central", "autograd"]
     keys = [s for s in fig.layout["shapes"] if s.get("showlegend")]
     assert all(s["x0"] == s["x1"] and s["y0"] == s["y1"] for s in keys)  # entries that draw nothing

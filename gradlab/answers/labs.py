@@ -79,9 +79,8 @@ def steps_answer(result, records) -> Answer:
     >>> from gradlab.labs.backward.engine import BackwardSession, VJPSettings, vector_jacobian
     >>> records = BackwardSession.from_text("br,b,b").replay()
     >>> print(steps_answer(vector_jacobian(VJPSettings()), records).text)  # doctest: +NORMALIZE_WHITESPACE
-    After the 3 steps of section 2, a.grad = [0.6, 6, 0.0006], 2 × one backward's [0.3, 3, 0.0003]: each backward adds
-    its vᵀJ to .grad. Step 3, y.backward(v), is refused: the graph was freed by the backward before it,
-    which did not keep it (retain_graph=True).
+    After the 3 steps of section 2, a.grad = [0.6, 6, 0.0006], 2 × one backward's: each adds its vᵀJ.
+    Step 3 is refused: the backward before it freed the graph (no retain_graph=True).
     """
     one = np.asarray(result.grads["a"], dtype=float)
     last = records[-1].grads.get("a")
@@ -91,16 +90,16 @@ def steps_answer(result, records) -> Answer:
         held = f"a.grad = {_vector(last)}"
         k = _multiple(np.asarray(last, dtype=float), one)
         if k is not None and k != 1:
-            held += f", {k:g} × one backward's {_vector(one)}: each backward adds its vᵀJ to .grad"
+            held += f", {k:g} × one backward's: each adds its vᵀJ"
         elif k == 1:
             held += ", one backward's vᵀJ"
     text = f"After the {len(records)} step{'s' if len(records) != 1 else ''} of section 2, {held}."
     refused = next(((n, r) for n, r in enumerate(records, start=1) if not r.ok), None)
     if refused is not None:
         n, r = refused
-        why = ("the graph was freed by the backward before it, which did not keep it (retain_graph=True)"
-               if r.freed_graph else "PyTorch refuses it (section 2 quotes its message)")
-        text += f" Step {n}, {r.code}, is refused: {why}."
+        why = ("the backward before it freed the graph (no retain_graph=True)"
+               if r.freed_graph else "PyTorch's message is in section 2")
+        text += f" Step {n} is refused: {why}."
     return Answer("warning" if refused is not None else "success", text)
 
 

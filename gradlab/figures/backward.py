@@ -87,7 +87,10 @@ def vjp_rows_figure(table: pd.DataFrame) -> FigureOrSpec:
                                                        for g, j in zip(grad, jac)], cliponaxis=False,
         customdata=as_array(v), hovertemplate="%{y}.grad = %{customdata:g} × ∂y/∂%{y} = %{x:.6g}<extra></extra>",
     ))
-    fig.update_yaxes(autorange="reversed", type="category", ticklabelposition="inside", showgrid=True)
+    # every entry labelled (a crowded category axis labels every other one: a presented chart showed
+    # only a[2] and b[2])
+    fig.update_yaxes(autorange="reversed", type="category", ticklabelposition="inside", showgrid=True,
+                     tickmode="array", tickvals=labels, ticktext=labels)
     fig.update_xaxes(range=_rows_range(values[np.isfinite(values)], log_axis))
     if log_axis:
         fig.update_xaxes(**LOG_AXIS)

@@ -90,7 +90,12 @@ def layout_below(fig: FigureSpec, title: str, x_title: str, y_title: str, height
 #: grows with it, and nothing a room reads is under :data:`PRESENTED_MIN_FONT` px (Plotly's
 #: 11-12 px annotations, a 14 px tick label).
 PRESENTED_FONT_SCALE = 1.35
-PRESENTED_MIN_FONT = 20
+PRESENTED_MIN_FONT = 24  # the presented page's body text (html 24 px): a chart reads as large
+#: The page's body text (.streamlit/config.toml baseFontSize): no chart text a reader needs is smaller.
+BODY_TEXT_PX = 17
+#: Plotly draws a log axis's power-format tick label ("10" and its exponent) this many times its tick
+#: font (measured in Chromium: a 14 px tick font draws 17.5 px labels).
+POWER_TICK_SCALE = 1.25
 #: A presented chart with more legend entries than this lists them in a column at the right:
 #: a 1280x720 screen is wide and short, and rows of entries under the plot squeeze it flat.
 PRESENTED_LEGEND_ROWS = 4
@@ -126,20 +131,19 @@ def for_presentation(spec: dict, base_size: float = FONT_SIZE) -> dict:
     ...                    "annotations": [{"text": "best h", "font": {"size": 11}}]}}
     >>> big = for_presentation(spec)
     >>> big["layout"]["xaxis"]["tickfont"]["size"], big["layout"]["annotations"][0]["font"]["size"]
-    (21.6, 20)
+    (24, 24)
     >>> big["data"][0]["textfont"]["size"], big["data"][0]["y"] is spec["data"][0]["y"]
-    (20, True)
+    (24, True)
     >>> spec["layout"]["annotations"][0]["font"], big["layout"]["xaxis"]["automargin"]
     ({'size': 11}, True)
     >>> framed = for_presentation({"data": [], "layout": {}, "frames": [{"layout": {"yaxis": {"title": {"text": "f"}}}}]})
     >>> framed["frames"][0]["layout"]["yaxis"]["tickfont"], framed["frames"][0]["layout"]["yaxis"]["title"]["standoff"]
-    ({'size': 21.6}, 20)
+    ({'size': 24}, 20)
     >>> slider = {"font": {"size": 1}, "currentvalue": {"prefix": "h = ", "font": {"size": 15}}}
     >>> for_presentation({"data": [], "layout": {"sliders": [slider]}})["layout"]["sliders"][0]
-    {'font': {'size': 1}, 'currentvalue': {'prefix': 'h = ', 'font': {'size': 20.2}}}
+    {'font': {'size': 1}, 'currentvalue': {'prefix': 'h = ', 'font': {'size': 24}}}
     """
-    layout = copy.deepcopy(spec.get("layout", {}))
-    base = (layout.get("font") or {}).get("size") or base_size
+    base = ((spec.get("layout") or {}).get("font") or {}).get("size") or base_size
 
     def grown(font: dict | None) -> dict:
         font = dict(font or {})
@@ -148,25 +152,79 @@ def for_presentation(spec: dict, base_size: float = FONT_SIZE) -> dict:
         font["size"] = max(PRESENTED_MIN_FONT, round(PRESENTED_FONT_SCALE * (font.get("size") or base), 1))
         return font
 
+    def axis_room(axis: dict) -> None:
+        axis["automargin"] = True
+        if isinstance(axis.get("title"), dict):
+            axis["title"]["standoff"] = max(PRESENTED_TITLE_STANDOFF, axis["title"].get("standoff") or 0)
+
+    out = _with_fonts(spec, grown, sliders=True, axis_room=axis_room)
+    if _legend_entries(out["data"]) > PRESENTED_LEGEND_ROWS:
+        out["layout"]["legend"].update(orientation="v", x=1.01, xanchor="left", y=1, yanchor="top", yref="paper")
+    return out
+
+
+def readable(spec: dict, least: float = None) -> dict:
+    """A copy of a figure's dict whose every text a reader reads (ticks, legend, axis titles,
+    annotations, a trace's text, colour bars) is at least ``least`` px: the page's body text
+    (Streamlit's theme draws ticks and legends it is not told a size for at 0.75 of it, 12.75 px
+    beside 17 px text). A step slider's labels keep their size (their readout must fit a phone's
+    slider), and so does text hidden on purpose (1-2 px). Data arrays are shared.
+
+    >>> spec = {"data": [], "layout": {"xaxis": {"tickfont": {"size": 20}}, "yaxis": {},
+    ...                                "annotations": [{"text": "a", "font": {"size": 11}}]}}
+    >>> out = readable(spec, 17)
+    >>> out["layout"]["xaxis"]["tickfont"], out["layout"]["yaxis"]["tickfont"], out["layout"]["annotations"][0]["font"]
+    ({'size': 20}, {'size': 17}, {'size': 17})
+    >>> out["layout"]["legend"]["font"], spec["layout"]["yaxis"]
+    ({'size': 17}, {})
+    >>> readable({"data": [], "layout": {"xaxis": {"type": "log", "exponentformat": "power"}}}, 17)["layout"]["xaxis"]
+    {'type': 'log', 'exponentformat': 'power', 'tickfont': {'size': 13.6}}
+    """
+    least = BODY_TEXT_PX if least is None else least
+
+    def at_least(size: float):
+        def grown(font: dict | None) -> dict:
+            font = dict(font or {})
+            if font.get("size") is not None and font["size"] <= 2:
+                return font
+            font["size"] = max(size, font.get("size") or 0)
+            return font
+        return grown
+
+    def ticks(axis: dict, font: dict | None) -> dict:
+        # Plotly draws a power-format label ("10" with a superscript) at 1.25 times its tick font
+        power = axis.get("exponentformat") == "power" and axis.get("type") == "log"
+        return at_least(round(least / POWER_TICK_SCALE, 2) if power else least)(font)
+
+    return _with_fonts(spec, at_least(least), sliders=False, ticks=ticks)
+
+
+def _with_fonts(spec: dict, grown, *, sliders: bool, axis_room=None, ticks=None) -> dict:
+    """``spec`` copied with ``grown(font)`` for every text's font (layout, title, legend, each
+    axis's ticks and title, annotations, traces' text and colour bars, frames' axes; sliders'
+    only when ``sliders``); ``ticks(axis, font)`` grows an axis's tick labels instead when given,
+    and ``axis_room(axis)`` adjusts each axis too. Only layouts and traces with text are copied."""
+    layout = copy.deepcopy(spec.get("layout", {}))
     layout["font"] = grown(layout.get("font"))
     title = layout.get("title")
     if isinstance(title, dict) and title.get("text"):
         title["font"] = grown(title.get("font"))
     legend = layout.setdefault("legend", {})
     legend["font"] = grown(legend.get("font"))
+
     def grown_axes(axes: dict) -> None:
         for key, axis in axes.items():
             if _AXIS_KEY.match(key) and isinstance(axis, dict):
-                axis["tickfont"] = grown(axis.get("tickfont"))
-                axis["automargin"] = True
+                axis["tickfont"] = (ticks or (lambda _, font: grown(font)))(axis, axis.get("tickfont"))
                 if isinstance(axis.get("title"), dict):
                     axis["title"]["font"] = grown(axis["title"].get("font"))
-                    axis["title"]["standoff"] = max(PRESENTED_TITLE_STANDOFF, axis["title"].get("standoff") or 0)
+                if axis_room is not None:
+                    axis_room(axis)
 
     grown_axes(layout)
     for annotation in layout.get("annotations", ()):
         annotation["font"] = grown(annotation.get("font"))
-    for slider in layout.get("sliders", ()):  # a step slider's tick labels and its readout
+    for slider in layout.get("sliders", ()) if sliders else ():  # a step slider's tick labels and its readout
         slider["font"] = grown(slider.get("font"))
         if isinstance(slider.get("currentvalue"), dict):
             slider["currentvalue"]["font"] = grown(slider["currentvalue"].get("font"))
@@ -179,8 +237,6 @@ def for_presentation(spec: dict, base_size: float = FONT_SIZE) -> dict:
                 bar = trace["colorbar"] = copy.deepcopy(trace["colorbar"])
                 bar["tickfont"] = grown(bar.get("tickfont"))
         data.append(trace)
-    if _legend_entries(data) > PRESENTED_LEGEND_ROWS:
-        legend.update(orientation="v", x=1.01, xanchor="left", y=1, yanchor="top", yref="paper")
     frames = []
     for frame in spec.get("frames", ()):  # a step slider's frames replace the axes: they grow alike
         if isinstance(frame.get("layout"), dict):

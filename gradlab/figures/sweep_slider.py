@@ -230,9 +230,9 @@ def compact_legend(fig: FigureSpec) -> None:
     ...     fig = error_vs_eps_figure(r)
     >>> compact_legend(fig)
     >>> legend_entries(fig)
-    ['float32', 'float64', 'forward', 'central', 'autograd', 'theory', 'best h*']
-    >>> [t["name"] for t in fig.data if t.get("showlegend") is not False]  # the one key that is a trace
-    ['best h*']
+    ['float32', 'float64', 'forward', 'central', 'autograd']
+    >>> [t["name"] for t in fig.data if t.get("showlegend") is not False]  # every key is a shape
+    []
     """
     kinds = {}
     for trace in fig.data:
@@ -253,20 +253,20 @@ def compact_legend(fig: FigureSpec) -> None:
                           {"color": GUIDE, "dash": scheme_dash(s), "width": 2}) for s in schemes]
     if kinds.get("autograd"):
         shapes.append(_key_shape("autograd", "key-autograd", next(rank), {"color": GUIDE, "dash": "dot", "width": 2}))
-    if kinds.get("theory"):
-        # wide and faded, as the theory's lines are drawn: a grey dash would read as forward's key
-        shapes.append({**_key_shape("theory", "theory", next(rank), {"color": GUIDE, "width": 5}), "opacity": 0.45})
+    # The theory's lines and stars have no entry: at the body text's size (gradlab.figures.layout.readable)
+    # two more entries took the legend to a second row, the plot under 200 px at 1280x720; the
+    # caption names them and the "theory lines" switch hides them.
     best = [i for i, t in enumerate(fig.data) if t.get("legendgroup") == "theory-best"]
-    for i in best:  # one row of legend at 1280 px; the stars' entry stays last
+    for i in best:
         fig.data[i]["name"] = "best h*"
-        fig.data[i]["legendrank"] = next(rank)
+        fig.data[i]["showlegend"] = False
     for shape in shapes:
         fig.add_shape(**shape)
     names = [shape["name"] for shape in shapes]
     legend = fig.layout.get("legend", {})
     # Smaller than the other chart text: eight keys in one row under a 1280 px page's chart, and
     # long names (the 8-bit formats') a px smaller still.
-    long = sum(len(name) for name in names) + (len("best h*") if best else 0) > _LONG_KEYS
+    long = sum(len(name) for name in names) > _LONG_KEYS
     font = {**legend.get("font", {}), "size": (legend.get("font", {}).get("size") or FONT_SIZE) - (2 if long else 1)}
     fig.update_layout(legend={**legend, "groupclick": "togglegroup", "font": font, "tracegroupgap": 0})
 

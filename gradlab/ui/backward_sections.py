@@ -44,8 +44,6 @@ from gradlab.ui.bound_widgets import bound_selectbox, bound_text
 from gradlab.ui.cache_keys import settings_key
 from gradlab.ui.figures import cached_figure, show_figure
 from gradlab.ui.messages import show_error
-from gradlab.ui.page_chrome import present_also
-from gradlab.ui.presentation import is_presenting
 
 __all__ = ["accumulation", "full_jacobian", "empty_example_section", "vector_text"]
 
@@ -149,29 +147,6 @@ def _render_steps(records: tuple[StepRecord, ...]) -> None:
                 ))
             else:
                 st.warning(f"PyTorch refuses: {markdown_literal(rec.message)}", icon=":material/block:")
-    if records and is_presenting():  # presentation mode hides this section: the steps in brief under the chart
-        with present_also():
-            st.markdown("  \n".join(markdown_literal(line) for line in steps_in_brief(records)))
-
-
-def steps_in_brief(records) -> list[str]:
-    """One line per step for presentation mode: the call, then a.grad after it or why PyTorch refused.
-
-    >>> from gradlab.labs.backward.engine import StepRecord
-    >>> steps_in_brief([StepRecord("br", "y.backward(v, retain_graph=True)", True, "", {"a": (0.3, 3.0)}),
-    ...                 StepRecord("b", "y.backward(v)", False, "Trying to backward through the graph a "
-    ...                            "second time (or directly access saved tensors). Saved values are freed.")])
-    ['1. y.backward(v, retain_graph=True) → a.grad = [0.3, 3]', '2. y.backward(v) → PyTorch refuses: Trying to backward through the graph a second time.']
-    """
-    lines = []
-    for n, rec in enumerate(records, start=1):
-        if rec.ok:
-            a = rec.grads.get("a")
-            outcome = "a.grad = " + ("None" if a is None else f"[{vector_text(a)}]")
-        else:
-            outcome = "PyTorch refuses: " + rec.message.split(" (")[0].split(". ")[0].rstrip(".") + "."
-        lines.append(f"{n}. {rec.code} → {outcome}")
-    return lines
 
 
 @st.fragment

@@ -18,7 +18,7 @@ from gradlab.figures.spec import FigureOrSpec, FigureSpec, specs_only
 from gradlab.limits import LIMITS
 from gradlab.ui.cache_keys import settings_key
 from gradlab.ui.compat import PreparedFigure
-from gradlab.figures.layout import for_presentation
+from gradlab.figures.layout import for_presentation, readable
 from gradlab.figures.sweep_slider import with_step
 from gradlab.ui.page_chrome import main_chart_height, presenting_main_chart
 
@@ -109,6 +109,8 @@ def show_figure(fig: go.Figure | PreparedFigure, name: str, key: str | None = No
     if presenting_main_chart():  # a projected chart: large text, no toolbar over its title
         fig = _presented(fig)
         config["displayModeBar"] = False
+    else:  # ticks and legends as large as the page's text (the theme's default is 0.75 of it)
+        fig = _readable(fig)
     if step is not None:
         fig = PreparedFigure(with_step(fig.to_dict(), step))
     st.plotly_chart(
@@ -158,12 +160,22 @@ def replayed_chart(key: Hashable, name: str, figure: Callable[[], go.Figure | Pr
 
 
 def _presented(fig: go.Figure | PreparedFigure) -> PreparedFigure:
-    """``fig`` with presentation mode's large text; a cached figure keeps its presented copy,
-    so a rerun does not copy its layouts again (the Grid's chart has 61 frames)."""
+    """``fig`` with presentation mode's large text (:func:`_copied`)."""
+    return _copied(fig, "_presented", for_presentation)
+
+
+def _readable(fig: go.Figure | PreparedFigure) -> PreparedFigure:
+    """``fig`` with no text a reader needs under the body text's size (gradlab.figures.layout.readable)."""
+    return _copied(fig, "_readable", readable)
+
+
+def _copied(fig: go.Figure | PreparedFigure, name: str, change: Callable[[dict], dict]) -> PreparedFigure:
+    """``change`` of ``fig``'s dict; a cached figure keeps the copy under ``name``, so a rerun does
+    not copy its layouts again (the Grid's chart has 61 frames)."""
     if not isinstance(fig, PreparedFigure):
-        return PreparedFigure(for_presentation(fig.to_dict()))
-    presented = fig.__dict__.get("_presented")
-    if presented is None:
-        presented = PreparedFigure(for_presentation(fig.to_dict()))
-        object.__setattr__(fig, "_presented", presented)  # read-only otherwise; the same copy for every session
-    return presented
+        return PreparedFigure(change(fig.to_dict()))
+    copy = fig.__dict__.get(name)
+    if copy is None:
+        copy = PreparedFigure(change(fig.to_dict()))
+        object.__setattr__(fig, name, copy)  # read-only otherwise; the same copy for every session
+    return copy

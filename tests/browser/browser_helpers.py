@@ -207,3 +207,15 @@ def chart_texts_under_aa(page) -> list[str]:
         if ratio < TEXT_CONTRAST:
             low.append(f"{text!r} {fill} {ratio:.2f}:1")
     return low
+
+
+#: The smallest chart text a reader needs in the main chart (tick labels, legend entries,
+#: annotations; not a slider's stop labels, hidden on purpose at 1 px) and the answer's body text,
+#: px as drawn: issue 37 measured ticks and legends at 12.75 px beside 17 px text.
+CHART_TEXT_SIZES = """() => {
+  const sizes = sel => [...document.querySelectorAll(sel)].filter(e => e.getBoundingClientRect().width > 0)
+    .map(e => parseFloat(getComputedStyle(e).fontSize)).filter(s => s > 2);
+  const chart = '.st-key-gl-main-chart ';
+  const text = sizes(['.xtick text', '.ytick text', '.legendtext', '.annotation-text'].map(s => chart + s).join(','));
+  const body = sizes('.st-key-gl-answer p');
+  return {chart: text.length ? Math.min(...text) : null, body: body.length ? Math.min(...body) : null}; }"""

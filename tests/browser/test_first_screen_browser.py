@@ -25,6 +25,7 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 from browser_helpers import (
+    CHART_TEXT_SIZES,
     AXIS_TITLE_OVERLAPS,
     CLIPPED_LABELS,
     OVERLAPS,
@@ -157,6 +158,8 @@ def test_answer_and_main_chart_are_on_the_first_projector_screen(streamlit_serve
         f"below the first {PROJECTOR['height']} px (legend or axis title off screen); see {name}.png")
     titles = page.evaluate(AXIS_TITLE_OVERLAPS)
     assert not titles, f"/{path} ({scheme}): an axis title over its tick labels: {titles}; see {name}.png"
+    sizes = page.evaluate(CHART_TEXT_SIZES)  # read from the back row: no chart text under the body text's
+    assert sizes["chart"] is not None and sizes["chart"] >= sizes["body"] - 0.5, (path, scheme, sizes)
     if preset_key is None:  # the colours, on the same visit: every chart text against the page
         low = chart_texts_under_aa(page)
         assert not low, f"/{path} ({scheme}): chart text under {TEXT_CONTRAST}:1: {low}"

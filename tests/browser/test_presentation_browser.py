@@ -11,6 +11,7 @@ import re
 
 import pytest
 from browser_helpers import (
+    CHART_TEXT_SIZES,
     AXIS_TITLE_OVERLAPS,
     CLIPPED_LABELS,
     OVERLAPS,
@@ -144,6 +145,10 @@ CHART_BOTTOMS = """() => [Math.max(...[...document.querySelectorAll('.st-key-gl-
   .map(e => e.getBoundingClientRect().bottom)), document.querySelector('.st-key-gl-main-chart').getBoundingClientRect().bottom]"""
 
 
+#: The presented page's body text, px (gradlab/ui/presentation.py: html { font-size: 24px }).
+PRESENTED_BODY_PX = 24
+
+
 def _check_presented(page, path: str, size: dict, name: str) -> None:
     """What a presented page must be, measured: nothing over the answer or the chart, the bar above
     them in one row, the chart to the screen's bottom with large text and no toolbar."""
@@ -168,6 +173,9 @@ def _check_presented(page, path: str, size: dict, name: str) -> None:
     assert words.startswith("The question: " + expected) if expected else words, (preset, words)
     button = page.locator(".st-key-gl-present-exit button").bounding_box()
     assert bar["height"] <= 1.6 * button["height"], f"/{path}: the bar wraps to two rows ({bar}); see {shot.name}"
+    # chart text grows with the page's: no tick, legend or label under the presented body text (24 px)
+    texts = page.evaluate(CHART_TEXT_SIZES)
+    assert texts["chart"] is not None and texts["chart"] >= PRESENTED_BODY_PX - 0.5, (path, texts, shot.name)
     chart = page.locator(".st-key-gl-main-chart .main-svg").first.bounding_box()
     assert chart["width"] >= 0.9 * size["width"], chart
     # It takes the screen the answer leaves, whatever the answer's length: all of it on the
