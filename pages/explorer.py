@@ -23,7 +23,7 @@ from gradlab.numerics.expressions import parse
 from gradlab.numerics.schemes import get_scheme
 from gradlab.sweep.step_frames import slider_steps
 from gradlab.sweep.step_range import chart_step_range
-from gradlab.answers.sweep import sweep_answer
+from gradlab.answers.sweep import sweep_answer, theory_words
 from gradlab.teaching.catalogue import CATALOGUE
 from gradlab.teaching.glossary import definition, term
 from gradlab.teaching.explorer_defaults import (
@@ -284,6 +284,8 @@ def _estimates_chart(result: SweepResult) -> None:
 def _notes(result: SweepResult) -> None:
     """Each warning on its own, the infos together; the engine set each note's level. The missing
     reference is the answer's own sentence (gradlab.answers.sweep), not said again here."""
+    if theory := theory_words(result):  # the 8-bit floats' theory, which the answer leaves out
+        st.caption(markdown_literal(theory))
     said = no_reference_note(result.reference) if not result.reference.defined else None
     for note in (n for n in result.warnings if n != said):
         st.warning(markdown_literal(note.text), icon=":material/warning:")

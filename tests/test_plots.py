@@ -170,7 +170,11 @@ def test_each_curve_has_its_own_regime_band_split_at_its_own_h_star(classic):
         assert (roundoff.y0, roundoff.y1) == (truncation.y0, truncation.y1)  # one band
         # Plotly puts annotations on a log axis in log10 units (shapes in data units).
         (label,) = [a for a in labels if a.text == f"{dtype} {get_scheme(scheme).curve_label}"]
-        assert label.x == pytest.approx(math.log10(h_star))
+        # beside its h*, or with more than 3 bands every other one at the plot's left edge, so
+        # names in neighbouring bands (thinner than a name is tall) never overlap
+        at_edge = len(pairs) > 3 and i % 2 == 1
+        assert label.x == pytest.approx(math.log10(fig.layout.xaxis.range and 10 ** fig.layout.xaxis.range[0]
+                                                   if at_edge else h_star))
     assert len({b.y0 for b in bands}) == len(pairs)  # the bands do not overlap
     assert not any(s.showlegend for s in bands)  # the caption says what the colours mean
 

@@ -64,7 +64,8 @@ PRECISION_BITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53,
 def _quoted(text: str, dtype: str) -> str | None:
     """What the answer says of ``dtype``'s best estimate: 'within 3e-6', 'exact', 'off by ...'."""
     found = re.search(rf"the {dtype} [\w\- ]+? (?:difference|estimate) (?:is )?"
-                      rf"(within its rounding \([\d.e+-]+\)|within [\d.e+-]+|exact|off by [^(]+\(?[^;)]*)", text)
+                      rf"(within its rounding \([\d.e+-]+\)|within [\d.e+-]+|exact|"
+                      rf"off by [^,(;]*[^,(; ](?: \(no closer than its rounding, [\d.]+ %\))?)", text)
     return found.group(1) if found else None
 
 

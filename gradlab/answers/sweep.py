@@ -32,7 +32,7 @@ from gradlab.numerics.precision_table import best_error_scale
 from gradlab.numerics.schemes import get_scheme
 from gradlab.numerics.ulp import ulp
 
-__all__ = ["sweep_answer", "ulps_off", "short_number", "percent", "best_error_words"]
+__all__ = ["sweep_answer", "theory_words", "ulps_off", "short_number", "percent", "best_error_words"]
 
 
 def short_number(value: float) -> str:
@@ -75,25 +75,50 @@ def percent(value: float) -> str:
 
 def _emulated_error(result: SweepResult, row) -> str:
     """An 8-bit float's error around its best step, as a range: on so coarse a grid x ± h lands
-    on a few values, and the best of a sweep is partly luck. Then the theory, as the precision
-    table states it: the scale ε^(p/(p+1)) times this f's factor k (the best-step table's
-    prediction divided by the scale; :mod:`gradlab.numerics.precision_table`)."""
+    on a few values, and the best of a sweep is partly luck (the theory beside it is
+    :func:`theory_words`'s, under the chart: in the answer it made five lines at 1280 px)."""
     t = result.table
     near = t[(t["dtype"] == row["dtype"]) & (t["scheme"] == row["scheme"]) & (t["step"] != 0)
              & (t["eps"] >= row["predicted_eps"] / AROUND_BEST) & (t["eps"] <= row["predicted_eps"] * AROUND_BEST)]
     errors = near["rel_error"].astype(float)
     errors = errors[np.isfinite(errors)]
     lo, hi = (float(errors.min()), float(errors.max())) if len(errors) else (row["rel_error"],) * 2
-    order = get_scheme(row["scheme"]).order
-    scale, predicted = best_error_scale(row["dtype"], order), float(row["predicted_rel_error"])
-    theory = f"theory: ε^({order}/{order + 1}) = {percent(scale)}"
-    if math.isfinite(predicted):
-        theory += f", times this f's factor k = {predicted / scale:.2g}: {percent(predicted)}"
     u = facts(row["dtype"]).unit_roundoff
     if lo < u:  # a sample closer than the format's rounding was lucky: quote the rounding instead
-        return f"off by up to {percent(hi)} (no closer than its rounding, {percent(u)}; {theory})"
+        return f"off by up to {percent(hi)} (no closer than its rounding, {percent(u)})"
     span = percent(lo) if percent(lo) == percent(hi) else f"{percent(lo)[:-2]}–{percent(hi)}"
-    return f"off by {span} ({theory})"
+    return f"off by {span}"
+
+
+def _theory(row) -> str:
+    """The theory of an 8-bit float's best error, as the precision table states it: the scale
+    ε^(p/(p+1)) times this f's factor k (the best-step table's prediction divided by the scale;
+    :mod:`gradlab.numerics.precision_table`)."""
+    order = get_scheme(row["scheme"]).order
+    scale, predicted = best_error_scale(row["dtype"], order), float(row["predicted_rel_error"])
+    theory = f"ε^({order}/{order + 1}) = {percent(scale)}"
+    if math.isfinite(predicted):
+        theory += f", times this f's factor k = {predicted / scale:.2g}: {percent(predicted)}"
+    return theory
+
+
+def theory_words(result: SweepResult) -> str | None:
+    """The theory of each 8-bit float's best error, for the words under the chart; None without one.
+
+    >>> from gradlab.sweep.engine import SweepSettings, run_sweep
+    >>> print(theory_words(run_sweep(SweepSettings("sin(x)", 1.0, ("float8_e4m3fn",), ("central",)))))
+    The theory's best error (gradlab's precision table): float8_e4m3fn central ε^(2/3) = 25 %, times this f's factor k = 1.5: 37 %.
+    """
+    rows = [r for r in result.best_rows if facts(r["dtype"]).emulated and math.isfinite(r["predicted_eps"])
+            and not get_scheme(r["scheme"]).complex_step]
+    best = {}
+    for r in rows:  # each dtype's best scheme, as the answer names it
+        if r["dtype"] not in best or r["robust_rel_error"] < best[r["dtype"]]["robust_rel_error"]:
+            best[r["dtype"]] = r
+    if not best:
+        return None
+    return ("The theory's best error (gradlab's precision table): "
+            + "; ".join(f"{d} {get_scheme(r['scheme']).curve_label} {_theory(r)}" for d, r in best.items()) + ".")
 
 
 def best_error_words(near_best: float, dtype: str, exact) -> str:
@@ -151,17 +176,22 @@ def _best_clauses(result: SweepResult) -> list[str]:
 
 
 def _autograd_clause(result: SweepResult) -> str:
-    words = []
+    """Autograd against the exact value, per dtype: one ulp count said once when they agree, the
+    8-bit floats' percentages after it ("within 1 ulp in every dtype (4.1 % off in float8_e4m3fn)")."""
+    said = []  # (dtype, ulp words, percent off or None)
     table = result.autograd
     for dtype, value, reference, rel_error in zip(*(table[c].tolist() for c in ("dtype", "value", "reference", "rel_error"))):
         if math.isfinite(value) and math.isfinite(reference):
-            words.append((dtype, _ulp_words(ulps_off(value, reference, dtype))
-                          + (f" ({percent(rel_error)} off)" if facts(dtype).emulated else "")))
-    if not words:
+            said.append((dtype, _ulp_words(ulps_off(value, reference, dtype)),
+                         percent(rel_error) if facts(dtype).emulated else None))
+    if not said:
         return ""
-    if len({w for _, w in words}) == 1:
-        return f"autograd is {words[0][1]}" + ("" if len(words) == 1 else " in every dtype")
-    return "autograd is " + ", ".join(f"{w} in {d}" for d, w in words)
+    ulps = {w for _, w, _ in said}
+    if len(ulps) > 1:
+        return "autograd is " + ", ".join(f"{w}{f' ({p} off)' if p else ''} in {d}" for d, w, p in said)
+    off = [f"{p} off in {d}" for d, _, p in said if p]
+    return (f"autograd is {ulps.pop()}" + ("" if len(said) == 1 else " in every dtype")
+            + (f" ({', '.join(off)})" if off else ""))
 
 
 def sweep_answer(result: SweepResult) -> Note:

@@ -93,6 +93,11 @@ PRESENTED_FONT_SCALE = 1.35
 PRESENTED_MIN_FONT = 24  # the presented page's body text (html 24 px): a chart reads as large
 #: The page's body text (.streamlit/config.toml baseFontSize): no chart text a reader needs is smaller.
 BODY_TEXT_PX = 17
+#: Annotations whose size is their band's (gradlab.figures.sweep_marks.shading: a curve's name inside
+#: its regime band, 15 px tall at 1280x720, six of them under an 8-bit preset): grown, they overlapped.
+BAND_SIZED = frozenset({"regime"})
+#: Up to this many bands, a presented chart's band names grow with its text (its bands are ~25 px tall).
+PRESENTED_LABELLED_BANDS = 3
 #: Plotly draws a log axis's power-format tick label ("10" and its exponent) this many times its tick
 #: font (measured in Chromium: a 14 px tick font draws 17.5 px labels).
 POWER_TICK_SCALE = 1.25
@@ -158,6 +163,10 @@ def for_presentation(spec: dict, base_size: float = FONT_SIZE) -> dict:
             axis["title"]["standoff"] = max(PRESENTED_TITLE_STANDOFF, axis["title"].get("standoff") or 0)
 
     out = _with_fonts(spec, grown, sliders=True, axis_room=axis_room)
+    bands = [a for a in out["layout"].get("annotations", ()) if a.get("name") in BAND_SIZED]
+    if len(bands) <= PRESENTED_LABELLED_BANDS:  # a few bands are tall enough for larger names
+        for a in bands:
+            a["font"] = {**a.get("font", {}), "size": round(PRESENTED_FONT_SCALE * (a.get("font", {}).get("size") or base), 1)}
     if _legend_entries(out["data"]) > PRESENTED_LEGEND_ROWS:
         out["layout"]["legend"].update(orientation="v", x=1.01, xanchor="left", y=1, yanchor="top", yref="paper")
     return out
@@ -223,7 +232,8 @@ def _with_fonts(spec: dict, grown, *, sliders: bool, axis_room=None, ticks=None)
 
     grown_axes(layout)
     for annotation in layout.get("annotations", ()):
-        annotation["font"] = grown(annotation.get("font"))
+        if annotation.get("name") not in BAND_SIZED:
+            annotation["font"] = grown(annotation.get("font"))
     for slider in layout.get("sliders", ()) if sliders else ():  # a step slider's tick labels and its readout
         slider["font"] = grown(slider.get("font"))
         if isinstance(slider.get("currentvalue"), dict):

@@ -74,6 +74,7 @@ def regime_bands(result: SweepResult, dtypes: Sequence[str], x_range) -> list[tu
 _BAND = 0.075  # height of one regime band, as a fraction of the plot's height ...
 _BANDS_SHARE = 0.3  # ... while they take at most this share together
 _BAND_OPACITY = 0.28
+_NAMED_AT_H_STAR = 3  # more bands than this: every other band's name moves to the plot's left edge
 
 
 def band_height(count: int) -> float:
@@ -104,9 +105,14 @@ def shading(fig: FigureSpec, bands: Sequence[tuple[str, str, float]], x_range) -
                           fillcolor=colour, opacity=_BAND_OPACITY, line_width=0, layer="below",
                           name=text, showlegend=False, legendgroup="regimes")
         left_wider = log10(h_star) - log10(lo) > log10(hi) - log10(h_star)
-        # Text in the theme's colour: the h* line beside it carries the dtype's.
-        fig.add_annotation(x=log10(h_star), y=(y0 + y1) / 2, xref="x", yref="y domain",
-                           xanchor="right" if left_wider else "left", xshift=-6 if left_wider else 6,
+        # Text in the theme's colour: the h* line beside it carries the dtype's. With many bands
+        # (thinner than their names are tall) every other name sits at the plot's left edge, so
+        # names in neighbouring bands never overlap (the 8-bit preset's six did).
+        at_edge = len(bands) > _NAMED_AT_H_STAR and i % 2 == 1
+        x, anchor, shift = ((log10(lo), "left", 4) if at_edge else
+                            (log10(h_star), "right" if left_wider else "left", -6 if left_wider else 6))
+        fig.add_annotation(x=x, y=(y0 + y1) / 2, xref="x", yref="y domain",
+                           xanchor=anchor, xshift=shift,
                            yanchor="middle", showarrow=False,
                            text=f"{dtype} {get_scheme(scheme).curve_label}",
                            font={"size": FONT_SIZE - 3 if height >= _BAND else FONT_SIZE - 5},

@@ -159,7 +159,7 @@ def add_step_slider(fig: FigureSpec, result: SweepResult, h: float) -> None:
 
 
 #: px from the plot's bottom to the slider's readout: the x axis's tick labels (with exponents).
-_SLIDER_TOP = 28
+_SLIDER_TOP = 31  # 28 left the readout touching the 10⁻¹⁶ label at 1280 px (issue 37)
 
 
 #: The room above the plot (px) for the y title alone, when there is no footnote under it.

@@ -216,6 +216,12 @@ CHART_TEXT_SIZES = """() => {
   const sizes = sel => [...document.querySelectorAll(sel)].filter(e => e.getBoundingClientRect().width > 0)
     .map(e => parseFloat(getComputedStyle(e).fontSize)).filter(s => s > 2);
   const chart = '.st-key-gl-main-chart ';
-  const text = sizes(['.xtick text', '.ytick text', '.legendtext', '.annotation-text'].map(s => chart + s).join(','));
+  // a curve's name inside its regime band is sized to the band (gradlab.figures.layout.BAND_SIZED)
+  const plot = document.querySelector(chart + '.js-plotly-plot');
+  const names = ((plot && plot._fullLayout && plot._fullLayout.annotations) || []).map(a => a.name);
+  const notes = [...document.querySelectorAll(chart + '.annotation')]
+    .filter(g => names[Number(g.getAttribute('data-index'))] !== 'regime').map(g => g.querySelector('.annotation-text'));
+  const text = sizes(['.xtick text', '.ytick text', '.legendtext'].map(s => chart + s).join(','))
+    .concat(notes.filter(e => e && e.getBoundingClientRect().width > 0).map(e => parseFloat(getComputedStyle(e).fontSize)));
   const body = sizes('.st-key-gl-answer p');
   return {chart: text.length ? Math.min(...text) : null, body: body.length ? Math.min(...body) : null}; }"""
