@@ -104,8 +104,11 @@ def bound_multiselect(
 ) -> tuple[T, ...]:
     """``st.multiselect`` bound to ``key``; returns the selection as a tuple (maybe empty).
 
-    The URL repeats the key once per selected option (``?dtypes=float32&dtypes=float64``).
+    The URL repeats the key once per selected option (``?dtypes=float32&dtypes=float64``). The
+    chips wrap onto more rows rather than scroll: in a row of controls a box showed "float32 ×
+    float64" while its chart drew four dtypes, and cut "Complex step" to "Comple…".
     """
+    kwargs.setdefault("wrap", True)
     _check_kwargs(kwargs)
     options = tuple(options)
     if key in st.session_state:

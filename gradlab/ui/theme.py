@@ -52,6 +52,12 @@ _CONTRAST_CSS = """
 [data-testid="stMain"] [data-testid="stPageLink-NavLink"] :is(span, p, [data-testid="stMarkdownContainer"]) {
   white-space: normal !important; overflow: visible !important; text-overflow: clip !important; }
 [data-testid="stMain"] [data-testid="stPageLink-NavLink"] { height: auto !important; }
+/* A selected option's chip shows its whole name ("float8_e4m3fn (emulated)", not "float8_e4m3fn (e…"):
+   the chips wrap onto more rows (gradlab.ui.bound_widgets.bound_multiselect) instead. */
+[data-testid="stMain"] .stMultiSelect [data-tag] { max-width: 100% !important; height: auto !important; }
+[data-testid="stMain"] .stMultiSelect [data-tag] span[title] {
+  max-width: none !important; overflow: visible !important; text-overflow: clip !important; white-space: normal !important;
+  line-height: 1.25 !important; }
 /* A projector's first screen is 720 px: a smaller page title leaves the room to the chart. */
 [data-testid="stMainBlockContainer"] h1 { font-size: 2.1rem; padding-top: 0; padding-bottom: 0.4rem; }
 </style>

@@ -171,7 +171,7 @@ def test_answer_and_main_chart_are_on_the_first_projector_screen(streamlit_serve
 #: The Explorer's plot area (axes' inside) at 1280x720, px: its chart holds a title row, the step
 #: slider and the legend besides, in the room under the controls and the answer (the Complex-step
 #: classic's five legend rows left it 122 px).
-MIN_EXPLORER_PLOT_HEIGHT = 200
+MIN_EXPLORER_PLOT_HEIGHT = 180  # 200 before its dtype chips wrapped so each shows (a second row: 36 px)
 #: Where the Explorer's chart starts under a three-line answer (px at 1280x720): a chart starting
 #: there or above ends inside the first screen (longer answers and a custom f(x) box push it down).
 EXPLORER_THREE_LINE_TOP = 350
@@ -195,6 +195,8 @@ def test_every_explorer_preset_keeps_a_tall_plot_on_the_projector(streamlit_serv
             f"explorer/{preset}: the chart spans y={chart['top']:.0f}..{bottom:.0f}, past the first screen; "
             f"see {name}.png")
     assert page.evaluate(AXIS_TITLE_OVERLAPS) == []
+    # every selected dtype and scheme shows whole (a box once read "float32 × float64" over four dtypes)
+    assert page.evaluate(CLIPPED_LABELS) == [], f"explorer/{preset}: labels cut: {page.evaluate(CLIPPED_LABELS)}"
     # the step slider's readout, at every stop, on the chart (six curves' values once ran off its edge)
     assert page.evaluate(_READOUTS_CUT) == [], f"explorer/{preset}: slider readout cut: {page.evaluate(_READOUTS_CUT)}"
 
