@@ -111,7 +111,7 @@ def evidence_notes(table, dtype: str, rounding, twin_given: bool) -> tuple[str, 
                          "along the perturbation (Moré and Wild's difference table), larger than u·|L|.")
         if witness:
             notes.append(f"{witness} values were re-estimated in float64 "
-                         f"({'the numeric_fn given' if twin_given else 'fn run in float64'}).")
+                         f"({'its float64 twin, given as numeric_fn' if twin_given else 'its float64 twin'}).")
         if tally["not re-estimated"]:
             notes.append(f"{tally['not re-estimated']} more directions beyond their tolerance at the check's step "
                          "were not re-estimated, as the check had already failed: they are inconclusive.")

@@ -176,9 +176,9 @@ def time_limit_message(what: str, seconds: float, bound_name: str = "LIMITS.eval
                        advice: str = SIMPLIFY) -> str:
     """The sentence shown when ``what`` ran over its time bound."""
     return (
-        f"Computing {what} took longer than {seconds:g} s, GradLab's bound on computing "
-        f"time ({bound_name}), so it was stopped: one request cannot slow the server for "
-        f"everyone. {advice}"
+        f"Computing {what} took longer than {seconds:g} s, the longest this server computes one "
+        f"request (its setting {bound_name}), so it was stopped: one request cannot slow the "
+        f"server for everyone. {advice}"
     )
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-__all__ = ["GLOSSARY", "define", "definition", "term"]
+__all__ = ["GLOSSARY", "PAGE_TERMS", "define", "definition", "term"]
 
 GLOSSARY: Mapping[str, str] = MappingProxyType({
     "ulp": "unit in the last place: the gap between a number and the next larger number the "
@@ -71,6 +71,27 @@ GLOSSARY: Mapping[str, str] = MappingProxyType({
            "which is what backward(gradient=v) computes without building the matrix.",
     "JVP": "Jacobian-vector product: the matrix of partial derivatives times a direction vector, "
            "the change of every output when the input moves a little in that direction.",
+    "random direction": "a vector of random signs over many input elements: one finite difference along "
+                        "it checks all of them at once, since an element whose gradient is wrong moves "
+                        "that difference away from autograd's.",
+    "float64 twin": "the same function computed in float64 from the same numbers: GradLab re-estimates a "
+                    "float32 value on it, where rounding is 2^29 times smaller.",
+})
+
+#: The words each page uses, by its URL path: listed under "Words on this page" at its end
+#: (gradlab.ui.page_chrome), where a phone, which has no hover for a widget's help, can read them.
+PAGE_TERMS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "": ("round-off error", "truncation error", "ulp"),
+    "explorer": ("relative error", "ulp", "machine epsilon", "unit round-off", "round-off error", "truncation error",
+                 "forward difference", "central difference", "complex step", "holomorphic",
+                 "Richardson extrapolation"),
+    "grid": ("ulp", "machine epsilon", "unit round-off", "correctly rounded", "catastrophic cancellation"),
+    "gradcheck": ("round-off error", "truncation error", "relative_perturbation", "machine epsilon", "ulp",
+                  "quantum", "atol/rtol", "random direction", "float64 twin", "Richardson extrapolation", "VJP"),
+    "summed": ("ulp", "quantum", "sum threshold", "exact value"),
+    "roundoff": ("ulp", "correctly rounded", "unit round-off", "catastrophic cancellation", "exact value"),
+    "network": ("ulp", "unit round-off", "central difference", "round-off error", "truncation error", "quantum"),
+    "backward": ("Jacobian", "VJP"),
 })
 
 

@@ -136,6 +136,22 @@ def finish_page() -> None:
     else:
         with slot.container():
             theme_links()
+        words_on_this_page(page)
+
+
+WORDS_KEY = "gl-words"
+
+
+def words_on_this_page(page: str) -> None:
+    """The page's words and their definitions (gradlab.teaching.glossary.PAGE_TERMS), folded at its
+    end: a widget's help is a hover, which a phone does not have."""
+    from gradlab.teaching.glossary import PAGE_TERMS, definition
+
+    terms = PAGE_TERMS.get(page, ())
+    if not terms:
+        return
+    with st.container(key=WORDS_KEY), st.expander("Words on this page", icon=":material/menu_book:"):
+        st.markdown("\n".join(f"- **{name.replace('_', ' ')}**: {definition(name)}" for name in terms))
 
 
 @contextmanager
