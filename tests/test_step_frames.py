@@ -16,7 +16,7 @@ import pytest
 
 from gradlab.figures.grid import grid_figure_with_slider
 from gradlab.figures.spec import specs_only
-from gradlab.figures.sweep_slider import error_vs_eps_with_slider, step_label
+from gradlab.figures.sweep_slider import PLAY_PREFIX, error_vs_eps_with_slider, step_label
 from gradlab.labs.grid.frames import grid_frames, grid_steps
 from gradlab.labs.grid.representable import GridSettings, grid_difference
 from gradlab.sweep.engine import SweepSettings, run_sweep
@@ -69,7 +69,8 @@ def test_frame_estimates_are_the_finite_differences_in_the_dtype(sweep, dtype, n
 
 def test_the_figure_holds_a_frame_per_step_with_the_frame_numbers(sweep):
     fig = error_vs_eps_with_slider(sweep, 1e-3)
-    assert [f.name for f in fig.frames] == [step_label(s) for s in sorted(set(sweep.frames["h"]))]
+    slider = [f.name for f in fig.frames if not f.name.startswith(PLAY_PREFIX)]  # the Play button has its own
+    assert slider == [step_label(s) for s in sorted(set(sweep.frames["h"]))]
     slider = fig.layout.sliders[0]
     assert slider.steps[slider.active].value == "1e-03"
     frame = next(f for f in fig.frames if f.name == "5e-04")
@@ -299,7 +300,17 @@ def test_the_explorer_slider_figure_has_a_trace_per_curve_and_line_and_each_stop
     assert kinds.count("theory") == 4 and kinds.count("best") == 1 and kinds.count("at-h") == 1
     assert len(fig.data) == 10 + lines and "legend-key" not in kinds
     moving = kinds.index("at-h")
-    assert all(f["traces"] == [moving] for f in fig.frames) and all(len(f["data"]) == 1 for f in fig.frames)
+    stops = [f for f in fig.frames if not f["name"].startswith(PLAY_PREFIX)]
+    assert all(f["traces"] == [moving] for f in stops) and all(len(f["data"]) == 1 for f in stops)
+    # the Play button's frames draw each curve up to their step, its point there marked: the V as h sweeps
+    played = [f for f in fig.frames if f["name"].startswith(PLAY_PREFIX)]
+    curves = [i for i, t in enumerate(fig.data) if t["meta"]["kind"] == "sweep"]
+    assert played and all(f["traces"] == [*curves, moving] for f in played)
+    for f in played:
+        h = float(f["name"].removeprefix(PLAY_PREFIX))
+        for k, drawn in zip(curves, f["data"]):
+            assert list(drawn["x"]) == [x for x in fig.data[k]["x"] if x <= h * (1 + 1e-9)]
+    assert [list(d["y"]) for d in played[-1]["data"][:-1]] == [list(fig.data[k]["y"]) for k in curves]  # ends whole
     assert legend_entries(fig) == ["float32", "float64", "forward", "central", "autograd"]
     keys = [s for s in fig.layout["shapes"] if s.get("showlegend")]
     assert all(s["x0"] == s["x1"] and s["y0"] == s["y1"] for s in keys)  # entries that draw nothing

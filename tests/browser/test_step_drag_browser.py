@@ -111,3 +111,36 @@ def test_the_grid_link_with_the_released_step_opens_that_step(streamlit_server, 
     answer = page.locator(".st-key-gl-answer").inner_text()
     # float32 at 1: 2e-7 is 1.68 ulps of 2^-23; x + h rounds to 2 ulps above x
     assert re.search(r"\b2 ulps above x", answer), answer
+
+
+#: The points each sweep curve draws now (gd._fullData: a frame's arrays decoded).
+_CURVE_POINTS = """() => {
+  const gd = document.querySelector('.st-key-explorer_chart .js-plotly-plot');
+  return gd._fullData.filter(t => t.meta && t.meta.kind === 'sweep').map(t => Array.from(t.x || []).length); }"""
+
+
+@pytest.mark.parametrize("touch", [False, True], ids=["mouse", "touch"])
+def test_play_sweeps_h_and_draws_the_v_as_it_goes_in_the_browser(streamlit_server, tab, _browser, touch):
+    """issue 37: a Play button over the Explorer's chart sweeps h from the smallest step to the
+    largest, each curve drawn as far as h has come, with no rerun; it ends with every curve whole.
+    By mouse, and by touch on a phone-sized touch screen."""
+    context = _browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True) if touch else None
+    page = context.new_page() if touch else tab({"width": 1280, "height": 720})
+    open_page(page, streamlit_server, "explorer", {"h": "1e-03"}, timeout=60_000)
+    page.wait_for_selector(".st-key-explorer_chart .updatemenu-button", timeout=60_000)
+    whole = page.evaluate(_CURVE_POINTS)
+    page.evaluate(_WATCH_RERUNS)
+    button = page.locator(".st-key-explorer_chart .updatemenu-button").first
+    assert button.text_content().strip() == "▶"
+    if touch:
+        button.tap()
+    else:
+        button.click()
+    page.wait_for_timeout(700)  # a few frames in: the curves stop short of their right ends
+    midway = page.evaluate(_CURVE_POINTS)
+    assert all(0 < m < w for m, w in zip(midway, whole)), (midway, whole)
+    screenshot(page, f"explorer-play-midway-{'touch' if touch else 'mouse'}", full_page=False)
+    page.wait_for_function(f"() => ({_CURVE_POINTS})().every((n, i) => n === {whole}[i])", timeout=15_000)
+    assert page.evaluate("() => window.__glStates.slice()") == []  # all of it in the browser: no rerun
+    if context is not None:
+        context.close()
