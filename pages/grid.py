@@ -27,6 +27,7 @@ from gradlab.teaching.catalogue import CATALOGUE
 from gradlab.teaching.explorer_defaults import CUSTOM, FUNCTION_OPTIONS, function_label
 from gradlab.teaching.glossary import definition, term
 from gradlab.ui.cache_keys import page_cache_data, page_cache_resource, settings_key
+from gradlab.ui.bit_editor import bit_editor
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
 from gradlab.ui.controls import eps_input
 from gradlab.ui.figures import cached_figure, replayed_chart, show_figure
@@ -248,6 +249,7 @@ with main_chart_box():
                    lambda: cached_figure(chart_key, grid_slider_figure, frames), chart_key=CHART_KEY,
                    height="stretch", step=settings.h)  # the box's height: this page's CSS sets it, or presentation mode
 follow_chart_slider(CHART_KEY, "h", f"{settings.h:.0e}", grid_steps())
+bit_editor(result.x, settings.dtype)  # click a bit of x: x, the grid and the step taken move
 left, right = st.columns([3, 2])
 with left:
     rows = _numbers(result)

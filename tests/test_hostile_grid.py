@@ -144,7 +144,7 @@ def test_x_plus_h_as_asked_is_marked_at_the_typed_x_plus_h():
     settings = GridSettings("float16", 0.1, 1e-3, "x")
     result, window, _, _ = heavy_work.grid(settings)
     assert result.x.value == 0.0999755859375
-    mark = next(t for t in grid_figure(result, window).data if t.name == "x + h as asked")
+    mark = next(t for t in grid_figure(result, window).data if t.name == "x + h asked")
     expected = (Fraction(0.1) - Fraction(result.x.value) + Fraction(1e-3)) / Fraction(result.x.ulp)
     assert mark.x[0] == pytest.approx(float(expected), rel=1e-12)
     assert mark.x[0] != pytest.approx(1e-3 / result.x.ulp, rel=1e-3)

@@ -125,7 +125,7 @@ def test_at_zero_in_float64_the_main_chart_has_finite_points():
 
     r = grid_difference(GridSettings("float64", 0.0, 1e-4, "sin(x)"))
     fig = grid_figure(r, window_points(r))
-    drawn = [v for t in fig.data if t.name == "x and x + h on the grid" for v in (*t.x, *t.y)]
+    drawn = [v for t in fig.data if t.name == "x, x+h rounded" for v in (*t.x, *t.y)]
     assert drawn and all(math.isfinite(v) for v in drawn)
     assert "units" in fig.layout.xaxis.title.text
 

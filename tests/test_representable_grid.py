@@ -253,8 +253,8 @@ def test_the_x_plus_h_as_asked_mark_sits_on_the_curve(dtype, x, h, f, exact):
 
     r = grid_difference(GridSettings(dtype, x, h, f))
     traces = {t.name: t for t in grid_figure(r, window_points(r)).data}
-    mark = traces["x + h as asked"]
-    on_grid = traces["x and x + h on the grid"]
+    mark = traces["x + h asked"]
+    on_grid = traces["x, x+h rounded"]
     unit = (r.fx_plus_h.value - r.fx.value) / on_grid.y[1]  # ulps of f per chart unit
     expected = (exact(x + h) - r.fx.value) / unit
     assert mark.y[0] == pytest.approx(expected, rel=1e-9, abs=1e-6)

@@ -274,11 +274,11 @@ def test_the_grid_legend_has_the_same_entries_at_every_stop():
     drawn_ticks, entries = {}, {}
     for h, fig in opened.items():
         entries[h] = [t["name"] for t in fig.data if t.get("showlegend") is not False and _points(t["x"]) > 0]
-        ticks = next(t for t in fig.data if t["name"] == "representable x")
+        ticks = next(t for t in fig.data if t["name"] == "x's grid")
         drawn_ticks[h] = _points(ticks["x"]) > 1
     assert 1e-8 < ulp / 2 and drawn_ticks[2e-7] and not drawn_ticks[1e-4]  # the view has all three kinds of stop
     assert len({tuple(e) for e in entries.values()}) == 1, entries
-    assert {"representable x", "secant", "f in float32"} <= set(entries[1e-4])
+    assert {"x's grid", "secant", "f in float32"} <= set(entries[1e-4])
 
 
 def test_the_explorer_slider_figure_has_a_trace_per_curve_and_line_and_each_stop_moves_one(sweep):

@@ -65,7 +65,7 @@ def test_the_grid_chart_starts_at_the_linked_step_and_its_frame_is_the_answer():
     frame = next(f for f in spec["frames"] if f["name"] == "5e-07")
     # a frame carries each trace's data only, in the figure's trace order (names stay the figure's)
     traces = dict(zip((t["name"] for t in spec["data"]), frame["data"]))
-    points = traces["x and x + h on the grid"]
+    points = traces["x, x+h rounded"]
     assert _numbers(points["x"]) == [0, 4] and _numbers(points["y"]) == [0, 8]  # in ulps of x and of f
     secant = traces["secant"]  # through both points: slope 8/4 = 2 (in ulps of f per ulp of x)
     (x0, x1), (y0, y1) = _numbers(secant["x"]), _numbers(secant["y"])

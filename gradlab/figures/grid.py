@@ -8,7 +8,7 @@ numbers and the secant's few possible slopes are visible.
 >>> from gradlab.labs.grid.story import window_points, secant_series
 >>> r = grid_difference(GridSettings("float32", 1.0, 1e-7, "sin(x)"))
 >>> [t.name for t in grid_figure(r, window_points(r)).data][:3]
-['representable x', "f's grid levels", 'f in float32']
+["x's grid", "f's grid levels", 'f in float32']
 >>> secant_series_figure(secant_series(r.settings), r).data[0].type
 'scatter'
 """
@@ -82,7 +82,7 @@ def grid_figure(r: GridDifference, window: pd.DataFrame, asked_f: float | None =
     # legend entry (Plotly leaves an empty trace out of the legend, and a slider's chart keeps
     # the legend it opened with at every stop).
     fig.add_trace({"type": "scatter", "x": t if few else [None], "y": np.full(len(t), row) if few else [None],
-                   "mode": "markers", "name": "representable x",
+                   "mode": "markers", "name": "x's grid",
                    "marker": {"symbol": "line-ns-open", "size": 14, "color": GUIDE, "line": {"width": 2}},
                    "hovertemplate": "grid number<extra></extra>"})
     # f's grid levels as one trace of segments (not a shape each: a slider's frames carry them all)
@@ -102,15 +102,15 @@ def grid_figure(r: GridDifference, window: pd.DataFrame, asked_f: float | None =
               **({"x": ends, "y": y1 / t1 * ends, "name": f"secant, slope {r.secant:.4g}"} if r.step_taken
                  else {**no_line, "name": "secant: no step", "showlegend": False})},
              {"type": "scatter", "mode": "lines", "line": {"color": TRUTH, "width": 2.5, "dash": "dash"},
-              **({"x": ends, "y": r.tangent * ux / uf * ends, "name": f"tangent, slope {r.tangent:.4g}"}
+              **({"x": ends, "y": r.tangent * ux / uf * ends, "name": "tangent"}
                  if math.isfinite(r.tangent) else {**no_line, "name": "tangent", "showlegend": False})}]
     fig.add_traces(lines)
     fig.add_trace({"type": "scatter", "x": [asked], "y": [on_curve if math.isfinite(on_curve) else row],
                    "mode": "markers",
-                   "name": "x + h as asked", "marker": {"symbol": "x-thin-open", "size": 16,
+                   "name": "x + h asked", "marker": {"symbol": "x-thin-open", "size": 16,
                                                         "color": NEUTRAL, "line": {"width": 3}}})
     fig.add_trace({"type": "scatter", "x": [0.0, t1], "y": [0.0, y1], "mode": "markers+text",
-                   "name": "x and x + h on the grid", "text": ["x", "x+h" if r.step_taken else "x+h = x"],
+                   "name": "x, x+h rounded", "text": ["x", "x+h" if r.step_taken else "x+h = x"],
                    "textposition": "top left", "textfont": {"size": 16},
                    "marker": {"color": MARK, "size": 13, "line": {"color": MARKER_OUTLINE, "width": 2}}})
     fig.update_layout(margin=dict(l=0, r=0, t=10, b=10), legend=_LEGEND, height=MAIN_CHART_HEIGHT,

@@ -31,6 +31,7 @@ __all__ = [
     "ulp_distances",
     "float_hex",
     "float_bits",
+    "from_bits",
     "hex_strings",
 ]
 
@@ -206,3 +207,22 @@ def float_bits(value: float, dtype: str | torch.dtype) -> str:
     pattern = f"{int(float_hex(value, dtype), 16):0{width}b}"
     exponent_end = width - info.mantissa_bits
     return f"{pattern[0]} {pattern[1:exponent_end]} {pattern[exponent_end:]}"
+
+
+def from_bits(bits: str, dtype: str | torch.dtype) -> float:
+    """The number of ``dtype`` whose sign, exponent and fraction bits are ``bits`` (spaces ignored):
+    :func:`float_bits`'s inverse, so a reader can set a float bit by bit.
+
+    >>> from_bits("0 01111111 0000000", "bfloat16"), from_bits(float_bits(0.1, "float32"), "float32")
+    (1.0, 0.10000000149011612)
+    >>> from_bits("0 11111111 00000000000000000000000", "float32")
+    inf
+    """
+    pattern = bits.replace(" ", "")
+    width = bit_width(dtype)
+    if len(pattern) != width or set(pattern) - {"0", "1"}:
+        raise GradLabError(f"{facts(dtype).name} has {width} bits, each 0 or 1; got {bits!r}.")
+    raw = int(pattern, 2)
+    signed = raw - (1 << width) if raw >= 1 << (width - 1) else raw  # the signed view's integer
+    integer = torch.tensor([signed], dtype=_SIGNED_INT[width])
+    return float(integer.view(facts(dtype).torch_dtype).to(torch.float64).item())

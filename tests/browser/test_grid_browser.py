@@ -49,3 +49,26 @@ def test_a_link_opens_the_8_bit_view_and_the_definitions_anchor(streamlit_server
     assert "rounds back to x" in page.locator(".st-key-gl-answer").inner_text()
     assert "float8" not in page.url  # back to float32, the default (so absent from the URL)
     assert page.locator("[data-testid='stException']").count() == 0
+
+
+@pytest.mark.parametrize("touch", [False, True], ids=["mouse", "touch"])
+def test_a_click_on_one_of_xs_bits_moves_x(streamlit_server, _browser, touch):
+    """issue 37: x's bits are pills; a click (or a tap on a phone) on the fraction's last bit makes
+    x the next float, 1 + 2^-23, and the page's point-x box shows it."""
+    viewport = {"width": 390, "height": 844} if touch else {"width": 1280, "height": 720}
+    context = _browser.new_context(viewport=viewport, has_touch=touch)
+    page = context.new_page()
+    try:
+        open_page(page, streamlit_server, "grid", {"x": "1.0", "dtype": "float32"}, timeout=60_000)
+        editor = page.locator(".st-key-gl-bit-editor")
+        editor.scroll_into_view_if_needed()
+        fraction = editor.locator("[data-testid=stButtonGroup]").nth(2).locator("button")
+        assert fraction.count() == 23
+        last = fraction.nth(22)
+        last.tap() if touch else last.click()
+        wait_for_app(page, timeout=60_000)
+        page.wait_for_function("() => document.querySelector('.st-key-x input').value.startsWith('1.0000001192')",
+                               timeout=30_000)
+        screenshot(page, f"grid-bit-clicked-{'touch' if touch else 'mouse'}", full_page=False)
+    finally:
+        context.close()
