@@ -101,6 +101,7 @@ def start_page(page: str) -> None:
     chart filling the screen, Previous / Next through the page's presets, Exit) or
     the sidebar's Present button and Light / Dark theme links.
     """
+    from gradlab.ui.history_steps import history_steps
     from gradlab.ui.presentation import is_presenting, present_button, presentation_chrome
     from gradlab.ui.theme import contrast_css
 
@@ -112,6 +113,8 @@ def start_page(page: str) -> None:
         contrast_css(_COMPACT_CSS)
         present_button()
         slot = st.sidebar.empty()
+    with st.sidebar:  # out of the main column's reading order
+        history_steps()  # each change its own history entry: Back undoes one
     st.session_state[_RUN_STATE] = (page, slot)
     st.session_state.pop(_QUIZ_DRAWN, None)
     st.session_state.pop(_QUESTION, None)

@@ -12,7 +12,7 @@ another view.
 from __future__ import annotations
 
 import pytest
-from browser_helpers import screenshot, wait_for_app
+from browser_helpers import open_page, screenshot, wait_for_app
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from gradlab.teaching.presets import Preset, gallery, preset
@@ -175,3 +175,27 @@ def test_a_preset_button_shared_after_a_change_opens_the_same_view(streamlit_ser
     if folded:
         page.keyboard.press("Escape")  # close it, as a visitor clicking beside it, to reach the controls
     _change_share_and_compare(page, recipient_browser, p, f"button-{p.page}-{p.key}")
+
+
+def test_back_undoes_one_change_at_a_time(streamlit_server, _browser):
+    """issue 37: set x to 2, then to 0.5: one Back shows x = 2 again, a second the page as opened,
+    and neither leaves the site (each change is its own history entry: gradlab.ui.history_steps)."""
+    context = _browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    try:
+        open_page(page, streamlit_server, "explorer", {"x": "1.5"}, timeout=60_000)
+        box = page.locator(".st-key-x input")
+        for value in ("2", "0.5"):
+            box.fill(value)
+            box.press("Enter")
+            page.wait_for_function(f"() => new URL(location.href).searchParams.get('x') === '{value}'", timeout=30_000)
+            wait_for_app(page, timeout=60_000)
+        page.go_back()
+        wait_for_app(page, timeout=60_000)
+        page.wait_for_function("() => document.querySelector('.st-key-x input')?.value === '2'", timeout=30_000)
+        page.go_back()
+        wait_for_app(page, timeout=60_000)
+        page.wait_for_function("() => document.querySelector('.st-key-x input')?.value === '1.5'", timeout=30_000)
+        assert "/explorer" in page.url
+    finally:
+        context.close()
