@@ -163,7 +163,7 @@ def test_a_check_over_its_whole_bound_states_that_bound_and_a_check_s_advice(poo
     if waited_for_the_machine(message, what, 2.5):
         return  # a busy machine starved the (niced) worker: the backstop's sentence says so
     assert "took longer than 2.5 s" in message, message
-    assert "(LIMITS.full_check_seconds + LIMITS.request_seconds)" in message, message
+    assert "(its setting LIMITS.full_check_seconds + LIMITS.request_seconds)" in message, message
     assert message.endswith(heavy_work.CHECK_ADVICE), message  # not "Simplify the expression"
 
 

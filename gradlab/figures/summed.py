@@ -108,7 +108,7 @@ def difference_staircase(table, quantum: float, h: float, dtype: str) -> FigureO
     >>> import pandas as pd
     >>> t = pd.DataFrame({"element": [0, 9], "gradient": [0.8, -0.4], "difference": [0.0, -1.95], "k": [0, -1]})
     >>> [d.name for d in difference_staircase(t, 1.953125, 1e-3, "float32").data][-2:]
-    ['exact: difference = gradient', 'forward difference (float32)']
+    ['= autograd', 'float32']
     """
     grad, diff = np.asarray(table["gradient"], float), np.asarray(table["difference"], float)
     lo = float(min(grad.min(initial=0.0), diff.min(initial=0.0)))
@@ -123,11 +123,11 @@ def difference_staircase(table, quantum: float, h: float, dtype: str) -> FigureO
                           layer="below", line=dict(color=GUIDE, width=1, dash="dot"))
         fig.add_trace(dict(type="scatter", x=[None], y=[None], mode="lines", hoverinfo="skip",
                            line=dict(color=GUIDE, width=1, dash="dot"),
-                           name=f"k · ulp(L)/h = k · {quantum:.4g}"))
+                           name=f"k · {quantum:.4g}"))  # k·ulp(L)/h: the answer says so
     fig.add_trace(dict(type="scatter", x=[lo, hi], y=[lo, hi], mode="lines", hoverinfo="skip",
-                       line=dict(color=TRUTH, width=2), name="exact: difference = gradient"))
+                       line=dict(color=TRUTH, width=2), name="= autograd"))
     fig.add_trace(dict(
-        type="scatter", x=grad, y=diff, mode="markers", name=f"forward difference ({dtype})",
+        type="scatter", x=grad, y=diff, mode="markers", name=dtype,  # the chart's title says what they are
         marker=dict(color=MARK, size=9, line=dict(color=MARKER_OUTLINE, width=1)),
         customdata=np.stack([np.asarray(table["element"]), np.asarray(table["k"])], axis=1),
         hovertemplate=("element %{customdata[0]}<br>autograd %{x:.4g}<br>(L(x+h·eᵢ) − L(x))/h = %{y:.6g}"

@@ -63,6 +63,7 @@ def test_a_click_on_one_of_xs_bits_moves_x(streamlit_server, _browser, touch):
         editor = page.locator(".st-key-gl-bit-editor")
         editor.scroll_into_view_if_needed()
         fraction = editor.locator("[data-testid=stButtonGroup]").nth(2).locator("button")
+        fraction.nth(22).wait_for(timeout=30_000)  # drawn after the chart, on a slow machine later
         assert fraction.count() == 23
         last = fraction.nth(22)
         last.tap() if touch else last.click()

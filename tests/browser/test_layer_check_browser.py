@@ -57,8 +57,8 @@ def test_the_wrong_layer_link_names_module_3_on_the_first_screen_and_reopens_the
         assert first["chart_bottom"] <= PROJECTOR["height"], first
         failing = [label for label, state in first["bars"] if state == "fail"]
         passing = [label for label, state in first["bars"] if state == "pass"]
-        assert failing == ["3 · inputs"], first["bars"]
-        assert {label.split(" · ")[0] for label in passing} == {"0", "1", "2", "4", "5"}, first["bars"]
+        assert failing == ["3 WrongSwish · inputs"], first["bars"]  # named by path and class
+        assert {label.split(" ")[0] for label in passing} == {"0", "1", "2", "4", "5"}, first["bars"]
         assert len(passing) + len(failing) == len(first["bars"])  # nothing else: no skipped, no inconclusive
 
         # The shared link, opened in a new tab: the same view comes back.
