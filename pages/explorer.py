@@ -10,7 +10,8 @@ from __future__ import annotations
 import streamlit as st
 
 from gradlab.errors import GradLabError
-from gradlab.sweep.engine import SweepResult, SweepSettings, no_reference_note
+from gradlab.sweep.engine import SweepResult, SweepSettings
+from gradlab.sweep.notes import no_reference_note
 from gradlab.server.heavy_work import sweep, sweep_formulas
 from gradlab.ui.worker_calls import heavy
 from gradlab.figures.sweep import has_drawable_errors

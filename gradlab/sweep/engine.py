@@ -34,6 +34,8 @@ from gradlab.numerics.dtypes import DTYPE_NAMES, facts
 from gradlab.numerics.emulation import emulated, to_dtype
 from gradlab.numerics.exact_derivatives import Reference, exact_derivatives, reference_at
 from gradlab.notes import Note
+from gradlab.sweep.notes import (EMULATION_NOTE, FP8_CHECKING_NOTE, emulation_notes, gap_notes, no_reference_note,
+                                  zero_step_notes)
 from gradlab.sweep.step_frames import frame_block, frames_table, slider_steps
 from gradlab.numerics.schemes import (
     SCHEME_NAMES,
@@ -164,16 +166,6 @@ def autograd_derivative(expression: Expression, x: float, dtype) -> float:
     return float(to_dtype(grad.to(torch.float64).numpy(), dtype).to(torch.float64))  # x.grad is stored in the dtype
 
 
-def no_reference_note(reference: Reference) -> Note:
-    """The sweep's note when f has no exact derivative at x (``reference`` not defined): a page
-    whose answer already says so leaves this note out by comparing notes, not by reading them.
-
-    >>> no_reference_note(exact_derivatives(parse("abs(x)"), 0.0)).level
-    'warning'
-    """
-    return Note.warning(f"No exact reference: {reference.reason} Errors are shown as gaps.")
-
-
 def run_sweep(settings: SweepSettings) -> SweepResult:
     """Run the sweep; bad settings raise GradLabError, odd numbers become NaN/inf rows."""
     settings = settings.validated()
@@ -201,7 +193,7 @@ def run_sweep(settings: SweepSettings) -> SweepResult:
         estimates = {s: v[:len(eps)] for s, v in both.items()}
         steps = step_taken(xr, eps, dtype)
         if any(not get_scheme(s).complex_step for s in usable):
-            notes.extend(_zero_step_note(steps, xr, dtype))
+            notes.extend(zero_step_notes(steps, xr, dtype))
         frames.append(frame_block(ref, dtype, stops, {s: v[len(eps):] for s, v in both.items()}))
         for scheme in usable:
             columns = _scheme_columns(estimates[scheme], xr, dtype, scheme, eps, steps, ref)
@@ -210,7 +202,7 @@ def run_sweep(settings: SweepSettings) -> SweepResult:
     reference = exact_derivatives(expr, settings.x)
     if not reference.defined:
         notes.insert(0, no_reference_note(reference))
-    notes.extend(_gap_notes(tables))
+    notes.extend(gap_notes(tables))
     notes[:0] = emulation_notes(settings.dtypes)
     return SweepResult(
         settings=settings,
@@ -226,38 +218,6 @@ def run_sweep(settings: SweepSettings) -> SweepResult:
     )
 
 
-#: What the page says when an emulated 8-bit dtype is shown: how it is computed (as every dtype's
-#: estimates are: f in the dtype, the stencil's difference and division in float64), and what its
-#: numbers mean for checking gradients of fp8 code.
-EMULATION_NOTE = ("8-bit floats are emulated: x, x + h and every function value are rounded to the "
-                  "format; arithmetic in between is float32. The step h itself and every operation inside "
-                  "f are rounded too. The difference of the function values and its division by the "
-                  "nominal step (2h for the central difference) are done in float64, as for every dtype "
-                  "here: they add no rounding of their own, where fp8 code would round each once more, by "
-                  "up to u = 6 % (e4m3) or 12 % (e5m2). Rounding x ± h moves the points (x = 1, h = 0.3 "
-                  "in e4m3: to 1.25 and 0.6875, 0.5625 apart, yet divided by 0.6); the theory counts that "
-                  "in its |x·f′| term.")
-FP8_CHECKING_NOTE = ("Checking gradients of fp8 code: a finite difference in 8 bits cannot tell a right "
-                     "gradient from a wrong one below its best error, ε^(2/3) × k: 25 % × k in e4m3, "
-                     "40 % × k in e5m2, with k the function's factor (of order 1; the best-step table gives "
-                     "it), and autograd itself carries the format's rounding: up to 6 % (e4m3) or 12 % "
-                     "(e5m2) per operation. Check in float32 or float64 with the fp8 rounding emulated "
-                     "around each op (as here), or compare against a high-precision reference.")
-
-
-def emulation_notes(dtypes) -> list[Note]:
-    """The two notes a sweep carries when one of ``dtypes`` is emulated, else none.
-
-    >>> [n.text[:24] for n in emulation_notes(("float32", "float8_e5m2"))]
-    ['8-bit floats are emulate', 'Checking gradients of fp']
-    >>> emulation_notes(("float32",))
-    []
-    """
-    if not any(facts(d).emulated for d in dtypes):
-        return []
-    return [Note.info(EMULATION_NOTE), Note.info(FP8_CHECKING_NOTE)]
-
-
 def _dtype_reference(expr: Expression, x: float, dtype: str, notes: list[Note]):
     info = facts(dtype)
     if abs(x) > info.max:
@@ -271,16 +231,6 @@ def _dtype_reference(expr: Expression, x: float, dtype: str, notes: list[Note]):
         notes.append(Note.warning(f"{dtype}: f(x) = {float(ref.f):.3g} overflows {dtype} (largest "
                                   f"{info.max:g}); its estimates are inf or NaN."))
     return ref, ref.x
-
-
-def _zero_step_note(steps: np.ndarray, xr: float, dtype: str) -> list[Note]:
-    """Steps below half the spacing of numbers at x: x + h rounds back to x, nothing is measured."""
-    zero = int(np.sum(steps == 0))
-    if not zero:
-        return []
-    return [Note.info(f"{dtype}: {zero} of the {len(steps)} steps are too small to move x = {xr:.6g} "
-                      "(x + h rounds back to x), so the step taken is 0 and those estimates carry "
-                      "no information.")]
 
 
 def _autograd_row(expr: Expression, xr: float, dtype: str, ref: Reference) -> tuple:
@@ -376,19 +326,6 @@ def _predicted_best(scheme, dtype, xr: float, ref: Reference) -> tuple[float, fl
             return (math.nan if h is None else h), math.nan
         error = float(predicted_error(scheme, dtype, np.array([h]), derivatives, xr)[0])
     return h, error / abs(derivatives[1])
-
-
-def _gap_notes(tables: list[dict]) -> list[Note]:
-    notes = []
-    zero = sum(int((t["abs_error"] == 0).sum()) for t in tables)
-    bad = sum(int((~t["finite"]).sum()) for t in tables)
-    if zero:
-        notes.append(Note.info(f"{zero} estimates equal the exact value to the last bit (error exactly 0); "
-                               "a log axis cannot show 0, so they appear as gaps."))
-    if bad:
-        notes.append(Note.info(f"{bad} estimates are inf or NaN (overflow, or f undefined at a stencil "
-                               "point); they appear as gaps."))
-    return notes
 
 
 def _concat(tables: list[dict], columns) -> pd.DataFrame:
