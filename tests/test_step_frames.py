@@ -16,7 +16,8 @@ import pytest
 
 from gradlab.figures.grid import grid_figure_with_slider
 from gradlab.figures.spec import specs_only
-from gradlab.figures.sweep_slider import PLAY_PREFIX, error_vs_eps_with_slider, step_label
+from gradlab.figures.sweep_play import PLAY_PREFIX
+from gradlab.figures.sweep_slider import error_vs_eps_with_slider, step_label
 from gradlab.labs.grid.frames import grid_frames, grid_steps
 from gradlab.labs.grid.representable import GridSettings, grid_difference
 from gradlab.sweep.engine import SweepSettings, run_sweep

@@ -27,6 +27,7 @@ import numpy as np
 from gradlab.figures.spec import FigureOrSpec, FigureSpec, specs_only
 from gradlab.figures.style import FONT_SIZE, GUIDE, MARK, MARKER_OUTLINE, scheme_dash
 from gradlab.figures.sweep_marks import dtype_colour
+from gradlab.figures.sweep_play import add_play
 from gradlab.numerics.schemes import get_scheme
 from gradlab.sweep.step_frames import nearest_step
 
@@ -156,60 +157,7 @@ def add_step_slider(fig: FigureSpec, result: SweepResult, h: float) -> None:
         "steps": [{"method": "animate", "value": step_label(s), "args": [[step_label(s)], _ANIMATE],
                    "label": _readout(s, [c.estimate[i] for c in curves])}
                   for i, s in enumerate(stops)]}])
-    _add_play(fig, curves, stops, y_range, moved[0])
-
-
-#: A play frame every this many stops (a frame holds every curve up to its step: all 61 of the
-#: default sweep's would send ~250 kB more per chart), and the time each is shown, ms.
-PLAY_EVERY, PLAY_MS = 2, 90
-PLAY_PREFIX = "play "
-PLAY_ROOM = 40  # px left of the slider's rail for the Play button
-
-
-def play_frames(fig: FigureSpec, curves_at: list[int], stops: list[float]) -> list[dict]:
-    """Frames that draw each curve of ``fig`` (trace indices ``curves_at``) up to a step, every
-    :data:`PLAY_EVERY`-th of ``stops`` and the last: the V drawn as h sweeps across, in the browser.
-
-    >>> fig = FigureSpec(); fig.add_trace({"x": [1e-3, 1e-2, 1e-1], "y": [3.0, 2.0, 1.0]})
-    >>> frames = play_frames(fig, [0], [1e-3, 1e-2, 1e-1])
-    >>> [(f["name"], f["data"][0]["x"]) for f in frames]
-    [('play 1e-03', [0.001]), ('play 1e-01', [0.001, 0.01, 0.1])]
-    """
-    picked = sorted({*range(0, len(stops), PLAY_EVERY), len(stops) - 1})
-    frames = []
-    for i in picked:
-        data = []
-        for k in curves_at:
-            x, y = list(fig.data[k]["x"]), list(fig.data[k]["y"])
-            upto = sum(1 for v in x if v <= stops[i] * (1 + 1e-9))
-            data.append({"x": x[:upto], "y": y[:upto]})
-        frames.append({"name": PLAY_PREFIX + step_label(stops[i]), "traces": curves_at, "data": data})
-    return frames
-
-
-def _add_play(fig: FigureSpec, curves: list, stops: list[float], y_range, moved: int) -> None:
-    """A Play button over the chart: h sweeps from the smallest step to the largest, each curve
-    drawn as far as h has come and its point at h marked, in the browser (Plotly's animation;
-    no rerun). It ends with every curve whole; the slider then moves the point as before."""
-    at = [i for i, t in enumerate(fig.data) if t.get("meta", {}).get("kind") == "sweep"]
-    frames = play_frames(fig, at, stops)
-    for frame, i in zip(frames, sorted({*range(0, len(stops), PLAY_EVERY), len(stops) - 1})):
-        frame["traces"] = [*at, moved]
-        frame["data"].append(_marks(curves, i, stops[i], y_range))
-    fig.frames = [*fig.frames, *frames]
-    # left of the slider's rail, whose start moves right to make room: over the plot, Plotly's
-    # toolbar covered it on hover
-    fig.layout["sliders"][0]["pad"] = {**fig.layout["sliders"][0].get("pad", {}), "l": PLAY_ROOM}
-    fig.update_layout(updatemenus=[{
-        "type": "buttons", "showactive": False, "x": 0, "xanchor": "left", "y": 0, "yanchor": "top",
-        "pad": {"t": _SLIDER_TOP + 20, "b": 0, "r": 0, "l": 0}, "font": {"size": FONT_SIZE - 2}, **_PLAY_COLOURS,
-        "buttons": [{"label": "▶", "method": "animate",
-                     "args": [[f["name"] for f in frames],
-                              {"mode": "immediate", "fromcurrent": False, "transition": {"duration": 0},
-                               "frame": {"duration": PLAY_MS, "redraw": False}}]}]}])
-
-
-_PLAY_COLOURS = {"bgcolor": "rgba(31, 95, 191, 0.12)", "bordercolor": GUIDE, "borderwidth": 1}
+    add_play(fig, stops, step_label, lambda i: _marks(curves, i, stops[i], y_range), moved[0], _SLIDER_TOP)
 
 
 #: px from the plot's bottom to the slider's readout: the x axis's tick labels (with exponents).
@@ -361,6 +309,7 @@ def error_vs_eps_with_slider(result: SweepResult, h: float, **options) -> Figure
 
     >>> from gradlab.sweep.engine import SweepSettings, run_sweep
     >>> r = run_sweep(SweepSettings("exp(x)", 1.0, ("float64",), ("central",), 1e-4, 1e-2, points=5))
+    >>> from gradlab.figures.sweep_play import PLAY_PREFIX
     >>> fig = error_vs_eps_with_slider(r, 2e-3, error="absolute")
     >>> len([f for f in fig.frames if not f.name.startswith(PLAY_PREFIX)]), fig.layout.sliders[0].active
     (7, 4)

@@ -1,0 +1,75 @@
+"""The Explorer chart's Play button: h sweeps across the chart and the V is drawn as it goes.
+
+Plotly's own animation, in the browser (no rerun): frames of their own (named
+:data:`PLAY_PREFIX` + the step), each drawing every error curve up to its step and the
+step slider's point at it, every :data:`PLAY_EVERY`-th stop and the last, so the play
+ends with every curve whole and the slider then moves the point as before. The button
+sits left of the slider's rail, whose start moves right to make room (over the plot,
+Plotly's toolbar covered it on hover). :func:`gradlab.figures.sweep_slider.add_step_slider`
+adds it.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from gradlab.figures.spec import FigureSpec
+from gradlab.figures.style import FONT_SIZE, GUIDE
+
+__all__ = ["PLAY_EVERY", "PLAY_MS", "PLAY_PREFIX", "add_play", "play_frames", "played"]
+
+#: A play frame every this many stops (a frame holds every curve up to its step: all 61 of the
+#: default sweep's would send ~250 kB more per chart), and the time each is shown, ms.
+PLAY_EVERY, PLAY_MS = 2, 90
+PLAY_PREFIX = "play "
+PLAY_ROOM = 40  # px left of the slider's rail for the Play button
+_COLOURS = {"bgcolor": "rgba(31, 95, 191, 0.12)", "bordercolor": GUIDE, "borderwidth": 1}
+
+
+def played(count: int) -> list[int]:
+    """The stops a play shows, of ``count``: every :data:`PLAY_EVERY`-th and the last.
+
+    >>> played(5), played(6)
+    ([0, 2, 4], [0, 2, 4, 5])
+    """
+    return sorted({*range(0, count, PLAY_EVERY), count - 1})
+
+
+def play_frames(fig: FigureSpec, stops: list[float], label: Callable[[float], str]) -> list[dict]:
+    """Frames that draw each error curve of ``fig`` (its traces of meta kind "sweep") up to a
+    step, at each of :func:`played`'s ``stops``, named :data:`PLAY_PREFIX` + ``label(step)``.
+
+    >>> fig = FigureSpec(); fig.add_trace({"x": [1e-3, 1e-2, 1e-1], "y": [3.0, 2.0, 1.0], "meta": {"kind": "sweep"}})
+    >>> frames = play_frames(fig, [1e-3, 1e-2, 1e-1], lambda h: f"{h:.0e}")
+    >>> [(f["name"], f["data"][0]["x"]) for f in frames]
+    [('play 1e-03', [0.001]), ('play 1e-01', [0.001, 0.01, 0.1])]
+    """
+    curves = [k for k, t in enumerate(fig.data) if t.get("meta", {}).get("kind") == "sweep"]
+    frames = []
+    for i in played(len(stops)):
+        data = []
+        for k in curves:
+            x, y = list(fig.data[k]["x"]), list(fig.data[k]["y"])
+            upto = sum(1 for v in x if v <= stops[i] * (1 + 1e-9))
+            data.append({"x": x[:upto], "y": y[:upto]})
+        frames.append({"name": PLAY_PREFIX + label(stops[i]), "traces": curves, "data": data})
+    return frames
+
+
+def add_play(fig: FigureSpec, stops: list[float], label: Callable[[float], str], marks_at: Callable[[int], dict],
+             moved: int, rail_top: float) -> None:
+    """The Play button and its frames (see the module docstring): ``marks_at(i)`` is the data of
+    trace ``moved`` (the points at h) at stop i; ``rail_top`` the slider's top padding, px."""
+    frames = play_frames(fig, stops, label)
+    for frame, i in zip(frames, played(len(stops))):
+        frame["traces"] = [*frame["traces"], moved]
+        frame["data"].append(marks_at(i))
+    fig.frames = [*fig.frames, *frames]
+    fig.layout["sliders"][0]["pad"] = {**fig.layout["sliders"][0].get("pad", {}), "l": PLAY_ROOM}
+    fig.update_layout(updatemenus=[{
+        "type": "buttons", "showactive": False, "x": 0, "xanchor": "left", "y": 0, "yanchor": "top",
+        "pad": {"t": rail_top + 20, "b": 0, "r": 0, "l": 0}, "font": {"size": FONT_SIZE - 2}, **_COLOURS,
+        "buttons": [{"label": "▶", "method": "animate",
+                     "args": [[f["name"] for f in frames],
+                              {"mode": "immediate", "fromcurrent": False, "transition": {"duration": 0},
+                               "frame": {"duration": PLAY_MS, "redraw": False}}]}]}])
