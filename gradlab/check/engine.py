@@ -312,7 +312,8 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
                                                              element_tolerance=element_tolerance)
 
     if decided is None and hand_writable(mode, reduction, grad_outputs, s, numeric_float64, skipped, at_x):
-        table = table.joined(hand_written=hand_written_differences(call, xs, index, reduction, s.name, p.step))
+        elements = zip(table["input"].tolist(), table["index"])  # the table's own (input, index) of each row
+        table = table.joined(hand_written=hand_written_differences(call, xs, elements, reduction, s.name, p.step))
 
     @functools.cache  # one summary for this result and its copies (result.first_order)
     @np.errstate(all="ignore")  # built when first read, after the check: quiet as the check is

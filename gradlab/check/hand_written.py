@@ -17,29 +17,32 @@ measures and bounds; a hand-written check adds its own roundings and has no boun
 
 >>> import torch
 >>> x = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
->>> hand_written_differences(lambda t: t ** 2, (x,), torch.tensor([0, 2]), "sum", "central", 1e-3).round(9).tolist()
+>>> hand_written_differences(lambda t: t ** 2, (x,), [(0, (0,)), (0, (2,))], "sum", "central", 1e-3).round(9).tolist()
 [2.0, 6.0]
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Iterable
 
 import numpy as np
 import torch
 
 from gradlab.numerics.schemes import get_scheme
 
-__all__ = ["hand_written_differences", "hand_writable", "HAND_WRITTEN_MODES", "HAND_WRITTEN_WORDS", "NUMERIC_WORDS"]
+__all__ = ["hand_written_differences", "hand_writable", "HAND_WRITTEN_MODES", "COLUMN_WORDS", "NUMERIC_DIFFERS"]
 
-#: What the two columns at the check's step are, for a table's reader (the page, the CLI).
-HAND_WRITTEN_WORDS = ("hand_written: what a hand-written check prints at the step h: fn's output reduced by "
-                      "torch in its dtype, one element moved by h in that dtype, the difference of the two "
-                      "losses divided by h in that dtype.")
-NUMERIC_WORDS = ("numeric: GradLab's own finite difference at h, computed differently on purpose: the "
-                 "loss's change over the step actually taken ((x + h) − x is not h in float32), "
-                 "combined in float64, so its only error is the loss's rounding, which GradLab "
-                 "measures and bounds.")
+#: What the two columns at the check's step are, for a table's reader (the page, the CLI), by column:
+#: GradLab's own differs on purpose, for the reason NUMERIC_DIFFERS gives.
+NUMERIC_DIFFERS = ("the loss's change over the step actually taken ((x + h) − x is not h in float32), "
+                   "combined in float64, so its only error is the loss's rounding, which GradLab "
+                   "measures and bounds.")
+COLUMN_WORDS = {
+    "hand_written": "what a hand-written check prints at the step h: fn's output reduced by torch in its "
+                    "dtype, one element moved by h in that dtype, the difference of the two losses divided "
+                    "by h in that dtype.",
+    "numeric": "GradLab's own finite difference at h, computed differently on purpose: " + NUMERIC_DIFFERS,
+}
 
 #: The check modes whose rows are single elements a hand-written check would move one at a
 #: time: sampled (the question's "some random points"). A full check's tens of thousands of
@@ -66,9 +69,10 @@ def hand_writable(mode: str, reduction: str, grad_outputs, scheme, numeric_float
             and not output.is_complex())
 
 
-def hand_written_differences(call: Callable, xs: tuple[torch.Tensor, ...], index: torch.Tensor,
+def hand_written_differences(call: Callable, xs: tuple[torch.Tensor, ...], located: Iterable[tuple[int, tuple]],
                              reduction: str, scheme: str, eps: float) -> np.ndarray:
-    """The finite difference a hand-written check prints for each flat element of ``index``:
+    """The finite difference a hand-written check prints for each element ``located`` as (input,
+    index), as a check's table locates them (its columns ``input`` and ``index``):
     ``call(*xs)`` reduced by torch (``sum`` or ``mean``) in its dtype, the element moved by
     ``c·eps`` for each point c of ``scheme`` in the inputs' dtype, the stencil's weighted
     losses added and divided by eps in that dtype (forward: ``(L(x + eps) − L(x)) / eps``).
@@ -79,19 +83,15 @@ def hand_written_differences(call: Callable, xs: tuple[torch.Tensor, ...], index
     check prints ulp/eps = 2⁻¹⁰ / float32(1e-3), rounded to float32.
 
     >>> x = torch.tensor([1e4], dtype=torch.float32)
-    >>> hand_written_differences(lambda t: t, (x,), torch.tensor([0]), "sum", "forward", 1e-3).tolist()
+    >>> hand_written_differences(lambda t: t, (x,), [(0, (0,))], "sum", "forward", 1e-3).tolist()
     [0.9765624403953552]
     """
     s = get_scheme(scheme)
     reduce = torch.sum if reduction == "sum" else torch.mean
-    sizes = np.cumsum([t.numel() for t in xs])
     at_x = reduce(call(*xs)) if 0.0 in s.offsets else None
     values = []
     with torch.no_grad():
-        for flat in index.tolist():
-            k = int(np.searchsorted(sizes, flat, side="right"))
-            where = np.unravel_index(flat - (sizes[k - 1] if k else 0), tuple(xs[k].shape) or (1,))
-            where = tuple(int(i) for i in where) if xs[k].dim() else ()
+        for k, where in located:
             total = None
             for c, w in zip(s.offsets, s.weights):
                 if w == 0:

@@ -32,7 +32,7 @@ from gradlab.cli.common import run_check_command, to_json
 from gradlab.limits import LIMITS
 from gradlab.server.deadline import paced_progress
 from gradlab.server.heavy_work import CLI_CHECK_ADVICE
-from gradlab.check.hand_written import HAND_WRITTEN_WORDS, NUMERIC_WORDS
+from gradlab.check.hand_written import COLUMN_WORDS
 from gradlab.numerics.dtypes import DTYPE_NAMES
 from gradlab.numerics.schemes import SCHEME_NAMES
 
@@ -154,7 +154,7 @@ def _text(result) -> str:
         f"rtol {s.rtol:g}, atol {s.atol:g}",
         "",
         table.to_string(index=False, float_format=lambda v: f"{v:.6g}"),
-        *((HAND_WRITTEN_WORDS, NUMERIC_WORDS) if printed else ()),
+        *(f"{name}: {words}" for name, words in COLUMN_WORDS.items() if printed),
         "",
         f"verdict: {STATES[s.verdict].label.upper()} "
         f"({', '.join(f'{n} {STATES[k].label}' for k, n in s.counts if n)})",

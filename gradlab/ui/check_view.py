@@ -24,7 +24,7 @@ import streamlit as st
 from pandas.io.formats.style import Styler
 
 from gradlab.answers.check import hand_written_words
-from gradlab.check.hand_written import HAND_WRITTEN_WORDS, NUMERIC_WORDS
+from gradlab.check.hand_written import COLUMN_WORDS, NUMERIC_DIFFERS
 from gradlab.check.settings import CheckSettings
 from gradlab.check.states import STATES
 from gradlab.figures.check import eps_sweep_figure
@@ -118,7 +118,7 @@ def _fixed_step_comparison(s, columns) -> None:
         with st.container(key="gl-hand-written"):
             st.markdown(markdown_literal(printed))
             st.caption(markdown_literal("GradLab's own finite differences (column numeric) are computed "
-                                        "differently on purpose: " + NUMERIC_WORDS.split("on purpose: ", 1)[1]))
+                                        "differently on purpose: " + NUMERIC_DIFFERS))
     if s.fixed_step_verdict == s.verdict:
         return
     st.markdown(
@@ -160,8 +160,8 @@ _COLUMNS = {
     "element": "Which input element was perturbed.",
     "state": STATES_HELP,
     "autograd": "The gradient backward computed.",
-    "hand_written": HAND_WRITTEN_WORDS.split(": ", 1)[1],
-    "numeric": NUMERIC_WORDS.split(": ", 1)[1],
+    "hand_written": COLUMN_WORDS["hand_written"],
+    "numeric": COLUMN_WORDS["numeric"],
     "abs_error": "|autograd − numeric| at the check's step.",
     "tolerance": "atol + rtol·|numeric|. " + term("atol/rtol"),
     "best_numeric": "The finite difference re-estimated at the step (and dtype) where its own error "
