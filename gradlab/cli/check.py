@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from gradlab.check.states import EXIT_CODES, STATES
 from gradlab.check.builtin_models import LOSSES, MODELS

@@ -33,14 +33,14 @@ def _label(digits: str, i: int) -> str:
     return digits[i] + "\u200b" * i
 
 
-def _flip(bits: str, x_key: str) -> None:
+def _flip(bits: str, dtype: str, x_key: str) -> None:
     """``on_change``: the pattern the pills now hold, as the page's x (or a refusal)."""
     fields = bits.split(" ")
     chosen = []
     for field, digits in zip(FIELDS, fields):
         on = set(st.session_state.get(_key(field, bits)) or ())
         chosen.append("".join("1" if i in on else "0" for i in range(len(digits))))
-    value = from_bits(" ".join(chosen), st.session_state["_gl_bits_dtype"])
+    value = from_bits(" ".join(chosen), dtype)
     if not math.isfinite(value):
         st.session_state[_REFUSED] = (f"Those bits hold {value} (an exponent of all ones), not a number x can be: "
                                       "x stays.")
@@ -50,14 +50,13 @@ def _flip(bits: str, x_key: str) -> None:
 
 def bit_editor(point: GridPoint, dtype: str, x_key: str = "x") -> None:
     """x's bits as pills to click (see the module docstring), its value and its two neighbours."""
-    st.session_state["_gl_bits_dtype"] = dtype
     with st.container(key="gl-bit-editor"):
         st.markdown(f"**x's {len(point.bits.replace(' ', ''))} bits in {dtype}**: click one to flip it.")
         for field, digits in zip(FIELDS, point.bits.split(" ")):  # a row each: a long fraction wraps
             st.pills(field, list(range(len(digits))), selection_mode="multi",
                      default=[i for i, d in enumerate(digits) if d == "1"],
                      format_func=lambda i, d=digits: _label(d, i), key=_key(field, point.bits),
-                     on_change=_flip, args=(point.bits, x_key))
+                     on_change=_flip, args=(point.bits, dtype, x_key))
         below, _, above = grid_around(point.value, dtype, 1)
         st.caption(f"x = {point.value!r} ({point.hex}); its neighbours in {dtype}: {below!r} and {above!r}, "
                    f"1 ulp = {point.ulp:.3g} apart.")
