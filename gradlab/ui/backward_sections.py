@@ -116,10 +116,10 @@ def _step_controls(vjp: VJPSettings) -> BackwardSession:
     """The steps so far (in the URL) and one button per step; returns the section's frozen settings,
     the steps on ``vjp``'s tensors (a GradLabError says what to fix)."""
     # the steps in words; their codes (what the URL keeps) only for those who type them
-    with st.popover("steps as codes", icon=":material/code:", help="Type the steps as codes: " +
-                    "; ".join(f"{k} = {v[1]}" for k, v in STEP_CODES.items())):
+    codes = "; ".join(f"{k} = {v[1]}" for k, v in STEP_CODES.items())
+    with st.popover("steps as codes", icon=":material/code:", help="Type the steps as codes: " + codes):
         steps = bound_text("steps so far, as codes", "steps", value="", max_chars=LIMITS.expression_chars,
-                           help="Codes: " + "; ".join(f"{k} = {v[1]}" for k, v in STEP_CODES.items()))
+                           help="Codes: " + codes)
     if readable := _steps_in_words(steps):
         st.markdown(readable)
     # A wrapping row of buttons as wide as their labels: six equal columns cut
