@@ -174,3 +174,54 @@ def test_cli_errors_are_one_line_and_exit_2(argv, capsys):
         status = stop.code
     err = capsys.readouterr().err
     assert status == 2 and err.startswith("error: ") and err.count("\n") == 1
+
+
+# ------------------------------------------------------------- each preset's numbers agree
+
+
+def _half_digit(printed: str) -> float:
+    """Half a unit in the last digit ``printed`` shows ('25229.58' -> 0.005, '1.6e+04' -> 500)."""
+    mantissa, _, exponent = printed.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    return 0.5 * 10.0 ** (int(exponent or 0) - decimals)
+
+
+def _near(printed: str, value: float) -> bool:
+    """``printed`` is ``value`` to the digits it shows (and to the one before, rounded up)."""
+    return abs(float(printed) - value) <= _half_digit(printed) * (1 + 1e-9)
+
+
+_NUMBER = r"(\d+(?:\.\d+)?(?:e[-+]?\d+)?)"
+
+
+@pytest.mark.parametrize("preset", presets_for("summed"), ids=lambda p: p.key)
+def test_each_presets_answer_metrics_and_charts_say_the_same_numbers(preset):
+    """issue 37: the answer's L is a value the dtype holds (float16 printed the exact 25229.96 as
+    "L held to steps of 16"); its ulp, quantum, step and gradient are the metrics' and the charts',
+    each to the digits it shows, and the ulp is numpy's spacing at the exact L."""
+    at = _open(url_query(preset))
+    dtype, h = preset.values["dtype"], float(preset.values["h"])
+    answer = " ".join(w.value for w in (*at.warning, *at.info, *at.success)).replace("\\", "")
+    loss, exactly, ulp, step, quantum, gradient = re.search(
+        rf"L = {_NUMBER}(?: \(exactly {_NUMBER}\))? is held to steps of {_NUMBER} \(one ulp\); a forward "
+        rf"difference at h = {_NUMBER} can only move in steps of {_NUMBER} \(ulp\(L\)/h\), while each "
+        rf"gradient element is about {_NUMBER}", answer).groups()
+    metrics = {m.label: m.value for m in at.metric}
+    exact = float(metrics["exact L"])
+    grid = float(np.spacing(np.array(exact, dtype=dtype)))  # numpy's ulp at the exact L, in the dtype
+    # the loss on the dtype's grid; the exact value the metric's
+    assert abs(float(loss) / grid - round(float(loss) / grid)) * grid <= _half_digit(loss), (loss, grid)
+    assert _near(exactly or loss, exact), (loss, exactly, exact)  # "(exactly …)" where the loss's digits differ
+    for printed in (ulp, metrics[f"ulp(L) in {dtype}"]):
+        assert _near(printed, grid), (printed, grid)
+    for printed in (quantum, metrics["quantum ulp(L)/h"]):
+        assert _near(printed, grid / h), (printed, grid / h)
+    assert float(step) == h and _near(gradient, float(metrics["|dL/dxᵢ| (median)"])), (gradient, metrics)
+    check, bars = (json.loads(c.proto.spec) for c in at.get("plotly_chart"))
+    assert check["layout"]["title"]["text"] == f"What the check prints at h = {step}"
+    (lines,) = [t["name"] for t in check["data"] if t["name"].startswith("k · ")]
+    assert _near(lines.removeprefix("k · "), grid / h), lines
+    title = bars["layout"]["xaxis"]["title"]["text"]
+    assert re.match(rf"exact L = {_NUMBER}, 1 ulp = {_NUMBER} \({dtype}\)", title), title
+    shown_exact, shown_ulp = re.match(rf"exact L = {_NUMBER}, 1 ulp = {_NUMBER}", title).groups()
+    assert _near(shown_exact, exact) and _near(shown_ulp, grid), title

@@ -43,17 +43,21 @@ def summed_answer(result: SummedLoss) -> Answer:
     >>> from gradlab.labs.summed.loss import SummedLossSettings, summed_loss
     >>> note = summed_answer(summed_loss(SummedLossSettings(shape=(400, 500), dtype="float16")))
     >>> note.level, note.text.split(":")[0]
-    ('warning', "Summed in float16, L = 299199.8 is beyond float16's largest value, 65504")
+    ('warning', "Summed in float16, the exact L = 299199.8 is beyond float16's largest value, 65504")
+    >>> summed_answer(summed_loss(SummedLossSettings(shape=(140, 120), dtype="float16"))).text.split(" is held")[0]
+    'Summed in float16, L = 25232 (exactly 25229.96)'
+
     """
     s = result.settings
     if result.overflows:
         lost = ", ".join(r.label for r in result.overflowed_rows) or "no method"
         return Answer("warning", (
-            f"Summed in {s.dtype}, L = {_g(result.exact_float, 7)} is beyond {s.dtype}'s largest value, "
+            f"Summed in {s.dtype}, the exact L = {_g(result.exact_float, 7)} is beyond {s.dtype}'s largest value, "
             f"{_g(facts(s.dtype).max, 7)}: {lost} return inf (a naive loop stalls far below L instead), "
             "and every finite difference of it is inf or NaN. Pick a wider dtype, or the mean reduction."))
     grad = result.gradient_size
-    head = (f"Summed in {s.dtype}, L = {_g(result.exact_float, 7)} is held to steps of "
+    shown, exact = _g(result.returned, 7), _g(result.exact_float, 7)  # the loss's L, on the dtype's grid
+    head = (f"Summed in {s.dtype}, L = {shown}{f' (exactly {exact})' if exact != shown else ''} is held to steps of "
             f"{_g(result.ulp_loss)} (one ulp); a forward difference at h = {_g(s.h)} can only move in "
             f"steps of {_g(result.quantum)} (ulp(L)/h), while each gradient element is about {_g(grad, 1)}")
     ratio = result.quantum / grad if grad > 0 else float("inf")

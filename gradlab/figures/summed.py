@@ -84,7 +84,7 @@ def summed_error_bars(result: SummedLoss) -> FigureOrSpec:
     fig.update_yaxes(**axis)
     # The y axis has no title (it would cost a phone's plot width): the chart's title names it.
     fig.update_xaxes(type="category", title=dict(
-        text=f"L = {result.exact_float:.7g}, 1 ulp = {result.ulp_loss:.3g} ({dtype})<br>"
+        text=f"exact L = {result.exact_float:.7g}, 1 ulp = {result.ulp_loss:.3g} ({dtype})<br>"
              "green band: ±½ ulp, correctly rounded"))
     fig.update_layout(
         title=dict(text="Each sum's error, in ulps of L", x=0, xanchor="left"),
