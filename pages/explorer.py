@@ -45,6 +45,7 @@ from gradlab.ui.bound_widgets import (bound_number, bound_radio, bound_select_sl
 from gradlab.ui.controls import dtype_help, dtype_multiselect, eps_range_input, scheme_multiselect
 from gradlab.ui.figures import cached_figure, replayed_chart
 from gradlab.ui.messages import show_error, stop_with_error
+from gradlab.ui.regime_links import regime_linked, regime_links
 from gradlab.ui.page_chrome import answer_box, details, main_chart_box, quiz_box, start_page
 from gradlab.ui.presentation import is_presenting
 from gradlab.ui.presets import preset_buttons
@@ -193,7 +194,7 @@ def _answer(result: SweepResult) -> None:
         show = st.warning if note.is_warning else st.info
         # ulp, the answer's unit, defined where it first appears: on hover (a line of its own cost
         # the chart the height its step slider takes on a 1280x720 first screen)
-        show(linked(markdown_literal(note.text), "ulp"), icon=":material/lightbulb:")
+        show(regime_linked(linked(markdown_literal(note.text), "ulp")), icon=":material/lightbulb:")
 
 
 #: The main chart's box fills the first screen below the controls and the answer (so all of
@@ -205,7 +206,7 @@ _CHART_BOX_CSS = """<style>
   height: clamp(330px, calc(100vh - 349px), 600px) !important; min-height: 0 !important;
   flex: 0 0 auto !important; }
 @media (max-width: 640px) {
-  [data-testid="stMain"] div.st-key-gl-main-chart.st-key-gl-main-chart { height: 540px !important; flex: 0 0 auto !important; } }
+  [data-testid="stMain"] div.st-key-gl-main-chart.st-key-gl-main-chart { height: 515px !important; flex: 0 0 auto !important; } }
 .st-key-gl-main-chart [data-testid="stPlotlyChart"] { flex: 1 1 auto; min-height: 0; }
 </style>"""
 
@@ -239,8 +240,9 @@ def _chart(result: SweepResult) -> None:
                                 width=260, help="The step marked on the chart: drag the slider under the chart "
                                                 "(it moves in your browser) or this one; the link keeps the step.")
     follow_chart_slider(_CHART_KEY, "h", step_label(h), _STEPS)
-    st.caption(f"f(x) = {markdown_literal(settings.expression)}. Bands at the top, one per curve: left of "
-               "its best step (red) round-off dominates, right of it (blue) truncation. Wide faded lines: the "
+    st.caption(f"f(x) = {markdown_literal(settings.expression)}. Bands at the top, one per curve: red "
+               "round-off, blue truncation; point at (or tap) either word in the answer, a band or a curve to light "
+               "where each dominates. Wide faded lines: the "
                "theory's error; stars: its best step h*. Dotted verticals, labelled ε float32 and so on: each dtype's machine epsilon "
                f"({definition('machine epsilon').split(' (')[0]}). Large dots: each curve at the marked "
                "step h; drag the slider under the chart to move it (it moves in your browser, and the link "
@@ -406,3 +408,4 @@ _chart(result)
 _notes(result)
 _lesson(result)
 _numbers(result, settings.expression)
+regime_links()  # the answer's "round-off" and "truncation" light the chart's bands, and the reverse

@@ -78,6 +78,9 @@ def test_the_answer_and_the_chart_come_right_after_the_compact_controls():
     assert answer.type == "info" and "central difference" in answer.value and "autograd" in answer.value
     # The answer's unit is defined where it first appears: the word shows the definition on hover.
     assert '[ulp](/grid#definitions "ulp: unit in the last place' in answer.value
+    # Its regimes are links the page ties to the chart's bands (gradlab.ui.regime_links), once each.
+    assert answer.value.count("](#gl-regime-round-off)") == answer.value.count("](#gl-regime-truncation)") == 1
+    assert "[Round\\-off](#gl-regime-round-off)" in answer.value
     # the chart's box first in its fragment, after only the (empty) slot of the no-derivative note
     kids = list(top[3].children.values())
     box = next(c for c in kids if _key(c))

@@ -6,7 +6,7 @@ from prose: the page shows :func:`sweep_answer`'s note as it is, by its level.
 >>> from gradlab.sweep.engine import SweepSettings, run_sweep
 >>> r = run_sweep(SweepSettings("exp(x)", 1.0, ("float32",), ("central",), 1e-9, 0.1, points=41))
 >>> print(sweep_answer(r).text)  # doctest: +ELLIPSIS
-At its best step (h ≈ ...) the float32 central difference is within ... of the exact derivative (relative error); autograd is within 1 ulp.
+At its best step (h ≈ ...) the float32 central difference is within ... of the exact derivative (relative error); autograd is within 1 ulp. Round-off dominates left of its best step, truncation right.
 
 Each error it quotes is the typical one around the best step (the ``robust_rel_error``
 column: the median over about a decade of steps), never below what the dtype can hold: an
@@ -26,6 +26,7 @@ import mpmath
 import numpy as np
 
 from gradlab.sweep.engine import AROUND_BEST, SweepResult
+from gradlab.sweep.regimes import regime_sentence
 from gradlab.notes import Note
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.precision_table import best_error_scale
@@ -213,4 +214,5 @@ def sweep_answer(result: SweepResult) -> Note:
         text = (f"At their best steps {who} is {error}, "
                 + ", ".join(f"{w} {e}" for _, w, e in rest)
                 + " (relative error against the exact derivative)")
-    return Note.info(text + (f"; {autograd}." if autograd else "."))
+    regimes = regime_sentence(result)  # the chart's two sides, named as its bands name them
+    return Note.info(text + (f"; {autograd}." if autograd else ".") + (f" {regimes}" if regimes else ""))

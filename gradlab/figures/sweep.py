@@ -39,6 +39,7 @@ from gradlab.figures.style import (
 )
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import get_scheme
+from gradlab.sweep.regimes import regime_steps
 
 if TYPE_CHECKING:  # the engine imports these figures (SweepResult.figure), never the reverse
     from gradlab.sweep.engine import SweepResult
@@ -302,7 +303,7 @@ def error_vs_eps_figure(
         traces, exact_autograd = _autograd_traces(result, error, x_range)
         fig.add_traces(traces)
         observed = np.concatenate([observed, [t["y"][0] for t in traces]])
-    bands = marks.regime_bands(result, list(settings.dtypes), x_range)
+    bands = regime_steps(result)
     y_range = marks.y_range(observed, bands=len(bands))
     focus = theory_dtypes(result, focus_dtype)
     if y_range is None:

@@ -29,11 +29,12 @@ from gradlab.figures.style import (
 from gradlab.figures.style import dtype_colour as _native_colour
 from gradlab.numerics.dtypes import EMULATED_DTYPES, facts
 from gradlab.numerics.schemes import get_scheme
+from gradlab.sweep.regimes import REGIMES, band_name
 
 if TYPE_CHECKING:  # the engine imports these figures (SweepResult.figure), never the reverse
     from gradlab.sweep.engine import SweepResult
 
-__all__ = ["dtype_colour", "log10", "regime_bands", "band_height", "shading", "machine_eps_marks", "y_range", "layout", "x_dtick", "message",
+__all__ = ["dtype_colour", "log10", "band_height", "shading", "machine_eps_marks", "y_range", "layout", "x_dtick", "message",
            "gap_count", "footnote", "nothing_to_draw"]
 
 def dtype_colour(dtype: str) -> str:
@@ -61,19 +62,10 @@ def log10(value: float) -> float:
     return math.log10(value)
 
 
-def regime_bands(result: SweepResult, dtypes: Sequence[str], x_range) -> list[tuple[str, str, float]]:
-    """The (dtype, scheme, h*) of every curve shown whose regimes can be shaded: each real
-    difference (not the complex step: it has no round-off V) with a predicted best step
-    inside the chart, dtype by dtype in the order they are drawn."""
-    lo, hi = x_range
-    return [(dtype, str(r["scheme"]), float(r["predicted_eps"])) for dtype in dtypes for r in result.best_rows
-            if r["dtype"] == dtype and not get_scheme(r["scheme"]).complex_step
-            and np.isfinite(r["predicted_eps"]) and lo < r["predicted_eps"] < hi]
-
-
 _BAND = 0.075  # height of one regime band, as a fraction of the plot's height ...
 _BANDS_SHARE = 0.3  # ... while they take at most this share together
 _BAND_OPACITY = 0.28
+_SHADES = {REGIMES[0]: ROUNDOFF_SHADE, REGIMES[1]: TRUNCATION_SHADE}
 _NAMED_AT_H_STAR = 3  # more bands than this: every other band's name moves to the plot's left edge
 
 
@@ -99,11 +91,10 @@ def shading(fig: FigureSpec, bands: Sequence[tuple[str, str, float]], x_range) -
     height = band_height(len(bands))
     for i, (dtype, scheme, h_star) in enumerate(bands):
         y0, y1 = 1 - (i + 1) * height, 1 - i * height
-        for x0, x1, colour, text in ((lo, h_star, ROUNDOFF_SHADE, "round-off dominates"),
-                                     (h_star, hi, TRUNCATION_SHADE, "truncation dominates")):
+        for x0, x1, regime in ((lo, h_star, REGIMES[0]), (h_star, hi, REGIMES[1])):
             fig.add_shape(type="rect", x0=x0, x1=x1, y0=y0, y1=y1, xref="x", yref="y domain",
-                          fillcolor=colour, opacity=_BAND_OPACITY, line_width=0, layer="below",
-                          name=text, showlegend=False, legendgroup="regimes")
+                          fillcolor=_SHADES[regime], opacity=_BAND_OPACITY, line_width=0, layer="below",
+                          name=band_name(regime, dtype, scheme), showlegend=False, legendgroup="regimes")
         left_wider = log10(h_star) - log10(lo) > log10(hi) - log10(h_star)
         # Text in the theme's colour: the h* line beside it carries the dtype's. With many bands
         # (thinner than their names are tall) every other name sits at the plot's left edge, so
