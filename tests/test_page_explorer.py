@@ -310,3 +310,58 @@ def test_the_8_bit_preset_labels_emulation_in_the_legend_and_says_how_it_is_comp
 
 def test_without_an_8_bit_dtype_there_is_no_emulation_note(page):
     assert not any("emulated" in i.value for i in page.info)
+
+
+# ------------------------------------------------------------- each preset's answer and chart agree
+
+import base64  # noqa: E402
+import re  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from gradlab.numerics.schemes import get_scheme  # noqa: E402
+from gradlab.sweep.regimes import REGIMES  # noqa: E402
+
+
+def _array(data) -> np.ndarray:
+    """A figure's array as sent to the browser: a list (None: a gap), or Plotly's typed array."""
+    if isinstance(data, dict):
+        return np.frombuffer(base64.b64decode(data["bdata"]), dtype=data["dtype"]).astype(float)
+    return np.array([np.nan if v is None else v for v in data], dtype=float)
+
+
+_CLAUSE = re.compile(r"the (\S+) ([\w -]+?) (difference|estimate) (?:is )?within (its rounding \(([\d.e-]+)\)|[\d.e-]+)")
+
+
+@pytest.mark.parametrize("preset", [p for p in presets_for("explorer") if p.key != "kink"], ids=lambda p: p.key)
+def test_each_presets_answer_says_what_its_chart_draws(preset):
+    """issue 37: every curve the answer names is drawn; each "within E" is a bound the chart shows
+    reached (a point of that curve at most E; with "at its best step (h ≈ S)", within a decade of
+    S, since E is the median error over the decade around the best step); "its rounding" is the
+    dtype's unit round-off (numpy's eps / 2); the answer's error kind is the axis's; the regimes
+    the answer names are the bands drawn, one band pair per split curve."""
+    at = _open(url_query(preset))
+    assert not _exceptions(at)
+    (box,) = [c for c in at.main.children.values() if _key(c) == "gl-answer"]
+    text = shown(next(iter(box.children.values())).value)
+    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
+    curves = {(t["meta"]["dtype"], get_scheme(t["meta"]["scheme"]).curve_label): t
+              for t in figure["data"] if t.get("meta", {}).get("kind") == "sweep"}
+    clauses = _CLAUSE.findall(text)
+    assert clauses, text
+    step = re.search(r"At its best step \(h ≈ ([\d.e-]+)\)", text)
+    for dtype, label, _, bound, rounding in clauses:
+        curve = curves[(dtype, label)]  # named, so drawn
+        x, y = _array(curve["x"]), _array(curve["y"])
+        if rounding:
+            assert float(rounding) == float(f"{np.finfo(dtype).eps / 2:.0e}"), (dtype, rounding)
+            continue
+        near = (x >= float(step.group(1)) / 10) & (x <= float(step.group(1)) * 10) if step else np.isfinite(x)
+        assert np.nanmin(y[near]) <= float(bound), (dtype, label, bound, np.nanmin(y[near]))
+    title = next(a["text"] for a in figure["layout"]["annotations"] if a.get("name") == "y-title")
+    assert ("relative error" in text) == title.startswith("relative error"), (text, title)
+    bands = {s["name"] for s in figure["layout"].get("shapes", []) if str(s.get("name", "")).split(" · ")[0] in REGIMES}
+    split = {name.split(" · ")[1] for name in bands}
+    assert (REGIMES[0] in text.lower() and REGIMES[1] in text.lower()) == bool(bands), (text, bands)
+    assert len(bands) == 2 * len(split) and all((d, get_scheme(s).curve_label) in curves
+                                                for d, s in (n.split(" ") for n in split))
