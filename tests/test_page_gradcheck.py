@@ -426,3 +426,88 @@ def test_the_tables_colour_each_state_cell_in_its_state_s_colour_and_nothing_els
     shown_text = pa.ipc.open_stream(proto.styler.display_values).read_all().to_pandas()
     for text in ("name", "kind", "side", column, "note"):
         assert shown_text[text].tolist() == frame[text].tolist(), text
+
+
+# ------------------------------------------------------------- each preset's numbers agree
+
+import json  # noqa: E402
+import re  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from gradlab.numerics.dtypes import facts  # noqa: E402
+from gradlab.teaching.presets import presets_for, url_query  # noqa: E402
+
+_N = r"([\d.]+(?:e[-+]?\d+)?)"
+
+
+def _read(at: AppTest, *kinds: str) -> list[str]:
+    return [shown(e.value) for kind in kinds for e in getattr(at, kind)]
+
+
+def _close(printed: str, value: float, digits: int = 3) -> bool:
+    """``printed`` is ``value`` to ``digits`` significant digits (as a page rounds it)."""
+    return float(printed) == float(f"{value:.{digits - 1}e}") or abs(float(printed) - value) <= abs(value) * 10 ** (1 - digits)
+
+
+_FUNCTION = [p for p in presets_for("gradcheck") if p.values.get("check") == "a function"]
+_LAYERS = [p for p in presets_for("gradcheck") if p.values.get("check") != "a function"]
+
+
+@pytest.mark.parametrize("preset", _FUNCTION, ids=lambda p: p.key)
+def test_each_function_presets_numbers_agree_across_the_screen(preset):
+    """issue 37: the step, machine epsilon, ρ and rtol say the same in the metrics, the diagnosis,
+    the chart and the tolerance line; machine epsilon is numpy's; the count of values agrees with
+    the verdict; "re-estimated ... before they agreed" only where the check's own step did not
+    agree (per_element said it under a passing own step)."""
+    at = _open(url_query(preset))
+    assert not _problems(at)
+    eps = float(preset.values["eps"])
+    # the differences' dtype: float64 where the preset asks for float64 differences
+    dtype = "float64" if preset.values.get("numeric64") else preset.values["dtype"]
+    metrics = {m.label: m.value for m in at.metric}
+    assert _close(metrics[f"machine eps ({dtype})"], float(np.finfo(dtype).eps))
+    assert float(metrics[f"step h ({preset.values['scheme']})"]) == eps
+    samples = int(preset.values["samples"])
+    assert metrics[f"verdict ({samples} pass)"] == "PASS"
+    boxes = _read(at, "success", "warning", "error")
+    answer, diagnosis = boxes[0], boxes[1]
+    if "ρ = h·" in diagnosis:  # a truncation diagnosis speaks of the step, not of ρ
+        rho, times, machine = re.search(rf"ρ = h·\|dL/dx_i\|/\|L\| ≈ {_N} .*?, {_N}× {dtype}'s machine epsilon "
+                                        rf"\({_N}\)", diagnosis).groups()
+        assert _close(rho, float(metrics[next(k for k in metrics if k.startswith("ρ"))]), 2)
+        assert _close(machine, float(np.finfo(dtype).eps)) and _close(times, float(rho) / float(machine), 2)
+    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
+    notes = [a["text"] for a in figure["layout"]["annotations"]]
+    (chart_rtol,) = [re.match(rf"rtol = {_N}", n).group(1) for n in notes if n.startswith("rtol = ")]
+    (tolerance,) = [c for c in _read(at, "caption") if c.startswith("tolerance = atol + rtol")]
+    assert f"rtol = {chart_rtol} " in tolerance, (chart_rtol, tolerance)
+    assert f"this check: eps = {eps:g}" in notes, notes
+    captions = " ".join(_read(at, "caption"))
+    own_step_agrees = "round-off swamps" not in diagnosis and "truncation" not in diagnosis.split(".")[0]
+    assert ("before they agreed" in captions) == (not own_step_agrees and "re-estimated at steps" in captions), captions
+    assert f"{samples} sampled elements" in answer, answer
+
+
+@pytest.mark.parametrize("preset", _LAYERS, ids=lambda p: p.key)
+def test_each_layer_presets_answer_names_what_its_bars_show(preset):
+    """issue 37: the module the answer names is the one failing bar ("every other module passes"),
+    a pass counts the bars it names, and "N times the tolerance apart" is the printed backward and
+    finite difference's distance over the dtype's tolerance atol + rtol·|fd|."""
+    at = _open(url_query(preset))
+    assert not _problems(at)
+    answer = _read(at, "success", "error")[0]
+    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
+    bars = {t["name"]: list(t["y"]) for t in figure["data"]}
+    if "fail" not in bars:
+        checks, modules = re.search(r"(\d+) checks of (\d+) modules pass", answer).groups()
+        assert len(bars["pass"]) == int(checks), (bars, answer)
+        return
+    index, name = re.search(r"Module (\d+) \((\w+),", answer).groups()
+    assert "every other module passes" in answer
+    assert {str(label).split(" · ")[0] for label in bars["fail"]} == {f"{index} {name}"}, bars["fail"]
+    backward, fd, apart = re.search(rf"its backward gives {_N} where the finite difference gives {_N} ± \S+: "
+                                    r"([\d,]+) times the tolerance apart", answer).groups()
+    row = facts(preset.values["dtype"])
+    ratio = abs(float(backward) - float(fd)) / (row.atol + row.rtol * abs(float(fd)))
+    assert abs(ratio / float(apart.replace(",", "")) - 1) < 0.02, (ratio, apart)  # 3 printed digits each

@@ -168,9 +168,13 @@ def verdict_words(p: NumericProblem, verdict: str, counts: dict[str, int], diagn
     checked = sum(counts.values())
     where = f"{p.scheme.name} differences, h = {p.step:.3g}"
     if verdict == "pass" or worst is None:
-        again = (f" {refined} of them were re-estimated at steps chosen from their own error "
-                 "model (or in float64) before they agreed; at the check's own step: "
-                 f"{diagnosis.headline[0].lower()}{diagnosis.headline[1:]}" if refined else "")
+        own = f"{diagnosis.headline[0].lower()}{diagnosis.headline[1:]}"
+        # re-estimated values that agreed at the check's own step too were confirmed, not rescued
+        again = ("" if not refined else
+                 f" {refined} of them were also re-estimated at steps chosen from their own error model "
+                 "(or in float64) and agree there as at the check's own step." if diagnosis.kind == "ok" else
+                 f" {refined} of them were re-estimated at steps chosen from their own error "
+                 f"model (or in float64) before they agreed; at the check's own step: {own}")
         return (f"Gradient check passed: {checked} of {checked} values within the tolerance.",
                 f"{'Autograd and the finite differences agree' if refined else diagnosis.headline}"
                 f" ({checked} values, {where}).{again}", "")
