@@ -17,7 +17,7 @@ from gradlab.sweep.engine import EMULATION_NOTE, SweepSettings, run_sweep
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.precision_table import precision_table
 from gradlab.answers.sweep import theory_words, percent, sweep_answer
-from gradlab.teaching.explorer_defaults import CUSTOM
+from gradlab.teaching.catalogue import CATALOGUE
 from gradlab.teaching.presets import preset
 
 P = preset("explorer", "fp8").values
@@ -26,8 +26,8 @@ FP8 = ("float8_e4m3fn", "float8_e5m2")
 
 @pytest.fixture(scope="module")
 def sweep():
-    assert P["fn"] == CUSTOM and P["expr"] == "sin(x)" and P["x"] == 1.0
-    return run_sweep(SweepSettings(P["expr"], P["x"], P["dtypes"], P["schemes"], *P["eps_range"]))
+    assert CATALOGUE[P["fn"]].expression == "sin(x)" and P["x"] == 1.0
+    return run_sweep(SweepSettings("sin(x)", P["x"], P["dtypes"], P["schemes"], *P["eps_range"]))
 
 
 def _grid(name: str) -> np.ndarray:

@@ -156,8 +156,8 @@ def _at_most(value: float) -> str:
     return short_number(bound) if bound < 1 else f"{bound:g}"  # 100 % or more off: "10", not "1e+01"
 
 
-def _best_clauses(result: SweepResult) -> list[str]:
-    """(step, 'the float32 central difference', 'within 3e-6') for each dtype's best scheme."""
+def _best_clauses(result: SweepResult) -> list[tuple[str, str, str, str]]:
+    """(step, 'float32', 'central difference', 'within 3e-6') for each dtype's best scheme."""
     clauses = []
     rows = result.best_rows
     for dtype in dict.fromkeys(r["dtype"] for r in rows):  # in the table's order
@@ -172,7 +172,7 @@ def _best_clauses(result: SweepResult) -> list[str]:
                                  reference.d1 if reference is not None and reference.defined else None)
         if facts(dtype).emulated and math.isfinite(row["predicted_eps"]):
             error = _emulated_error(result, row)
-        clauses.append((f"h ≈ {short_number(row['robust_eps'])}", f"the {dtype} {name} {kind}", error))
+        clauses.append((f"h ≈ {short_number(row['robust_eps'])}", dtype, f"{name} {kind}", error))
     return clauses
 
 
@@ -206,13 +206,18 @@ def sweep_answer(result: SweepResult) -> Note:
         return Note.warning("No finite difference gave a finite estimate at these steps; "
                             + (autograd + "." if autograd else "try a wider step range."))
     if len(clauses) == 1:
-        step, who, error = clauses[0]
+        step, dtype, what, error = clauses[0]
         of = " of the exact derivative" if error != "exact" else ""
-        text = f"At its best step ({step}) {who} is {error}{of} (relative error)"
+        text = f"At its best step ({step}) the {dtype} {what} is {error}{of} (relative error)"
+    elif len({what for _, _, what, _ in clauses}) == 1 and all(e.startswith("within") for *_, e in clauses):
+        # one scheme for every dtype: named once (a line shorter: the chart keeps its height)
+        said = [f"{e} in {d}" for _, d, _, e in clauses]
+        text = (f"At their best steps the {clauses[0][2]} is " + ", ".join(said[:-1]) + f" and {said[-1]}"
+                + " (relative error against the exact derivative)")
     else:
-        (_, who, error), rest = clauses[0], clauses[1:]
-        text = (f"At their best steps {who} is {error}, "
-                + ", ".join(f"{w} {e}" for _, w, e in rest)
+        (_, dtype, what, error), rest = clauses[0], clauses[1:]
+        text = (f"At their best steps the {dtype} {what} is {error}, "
+                + ", ".join(f"the {d} {w} {e}" for _, d, w, e in rest)
                 + " (relative error against the exact derivative)")
     regimes = regime_sentence(result)  # the chart's two sides, named as its bands name them
     return Note.info(text + (f"; {autograd}." if autograd else ".") + (f" {regimes}" if regimes else ""))

@@ -94,10 +94,15 @@ PRESENTED_MIN_FONT = 24  # the presented page's body text (html 24 px): a chart 
 #: The page's body text (.streamlit/config.toml baseFontSize): no chart text a reader needs is smaller.
 BODY_TEXT_PX = 17
 #: Annotations whose size is their band's (gradlab.figures.sweep_marks.shading: a curve's name inside
-#: its regime band, 15 px tall at 1280x720, six of them under an 8-bit preset): grown, they overlapped.
+#: its regime band, the body text's 17 px, six of them under an 8-bit preset, every other one at the
+#: plot's left edge): grown in presentation beyond three bands, they overlapped.
 BAND_SIZED = frozenset({"regime"})
-#: Up to this many bands, a presented chart's band names grow with its text (its bands are ~25 px tall).
+#: Up to this many bands, a presented chart's band names grow with its text (its bands are ~25 px tall);
+#: with more, a presented chart is short (its answer is large) and six bands ~10 px tall each hold
+#: names this large at most (every other one at the plot's edge): the h* marks carry each dtype's
+#: colour, and pointing at a band lights its curve (gradlab.ui.regime_links).
 PRESENTED_LABELLED_BANDS = 3
+PRESENTED_CROWDED_BAND_FONT = 12
 #: Plotly draws a log axis's power-format tick label ("10" and its exponent) this many times its tick
 #: font (measured in Chromium: a 14 px tick font draws 17.5 px labels).
 POWER_TICK_SCALE = 1.25
@@ -164,9 +169,13 @@ def for_presentation(spec: dict, base_size: float = FONT_SIZE) -> dict:
 
     out = _with_fonts(spec, grown, sliders=True, axis_room=axis_room)
     bands = [a for a in out["layout"].get("annotations", ()) if a.get("name") in BAND_SIZED]
-    if len(bands) <= PRESENTED_LABELLED_BANDS:  # a few bands are tall enough for larger names
+    if len(bands) > PRESENTED_LABELLED_BANDS:  # many thin bands: names as small as fit, never overlapping
         for a in bands:
-            a["font"] = {**a.get("font", {}), "size": round(PRESENTED_FONT_SCALE * (a.get("font", {}).get("size") or base), 1)}
+            a["font"] = {**a.get("font", {}), "size": PRESENTED_CROWDED_BAND_FONT}
+    else:  # a few bands are tall enough for larger names
+        for a in bands:
+            a["font"] = {**a.get("font", {}),
+                         "size": max(PRESENTED_MIN_FONT, round(PRESENTED_FONT_SCALE * (a.get("font", {}).get("size") or base), 1))}
     if _legend_entries(out["data"]) > PRESENTED_LEGEND_ROWS:
         out["layout"]["legend"].update(orientation="v", x=1.01, xanchor="left", y=1, yanchor="top", yref="paper")
     return out

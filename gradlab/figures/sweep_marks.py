@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from gradlab.figures.layout import BODY_TEXT_PX
 from gradlab.figures.spec import LOG_AXIS, FigureSpec
 from gradlab.figures.style import (
     AXIS_TITLE_SIZE,
@@ -106,7 +107,7 @@ def shading(fig: FigureSpec, bands: Sequence[tuple[str, str, float]], x_range) -
                            xanchor=anchor, xshift=shift,
                            yanchor="middle", showarrow=False,
                            text=f"{dtype} {get_scheme(scheme).curve_label}",
-                           font={"size": FONT_SIZE - 3 if height >= _BAND else FONT_SIZE - 5},
+                           font={"size": BODY_TEXT_PX},  # the body text: read from the back row too
                            name="regime")
         fig.add_shape(type="line", x0=h_star, x1=h_star, y0=y0, y1=y1, xref="x", yref="y domain",
                       line={"color": dtype_colour(dtype), "width": 3}, name="h*")

@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import Callable
 
 from gradlab.figures.spec import FigureSpec
-from gradlab.figures.style import FONT_SIZE, GUIDE
+from gradlab.figures.layout import BODY_TEXT_PX
+from gradlab.figures.style import GUIDE
 
 __all__ = ["PLAY_EVERY", "PLAY_MS", "PLAY_PREFIX", "add_play", "play_frames", "played"]
 
@@ -23,6 +24,9 @@ __all__ = ["PLAY_EVERY", "PLAY_MS", "PLAY_PREFIX", "add_play", "play_frames", "p
 PLAY_EVERY, PLAY_MS = 2, 90
 PLAY_PREFIX = "play "
 PLAY_ROOM = 40  # px left of the slider's rail for the Play button
+#: The button's font: its "▶" draws at about half its font's size, so this one makes a glyph as
+#: tall as the body text's capitals (at the body text's 17 px it drew 8 px wide).
+PLAY_GLYPH_PX = round(1.4 * BODY_TEXT_PX)
 _COLOURS = {"bgcolor": "rgba(31, 95, 191, 0.12)", "bordercolor": GUIDE, "borderwidth": 1}
 
 
@@ -68,7 +72,7 @@ def add_play(fig: FigureSpec, stops: list[float], label: Callable[[float], str],
     fig.layout["sliders"][0]["pad"] = {**fig.layout["sliders"][0].get("pad", {}), "l": PLAY_ROOM}
     fig.update_layout(updatemenus=[{
         "type": "buttons", "showactive": False, "x": 0, "xanchor": "left", "y": 0, "yanchor": "top",
-        "pad": {"t": rail_top + 20, "b": 0, "r": 0, "l": 0}, "font": {"size": FONT_SIZE - 2}, **_COLOURS,
+        "pad": {"t": rail_top + 20, "b": 0, "r": 0, "l": 0}, "font": {"size": PLAY_GLYPH_PX}, **_COLOURS,
         "buttons": [{"label": "▶", "method": "animate",
                      "args": [[f["name"] for f in frames],
                               {"mode": "immediate", "fromcurrent": False, "transition": {"duration": 0},
