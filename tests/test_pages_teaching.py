@@ -271,3 +271,52 @@ def test_each_network_presets_best_steps_read_the_same_in_the_chart_and_the_word
     assert star == f"best in this sweep: h = {best}", (star, words)
     marks = [a["text"] for a in chart["layout"].get("annotations", []) if "h*" in a.get("text", "")]
     assert marks == ([f"theory's h* ≈ {theory}"] if theory else []), (marks, words)
+
+
+def _vectors(text: str) -> dict[str, list[float]]:
+    """Every "x.grad = [..]" a text prints, by tensor name: {"a": [0.3, 3, 0.0003], ...}."""
+    import re
+
+    return {name: [float(v) for v in values.split(", ")]
+            for name, values in re.findall(r"\b(\w)\.grad = \[([^\]]+)\]", text)}
+
+
+def _figure_values(trace) -> list[float]:
+    import base64
+
+    import numpy as np
+
+    data = trace["x"]
+    if isinstance(data, dict):
+        return np.frombuffer(base64.b64decode(data["bdata"]), dtype=data["dtype"]).tolist()
+    return [float(v) for v in data if v is not None]
+
+
+@pytest.mark.parametrize("key", [p.key for p in presets_for("backward")])
+def test_each_backward_presets_answer_chart_and_steps_print_the_same_grads(key):
+    """issue 37: the .grad vectors the answer prints are the chart's ".grad from y.backward(v)" bars
+    (each tensor's three, in order) to the digits printed, and v times the chart's v = 1 bars; after
+    the preset's steps, the answer's a.grad is the last step section 2 printed, and one backward's
+    times the backwards that ran (2 for "backward twice")."""
+    import json
+
+    (p,) = [q for q in presets_for("backward") if q.key == key]
+    at = _open("pages/backward.py", url_query(p))
+    assert not at.exception
+    said = _vectors(_answer_text(at))
+    assert said, _answer_text(at)
+    chart = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
+                 if any(t.get("name") == ".grad from y.backward(v)" for t in json.loads(c.proto.spec)["data"]))
+    bars = {t["name"]: _figure_values(t) for t in chart["data"]}
+    one = dict(zip("abc", (bars[".grad from y.backward(v)"][i:i + 3] for i in (0, 3, 6))))
+    unit = dict(zip("abc", (bars["∂yᵢ/∂inputᵢ (v = 1)"][i:i + 3] for i in (0, 3, 6))))
+    v = [float(x) for x in at.text_input(key="v").value.split(",")]
+    runs = 1
+    if at.text_input(key="steps").value:  # section 2's steps: the answer is what they leave
+        printed = _vectors(_section_two_grads(at)[-1])
+        assert said["a"] == printed["a"], (said, printed)
+        runs = round(said["a"][1] / one["a"][1])
+        assert runs == 2 and "2 × one backward's" in _answer_text(at)
+    for name, values in said.items():
+        assert values == pytest.approx([runs * g for g in one[name]], rel=5e-4), (name, values, one[name])
+        assert one[name] == pytest.approx([vi * d for vi, d in zip(v, unit[name])], rel=1e-6)
