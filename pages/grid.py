@@ -181,7 +181,7 @@ def _numbers(r: GridDifference) -> list[str]:
         f"(asked: h = {r.settings.h:g})\n"
         f"- shared: {p.shared_digits} decimal digit{'s' if p.shared_digits != 1 else ''}, "
         f"{r.shared_bits} of {r.precision_bits} bits; "
-        f"the difference keeps **{r.kept_bits} significant bits**\n"
+        f"the difference keeps **{r.kept_bits} significant bit{'s' if r.kept_bits != 1 else ''}**\n"
         f"- secant (f(x+h) − f(x)) / step: **{r.secant:.6g}**; tangent f′(x): **{r.tangent:.6g}**\n"
         f"- the secant can only be a multiple of ulp(f)/step = **{r.quantum:.4g}**")
     return rows

@@ -220,3 +220,50 @@ def test_a_new_step_reuses_the_views_frames(monkeypatch):
     # float16 at 1.3125: ulp 2^-10; 2e-3 is 2.05 ulps, so x + h lands 2 ulps above x
     assert "2 ulps above x" in shown(at.info[0].value)
     assert calls == ["grid"]  # one engine call, for the view
+
+
+# ------------------------------------------------------------- each preset's numbers agree
+
+import json  # noqa: E402
+import re  # noqa: E402
+
+_N = r"(\d+(?:\.\d+)?(?:e[-+]?\d+)?)"
+
+
+def _to_digits(printed: str, value: float) -> bool:
+    """``printed`` is ``value`` to the significant digits it shows."""
+    digits = len(re.sub(r"^0\.0*|\.|e.*$", "", printed.lstrip("0.")) or "0")
+    return float(printed) == float(f"{value:.{max(digits, 1) - 1}e}")
+
+
+@pytest.mark.parametrize("preset", presets_for("grid"), ids=lambda p: p.key)
+def test_each_presets_answer_facts_and_chart_say_the_same_numbers(preset):
+    """issue 37: the answer, the list of facts under the bits and the chart's step readout say the
+    same step taken, ulps, bits and slopes, each against numpy: the step taken is dtype(x + h) − x,
+    its ulps that over numpy's spacing at x."""
+    at = _open(url_query(preset))
+    assert not at.exception
+    v = preset.values
+    dtype = {"float8_e4m3fn": None}.get(v["dtype"], v["dtype"])
+    answer = shown(at.info[0].value)
+    (facts,) = [shown(m.value).replace("**", "") for m in at.markdown if shown(m.value).startswith("- step taken")]
+    if "no step" in answer or dtype is None:  # nothing moves (or an 8-bit grid numpy cannot hold)
+        return
+    x = np.array(v["x"], dtype=dtype)
+    taken = float(np.array(x + np.array(v["h"], dtype=dtype), dtype=dtype)) - float(x)
+    ulps = round(taken / float(np.spacing(x)))
+    n, step = re.search(rf"x \+ h is ([\d,]+) ulps? above x: the step taken is {_N}", answer).groups()
+    assert int(n.replace(",", "")) == ulps and _to_digits(step, taken), (answer, taken)
+    exact_step, listed = re.search(rf"step taken \(x\+h\) − x: {_N} = ([\d,]+) ulps? of x", facts).groups()
+    assert float(exact_step) == taken and int(listed.replace(",", "")) == ulps, facts
+    agree, bits, kept, quantum, slope, tangent = re.search(
+        rf"agree in their first (\d+) of (\d+) binary digits; their difference keeps (\d+) binary digits? .*?"
+        rf"a multiple of {_N}: here {_N}, where the tangent's slope is {_N}", answer).groups()
+    assert f"{agree} of {bits} bits" in facts and f"keeps {kept} significant bit{'s' if kept != '1' else ''}\n" in facts
+    secant, d1, q = re.search(rf"secant \(f\(x\+h\) − f\(x\)\) / step: {_N}; tangent f′\(x\): {_N}\n- .*? = {_N}",
+                              facts).groups()
+    assert _to_digits(slope, float(secant)) and _to_digits(tangent, float(d1)) and _to_digits(quantum, float(q))
+    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
+    slider = figure["layout"]["sliders"][0]
+    label = slider["steps"][slider["active"]]["label"]
+    assert label == f"{v['h']:.0e}: step taken {step}, slope {slope}", (label, answer)
