@@ -111,7 +111,7 @@ _SCHEME_HELP = ("Central: (f(x+h) − f(x−h))/2h, error ∝ h². Forward: (f(x
 _CHIPS_CSS = """<style>
 /* a third dtype chip wraps the box to a second row (its chips wrap so every one shows): one row less chart */
 body:has(.st-key-dtypes [data-tag-index="2"]) [data-testid="stMain"] div.st-key-gl-main-chart.st-key-gl-main-chart {
-  height: clamp(300px, calc(100vh - 385px), 600px) !important; }
+  height: clamp(300px, calc(100vh - 377px), 600px) !important; }
 @media (max-width: 640px) {
   [data-testid="stMain"] :is(.st-key-dtypes, .st-key-schemes) { flex: 1 1 100% !important; width: 100% !important; } }
 </style>"""
