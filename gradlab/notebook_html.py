@@ -19,13 +19,32 @@ first output was cleared) says so and names :func:`reset_plotlyjs`.
 from __future__ import annotations
 
 import html
-from typing import Sequence
+from typing import TYPE_CHECKING, Callable, Sequence, TypeVar
 
 import pandas as pd
-import plotly.graph_objects as go
-import plotly.io as pio
 
-__all__ = ["MAX_TABLE_ROWS", "result_html", "figure_div", "table_html", "reset_plotlyjs"]
+from gradlab.errors import GradLabError
+
+if TYPE_CHECKING:  # Plotly is the web lab's: the checker installs without it (NO_PLOTLY)
+    import plotly.graph_objects as go
+
+__all__ = ["MAX_TABLE_ROWS", "NO_PLOTLY", "result_html", "figure_div", "table_html", "reset_plotlyjs", "plotted"]
+
+#: Said where a figure would be when Plotly is not installed: ``pip install gradlab`` installs the
+#: checker (torch, numpy, pandas, sympy, mpmath); ``gradlab[app]`` adds the web lab and its figures.
+NO_PLOTLY = "Its figure needs Plotly, which the web lab installs: pip install \"gradlab[app]\"."
+
+_T = TypeVar("_T")
+
+
+def plotted(build: Callable[[], _T]) -> _T:
+    """``build()``, a figure; without Plotly installed a :class:`GradLabError` saying how to get it."""
+    try:
+        return build()
+    except ModuleNotFoundError as err:
+        if (err.name or "").split(".")[0] != "plotly":
+            raise
+        raise GradLabError(NO_PLOTLY) from err
 
 #: Rows a notebook table shows; a full check has thousands (the caller picks which).
 MAX_TABLE_ROWS = 20
@@ -46,6 +65,7 @@ _NO_PLOTLYJS = (
 def reset_plotlyjs() -> None:
     """Make the next figure carry plotly.js again (after the output that carried it was cleared).
 
+    >>> import plotly.graph_objects as go
     >>> reset_plotlyjs(); "plotly.js v" in figure_div(go.Figure()), "plotly.js v" in figure_div(go.Figure())
     (True, False)
     """
@@ -55,6 +75,8 @@ def reset_plotlyjs() -> None:
 def figure_div(fig: go.Figure) -> str:
     """The figure as an HTML fragment (a ``plotly-graph-div`` and the script that draws it); the
     process's first also carries the installed plotly.js, inline (see the module docstring)."""
+    import plotly.io as pio
+
     first = not _PLOTLYJS["embedded"]
     html = pio.to_html(fig, full_html=False, include_plotlyjs=first, validate=False)
     _PLOTLYJS["embedded"] = True
@@ -67,9 +89,15 @@ def table_html(table: pd.DataFrame, note: str = "") -> str:
     return body + (f"<p><small>{html.escape(note)}</small></p>" if note else "")
 
 
-def result_html(title: str, lines: Sequence[str], table: pd.DataFrame, fig: go.Figure,
+def result_html(title: str, lines: Sequence[str], table: pd.DataFrame, fig: Callable[[], go.Figure],
                 table_note: str = "") -> str:
-    """Title, lines of text, table and figure: one ``<div>`` a notebook shows as the result."""
+    """Title, lines of text, table and figure: one ``<div>`` a notebook shows as the result.
+    ``fig`` builds the figure (a figure itself will do); without Plotly installed the block says
+    :data:`NO_PLOTLY` where the figure would be, and shows the rest."""
     text = "".join(f"<p>{html.escape(line)}</p>" for line in lines if line)
+    try:
+        drawn = figure_div(plotted(fig if callable(fig) else lambda: fig))
+    except GradLabError:
+        drawn = f"<p><small>{html.escape(NO_PLOTLY)}</small></p>"
     return (f'<div class="gradlab-result"><h4>{html.escape(title)}</h4>{text}'
-            f"{table_html(table, table_note)}{figure_div(fig)}</div>")
+            f"{table_html(table, table_note)}{drawn}</div>")

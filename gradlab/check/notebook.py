@@ -23,13 +23,11 @@ import pandas as pd
 import torch  # noqa: F401 - the doctest
 
 from gradlab.check.columns import own_rows
-from gradlab.figures.check import error_heatmap
-from gradlab.figures.check_values import value_errors_figure
-from gradlab.figures.spec import FigureOrSpec
-from gradlab.notebook_html import MAX_TABLE_ROWS, result_html
+from gradlab.notebook_html import MAX_TABLE_ROWS, plotted, result_html
 
 if TYPE_CHECKING:  # a type name only: CheckResult's own methods call this module, which runs one way
     from gradlab.check.results import CheckResult
+    from gradlab.figures.spec import FigureOrSpec
 
 __all__ = ["check_figure", "check_table", "check_html"]
 
@@ -39,10 +37,16 @@ _COLUMNS = ("element", "state", "ok", "autograd", "numeric", "abs_error", "toler
 
 def check_figure(result: CheckResult) -> FigureOrSpec:
     """The heatmap of a full check with a 2-D layout, else |difference| per checked value (the
-    check's own: a failing direction's elements, rows of the table after them, are not drawn)."""
-    if result.error_map is not None:
-        return error_heatmap(result.error_map)
-    return value_errors_figure(result.table.head(len(own_rows(result.columns))))
+    check's own: a failing direction's elements, rows of the table after them, are not drawn).
+    Plotly is imported here, when a figure is drawn: the checker runs without it."""
+    def build() -> FigureOrSpec:
+        from gradlab.figures.check import error_heatmap
+        from gradlab.figures.check_values import value_errors_figure
+
+        if result.error_map is not None:
+            return error_heatmap(result.error_map)
+        return value_errors_figure(result.table.head(len(own_rows(result.columns))))
+    return plotted(build)
 
 
 def check_table(result: CheckResult, rows: int = MAX_TABLE_ROWS) -> pd.DataFrame:
@@ -67,4 +71,4 @@ def check_html(result: CheckResult) -> str:
     table = check_table(result)
     note = (f"The {len(table)} values furthest over their tolerance, of {len(result.table)}."
             if len(table) < len(result.table) else "")
-    return result_html(s.headline, [s.text, settings], table, check_figure(result), note)
+    return result_html(s.headline, [s.text, settings], table, lambda: check_figure(result), note)

@@ -241,15 +241,19 @@ class LayersResult:
 
     def figure(self):
         """One bar per check, coloured by its state: how far over its tolerance the difference is."""
-        from gradlab.figures.layers import layers_figure
+        from gradlab.notebook_html import plotted
 
-        return layers_figure(self)
+        def build():
+            from gradlab.figures.layers import layers_figure  # plotly: only when a figure is drawn
+
+            return layers_figure(self)
+        return plotted(build)
 
     def _repr_html_(self) -> str:
         from gradlab.notebook_html import result_html
 
         return result_html(f"Layer-by-layer gradient check of {self.model}", [self.answer], self.table,
-                           self.figure(), "One row per module and side checked, in forward order.")
+                           self.figure, "One row per module and side checked, in forward order.")
 
 
 def _why(row: LayerRow) -> str:

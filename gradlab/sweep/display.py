@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gradlab.figures.spec import FigureOrSpec
-from gradlab.notebook_html import result_html
+from gradlab.notebook_html import plotted, result_html
 
 if TYPE_CHECKING:
+    from gradlab.figures.spec import FigureOrSpec  # Plotly's: imported only when a figure is drawn
     from gradlab.sweep.engine import SweepResult
 
 __all__ = ["sweep_figure", "sweep_html"]
@@ -27,9 +27,11 @@ __all__ = ["sweep_figure", "sweep_html"]
 
 def sweep_figure(result: SweepResult) -> FigureOrSpec:
     """The error-vs-eps figure of the Explorer (relative error, theory and best steps)."""
-    from gradlab.figures.sweep import error_vs_eps_figure  # plotly: only when a figure is drawn
+    def build() -> FigureOrSpec:
+        from gradlab.figures.sweep import error_vs_eps_figure  # plotly: only when a figure is drawn
 
-    return error_vs_eps_figure(result)
+        return error_vs_eps_figure(result)
+    return plotted(build)
 
 
 def sweep_html(result: SweepResult) -> str:
@@ -38,5 +40,5 @@ def sweep_html(result: SweepResult) -> str:
     exact = f"f'({s.x:g}) = {float(ref.d1):.17g} (exact)" if ref.defined and ref.d1 is not None else ""
     lines = [f"f'(x) = {result.derivative_text}", exact, *(f"{n.level}: {n.text}" for n in result.notes)]
     return result_html(f"Finite differences of {s.expression} at x = {s.x:g}", lines, result.best,
-                       sweep_figure(result), "Best step per dtype and scheme: observed on the sweep, "
+                       lambda: sweep_figure(result), "Best step per dtype and scheme: observed on the sweep, "
                        "and predicted by the error model.")

@@ -62,13 +62,18 @@ def no_reference_note(reference: Reference) -> Note:
 
 
 def zero_step_notes(steps: np.ndarray, xr: float, dtype: str) -> list[Note]:
-    """Steps below half the spacing of numbers at x: x + h rounds back to x, nothing is measured."""
+    """Steps below half the spacing of numbers at x: x + h rounds back to x, nothing is measured.
+
+    >>> [n.text.split(" (")[0] for n in zero_step_notes(np.array([0.0, 1e-8]), 1.0, "float64")]
+    ['float64: 1 of the 2 steps is too small to move x = 1']
+    """
     zero = int(np.sum(steps == 0))
     if not zero:
         return []
-    return [Note.info(f"{dtype}: {zero} of the {len(steps)} steps are too small to move x = {xr:.6g} "
-                      "(x + h rounds back to x), so the step taken is 0 and those estimates carry "
-                      "no information.")]
+    one = zero == 1
+    return [Note.info(f"{dtype}: {zero} of the {len(steps)} steps {'is' if one else 'are'} too small to move "
+                      f"x = {xr:.6g} (x + h rounds back to x), so the step taken is 0 and "
+                      f"{'that estimate carries' if one else 'those estimates carry'} no information.")]
 
 
 def gap_notes(tables: list[dict]) -> list[Note]:
