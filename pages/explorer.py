@@ -44,7 +44,7 @@ from gradlab.ui.bound_widgets import (bound_number, bound_radio, bound_select_sl
                                       bound_text, bound_toggle)
 from gradlab.ui.controls import dtype_help, dtype_multiselect, eps_range_input, scheme_multiselect
 from gradlab.ui.figures import cached_figure, replayed_chart
-from gradlab.ui.messages import show_error, stop_with_error
+from gradlab.ui.messages import show_answer, show_error, stop_with_error
 from gradlab.ui.regime_links import regime_linked, regime_links
 from gradlab.ui.page_chrome import answer_box, details, main_chart_box, quiz_box, start_page
 from gradlab.ui.presentation import is_presenting
@@ -189,12 +189,11 @@ def _validated(settings: SweepSettings) -> SweepSettings:
 
 
 def _answer(result: SweepResult) -> None:
-    note = sweep_answer(result)
     with answer_box():
-        show = st.warning if note.is_warning else st.info
         # ulp, the answer's unit, defined where it first appears: on hover (a line of its own cost
         # the chart the height its step slider takes on a 1280x720 first screen)
-        show(regime_linked(linked(markdown_literal(note.text), "ulp")), icon=":material/lightbulb:")
+        show_answer(sweep_answer(result), icon=":material/lightbulb:",
+                    links=lambda sentence: regime_linked(linked(sentence, "ulp")))
 
 
 #: The main chart's box fills the first screen below the controls and the answer (so all of

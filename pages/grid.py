@@ -18,7 +18,6 @@ from gradlab.labs.grid.frames import GRID_STEP_RANGE, GridFrames, grid_steps, se
 from gradlab.labs.grid.story import grid_answer, printed_values, ulps_of_x
 from gradlab.labs.grid.representable import GridDifference, GridSettings
 from gradlab.limits import LIMITS
-from gradlab.literal_text import markdown_literal
 from gradlab.numerics.dtypes import ALL_DTYPE_NAMES, facts
 from gradlab.numerics.expressions import parse
 from gradlab.numerics.precision_table import CENTRAL_THEORY, COLUMNS, precision_table
@@ -32,7 +31,7 @@ from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
 from gradlab.ui.controls import eps_input
 from gradlab.ui.figures import cached_figure, replayed_chart, show_figure
 from gradlab.ui.worker_calls import heavy
-from gradlab.ui.messages import stop_with_error
+from gradlab.ui.messages import show_answer, stop_with_error
 from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page, title_row
 from gradlab.ui.presentation import is_presenting
 from gradlab.ui.presets import presets_popover
@@ -239,7 +238,7 @@ except Exception as err:  # noqa: BLE001 - every failure becomes a message
 with answer_box():
     # ulp, the answer's and the chart's unit, defined where the answer first says it (on hover;
     # the link goes to the Definitions below)
-    st.info(linked(markdown_literal(grid_answer(result)), "ulp", "#definitions"), icon=":material/lightbulb:")
+    show_answer(grid_answer(result), icon=":material/lightbulb:", links=lambda sentence: linked(sentence, "ulp", "#definitions"))
 with main_chart_box():
     if not is_presenting():  # presentation mode sizes the box itself
         st.html(_CHART_BOX_CSS)

@@ -37,7 +37,7 @@ from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
 from gradlab.ui.cache_keys import page_cache_data, page_cache_resource, settings_key
 from gradlab.ui.controls import dtype_selectbox
 from gradlab.ui.figures import PreparedFigure, replayed_chart, show_figure
-from gradlab.ui.messages import stop_with_error
+from gradlab.ui.messages import show_answer, stop_with_error
 from gradlab.ui.presets import matching_preset, presets_popover
 
 start_page("roundoff")
@@ -126,10 +126,8 @@ def _controls() -> RoundoffSettings:
 
 def _answer(result: RoundoffResult) -> None:
     """The one sentence answering the page's question (from the engine), and what an ulp is."""
-    note = answer(result)
     with answer_box():
-        show = st.warning if note.is_warning else st.success
-        show(markdown_literal(note.text), icon=":material/balance:")
+        show_answer(answer(result), icon=":material/balance:")
         st.caption(term("ulp"))  # our own words: its link to the grid stays a link
 
 

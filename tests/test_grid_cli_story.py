@@ -69,7 +69,7 @@ def test_fp8_difference_rounds_like_torchs_casts(name):
 def test_e4m3_one_plus_a_tenth_is_one_and_an_eighth():
     r = grid_difference(GridSettings("float8_e4m3fn", 1.0, 0.1, "sin(x)"))
     assert r.x_plus_h.value == 1.125 and steps_in_ulps(r) == 1  # e4m3: 3 fraction bits, ulp(1) = 1/8
-    assert "0.125, not 0.1" in grid_answer(r)
+    assert "0.125, not 0.1" in grid_answer(r).text
 
 
 def test_printed_values_share_the_prefix_of_their_text():
@@ -83,7 +83,7 @@ def test_printed_values_share_the_prefix_of_their_text():
 def test_no_step_sentence_and_nan_secant():
     r = grid_difference(GridSettings("float32", 1.0, 1e-8, "sin(x)"))  # 1e-8 < ulp(1)/2 = 5.96e-8
     assert r.step_taken == 0 and math.isnan(r.secant)
-    assert grid_answer(r).startswith("x + h rounds back to x in float32")
+    assert grid_answer(r).text.startswith("x + h rounds back to x in float32")
 
 
 def test_secant_series_takes_few_values_near_one_ulp():
@@ -108,10 +108,10 @@ def test_the_step_in_ulps_of_x_is_a_multiple_of_ulp_x_not_a_count_of_grid_number
     r = grid_difference(GridSettings("float32", 0.75, 0.5, "sin(x)"))
     spacing = float(np.spacing(np.float32(0.75)))  # 2**-24 in the binade [0.5, 1)
     assert r.step_taken == 0.5 and steps_in_ulps(r) == 0.5 / spacing == 2 ** 23
-    assert "8,388,608 ulps above x" in grid_answer(r)
+    assert "8,388,608 ulps above x" in grid_answer(r).text
     # the float32 numbers from 0.75 to 1.25 are fewer: 2**-23 apart above 1
     between = int(np.float32(1.25).view(np.int32)) - int(np.float32(0.75).view(np.int32))
-    assert between == 6_291_456 and f"{between:,}" not in grid_answer(r)
+    assert between == 6_291_456 and f"{between:,}" not in grid_answer(r).text
 
 
 def test_cli_x_zero_float64_is_a_result(capsys):
@@ -155,7 +155,7 @@ def test_the_sliders_step_taken_reads_as_the_answers(preset):
     # read back as the step the dtype takes, (x + h) - x.
     v = preset.values
     r = grid_difference(GridSettings(v["dtype"], v["x"], v["h"], "sin(x)"))
-    answer, label = grid_answer(r), _readout(r)
+    answer, label = grid_answer(r).text, _readout(r)
     if not r.step_taken:
         assert "no step" in answer and "no step" in label
         return

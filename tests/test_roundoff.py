@@ -315,7 +315,7 @@ def test_answer_for_the_question_gives_the_worst_error_of_either_formula_rounded
     worst = max(_worst_ulps(autograd, exact), _worst_ulps(quotient, exact))
     assert 1.0 < worst <= 2.5  # the error analysis: at most 2.5 ulp (autograd) and 1.5 ulp (-1/x**2)
     note = answer(compare(s))
-    assert note.level == "info"
+    assert note.level == "success"  # nothing is wrong: the good news box
     assert note.text == (f"Both are within {math.ceil(worst * 10) / 10:g} ulp of the exact value at all "
                          f"3,000 points: neither is wrong.")
 
@@ -336,4 +336,4 @@ def test_answer_says_log_of_one_plus_tiny_x_loses_all_seven_digits_of_float32():
 
 def test_answer_for_bit_equal_formulas_calls_them_one_computation():
     note = answer(compare(RoundoffSettings("autograd", "-(1/x)*(1/x)", samples=500)))
-    assert note.level == "info" and "same bits at all 500 points" in note.text
+    assert note.level == "success" and "same bits at all 500 points" in note.text

@@ -5,10 +5,11 @@ One module per page: :mod:`~gradlab.answers.sweep` (Explorer), :mod:`~gradlab.an
 (Summed loss), :mod:`~gradlab.answers.roundoff` (Round-off). The Grid page's sentence is
 :func:`gradlab.labs.grid.story.grid_answer`, part of the story it tells.
 
-An answer is a level and a text, built from a result's numbers, never from prose: an
-:class:`Answer` (``success``, ``info``, ``warning`` or ``error``), or for the Explorer and the
-Round-off page the engine's own :class:`gradlab.notes.Note` (``info`` or ``warning``). Pages
-show either through one level -> message box map, :data:`gradlab.ui.messages.ANSWER_BOXES`.
+An answer is a level and a text, built from a result's numbers, never from prose: one
+:class:`Answer` type (``success``, ``info``, ``warning`` or ``error``) on every page, the Grid's
+too, shown by one function, :func:`gradlab.ui.messages.show_answer`, through one level ->
+message box map. (:class:`gradlab.notes.Note` is another thing: what an engine attaches to a
+result about part of it.)
 
 >>> Answer("success", "Autograd is right.").is_warning
 False

@@ -5,16 +5,16 @@ of a few operations stays within a few ulp of the exact value: that is rounding,
 a wrong formula. A formula whose worst error is far larger (thousands, millions of
 ulp) has lost digits, about log10 of its worst error in ulp, to cancellation or to
 an intermediate that rounds away its input. The sentence is built here from the
-comparison's numbers, with a level (``info``: nothing is wrong; ``warning``: a
-formula loses digits) the page shows it by.
+comparison's numbers, as an :class:`~gradlab.answers.Answer` whose level (``success``: nothing
+is wrong; ``warning``: a formula loses digits) the page shows it by.
 
 >>> from gradlab.labs.roundoff.engine import RoundoffSettings, compare
->>> note = answer(compare(RoundoffSettings("autograd", "-1/x**2", samples=2000)))
->>> note.level, note.text.startswith("Both are within")
-('info', True)
->>> note = answer(compare(RoundoffSettings("log(1+x)", "log1p(x)", "float32", "log-uniform", 1e-8, 1e-2,
+>>> said = answer(compare(RoundoffSettings("autograd", "-1/x**2", samples=2000)))
+>>> said.level, said.text.startswith("Both are within")
+('success', True)
+>>> said = answer(compare(RoundoffSettings("log(1+x)", "log1p(x)", "float32", "log-uniform", 1e-8, 1e-2,
 ...                                        samples=500)))
->>> note.level, "log(1+x) is off by up to" in note.text
+>>> said.level, "log(1+x) is off by up to" in said.text
 ('warning', True)
 """
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from gradlab.notes import Note
+from gradlab.answers import Answer
 from gradlab.numerics.dtypes import facts
 
 if TYPE_CHECKING:  # only for the annotation: roundoff imports nothing from here
@@ -82,23 +82,23 @@ def _loses(label: str, worst: float, dtype: str) -> str:
     return f"{label} is off by up to {ulps_text(worst)}: at worst it loses {how_many} significant digits {dtype} holds"
 
 
-def answer(result: RoundoffResult) -> Note:
+def answer(result: RoundoffResult) -> Answer:
     """The page's one sentence: both right to within rounding, the same computation, or who loses digits."""
     s, dtype = result.summary, result.dtype
     a, b = result.label_a, result.label_b
     if s.compared == 0:
-        return Note.warning("No point could be compared: every value overflowed, underflowed or was undefined.")
+        return Answer("warning", "No point could be compared: every value overflowed, underflowed or was undefined.")
     points = f"all {s.compared:,} points" if s.compared > 1 else "the one point"
     if s.bitwise_equal == 1.0:
-        return Note.info(f"{a} and {b} give the same bits at {points}: in {dtype} they are the same computation.")
+        return Answer("success", f"{a} and {b} give the same bits at {points}: in {dtype} they are the same computation.")
     worst_a, worst_b = s.max_ulps_a_exact, s.max_ulps_b_exact
     bad_a, bad_b = worst_a > ROUNDING_ULPS, worst_b > ROUNDING_ULPS
     if not (bad_a or bad_b):
-        return Note.info(f"Both are within {ulps_text(max(worst_a, worst_b))} of the exact value at {points}: "
+        return Answer("success", f"Both are within {ulps_text(max(worst_a, worst_b))} of the exact value at {points}: "
                          "neither is wrong.")
     if bad_a and bad_b:
-        return Note.warning(f"Both lose digits in {dtype}: {_loses(a, worst_a, dtype)}; "
+        return Answer("warning", f"Both lose digits in {dtype}: {_loses(a, worst_a, dtype)}; "
                             f"{_loses(b, worst_b, dtype)}.")
     (bad, worst_bad), (good, worst_good) = ((a, worst_a), (b, worst_b)) if bad_a else ((b, worst_b), (a, worst_a))
-    return Note.warning(f"{_loses(bad, worst_bad, dtype)}; {good} stays within {ulps_text(worst_good)} "
+    return Answer("warning", f"{_loses(bad, worst_bad, dtype)}; {good} stays within {ulps_text(worst_good)} "
                         "of the exact value.")

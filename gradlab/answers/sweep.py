@@ -27,7 +27,7 @@ import numpy as np
 
 from gradlab.sweep.engine import AROUND_BEST, SweepResult
 from gradlab.sweep.regimes import regime_sentence
-from gradlab.notes import Note
+from gradlab.answers import Answer
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.precision_table import best_error_scale
 from gradlab.numerics.schemes import get_scheme
@@ -195,15 +195,15 @@ def _autograd_clause(result: SweepResult) -> str:
             + (f" ({', '.join(off)})" if off else ""))
 
 
-def sweep_answer(result: SweepResult) -> Note:
+def sweep_answer(result: SweepResult) -> Answer:
     """The page's one sentence: each dtype's best finite difference and autograd, against the exact value."""
     if not result.reference.defined:
-        return Note.warning(f"There is no exact derivative here ({result.reference.reason.rstrip('.')}), "
+        return Answer("warning", f"There is no exact derivative here ({result.reference.reason.rstrip('.')}), "
                             "so nothing can be closest: the chart shows what each method returns.")
     clauses = _best_clauses(result)
     autograd = _autograd_clause(result)
     if not clauses:
-        return Note.warning("No finite difference gave a finite estimate at these steps; "
+        return Answer("warning", "No finite difference gave a finite estimate at these steps; "
                             + (autograd + "." if autograd else "try a wider step range."))
     if len(clauses) == 1:
         step, dtype, what, error = clauses[0]
@@ -220,4 +220,4 @@ def sweep_answer(result: SweepResult) -> Note:
                 + ", ".join(f"the {d} {w} {e}" for _, d, w, e in rest)
                 + " (relative error against the exact derivative)")
     regimes = regime_sentence(result)  # the chart's two sides, named as its bands name them
-    return Note.info(text + (f"; {autograd}." if autograd else ".") + (f" {regimes}" if regimes else ""))
+    return Answer("info", text + (f"; {autograd}." if autograd else ".") + (f" {regimes}" if regimes else ""))

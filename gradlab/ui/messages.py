@@ -9,7 +9,7 @@ True
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import NoReturn
 
@@ -34,13 +34,19 @@ ANSWER_ICONS = {"success": ":material/check_circle:", "info": ":material/info:",
                 "warning": ":material/warning:", "error": ":material/error:"}
 
 
-def show_answer(answer, icon: str | None = None, note: str | None = None) -> None:
-    """Show an answer (anything with ``level`` and ``text``) as literal text in its level's box.
+def show_answer(answer, icon: str | None = None, note: str | None = None,
+                links: Callable[[str], str] | None = None) -> None:
+    """Show a page's :class:`~gradlab.answers.Answer` as literal text in its level's box: the one
+    way every page shows its answer.
 
     ``note``, one line in small type under the sentence in the same box, defines a word the
     answer uses where it first appears (a caption under the box would cost the chart its height).
+    ``links`` turns words of the escaped sentence into GradLab's own links (a term's definition,
+    :func:`gradlab.ui.term_links.linked`; a regime tied to the chart,
+    :func:`gradlab.ui.regime_links.regime_linked`).
     """
-    text = markdown_literal(answer.text) + (f"  \n:small[{markdown_literal(note)}]" if note else "")  # one paragraph
+    sentence = markdown_literal(answer.text)
+    text = (links(sentence) if links else sentence) + (f"  \n:small[{markdown_literal(note)}]" if note else "")
     ANSWER_BOXES[answer.level](text, icon=icon or ANSWER_ICONS[answer.level])
 
 

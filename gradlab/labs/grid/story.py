@@ -5,7 +5,7 @@ Plain values only (no streamlit): the Grid page and ``python -m gradlab grid`` s
 
 >>> from gradlab.labs.grid.representable import GridSettings, grid_difference
 >>> r = grid_difference(GridSettings(dtype="float32", x=1.0, h=1e-8, expression="sin(x)"))
->>> grid_answer(r).startswith("x + h rounds back to x")
+>>> grid_answer(r).text.startswith("x + h rounds back to x")
 True
 >>> printed_values(grid_difference(GridSettings("float32", 1.0, 1e-6, "sin(x)"))).shared_chars
 7
@@ -22,6 +22,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
+from gradlab.answers import Answer
 from gradlab.labs.grid.representable import GridDifference, GridSettings, computing_in, shared_decimal_digits
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.emulation import to_dtype
@@ -113,8 +114,13 @@ def slope_text(slope: float) -> str:
     return f"{slope:.4g}"
 
 
-def grid_answer(r: GridDifference) -> str:
-    """One plain sentence (or two) on what the grid did to this difference."""
+def grid_answer(r: GridDifference) -> Answer:
+    """One plain sentence (or two) on what the grid did to this difference (an ``info``: it
+    explains what is shown; nothing here is wrong)."""
+    return Answer("info", _grid_sentence(r))
+
+
+def _grid_sentence(r: GridDifference) -> str:
     s, dtype = r.settings, r.settings.dtype
     if r.step_taken == 0:
         return (f"x + h rounds back to x in {dtype}: h = {s.h:.3g} is less than half the spacing "
@@ -177,7 +183,7 @@ def grid_fields(r: GridDifference) -> dict:
         "fx_plus_h": r.fx_plus_h.value, "fx_plus_h_printed": p.fx_plus_h, "fx_plus_h_bits": r.fx_plus_h.bits,
         "shared_decimal_digits": p.shared_digits, "shared_bits": r.shared_bits, "kept_bits": r.kept_bits,
         "precision_bits": r.precision_bits, "secant": r.secant, "tangent": r.tangent,
-        "relative_error": r.relative_error, "quantum": r.quantum, "answer": grid_answer(r),
+        "relative_error": r.relative_error, "quantum": r.quantum, "answer": grid_answer(r).text,
     }
 
 
