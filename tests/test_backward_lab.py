@@ -123,7 +123,15 @@ def test_session_is_plain_values_and_deterministic():
     s = BackwardSession().backward(retain_graph=True).backward().zero_grad()
     assert s.to_text() == "br,b,z"
     assert BackwardSession.from_text(s.to_text()) == s
-    assert s.replay() == s.replay()
+    # Each replay starts from fresh leaves: the second gives the chain rule's values again (3v,
+    # 4bv, v/c after "br", twice that after "b", none after "z"), not the first's accumulated on.
+    for records in (s.replay(), s.replay()):
+        assert [(r.step, r.ok) for r in records] == [("br", True), ("b", True), ("z", True)]
+        for record, times in zip(records[:2], (1, 2)):
+            assert _close(record.grads["a"], [times * 3 * v for v in SEED_V])
+            assert _close(record.grads["b"], [times * 4 * b * v for b, v in zip(SEED_B, SEED_V)])
+            assert _close(record.grads["c"], [times * v / c for c, v in zip(SEED_C, SEED_V)])
+        assert records[2].grads == {"a": None, "b": None, "c": None}
     assert s.reset().steps == ()
 
 

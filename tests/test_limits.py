@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import json
 import os
 import re
 import subprocess
@@ -59,18 +60,34 @@ def test_check_limit_passes_the_bound_and_names_what_is_over():
         check_limit("widgets", 11, 10)
 
 
+def _limits_names(tree: ast.AST) -> set[str]:
+    """The names this module gives gradlab.limits.LIMITS (``from gradlab.limits import LIMITS [as L]``)."""
+    return {alias.asname or alias.name for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module == "gradlab.limits"
+            for alias in node.names if alias.name == "LIMITS"}
+
+
+def _bounds_read(tree: ast.AST) -> set[str]:
+    """The fields read from the LIMITS object itself: ``LIMITS.x`` under any imported name, or
+    ``<module>.LIMITS.x``; an attribute of that name on anything else is not a read of the bound."""
+    names = _limits_names(tree)
+    return {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and (
+        isinstance(n.value, ast.Name) and n.value.id in names
+        or isinstance(n.value, ast.Attribute) and n.value.attr == "LIMITS")}
+
+
 def test_every_bound_in_the_table_is_enforced_somewhere():
-    # A field of Limits no engine, page or server module reads would be a bound a visitor
-    # is told about but never meets.
+    # A field of Limits no engine, page or server module reads from LIMITS would be a bound a
+    # visitor is told about but never meets.
     read = set()
-    for path in (REPO_ROOT / "gradlab").rglob("*.py"):
-        if path.name != "limits.py":
-            read |= {n.attr for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-                     if isinstance(n, ast.Attribute)}
-    for page in (REPO_ROOT / "pages").glob("*.py"):
-        read |= {n.attr for n in ast.walk(ast.parse(page.read_text(encoding="utf-8"))) if isinstance(n, ast.Attribute)}
+    for path in [*(REPO_ROOT / "gradlab").rglob("*.py"), *(REPO_ROOT / "pages").glob("*.py")]:
+        if path != REPO_ROOT / "gradlab" / "limits.py":
+            read |= _bounds_read(ast.parse(path.read_text(encoding="utf-8")))
     unread = [f.name for f in dataclasses.fields(Limits) if f.name not in read]
     assert unread == [], f"bounds nothing reads: {unread}"
+    # the same attribute names read from another object do not count
+    assert _bounds_read(ast.parse("from gradlab.limits import LIMITS\nsettings.samples\nLIMITS.roundoff_seconds")) \
+        == {"roundoff_seconds"}
 
 
 # ---------------------------------------------------------------- engine: sizes
@@ -268,23 +285,55 @@ def test_evaluation_seconds_bound_on_the_first_derivative_is_a_message(monkeypat
 # ---------------------------------------------------------------- caches and threads
 
 
+#: Streamlit's caching decorators and the pages' once-per-process wrappers of them
+#: (gradlab.ui.cache_keys), each of which passes its options on to Streamlit's.
+CACHE_DECORATORS = ("cache_data", "cache_resource", "page_cache_data", "page_cache_resource")
+
+
+def _decorator_name(node: ast.expr) -> str | None:
+    """``@name``, ``@module.name``, ``@name(...)`` or ``@module.name(...)``: the name."""
+    target = node.func if isinstance(node, ast.Call) else node
+    return target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else None
+
+
 def _cache_decorators(path: Path):
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                and node.func.attr in ("cache_data", "cache_resource"):
-            yield node
+    """Each caching decorator on a function in ``path``, as (line, name, the decorator node)."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for decorator in node.decorator_list:
+                if _decorator_name(decorator) in CACHE_DECORATORS:
+                    yield decorator.lineno, _decorator_name(decorator), decorator
+
+
+def _bounded(decorator: ast.expr) -> bool:
+    """Called with ``max_entries=`` a value other than None (a bare ``@st.cache_data``, no
+    max_entries or ``max_entries=None`` keep every entry)."""
+    return isinstance(decorator, ast.Call) and any(
+        k.arg == "max_entries" and not (isinstance(k.value, ast.Constant) and k.value.value is None)
+        for k in decorator.keywords)
 
 
 def test_every_streamlit_cache_is_bounded():
-    files = sorted((REPO_ROOT / "pages").glob("*.py")) + sorted((REPO_ROOT / "gradlab").rglob("*.py"))
-    found = 0
-    for path in files:
-        for call in _cache_decorators(path):
-            found += 1
-            keywords = {k.arg for k in call.keywords}
-            assert "max_entries" in keywords, f"{path.name}:{call.lineno} has no max_entries"
-    assert found >= 5
+    files = [*sorted((REPO_ROOT / "pages").glob("*.py")), *sorted((REPO_ROOT / "gradlab").rglob("*.py")),
+             REPO_ROOT / "app.py"]
+    found = {path: list(_cache_decorators(path)) for path in files}
+    unbounded = [f"{path.relative_to(REPO_ROOT)}:{line} @{name}" for path, decorators in found.items()
+                 for line, name, decorator in decorators if not _bounded(decorator)]
+    assert unbounded == [], f"caches without max_entries: {unbounded}"
+    # Every decorator line in the source is one the walk above saw (a decorator it could not
+    # read would be a cache this test never checks): the pages' 18 and gradlab/ui's.
+    pattern = re.compile(rf"^\s*@\s*[\w.]*\b({'|'.join(CACHE_DECORATORS)})\b", re.M)
+    for path, decorators in found.items():
+        text = path.read_text(encoding="utf-8")
+        assert len(decorators) == len(pattern.findall(text)), path
+    kinds = [name for decorators in found.values() for _, name, _ in decorators]
+    assert kinds.count("page_cache_data") + kinds.count("page_cache_resource") >= 18
+    assert kinds.count("cache_data") + kinds.count("cache_resource") >= 5
+    # and the test sees what it must refuse
+    assert not _bounded(ast.parse("@page_cache_data(ttl=60)\ndef f(): pass").body[0].decorator_list[0])
+    assert not _bounded(ast.parse("@st.cache_data\ndef f(): pass").body[0].decorator_list[0])
+    assert not _bounded(ast.parse("@cache_keys.page_cache_resource(max_entries=None)\ndef f(): pass")
+                        .body[0].decorator_list[0])
 
 
 def test_configure_runtime_limits_torch_threads_and_is_idempotent():
@@ -358,17 +407,30 @@ def test_roundoff_page_over_the_time_bound_shows_it(monkeypatch):
     assert "LIMITS.roundoff_seconds" in _messages(at)
 
 
-def test_explorer_with_a_huge_fifth_derivative_answers_within_the_time_bound(monkeypatch):
+def _curves(at: AppTest) -> dict[str, set[str]]:
+    """The schemes of the one chart's sweep curves and of its theory lines."""
+    (chart,) = at.get("plotly_chart")
+    metas = [trace.get("meta") or {} for trace in json.loads(chart.proto.spec)["data"]]
+    return {kind: {m["scheme"] for m in metas if m.get("kind") == kind} for kind in ("sweep", "theory")}
+
+
+def test_explorer_with_a_huge_fifth_derivative_answers_without_it():
+    """tan nested 14 deep: f^(5) takes sympy minutes. LIMITS.evaluation_seconds ends that work
+    and the page answers without the theory line that needs f^(5) (the 5-point difference's);
+    had that bound not ended it, the worker's LIMITS.request_seconds would, and the page would
+    show that bound's error instead of a chart. tan(tan(x)), whose f^(5) is quick, gets the line."""
     # Through the worker pool, at the worker's own bound (the in-thread bound lowered here could
     # land its asynchronous exception inside pytest's own hooks)
     reference._higher_forms.cache_clear()
     reference._exact_cached.cache_clear()
-    start = time.perf_counter()
-    at = _open("pages/explorer.py", {"fn": "custom (type it)", "expr": _nested("tan", 14),
-                                     "dtypes": "float64", "schemes": "Central"})
-    assert not at.exception and not at.error, _messages(at)
-    assert len(at.get("plotly_chart")) == 1
-    assert time.perf_counter() - start < 60
+    drawn = {}
+    for depth in (2, 14):
+        at = _open("pages/explorer.py", {"fn": "custom (type it)", "expr": _nested("tan", depth),
+                                         "dtypes": "float64", "schemes": ["Central", "5-point"]})
+        assert not at.exception and not at.error, _messages(at)
+        drawn[depth] = _curves(at)
+        assert drawn[depth]["sweep"] == {"central", "five_point"}, drawn
+    assert "five_point" in drawn[2]["theory"] and "five_point" not in drawn[14]["theory"], drawn
 
 
 # ---------------------------------------------------------------- tensor gradient checks

@@ -1,7 +1,7 @@
 """The teaching pages' figures: valid Plotly, built from the engine's real results, labels in place.
 
 The figures are assembled as plain dicts without Plotly's per-call validation
-(gradlab/figspec.py), so every one is validated here.
+(gradlab/figures/spec.py), so every one is validated here.
 """
 
 from __future__ import annotations

@@ -140,8 +140,17 @@ def test_widget_labels_and_help_come_from_the_rows():
     assert widgets.dtype_help() == (
         f"Machine epsilon: float16 {2**-10:.1e}, bfloat16 {2**-7:.1e}, "
         f"float32 {2**-23:.1e}, float64 {2**-52:.1e}.".replace("e-0", "e-"))
+    # One help line per scheme, in the widget's order, each under the label shared links use
+    # and with its order of accuracy from Taylor's theorem: one-sided differences O(h), the
+    # central difference O(h²), the 5-point stencil and Richardson's extrapolation of two
+    # central differences O(h⁴); the complex step's line says what it needs instead.
     help_lines = widgets.scheme_help().split("  \n")
-    assert [line.split(" — ")[0] for line in help_lines] == [widgets.scheme_label(n) for n in widgets.SCHEME_OPTIONS]
+    assert widgets.SCHEME_OPTIONS == ("forward", "backward", "central", "five_point", "complex_step", "richardson")
+    assert [line.split(" — ")[0] for line in help_lines] == [
+        "Forward", "Backward", "Central", "5-point", "Complex step", "Richardson"]
+    orders = [re.search(r"error ∝ (h[²⁴]?)[.,:]", line) for line in help_lines]
+    assert [o and o.group(1) for o in orders] == ["h", "h", "h²", "h⁴", None, "h⁴"]
+    assert "holomorphic" in help_lines[4]
 
 
 def _two_charts_script():
