@@ -1,16 +1,30 @@
-"""The only streamlit-aware code in GradLab: shared widgets, URL state, figures.
+"""The only streamlit-aware code in GradLab: shared chrome, URL-bound controls, how a page shows things.
 
-Page authors import from the submodules:
+Every page, in the order it uses them:
 
-- :mod:`gradlab.ui.navigation`: the page list (no streamlit; presets: gradlab.teaching.presets)
-- :mod:`gradlab.ui.presets`: preset buttons (on_click applies a preset; the URL then holds it)
-- :mod:`gradlab.ui.page_chrome`: :func:`ensure_router`, what every page calls first
-- :mod:`gradlab.ui.bound_widgets`: URL-bound widget wrappers (every control's value in the URL)
-- :mod:`gradlab.ui.messages`: :func:`show_error`, a sentence for every failure, never a traceback
-- :mod:`gradlab.ui.compat`: every private Streamlit internal GradLab relies on
-- :mod:`gradlab.ui.runtime`: process-wide server settings, applied once from ``app.py``
-- :mod:`gradlab.ui.controls`: shared dtype / scheme / step controls
-- :mod:`gradlab.ui.figures`: :func:`show_figure`, the one way to show a Plotly figure
-- :mod:`gradlab.ui.worker_calls`: :func:`heavy`, how a page runs a function of
-  :mod:`gradlab.server.heavy_work` in a worker process, keyed by its session
+- :mod:`~gradlab.ui.page_chrome`: :func:`~gradlab.ui.page_chrome.start_page` and
+  :func:`~gradlab.ui.page_chrome.finish_page`, what every page calls first and last; the
+  title row, the answer's and the main chart's boxes
+- :mod:`~gradlab.ui.bound_widgets`: URL-bound widget wrappers (every control's value in the URL);
+  :mod:`~gradlab.ui.controls`: the dtype, scheme and step controls several pages share
+- :mod:`~gradlab.ui.presets`: preset buttons (the presets themselves: :mod:`gradlab.teaching.presets`)
+- :mod:`~gradlab.ui.cache_keys`: cheap cache keys for frozen settings, and the pages' bounded caches
+- :mod:`~gradlab.ui.worker_calls`: :func:`~gradlab.ui.worker_calls.heavy`, engine work in a worker
+  process within its bound; :mod:`~gradlab.ui.visitor_turns`: script runs taken in turns per visitor
+- :mod:`~gradlab.ui.messages`: :func:`~gradlab.ui.messages.show_answer`, the one way a page shows its
+  answer, and errors as a sentence, never a traceback
+- :mod:`~gradlab.ui.figures`: :func:`~gradlab.ui.figures.show_figure`, the one way to show a Plotly figure
+- :mod:`~gradlab.ui.presentation`: presentation mode (``?present=1``); :mod:`~gradlab.ui.theme`: light
+  and dark
+
+What some pages add in the browser: :mod:`~gradlab.ui.term_links` (a term's definition on its
+word), :mod:`~gradlab.ui.regime_links` (the answer's regimes tied to the chart),
+:mod:`~gradlab.ui.slider_release` (a chart slider's step sent once per release),
+:mod:`~gradlab.ui.history_steps` (Back undoes one change), :mod:`~gradlab.ui.bit_editor` (the
+Grid's bits). One page's views: :mod:`~gradlab.ui.check_view` and
+:mod:`~gradlab.ui.layer_check_view` (Grad check), :mod:`~gradlab.ui.backward_sections` (Backward).
+
+Around the pages: :mod:`~gradlab.ui.navigation` (the page list), :mod:`~gradlab.ui.runtime`
+(server settings, applied once from ``app.py``), :mod:`~gradlab.ui.compat` (every private
+Streamlit internal GradLab relies on).
 """
