@@ -1,12 +1,13 @@
 """No import circle between gradlab's modules: the module graph, read from the source, has no cycle.
 
-An edge A -> B means a statement in A's source imports B, at module level or inside a
-function: a function-level import still makes the two modules depend on each other (it
-only hides the circle until the function runs), so both count. What does not count:
-
-- imports under ``if TYPE_CHECKING:`` (they never run; a type name is not a dependency);
-- the parent packages Python initialises on the way (``import gradlab.sweep.engine`` runs
-  ``gradlab/sweep/__init__.py`` first): an edge goes to the module the statement names.
+An edge A -> B means a statement in A's source imports B, wherever it stands: at module
+level, inside a function (it still makes the two modules depend on each other; it only
+hides the circle until the function runs) or under ``if TYPE_CHECKING:`` (a type name is a
+dependency too: a reader must read B to read A; where a class's own methods call a module
+that names the class, that module names a protocol of what it reads instead, e.g.
+:mod:`gradlab.sweep.swept`). What does not count: the parent packages Python initialises on
+the way (``import gradlab.sweep.engine`` runs ``gradlab/sweep/__init__.py`` first): an edge
+goes to the module the statement names.
   ``from package import name`` is an edge to ``package.name`` when that is a module, to the
   package otherwise.
 
@@ -34,22 +35,9 @@ def _module_name(path: Path) -> str:
 MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
 def _imports(tree: ast.AST):
-    """Every Import/ImportFrom node, leaving out the bodies of ``if TYPE_CHECKING:``."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
-            stack.extend(node.orelse)
-            continue
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            yield node
-        stack.extend(ast.iter_child_nodes(node))
+    """Every Import/ImportFrom node of the source, wherever it stands."""
+    return (node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom)))
 
 
 def _targets(name: str, node: ast.Import | ast.ImportFrom) -> set[str]:
@@ -115,7 +103,8 @@ def test_the_graph_reads_module_level_function_level_and_relative_imports():
     graph = import_graph()
     assert "gradlab.numerics.dtypes" in graph["gradlab.sweep.engine"]  # module level
     assert "gradlab.sweep.display" in graph["gradlab.sweep.engine"]  # inside SweepResult.figure
-    assert "gradlab.sweep.engine" not in graph["gradlab.figures.sweep"]  # only under TYPE_CHECKING
+    assert "gradlab.sweep.swept" in graph["gradlab.figures.sweep"]  # under TYPE_CHECKING: counted
+    assert "gradlab.sweep.engine" not in graph["gradlab.figures.sweep"]  # a protocol, not the engine
     walked = {m.name for m in pkgutil.walk_packages(gradlab.__path__, "gradlab.")} | {"gradlab"}
     assert set(MODULES) == walked  # every module Python can import, and nothing else
 
@@ -134,3 +123,8 @@ def test_no_import_circle_outside_the_check():
 
 def test_no_import_circle_inside_the_check():
     assert _cycles_inside_check() == []
+
+
+def test_an_import_for_a_type_name_only_is_an_edge_too():
+    source = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import gradlab.sweep.engine\n"
+    assert [n.names[0].name for n in _imports(ast.parse(source)) if isinstance(n, ast.Import)] == ["gradlab.sweep.engine"]

@@ -24,6 +24,6 @@ the per-value step search and the truncation share at h/2, kinks the one-sided s
 states the four states' rows and a verdict's words) -> report (value table, summary, with
 diagnosis, worded by states; nonfinite: fn NaN or inf at x, said plainly; hand_written: what a
 hand-written check prints beside a sampled check's values, the question's arithmetic) -> results
-(what is returned); taylor (the Taylor-remainder test) re-examines a result;
+(what is returned; element: one checked value, a leaf both states and results read); taylor (the Taylor-remainder test) re-examines a result;
 reduction_sweep draws the error-vs-eps sweep next to a check.
 """

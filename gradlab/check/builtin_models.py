@@ -28,15 +28,26 @@ the function this module builds.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import Callable, Protocol
 
 import torch
 
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.expressions import parse
 
-if TYPE_CHECKING:  # the settings import this module for MODELS and LOSSES
-    from gradlab.check.settings import CheckSettings
+
+
+class ModelSettings(Protocol):
+    """What a model and loss are built from: the fields of a
+    :class:`gradlab.check.settings.CheckSettings` this module reads (a protocol, not an import:
+    the settings import this module for MODELS and LOSSES, and the dependency runs one way)."""
+
+    model: str
+    loss: str
+    shape: tuple[int, ...]
+    dtype: str
+    seed: int
+    expression: str
 
 __all__ = ["MODELS", "LOSSES", "MLP_HIDDEN", "ModelLoss", "build_model_loss"]
 
@@ -55,7 +66,7 @@ class ModelLoss:
     fn64: Callable[[torch.Tensor], torch.Tensor]
 
 
-def build_model_loss(settings: CheckSettings) -> ModelLoss:
+def build_model_loss(settings: ModelSettings) -> ModelLoss:
     """The settings' model and loss as a per-element loss of x, x in the settings' dtype,
     and the float64 twin of the loss (the same numbers, held in float64).
 
@@ -69,7 +80,7 @@ def build_model_loss(settings: CheckSettings) -> ModelLoss:
     return ModelLoss(fn, x, fn64)
 
 
-def _model(settings: CheckSettings, draw):
+def _model(settings: ModelSettings, draw):
     if settings.model == "affine":
         return lambda x: (x + 1) / 2
     if settings.model == "expression":
@@ -87,7 +98,7 @@ def _loss(name: str) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
     return (lambda y, t: (y - t) ** 2) if name == "mse" else (lambda y, t: (y - t).abs())
 
 
-def _build(settings: CheckSettings, compute: torch.dtype):
+def _build(settings: ModelSettings, compute: torch.dtype):
     """(loss function, x) with every number drawn in float64, rounded to the
     settings' dtype, then held in ``compute``: the float64 twin computes the
     same function as the dtype's, only more precisely."""

@@ -17,7 +17,7 @@ one-line methods), so Jupyter shows a check as soon as it is the cell's value:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 import torch  # noqa: F401 - the doctest
@@ -25,9 +25,20 @@ import torch  # noqa: F401 - the doctest
 from gradlab.check.columns import own_rows
 from gradlab.notebook_html import MAX_TABLE_ROWS, plotted, result_html
 
-if TYPE_CHECKING:  # a type name only: CheckResult's own methods call this module, which runs one way
-    from gradlab.check.results import CheckResult
+if TYPE_CHECKING:
     from gradlab.figures.spec import FigureOrSpec
+
+
+class CheckResult(Protocol):
+    """What this module reads of a :class:`gradlab.check.results.CheckResult`, whose own methods
+    call this module (a protocol, not an import: the dependency runs one way)."""
+
+    summary: Any
+    table: pd.DataFrame
+    columns: Any
+    error_map: Any
+
+    def worst_rows(self, rows: int) -> pd.DataFrame: ...
 
 __all__ = ["check_figure", "check_table", "check_html"]
 

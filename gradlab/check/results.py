@@ -6,9 +6,10 @@ difference, or the pass in one sentence) and ``hint`` (the diagnosis's
 headline and first fix, empty on a pass); the diagnosis keeps its own
 headline, details, fixes and display level.
 
->>> e = Element("x[0]", 2.0, 2.5, 0.5, 0.2, 1e-3)
->>> e.abs_error > e.tolerance
-True
+An :class:`~gradlab.check.element.Element` (one checked value) lives in a leaf module of its own,
+so :mod:`gradlab.check.states`, which words a verdict from elements, and this module, which asks
+it for the overall verdict, depend on it and not on each other; it is imported here under its
+old address too.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pandas as pd
 
 from gradlab.check.columns import Columns
 from gradlab.check.diagnosis import Diagnosis
+from gradlab.check.element import Element
 from gradlab.check.states import overall
 from gradlab.check.taylor import TaylorResult
 from gradlab.errors import GradLabError
@@ -30,39 +32,6 @@ __all__ = ["GradcheckError", "Element", "CheckSummary", "CheckResult"]
 
 class GradcheckError(GradLabError):
     """A gradient check failed with ``raise_on_fail=True``; the message names the element."""
-
-
-@dataclass(frozen=True)
-class Element:
-    """One checked value: where, both gradients, how far apart, the finite difference's
-    error bound and the value's state (:mod:`gradlab.check.states`); on a kink both
-    one-sided slopes and the one autograd chose."""
-
-    label: str
-    autograd: float
-    numeric: float
-    abs_error: float
-    rel_error: float
-    tolerance: float
-    error_bound: float = float("nan")
-    state: str = ""
-    left_slope: float = float("nan")
-    right_slope: float = float("nan")
-    autograd_side: str = ""  # left | right | between | outside, on a kink
-    flat_index: int = -1  # position among all checked input elements (-1: a direction)
-    output: str = ""  # fn with several outputs: the part the disagreement comes through
-    bound_source: str = ""  # how error_bound was obtained: measured noise, float64 witness, model
-    step: float = float("nan")  # the step ``numeric`` was taken at (its best estimate's, once judged)
-    numeric_dtype: str = ""  # the dtype ``numeric`` was taken in
-    # An element a failing direction was narrowed to: that direction's label, and how
-    # ("block": each element of its block checked on its own; "bisection"); "" otherwise.
-    found_along: str = ""
-    found_by: str = ""
-
-    @property
-    def where(self) -> str:
-        """The label, with the output part when one is named: ``x[3] (through out[1])``."""
-        return f"{self.label} (through {self.output})" if self.output else self.label
 
 
 @dataclass(frozen=True)

@@ -38,10 +38,11 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # only for the annotations: results imports overall from here
+from gradlab.check.element import Element
+
+if TYPE_CHECKING:  # only for the annotations
     from gradlab.check.diagnosis import Diagnosis
     from gradlab.check.problem import NumericProblem
-    from gradlab.check.results import Element
 
 __all__ = ["State", "STATES", "STATE_NAMES", "overall", "EXIT_CODES", "verdict_words", "spread_note",
            "evidence_notes", "rounding_note"]

@@ -41,8 +41,8 @@ from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import get_scheme
 from gradlab.sweep.regimes import regime_steps
 
-if TYPE_CHECKING:  # the engine imports these figures (SweepResult.figure), never the reverse
-    from gradlab.sweep.engine import SweepResult
+if TYPE_CHECKING:  # a protocol, not the engine's class: the engine's result draws these (gradlab.sweep.swept)
+    from gradlab.sweep.swept import Swept
 
 __all__ = [
     "ErrorKind",
@@ -83,7 +83,7 @@ def drawable_errors(values: Sequence[float] | np.ndarray) -> list[float | None]:
     return [float(v) if np.isfinite(v) and v > 0 else None for v in np.asarray(values, dtype=float)]
 
 
-def _reference_scale(result: SweepResult, dtype: str) -> float:
+def _reference_scale(result: Swept, dtype: str) -> float:
     """|f'(x)| at the dtype-rounded point, to turn absolute theory errors into relative ones."""
     ref = result.references.get(dtype)
     if ref is None or not ref.defined or ref.d1 is None or ref.d1 == 0:
@@ -94,7 +94,7 @@ def _reference_scale(result: SweepResult, dtype: str) -> float:
 _BLOCK_COLUMNS = ("eps", "step", "estimate", "abs_error", "rel_error", "truncation", "roundoff")
 
 
-def _blocks(result: SweepResult) -> list[tuple[str, str, dict[str, np.ndarray]]]:
+def _blocks(result: Swept) -> list[tuple[str, str, dict[str, np.ndarray]]]:
     """(dtype, scheme, columns) per swept curve, in the table's order.
 
     The engine writes each curve as one contiguous run of rows; numpy slices of
@@ -112,7 +112,7 @@ def _blocks(result: SweepResult) -> list[tuple[str, str, dict[str, np.ndarray]]]
             for a, b in zip(starts, ends, strict=True)]
 
 
-def has_drawable_errors(result: SweepResult, error: ErrorKind = "relative") -> bool:
+def has_drawable_errors(result: Swept, error: ErrorKind = "relative") -> bool:
     """True when at least one error in the sweep can be drawn on a log axis."""
     values = result.table[_ERROR_COLUMN[error]].to_numpy(dtype=float)
     return bool(np.any(np.isfinite(values) & (values > 0)))
@@ -148,7 +148,7 @@ def _sweep_trace(dtype: str, scheme: str, rows: dict[str, np.ndarray], error: Er
     )
 
 
-def _autograd_traces(result: SweepResult, error: ErrorKind, x_range: tuple[float, float]):
+def _autograd_traces(result: Swept, error: ErrorKind, x_range: tuple[float, float]):
     table = result.autograd
     traces, exact = [], []
     # plain columns, not itertuples: a pandas row of an Arrow string column costs ~50 us to build
@@ -170,7 +170,7 @@ def _autograd_traces(result: SweepResult, error: ErrorKind, x_range: tuple[float
     return traces, exact
 
 
-def _theory_traces(result: SweepResult, blocks, dtypes: Sequence[str], error: ErrorKind) -> list[dict]:
+def _theory_traces(result: Swept, blocks, dtypes: Sequence[str], error: ErrorKind) -> list[dict]:
     """Truncation and round-off lines for each of ``dtypes``, in its colour and its curve's dash.
 
     Wide enough to see on a projector and in the dark theme, a little faded so the
@@ -222,7 +222,7 @@ def _theory_traces(result: SweepResult, blocks, dtypes: Sequence[str], error: Er
     return traces
 
 
-def _best_step_trace(result: SweepResult, dtypes: Sequence[str], error: ErrorKind) -> dict | None:
+def _best_step_trace(result: Swept, dtypes: Sequence[str], error: ErrorKind) -> dict | None:
     """Stars at the predicted best step h* of every real scheme, for each of ``dtypes``."""
     rows = [(str(r["dtype"]), str(r["scheme"]), r["predicted_eps"], r["predicted_rel_error"]) for r in result.best_rows
             if str(r["dtype"]) in dtypes and np.isfinite(r["predicted_eps"])]
@@ -246,7 +246,7 @@ def _best_step_trace(result: SweepResult, dtypes: Sequence[str], error: ErrorKin
 AUTO_THEORY_CURVES = 4
 
 
-def theory_dtypes(result: SweepResult, focus_dtype: str | None = None) -> list[str]:
+def theory_dtypes(result: Swept, focus_dtype: str | None = None) -> list[str]:
     """Which dtypes get theory lines and stars: ``focus_dtype``; "auto": all of them if few curves.
 
     >>> from gradlab.sweep.engine import SweepSettings, run_sweep
@@ -268,7 +268,7 @@ def theory_dtypes(result: SweepResult, focus_dtype: str | None = None) -> list[s
 
 
 def error_vs_eps_figure(
-    result: SweepResult,
+    result: Swept,
     error: ErrorKind = "relative",
     show_theory: bool = True,
     show_autograd: bool = True,
@@ -321,7 +321,7 @@ def error_vs_eps_figure(
     return fig.figure()
 
 
-def estimate_vs_eps_figure(result: SweepResult) -> FigureOrSpec:
+def estimate_vs_eps_figure(result: Swept) -> FigureOrSpec:
     """The estimates themselves against the step (for points with no exact derivative).
 
     At a kink such as abs(x) at 0 there is no error to plot, but what each scheme

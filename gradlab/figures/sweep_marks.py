@@ -32,8 +32,8 @@ from gradlab.numerics.dtypes import EMULATED_DTYPES, facts
 from gradlab.numerics.schemes import get_scheme
 from gradlab.sweep.regimes import REGIMES, band_name
 
-if TYPE_CHECKING:  # the engine imports these figures (SweepResult.figure), never the reverse
-    from gradlab.sweep.engine import SweepResult
+if TYPE_CHECKING:  # a protocol, not the engine's class: the engine's result draws these (gradlab.sweep.swept)
+    from gradlab.sweep.swept import Swept
 
 __all__ = ["dtype_colour", "log10", "band_height", "shading", "machine_eps_marks", "y_range", "layout", "x_dtick", "message",
            "gap_count", "footnote", "nothing_to_draw"]
@@ -200,7 +200,7 @@ def gap_count(fig: FigureSpec) -> int:
                if t.get("meta", {}).get("kind") == "sweep")
 
 
-def nothing_to_draw(result: SweepResult) -> str:
+def nothing_to_draw(result: Swept) -> str:
     if not result.reference.defined:
         return f"No errors to draw: {result.reference.reason}"
     return "No errors to draw: every estimate is exact (error 0), inf or NaN."

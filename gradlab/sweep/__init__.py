@@ -7,6 +7,8 @@ Its modules, in the order a sweep runs:
 - :mod:`~gradlab.sweep.first_view`: the Explorer's first view as the engine takes it (the
   home page draws it too);
 - :mod:`~gradlab.sweep.engine`: ``SweepSettings`` -> :func:`run_sweep` -> ``SweepResult``;
+- :mod:`~gradlab.sweep.regimes`: where round-off and where truncation dominates each curve;
+- :mod:`~gradlab.sweep.swept`: what a result holds, as a protocol its readers name;
 - :mod:`~gradlab.sweep.display`: how a result shows itself (its figure, its notebook HTML);
 - :mod:`~gradlab.sweep.api`: :func:`sweep`, the sweep from Python.
 

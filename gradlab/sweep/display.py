@@ -20,12 +20,12 @@ from gradlab.notebook_html import plotted, result_html
 
 if TYPE_CHECKING:
     from gradlab.figures.spec import FigureOrSpec  # Plotly's: imported only when a figure is drawn
-    from gradlab.sweep.engine import SweepResult
+    from gradlab.sweep.swept import Swept  # a protocol: the engine's result calls this module
 
 __all__ = ["sweep_figure", "sweep_html"]
 
 
-def sweep_figure(result: SweepResult) -> FigureOrSpec:
+def sweep_figure(result: Swept) -> FigureOrSpec:
     """The error-vs-eps figure of the Explorer (relative error, theory and best steps)."""
     def build() -> FigureOrSpec:
         from gradlab.figures.sweep import error_vs_eps_figure  # plotly: only when a figure is drawn
@@ -34,7 +34,7 @@ def sweep_figure(result: SweepResult) -> FigureOrSpec:
     return plotted(build)
 
 
-def sweep_html(result: SweepResult) -> str:
+def sweep_html(result: Swept) -> str:
     """The expression, its exact derivative, the notes, the best steps and the figure (escaped)."""
     s, ref = result.settings, result.reference
     exact = f"f'({s.x:g}) = {float(ref.d1):.17g} (exact)" if ref.defined and ref.d1 is not None else ""

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 
 from gradlab.numerics.schemes import get_scheme
 
-if TYPE_CHECKING:
-    from gradlab.sweep.engine import SweepResult
+if TYPE_CHECKING:  # a protocol, not the engine's class: the engine's result draws these (gradlab.sweep.swept)
+    from gradlab.sweep.swept import Swept
 
 __all__ = ["REGIMES", "regime_steps", "regime_of", "band_name", "regime_sentence"]
 
@@ -29,7 +29,7 @@ __all__ = ["REGIMES", "regime_steps", "regime_of", "band_name", "regime_sentence
 REGIMES = ("round-off", "truncation")
 
 
-def regime_steps(result: SweepResult) -> list[tuple[str, str, float]]:
+def regime_steps(result: Swept) -> list[tuple[str, str, float]]:
     """(dtype, scheme, h*) of every curve whose regimes split inside the swept steps: each real
     difference (not the complex step) with a finite predicted best step between the sweep's ends,
     dtype by dtype in the order the settings name them."""
@@ -54,7 +54,7 @@ def band_name(regime: str, dtype: str, scheme: str) -> str:
     return f"{regime} · {dtype} {scheme}"
 
 
-def regime_sentence(result: SweepResult) -> str | None:
+def regime_sentence(result: Swept) -> str | None:
     """What the chart's two sides are, for the answer; None when no curve splits in the sweep.
     Short: on a phone each line of the answer costs the chart its bottom.
 
