@@ -33,6 +33,7 @@ from gradlab.literal_text import markdown_literal
 from gradlab.numerics.mp_format import latex_number as tex
 from gradlab.answers.labs import network_answer
 from gradlab.teaching.glossary import term
+from gradlab.teaching.quizzes import NETWORK_QUESTION, network_guesses, network_reveal
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
 from gradlab.ui.cache_keys import page_cache_data, settings_key
 from gradlab.ui.controls import dtype_selectbox, eps_input, eps_range_input
@@ -55,8 +56,6 @@ ARITHMETIC_NOTE = (
     "differ between two machines; this way the numbers above are the same on every CPU. Autograd is "
     "torch's own backward pass."
 )
-GUESSES = ("about 0.015, as in float32", "about 3e-11", "about 1e-6, the step itself")
-RIGHT_GUESS = "about 3e-11"
 
 LESSON = r"""
 A central difference computes $\dfrac{f(x+h)-f(x-h)}{2h}$. Both values are floats
@@ -153,24 +152,19 @@ def _staircase(settings: NetgradSettings):
                          fd.quantum, fd.dtype, fd.estimate)
 
 
-def _prediction() -> None:
-    """Predict, then look: the quantum in float64 (the sentence above gives float32's away, not this)."""
+def _prediction(fd: FiniteDifference) -> None:
+    """Predict, then look: the quantum in float64 (the sentence above gives float32's away, not this),
+    its choices and its reveal worked out from this network's output (gradlab.teaching.quizzes)."""
+    guesses = network_guesses(fd.y, fd.step)
     with quiz_box(border=True):
         # A quiz answer is not part of the view: plain st.radio, never in the URL.
-        guess = st.radio(
-            "**Predict, then look:** the same network in float64, still dx = 1e-6. "
-            "In steps of what size can the finite difference move now?",
-            GUESSES, index=None, key="network_guess", horizontal=True,
-        )
+        guess = st.radio(NETWORK_QUESTION.format(step=fd.step), list(guesses), format_func=guesses.get,
+                         index=None, key="network_guess", horizontal=True)
         if guess is None:
             st.caption("Pick an answer to see the explanation.")
             return
-        right = guess == RIGHT_GUESS
-        (st.success if right else st.info)(
-            ("Right. " if right else f"Not quite: {RIGHT_GUESS}. ")
-            + "In float64, ulp(y) for y ≈ 0.39 is 2⁻⁵⁴ ≈ 5.6e-17; divided by 2·dx = 2e-6 that is 2.8e-11, "
-            "so the difference agrees with autograd to about 8 digits. Press “Same in float64” to see it."
-        )
+        reveal = network_reveal(guess, fd.y, fd.step, fd.reference)
+        (st.success if reveal.right else st.info)(reveal.text)
 
 
 def _values(fd: FiniteDifference) -> None:
@@ -256,7 +250,7 @@ def _render(settings: NetgradSettings, result: NetworkExperiment) -> None:
     fd, sweep = result.difference, result.sweep
     _answer(fd)
     _main_chart(settings, fd, sweep)
-    _prediction()
+    _prediction(fd)
     _numbers_drawn(settings=settings)
     st.subheader("Which step would have worked?")
     _best_step(settings, fd, sweep)

@@ -122,7 +122,7 @@ def test_the_backward_answer_speaks_of_the_steps_section_two_shows_and_follows_t
 # Quiz answers (a guess before the reveal) are not part of a view: never in a URL.
 QUIZZES = [
     ("pages/roundoff.py", "roundoff_guess", "ulps"),
-    ("pages/network.py", "network_guess", "about 3e-11"),
+    ("pages/network.py", "network_guess", "float64"),
     ("pages/backward.py", "backward_guess", "6v"),
 ]
 
@@ -220,7 +220,7 @@ def test_the_network_page_answers_with_the_questions_numbers():
 
 
 def test_the_prediction_hides_its_reveal_until_answered():
-    for page, key, answer, reveal in (("pages/network.py", "network_guess", "about 3e-11", "2⁻⁵⁴"),
+    for page, key, answer, reveal in (("pages/network.py", "network_guess", "float64", "2⁻⁵⁴"),
                                       ("pages/backward.py", "backward_guess", "6v", "adds every backward")):
         at = _open(page)
         assert not any(reveal in shown(m.value) for m in [*at.success, *at.info])

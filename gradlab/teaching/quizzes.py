@@ -1,5 +1,6 @@
-"""The "predict, then reveal" questions of the Explorer (where is a dtype's best step?) and of the
-Round-off lab (what does autograd compute for 1/x?).
+"""The "predict, then reveal" questions of the Explorer (where is a dtype's best step?), the
+Round-off lab (what does autograd compute for 1/x?) and the Network lab (in float64, in steps of
+what size can the difference move?), each revealed from the numbers of the view asked about.
 
 The theory (the README's "The mathematics"): a scheme of order p has truncation
 ~ C h^p and round-off ~ u|f|/h, so the best step scales like u^(1/(p+1)): sqrt(eps) for one-sided
@@ -31,12 +32,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from gradlab.numerics.dtypes import DTYPE_NAMES, facts
 from gradlab.numerics.schemes import get_scheme
 
 __all__ = ["GUESSES", "HABIT_STEP", "Reveal", "QUIZ_DTYPES", "quiz_dtype", "quiz_scheme", "expected_guess",
            "guess_step", "guess_label", "quiz_reveal", "ROUNDOFF_DTYPE", "ROUNDOFF_QUESTION", "ROUNDOFF_GUESSES",
-           "roundoff_expected", "roundoff_reveal"]
+           "roundoff_expected", "roundoff_reveal", "NETWORK_QUESTION", "network_guesses", "network_reveal"]
 
 #: The step many scripts hard-code (scipy.misc.derivative examples, torch's gradcheck).
 HABIT_STEP = 1e-6
@@ -162,3 +165,46 @@ def roundoff_reveal(guess: str, same_bits: float, max_ulps_apart: int, points: i
         "stays within a few ulp of the exact value. But float64's grid is 2²⁹ times finer: for a gradient "
         "between 0.5 and 1 one ulp is 2⁻⁵³ ≈ 1.1e-16, not float32's 2⁻²⁴ ≈ 5.96e-08. Neither formula is "
         "wrong in either dtype; the preset “In float64” draws it."))
+
+
+# ------------------------------------------------------------------ the Network lab
+
+NETWORK_QUESTION = ("**Predict, then look:** the same network in float64, still dx = {step:g}. "
+                    "In steps of what size can the finite difference move now?")
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _quantum(y: float, step: float, dtype: str) -> float:
+    """ulp(y) / (2·dx) in ``dtype``: the size of the steps a central difference of y can move in."""
+    return float(np.spacing(np.abs(np.array(y, dtype=dtype)))) / (2 * step)
+
+
+def network_guesses(y: float, step: float) -> dict[str, str]:
+    """Answer key -> how it reads, from the network's output ``y`` and the step: float32's quantum
+    (what the page shows), float64's (the right one) and the step itself.
+
+    >>> network_guesses(0.39, 1e-6)
+    {'float32': 'about 0.015, as in float32', 'float64': 'about 3e-11', 'step': 'about 1e-06, the step itself'}
+    """
+    return {"float32": f"about {_quantum(y, step, 'float32'):.2g}, as in float32",
+            "float64": f"about {_quantum(y, step, 'float64'):.1g}",
+            "step": f"about {step:g}, the step itself"}
+
+
+def network_reveal(guess: str, y: float, step: float, reference: float) -> Reveal:
+    """The verdict on ``guess``, with float64's numbers for this network: ulp(y) as a power of two,
+    the quantum, and how many digits of autograd's ``reference`` a difference can then agree to.
+
+    >>> print(network_reveal("float64", 0.39, 1e-6, -0.00952).text)  # doctest: +NORMALIZE_WHITESPACE
+    Right. In float64, ulp(y) for y ≈ 0.39 is 2⁻⁵⁴ ≈ 5.6e-17; divided by 2·dx = 2e-06 that is 2.8e-11,
+    so the difference agrees with autograd to about 8 digits. Press “Same in float64” to see it.
+    """
+    right = guess == "float64"
+    verdict = "Right" if right else f"Not quite: {network_guesses(y, step)['float64']}"
+    ulp = float(np.spacing(np.abs(np.float64(y))))
+    quantum = ulp / (2 * step)
+    power = f"2{str(int(np.log2(ulp))).translate(_SUPERSCRIPT)} ≈ " if ulp > 0 else ""
+    digits = (f", so the difference agrees with autograd to about {int(np.floor(np.log10(abs(reference) / quantum)))} "
+              "digits") if reference and np.isfinite(reference) and abs(reference) > quantum else ""
+    return Reveal(right, (f"{verdict}. In float64, ulp(y) for y ≈ {y:.2g} is {power}{ulp:.2g}; divided by "
+                          f"2·dx = {2 * step:g} that is {quantum:.2g}{digits}. Press “Same in float64” to see it."))
