@@ -3,7 +3,6 @@ the chart shades it and the page ties the two (gradlab.sweep.regimes)."""
 
 from __future__ import annotations
 
-import json
 
 import numpy as np
 import pytest

@@ -67,6 +67,6 @@ def regime_sentence(result: Swept) -> str | None:
     steps = regime_steps(result)
     if not steps:
         return None
-    curves = len({(str(d), str(s)) for d, s in zip(result.table["dtype"], result.table["scheme"])})
+    curves = len(result.best)  # one row per (dtype, scheme)
     whose = ("its" if curves == 1 else "each") if len(steps) == curves else "each difference's"
     return f"{REGIMES[0].capitalize()} dominates left of {whose} best step, {REGIMES[1]} right."

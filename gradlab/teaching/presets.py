@@ -36,7 +36,7 @@ from gradlab.labs.network.engine import QUESTION_SEED, NetgradSettings
 from gradlab.labs.roundoff.engine import COMPARISONS
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import get_scheme
-from gradlab.teaching.explorer_defaults import CUSTOM, function_label
+from gradlab.teaching.explorer_defaults import function_label
 
 __all__ = ["Preset", "PRESETS", "presets_for", "preset", "gallery", "url_query", "url_values"]
 

@@ -32,10 +32,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
+import math
 
 from gradlab.numerics.dtypes import DTYPE_NAMES, facts
 from gradlab.numerics.schemes import get_scheme
+from gradlab.numerics.ulp import ulp
 
 __all__ = ["GUESSES", "HABIT_STEP", "Reveal", "QUIZ_DTYPES", "quiz_dtype", "quiz_scheme", "expected_guess",
            "guess_step", "guess_label", "quiz_reveal", "ROUNDOFF_DTYPE", "ROUNDOFF_QUESTION", "ROUNDOFF_GUESSES",
@@ -176,7 +177,7 @@ _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 def _quantum(y: float, step: float, dtype: str) -> float:
     """ulp(y) / (2·dx) in ``dtype``: the size of the steps a central difference of y can move in."""
-    return float(np.spacing(np.abs(np.array(y, dtype=dtype)))) / (2 * step)
+    return float(ulp(y, dtype)) / (2 * step)
 
 
 def network_guesses(y: float, step: float) -> dict[str, str]:
@@ -201,10 +202,9 @@ def network_reveal(guess: str, y: float, step: float, reference: float) -> Revea
     """
     right = guess == "float64"
     verdict = "Right" if right else f"Not quite: {network_guesses(y, step)['float64']}"
-    ulp = float(np.spacing(np.abs(np.float64(y))))
-    quantum = ulp / (2 * step)
-    power = f"2{str(int(np.log2(ulp))).translate(_SUPERSCRIPT)} ≈ " if ulp > 0 else ""
-    digits = (f", so the difference agrees with autograd to about {int(np.floor(np.log10(abs(reference) / quantum)))} "
-              "digits") if reference and np.isfinite(reference) and abs(reference) > quantum else ""
-    return Reveal(right, (f"{verdict}. In float64, ulp(y) for y ≈ {y:.2g} is {power}{ulp:.2g}; divided by "
+    spacing, quantum = float(ulp(y, "float64")), _quantum(y, step, "float64")
+    power = f"2{str(int(math.log2(spacing))).translate(_SUPERSCRIPT)} ≈ "  # a float64 spacing: a power of two
+    digits = (f", so the difference agrees with autograd to about {math.floor(math.log10(abs(reference) / quantum))} "
+              "digits") if math.isfinite(reference) and abs(reference) > quantum else ""
+    return Reveal(right, (f"{verdict}. In float64, ulp(y) for y ≈ {y:.2g} is {power}{spacing:.2g}; divided by "
                           f"2·dx = {2 * step:g} that is {quantum:.2g}{digits}. Press “Same in float64” to see it."))
