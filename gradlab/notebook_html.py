@@ -28,7 +28,7 @@ from gradlab.errors import GradLabError
 if TYPE_CHECKING:  # Plotly is the web lab's: the checker installs without it (NO_PLOTLY)
     import plotly.graph_objects as go
 
-__all__ = ["MAX_TABLE_ROWS", "NO_PLOTLY", "result_html", "figure_div", "table_html", "reset_plotlyjs", "plotted"]
+__all__ = ["MAX_TABLE_ROWS", "NO_PLOTLY", "NoPlotly", "result_html", "figure_div", "table_html", "reset_plotlyjs", "plotted"]
 
 #: Said where a figure would be when Plotly is not installed: ``pip install gradlab`` installs the
 #: checker (torch, numpy, pandas, sympy, mpmath); ``gradlab[app]`` adds the web lab and its figures.
@@ -37,14 +37,18 @@ NO_PLOTLY = "Its figure needs Plotly, which the web lab installs: pip install \"
 _T = TypeVar("_T")
 
 
+class NoPlotly(GradLabError):
+    """A figure was asked for where Plotly is not installed (its message: :data:`NO_PLOTLY`)."""
+
+
 def plotted(build: Callable[[], _T]) -> _T:
-    """``build()``, a figure; without Plotly installed a :class:`GradLabError` saying how to get it."""
+    """``build()``, a figure; without Plotly installed a :class:`NoPlotly` saying how to get it."""
     try:
         return build()
     except ModuleNotFoundError as err:
         if (err.name or "").split(".")[0] != "plotly":
             raise
-        raise GradLabError(NO_PLOTLY) from err
+        raise NoPlotly(NO_PLOTLY) from err
 
 #: Rows a notebook table shows; a full check has thousands (the caller picks which).
 MAX_TABLE_ROWS = 20
@@ -97,7 +101,7 @@ def result_html(title: str, lines: Sequence[str], table: pd.DataFrame, fig: Call
     text = "".join(f"<p>{html.escape(line)}</p>" for line in lines if line)
     try:
         drawn = figure_div(plotted(fig if callable(fig) else lambda: fig))
-    except GradLabError:
+    except NoPlotly:  # only that: any other failure of the figure is the caller's to see
         drawn = f"<p><small>{html.escape(NO_PLOTLY)}</small></p>"
     return (f'<div class="gradlab-result"><h4>{html.escape(title)}</h4>{text}'
             f"{table_html(table, table_note)}{drawn}</div>")

@@ -56,7 +56,8 @@ def summed_answer(result: SummedLoss) -> Answer:
             f"{_g(facts(s.dtype).max, 7)}: {lost} return inf (a naive loop stalls far below L instead), "
             "and every finite difference of it is inf or NaN. Pick a wider dtype, or the mean reduction."))
     grad = result.gradient_size
-    shown, exact = _g(result.returned, 7), _g(result.exact_float, 7)  # the loss's L, on the dtype's grid
+    # L as the loss returns it (torch.sum of the terms in the dtype: on its grid), and the exact L
+    shown, exact = _g(result.row("torch.sum").value, 7), _g(result.exact_float, 7)
     head = (f"Summed in {s.dtype}, L = {shown}{f' (exactly {exact})' if exact != shown else ''} is held to steps of "
             f"{_g(result.ulp_loss)} (one ulp); a forward difference at h = {_g(s.h)} can only move in "
             f"steps of {_g(result.quantum)} (ulp(L)/h), while each gradient element is about {_g(grad, 1)}")

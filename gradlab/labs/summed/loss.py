@@ -285,12 +285,6 @@ class SummedLoss:
         return float(self.exact)
 
     @property
-    def returned(self) -> float:
-        """L as the loss returns it: torch's reduction of the terms in the dtype, a number on the
-        dtype's grid (25232 in float16 where the exact L is 25229.96; inf beyond its range)."""
-        return self.row("torch.sum").value
-
-    @property
     def overflows(self) -> bool:
         """The exact loss lies beyond the dtype's largest finite value: the dtype cannot hold L."""
         return abs(self.exact_float) > facts(self.settings.dtype).max
