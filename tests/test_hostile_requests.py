@@ -4,8 +4,8 @@ Expressions that parse (so tests/test_hostile.py accepts them) and then ask for
 unbounded work: symbolic work whose LaTeX took minutes, a big-integer power
 that held the interpreter lock for 20 s and 8 GB, a number whose digits took
 minutes to write, a gradient check of a minute per element. On the server path
-they run as the pages run them (gradlab.server.heavy_work in a worker of
-gradlab.server.pool, the bounds of gradlab.server.heavy_work.BOUNDS); in the
+they run as the pages run them (their worker entries in a worker of
+gradlab.server.pool, within each entry's limit); in the
 CLI through ``python -m gradlab``. Each must end in a result or a LimitError/exit 2
 whose sentence names the bound, never in a bug's generic failure; the wall-clock
 limits here (tests/cost.py's stopped_within) only catch a bound that never fired.
@@ -21,9 +21,10 @@ import time
 from pathlib import Path
 
 import pytest
+import gradlab.limits
 from cost import calibration_seconds, stopped_within, waited_for_the_machine
 
-from gradlab.check.settings import CheckSettings
+from gradlab.check.lab.settings import CheckSettings
 from gradlab.cli.main import UNEXPECTED
 from gradlab.sweep.engine import SweepSettings
 from gradlab.errors import LimitError
@@ -31,6 +32,7 @@ from gradlab.limits import LIMITS
 from gradlab.numerics.mp_format import format_mp
 from gradlab.server import heavy_work
 from gradlab.server.pool import GRACE_SECONDS, WorkerPool
+from gradlab.server.worker_entries import all_entries
 
 pytestmark = pytest.mark.server  # worker processes and the CLI in a child
 
@@ -64,11 +66,11 @@ def pool():
 
 
 def _run(pool, fn, *args, seconds=None):
-    what, bound, bound_name = heavy_work.BOUNDS[fn]
-    seconds = bound() if seconds is None else seconds
+    entry = fn.worker_entry
+    seconds = entry.seconds() if seconds is None else seconds
     start = time.monotonic()
     try:
-        outcome = pool.run(fn, *args, seconds=seconds, what=what, bound_name=bound_name)
+        outcome = pool.run(fn, *args, seconds=seconds, what=entry.what, bound_name=entry.limit_name)
     except LimitError as err:
         outcome = err
     return outcome, time.monotonic() - start, seconds
@@ -107,7 +109,7 @@ def test_x_to_the_x_to_the_x_at_1e9_ends_at_a_bound_not_after_20_s(pool):
     result, elapsed, seconds = _run(pool, heavy_work.sweep, SweepSettings("x**x**x", 1e9))
     assert isinstance(result, LimitError)
     assert ("LIMITS.worker_memory_mb" in str(result) or "LIMITS.evaluation_seconds" in str(result)
-            or waited_for_the_machine(str(result), heavy_work.BOUNDS[heavy_work.sweep][0], seconds)), result
+            or waited_for_the_machine(str(result), heavy_work.sweep.worker_entry.what, seconds)), result
     assert elapsed < stopped_within(LIMITS.evaluation_seconds + GRACE_SECONDS)
 
 
@@ -138,27 +140,35 @@ def test_the_page_s_check_of_a_minute_per_element_is_stopped_by_its_forecast_wit
     assert elapsed < stopped_within(FORECAST_STOP), f"{elapsed:.1f} s (the whole call's bound is {bound:g} s): {result}"
 
 
-def test_every_whole_call_bound_is_the_sum_of_the_bounds_it_names():
-    """The sentence of a worker killed at its whole-call bound names the fields whose sum that
-    bound is (a check's 30 s were called LIMITS.full_check_seconds, which is 20)."""
-    for fn, (what, seconds, bound_name) in heavy_work.BOUNDS.items():
-        names = bound_name.split(" + ")
-        assert all(name.startswith("LIMITS.") for name in names), bound_name
-        named = sum(getattr(heavy_work.LIMITS, name.removeprefix("LIMITS.")) for name in names)
-        assert named == seconds(), f"{what}: killed at {seconds()} s, named {bound_name} = {named}"
+def test_every_worker_entry_is_limited_by_the_limits_it_names(monkeypatch):
+    """The sentence of a worker killed at its whole-call limit names the fields whose sum that
+    limit is (a check's 30 s were called LIMITS.full_check_seconds, which is 20), read when the
+    call starts: a changed LIMITS (GRADLAB_LIMITS, a test) changes every entry's limit."""
+    entries = all_entries()
+    assert {"the sweep", "the check", "the summed loss", "the comparison"} <= {e.what for e in entries.values()}
+    fields = [f.name for f in dataclasses.fields(LIMITS) if f.name.endswith("_seconds")]
+    doubled = dataclasses.replace(LIMITS, **{name: 2 * getattr(LIMITS, name) for name in fields})
+    for fn, entry in entries.items():
+        assert entry.limit_fields and set(entry.limit_fields) <= set(fields), (fn, entry)
+        named = sum(getattr(LIMITS, name) for name in entry.limit_fields)
+        assert entry.seconds() == named, f"{entry.what}: killed at {entry.seconds()} s, named {entry.limit_name}"
+        monkeypatch.setattr(gradlab.limits, "LIMITS", doubled)
+        assert entry.seconds() == 2 * named, entry.what
+        monkeypatch.setattr(gradlab.limits, "LIMITS", LIMITS)
 
 
 def test_a_check_over_its_whole_bound_states_that_bound_and_a_check_s_advice(pool, monkeypatch):
-    """As a page runs it (gradlab.ui.worker_calls: BOUNDS' seconds and name, and no advice of its own).
+    """As a page runs it (gradlab.ui.worker_calls: the entry's seconds and name, and no advice of its own).
     One element: its forecast (one complex evaluation, seconds) is under the pace bound, so
     the set-up runs on until the whole-call kill (the worker keeps the default LIMITS)."""
-    monkeypatch.setattr(heavy_work, "LIMITS",
+    monkeypatch.setattr(gradlab.limits, "LIMITS",
                         dataclasses.replace(LIMITS, full_check_seconds=1.0, request_seconds=1.5))
     settings = CheckSettings(model="expression", expression=GRADCHECK_EXPRESSION, shape=(1024, 1024),
                              dtype="float64", scheme="complex_step", mode="sampled", samples=1)
-    what, seconds, bound_name = heavy_work.BOUNDS[heavy_work.check]
+    entry = heavy_work.check.worker_entry
     with pytest.raises(LimitError) as info:
-        pool.run(heavy_work.check, settings, 1, seconds=seconds(), what=what, bound_name=bound_name)
+        pool.run(heavy_work.check, settings, 1, seconds=entry.seconds(), what=entry.what, bound_name=entry.limit_name)
+    what = entry.what
     message = str(info.value)
     if waited_for_the_machine(message, what, 2.5):
         return  # a busy machine starved the (niced) worker: the backstop's sentence says so
@@ -179,7 +189,7 @@ def test_a_layer_check_over_its_bound_is_ended_with_the_layer_check_s_advice(poo
     settings = LayerCheckSettings(LONG_STACK, (256, 128), "float64", mode="full")
     result, elapsed, bound = _run(pool, heavy_work.layers, settings, seconds=3.0)  # the page's is 30 s
     assert isinstance(result, LimitError) and _names_a_bound(result, bound), result
-    if not waited_for_the_machine(str(result), heavy_work.BOUNDS[heavy_work.layers][0], bound):
+    if not waited_for_the_machine(str(result), heavy_work.layers.worker_entry.what, bound):
         assert str(result).endswith(heavy_work.LAYERS_ADVICE), result  # not "Simplify the expression"
     assert elapsed < stopped_within(bound + GRACE_SECONDS)
 

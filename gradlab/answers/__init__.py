@@ -17,27 +17,6 @@ False
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from gradlab.view import ANSWER_LEVELS, Answer, AnswerLevel
 
 __all__ = ["Answer", "AnswerLevel", "ANSWER_LEVELS"]
-
-AnswerLevel = Literal["success", "info", "warning", "error"]
-#: Every level an answer (or a Note) can have, best news first.
-ANSWER_LEVELS: tuple[str, ...] = ("success", "info", "warning", "error")
-
-
-@dataclass(frozen=True)
-class Answer:
-    """A page's one sentence and how to show it."""
-
-    level: AnswerLevel
-    text: str
-
-    def __post_init__(self) -> None:
-        if self.level not in ANSWER_LEVELS:
-            raise ValueError(f"An answer's level is one of {ANSWER_LEVELS}, not {self.level!r}.")
-
-    @property
-    def is_warning(self) -> bool:
-        return self.level in ("warning", "error")

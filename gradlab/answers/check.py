@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from gradlab.answers import Answer
+from gradlab.view import Answer
 from gradlab.numerics.schemes import get_scheme
 
 __all__ = ["Answer", "check_answer", "hand_written_words", "printed", "QUESTION", "LAYER_QUESTION", "ratio_range", "agreeing_digits"]
@@ -39,7 +39,7 @@ LAYER_QUESTION = "my model's gradient check fails: which layer's backward is wro
 _TRUNCATION = {"forward": "h·f″/2", "backward": "h·f″/2", "central": "h²·f‴/6"}
 
 
-#: Why a fixed-step check went wrong, by the diagnosis's kind (gradlab.check.diagnosis).
+#: Why a fixed-step check went wrong, by the diagnosis's kind (gradlab.check.verdicts.diagnosis).
 _STEP_REASONS = {
     "roundoff": "round-off swamps that step",
     "marginal": "round-off at that step is close to the tolerance",
@@ -178,7 +178,7 @@ def check_answer(summary, columns=None) -> Answer:
         return Answer("warning", f"Not differentiable{_where(summary)}: {k} of {_what(summary)} sit on a "
                                  "kink, where the left and right slopes differ, so a finite "
                                  "difference cannot check autograd there.")
-    if getattr(summary, "mode", "") == "dense":  # gradlab.check.detector: its own steps, its own bound
+    if getattr(summary, "mode", "") == "dense":  # gradlab.check.running.detector: its own steps, its own bound
         return Answer("success", "The gradient is right: two dense random directions, each over every element, "
                                  f"show no element {summary.seen_tolerances or 10:.0f} tolerances off (their finite "
                                  "differences' measured error bound is smaller than what one would move them by), "
@@ -217,7 +217,7 @@ def printed(value: float, dtype: str) -> str:
 
 def hand_written_words(summary, columns) -> str | None:
     """What a hand-written check printed at the check's step, value by value beside autograd's, in
-    words; None when the check has no such column (gradlab.check.hand_written) or too many values.
+    words; None when the check has no such column (gradlab.check.verdicts.hand_written) or too many values.
 
     >>> from types import SimpleNamespace as S
     >>> s = S(step=1e-3, dtype="float32", reduction="sum", scheme="forward")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradlab.answers import Answer
+from gradlab.view import Answer
 
 __all__ = ["Answer", "network_answer", "backward_answer", "steps_answer", "AGREE_RELATIVE", "ANSWER_ENTRIES"]
 

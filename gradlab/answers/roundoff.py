@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from gradlab.answers import Answer
+from gradlab.view import Answer
 from gradlab.numerics.dtypes import facts
 
 if TYPE_CHECKING:  # only for the annotation: roundoff imports nothing from here

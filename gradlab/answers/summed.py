@@ -19,7 +19,7 @@ that is the grad check's round-off.
 
 from __future__ import annotations
 
-from gradlab.answers import Answer
+from gradlab.view import Answer
 from gradlab.labs.summed.loss import SummedLoss
 from gradlab.numerics.dtypes import facts
 

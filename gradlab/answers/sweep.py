@@ -27,7 +27,7 @@ import numpy as np
 
 from gradlab.sweep.engine import AROUND_BEST, SweepResult
 from gradlab.sweep.regimes import regime_sentence
-from gradlab.answers import Answer
+from gradlab.view import Answer
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.precision_table import best_error_scale
 from gradlab.numerics.schemes import get_scheme

@@ -1,23 +1,20 @@
-"""The heavy engine calls of the pages, as top-level functions a pool worker can run.
+"""The heavy engine calls of the pages not yet in a lab package, as top-level worker entries.
 
-Each is the engine call a page makes, unchanged, plus the bound that a page
-adds around it; :data:`BOUNDS` says how long each may take as a whole
-(:func:`gradlab.server.pool.run_bounded` kills the worker past it), and the
-sentence then names the fields whose sum that is. A function marked with
-:func:`advised` ends its over-a-bound sentences with advice that fits its work
-(the pool's default, :data:`~gradlab.server.deadline.SIMPLIFY`, is about an
-expression). They are plain functions of plain values: the CLI and notebooks
-call the engine directly.
+Each is the engine call a page makes, unchanged, plus the limit a page adds around it, marked
+with :func:`gradlab.server.worker_entries.worker_entry` (a lab package marks its own entries the
+same way): :data:`BOUNDS` says how long each may take as a whole
+(:func:`gradlab.server.pool.run_bounded` kills the worker past it), and the sentence then names
+the fields whose sum that is; ``limit_advice`` ends its over-the-limit sentences. They are plain
+functions of plain values: the CLI and notebooks call the engine directly.
 
 >>> sweep_formulas("x**2")
 ('x^{2}', '2 x')
 >>> BOUNDS[check][2], check.limit_advice == CHECK_ADVICE
 ('LIMITS.full_check_seconds + LIMITS.request_seconds', True)
 
-A function marked with :func:`forecast` says roughly how long a call will take
-from its arguments alone; :func:`gradlab.ui.worker_calls.heavy` starts a call forecast
-over the pool's ``LONG_CALL_SECONDS`` in its long lane, so it never holds a worker
-kept for short calls (:mod:`gradlab.server.lanes`).
+A ``forecast`` says roughly how long a call will take from its arguments alone;
+:func:`gradlab.ui.worker_calls.heavy` starts a call forecast over the pool's ``LONG_CALL_SECONDS``
+in its long lane, so it never holds a worker kept for short calls (:mod:`gradlab.server.lanes`).
 
 >>> from gradlab.labs.summed.loss import SummedLossSettings
 >>> summed.forecast_seconds(SummedLossSettings(shape=(400, 500), dtype="bfloat16")) > 1
@@ -30,37 +27,19 @@ import math
 
 from gradlab.limits import LIMITS, bounded
 from gradlab.server.deadline import paced_progress
+from gradlab.server.worker_entries import ENTRIES, worker_entry
 
 __all__ = ["sweep", "sweep_formulas", "check", "check_eps_sweep", "layers", "roundoff", "roundoff_summary", "summed", "grid", "network", "BOUNDS",
-           "CHECK_ADVICE", "LAYERS_ADVICE", "CLI_CHECK_ADVICE", "advised", "forecast"]
+           "CHECK_ADVICE", "LAYERS_ADVICE", "CLI_CHECK_ADVICE"]
 
 CHECK_ADVICE = ("Pick mode 'sampled' or 'directional', fewer samples, or a smaller shape; on your own "
                 "machine gradlab.gradcheck has no time bound.")
 LAYERS_ADVICE = ("Pick fewer or narrower layers, a smaller input shape, or mode 'sampled'; on your own "
                  "machine gradlab.check_layers has no time bound.")
+ROUNDOFF_ADVICE = "Use fewer points, or a range closer to 1 (tiny |x| needs many more exact digits)."
 CLI_CHECK_ADVICE = ("Pick --mode sampled or directional, fewer --samples, or a smaller --shape; on your "
                     "own machine raise the bound (GRADLAB_LIMITS=full_check_seconds=600) or call "
                     "gradlab.gradcheck, which has none.")
-
-
-def advised(advice: str):
-    """Mark a function with the advice that ends its over-a-bound sentences (``limit_advice``:
-    :meth:`gradlab.server.pool.WorkerPool.run` uses it when its caller passes none)."""
-    def mark(fn):
-        fn.limit_advice = advice
-        return fn
-
-    return mark
-
-
-def forecast(seconds):
-    """Mark a function with ``forecast_seconds(*args)``: about how long a call with these arguments
-    takes (a little under what one core measured), for the pool to choose its lane."""
-    def mark(fn):
-        fn.forecast_seconds = seconds
-        return fn
-
-    return mark
 
 
 #: One term of the summed-loss lab's Python loops, by dtype (one core measured 23-27 µs in
@@ -79,7 +58,7 @@ def _check_rows(settings, numel: int) -> int:
     if settings.mode == "blocks":  # one direction per block of elements, every element covered
         import torch
 
-        from gradlab.check.blocks import block_count, block_size
+        from gradlab.check.running.blocks import block_count, block_size
 
         return block_count(numel, block_size(getattr(torch, settings.dtype)))
     return min(settings.samples, numel) if settings.mode == "sampled" else settings.samples
@@ -90,6 +69,7 @@ def _check_forecast(settings, *_) -> float:
     return _check_rows(settings, numel) * numel * _CHECK_ELEMENT_SECONDS
 
 
+@worker_entry("the sweep", "request_seconds")
 def sweep(settings):
     """The Explorer's sweep (:func:`gradlab.sweep.engine.run_sweep`)."""
     from gradlab.sweep.engine import run_sweep
@@ -97,6 +77,7 @@ def sweep(settings):
     return run_sweep(settings)
 
 
+@worker_entry("the formulas' LaTeX", "evaluation_seconds")
 def sweep_formulas(text: str) -> tuple[str, str]:
     """LaTeX of f and f' (sympy's printer: bounded here, as it is the page's own step)."""
     from gradlab.numerics.expressions import parse
@@ -105,13 +86,13 @@ def sweep_formulas(text: str) -> tuple[str, str]:
     return expression.latex(), expression.derivative_latex()
 
 
-@advised(CHECK_ADVICE)
-@forecast(_check_forecast)
+@worker_entry("the check", "full_check_seconds", "request_seconds", advice=CHECK_ADVICE,
+              forecast=_check_forecast)
 def check(settings, workers: int | None = 1, progress=None, advice: str = CHECK_ADVICE):
-    """A gradient check (:func:`gradlab.check.settings.run_check`), stopped once its pace projects
+    """A gradient check (:func:`gradlab.check.lab.settings.run_check`), stopped once its pace projects
     past ``LIMITS.full_check_seconds`` (every mode: a sampled check of 1,000 elements of a 1M-element
     complex-step expression would take minutes)."""
-    from gradlab.check.settings import run_check
+    from gradlab.check.lab.settings import run_check
 
     paced = paced_progress(LIMITS.full_check_seconds, f"this {settings.mode} check", progress,
                            bound_name="LIMITS.full_check_seconds", advice=advice)
@@ -119,7 +100,7 @@ def check(settings, workers: int | None = 1, progress=None, advice: str = CHECK_
         return run_check(settings, progress=paced, workers=workers)
 
 
-@advised(LAYERS_ADVICE)
+@worker_entry("the layer-by-layer check", "full_check_seconds", "request_seconds", advice=LAYERS_ADVICE)
 def layers(settings, progress=None):
     """The Grad check page's model, layer by layer (:func:`gradlab.layers.settings.run_layer_check`),
     stopped once its pace over the modules projects past ``LIMITS.full_check_seconds``."""
@@ -131,17 +112,18 @@ def layers(settings, progress=None):
         return run_layer_check(settings, progress=paced)
 
 
-@advised("Pick a smaller shape, or a simpler model or expression.")
+@worker_entry("the eps sweep", "request_seconds",
+              advice="Pick a smaller shape, or a simpler model or expression.")
 def check_eps_sweep(settings):
-    """The Grad check page's eps sweep for sum, mean and none (:func:`gradlab.check.reduction_sweep.check_sweep`)."""
-    from gradlab.check.reduction_sweep import check_sweep
+    """The Grad check page's eps sweep for sum, mean and none (:func:`gradlab.check.lab.reduction_sweep.check_sweep`)."""
+    from gradlab.check.lab.reduction_sweep import check_sweep
 
     with bounded():
         return check_sweep(settings)
 
 
-@advised("Use fewer points, or a range closer to 1 (tiny |x| needs many more exact digits).")
-@forecast(lambda settings, *_: settings.samples * _ROUNDOFF_SAMPLE_SECONDS)
+@worker_entry("the comparison", "roundoff_seconds", "request_seconds", advice=ROUNDOFF_ADVICE,
+              forecast=lambda settings, *_: settings.samples * _ROUNDOFF_SAMPLE_SECONDS)
 def roundoff(settings, rows: int):
     """The Round-off lab's comparison (:func:`gradlab.labs.roundoff.engine.compare`) as its page
     shows it: the result with its table cut to the first ``rows`` rows (the ones the page lists),
@@ -158,8 +140,8 @@ def roundoff(settings, rows: int):
     return replace(result, table=result.table.head(rows)), page_figures(result)
 
 
-@advised("Use fewer points, or a range closer to 1 (tiny |x| needs many more exact digits).")
-@forecast(lambda settings: settings.samples * _ROUNDOFF_SAMPLE_SECONDS)
+@worker_entry("the comparison", "roundoff_seconds", "request_seconds", advice=ROUNDOFF_ADVICE,
+              forecast=lambda settings: settings.samples * _ROUNDOFF_SAMPLE_SECONDS)
 def roundoff_summary(settings):
     """Only the summary of the Round-off lab's comparison: the page's quiz reveals its numbers and
     draws nothing of it (:func:`roundoff` also builds three figures from every point)."""
@@ -168,8 +150,9 @@ def roundoff_summary(settings):
     return compare(settings).summary
 
 
-@advised("Pick a smaller shape, or a dtype other than bfloat16 (its sums are Python loops).")
-@forecast(lambda settings: math.prod(settings.shape) * _SUMMED_TERM_SECONDS.get(settings.dtype, 3e-6))
+@worker_entry("the summed loss", "request_seconds",
+              advice="Pick a smaller shape, or a dtype other than bfloat16 (its sums are Python loops).",
+              forecast=lambda settings: math.prod(settings.shape) * _SUMMED_TERM_SECONDS.get(settings.dtype, 3e-6))
 def summed(settings):
     """The Summed-loss lab and the check's forward differences (:mod:`gradlab.labs.summed.loss`,
     :mod:`gradlab.labs.summed.differences`): its sums are Python loops over up to
@@ -180,7 +163,7 @@ def summed(settings):
     return summed_loss(settings), sampled_differences(settings)
 
 
-@advised("Pick a simpler expression or another point x.")
+@worker_entry("the grid's difference", "request_seconds", advice="Pick a simpler expression or another point x.")
 def grid(settings):
     """The Grid page's difference, f on the grid around x, the secant's slope against h and the
     difference at each stop of the chart's step slider (:mod:`gradlab.labs.grid.representable`,
@@ -196,6 +179,7 @@ def grid(settings):
     return result, window_points(result), secant_series(settings), grid_frames(settings, result.tangent)
 
 
+@worker_entry("the network's differences", "request_seconds")
 def network(settings):
     """The Network page's experiment (:func:`gradlab.labs.network.engine.network_experiment`): its
     forward passes round every sum exactly, in Python, 10-40 ms of one core per view, which in the
@@ -205,22 +189,7 @@ def network(settings):
     return network_experiment(settings)
 
 
-#: Per function: (what the message calls it, the whole call's bound in seconds, the names of the
-#: fields whose sum that bound is). The bounds inside (LIMITS.evaluation_seconds, the check's paced
-#: LIMITS.full_check_seconds, roundoff_seconds, ...) end each step sooner, with their own sentences.
-BOUNDS = {
-    sweep: ("the sweep", lambda: LIMITS.request_seconds, "LIMITS.request_seconds"),
-    sweep_formulas: ("the formulas' LaTeX", lambda: LIMITS.evaluation_seconds, "LIMITS.evaluation_seconds"),
-    check: ("the check", lambda: LIMITS.full_check_seconds + LIMITS.request_seconds,
-            "LIMITS.full_check_seconds + LIMITS.request_seconds"),
-    layers: ("the layer-by-layer check", lambda: LIMITS.full_check_seconds + LIMITS.request_seconds,
-             "LIMITS.full_check_seconds + LIMITS.request_seconds"),
-    check_eps_sweep: ("the eps sweep", lambda: LIMITS.request_seconds, "LIMITS.request_seconds"),
-    summed: ("the summed loss", lambda: LIMITS.request_seconds, "LIMITS.request_seconds"),
-    grid: ("the grid's difference", lambda: LIMITS.request_seconds, "LIMITS.request_seconds"),
-    network: ("the network's differences", lambda: LIMITS.request_seconds, "LIMITS.request_seconds"),
-    roundoff: ("the comparison", lambda: LIMITS.roundoff_seconds + LIMITS.request_seconds,
-               "LIMITS.roundoff_seconds + LIMITS.request_seconds"),
-    roundoff_summary: ("the comparison", lambda: LIMITS.roundoff_seconds + LIMITS.request_seconds,
-                       "LIMITS.roundoff_seconds + LIMITS.request_seconds"),
-}
+#: Per function: (what the message calls it, the whole call's limit in seconds, the names of the
+#: fields whose sum that limit is), for the functions of this module.
+BOUNDS = {fn: (entry.what, entry.seconds, entry.limit_name) for fn, entry in ENTRIES.items()
+          if fn.__module__ == __name__}

@@ -38,7 +38,7 @@ lane, at :data:`~gradlab.server.worker.LONG_CALL_NICENESS`, whose calls take tur
 (one per visitor, fewest-running address first: :mod:`gradlab.server.lanes`).
 
 Over-a-bound sentences end with ``advice``: the caller's, else the function's own
-``limit_advice`` (:func:`gradlab.server.heavy_work.advised`), else
+``limit_advice`` (:func:`gradlab.server.worker_entries.worker_entry`), else
 :data:`~gradlab.server.deadline.SIMPLIFY`.
 
 >>> run_bounded(sum, [1, 2, 3], seconds=30, what="a small sum")

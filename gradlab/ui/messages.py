@@ -15,7 +15,7 @@ from typing import NoReturn
 
 import streamlit as st
 
-from gradlab.answers import ANSWER_LEVELS
+from gradlab.view import ANSWER_LEVELS
 from gradlab.errors import GradLabError
 from gradlab.literal_text import markdown_literal
 

@@ -1,11 +1,11 @@
 """How a page runs heavy engine work: in a worker process, keyed by this session, within its bound.
 
-What the heavy work is (the functions, their bounds and forecasts) lives in
-:mod:`gradlab.server.heavy_work`; this module is the page's side of the call.
+What the heavy work is (a function, its time limit and forecast) its lab says where it defines
+it (:func:`gradlab.server.worker_entries.worker_entry`); this module is the page's side of the call.
 
-``heavy(fn, *args)`` runs one of :mod:`gradlab.server.heavy_work`'s functions
-through :func:`gradlab.server.pool.run_bounded` with that function's bound
-(:data:`gradlab.server.heavy_work.BOUNDS`), keyed by this Streamlit session
+``heavy(fn, *args)`` runs such a function
+through :func:`gradlab.server.pool.run_bounded` within its limit
+(``fn.worker_entry``), keyed by this Streamlit session
 and admitted per visitor (its address and browser: :mod:`gradlab.server.visitors`), so a
 newer rerun of the same session ends the older one's work, as does a
 pending rerun or stop of this script run: Streamlit stops the run of a session
@@ -38,7 +38,6 @@ from typing import Callable, Hashable
 import streamlit as st
 
 from gradlab.limits import LIMITS
-from gradlab.server.heavy_work import BOUNDS
 from gradlab.server.pool import LONG_CALL_SECONDS, run_bounded
 from gradlab.ui.compat import run_will_be_interrupted, session_id
 from gradlab.ui.visitor_turns import current_visitor, turn_given_back
@@ -47,12 +46,12 @@ __all__ = ["heavy", "heavy_with_progress"]
 
 
 def heavy(fn: Callable, *args, progress: Callable[[int, int], None] | None = None, **kwargs):
-    """``fn(*args, **kwargs)`` in a worker, within ``BOUNDS[fn]``; see the module docstring."""
-    what, seconds, bound_name = BOUNDS[fn]
+    """``fn(*args, **kwargs)`` in a worker, within its worker entry's limit; see the module docstring."""
+    entry = fn.worker_entry  # gradlab.server.worker_entries.worker_entry marked it
     session = session_id()
     forecast = getattr(fn, "forecast_seconds", None)
     with turn_given_back():  # waiting on a worker uses no CPU here: the visitor's other tabs may run
-        return run_bounded(fn, *args, seconds=seconds(), what=what, bound_name=bound_name,
+        return run_bounded(fn, *args, seconds=entry.seconds(), what=entry.what, bound_name=entry.limit_name,
                            session=session, cancelled=run_will_be_interrupted if session else None,
                            progress=progress, long=forecast is not None and forecast(*args) >= LONG_CALL_SECONDS,
                            visitor=current_visitor(), **kwargs)

@@ -22,7 +22,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from gradlab.answers import Answer
+from gradlab.view import Answer
 from gradlab.labs.grid.representable import GridDifference, GridSettings, computing_in, shared_decimal_digits
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.emulation import to_dtype
