@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from gradlab.check.batching import chunk_rows  # noqa: E402
+from gradlab.check.running.batching import chunk_rows  # noqa: E402
 from gradlab.check.api import gradcheck  # noqa: E402
 from gradlab.limits import LIMITS  # noqa: E402
 

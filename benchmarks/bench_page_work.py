@@ -34,9 +34,9 @@ import torch  # noqa: E402
 
 from gradlab.figures import roundoff as roundoff_figures  # noqa: E402
 from gradlab.check.api import REDUCTIONS, element_estimates, reduction_estimates, sample_indices  # noqa: E402
-from gradlab.check.reduction_sweep import eps_grid, reduction_sweep  # noqa: E402
-from gradlab.check.builtin_models import build_model_loss  # noqa: E402
-from gradlab.check.settings import CheckSettings  # noqa: E402
+from gradlab.check.lab.reduction_sweep import eps_grid, reduction_sweep  # noqa: E402
+from gradlab.check.lab.builtin_models import build_model_loss  # noqa: E402
+from gradlab.check.lab.settings import CheckSettings  # noqa: E402
 from gradlab.figures.check import eps_sweep_figure  # noqa: E402
 from gradlab.labs.roundoff.engine import RoundoffSettings, compare, ulp_histogram  # noqa: E402
 from gradlab.ui.figures import prepare_figure  # noqa: E402

@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 import gradlab  # noqa: E402
-from gradlab.check.builtin_models import build_model_loss  # noqa: E402
-from gradlab.check.settings import CheckSettings  # noqa: E402
+from gradlab.check.lab.builtin_models import build_model_loss  # noqa: E402
+from gradlab.check.lab.settings import CheckSettings  # noqa: E402
 from gradlab.testing.modules import module_corpus  # noqa: E402
 from timing import median_seconds  # noqa: E402
 

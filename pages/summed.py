@@ -19,7 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page, title_row
-from gradlab.check.settings import parse_shape
+from gradlab.check.lab.settings import parse_shape
 from gradlab.figures.summed import difference_staircase, summed_error_bars
 from gradlab.labs.summed.loss import NO_THRESHOLD, SUM_METHODS, SummedLoss, SummedLossSettings
 from gradlab.limits import LIMITS

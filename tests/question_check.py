@@ -2,7 +2,7 @@
 author ran it: an oracle for what a hand-written check prints, independent of GradLab.
 
 Its inputs are the Grad check page's: x and the targets drawn from the seed in float64 and
-rounded to the dtype, in that order (gradlab.check.builtin_models).
+rounded to the dtype, in that order (gradlab.check.lab.builtin_models).
 """
 
 from __future__ import annotations

@@ -59,7 +59,7 @@ def test_the_cli_ends_these_in_a_result_or_one_sentence(argv, words):
 def test_zero_tolerances_never_fail_a_correct_gradient_in_any_dtype(dtype, mode):
     # Autograd's own value is rounded in its dtype: with nothing else to absorb it, a few
     # ulps of it must not read as a wrong gradient.
-    from gradlab.check.settings import CheckSettings, run_check
+    from gradlab.check.lab.settings import CheckSettings, run_check
 
     r = run_check(CheckSettings(shape=(6, 5), dtype=dtype, mode=mode, rtol=0.0, atol=0.0), taylor=False)
     assert r.verdict != "fail"

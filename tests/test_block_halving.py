@@ -1,4 +1,4 @@
-"""Issue 35 item 5: a failing block of the default mode is narrowed by halving (gradlab/check/halving.py),
+"""Issue 35 item 5: a failing block of the default mode is narrowed by halving (gradlab/check/differences/halving.py),
 so a bug costs little more than a pass; and the server's size bounds bind the server, not the local API."""
 
 import math
@@ -70,7 +70,7 @@ def test_several_wrong_elements_are_all_named():
 
 def test_two_wrong_elements_in_one_block_are_both_named(monkeypatch):
     # 2,000 elements in one block (one direction): halving recurses into both failing halves
-    import gradlab.check.blocks as blocks
+    import gradlab.check.running.blocks as blocks
 
     monkeypatch.setattr(blocks, "LIMITS", type(LIMITS)(**{**LIMITS.__dict__, "directional_checks": 1}))
     result, _ = _check([5, 1_500], n=2_000)
@@ -105,9 +105,9 @@ def test_the_server_and_the_cli_refuse_it_with_the_bounds_sentence():
 
 
 def test_the_pages_engine_calls_and_the_cli_run_within_the_bound(monkeypatch, capfd):
-    import gradlab.check.settings as check_settings
+    import gradlab.check.lab.settings as check_settings
     import gradlab.cli.check as cli_check
-    from gradlab.check.settings import CheckSettings
+    from gradlab.check.lab.settings import CheckSettings
     from gradlab.cli.main import main
     from gradlab.limits import size_bound
     from gradlab.server import heavy_work
@@ -140,7 +140,7 @@ def test_a_check_of_millions_of_elements_holds_its_directions_by_their_members()
     # temporaries (the twin's, the noise tables', the step search's dense rows of all 64) about
     # 1,200 measured: 5 GB for 4 M elements, 46 GB for a 10 M-parameter model. Held by members and
     # weights, and made dense a few rows at a time, what remains is a few rows of fn's work and a
-    # few vectors of N: 240 measured, 450 with the dense detector's look first (gradlab.check.detector).
+    # few vectors of N: 240 measured, 450 with the dense detector's look first (gradlab.check.running.detector).
     import subprocess
     import sys
 
@@ -168,9 +168,9 @@ def test_a_bug_in_a_model_costs_a_few_passes_and_names_a_really_wrong_element(pl
     # evaluations) and a bug costs the halving's levels (at most MOST_HALVES chains of 2 halves at
     # 2 steps, 2 points each: 8·MOST_HALVES·log2(N)) and the judging of the worst JUDGED_FIRST
     # elements it ends at (~80 evaluations each: step search, noise, witness), not a pass per level.
-    from gradlab.check.detector import MOST_HALVES
-    from gradlab.check.measure import JUDGED_FIRST
-    from gradlab.check.output_weights import random_weights
+    from gradlab.check.running.detector import MOST_HALVES
+    from gradlab.check.running.measure import JUDGED_FIRST
+    from gradlab.check.inputs.output_weights import random_weights
     from gradlab.testing.functions_models import CausalGPT, gpt_tokens
 
     passed, passing = _gpt_evaluations(None)

@@ -20,7 +20,7 @@ import torch
 from hypothesis import given, settings, strategies as st
 
 import gradlab
-from gradlab.check.error_bounds import bound_of, roundoff_bound
+from gradlab.check.differences.error_bounds import bound_of, roundoff_bound
 from gradlab.errors import GradLabError
 from gradlab.numerics.schemes import get_scheme
 

@@ -10,13 +10,13 @@ import pytest
 import torch
 
 import gradlab
-from gradlab.check.batching import BatchedFn, FlatInputs
+from gradlab.check.running.batching import BatchedFn, FlatInputs
 from gradlab.check.api import GradcheckError, gradcheck
-from gradlab.check.reduction_sweep import CHECK_SWEEP_ELEMENTS, check_sweep, reduction_sweep, sweep_settings_for
+from gradlab.check.lab.reduction_sweep import CHECK_SWEEP_ELEMENTS, check_sweep, reduction_sweep, sweep_settings_for
 from gradlab.errors import GradLabError, LimitError
 from gradlab.limits import LIMITS
-from gradlab.check.builtin_models import build_model_loss
-from gradlab.check.settings import CheckSettings, parse_shape, run_check
+from gradlab.check.lab.builtin_models import build_model_loss
+from gradlab.check.lab.settings import CheckSettings, parse_shape, run_check
 from gradlab.numerics.dtypes import DTYPES, facts
 
 MSE_SUM_CHECK = dict(model="affine", shape=(140, 120), loss="mse", scheme="forward", eps=1e-3,
@@ -395,7 +395,7 @@ class _ParameterView(torch.nn.Module):
 
 
 def test_a_modules_rows_are_evaluated_through_one_parameter_swap_with_the_same_values():
-    from gradlab.check.engine import checked_function
+    from gradlab.check.running.engine import checked_function
 
     module = _ParameterView()
     call, args = checked_function(module, (torch.tensor([0.5, 1.0, -1.0], dtype=torch.float64),), "parameters")
@@ -751,7 +751,7 @@ def test_parameter_names_without_inspect_are_what_inspect_signature_gives():
     import functools
     import inspect
 
-    from gradlab.check.arguments import parameter_names
+    from gradlab.check.inputs.arguments import parameter_names
 
     def by_signature(fn, count):
         try:

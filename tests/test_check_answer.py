@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 
 from gradlab.check.api import gradcheck
-from gradlab.check.detector import sight
-from gradlab.check.settings import CheckSettings, run_check
+from gradlab.check.running.detector import sight
+from gradlab.check.lab.settings import CheckSettings, run_check
 from gradlab.answers.check import check_answer
 
 
@@ -68,7 +68,7 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from gradlab.check.settings import parse_shape  # noqa: E402
+from gradlab.check.lab.settings import parse_shape  # noqa: E402
 from gradlab.answers.check import QUESTION  # noqa: E402
 from gradlab.teaching.presets import preset, presets_for  # noqa: E402
 
@@ -167,7 +167,7 @@ def test_the_page_shows_the_float64_presets_ratios_under_a_heading_that_does_not
 
 def test_a_large_float64_pass_on_the_dense_directions_says_what_it_rests_on():
     # the question at 140x120 in float64: 16,800 elements, passed on the two dense directions
-    # (gradlab.check.detector), whose steps are their own: no "at eps = <the check's step>"
+    # (gradlab.check.running.detector), whose steps are their own: no "at eps = <the check's step>"
     summary = run_check(CheckSettings(dtype="float64")).summary
     answer = check_answer(summary)
     assert summary.mode == "dense" and answer.level == "success"

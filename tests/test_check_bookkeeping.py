@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 import torch
 
-from gradlab.check.columns import Columns
-from gradlab.check.engine import check_gradient
-from gradlab.check.problem import numeric_problem
-from gradlab.check.report import _median, _refined, _ulp
-from gradlab.check.verdicts import state_of
+from gradlab.check.verdicts.columns import Columns
+from gradlab.check.running.engine import check_gradient
+from gradlab.check.running.problem import numeric_problem
+from gradlab.check.verdicts.report import _median, _refined, _ulp
+from gradlab.check.verdicts.judging import state_of
 from gradlab.numerics.schemes import get_scheme
 
 

@@ -11,8 +11,8 @@ import pytest
 import torch
 
 import gradlab
-from gradlab.check.settings import CheckSettings, run_check
-from gradlab.check.states import STATE_NAMES, STATES
+from gradlab.check.lab.settings import CheckSettings, run_check
+from gradlab.check.verdicts.states import STATE_NAMES, STATES
 from gradlab.cli.check import register, run
 
 ROW_KEYS = {"index", "autograd", "numeric", "ratio", "abs_error", "rel_error", "ok", "state", "error_bound"}
@@ -81,7 +81,7 @@ def test_bad_options_exit_2_with_one_line_from_python_m_gradlab(argv):
 
 
 def test_model_and_loss_choices_are_the_engines():
-    from gradlab.check.builtin_models import LOSSES, MODELS
+    from gradlab.check.lab.builtin_models import LOSSES, MODELS
 
     assert [_parse(["--model", m]).model for m in MODELS] == list(MODELS)
     assert [_parse(["--loss", name]).loss for name in LOSSES] == list(LOSSES)

@@ -16,8 +16,8 @@ import pytest
 import torch
 
 import gradlab
-from gradlab.check.engine import check_gradient, checked_function
-from gradlab.check.problem import autograd_gradient, autograd_side, numeric_problem
+from gradlab.check.running.engine import check_gradient, checked_function
+from gradlab.check.running.problem import autograd_gradient, autograd_side, numeric_problem
 from gradlab.numerics.schemes import get_scheme
 
 
@@ -129,7 +129,7 @@ def test_the_numeric_value_at_x_is_the_strategy_choices_own_evaluation():
 def test_a_pass_builds_its_summary_on_first_read_and_a_fail_at_once(monkeypatch):
     import pickle
 
-    from gradlab.check import engine
+    from gradlab.check.running import engine
 
     built = []
     real = engine.summarize
@@ -149,7 +149,7 @@ def test_the_tables_reader_columns_are_built_on_first_read_in_their_place():
 
     import numpy as np
 
-    from gradlab.check.columns import Columns, Later
+    from gradlab.check.verdicts.columns import Columns, Later
 
     built = []
     t = Columns({"a": np.array([1.0, 2.0]), "b": Later(lambda: built.append("b") or np.array([3.0, 4.0])),

@@ -16,8 +16,8 @@ import torch
 import torch.nn.functional as F
 
 import gradlab
-from gradlab.check.blocks import BLOCK, block_count, block_directions
-from gradlab.check.validation import MODES
+from gradlab.check.running.blocks import BLOCK, block_count, block_directions
+from gradlab.check.inputs.validation import MODES
 from gradlab.numerics.dtypes import resolve_tolerances
 from gradlab.testing.modules import module_case, module_corpus, plant_error
 
@@ -58,7 +58,7 @@ def _planted(name: str, dtype, position: int):
 def test_the_default_mode_is_blocks_everywhere():
     import inspect
 
-    from gradlab.check.settings import CheckSettings
+    from gradlab.check.lab.settings import CheckSettings
     assert MODES[0] == "blocks"
     assert inspect.signature(gradlab.gradcheck).parameters["mode"].default == "blocks"
     assert CheckSettings().mode == "blocks"

@@ -1,5 +1,5 @@
 """Issue 36: a large float64 or float32 default check looks along two dense directions judged
-against their measured error bound (gradlab/check/detector.py), so one element 10 tolerances off
+against their measured error bound (gradlab/check/running/detector.py), so one element 10 tolerances off
 among 16,800 is found and named, where 64 blocks of 263 elements let it pass at every position. In
 float32 the directions are differenced on fn's float64 twin, autograd's own rounding measured."""
 
@@ -9,9 +9,9 @@ import pytest
 import torch
 
 import gradlab
-from gradlab.check.builtin_models import build_model_loss
-from gradlab.check.detector import DETECT_FROM, sight
-from gradlab.check.settings import CheckSettings
+from gradlab.check.lab.builtin_models import build_model_loss
+from gradlab.check.running.detector import DETECT_FROM, sight
+from gradlab.check.lab.settings import CheckSettings
 from gradlab.numerics.dtypes import resolve_tolerances
 from gradlab.testing.planted import off_by_tolerances
 

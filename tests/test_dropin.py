@@ -12,8 +12,8 @@ import torch
 import torch.nn.functional as F
 
 import gradlab
-from gradlab.check.arguments import parameter_names
-from gradlab.check.outputs import OutputLayout
+from gradlab.check.inputs.arguments import parameter_names
+from gradlab.check.inputs.outputs import OutputLayout
 from gradlab.errors import GradLabError
 from gradlab.testing.corpus import by_name, corpus
 

@@ -24,7 +24,7 @@ import pytest
 import torch
 
 import gradlab
-from gradlab.check.results import GradcheckError
+from gradlab.check.verdicts.results import GradcheckError
 from gradlab.cli.check import result_json
 
 OFFSET = 1e-3
@@ -109,8 +109,8 @@ def _element_row(result, label=LABEL):
 
 @pytest.mark.parametrize("mode, found_by", [("blocks", "block"), ("dense", "dense")])
 def test_default_mode_message_leads_with_the_elements_own_values(monkeypatch, mode, found_by):
-    if mode == "blocks":  # the dense directions (gradlab.check.detector) would look first
-        monkeypatch.setattr("gradlab.check.detector.DETECT_FROM", 10 ** 9)
+    if mode == "blocks":  # the dense directions (gradlab.check.running.detector) would look first
+        monkeypatch.setattr("gradlab.check.running.detector.DETECT_FROM", 10 ** 9)
     x = _x()
     autograd, exact = _truth(x)
     r = gradlab.gradcheck(fn, x, **ONES)

@@ -12,9 +12,9 @@ import torch
 import gradlab
 from torch.autograd.gradcheck import GradcheckError
 
-from gradlab.check import forward_mode
-from gradlab.check.forward_mode import check_forward_mode, forward_mode_twin
-from gradlab.check.second_order import check_second_order, gradient_function
+from gradlab.check.further import forward_mode
+from gradlab.check.further.forward_mode import check_forward_mode, forward_mode_twin
+from gradlab.check.further.second_order import check_second_order, gradient_function
 
 MODES = ("full", "sampled", "directional")
 
@@ -206,7 +206,7 @@ def test_the_gradient_function_is_the_weighted_gradient():
 
 
 def test_a_sampled_forward_mode_check_computes_only_the_sampled_columns(monkeypatch):
-    import gradlab.check.forward_mode as fm
+    import gradlab.check.further.forward_mode as fm
 
     seen = []
     basis = fm._basis

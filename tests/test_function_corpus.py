@@ -36,7 +36,7 @@ TARGET = {"float64": 0.95, "float32": 0.95, "bfloat16": 0.90}
 
 #: (case, dtype) -> why today's default check misses it. None now: a backward wrong only below float64
 #: fails since autograd's own rounding is allowed for only up to a bound of what rounding can produce
-#: (gradlab.check.witness.AutogradRounding), no longer up to its distance from float64 autograd.
+#: (gradlab.check.running.float64_witness.AutogradRounding), no longer up to its distance from float64 autograd.
 MISSED: dict[tuple[str, str], str] = {}
 #: dtype -> why today's catch rate is under issue 35's target there.
 RATE_MISSED: dict[str, str] = {}

@@ -20,7 +20,7 @@ from torch.autograd.gradcheck import GradcheckError as TorchGradcheckError
 
 import gradlab
 from gradlab.check.api import WEIGHT_SIZES, gradcheck, random_weights
-from gradlab.check.validation import GRAD_OUTPUTS, REDUCTIONS
+from gradlab.check.inputs.validation import GRAD_OUTPUTS, REDUCTIONS
 from gradlab.errors import GradLabError
 from gradlab.numerics.dtypes import resolve_tolerances
 from gradlab.testing import assert_gradients
@@ -98,8 +98,8 @@ def _really_wrong(result, x: torch.Tensor, backward_of, seed: int = 0) -> bool:
 def test_the_default_weights_are_random_and_the_cli_and_page_keep_ones():
     import inspect
 
-    from gradlab.check.engine import check_gradient
-    from gradlab.check.settings import CheckSettings
+    from gradlab.check.running.engine import check_gradient
+    from gradlab.check.lab.settings import CheckSettings
 
     assert inspect.signature(gradcheck).parameters["grad_outputs"].default == "random"
     assert inspect.signature(gradcheck).parameters["reduction"].default == "sum"
@@ -315,7 +315,7 @@ def test_a_gradient_zero_on_some_elements_only_is_checked_as_usual():
 
 def test_the_pages_answer_says_nothing_was_tested():
     from gradlab.answers.check import check_answer
-    from gradlab.check.settings import CheckSettings, run_check
+    from gradlab.check.lab.settings import CheckSettings, run_check
 
     # x - x is 0 whatever x: the Grad check page's answer must not blame the finite difference
     s = run_check(CheckSettings(model="expression", expression="x - x", shape=(4, 3), dtype="float64"),

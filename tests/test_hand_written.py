@@ -1,4 +1,4 @@
-"""What a hand-written check prints (gradlab.check.hand_written) is what the question's code prints.
+"""What a hand-written check prints (gradlab.check.verdicts.hand_written) is what the question's code prints.
 
 The oracle is the float32 grad-check question's own loop (tests/question_check.py): torch's
 MSELoss in float32, one element moved by eps, the difference divided by eps. The same torch ops
@@ -15,8 +15,8 @@ import pytest
 import torch
 
 from gradlab.answers.check import hand_written_words, printed
-from gradlab.check.engine import check_gradient
-from gradlab.check.settings import CheckSettings, run_check
+from gradlab.check.running.engine import check_gradient
+from gradlab.check.lab.settings import CheckSettings, run_check
 from gradlab.teaching.presets import preset
 
 from question_check import page_data, questions_grad_check

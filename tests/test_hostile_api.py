@@ -2,7 +2,7 @@
 leaves the caller's modules and tensors exactly as they were.
 
 - a module in training mode keeps its BatchNorm statistics and spectral_norm's power iteration
-  (``gradlab.check.caller_state``), whether the check passes, fails, refuses or raises;
+  (``gradlab.check.inputs.caller_state``), whether the check passes, fails, refuses or raises;
 - any in-place op on an input, ``x.add_(0)`` included, is the same sentence;
 - an fn that is not callable is a sentence;
 - an fn writing to an argument it gets unchecked, or to a tensor it holds, is named as such,
@@ -25,7 +25,7 @@ import torch
 from torch import nn
 
 import gradlab
-from gradlab.check.validation import MODES
+from gradlab.check.inputs.validation import MODES
 from gradlab.errors import GradLabError
 from gradlab.testing import assert_gradients
 
@@ -285,7 +285,7 @@ def test_randomness_is_still_called_randomness():
 
 
 def test_a_strided_input_is_copied_with_its_layout():
-    from gradlab.check.arguments import own_copy
+    from gradlab.check.inputs.arguments import own_copy
 
     base = torch.arange(24, dtype=F64).reshape(4, 6)
     for view in (base[:, ::2], base.t(), base[1:3], torch.ones(3, dtype=F64).expand(4, 3)):

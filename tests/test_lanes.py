@@ -179,7 +179,7 @@ def test_heavy_starts_a_call_forecast_long_in_the_long_lane(monkeypatch):
     arguments is over LONG_CALL_SECONDS: a 200,000-term bfloat16 sum (its loops: seconds), a full
     check of 65,536 elements (4e9 element evaluations); not the default views, nor a sweep
     (no forecast: the pool learns it by watching)."""
-    from gradlab.check.settings import CheckSettings
+    from gradlab.check.lab.settings import CheckSettings
     from gradlab.sweep.engine import SweepSettings
     from gradlab.labs.summed.loss import SummedLossSettings
     from gradlab.server.heavy_work import check, summed, sweep
@@ -199,8 +199,8 @@ def test_a_checks_forecast_counts_the_blocks_of_the_default_mode():
     """The default mode evaluates one direction per block of elements (up to
     LIMITS.directional_checks), not `samples` of them: its forecast lies between a 5-sample
     check's and a full check's, and grows with the elements up to the cap."""
-    from gradlab.check.blocks import block_count
-    from gradlab.check.settings import CheckSettings
+    from gradlab.check.running.blocks import block_count
+    from gradlab.check.lab.settings import CheckSettings
     from gradlab.server.heavy_work import check
 
     def seconds(**options):

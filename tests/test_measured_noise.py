@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gradlab
-from gradlab.check.noise import ecnoise
-from gradlab.check.verdicts import state_of
+from gradlab.check.differences.noise import ecnoise
+from gradlab.check.verdicts.judging import state_of
 from gradlab.errors import GradLabError
 from gradlab.numerics.dtypes import resolve_tolerances
 from gradlab.testing.modules import module_case

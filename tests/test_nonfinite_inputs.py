@@ -20,7 +20,7 @@ import pytest
 import torch
 
 import gradlab
-from gradlab.check.validation import MODES
+from gradlab.check.inputs.validation import MODES
 from gradlab.errors import GradLabError
 from gradlab.testing.functions_nonlinear import Softmax
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import gradlab
-from gradlab.check.notebook import check_figure, check_html, check_table
+from gradlab.check.verdicts.notebook import check_figure, check_html, check_table
 from gradlab.figures.check_values import STATE_COLOURS, value_errors_figure
 
 _HOSTILE = '<script>alert("x")</script>'

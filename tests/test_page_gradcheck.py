@@ -406,7 +406,7 @@ def test_the_tables_colour_each_state_cell_in_its_state_s_colour_and_nothing_els
     from streamlit.elements.lib.pandas_styler_utils import marshall_styler
     from streamlit.proto.ArrowData_pb2 import ArrowData
 
-    from gradlab.check.states import STATES
+    from gradlab.check.verdicts.states import STATES
     from gradlab.ui.check_view import state_styler
 
     states = ["pass", "fail", "inconclusive", "not_differentiable"] * 3

@@ -16,8 +16,8 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from app_text import shown
-from gradlab.check.builtin_models import build_model_loss
-from gradlab.check.settings import CheckSettings
+from gradlab.check.lab.builtin_models import build_model_loss
+from gradlab.check.lab.settings import CheckSettings
 from gradlab.cli.main import main
 from gradlab.labs.summed.loss import SUM_METHODS
 from gradlab.teaching.presets import presets_for, url_query

@@ -17,9 +17,9 @@ import plotly.io as pio
 import pytest
 from plotly.subplots import make_subplots
 
-from gradlab.check.reduction_sweep import reduction_sweep
+from gradlab.check.lab.reduction_sweep import reduction_sweep
 from gradlab.figures.spec import FigureSpec, specs_only
-from gradlab.check.settings import CheckSettings, run_check
+from gradlab.check.lab.settings import CheckSettings, run_check
 from gradlab.figures.check import REDUCTION_COLOURS, eps_sweep_figure, error_heatmap, taylor_figure
 
 SMALL = CheckSettings(shape=(12, 10), samples=3)
@@ -166,7 +166,7 @@ def test_the_error_heatmaps_colours_all_stand_off_the_dark_background():
 
 
 def test_each_state_keeps_its_own_colour_and_stands_off_both_backgrounds():
-    from gradlab.check.states import STATES
+    from gradlab.check.verdicts.states import STATES
 
     fig = error_heatmap(np.array([[1e-3, 1e-2]]), np.array([["pass", "fail"]]))
     bands = {c for _, c in fig.data[0].colorscale}
@@ -206,7 +206,7 @@ def test_heatmap_leaves_exact_elements_blank_and_says_how_many():
 
 def test_taylor_figure_when_signal_points_are_too_spread_to_fit():
     """Points above the floor exist but too few lie within the fitted decades: no slope, no crash."""
-    from gradlab.check.taylor import FIT_DECADES, MIN_FIT_POINTS, fit_taylor
+    from gradlab.check.further.taylor import FIT_DECADES, MIN_FIT_POINTS, fit_taylor
 
     h = np.logspace(-8, 0, 17)
     remainder = np.full_like(h, 1e-30)  # under the floor everywhere...
@@ -229,7 +229,7 @@ def test_the_prepared_dict_is_what_the_figure_sends(figures, specs, name):
 def test_heatmap_colours_each_element_by_its_state():
     # relu at an exact 0 is a kink (slopes 0 and 1); elsewhere it is differentiable
     from gradlab.check.api import gradcheck
-    from gradlab.check.states import STATE_NAMES, STATES
+    from gradlab.check.verdicts.states import STATE_NAMES, STATES
 
     x = torch.tensor([[0.0, 1.0], [-1.0, 2.0]], dtype=torch.float64)
     r = gradcheck(torch.relu, x, mode="full", taylor=False)

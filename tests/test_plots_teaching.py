@@ -275,8 +275,8 @@ FIRST_SCREEN_CHART_PX = 370
 
 def _main_charts(roundoff_result, network) -> dict[str, go.Figure]:
     """Each page's main chart (what it draws in main_chart_box) at the page's default view."""
-    from gradlab.check.reduction_sweep import reduction_sweep
-    from gradlab.check.settings import CheckSettings
+    from gradlab.check.lab.reduction_sweep import reduction_sweep
+    from gradlab.check.lab.settings import CheckSettings
     from gradlab.figures.check import eps_sweep_figure
     from gradlab.figures.grid import grid_figure
     from gradlab.figures.summed import difference_staircase

@@ -34,8 +34,8 @@ def test_the_questions_forward_differences_are_whole_multiples_of_the_quantum():
     # The question's own check: (L(x + h e_i) - L(x)) / h in float32 at h = 1e-3. Both sums are
     # float32 numbers in [2**14, 2**15), so their difference is k ulps of L exactly, and the
     # quotient is k * 1.953125, rounded once: the question's -1.9531, 0 and 1.9531.
-    from gradlab.check.builtin_models import build_model_loss
-    from gradlab.check.settings import CheckSettings
+    from gradlab.check.lab.builtin_models import build_model_loss
+    from gradlab.check.lab.settings import CheckSettings
 
     problem = build_model_loss(CheckSettings())  # the float32 MSE-sum check: affine, mse, sum, 140x120
     loss = problem.fn(problem.x).sum()

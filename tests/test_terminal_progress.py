@@ -1,4 +1,4 @@
-"""gradlab.gradcheck's default progress (gradlab/check/terminal_progress.py): a line with an
+"""gradlab.gradcheck's default progress (gradlab/check/running/terminal_progress.py): a line with an
 estimate on a terminal's stderr for a long check, nothing for a quick one or off a terminal."""
 
 import io
@@ -7,7 +7,7 @@ import sys
 import torch
 
 import gradlab
-import gradlab.check.terminal_progress as terminal
+import gradlab.check.running.terminal_progress as terminal
 
 
 class _Terminal(io.StringIO):

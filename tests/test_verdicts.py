@@ -15,9 +15,9 @@ import pytest
 import torch
 
 from gradlab.check.api import GradcheckError, gradcheck
-from gradlab.check.engine import perturbations
-from gradlab.check.settings import CheckSettings, run_check
-from gradlab.check.states import EXIT_CODES, STATE_NAMES, STATES, overall
+from gradlab.check.running.engine import perturbations
+from gradlab.check.lab.settings import CheckSettings, run_check
+from gradlab.check.verdicts.states import EXIT_CODES, STATE_NAMES, STATES, overall
 from gradlab.numerics.dtypes import resolve_tolerances
 from gradlab.testing.corpus import corpus
 from tests.test_vocabulary import contrast
@@ -250,7 +250,7 @@ def test_a_nondeterministic_backward_reports_its_spread_and_does_not_fail():
 def test_the_questions_own_check_fails_at_its_step_while_the_gradient_is_right():
     """The float32 question (eps 1e-3, forward, 5 samples): a fixed-tolerance check at that step fails,
     as the question reports; GradLab's re-estimated verdict is pass (the gradient of (x+1)/2 is exact)."""
-    from gradlab.check.settings import CheckSettings, run_check
+    from gradlab.check.lab.settings import CheckSettings, run_check
 
     s = run_check(CheckSettings(model="affine", shape=(140, 120), loss="mse", reduction="sum",
                                 dtype="float32", scheme="forward", eps=1e-3, mode="sampled",

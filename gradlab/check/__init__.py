@@ -2,12 +2,12 @@
 
 Public entry points: :mod:`~gradlab.check.api` (``gradcheck``, and ``element_estimates``,
 ``reduction_estimates``, ``sample_indices``, ``full_check_work`` from the modules that hold
-them) and :mod:`~gradlab.check.settings` (``CheckSettings``, ``run_check``: the page's and
-the CLI's call, on the built-in models and losses of :mod:`~gradlab.check.builtin_models`).
+them) and :mod:`~gradlab.check.lab.settings` (``CheckSettings``, ``run_check``: the page's and
+the CLI's call, on the built-in models and losses of :mod:`~gradlab.check.lab.builtin_models`).
 ``api`` is a thin wrapper: the first-order check is
-:mod:`~gradlab.check.engine` (``check_gradient``), which the public API, forward mode
-(:mod:`~gradlab.check.forward_mode`) and second order (:mod:`~gradlab.check.second_order`)
-all run, and no module of the package imports ``api``; :mod:`~gradlab.check.estimates`
+:mod:`~gradlab.check.running.engine` (``check_gradient``), which the public API, forward mode
+(:mod:`~gradlab.check.further.forward_mode`) and second order (:mod:`~gradlab.check.further.second_order`)
+all run, and no module of the package imports ``api``; :mod:`~gradlab.check.further.estimates`
 holds the error-vs-eps sweep's values. Inside, one concept per module, in the order a
 check runs:
 validation (options, the one place values are checked) -> caller_state (the modules and

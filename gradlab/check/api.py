@@ -1,15 +1,15 @@
 """The public gradient check: ``gradcheck(fn, *inputs)``, a thin wrapper over the engine.
 
 As ``torch.autograd.gradcheck`` wraps its helpers, :func:`gradcheck` reads its options,
-runs the first-order check (:mod:`gradlab.check.engine`, which also holds the modes and
-how an element is judged), adds forward mode (:mod:`~gradlab.check.forward_mode`) and
-second order (:mod:`~gradlab.check.second_order`) when asked, and raises on a fail when
+runs the first-order check (:mod:`gradlab.check.running.engine`, which also holds the modes and
+how an element is judged), adds forward mode (:mod:`~gradlab.check.further.forward_mode`) and
+second order (:mod:`~gradlab.check.further.second_order`) when asked, and raises on a fail when
 asked. The other public names of the check are importable from here too:
-``sample_indices`` (:mod:`~gradlab.check.engine`), ``element_estimates`` and
-``reduction_estimates`` (:mod:`~gradlab.check.estimates`), ``full_check_work`` and the
-option lists (:mod:`~gradlab.check.validation`), the result types
-(:mod:`~gradlab.check.results`), ``random_weights`` and ``WEIGHT_SIZES`` (the default
-``grad_outputs``: :mod:`~gradlab.check.problem`).
+``sample_indices`` (:mod:`~gradlab.check.running.engine`), ``element_estimates`` and
+``reduction_estimates`` (:mod:`~gradlab.check.further.estimates`), ``full_check_work`` and the
+option lists (:mod:`~gradlab.check.inputs.validation`), the result types
+(:mod:`~gradlab.check.verdicts.results`), ``random_weights`` and ``WEIGHT_SIZES`` (the default
+``grad_outputs``: :mod:`~gradlab.check.running.problem`).
 
 >>> r = gradcheck(lambda x: (x ** 3).sum(), torch.linspace(-1, 1, 7, dtype=torch.float64),
 ...               mode="full", taylor=False)
@@ -25,16 +25,16 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from gradlab.check.engine import caller_kept, checked_function, first_order, sample_indices
-from gradlab.check.estimates import element_estimates, reduction_estimates
-from gradlab.check.forward_mode import check_forward_mode
-from gradlab.check.output_weights import WEIGHT_SIZES, random_weights
-from gradlab.check.problem import check_inputs
-from gradlab.check.results import CheckResult, CheckSummary, Element, GradcheckError
-from gradlab.check.second_order import check_second_order
-from gradlab.check.terminal_progress import terminal_progress
-from gradlab.check.validation import GRAD_OUTPUTS, MODES, REDUCTIONS, check_full_limit, full_check_work
-from gradlab.check.witness import float64_twin
+from gradlab.check.running.engine import caller_kept, checked_function, first_order, sample_indices
+from gradlab.check.further.estimates import element_estimates, reduction_estimates
+from gradlab.check.further.forward_mode import check_forward_mode
+from gradlab.check.inputs.output_weights import WEIGHT_SIZES, random_weights
+from gradlab.check.running.problem import check_inputs
+from gradlab.check.verdicts.results import CheckResult, CheckSummary, Element, GradcheckError
+from gradlab.check.further.second_order import check_second_order
+from gradlab.check.running.terminal_progress import terminal_progress
+from gradlab.check.inputs.validation import GRAD_OUTPUTS, MODES, REDUCTIONS, check_full_limit, full_check_work
+from gradlab.check.running.float64_witness import float64_twin
 from gradlab.errors import GradLabError
 
 __all__ = [
@@ -77,18 +77,18 @@ def gradcheck(
     require grad are checked, or those ``wrt`` names (positions, or fn's parameter
     names); when none requires grad and ``wrt`` is None, every floating-point or
     complex tensor is. A complex input is checked through its real and imaginary
-    parts (torch's Wirtinger convention: see :mod:`gradlab.check.arguments`).
+    parts (torch's Wirtinger convention: see :mod:`gradlab.check.inputs.arguments`).
     ``gradcheck(fn, [a, b])`` means ``fn(a, b)``, as in torch.autograd.gradcheck.
     For an ``nn.Module``, ``wrt="parameters"`` checks the gradients of its
     parameters, named as ``named_parameters()`` names them.
 
     fn returns a tensor, or a tuple, list or dict of tensors (their floating and
-    complex parts are checked: :mod:`gradlab.check.outputs`). The check differentiates
+    complex parts are checked: :mod:`gradlab.check.inputs.outputs`). The check differentiates
     the loss ``L = Σ_j v_j·y_j`` over fn's output values y, with weights v given by
     ``grad_outputs``: ``"random"`` (the default) weights each output value by its own
     seeded random value, a random sign times a size in [1/2, 2] at least 1/4 away from 1
-    (:data:`gradlab.check.output_weights.WEIGHT_SIZES`; the same ``seed`` gives the same weights:
-    :func:`gradlab.check.output_weights.random_weights`), so the backward under test receives a
+    (:data:`gradlab.check.inputs.output_weights.WEIGHT_SIZES`; the same ``seed`` gives the same weights:
+    :func:`gradlab.check.inputs.output_weights.random_weights`), so the backward under test receives a
     grad_output that is not all ones and one that ignores, drops or mis-scales it fails,
     one-value outputs included; ``"ones"`` is the plain sum (``y.sum()``, what this check did
     before); a tensor (or a tuple, list or dict of them, shaped like fn's output) gives v

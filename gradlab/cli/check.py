@@ -2,7 +2,7 @@
 
 ``register(subparsers)`` adds the ``check`` sub-command (``args.run`` is set to
 :func:`run`); ``run(args)`` returns the exit status, by verdict
-(:data:`gradlab.check.states.EXIT_CODES`): 0 pass, 1 fail (a wrong gradient),
+(:data:`gradlab.check.verdicts.states.EXIT_CODES`): 0 pass, 1 fail (a wrong gradient),
 3 inconclusive, 4 not differentiable; 2 with one ``error: ...`` line on
 stderr for bad input. JSON rows carry each value's ``state`` and
 ``error_bound`` besides the first step's columns, and its ``kind`` ("element" or
@@ -23,15 +23,15 @@ from __future__ import annotations
 import argparse
 import json
 
-from gradlab.check.states import EXIT_CODES, STATES
-from gradlab.check.builtin_models import LOSSES, MODELS
-from gradlab.check.settings import CheckSettings, parse_shape, run_check
-from gradlab.check.validation import GRAD_OUTPUTS, MODES, REDUCTIONS
+from gradlab.check.verdicts.states import EXIT_CODES, STATES
+from gradlab.check.lab.builtin_models import LOSSES, MODELS
+from gradlab.check.lab.settings import CheckSettings, parse_shape, run_check
+from gradlab.check.inputs.validation import GRAD_OUTPUTS, MODES, REDUCTIONS
 from gradlab.cli.common import run_check_command, to_json
 from gradlab.limits import LIMITS
 from gradlab.server.deadline import paced_progress
 from gradlab.server.heavy_work import CLI_CHECK_ADVICE
-from gradlab.check.hand_written import COLUMN_WORDS
+from gradlab.check.verdicts.hand_written import COLUMN_WORDS
 from gradlab.numerics.dtypes import DTYPE_NAMES
 from gradlab.numerics.schemes import SCHEME_NAMES
 

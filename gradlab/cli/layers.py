@@ -4,7 +4,7 @@ The model is a stack of the layer vocabulary (:mod:`gradlab.layers.vocabulary`),
 ``--stack "linear:16, wrong_swish, layernorm, linear:1" --input 8x4``; each module is checked
 on its own at the inputs it received, and the whole model's parameters beside it
 (:func:`gradlab.layers.settings.run_layer_check`). Exit status by the layer check's verdict
-(:data:`gradlab.check.states.EXIT_CODES`): 0 pass, 1 fail (a module's gradient is wrong),
+(:data:`gradlab.check.verdicts.states.EXIT_CODES`): 0 pass, 1 fail (a module's gradient is wrong),
 3 inconclusive, 4 not differentiable; 2 with one ``error: ...`` line for bad input.
 
 >>> import argparse
@@ -21,9 +21,9 @@ from __future__ import annotations
 import json
 import sys
 
-from gradlab.check.settings import parse_shape
-from gradlab.check.states import EXIT_CODES
-from gradlab.check.validation import MODES, REDUCTIONS
+from gradlab.check.lab.settings import parse_shape
+from gradlab.check.verdicts.states import EXIT_CODES
+from gradlab.check.inputs.validation import MODES, REDUCTIONS
 from gradlab.cli.common import records, run_check_command, to_json
 from gradlab.layers.check import CALLS
 from gradlab.layers.settings import LOSSES, LayerCheckSettings, run_layer_check

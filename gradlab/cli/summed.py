@@ -16,7 +16,7 @@ import json
 import sys
 
 from gradlab.cli.common import finite_float, to_json
-from gradlab.check.settings import parse_shape
+from gradlab.check.lab.settings import parse_shape
 from gradlab.labs.summed.differences import sampled_differences
 from gradlab.labs.summed.loss import NO_THRESHOLD, SummedLoss, SummedLossSettings, summed_loss
 from gradlab.numerics.dtypes import DTYPE_NAMES

@@ -10,7 +10,7 @@ and turned into a ``go.Figure`` once, without Plotly's per-call validation; the
 tests validate each one. Labels of reference lines on a log y axis sit at
 log10 of the line's value (annotations there take log10 coordinates).
 
->>> from gradlab.check.taylor import fit_taylor
+>>> from gradlab.check.further.taylor import fit_taylor
 >>> h = np.logspace(-6, 0, 13)
 >>> fig = taylor_figure(fit_taylor(h, h**2, 1e-20))
 >>> type(fig).__name__, fig.layout.xaxis.type, fig.layout.xaxis.exponentformat
@@ -24,10 +24,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from gradlab.check.states import STATE_NAMES, STATES
+from gradlab.check.verdicts.states import STATE_NAMES, STATES
 from gradlab.figures.spec import LOG_AXIS, FigureOrSpec, FigureSpec
 from gradlab.figures.style import GUIDE, HEATMAP_COLOURSCALE, MARK, NEUTRAL, REDUCTION_COLOURS
-from gradlab.check.taylor import TaylorResult
+from gradlab.check.further.taylor import TaylorResult
 
 __all__ = ["REDUCTION_COLOURS", "ERROR_COLORSCALE", "MAIN_CHART_HEIGHT", "eps_sweep_figure", "taylor_figure",
            "error_heatmap"]
@@ -185,7 +185,7 @@ def _guides(fitted: pd.DataFrame) -> list[dict]:
 
 def error_heatmap(error_map: np.ndarray, states: np.ndarray | None = None) -> FigureOrSpec:
     """log10 of the per-element relative error of a full check, in the input's 2-D layout;
-    with ``states`` (the same shape, names from :mod:`gradlab.check.states`) each element is
+    with ``states`` (the same shape, names from :mod:`gradlab.check.verdicts.states`) each element is
     coloured by its state instead, the relative error in the hover.
 
     >>> fig = error_heatmap(np.array([[1e-3, 0.0], [1e-6, 1e-2]]))

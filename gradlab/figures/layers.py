@@ -2,7 +2,7 @@
 
 The bar's length is the worst difference over its tolerance (log axis: 1 is the
 tolerance, drawn as a dotted line), its colour the check's state
-(:data:`gradlab.check.states.STATES`); a check that could not run has no bar and says
+(:data:`gradlab.check.verdicts.states.STATES`); a check that could not run has no bar and says
 why when hovered. Modules read top to bottom in forward order, so the failing layer
 stands out where it sits in the model.
 
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradlab.check.states import STATES
+from gradlab.check.verdicts.states import STATES
 from gradlab.figures.spec import LOG_AXIS, FigureOrSpec, FigureSpec
 from gradlab.figures.style import GUIDE
 from gradlab.literal_text import plotly_literal

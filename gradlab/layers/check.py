@@ -40,8 +40,8 @@ from typing import Any, Callable
 import torch
 from torch import nn
 
-from gradlab.check.batching import single_threaded_ops
-from gradlab.check.validation import GRAD_OUTPUTS, MODES, REDUCTIONS, check_samples, check_seed, check_step, choose
+from gradlab.check.running.batching import single_threaded_ops
+from gradlab.check.inputs.validation import GRAD_OUTPUTS, MODES, REDUCTIONS, check_samples, check_seed, check_step, choose
 from gradlab.errors import GradLabError
 from gradlab.layers.record import Call, kept_buffers, record_calls
 from gradlab.layers.result import LayerRow, LayersResult, owner, within

@@ -3,7 +3,7 @@
 A :class:`LayerRow` is one gradient check of one module call (over its parameters, or
 over its inputs), or a check that could not run, with the reason. :class:`LayersResult`
 holds the rows in forward order; its ``verdict`` is a gradient check's
-(:func:`gradlab.check.states.overall` over the rows that ran), ``answer`` names the module
+(:func:`gradlab.check.verdicts.states.overall` over the rows that ran), ``answer`` names the module
 whose gradient is wrong in one sentence, ``table`` is a DataFrame, and ``figure()`` /
 ``_repr_html_`` show it in a notebook.
 
@@ -42,8 +42,8 @@ from dataclasses import asdict, dataclass
 
 import pandas as pd
 
-from gradlab.check.report import element, worst_position
-from gradlab.check.states import STATES, overall
+from gradlab.check.verdicts.report import element, worst_position
+from gradlab.check.verdicts.states import STATES, overall
 
 __all__ = ["LayerRow", "LayersResult", "SKIPPED", "HELD_BACK", "within", "owner"]
 
@@ -62,7 +62,7 @@ class LayerRow:
     kind: str  # its class
     dtype: str
     over: str  # "parameters", "inputs" or "-" (nothing to check)
-    verdict: str  # a state (gradlab.check.states) or SKIPPED
+    verdict: str  # a state (gradlab.check.verdicts.states) or SKIPPED
     call: int  # which call of the module (0: the first)
     calls: int  # how many times the forward pass called it
     custom_function: bool

@@ -25,7 +25,7 @@ from typing import Callable
 import torch
 from torch import nn
 
-from gradlab.check.validation import MODES, REDUCTIONS, check_seed, choose
+from gradlab.check.inputs.validation import MODES, REDUCTIONS, check_seed, choose
 from gradlab.errors import GradLabError
 from gradlab.layers.check import CALLS, check_layers
 from gradlab.layers.result import LayersResult
@@ -84,7 +84,7 @@ class LayerReport:
 
     settings: LayerCheckSettings
     layers: LayersResult
-    whole: object  # gradlab.check.results.CheckResult of the whole model's parameters
+    whole: object  # gradlab.check.verdicts.results.CheckResult of the whole model's parameters
 
 
 def run_layer_check(settings: LayerCheckSettings, progress: Callable[[int, int], None] | None = None) -> LayerReport:

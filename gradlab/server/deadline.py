@@ -239,7 +239,7 @@ def paced_progress(seconds: float, what: str, progress: Callable[[int, int], Non
     Work whose first report would come late (a gradient check's set-up) can say
     earlier what it will cost at least: ``report.forecast(least_seconds, detail)``
     raises the same way when the time spent plus ``least_seconds`` is over
-    ``seconds`` (:mod:`gradlab.check.pace` times one evaluation for it).
+    ``seconds`` (:mod:`gradlab.check.running.cost_forecast` times one evaluation for it).
 
     >>> tick = iter([0.0, 1.0, 2.0, 2.5])
     >>> report = paced_progress(10, "a check", bound_name="B", advice="Go smaller.",

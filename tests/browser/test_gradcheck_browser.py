@@ -143,7 +143,7 @@ def test_the_hand_written_check_shows_what_the_questions_code_prints(streamlit_s
     import numpy as np
     import torch
 
-    from gradlab.check.settings import CheckSettings, run_check
+    from gradlab.check.lab.settings import CheckSettings, run_check
     from gradlab.teaching.presets import preset, url_query
     from question_check import page_data, questions_grad_check
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 import gradlab
-from gradlab.check.notebook import check_html
+from gradlab.check.verdicts.notebook import check_html
 from gradlab.notebook_html import reset_plotlyjs
 
 

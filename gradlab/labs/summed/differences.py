@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from gradlab.check.builtin_models import build_model_loss
-from gradlab.check.settings import CheckSettings
+from gradlab.check.lab.builtin_models import build_model_loss
+from gradlab.check.lab.settings import CheckSettings
 from gradlab.labs.summed.loss import SummedLossSettings
 from gradlab.numerics.ulp import ulp
 
