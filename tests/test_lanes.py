@@ -181,8 +181,8 @@ def test_heavy_starts_a_call_forecast_long_in_the_long_lane(monkeypatch):
     (no forecast: the pool learns it by watching)."""
     from gradlab.check.lab.settings import CheckSettings
     from gradlab.sweep.engine import SweepSettings
-    from gradlab.labs.summed.loss import SummedLossSettings
-    from gradlab.server.heavy_work import check, summed, sweep
+    from gradlab.labs.summed import SummedLossSettings, view as summed
+    from gradlab.server.heavy_work import check, sweep
     from gradlab.ui import worker_calls
 
     asked = []

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gradlab.labs.summed.loss import SummedLossSettings, summed_loss
-from gradlab.answers.summed import ROUNDOFF_RATIO, VISIBLE_RATIO, summed_answer
+from gradlab.labs.summed.answer import ROUNDOFF_RATIO, VISIBLE_RATIO, summed_answer
 
 
 @pytest.mark.parametrize(("kwargs", "level"), [

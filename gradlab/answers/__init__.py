@@ -1,7 +1,7 @@
 """Each page's answer sentence: the page's question answered from its engine's result.
 
 One module per page: :mod:`~gradlab.answers.sweep` (Explorer), :mod:`~gradlab.answers.check`
-(Grad check), :mod:`~gradlab.answers.labs` (Network and Backward), :mod:`~gradlab.answers.summed`
+(Grad check), :mod:`~gradlab.answers.labs` (Network and Backward), :mod:`~gradlab.labs.summed.answer`
 (Summed loss), :mod:`~gradlab.answers.roundoff` (Round-off). The Grid page's sentence is
 :func:`gradlab.labs.grid.story.grid_answer`, part of the story it tells.
 

@@ -16,11 +16,11 @@ import json
 import sys
 
 from gradlab.cli.common import finite_float, to_json
-from gradlab.check.lab.settings import parse_shape
+from gradlab.check import parse_shape
 from gradlab.labs.summed.differences import sampled_differences
 from gradlab.labs.summed.loss import NO_THRESHOLD, SummedLoss, SummedLossSettings, summed_loss
 from gradlab.numerics.dtypes import DTYPE_NAMES
-from gradlab.answers.summed import summed_answer
+from gradlab.labs.summed.answer import summed_answer
 
 __all__ = ["register", "run", "result_json"]
 

@@ -16,8 +16,8 @@ A ``forecast`` says roughly how long a call will take from its arguments alone;
 :func:`gradlab.ui.worker_calls.heavy` starts a call forecast over the pool's ``LONG_CALL_SECONDS``
 in its long lane, so it never holds a worker kept for short calls (:mod:`gradlab.server.lanes`).
 
->>> from gradlab.labs.summed.loss import SummedLossSettings
->>> summed.forecast_seconds(SummedLossSettings(shape=(400, 500), dtype="bfloat16")) > 1
+>>> from gradlab.check import CheckSettings
+>>> check.forecast_seconds(CheckSettings(shape=(256, 256), mode="full")) > 1
 True
 """
 
@@ -29,7 +29,7 @@ from gradlab.limits import LIMITS, bounded
 from gradlab.server.deadline import paced_progress
 from gradlab.server.worker_entries import ENTRIES, worker_entry
 
-__all__ = ["sweep", "sweep_formulas", "check", "check_eps_sweep", "layers", "roundoff", "roundoff_summary", "summed", "grid", "network", "BOUNDS",
+__all__ = ["sweep", "sweep_formulas", "check", "check_eps_sweep", "layers", "roundoff", "roundoff_summary", "grid", "network", "BOUNDS",
            "CHECK_ADVICE", "LAYERS_ADVICE", "CLI_CHECK_ADVICE"]
 
 CHECK_ADVICE = ("Pick mode 'sampled' or 'directional', fewer samples, or a smaller shape; on your own "
@@ -42,9 +42,6 @@ CLI_CHECK_ADVICE = ("Pick --mode sampled or directional, fewer --samples, or a s
                     "gradlab.gradcheck, which has none.")
 
 
-#: One term of the summed-loss lab's Python loops, by dtype (one core measured 23-27 µs in
-#: bfloat16, 14-16 µs in float16, 3-4 µs otherwise).
-_SUMMED_TERM_SECONDS = {"bfloat16": 20e-6, "float16": 12e-6}
 #: One element of one perturbed evaluation in a check (one core: 3e-8 s for the affine model).
 _CHECK_ELEMENT_SECONDS = 1e-8
 #: One point of a round-off comparison (one core: 100,000 points in 1.1-2.5 s).
@@ -53,15 +50,11 @@ _ROUNDOFF_SAMPLE_SECONDS = 1e-5
 
 def _check_rows(settings, numel: int) -> int:
     """Perturbed evaluations of fn a check's mode asks for (each of ``numel`` elements)."""
-    if settings.mode == "full":
-        return numel
-    if settings.mode == "blocks":  # one direction per block of elements, every element covered
-        import torch
+    import torch
 
-        from gradlab.check.running.blocks import block_count, block_size
+    from gradlab.check import perturbation_count
 
-        return block_count(numel, block_size(getattr(torch, settings.dtype)))
-    return min(settings.samples, numel) if settings.mode == "sampled" else settings.samples
+    return perturbation_count(settings.mode, numel, settings.samples, getattr(torch, settings.dtype))[0]
 
 
 def _check_forecast(settings, *_) -> float:
@@ -92,7 +85,7 @@ def check(settings, workers: int | None = 1, progress=None, advice: str = CHECK_
     """A gradient check (:func:`gradlab.check.lab.settings.run_check`), stopped once its pace projects
     past ``LIMITS.full_check_seconds`` (every mode: a sampled check of 1,000 elements of a 1M-element
     complex-step expression would take minutes)."""
-    from gradlab.check.lab.settings import run_check
+    from gradlab.check import run_check
 
     paced = paced_progress(LIMITS.full_check_seconds, f"this {settings.mode} check", progress,
                            bound_name="LIMITS.full_check_seconds", advice=advice)
@@ -116,7 +109,7 @@ def layers(settings, progress=None):
               advice="Pick a smaller shape, or a simpler model or expression.")
 def check_eps_sweep(settings):
     """The Grad check page's eps sweep for sum, mean and none (:func:`gradlab.check.lab.reduction_sweep.check_sweep`)."""
-    from gradlab.check.lab.reduction_sweep import check_sweep
+    from gradlab.check import check_sweep
 
     with bounded():
         return check_sweep(settings)
@@ -148,19 +141,6 @@ def roundoff_summary(settings):
     from gradlab.labs.roundoff.engine import compare
 
     return compare(settings).summary
-
-
-@worker_entry("the summed loss", "request_seconds",
-              advice="Pick a smaller shape, or a dtype other than bfloat16 (its sums are Python loops).",
-              forecast=lambda settings: math.prod(settings.shape) * _SUMMED_TERM_SECONDS.get(settings.dtype, 3e-6))
-def summed(settings):
-    """The Summed-loss lab and the check's forward differences (:mod:`gradlab.labs.summed.loss`,
-    :mod:`gradlab.labs.summed.differences`): its sums are Python loops over up to
-    LIMITS.summed_terms terms, seconds of one core in bfloat16."""
-    from gradlab.labs.summed.differences import sampled_differences
-    from gradlab.labs.summed.loss import summed_loss
-
-    return summed_loss(settings), sampled_differences(settings)
 
 
 @worker_entry("the grid's difference", "request_seconds", advice="Pick a simpler expression or another point x.")

@@ -27,9 +27,9 @@ from typing import Any
 
 import streamlit as st
 
-from gradlab.teaching.presets import Preset, presets_for
+from gradlab.teaching.presets import Preset, preset, presets_for, url_query
 
-__all__ = ["apply", "apply_preset", "preset_buttons", "presets_popover", "matching_preset"]
+__all__ = ["apply", "apply_preset", "preset_buttons", "presets_popover", "matching_preset", "preset_link"]
 
 
 def apply_preset(values: Mapping[str, Any]) -> None:
@@ -96,3 +96,8 @@ def presets_popover(page: str, *, primary: str | None = None) -> None:
     with st.popover("Presets", icon=":material/bookmarks:",
                     help="Worked examples: each sets every control to one question's view."):
         preset_buttons(page, primary=primary)
+
+
+def preset_link(page: str, key: str, label: str, icon: str | None = None) -> None:
+    """A link to ``page``'s preset ``key``: the page opens with that preset's values in its URL."""
+    st.page_link(f"pages/{page}.py", label=label, icon=icon, query_params=url_query(preset(page, key)))

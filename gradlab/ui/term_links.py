@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 
-from gradlab.teaching.glossary import define
+from gradlab.teaching.glossary import define, definition, term
 
-__all__ = ["linked", "DEFINITIONS"]
+#: define, definition and term are the glossary's, here so a page needs only gradlab.ui and its lab.
+__all__ = ["linked", "DEFINITIONS", "define", "definition", "term"]
 
 #: Where the Representable grid page defines ulp, unit round-off and machine epsilon.
 DEFINITIONS = "/grid#definitions"

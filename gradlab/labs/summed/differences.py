@@ -21,8 +21,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from gradlab.check.lab.builtin_models import build_model_loss
-from gradlab.check.lab.settings import CheckSettings
+from gradlab.check import build_model_loss, CheckSettings
 from gradlab.labs.summed.loss import SummedLossSettings
 from gradlab.numerics.ulp import ulp
 

@@ -29,8 +29,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from gradlab.check.lab.builtin_models import build_model_loss
-from gradlab.check.lab.settings import CheckSettings
+from gradlab.check import build_model_loss, CheckSettings
 from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.dtypes import facts

@@ -1,0 +1,77 @@
+"""A page's one engine call and its charts: a lab's view, computed once per settings and shared.
+
+:func:`lab_view` runs a lab's ``view(settings)`` (a worker entry:
+:func:`gradlab.server.worker_entries.worker_entry`) in a worker process through
+:func:`gradlab.ui.worker_calls.heavy`, once per settings for every session, keyed by the settings'
+text (:func:`gradlab.ui.cache_keys.settings_key`). The :class:`~gradlab.view.View` it returns is
+shared read-only. :func:`show_chart` draws one of its charts, built once per settings and replayed
+on the next rerun (:func:`gradlab.ui.figures.replayed_chart`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Callable, TypeVar
+
+import streamlit as st
+
+from gradlab.limits import LIMITS
+from gradlab.ui.cache_keys import settings_key
+from gradlab.ui.figures import cached_figure, replayed_chart
+from gradlab.ui.worker_calls import heavy
+from gradlab.view import Number, View
+
+__all__ = ["lab_view", "show_chart", "show_numbers", "replayed_section"]
+
+S = TypeVar("S")
+
+#: Seven labs of LIMITS.cache_entries settings each, as when each page had a cache of its own.
+_ENTRIES = 8 * LIMITS.cache_entries
+
+
+@st.cache_resource(max_entries=_ENTRIES, ttl=LIMITS.cache_seconds, show_spinner=False)
+def _view(key: str | bytes, entry: str, _view_of: Callable[[S], View], _settings: S) -> View:
+    return heavy(_view_of, _settings)
+
+
+def lab_view(view_of: Callable[[S], View], settings: S, *, spinner: str = "Computing…") -> View:
+    """``view_of(settings)`` in a worker, once per settings, shared read-only by every session.
+
+    Keyed by the settings' text and the entry's name (every argument by name: Streamlit reads a
+    signature again for each positional one). A GradLabError (a bound, a value out of range) is
+    raised as it is, for the page's :func:`gradlab.ui.messages.stop_with_error`.
+    """
+    with st.spinner(spinner):
+        return _view(key=settings_key(settings), entry=f"{view_of.__module__}.{view_of.__qualname__}",
+                     _view_of=view_of, _settings=settings)
+
+
+def show_chart(key: Hashable, view: View, name: str, file_name: str, **options) -> None:
+    """``view.charts[name]`` drawn once per ``key`` (the page's settings) and then replayed.
+
+    ``file_name`` names its PNG download; ``options`` are :func:`~gradlab.ui.figures.replayed_chart`'s
+    (``height``, ``step``, ``chart_key``).
+    """
+    chart = view.charts[name]
+    replayed_chart((key, name), file_name,
+                   lambda: cached_figure((key, name), chart.build, *chart.args, **chart.kwargs), **options)
+
+
+def show_numbers(numbers: tuple[Number, ...]) -> None:
+    """A view's numbers as one row of metrics."""
+    for column, number in zip(st.columns(len(numbers)), numbers):
+        column.metric(number.label, number.value, help=number.help or None)
+
+
+@st.cache_data(max_entries=_ENTRIES, ttl=LIMITS.cache_seconds, show_spinner=False)
+def _replayed(key: str | bytes, name: str, _draw: Callable[[], None]) -> None:
+    _draw()
+
+
+def replayed_section(key: Hashable, name: str, draw: Callable[[], None]) -> None:
+    """``draw()`` (elements, no widgets) run once per ``(key, name)``, then replayed from the cache.
+
+    For what a page shows below its first screen: its tables (Arrow bytes) and charts (JSON,
+    hashed into their element ids) are encoded once per settings instead of on every rerun.
+    """
+    _replayed(key=settings_key((key, name)), name=name, _draw=draw)
