@@ -1,6 +1,6 @@
 """The classroom bar: one class against GradLab and the same class against the floor app, in one run.
 
-``python benchmarks/load_test.py --against-floor`` runs load_test's class (``--sessions``
+``python -m benchmarks.load_test --against-floor`` runs load_test's class (``--sessions``
 tabs interacting every 0.5-3 s for ``--duration`` s, then a burst of ``--burst``
 simultaneous reruns, then ``--settle`` s with every tab closed) twice, one after the
 other, with the same options and seed:
@@ -29,7 +29,9 @@ import os
 from pathlib import Path
 
 from benchmarks.floor_ratios import class_measures, classroom_bar, verdict
-from benchmarks.load_test import _all_pages, _page_links, preset_coverage, print_report, run
+from benchmarks.class_links import all_pages, page_links, preset_coverage
+from benchmarks.load_class import run
+from benchmarks.load_report import print_report
 
 FLOOR_APP = "benchmarks/floor_app.py"
 FLOOR_SETTLE_S = 10.0
@@ -81,8 +83,8 @@ def main_against_floor(args: argparse.Namespace) -> int:
     """Both runs, the bar, and ``--json``; exit status 1 on protocol errors in either run."""
     if args.replicas > 1 or args.lb != "none":
         raise SystemExit("--against-floor measures one plain server: leave out --replicas and --lb")
-    pages = _all_pages() if args.page == "all" else [args.page]
-    missing = preset_coverage({page or "home": _page_links(page or "home") for page in pages})
+    pages = all_pages() if args.page == "all" else [args.page]
+    missing = preset_coverage({page or "home": page_links(page or "home") for page in pages})
     print(f"GradLab's class opens {len(pages)} page(s) from their preset links"
           + (f"; presets NOT in the class: {', '.join(missing)}" if missing else
              " (every preset of the registry among them)" if args.page == "all" else "")

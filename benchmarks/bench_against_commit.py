@@ -23,9 +23,9 @@ median per tree and the ratio new / old.
 
 Run from the repository root::
 
-    python benchmarks/bench_against_commit.py            # the working tree against the commit
+    python -m benchmarks.bench_against_commit            # the working tree against the commit
                                                          # before gradlab/sweep/ appeared
-    python benchmarks/bench_against_commit.py HEAD~5 --new HEAD --runs 9
+    python -m benchmarks.bench_against_commit HEAD~5 --new HEAD --runs 9
 
 ``--new REV`` measures a committed revision instead of the working tree (another worktree),
 so uncommitted edits do not enter the numbers. A script, not a test: it prints numbers and

@@ -30,7 +30,7 @@ slider; every ratio is printed, met or MISSED, and counted.
 Prints the medians and the targets (without ``--floor``: first chart < 1.5 s,
 interaction < 0.5 s), and the load average, since other work on the machine makes
 the numbers noisy. A script, not a test:
-``python benchmarks/bench_browser.py [--runs 3] [--pages explorer roundoff] [--floor]``.
+``python -m benchmarks.bench_browser [--runs 3] [--pages explorer roundoff] [--floor]``.
 """
 
 from __future__ import annotations
@@ -39,20 +39,15 @@ import argparse
 import os
 import statistics
 import subprocess
-import sys
 from pathlib import Path
 
+from benchmarks.floor_ratios import FELT_TARGETS, felt_ratios, tally, verdict
+from deploy.run_local import stop_process, streamlit_command, wait_healthy
+from gradlab.teaching.presets import presets_for
+from gradlab.ui.navigation import PAGES
+from harness.browser import CHROMIUM_ARGS, SCRIPT_FINISHED
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests" / "browser"))
-
-from browser_helpers import CHROMIUM_ARGS, SCRIPT_FINISHED  # noqa: E402
-
-from benchmarks.floor_ratios import FELT_TARGETS, felt_ratios, tally, verdict  # noqa: E402
-from deploy.run_local import stop_process, streamlit_command, wait_healthy  # noqa: E402
-
-from gradlab.teaching.presets import presets_for  # noqa: E402
-from gradlab.ui.navigation import PAGES  # noqa: E402
 
 FIRST_CHART_TARGET_S, INTERACTION_TARGET_S = 1.5, 0.5
 QUIET_MS = 400  # no chart change for this long after the run finished = the last update happened

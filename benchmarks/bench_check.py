@@ -22,7 +22,7 @@ measured in a fresh subprocess per variant, as the growth of the peak
 resident set size (VmHWM, reset just before the run), so it counts torch's
 CPU allocations too.
 
-Run: ``python benchmarks/bench_check.py [--repeats 3]``. A script, not a test.
+Run: ``python -m benchmarks.bench_check [--repeats 3]``. A script, not a test.
 """
 
 from __future__ import annotations
@@ -36,14 +36,12 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import torch
+import torch.nn.functional as F
 
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-
-from gradlab.check.running.batching import chunk_rows  # noqa: E402
-from gradlab.check.api import gradcheck  # noqa: E402
-from gradlab.limits import LIMITS  # noqa: E402
+from gradlab.check.running.batching import chunk_rows
+from gradlab.check.api import gradcheck
+from gradlab.limits import LIMITS
 
 SHAPE = (140, 120)  # the question's; --shape changes it (e.g. 30x40, where overhead dominates)
 EPS, ATOL, RTOL = 1e-6, 1e-5, 1e-3  # torch.autograd.gradcheck's defaults
@@ -121,9 +119,9 @@ def evaluation_seconds() -> float:
 
 def peak_extra_mib(name: str) -> float:
     """Run one variant in a fresh process; its growth of peak RSS, in MiB."""
-    out = subprocess.run([sys.executable, __file__, "--memory", name,
+    out = subprocess.run([sys.executable, "-m", "benchmarks.bench_check", "--memory", name,
                           "--shape", "x".join(map(str, SHAPE))],
-                         capture_output=True, text=True, check=True)
+                         cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, check=True)
     return float(out.stdout.strip().splitlines()[-1])
 
 

@@ -12,23 +12,19 @@ atol 1e-5, rtol 1e-3, fast_mode=False); GradLab with its own defaults (its step
 and tolerances from the dtype's row). Target: GradLab at least 10x
 faster in total, no correct gradient failed.
 
-Run: ``python benchmarks/bench_corpus.py [--repeats 3] [--clock cpu] [--only NAME ...]``. A script, not a test.
+Run: ``python -m benchmarks.bench_corpus [--repeats 3] [--clock cpu] [--only NAME ...]``. A script, not a test.
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import torch
 
-import torch  # noqa: E402
-
-import gradlab  # noqa: E402
-from gradlab.testing.corpus import Case, corpus  # noqa: E402
+import gradlab
+from gradlab.testing.corpus import Case, corpus
 
 
 def _torch_check(case: Case, args: tuple) -> str:

@@ -5,7 +5,7 @@ module the same-run medians of: torch fast_mode, GradLab blocks, GradLab full, a
 minimum of a full check (2 evaluations of fn per element, no verdict machinery), with the
 ratios blocks/fast_mode and full/bare. A pass's words (``result.summary``) are built when
 first read, as torch's fast mode builds its message only on a failure; the ``+words`` column
-times the check with its summary read too. Run: ``python benchmarks/bench_default_mode.py
+times the check with its summary read too. Run: ``python -m benchmarks.bench_default_mode
 [--repeat 3] [--only Linear GRU] [--clock cpu] [--threads 1]``. ``--clock cpu`` times the
 process's CPU seconds (every thread's) instead of the wall clock: on a shared, loaded machine
 the wall clock of a few-millisecond check is mostly waiting for a core. ``--threads 1`` runs
@@ -19,19 +19,15 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 import warnings
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import torch
+from torch.func import functional_call
 
-import torch  # noqa: E402
-from torch.func import functional_call  # noqa: E402
-
-import gradlab  # noqa: E402
-from gradlab.testing.modules import module_corpus  # noqa: E402
-from timing import median_seconds  # noqa: E402
+import gradlab
+from gradlab.testing.modules import module_corpus
+from benchmarks.timing import median_seconds
 
 
 def _first_tensor(out):

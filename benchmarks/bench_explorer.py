@@ -8,23 +8,20 @@ and the ratio against a bare rerun of a trivial one-line page under the same
 AppTest harness, so the harness's own cost is visible. Target: median under
 300 ms. This prints; it does not assert (a benchmark, not a timed test).
 
-    python benchmarks/bench_explorer.py
-    python benchmarks/bench_explorer.py --reruns 30
+    python -m benchmarks.bench_explorer
+    python -m benchmarks.bench_explorer --reruns 30
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
 
 TARGET_MS = 300
 TIMEOUT_S = 120

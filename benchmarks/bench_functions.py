@@ -19,7 +19,7 @@ run as a user would, on the inputs as they are, at atol = rtol = 1e-2 (eps stays
 :mod:`gradlab.testing.functions_models`, clean and with a bug planted at each place: the modules
 it names, and its CPU time.
 
-Run: ``python benchmarks/bench_functions.py [--repeat 3] [--dtypes float64 float32 bfloat16]
+Run: ``python -m benchmarks.bench_functions [--repeat 3] [--dtypes float64 float32 bfloat16]
 [--torch-eps 1e-3] [--no-layers]``. A script, not a test.
 """
 
@@ -29,20 +29,17 @@ import argparse
 import os
 import statistics
 import subprocess
-import sys
 import time
 import warnings
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import torch
 
-import torch  # noqa: E402
-
-import gradlab  # noqa: E402
-from gradlab.testing.functions import function_corpus  # noqa: E402
-from gradlab.testing.functions_models import (CNN_PLACES, GPT_PLACES, CausalGPT, SmallCNN, cnn_input,  # noqa: E402
+import gradlab
+from gradlab.testing.functions import function_corpus
+from gradlab.testing.functions_models import (CNN_PLACES, GPT_PLACES, CausalGPT, SmallCNN, cnn_input,
                                               gpt_tokens)
-from gradlab.testing.functions_scoring import bug_size, score  # noqa: E402
+from gradlab.testing.functions_scoring import bug_size, score
 
 CHECKERS = ("GradLab default", "torch default", "torch fast_mode")
 

@@ -8,24 +8,20 @@ wrt="parameters")``) and in full mode, and the ratios. The layer check runs one 
 checks per module on that module alone, so its cost grows with the number of modules, not
 with the depth of the graph each evaluation runs through.
 
-Run: ``python benchmarks/bench_layers.py [--repeat 5]``. A script, not a test.
+Run: ``python -m benchmarks.bench_layers [--repeat 5]``. A script, not a test.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 import warnings
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import torch
 
-import torch  # noqa: E402
-
-import gradlab  # noqa: E402
-from gradlab.layers.vocabulary import build_model  # noqa: E402
-from timing import median_seconds  # noqa: E402
+import gradlab
+from gradlab.layers.vocabulary import build_model
+from benchmarks.timing import median_seconds
 
 
 def main() -> None:

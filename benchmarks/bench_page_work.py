@@ -14,7 +14,7 @@ Two ratios, each measured in the same run with interleaved repeats (medians):
    once for sum, mean and none, against the previous three ``element_estimates``
    calls, one per reduction (fn run three times).
 
-Run: ``python benchmarks/bench_page_work.py [--repeats 15]``. A script, not a test:
+Run: ``python -m benchmarks.bench_page_work [--repeats 15]``. A script, not a test:
 it prints numbers, and the ratios mean most on a quiet machine.
 """
 
@@ -22,24 +22,20 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import numpy as np
+import plotly.io as pio
+import torch
 
-import numpy as np  # noqa: E402
-import plotly.io as pio  # noqa: E402
-import torch  # noqa: E402
-
-from gradlab.figures import roundoff as roundoff_figures  # noqa: E402
-from gradlab.check.api import REDUCTIONS, element_estimates, reduction_estimates, sample_indices  # noqa: E402
-from gradlab.check.lab.reduction_sweep import eps_grid, reduction_sweep  # noqa: E402
-from gradlab.check.lab.builtin_models import build_model_loss  # noqa: E402
-from gradlab.check.lab.settings import CheckSettings  # noqa: E402
-from gradlab.figures.check import eps_sweep_figure  # noqa: E402
-from gradlab.labs.roundoff.engine import RoundoffSettings, compare, ulp_histogram  # noqa: E402
-from gradlab.ui.figures import prepare_figure  # noqa: E402
+from gradlab.figures import roundoff as roundoff_figures
+from gradlab.check.api import REDUCTIONS, element_estimates, reduction_estimates, sample_indices
+from gradlab.check.lab.reduction_sweep import eps_grid, reduction_sweep
+from gradlab.check.lab.builtin_models import build_model_loss
+from gradlab.check.lab.settings import CheckSettings
+from gradlab.figures.check import eps_sweep_figure
+from gradlab.labs.roundoff.engine import RoundoffSettings, compare, ulp_histogram
+from gradlab.ui.figures import prepare_figure
 
 
 def _median_ms(fn, repeats: int) -> float:

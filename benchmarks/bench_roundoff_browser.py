@@ -11,7 +11,7 @@ Before and after in the same run: with ``--before <git revision>`` the script ex
 that revision (``git archive``) to a temporary folder, serves it on ``--port``, measures,
 stops it, then serves this checkout on the same port and measures again::
 
-    python benchmarks/bench_roundoff_browser.py --before a25cff1 --port 8614 [--repeats 5]
+    python -m benchmarks.bench_roundoff_browser --before a25cff1 --port 8614 [--repeats 5]
 
 Without ``--before`` it measures this checkout only.
 
@@ -25,17 +25,13 @@ import contextlib
 import io
 import statistics
 import subprocess
-import sys
 import tarfile
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "browser"))
-
-from browser_helpers import CHROMIUM_ARGS, SCRIPT_FINISHED, wait_for_app  # noqa: E402
-from deploy.run_local import stop_process, streamlit_command, wait_healthy  # noqa: E402
+from deploy.run_local import stop_process, streamlit_command, wait_healthy
+from harness.browser import CHROMIUM_ARGS, SCRIPT_FINISHED, wait_for_app
 
 TARGET_S = 0.5
 QUIET_MS = 400  # no chart mutation for this long: the last update is over

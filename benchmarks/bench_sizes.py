@@ -16,7 +16,7 @@ parameters), prints the same-run CPU seconds (``time.process_time``, torch on on
 In float32 GradLab's rules judge every value on fn's float64 twin too, so its bare minimum
 is the float32 loop plus the float64 loop; both are printed. Run::
 
-    python benchmarks/bench_sizes.py [--repeat 3] [--only question w128] [--torch-full-max 20000]
+    python -m benchmarks.bench_sizes [--repeat 3] [--only question w128] [--torch-full-max 20000]
 
 A script, not a test: it prints numbers and asserts none.
 """
@@ -24,20 +24,16 @@ A script, not a test: it prints numbers and asserts none.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 import warnings
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import torch
 
-import torch  # noqa: E402
-
-import gradlab  # noqa: E402
-from gradlab.check.lab.builtin_models import build_model_loss  # noqa: E402
-from gradlab.check.lab.settings import CheckSettings  # noqa: E402
-from gradlab.testing.modules import module_corpus  # noqa: E402
-from timing import median_seconds  # noqa: E402
+import gradlab
+from gradlab.check.lab.builtin_models import build_model_loss
+from gradlab.check.lab.settings import CheckSettings
+from gradlab.testing.modules import module_corpus
+from benchmarks.timing import median_seconds
 
 
 def _cpu_median(call, repeat: int) -> float:

@@ -20,7 +20,7 @@ call) and builds the figure once per released step. Same run, interleaved repeat
    earlier measure: an upper bound, one frame late). Two URLs (say an earlier tree's server and this one's) are measured
    in turn, page by page, in the same run.
 
-Run: ``python benchmarks/bench_step_slider.py [--repeats 9] [--browser http://localhost:8551]``.
+Run: ``python -m benchmarks.bench_step_slider [--repeats 9] [--browser http://localhost:8551]``.
 A script, not a test: it prints numbers, and the ratios mean most on a quiet machine.
 """
 
@@ -28,28 +28,24 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import numpy as np
+import plotly.io as pio
 
-import numpy as np  # noqa: E402
-import plotly.io as pio  # noqa: E402
-
-from gradlab.figures.grid import grid_figure, grid_figure_with_slider  # noqa: E402
-from gradlab.figures.sweep import error_vs_eps_figure  # noqa: E402
-from gradlab.figures.sweep_slider import error_vs_eps_with_slider  # noqa: E402
-from gradlab.labs.grid.frames import grid_frames  # noqa: E402
-from gradlab.labs.grid.representable import GridSettings, grid_difference  # noqa: E402
-from gradlab.labs.grid.story import window_points  # noqa: E402
-from gradlab.numerics.exact_derivatives import reference_at  # noqa: E402
-from gradlab.numerics.expressions import parse  # noqa: E402
-from gradlab.numerics.schemes import estimates_by_scheme  # noqa: E402
-from gradlab.sweep.engine import run_sweep  # noqa: E402
-from gradlab.sweep.first_view import default_sweep_settings  # noqa: E402
-from gradlab.sweep.step_frames import frame_block  # noqa: E402
-from gradlab.ui.figures import prepare_figure  # noqa: E402
+from gradlab.figures.grid import grid_figure, grid_figure_with_slider
+from gradlab.figures.sweep import error_vs_eps_figure
+from gradlab.figures.sweep_slider import error_vs_eps_with_slider
+from gradlab.labs.grid.frames import grid_frames
+from gradlab.labs.grid.representable import GridSettings, grid_difference
+from gradlab.labs.grid.story import window_points
+from gradlab.numerics.exact_derivatives import reference_at
+from gradlab.numerics.expressions import parse
+from gradlab.numerics.schemes import estimates_by_scheme
+from gradlab.sweep.engine import run_sweep
+from gradlab.sweep.first_view import default_sweep_settings
+from gradlab.sweep.step_frames import frame_block
+from gradlab.ui.figures import prepare_figure
 
 
 def _interleaved(cases: dict, repeats: int) -> dict[str, float]:

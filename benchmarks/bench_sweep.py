@@ -14,26 +14,23 @@
 
 This prints; it does not assert timings (a benchmark, not a timed test).
 
-    python benchmarks/bench_sweep.py
-    python benchmarks/bench_sweep.py --expression "1/x" --at 0.3 --repeats 9
+    python -m benchmarks.bench_sweep
+    python -m benchmarks.bench_sweep --expression "1/x" --at 0.3 --repeats 9
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from gradlab.numerics.expressions import parse  # noqa: E402
-from gradlab.numerics.dtypes import DTYPE_NAMES, facts  # noqa: E402
-from gradlab.numerics.schemes import SCHEME_NAMES, SCHEMES, estimates_by_scheme, not_applicable_reason  # noqa: E402
-from gradlab.sweep.engine import SweepSettings, run_sweep  # noqa: E402
-from timing import median_seconds  # noqa: E402
+from gradlab.numerics.expressions import parse
+from gradlab.numerics.dtypes import DTYPE_NAMES, facts
+from gradlab.numerics.schemes import SCHEME_NAMES, SCHEMES, estimates_by_scheme, not_applicable_reason
+from gradlab.sweep.engine import SweepSettings, run_sweep
+from benchmarks.timing import median_seconds
 
 
 def _usable(expr, dtype):

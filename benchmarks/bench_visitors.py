@@ -11,9 +11,9 @@ requests were refused or failed. Then the burst: ``--burst`` websockets from
 one address each loading the home page once, all at once, while the victim reruns its
 home tab: the victim's p95, and how many of the burst's sockets were refused.
 
-    python benchmarks/bench_visitors.py                     # every page, N = 3 5 10, burst 300
-    python benchmarks/bench_visitors.py --pages backward grid --hogs 10 --runs 8
-    python benchmarks/bench_visitors.py --balancer           # the same through deploy/haproxy.cfg
+    python -m benchmarks.bench_visitors                     # every page, N = 3 5 10, burst 300
+    python -m benchmarks.bench_visitors --pages backward grid --hogs 10 --runs 8
+    python -m benchmarks.bench_visitors --balancer           # the same through deploy/haproxy.cfg
 
 Targets (issue 34): p95 <= 3x alone on every page and N, no refusal of the victim;
 the burst leaves the victim's trivial rerun p95 < 1 s.
@@ -28,16 +28,14 @@ import statistics
 import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
 from urllib.parse import quote_plus
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO_ROOT))
-
-from benchmarks.bench_isolation import CUSTOM, ROUNDOFF_A, ROUNDOFF_B, long_expression  # noqa: E402
-from benchmarks.load_test import Server, free_port, pct  # noqa: E402
-from benchmarks.st_client import ProtocolError, StreamlitSession  # noqa: E402
+from harness.heavy_requests import CUSTOM, ROUNDOFF_A, ROUNDOFF_B, long_expression
+from harness.runs import ProtocolError
+from harness.server import Server, free_port
+from harness.session import StreamlitSession
+from harness.stats import pct
 
 # Each page's hog and each measurement's victim get addresses of their own (127.0.1.P, 127.0.2.M):
 # serve.py's per-address door (gradlab/server/edge.py) would otherwise carry one page's hog, and the

@@ -3,7 +3,7 @@
 One slider and one Plotly chart of four 60-point lines in a ``gl-main-chart``
 container, nothing else: no torch, no engine, no page chrome. Whatever this page
 takes in Chromium is Streamlit's and Plotly's own time on this machine, a bound
-no GradLab page can beat. Run by ``python benchmarks/bench_browser.py --floor``.
+no GradLab page can beat. Run by ``python -m benchmarks.bench_browser --floor``.
 """
 
 import numpy as np

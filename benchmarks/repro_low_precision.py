@@ -6,7 +6,7 @@ verdict counts per dtype and every fail with its message; then plain functions
 whose sums cancel (``F.layer_norm``, softmax). Every gradient here is right, so any
 "fail" is a false alarm of the checker.
 
-Run: ``python benchmarks/repro_low_precision.py [--mode full] [--dtypes float32 bfloat16]
+Run: ``python -m benchmarks.repro_low_precision [--mode full] [--dtypes float32 bfloat16]
 [--only LayerNorm GRUCell]``. A script, not a test.
 """
 
@@ -14,17 +14,13 @@ from __future__ import annotations
 
 import argparse
 import collections
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import torch
+import torch.nn.functional as F
 
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-
-import gradlab  # noqa: E402
-from gradlab.testing.modules import module_corpus  # noqa: E402
+import gradlab
+from gradlab.testing.modules import module_corpus
 
 
 def _check(fn, inputs, **options):

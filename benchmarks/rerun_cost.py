@@ -8,13 +8,13 @@ is, while the server's own CPU time (``/proc``) is read around the reruns. The f
 (``benchmarks/floor_app.py``: one slider, one chart) is measured the same way in the same run, so
 the ratios hold on a busy machine. Nothing is judged: it says where a page's fixed cost is.
 
-    python benchmarks/rerun_cost.py --page roundoff --page gradcheck --reruns 30
+    python -m benchmarks.rerun_cost --page roundoff --page gradcheck --reruns 30
 
 ``--against DIR`` compares two trees instead (``DIR``: an earlier tree, e.g. a ``git archive`` of
 the commit before a change): a server of each is up at once and the rounds alternate between them,
 so both see the same load from other jobs; per page, the median per rerun of each and their ratio.
 
-    python benchmarks/rerun_cost.py --against /tmp/before --page roundoff --page backward --links 3 --rounds 8
+    python -m benchmarks.rerun_cost --against /tmp/before --page roundoff --page backward --links 3 --rounds 8
 """
 
 from __future__ import annotations
@@ -22,14 +22,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.load_test import Server, _page_links, cpu_seconds, free_port  # noqa: E402
-from benchmarks.st_client import StreamlitSession  # noqa: E402
+from benchmarks.class_links import page_links
+from harness.processes import cpu_seconds
+from harness.server import Server, free_port
+from harness.session import StreamlitSession
 
 FLOOR_APP = "benchmarks/floor_app.py"
 
@@ -56,7 +55,7 @@ async def main_async(args: argparse.Namespace) -> None:
     print(f"floor app: {floor_s * 1000:.1f} ms of server CPU per rerun")
     with Server(free_port()) as server:
         for page in args.page:
-            links = _page_links(page)[: args.links]
+            links = page_links(page)[: args.links]
             costs = []
             for query in links:
                 s = await view_cost(server.base_url, server.pid, page, query, args.reruns, args.rounds)
@@ -72,7 +71,7 @@ async def against_async(args: argparse.Namespace) -> None:
         for page in args.page:
             tabs: dict[str, list] = {"before": [], "this tree": []}
             for name, server in (("before", old), ("this tree", new)):
-                for query in _page_links(page)[: args.links]:
+                for query in page_links(page)[: args.links]:
                     tab = StreamlitSession(server.base_url)
                     await tab.__aenter__()
                     await tab.open(page, query)

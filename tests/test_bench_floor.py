@@ -14,7 +14,7 @@ import math
 import pytest
 
 from benchmarks.floor_ratios import class_measures, classroom_bar, felt_ratios, ratio, tally
-from benchmarks.load_test import _all_pages, _page_links, preset_coverage
+from benchmarks.class_links import all_pages, page_links, preset_coverage
 from gradlab.teaching.presets import PRESETS, presets_for
 
 FLOOR = dict(cpu_per_rerun=0.012, class_p95=0.05, burst_p95=0.1, errors=0, rss_before=80_000, rss_after=80_400)
@@ -80,8 +80,8 @@ def test_ratio_without_a_floor_is_none():
 
 
 def test_the_class_opens_every_preset_of_the_registry():
-    pages = _all_pages()
-    links = {page: _page_links(page or "home") for page in pages}
+    pages = all_pages()
+    links = {page: page_links(page or "home") for page in pages}
     assert preset_coverage(links) == []
     left_out = "gradcheck"
     assert left_out in pages and len(presets_for(left_out)) >= 2

@@ -26,7 +26,7 @@ figures.
 "A replica killed mid-class only costs its own sessions a reconnect": the runs
 lost on the killed replica and its sessions' reconnect runs (a new session on the
 surviving replica, rebuilt from the URL) are that cost, counted and checked apart,
-and left out of the class p95 (:func:`benchmarks.load_test.class_targets`). The memory
+and left out of the class p95 (:func:`benchmarks.load_report.class_targets`). The memory
 target (RSS back within 10 % a minute after the class) needs a minute of settling:
 ``benchmarks/load_test.py`` measures it, not CI.
 
@@ -51,9 +51,9 @@ import pytest
 from gradlab.server.headers import CSP
 from gradlab.ui.navigation import PAGES
 
-from benchmarks.load_test import Server, free_port
 from benchmarks.load_test import main as load_test_main
 from deploy.run_local import Balancer, local_config
+from harness.server import Server, free_port
 
 # Locally a missing HAProxy skips; .ci/run installs it, and a skipped test fails CI.
 pytestmark = [pytest.mark.server, pytest.mark.slow,

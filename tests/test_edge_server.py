@@ -30,10 +30,11 @@ from async_helpers import run_async
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
-from benchmarks.load_test import Server, free_port, rss_kib
-from benchmarks.st_client import StreamlitSession
 from deploy.run_local import Balancer
 from gradlab.server.headers import CSP
+from harness.processes import rss_kib
+from harness.server import Server, free_port
+from harness.session import StreamlitSession
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
 

@@ -1,4 +1,5 @@
-"""No import circle between gradlab's modules: the module graph, read from the source, has no cycle.
+"""No import circle between the modules of gradlab, benchmarks and harness: the module graph,
+read from the source, has no cycle.
 
 An edge A -> B means a statement in A's source imports B, wherever it stands: at module
 level, inside a function (it still makes the two modules depend on each other; it only
@@ -9,6 +10,7 @@ that names the class, that module names a protocol of what it reads instead, e.g
 the way (``import gradlab.sweep.engine`` runs ``gradlab/sweep/__init__.py`` first): an edge
 goes to the module the statement names.
   ``from package import name`` is an edge to ``package.name`` when that is a module, to the
+  module the package's ``_HOME`` sends a lazily imported name to (a front door's), to the
   package otherwise.
 
 The graph is read with :mod:`ast`, so nothing is imported (and no cycle is hidden by an
@@ -18,6 +20,7 @@ import that happens to run in a lucky order).
 from __future__ import annotations
 
 import ast
+import functools
 import pkgutil
 from pathlib import Path
 
@@ -25,6 +28,8 @@ import gradlab
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "gradlab"
+#: The shared server/websocket harness and the benchmarks that use it: no circle there either.
+PACKAGES = (PACKAGE, ROOT / "benchmarks", ROOT / "harness")
 
 
 def _module_name(path: Path) -> str:
@@ -32,7 +37,7 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+MODULES = {_module_name(p): p for package in PACKAGES for p in sorted(package.rglob("*.py"))}
 
 
 def _imports(tree: ast.AST):
@@ -49,13 +54,31 @@ def _targets(name: str, node: ast.Import | ast.ImportFrom) -> set[str]:
         package = package[:len(package) - (node.level - 1)]
         base = ".".join([*package, *([base] if base else [])])
     found = {f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in MODULES}
+    found |= {home for a in node.names if (home := _lazy_home(base, a.name))}
     if len(found) < len(node.names) and base in MODULES:
         found.add(base)  # names defined in the module (or package) itself
     return found
 
 
+def _lazy_home(package: str, name: str) -> str | None:
+    """The module a front door's lazily imported ``name`` comes from (its ``_HOME``: names ->
+    modules, as ``gradlab`` and ``gradlab.check`` keep it), followed through front doors; else None."""
+    home = None
+    while package in MODULES and name in (homes := _homes(package)):
+        home = package = homes[name]
+    return home if home in MODULES else None
+
+
+@functools.cache
+def _homes(module: str) -> dict[str, str]:
+    for node in ast.parse(MODULES[module].read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["_HOME"]:
+            return ast.literal_eval(node.value)
+    return {}
+
+
 def import_graph() -> dict[str, set[str]]:
-    """Module -> the gradlab modules its source imports (itself left out)."""
+    """Module -> the modules of :data:`PACKAGES` its source imports (itself left out)."""
     graph = {}
     for name, path in MODULES.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
@@ -105,8 +128,13 @@ def test_the_graph_reads_module_level_function_level_and_relative_imports():
     assert "gradlab.sweep.display" in graph["gradlab.sweep.engine"]  # inside SweepResult.figure
     assert "gradlab.sweep.swept" in graph["gradlab.figures.sweep"]  # under TYPE_CHECKING: counted
     assert "gradlab.sweep.engine" not in graph["gradlab.figures.sweep"]  # a protocol, not the engine
+    # a name a front door imports lazily: an edge to the module that holds it
+    assert "gradlab.check.verdicts.states" in graph["gradlab.figures.check_values"]
+    assert "gradlab.check.api" in graph["gradlab.testing.assertions"] or "gradlab.check.api" in graph["gradlab.layers.check"]
+    assert "benchmarks.against_floor" in graph["benchmarks.load_test"]  # the benchmarks count too
+    assert "harness.runs" in graph["harness.session"]  # and the harness they share with the tests
     walked = {m.name for m in pkgutil.walk_packages(gradlab.__path__, "gradlab.")} | {"gradlab"}
-    assert set(MODULES) == walked  # every module Python can import, and nothing else
+    assert {m for m in MODULES if m.split(".")[0] == "gradlab"} == walked  # every module, nothing else
 
 
 def _cycles_outside_check() -> list[list[str]]:
@@ -123,6 +151,12 @@ def test_no_import_circle_outside_the_check():
 
 def test_no_import_circle_inside_the_check():
     assert _cycles_inside_check() == []
+
+
+def test_the_harness_needs_no_benchmark():
+    graph = import_graph()
+    assert {m: sorted(t for t in graph[m] if t.startswith("benchmarks")) for m in graph
+            if m.startswith("harness") and any(t.startswith("benchmarks") for t in graph[m])} == {}
 
 
 def test_an_import_for_a_type_name_only_is_an_edge_too():

@@ -2,8 +2,8 @@
 
 What must hold: "the heaviest request any single session can make ... leaves another
 session's trivial rerun under 0.5 s, and a new rerun by the same session cancels
-its previous heavy work". ``python benchmarks/bench_isolation.py --pages`` measures
-the candidates (:data:`benchmarks.bench_isolation.PAGE_CASES`) on the real pages,
+its previous heavy work". ``python -m benchmarks.bench_isolation --pages`` measures
+the candidates (:data:`harness.heavy_requests.PAGE_CASES`) on the real pages,
 default settings and limits, 2 cores; B is another session rerunning the home page
 (20-36 reruns per candidate). Quiet machine / beside another CI run's browser tests:
 
@@ -45,12 +45,13 @@ from pathlib import Path
 import pytest
 
 from async_helpers import run_async
-from benchmarks.bench_isolation import (PAGE_CASES, _plain, alive, cheap_sweep_query, cpu_seconds_of,
-                                        descendants, measure_page, warm_pages)
-from benchmarks.load_test import Server, free_port
-from benchmarks.st_client import StreamlitSession
 from gradlab.limits import LIMITS
 from gradlab.server.worker import LONG_CALL_NICENESS
+from harness.heavy_requests import PAGE_CASES, cheap_sweep_query, measure_page, warm_pages
+from harness.processes import alive, cpu_seconds_of, descendants
+from harness.runs import plain_text
+from harness.server import Server, free_port
+from harness.session import StreamlitSession
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
 
@@ -296,7 +297,7 @@ def test_a_cheap_sweep_is_answered_while_five_tabs_hold_heavy_work(server):
     assert run.ok and not run.exceptions and not run.error_alerts, (run.status, run.error_alerts)
     assert all(h.ok and not h.exceptions for h in heavy), [h.status for h in heavy]
     # each heavy tab got its result, or (the last in line, on a busy machine) one bound's sentence
-    assert all(_a_sentence_or_a_result(_plain(h.error_alerts[0]) if h.error_alerts else "") for h in heavy), \
+    assert all(_a_sentence_or_a_result(plain_text(h.error_alerts[0]) if h.error_alerts else "") for h in heavy), \
         [h.error_alerts for h in heavy]
     # Every long-lane slot held a heavy call when the sweep was asked for, and each of those
     # workers was still in it when the sweep answered: the sweep took none of them and waited

@@ -2,7 +2,7 @@
 
 Each test starts a real ``streamlit run`` on 127.0.0.1 with the repository's
 ``.streamlit/config.toml`` and talks to it over Streamlit's websocket protocol
-(``benchmarks/st_client.py``), the way a browser tab does.
+(:mod:`harness.session`), the way a browser tab does.
 """
 
 from __future__ import annotations
@@ -18,9 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.load_test import Server, free_port, health
 from benchmarks.load_test import main as load_test_main
-from benchmarks.st_client import StreamlitSession, exception_text
+from deploy.run_local import health
+from harness.runs import exception_text
+from harness.server import Server, free_port
+from harness.session import StreamlitSession
 
 pytestmark = pytest.mark.server  # every test starts a Streamlit server
 

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from async_helpers import run_async
-from benchmarks.load_test import Server, free_port
-from benchmarks.st_client import StreamlitSession
 from deploy.run_local import Balancer
+from harness.server import Server, free_port
+from harness.session import StreamlitSession
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
 

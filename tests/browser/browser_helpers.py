@@ -1,4 +1,8 @@
-"""Helpers for browser tests: wait for a Streamlit run to finish, save screenshots."""
+"""Helpers for browser tests: wait for a Streamlit run to finish, save screenshots.
+
+Chromium's flags and the wait for a finished run are :mod:`harness.browser`'s, shared with the
+browser benchmarks; they are importable from here too.
+"""
 
 from __future__ import annotations
 
@@ -6,29 +10,9 @@ import re
 from pathlib import Path
 from urllib.parse import urlencode
 
+from harness.browser import CHROMIUM_ARGS, SCRIPT_FINISHED, wait_for_app  # noqa: F401 - the tests import them from here
+
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
-
-#: Streamlit 1.67 marks the app root with the state of the script run:
-#: "initial" before the first run, "running" during one, "notRunning" after.
-SCRIPT_FINISHED = "[data-testid='stApp'][data-test-script-state='notRunning']"
-CHROMIUM_ARGS = (
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-)
-
-
-def wait_for_app(page, timeout: float = 30_000) -> None:
-    """Wait until the app is connected and its script run has finished."""
-    page.wait_for_selector("[data-testid='stApp'][data-test-connection-state='CONNECTED']",
-                           timeout=timeout)
-    page.wait_for_selector(SCRIPT_FINISHED, timeout=timeout)
-    # Let a rerun triggered by the first render (e.g. URL corrections) settle too.
-    page.wait_for_timeout(300)
-    page.wait_for_selector(SCRIPT_FINISHED, timeout=timeout)
 
 
 def open_page(page, base_url: str, url_path: str = "", query: dict | None = None,

@@ -12,9 +12,9 @@ from __future__ import annotations
 import pytest
 from browser_helpers import ARTIFACTS, wait_for_app
 
-from benchmarks.load_test import Server, free_port
 from gradlab.server.headers import CSP
 from gradlab.ui.navigation import PAGES
+from harness.server import Server, free_port
 
 pytestmark = pytest.mark.browser
 

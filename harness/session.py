@@ -33,127 +33,37 @@ The protocol, as the frontend speaks it:
   which is where HAProxy sets its affinity cookie, then opens the websocket
   with the cookie; ``replica`` is the ``X-GradLab-Replica`` header the load
   balancer put on the handshake's answer (empty without one).
-* Message cache: a ``ForwardMsg`` with ``metadata.cacheable`` is kept by the
-  client under its ``hash``; the client lists the hashes it holds in
-  ``ClientState.cached_message_hashes`` and the server then sends a small
-  ``ref_hash`` message instead of the full one. Entries unused for more than
-  ``max_cached_message_age`` runs are dropped (as the frontend does). Nothing
-  has to be acknowledged; ``app_heartbeat`` is only sent when an embedding host
+* Cacheable messages are kept and named back by hash (:mod:`harness.message_cache`).
+  Nothing has to be acknowledged; ``app_heartbeat`` is only sent when an embedding host
   asks for it, and websocket pings are answered by the ``websockets`` library.
 
-Only the standard library, ``websockets`` and the Streamlit protobufs are used.
+Only the standard library, ``websockets`` and the Streamlit protobufs are used. What a run
+produced is :mod:`harness.runs`, the widgets' values :mod:`harness.widgets`, the page load and
+its cookies :mod:`harness.page_load`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
-import http.client
-import math
 import random
 import time
-import urllib.request
-from collections import Counter
-from http.cookies import SimpleCookie
-from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
 
 import websockets
 from websockets.asyncio.client import connect
 
+from harness.message_cache import MessageCache
+from harness.page_load import REPLICA_HEADER, cookie_header, get_page, remember_cookies
+from harness.runs import TERMINAL, ProtocolError, RunResult
+from harness.widgets import WIDGET_TYPES, Widget, changed_state, initial_state, url_values, with_param
 from streamlit.proto.Alert_pb2 import Alert
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-from streamlit.proto.NumberInput_pb2 import NumberInput
 from streamlit.proto.Slider_pb2 import Slider
 from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates
 
 STREAM_PATH = "/_stcore/stream"
 SUBPROTOCOL = "streamlit"
-#: Response header in which deploy/haproxy.cfg names the replica that answered.
-REPLICA_HEADER = "X-GradLab-Replica"
-
-#: ``script_finished`` statuses that end what the user waits for.
-_TERMINAL = {
-    ForwardMsg.FINISHED_SUCCESSFULLY: "ok",
-    ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY: "ok-fragment",
-    ForwardMsg.FINISHED_WITH_COMPILE_ERROR: "compile-error",
-}
-
-#: Element types this client knows how to hold and change, like the frontend's widgets.
-WIDGET_TYPES = frozenset(
-    {"selectbox", "radio", "multiselect", "slider", "number_input", "checkbox",
-     "text_input", "text_area", "button"}
-)
-
-
-class ProtocolError(RuntimeError):
-    """The server did not speak the protocol as expected (closed, bad frame, unknown ref, timeout)."""
-
-
-@dataclass
-class Widget:
-    """A widget as the last run drew it: its element proto and where it lives."""
-
-    id: str
-    kind: str  # the Element oneof name; "select_slider" for a slider with options
-    proto: Any
-    fragment_id: str = ""
-
-    @property
-    def key(self) -> str:
-        """The query-parameter key of a ``bind="query-params"`` widget, else ''."""
-        return getattr(self.proto, "query_param_key", "")
-
-    @property
-    def label(self) -> str:
-        return getattr(self.proto, "label", "")
-
-
-@dataclass
-class RunResult:
-    """What one rerun request produced, from the client's side."""
-
-    status: str  # ok | ok-fragment | compile-error | timeout | closed | ...
-    seconds: float
-    messages: int = 0
-    deltas: int = 0
-    elements: Counter = field(default_factory=Counter)
-    exceptions: list = field(default_factory=list)  # Exception protos
-    error_alerts: list = field(default_factory=list)  # bodies of st.error
-    page_not_found: bool = False
-    protocol_error: str = ""
-    forward_msgs: list = field(default_factory=list)  # only with keep_messages=True
-    request: str = ""  # what was asked: the widget changed and the query string sent
-    replica: str = ""  # the replica behind the load balancer that ran it ('' without one)
-
-    @property
-    def ok(self) -> bool:
-        return self.status in ("ok", "ok-fragment") and not self.protocol_error
-
-
-def remember_cookies(cookies: dict[str, str] | None, set_cookie_headers: list[str]) -> None:
-    """Store what ``Set-Cookie`` headers set in ``cookies`` (name -> value), as a browser does.
-
-    >>> jar = {}
-    >>> remember_cookies(jar, ["GRADLAB_REPLICA=ab12; path=/; HttpOnly", "x=1"])
-    >>> jar
-    {'GRADLAB_REPLICA': 'ab12', 'x': '1'}
-    """
-    if cookies is None:
-        return
-    for header in set_cookie_headers:
-        parsed: SimpleCookie = SimpleCookie()
-        try:
-            parsed.load(header)
-        except Exception:  # noqa: BLE001 - a cookie Python cannot parse is not ours
-            continue
-        cookies.update({name: morsel.value for name, morsel in parsed.items()})
-
-
-def cookie_header(cookies: dict[str, str] | None) -> str:
-    return "; ".join(f"{k}={v}" for k, v in (cookies or {}).items())
 
 
 def _context_info(msg: BackMsg, url: str) -> None:
@@ -165,187 +75,6 @@ def _context_info(msg: BackMsg, url: str) -> None:
     ci.is_embedded = False
     ci.color_scheme = "light"
 
-
-# ------------------------------------------------------------------ widget values
-
-
-def initial_state(w: Widget, *, default_only: bool = False) -> WidgetState | None:
-    """The value the frontend reports for a widget it has just drawn (None: no value yet).
-
-    ``default_only``: the widget's default, ignoring a value the server set.
-    """
-    p = w.proto
-    s = WidgetState(id=w.id)
-    use_set = bool(getattr(p, "set_value", False)) and not default_only
-    if w.kind in ("selectbox", "radio"):
-        if use_set and p.HasField("raw_value"):
-            s.string_value = p.raw_value
-        elif p.HasField("default") and 0 <= p.default < len(p.options):
-            s.string_value = p.options[p.default]
-        else:
-            return None
-    elif w.kind == "multiselect":
-        values = list(p.raw_values) if use_set else [p.options[i] for i in p.default]
-        s.string_array_value.data.extend(values)
-    elif w.kind == "select_slider":
-        if use_set and p.raw_value:
-            labels = list(p.raw_value)
-        else:
-            labels = [p.options[int(i)] for i in p.default]
-        s.string_array_value.data.extend(labels)
-    elif w.kind == "slider":
-        s.double_array_value.data.extend(list(p.value) if use_set else list(p.default))
-    elif w.kind == "number_input":
-        if use_set and p.HasField("value"):
-            v = p.value
-        elif p.HasField("default"):
-            v = p.default
-        else:
-            return None
-        if p.data_type == NumberInput.INT:
-            s.int_value = int(v)
-        else:
-            s.double_value = v
-    elif w.kind == "checkbox":
-        s.bool_value = p.value if use_set else p.default
-    elif w.kind == "button":
-        return None  # a trigger: only sent in the rerun its click causes
-    elif w.kind in ("text_input", "text_area"):
-        if use_set and p.HasField("value"):
-            s.string_value = p.value
-        elif p.HasField("default"):
-            s.string_value = p.default
-        else:
-            return None
-    else:
-        return None
-    return s
-
-
-def _number_for_url(v: float) -> str:
-    if math.isfinite(v) and v == int(v):
-        return str(int(v))
-    return str(v)
-
-
-def url_values(state: WidgetState) -> list[str]:
-    """How a bound widget's value appears in the URL (one entry per repeated parameter)."""
-    kind = state.WhichOneof("value")
-    if kind == "string_value":
-        return [state.string_value]
-    if kind == "string_array_value":
-        return list(state.string_array_value.data)
-    if kind == "double_array_value":
-        return [_number_for_url(v) for v in state.double_array_value.data]
-    if kind == "double_value":
-        return [_number_for_url(state.double_value)]
-    if kind == "int_value":
-        return [str(state.int_value)]
-    if kind == "bool_value":
-        return ["true" if state.bool_value else "false"]
-    return []
-
-
-def with_param(query_string: str, key: str, values: list[str] | None) -> str:
-    """``query_string`` with ``key`` set to ``values`` (None: removed), other keys kept in order."""
-    pairs = parse_qsl(query_string, keep_blank_values=True)
-    out: list[tuple[str, str]] = []
-    placed = False
-    for k, v in pairs:
-        if k != key:
-            out.append((k, v))
-        elif not placed and values is not None:
-            out.extend((key, x) for x in values)
-            placed = True
-    if not placed and values is not None:
-        out.extend((key, x) for x in values)
-    return urlencode(out)
-
-
-def changed_state(
-    w: Widget,
-    current: WidgetState | None,
-    rng: random.Random,
-    text_choices: dict[str, list[str]] | None = None,
-) -> WidgetState | None:
-    """A different valid value for the widget, as a user would pick it (None: can't change it)."""
-    p = w.proto
-    s = WidgetState(id=w.id)
-    if getattr(p, "disabled", False):
-        return None
-    if w.kind in ("selectbox", "radio"):
-        cur = current.string_value if current is not None else None
-        choices = [o for o in p.options if o != cur]
-        if not choices:
-            return None
-        s.string_value = rng.choice(choices)
-    elif w.kind == "multiselect":
-        if not p.options:
-            return None
-        limit = p.max_selections or len(p.options)
-        k = rng.randint(1, max(1, min(3, limit, len(p.options))))
-        s.string_array_value.data.extend(rng.sample(list(p.options), k))
-    elif w.kind == "select_slider":
-        n = len(p.options)
-        if n < 2:
-            return None
-        if len(p.default) >= 2:
-            lo, hi = sorted(rng.sample(range(n), 2))
-            s.string_array_value.data.extend([p.options[lo], p.options[hi]])
-        else:
-            s.string_array_value.data.append(p.options[rng.randrange(n)])
-    elif w.kind == "slider":
-        if p.data_type not in (Slider.INT, Slider.FLOAT) or p.max <= p.min:
-            return None
-        step = p.step or (1 if p.data_type == Slider.INT else (p.max - p.min) / 100)
-        stops = int((p.max - p.min) / step)
-        pick = sorted(p.min + step * rng.randint(0, stops) for _ in range(max(1, len(p.default))))
-        s.double_array_value.data.extend(pick)
-    elif w.kind == "button":
-        if p.is_form_submitter:
-            return None
-        s.trigger_value = True
-    elif w.kind == "number_input":
-        is_int = p.data_type == NumberInput.INT
-        if p.has_min and p.has_max and p.max - p.min <= 1e6:
-            v = rng.uniform(p.min, p.max)
-        else:
-            base = (current.int_value if is_int else current.double_value) if current else 1.0
-            v = (base or 1.0) * rng.choice((0.5, 0.8, 1.25, 2.0, -1.0))
-            if p.has_min:
-                v = max(v, p.min)
-            if p.has_max:
-                v = min(v, p.max)
-        if is_int:
-            s.int_value = int(round(v))
-        else:
-            s.double_value = float(f"{v:.6g}")
-    elif w.kind == "checkbox":
-        s.bool_value = not (current.bool_value if current is not None else p.default)
-    elif w.kind in ("text_input", "text_area"):
-        choices = (text_choices or {}).get(w.key) or []
-        cur = current.string_value if current is not None else None
-        choices = [c for c in choices if c != cur]
-        if not choices:
-            return None
-        s.string_value = rng.choice(choices)
-    else:
-        return None
-    return s
-
-
-# ------------------------------------------------------------------------ session
-
-
-class _SourceHandler(urllib.request.HTTPHandler):
-    """urllib's HTTP handler with connections from a given local address (another loopback client)."""
-
-    def __init__(self, source: str) -> None:
-        super().__init__()
-        self.source = source
-
-    def http_open(self, req):
-        return self.do_open(functools.partial(http.client.HTTPConnection, source_address=(self.source, 0)), req)
 
 
 class StreamlitSession:
@@ -364,7 +93,6 @@ class StreamlitSession:
         self.source = source  # the local address this tab connects from (127.0.0.2: another client)
         self.replica = ""
         self.ws_url = self.base_url.replace("http", "ws", 1) + STREAM_PATH
-        self.use_message_cache = use_message_cache
         self.run_timeout = run_timeout
         self.keep_messages = keep_messages
         self._ws: Any = None
@@ -378,10 +106,7 @@ class StreamlitSession:
         self.widgets: dict[str, Widget] = {}
         self.widget_states: dict[str, WidgetState] = {}
         self._seen_this_run: set[str] = set()
-        self._cache: dict[str, list] = {}  # hash -> [ForwardMsg, last run it was used]
-        self._run_count = 0
-        self._max_message_age = 2
-        self.ref_hits = 0
+        self.cache = MessageCache(use_message_cache)
 
     # -- connection
     async def __aenter__(self) -> StreamlitSession:
@@ -413,17 +138,8 @@ class StreamlitSession:
         Keeps the cookies the answer sets (the load balancer's affinity cookie).
         """
         url = f"{self.base_url}/{page_name}" + (f"?{query_string}" if query_string else "")
-
-        def get() -> tuple[list[str], str]:
-            cookie = cookie_header(self.cookies)
-            request = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})
-            opener = urllib.request.build_opener(_SourceHandler(self.source)) if self.source else None
-            with (opener.open if opener else urllib.request.urlopen)(request, timeout=timeout) as response:
-                response.read()
-                return response.headers.get_all("Set-Cookie") or [], response.headers.get(REPLICA_HEADER, "")
-
         try:
-            set_cookies, replica = await asyncio.to_thread(get)
+            set_cookies, replica = await asyncio.to_thread(get_page, url, self.cookies, self.source, timeout)
         except OSError as exc:
             raise ProtocolError(f"cannot load {url}: {exc!r}") from exc
         remember_cookies(self.cookies, set_cookies)
@@ -464,28 +180,6 @@ class StreamlitSession:
         except websockets.ConnectionClosed as exc:
             await self._inbox.put(ProtocolError(f"websocket closed: {exc!r}"))
 
-    # -- message cache
-    def _resolve(self, msg: ForwardMsg) -> ForwardMsg:
-        if msg.WhichOneof("type") == "ref_hash":
-            entry = self._cache.get(msg.ref_hash)
-            if entry is None:
-                raise ProtocolError(f"ref_hash {msg.ref_hash} is not in the client cache")
-            full = ForwardMsg()
-            full.CopyFrom(entry[0])
-            full.metadata.CopyFrom(msg.metadata)  # delta_path etc. of *this* run
-            entry[1] = self._run_count
-            self.ref_hits += 1
-            return full
-        if self.use_message_cache and msg.metadata.cacheable and msg.hash:
-            self._cache[msg.hash] = [msg, self._run_count]
-        return msg
-
-    def _age_cache(self) -> None:
-        self._run_count += 1
-        limit = self._max_message_age
-        for h in [h for h, (_, used) in self._cache.items() if self._run_count - used > limit]:
-            del self._cache[h]
-
     # -- one message
     def _apply(self, msg: ForwardMsg, result: RunResult | None) -> None:
         kind = msg.WhichOneof("type")
@@ -496,7 +190,7 @@ class StreamlitSession:
             if ns.page_script_hash:
                 self.page_script_hash = ns.page_script_hash
             if ns.config.max_cached_message_age:
-                self._max_message_age = ns.config.max_cached_message_age
+                self.cache.max_age = ns.config.max_cached_message_age
         elif kind == "page_info_changed":
             self.query_string = msg.page_info_changed.query_string
         elif kind == "navigation" and msg.navigation.page_script_hash:
@@ -543,14 +237,14 @@ class StreamlitSession:
             for wid in [w for w in self.widgets if w not in self._seen_this_run]:
                 self.widgets.pop(wid, None)
                 self.widget_states.pop(wid, None)
-            self._age_cache()
+            self.cache.age()
 
     def _drain(self) -> None:
         while not self._inbox.empty():
             item = self._inbox.get_nowait()
             if isinstance(item, ProtocolError):
                 raise item
-            self._apply(self._resolve(item), None)
+            self._apply(self.cache.resolve(item), None)
 
     # -- requests
     async def rerun(
@@ -583,8 +277,7 @@ class StreamlitSession:
             cs.widget_states.CopyFrom(WidgetStates(widgets=states))
             if fragment_id:
                 cs.fragment_id = fragment_id
-            if self.use_message_cache:
-                cs.cached_message_hashes.extend(self._cache)
+            cs.cached_message_hashes.extend(self.cache.hashes())
             url = f"{self.base_url}/{self.page_name}" + (f"?{self.query_string}" if self.query_string else "")
             _context_info(back, url)
             if not fragment_id:
@@ -599,7 +292,7 @@ class StreamlitSession:
                 item = await asyncio.wait_for(self._inbox.get(), remaining)
                 if isinstance(item, ProtocolError):
                     raise item
-                msg = self._resolve(item)
+                msg = self.cache.resolve(item)
                 result.messages += 1
                 if self.keep_messages:
                     result.forward_msgs.append(msg)
@@ -608,7 +301,7 @@ class StreamlitSession:
                     started = True
                 self._apply(msg, result)
                 if kind == "script_finished" and started:
-                    status = _TERMINAL.get(msg.script_finished)
+                    status = TERMINAL.get(msg.script_finished)
                     if status is not None:
                         result.status = status
                         self._finish_run(fragment=msg.script_finished
@@ -638,7 +331,7 @@ class StreamlitSession:
                 return
             if isinstance(item, ProtocolError):
                 raise item
-            msg = self._resolve(item)
+            msg = self.cache.resolve(item)
             result.messages += 1
             if self.keep_messages:
                 result.forward_msgs.append(msg)
@@ -651,7 +344,7 @@ class StreamlitSession:
         """Full runs of this session that finished. Until one has, ``page_script_hash`` may be the
         main script's (a navigation app's ``new_session`` names app.py; its page's hash comes in
         the run's ``navigation`` message)."""
-        return self._run_count
+        return self.cache.runs
 
     async def open(self, page_name: str = "", query_string: str = "") -> RunResult:
         """What a tab does when it loads ``/<page_name>?<query_string>``."""
@@ -697,7 +390,3 @@ class StreamlitSession:
                     self.widget_states.pop(w.id, None)
         return None
 
-
-def exception_text(exc: Any) -> str:
-    """Everything an Exception element would show: type, message and stack trace."""
-    return "\n".join([exc.type, exc.message, *exc.stack_trace])
