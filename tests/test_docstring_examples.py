@@ -1,4 +1,4 @@
-"""Every runnable example in gradlab's docstrings runs and prints what it says."""
+"""Every runnable example in the docstrings of gradlab and of the test harness runs and prints what it says."""
 
 import doctest
 import importlib
@@ -7,8 +7,10 @@ import pkgutil
 import pytest
 
 import gradlab
+import harness
 
 MODULES = sorted(m.name for m in pkgutil.walk_packages(gradlab.__path__, "gradlab.") if m.name != "gradlab.__main__")
+MODULES += sorted(m.name for m in pkgutil.walk_packages(harness.__path__, "harness."))
 
 
 def test_the_walk_finds_the_engine():

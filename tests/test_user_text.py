@@ -76,7 +76,8 @@ def test_no_cli_help_names_an_internal_question_number():
 
 def test_the_readme_docs_and_sources_never_name_an_internal_question_number():
     files = [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "gradlab").rglob("*.py"),
-             *(ROOT / "pages").glob("*.py"), ROOT / "app.py", *(ROOT / "benchmarks").glob("*.py")]
+             *(ROOT / "pages").glob("*.py"), ROOT / "app.py", *(ROOT / "benchmarks").glob("*.py"),
+             *(ROOT / "harness").glob("*.py")]
     found = [f"{f.relative_to(ROOT)}:{n}: {line.strip()}"
              for f in files for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1)
              if INTERNAL.search(line)]
