@@ -98,7 +98,7 @@ else:
         timed("gradcheck, Linear+tanh float64", lambda: gradlab.gradcheck(lambda v: torch.tanh(layer(v)), x))
     elif case == "page check":
         start = time.process_time()
-        from gradlab.check.lab.settings import CheckSettings, run_check
+        from gradlab.check import CheckSettings, run_check
 
         out["Grad check page's default (its imports)"] = time.process_time() - start
         timed("Grad check page's default", lambda: run_check(CheckSettings()))

@@ -39,8 +39,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from gradlab.check.running.batching import chunk_rows
-from gradlab.check.api import gradcheck
+from gradlab.check import gradcheck
 from gradlab.limits import LIMITS
 
 SHAPE = (140, 120)  # the question's; --shape changes it (e.g. 30x40, where overhead dominates)
@@ -168,14 +167,13 @@ def main() -> None:
             times[name].append(time.perf_counter() - start)
     load_after = os.getloadavg()
     n = SHAPE[0] * SHAPE[1]
-    rows = chunk_rows(n, 8, n, LIMITS.check_workers, "direct")
     one = evaluation_seconds()
     print(f"(x+1)/2, MSELoss sum, float64, {SHAPE[0]}x{SHAPE[1]}, full check, {args.repeats} repeats, "
           f"torch {torch.__version__}, {torch.get_num_threads()} intra-op threads, "
           f"{os.cpu_count()} cores, gradlab workers {LIMITS.check_workers} (LIMITS.check_workers)")
     print("load average (1, 5, 15 min) before: " + ", ".join(f"{v:.2f}" for v in load_before)
           + "; after: " + ", ".join(f"{v:.2f}" for v in load_after))
-    print(f"chunk (direct fn): up to {rows} perturbed rows of {n * 8 / MIB:.2f} MiB per stencil call")
+    print(f"one perturbed row: {n * 8 / MIB:.2f} MiB")
     floor = 2 * n * one
     print(f"one evaluation of L: {one * 1e6:.1f} us; compute floor of 2N = {2 * n:,} evaluations: "
           f"{floor:.2f} s on 1 core, {floor / 2:.2f} s on 2")

@@ -29,10 +29,8 @@ import plotly.io as pio
 import torch
 
 from gradlab.figures import roundoff as roundoff_figures
-from gradlab.check.api import REDUCTIONS, element_estimates, reduction_estimates, sample_indices
-from gradlab.check.lab.reduction_sweep import eps_grid, reduction_sweep
-from gradlab.check.lab.builtin_models import build_model_loss
-from gradlab.check.lab.settings import CheckSettings
+from gradlab.check import (REDUCTIONS, build_model_loss, CheckSettings, element_estimates, eps_grid,
+                           reduction_estimates, reduction_sweep, sample_indices)
 from gradlab.figures.check import eps_sweep_figure
 from gradlab.labs.roundoff.engine import RoundoffSettings, compare, ulp_histogram
 from gradlab.ui.figures import prepare_figure

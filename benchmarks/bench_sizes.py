@@ -30,8 +30,7 @@ import warnings
 import torch
 
 import gradlab
-from gradlab.check.lab.builtin_models import build_model_loss
-from gradlab.check.lab.settings import CheckSettings
+from gradlab.check import build_model_loss, CheckSettings
 from gradlab.testing.modules import module_corpus
 from benchmarks.timing import median_seconds
 

@@ -1,7 +1,7 @@
 """GradLab: why autograd and finite-difference gradients disagree, and which one is right.
 
 The public names are imported lazily so ``import gradlab`` stays light:
-``gradcheck`` and ``GradcheckError`` (:mod:`gradlab.check.api`), ``sweep``
+``gradcheck`` and ``GradcheckError`` (:mod:`gradlab.check`), ``sweep``
 (the :mod:`gradlab.sweep` package, which calls :func:`gradlab.sweep.api.sweep` when
 called), ``check_layers`` (:mod:`gradlab.layers.check`: each module of a model checked
 on its own) and ``assert_gradients`` / ``assert_layers`` (:mod:`gradlab.testing.assertions`).
@@ -10,8 +10,8 @@ on its own) and ``assert_gradients`` / ``assert_layers`` (:mod:`gradlab.testing.
 __all__ = ["gradcheck", "GradcheckError", "sweep", "check_layers", "assert_gradients", "assert_layers"]
 
 _HOME = {
-    "gradcheck": "gradlab.check.api",
-    "GradcheckError": "gradlab.check.api",
+    "gradcheck": "gradlab.check",
+    "GradcheckError": "gradlab.check",
     "check_layers": "gradlab.layers.check",
     "assert_gradients": "gradlab.testing.assertions",
     "assert_layers": "gradlab.testing.assertions",

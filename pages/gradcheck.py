@@ -21,13 +21,11 @@ checked on its own beside the whole model's check, with the Python call that rep
 import streamlit as st
 
 from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page, title_row
-from gradlab.check.inputs.validation import GRAD_OUTPUTS, MODES, REDUCTIONS
-from gradlab.check.lab.reduction_sweep import sweep_settings_for
+from gradlab.check import (GRAD_OUTPUTS, LOSSES, MODELS, MODES, REDUCTIONS, CheckSettings, parse_shape,
+                           sweep_settings_for)
 from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS
 from gradlab.literal_text import markdown_literal
-from gradlab.check.lab.builtin_models import LOSSES, MODELS
-from gradlab.check.lab.settings import CheckSettings, parse_shape
 from gradlab.server.heavy_work import check
 from gradlab.ui.worker_calls import heavy_with_progress
 from gradlab.figures.check import error_heatmap, taylor_figure

@@ -1,8 +1,11 @@
-"""The check's structure: one engine that the public API, forward mode and second order use.
+"""The check's structure: a front door, and one engine that the public API, forward mode and second order use.
 
-``gradlab/check/api.py`` is the public face (a thin wrapper, as torch's gradcheck is);
-nothing inside ``gradlab/check`` imports back from it, in code or in a docstring's example,
-so the engine never depends on its wrapper.
+``gradlab.check`` (its ``__init__``) is the front door: no module outside ``gradlab/check/``
+(the rest of gradlab, pages, benchmarks, app.py, serve.py) imports anything under it, in code
+or in a docstring's example, and every name it exports is used outside. Tests may import the
+inside to unit-test it. ``gradlab/check/api.py`` holds ``gradcheck`` (a thin wrapper, as
+torch's gradcheck is); nothing inside ``gradlab/check`` imports back from it, so the engine
+never depends on its wrapper.
 """
 
 import ast
@@ -20,6 +23,11 @@ from gradlab.check.inputs import validation
 from gradlab.check.running import engine
 
 CHECK_DIR = pathlib.Path(gradlab.check.__file__).parent
+ROOT = CHECK_DIR.parents[1]
+#: Every module outside the check that may import it: the rest of gradlab, the pages, the benchmarks, the entry scripts.
+OUTSIDE = sorted({*(p for p in (ROOT / "gradlab").rglob("*.py") if CHECK_DIR not in p.parents),
+                  *(ROOT / "pages").rglob("*.py"), *(ROOT / "benchmarks").rglob("*.py"),
+                  *(p for p in (ROOT / "app.py", ROOT / "serve.py") if p.exists())})
 MODULES = sorted(p for p in CHECK_DIR.rglob("*.py")
                  if p.relative_to(CHECK_DIR).as_posix() not in ("__init__.py", "api.py"))
 
@@ -92,6 +100,68 @@ def test_public_names_stay_where_they_were():
     assert api.full_check_work is validation.full_check_work
     import gradlab
     assert gradlab.gradcheck is api.gradcheck
+
+
+def _package_of(path: pathlib.Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts if parts[-1] == "__init__" else parts[:-1])
+
+
+def _inside_imports(source: str, package: str) -> set[str]:
+    """What an import in ``source`` takes from under the front door: a module below
+    ``gradlab.check`` (``gradlab.check.running.engine``), or a name ``gradlab.check`` does not
+    export (``gradlab.check.api``)."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("gradlab.check."))
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([base] if base else []))
+            if base.startswith("gradlab.check."):
+                found.add(base)
+            elif base == "gradlab.check":
+                found.update(f"gradlab.check.{a.name}" for a in node.names if a.name not in gradlab.check.__all__)
+    return found
+
+
+def _outside_imports(path: pathlib.Path) -> set[str]:
+    source = path.read_text(encoding="utf-8")
+    return _inside_imports(source, _package_of(path)) | _inside_imports(_example_code(source), _package_of(path))
+
+
+def test_the_front_door_scan_sees_every_kind_of_import_of_the_inside():
+    for line in ("import gradlab.check.api", "from gradlab.check.running.engine import check_gradient",
+                 "from gradlab.check import running", "from gradlab.check import gradcheck, api",
+                 "def f():\n    from gradlab.check.lab import settings", "from .check.verdicts import states"):
+        assert _inside_imports(line, "gradlab"), line
+    for line in ("import gradlab.check", "from gradlab.check import gradcheck, STATES", "from gradlab import gradcheck",
+                 "import gradlab.checks.x", "from gradlab.check_layers import y"):
+        assert not _inside_imports(line, "gradlab"), line
+    example = 'def f():\n    """\n    >>> from gradlab.check.verdicts.states import STATES\n    """\n'
+    assert _inside_imports(_example_code(example), "gradlab") == {"gradlab.check.verdicts.states"}
+
+
+@pytest.mark.parametrize("path", OUTSIDE, ids=[p.relative_to(ROOT).as_posix() for p in OUTSIDE])
+def test_nothing_outside_the_check_imports_its_inside(path):
+    inside = _outside_imports(path)
+    assert not inside, (f"{path.relative_to(ROOT)} imports {', '.join(sorted(inside))}: "
+                        "import the names gradlab.check exports (gradlab/check/__init__.py) instead")
+
+
+def test_every_name_the_front_door_exports_is_there_and_used_outside():
+    for name in gradlab.check.__all__:
+        assert getattr(gradlab.check, name) is not None, name
+    used = set()
+    for path in OUTSIDE:
+        source = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(source + "\n" + _example_code(source))):
+            if isinstance(node, ast.ImportFrom) and node.module == "gradlab.check":
+                used.update(a.name for a in node.names)
+    used.update(name for name, home in gradlab._HOME.items() if home == "gradlab.check")
+    assert sorted(set(gradlab.check.__all__) - used) == []
 
 
 def test_engine_and_wrapper_share_their_defaults():

@@ -1,29 +1,95 @@
 """The tensor gradient check: autograd against finite differences on a user's function and inputs.
 
-Public entry points: :mod:`~gradlab.check.api` (``gradcheck``, and ``element_estimates``,
-``reduction_estimates``, ``sample_indices``, ``full_check_work`` from the modules that hold
-them) and :mod:`~gradlab.check.lab.settings` (``CheckSettings``, ``run_check``: the page's and
-the CLI's call, on the built-in models and losses of :mod:`~gradlab.check.lab.builtin_models`).
-``api`` is a thin wrapper: the first-order check is
-:mod:`~gradlab.check.running.engine` (``check_gradient``), which the public API, forward mode
-(:mod:`~gradlab.check.further.forward_mode`) and second order (:mod:`~gradlab.check.further.second_order`)
-all run, and no module of the package imports ``api``; :mod:`~gradlab.check.further.estimates`
-holds the error-vs-eps sweep's values. Inside, one concept per module, in the order a
-check runs:
-validation (options, the one place values are checked) -> caller_state (the modules and
-tensors fn holds, put back bit for bit after the check) -> arguments (which of fn's
-arguments are checked, as real tensors, on copies) and outputs (fn's outputs as one
-named real vector) -> problem (inputs, autograd side,
-the numeric problem) -> batching (fn over many perturbed copies) -> stencil (finite
-differences of a batch) -> evaluation (chunks, worker threads) -> detector (a large float64
-or float32 default check: two dense directions, Richardson-extrapolated by extrapolation.py,
-against their measured error bound, a suspicion halved to elements; else the blocks of blocks.py) -> measure (every value
-estimated and judged, then the element a failing direction points at named) -> verdicts
-(each value's state: error_bounds gives round-off plus Richardson truncation, step_search
-the per-value step search and the truncation share at h/2, kinks the one-sided slopes,
-states the four states' rows and a verdict's words) -> report (value table, summary, with
-diagnosis, worded by states; nonfinite: fn NaN or inf at x, said plainly; hand_written: what a
-hand-written check prints beside a sampled check's values, the question's arithmetic) -> results
-(what is returned; element: one checked value, a leaf both states and results read); taylor (the Taylor-remainder test) re-examines a result;
-reduction_sweep draws the error-vs-eps sweep next to a check.
+This package is the check's front door: code outside ``gradlab/check/`` imports the names of
+``__all__`` from ``gradlab.check`` and nothing under it (``tests/test_check_structure.py``
+holds it so). The names load on first use, each from the module that holds it, so importing
+one of them does not import the engine behind the others:
+
+- the check: ``gradcheck``, what it returns (``CheckResult``) and raises (``GradcheckError``),
+  its options (``MODES``, ``REDUCTIONS``, ``GRAD_OUTPUTS``; ``choose`` and
+  ``validated_options`` refuse a bad one in its own sentence), a value's states (``STATES``,
+  ``STATE_NAMES``, ``EXIT_CODES``, ``overall``: the verdict of several states), the hand-written
+  column's words (``COLUMN_WORDS``, ``NUMERIC_DIFFERS``) and the Taylor test (``TaylorResult``,
+  ``fit_taylor``);
+- what a caller running checks of its own needs: ``single_threaded_ops``, ``sample_indices``,
+  ``random_weights``, ``perturbation_count``, ``element_estimates``, ``reduction_estimates``;
+- the page's and the CLI's check: ``CheckSettings``, ``run_check``, ``parse_shape``, the built-in
+  ``MODELS`` and ``LOSSES`` (``build_model_loss``), and the error-vs-eps sweep beside a check
+  (``sweep_settings_for``, ``check_sweep``, ``eps_grid``, ``reduction_sweep``).
+
+Inside, one sub-package per idea (each ``__init__`` lists its modules), in the order a check runs:
+
+1. ``inputs/``: what the check is given: its options validated once, the caller's state kept,
+   fn's arguments and outputs read as real tensors, the output weights, fn run twice and the
+   step refused when it makes no sense, elements holding ±inf or NaN skipped;
+2. ``running/``: :func:`~gradlab.check.running.engine.check_gradient` sets the check up (its
+   cost forecast, the autograd side, the numeric problem, fn in float64 as a witness below
+   float64), draws the perturbations (the default mode's blocks, or a large check's two dense
+   directions first: the detector), evaluates fn over batches of perturbed copies in chunks on
+   worker threads, and measures every value (``measure``);
+3. ``differences/``: the finite differences of a batch (``stencil``) and their error bounds:
+   measured noise, round-off plus Richardson truncation, the per-value step search, kinks,
+   extrapolation, a failing block halved down to its wrong elements;
+4. ``verdicts/``: each value's state (``judging``), the four states and their words, the table
+   and summary (``report``), the diagnosis, and what is returned (``results``), also in a notebook;
+5. ``further/``: forward mode, second order and the Taylor test re-run or re-examine the
+   first-order check; ``estimates`` gives values at chosen elements and steps;
+6. ``lab/``: the Grad check page's and CLI's settings, built-in models and reduction sweep.
+
+``api`` holds ``gradcheck``, a thin wrapper over the engine that adds forward mode and second
+order when asked; no module of the package imports it.
 """
+
+from __future__ import annotations
+
+import importlib
+
+#: Each public name -> the module that holds it.
+_HOME = {
+    "gradcheck": "gradlab.check.api",
+    "CheckResult": "gradlab.check.verdicts.results",
+    "GradcheckError": "gradlab.check.verdicts.results",
+    "MODES": "gradlab.check.inputs.validation",
+    "REDUCTIONS": "gradlab.check.inputs.validation",
+    "GRAD_OUTPUTS": "gradlab.check.inputs.validation",
+    "choose": "gradlab.check.inputs.validation",
+    "validated_options": "gradlab.check.inputs.validation",
+    "STATES": "gradlab.check.verdicts.states",
+    "STATE_NAMES": "gradlab.check.verdicts.states",
+    "EXIT_CODES": "gradlab.check.verdicts.states",
+    "overall": "gradlab.check.verdicts.states",
+    "COLUMN_WORDS": "gradlab.check.verdicts.hand_written",
+    "NUMERIC_DIFFERS": "gradlab.check.verdicts.hand_written",
+    "TaylorResult": "gradlab.check.further.taylor",
+    "fit_taylor": "gradlab.check.further.taylor",
+    "single_threaded_ops": "gradlab.check.running.batching",
+    "sample_indices": "gradlab.check.running.engine",
+    "random_weights": "gradlab.check.inputs.output_weights",
+    "perturbation_count": "gradlab.check.running.cost_forecast",
+    "element_estimates": "gradlab.check.further.estimates",
+    "reduction_estimates": "gradlab.check.further.estimates",
+    "CheckSettings": "gradlab.check.lab.settings",
+    "run_check": "gradlab.check.lab.settings",
+    "parse_shape": "gradlab.check.lab.settings",
+    "MODELS": "gradlab.check.lab.builtin_models",
+    "LOSSES": "gradlab.check.lab.builtin_models",
+    "build_model_loss": "gradlab.check.lab.builtin_models",
+    "sweep_settings_for": "gradlab.check.lab.reduction_sweep",
+    "check_sweep": "gradlab.check.lab.reduction_sweep",
+    "eps_grid": "gradlab.check.lab.reduction_sweep",
+    "reduction_sweep": "gradlab.check.lab.reduction_sweep",
+}
+
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str):
+    if name in _HOME:
+        value = getattr(importlib.import_module(_HOME[name]), name)
+        globals()[name] = value  # found once: later reads skip this function
+        return value
+    raise AttributeError(f"module 'gradlab.check' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOME))

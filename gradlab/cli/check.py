@@ -23,15 +23,12 @@ from __future__ import annotations
 import argparse
 import json
 
-from gradlab.check.verdicts.states import EXIT_CODES, STATES
-from gradlab.check.lab.builtin_models import LOSSES, MODELS
-from gradlab.check.lab.settings import CheckSettings, parse_shape, run_check
-from gradlab.check.inputs.validation import GRAD_OUTPUTS, MODES, REDUCTIONS
+from gradlab.check import (COLUMN_WORDS, EXIT_CODES, GRAD_OUTPUTS, LOSSES, MODELS, MODES, REDUCTIONS, STATES,
+                           CheckSettings, parse_shape, run_check)
 from gradlab.cli.common import run_check_command, to_json
 from gradlab.limits import LIMITS
 from gradlab.server.deadline import paced_progress
 from gradlab.server.heavy_work import CLI_CHECK_ADVICE
-from gradlab.check.verdicts.hand_written import COLUMN_WORDS
 from gradlab.numerics.dtypes import DTYPE_NAMES
 from gradlab.numerics.schemes import SCHEME_NAMES
 

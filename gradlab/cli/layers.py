@@ -21,9 +21,7 @@ from __future__ import annotations
 import json
 import sys
 
-from gradlab.check.lab.settings import parse_shape
-from gradlab.check.verdicts.states import EXIT_CODES
-from gradlab.check.inputs.validation import MODES, REDUCTIONS
+from gradlab.check import EXIT_CODES, MODES, REDUCTIONS, parse_shape
 from gradlab.cli.common import records, run_check_command, to_json
 from gradlab.layers.check import CALLS
 from gradlab.layers.settings import LOSSES, LayerCheckSettings, run_layer_check

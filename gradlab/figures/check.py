@@ -10,7 +10,7 @@ and turned into a ``go.Figure`` once, without Plotly's per-call validation; the
 tests validate each one. Labels of reference lines on a log y axis sit at
 log10 of the line's value (annotations there take log10 coordinates).
 
->>> from gradlab.check.further.taylor import fit_taylor
+>>> from gradlab.check import fit_taylor
 >>> h = np.logspace(-6, 0, 13)
 >>> fig = taylor_figure(fit_taylor(h, h**2, 1e-20))
 >>> type(fig).__name__, fig.layout.xaxis.type, fig.layout.xaxis.exponentformat
@@ -24,10 +24,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from gradlab.check.verdicts.states import STATE_NAMES, STATES
+from gradlab.check import STATE_NAMES, STATES, TaylorResult
 from gradlab.figures.spec import LOG_AXIS, FigureOrSpec, FigureSpec
 from gradlab.figures.style import GUIDE, HEATMAP_COLOURSCALE, MARK, NEUTRAL, REDUCTION_COLOURS
-from gradlab.check.further.taylor import TaylorResult
 
 __all__ = ["REDUCTION_COLOURS", "ERROR_COLORSCALE", "MAIN_CHART_HEIGHT", "eps_sweep_figure", "taylor_figure",
            "error_heatmap"]

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from gradlab.figures.spec import LOG_AXIS, FigureOrSpec, FigureSpec
-from gradlab.check.verdicts.states import STATES
+from gradlab.check import STATES
 from gradlab.figures.style import GUIDE
 from gradlab.literal_text import plotly_literal
 

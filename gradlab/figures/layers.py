@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradlab.check.verdicts.states import STATES
+from gradlab.check import STATES
 from gradlab.figures.spec import LOG_AXIS, FigureOrSpec, FigureSpec
 from gradlab.figures.style import GUIDE
 from gradlab.literal_text import plotly_literal

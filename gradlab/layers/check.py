@@ -40,8 +40,7 @@ from typing import Any, Callable
 import torch
 from torch import nn
 
-from gradlab.check.running.batching import single_threaded_ops
-from gradlab.check.inputs.validation import GRAD_OUTPUTS, MODES, REDUCTIONS, check_samples, check_seed, check_step, choose
+from gradlab.check import GRAD_OUTPUTS, choose, single_threaded_ops, validated_options
 from gradlab.errors import GradLabError
 from gradlab.layers.record import Call, kept_buffers, record_calls
 from gradlab.layers.result import LayerRow, LayersResult, owner, within
@@ -127,12 +126,9 @@ def _validate(options: dict) -> None:
     ...
     gradlab.errors.GradLabError: seed must be a whole number from 0 to 2**63 - 1; got 1180591620717411303424.
     """
-    checks = {"seed": check_seed, "samples": check_samples, "eps": check_step,
-              "mode": lambda v: choose("mode", v, MODES), "reduction": lambda v: choose("reduction", v, REDUCTIONS),
-              "grad_outputs": _check_grad_outputs}
-    for name, check in checks.items():
-        if name in options:
-            check(options[name])
+    validated_options(options)
+    if "grad_outputs" in options:
+        _check_grad_outputs(options["grad_outputs"])
 
 
 def _check_grad_outputs(spec) -> None:
@@ -154,7 +150,7 @@ def _times_called(recorded: list[Call]) -> dict[int, int]:
 
 def _check_call(call: Call, times: int, options: dict) -> list[LayerRow]:
     """The rows of one module call: over its parameters, over its inputs (or why not)."""
-    from gradlab.check.api import gradcheck
+    from gradlab.check import gradcheck
 
     target = call.module if not call.kwargs else _WithKeywords(call.module, call.kwargs)
     rows = []

@@ -42,8 +42,7 @@ from dataclasses import asdict, dataclass
 
 import pandas as pd
 
-from gradlab.check.verdicts.report import element, worst_position
-from gradlab.check.verdicts.states import STATES, overall
+from gradlab.check import STATES, overall
 
 __all__ = ["LayerRow", "LayersResult", "SKIPPED", "HELD_BACK", "within", "owner"]
 
@@ -83,7 +82,7 @@ class LayerRow:
         if result.own_verdict == "pass" and result.dtype is not None:
             # a pass's words are built only when read (CheckResult.summary): its worst value
             # straight from its table, as the summary takes it
-            e = element(result.columns, worst_position(result.columns))
+            e = result.worst_value
             dtype, verdict, headline = result.dtype, "pass", ""
         else:
             s = result.summary

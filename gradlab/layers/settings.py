@@ -20,18 +20,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import torch
 from torch import nn
 
-from gradlab.check.inputs.validation import MODES, REDUCTIONS, check_seed, choose
+from gradlab.check import MODES, REDUCTIONS, choose, validated_options
 from gradlab.errors import GradLabError
 from gradlab.layers.check import CALLS, check_layers
 from gradlab.layers.result import LayersResult
 from gradlab.layers.vocabulary import build_model, parse_stack, stack_parameters
 from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.dtypes import DTYPE_NAMES, facts
+
+if TYPE_CHECKING:  # only for the annotation
+    from gradlab.check import CheckResult
 
 __all__ = ["LayerCheckSettings", "LayerReport", "run_layer_check", "python_call", "LOSSES", "with_loss",
            "SquaredError"]
@@ -69,7 +72,7 @@ class LayerCheckSettings:
         choose("calls", self.calls, CALLS)
         choose("loss", self.loss, LOSSES)
         choose("reduction", self.reduction, REDUCTIONS)
-        check_seed(self.seed)  # as gradlab.gradcheck and `python -m gradlab check` refuse it
+        validated_options({"seed": self.seed})  # as gradlab.gradcheck and `python -m gradlab check` refuse it
         if not self.input_shape or any(int(n) < 1 for n in self.input_shape):
             raise GradLabError(f"The input shape {self.input_shape} needs positive sizes, batch first.")
         check_limit("input elements", math.prod(int(n) for n in self.input_shape), LIMITS.tensor_elements)
@@ -84,12 +87,12 @@ class LayerReport:
 
     settings: LayerCheckSettings
     layers: LayersResult
-    whole: object  # gradlab.check.verdicts.results.CheckResult of the whole model's parameters
+    whole: CheckResult  # the whole model's parameters
 
 
 def run_layer_check(settings: LayerCheckSettings, progress: Callable[[int, int], None] | None = None) -> LayerReport:
     """Build the model, check each module, and the whole model (see the module docstring)."""
-    from gradlab.check.api import gradcheck
+    from gradlab.check import gradcheck
 
     s = settings.validated()
     x = _input(s)

@@ -25,7 +25,7 @@ _LOG = logging.getLogger(__name__)
 
 
 def _calls():
-    from gradlab.check.lab.settings import CheckSettings
+    from gradlab.check import CheckSettings
     from gradlab.labs.roundoff.engine import RoundoffSettings
     from gradlab.server import heavy_work
     from gradlab.sweep.engine import SweepSettings

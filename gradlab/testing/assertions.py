@@ -73,7 +73,7 @@ def _message(what: str, result) -> str:
 
 def _checks(fn, inputs, options, check_forward: bool, order: int):
     """(what, CheckResult) of each check asked for: gradcheck runs them all in one call."""
-    from gradlab.check.api import gradcheck
+    from gradlab.check import gradcheck
 
     result = gradcheck(fn, *inputs, check_forward=check_forward, order=order, **options)
     yield "gradient", result.first_order

@@ -24,8 +24,7 @@ from dataclasses import dataclass
 
 import torch
 
-from gradlab.check.running.batching import single_threaded_ops
-from gradlab.check.inputs.output_weights import random_weights
+from gradlab.check import random_weights, single_threaded_ops
 from gradlab.numerics.dtypes import resolve_tolerances
 from gradlab.testing.functions import FunctionCase, by_name
 

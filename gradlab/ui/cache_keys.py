@@ -18,7 +18,7 @@ only imports and constants).
 tuples, None, other such dataclasses) writes every field, floats exactly, so equal settings give
 equal keys and different settings different ones. Anything else is pickled.
 
->>> from gradlab.check.lab.settings import CheckSettings
+>>> from gradlab.check import CheckSettings
 >>> settings_key(CheckSettings()) == settings_key(CheckSettings())
 True
 >>> settings_key(CheckSettings(seed=1)) == settings_key(CheckSettings(seed=2))

@@ -24,9 +24,7 @@ import streamlit as st
 from pandas.io.formats.style import Styler
 
 from gradlab.answers.check import hand_written_words
-from gradlab.check.verdicts.hand_written import COLUMN_WORDS, NUMERIC_DIFFERS
-from gradlab.check.lab.settings import CheckSettings
-from gradlab.check.verdicts.states import STATES
+from gradlab.check import COLUMN_WORDS, NUMERIC_DIFFERS, STATES, CheckSettings
 from gradlab.figures.check import eps_sweep_figure
 from gradlab.limits import LIMITS
 from gradlab.literal_text import markdown_literal

@@ -26,9 +26,7 @@ from __future__ import annotations
 import streamlit as st
 
 from gradlab.view import Answer
-from gradlab.check.lab.settings import parse_shape
-from gradlab.check.verdicts.states import STATES
-from gradlab.check.inputs.validation import MODES, REDUCTIONS
+from gradlab.check import MODES, REDUCTIONS, STATES, parse_shape
 from gradlab.figures.layers import layers_figure
 from gradlab.layers.check import CALLS
 from gradlab.layers.result import SKIPPED

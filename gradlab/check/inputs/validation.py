@@ -16,14 +16,14 @@ for the same mistake (a ``GradLabError``, or a ``LimitError`` for a bound).
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from gradlab.errors import GradLabError, LimitError
 from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.schemes import Scheme, get_scheme
 
 __all__ = ["MODES", "REDUCTIONS", "GRAD_OUTPUTS", "choose", "check_callable", "check_step", "check_samples",
-           "check_seed", "resolve_workers", "full_check_work", "check_full_limit"]
+           "check_seed", "validated_options", "resolve_workers", "full_check_work", "check_full_limit"]
 
 #: The first is the default: it covers every element (gradlab.check.running.blocks).
 MODES = ("blocks", "sampled", "full", "directional")
@@ -85,6 +85,24 @@ def check_seed(seed) -> int:
     if isinstance(seed, bool) or not (isinstance(seed, int) and 0 <= seed < 2**63):
         raise GradLabError(f"seed must be a whole number from 0 to 2**63 - 1; got {seed!r}.")
     return seed
+
+
+def validated_options(options: Mapping[str, object]) -> None:
+    """Refuse, in gradcheck's own sentence, a ``seed``, ``samples``, ``eps``, ``mode`` or
+    ``reduction`` among ``options`` that a check would refuse (a caller running many checks
+    with the same options refuses them once, before the first).
+
+    >>> validated_options({"mode": "full", "seed": 3})
+    >>> validated_options({"samples": 0})
+    Traceback (most recent call last):
+    ...
+    gradlab.errors.GradLabError: samples must be a whole number >= 1; got 0.
+    """
+    checks = {"seed": check_seed, "samples": check_samples, "eps": check_step,
+              "mode": lambda v: choose("mode", v, MODES), "reduction": lambda v: choose("reduction", v, REDUCTIONS)}
+    for name, check in checks.items():
+        if name in options:
+            check(options[name])
 
 
 def resolve_workers(workers: int | None) -> int:

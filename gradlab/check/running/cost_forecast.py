@@ -51,7 +51,7 @@ from typing import Callable, Sequence
 import torch
 
 from gradlab.check.running.batching import single_threaded_ops
-from gradlab.check.running.blocks import block_count
+from gradlab.check.running.blocks import BLOCK, block_count, block_size
 from gradlab.numerics.dtypes import facts
 
 __all__ = ["forecast_check", "CheckForecast", "TRUSTED_SECONDS", "perturbation_count", "stencil_points"]
@@ -72,20 +72,23 @@ def stencil_points(scheme) -> int:
     return max(1, sum(c != 0 for c in scheme.offsets))
 
 
-def perturbation_count(mode: str, numel: int, samples: int) -> tuple[int, str]:
+def perturbation_count(mode: str, numel: int, samples: int, dtype: torch.dtype | None = None) -> tuple[int, str]:
     """How many perturbations a check of ``mode`` evaluates, and what they are: every element
     (full), ``samples`` distinct elements (sampled), ``samples`` directions (directional), one
-    direction per block of elements (blocks).
+    direction per block of elements (blocks: of the size for ``dtype`` when given, else the
+    float64 size).
 
     >>> perturbation_count("sampled", 12, 1000)
     (12, 'elements')
+    >>> perturbation_count("blocks", 16, 5), perturbation_count("blocks", 16, 5, torch.bfloat16)
+    ((2, 'directions'), (8, 'directions'))
     """
     if mode == "full":
         return numel, "elements"
     if mode == "sampled":
         return min(samples, numel), "elements"
     if mode == "blocks":
-        return block_count(numel), "directions"
+        return block_count(numel, BLOCK if dtype is None else block_size(dtype)), "directions"
     return samples, "directions"
 
 

@@ -70,7 +70,8 @@ from gradlab.check.differences.halving import group_test
 from gradlab.check.running.measure import checked_elements, element_judge
 from gradlab.check.differences.stencil import dense_maker, estimates
 from gradlab.check.running.float64_witness import ROUNDING_SAFETY, AutogradRounding
-from gradlab.check.verdicts.report import Estimates, Tolerances, element, value_table, worst_position
+from gradlab.check.verdicts.report import Estimates, Tolerances, value_table
+from gradlab.check.verdicts.table_rows import element, worst_position
 from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS
 from gradlab.numerics.dtypes import facts

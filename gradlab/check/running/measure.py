@@ -47,7 +47,8 @@ from gradlab.check.differences.halving import HALVING_FROM, halve
 from gradlab.check.running.evaluation import Dense, chunk_size, onehot_evaluator, run_chunks
 from gradlab.check.running.problem import NumericProblem
 from gradlab.check.verdicts.columns import Columns, Later, filled
-from gradlab.check.verdicts.report import Estimates, Tolerances, element, value_table, with_narrowed, worst_position
+from gradlab.check.verdicts.report import Estimates, Tolerances, value_table, with_narrowed
+from gradlab.check.verdicts.table_rows import element, worst_position
 from gradlab.check.verdicts.results import Element
 from gradlab.check.differences.stencil import dense_maker, estimates, onehot_maker
 from gradlab.check.differences.step_search import search, truncation_share

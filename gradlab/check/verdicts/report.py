@@ -32,11 +32,12 @@ from gradlab.check.verdicts.diagnosis import Diagnosis, Evidence, diagnose
 from gradlab.check.running.problem import NumericProblem
 from gradlab.check.verdicts.results import CheckSummary, Element
 from gradlab.check.verdicts.states import STATE_NAMES, overall, spread_note, verdict_words
+from gradlab.check.verdicts.table_rows import element, worst_position, worst_position_in
 from gradlab.check.differences.stencil import predicted_roundoff
 from gradlab.numerics.dtypes import facts
 
 __all__ = ["Tolerances", "Estimates", "CheckContext", "value_table", "with_narrowed", "own_rows", "error_map",
-           "worst_position", "state_counts", "element", "summarize"]
+           "state_counts", "summarize"]
 
 
 @dataclass(frozen=True)
@@ -149,66 +150,6 @@ def error_map(flat: FlatInputs, mode: str, table: Columns) -> np.ndarray | None:
     return table["rel_error"].reshape(shape if len(shape) == 2 else (1, shape[0]))
 
 
-def worst_position(table: Columns) -> int:
-    """Row of the value furthest over its tolerance (a NaN error counts as furthest), among
-    the values in the check's verdict state when the table has states; among the check's own
-    values (:func:`own_rows`)."""
-    table = own_rows(table)
-    return _worst_position(table, overall(table["state"]) if "state" in table else None)
-
-
-def _worst_position(table: Columns, verdict: str | None) -> int:
-    """worst_position, given the verdict of the table's states (None: it has none)."""
-    if len(table) == 1:  # a single module parameter's block, a one-element check
-        return 0
-    if verdict is not None and verdict != "pass":
-        best = _excess(table["best_abs_error"], table["best_tolerance"], np.inf)
-        return int(np.argmax(np.where(table["state"] == verdict, best, -1.0)))
-    ok = table["ok"]
-    return int(np.argmax(_excess(table["abs_error"], table["tolerance"], nan=0.0 if ok.all() else np.inf)))
-
-
-def _excess(error: np.ndarray, tolerance: np.ndarray, nan: float) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = error / np.where(tolerance > 0, tolerance, np.inf)
-    ratio[np.isnan(ratio)] = nan
-    return ratio
-
-
-def element(table: Columns, pos: int) -> Element:
-    """The checked value in row ``pos``: its best estimate when the table has states."""
-    row = _Row(table, pos)
-    flat = int(row.get("flat", -1))
-    if "state" not in table:
-        return Element(str(row["element"]), float(row["autograd"]), float(row["numeric"]),
-                       float(row["abs_error"]), float(row["rel_error"]), float(row["tolerance"]),
-                       flat_index=flat)
-    a, n = float(row["autograd"]), float(row["best_numeric"])
-    big = max(abs(a), abs(n))
-    rel = float(row["best_abs_error"]) / big if big > 0 else 0.0
-    return Element(str(row["element"]), a, n, float(row["best_abs_error"]), rel,
-                   float(row["best_tolerance"]), error_bound=float(row["error_bound"]),
-                   state=str(row["state"]), left_slope=float(row["left_slope"]),
-                   right_slope=float(row["right_slope"]), autograd_side=str(row["autograd_side"]),
-                   flat_index=flat, bound_source=str(row.get("bound_source", "")),
-                   step=float(row["best_step"]), numeric_dtype=str(row["best_dtype"]),
-                   found_along=str(row.get("found_along", "")))
-
-
-class _Row:
-    """Row ``pos`` of a table, read column by column as asked (a table has twenty columns;
-    an element needs a dozen of them)."""
-
-    def __init__(self, table: Columns, pos: int):
-        self._table, self._pos = table, pos
-
-    def __getitem__(self, name: str):
-        return self._table[name][self._pos]
-
-    def get(self, name: str, default):
-        return self[name] if name in self._table else default
-
-
 def state_counts(table: Columns) -> tuple[tuple[tuple[str, int], ...], str]:
     """((state, how many values) for every state, the verdict they make).
 
@@ -238,7 +179,7 @@ def summarize(p: NumericProblem, table: Columns, context: CheckContext, *, scale
     values of the check: they are not counted (:func:`own_rows`)."""
     table = own_rows(table)
     counts, verdict = state_counts(table) if counted is None else counted
-    position = _worst_position(table, verdict if "state" in table else None) if len(table) else None
+    position = worst_position_in(table, verdict if "state" in table else None) if len(table) else None
     worst = element(table, position) if position is not None else None
     if verdict == "fail" and output_of is not None:
         worst, located = _through(worst, output_of), _through(located, output_of)

@@ -24,6 +24,7 @@ from gradlab.check.verdicts.columns import Columns
 from gradlab.check.verdicts.diagnosis import Diagnosis
 from gradlab.check.verdicts.element import Element
 from gradlab.check.verdicts.states import overall
+from gradlab.check.verdicts.table_rows import element, worst_position
 from gradlab.check.further.taylor import TaylorResult
 from gradlab.errors import GradLabError
 
@@ -136,6 +137,19 @@ class CheckResult:
         "element" whose ``found_along`` names the direction (the other rows' is ""); the
         summary's counts are of the directions, the check's own values."""
         return self.columns.frame()
+
+    @property
+    def worst_value(self) -> Element:
+        """The checked value furthest over its tolerance, read from the table alone: what the
+        summary names as its worst, without building the summary (a pass's words are built
+        only when read).
+
+        >>> import torch
+        >>> from gradlab.check.running.engine import check_gradient
+        >>> check_gradient(torch.sin, torch.tensor([0.5, 1.0], dtype=torch.float64), mode="full").worst_value.state
+        'pass'
+        """
+        return element(self.columns, worst_position(self.columns))
 
     def worst_rows(self, limit: int) -> pd.DataFrame:
         """At most ``limit`` rows of :attr:`table`, furthest over their tolerance first (a NaN
