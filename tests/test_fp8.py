@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from gradlab.sweep.engine import EMULATION_NOTE, SweepSettings, autograd_derivative, run_sweep
+from gradlab.step_sweep.engine import EMULATION_NOTE, SweepSettings, autograd_derivative, run_sweep
 from gradlab.errors import GradLabError
 from gradlab.numerics.dtypes import (ALL_DTYPE_NAMES, DTYPE_NAMES, DTYPE_TABLE, EMULATED_DTYPES, facts,
                                      native_facts)

@@ -57,8 +57,10 @@ def _moment(scheme, j: int) -> Fraction:
 
 
 def test_scheme_table():
-    assert SCHEME_NAMES == ("forward", "backward", "central", "five_point", "complex_step", "richardson")
-    assert {n: SCHEMES[n].order for n in SCHEME_NAMES} == ORDERS
+    # the schemes GradLab started with, in their order; a new row may follow them (its order is
+    # held to its stencil by the moment tests below)
+    assert SCHEME_NAMES[:6] == ("forward", "backward", "central", "five_point", "complex_step", "richardson")
+    assert {n: SCHEMES[n].order for n in ORDERS} == ORDERS
 
 
 @pytest.mark.parametrize("name", REAL)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gradlab.sweep.engine import SweepSettings, run_sweep
-from gradlab.sweep.regimes import regime_sentence
-from gradlab.answers.sweep import short_number, sweep_answer, ulps_off
+from gradlab.step_sweep.engine import SweepSettings, run_sweep
+from gradlab.step_sweep.regimes import regime_sentence
+from gradlab.labs.explorer.answer import short_number, sweep_answer, ulps_off
 
 
 def test_ulps_are_counted_in_the_dtypes_spacing():
@@ -55,7 +55,7 @@ import mpmath  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from gradlab.sweep.engine import robust_best  # noqa: E402
+from gradlab.step_sweep.engine import robust_best  # noqa: E402
 from gradlab.numerics.dtypes import ALL_DTYPE_NAMES, facts  # noqa: E402
 from gradlab.numerics.schemes import SCHEME_NAMES  # noqa: E402
 from gradlab.teaching.catalogue import CATALOGUE  # noqa: E402
@@ -144,7 +144,7 @@ def test_the_robust_best_is_the_median_around_the_best_step_not_its_luckiest_sam
 
 def test_within_is_rounded_up_so_the_bound_holds():
     # 1.12e-16 is above float64's u = 2**-53 = 1.11e-16: "within 1e-16" would read below it.
-    from gradlab.answers.sweep import best_error_words
+    from gradlab.labs.explorer.answer import best_error_words
 
     assert best_error_words(1.12e-16, "float64", 1.0 / 3) == "within 2e-16"  # not "1e-16"
     assert best_error_words(6.4e-6, "float32", 2.5) == "within 7e-6"

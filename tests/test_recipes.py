@@ -1,0 +1,80 @@
+"""The recipes of docs/ARCHITECTURE.md, each performed in a copy of the repository.
+
+A recipe says which files adding a thing touches (at most three); the test makes exactly those
+edits in a temporary copy, runs the tests that thing reaches there and checks it shows up where
+the recipe promises. A test pinned to today's rows, a registry the recipe forgets, or a
+page that needs a file the recipe does not name fails here, not in the next contributor's hands.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def copy(tmp_path) -> Path:
+    """The repository's files (tracked, and new ones not ignored) copied to a temporary folder."""
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source = ROOT / name
+        if source.is_file():
+            (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, tmp_path / name)
+    return tmp_path
+
+
+def insert_after(root: Path, path: str, anchor: str, text: str) -> None:
+    """The recipe's one edit: ``text`` after the first ``anchor`` in ``path`` (which must hold it)."""
+    file = root / path
+    source = file.read_text()
+    assert source.count(anchor) >= 1, f"{path} no longer holds {anchor!r}: update the recipe"
+    file.write_text(source.replace(anchor, anchor + text, 1))
+
+
+def run(root: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    """``python *args`` in the copy, importing the copy's gradlab (never the installed one)."""
+    env = dict(os.environ, PYTHONPATH=str(root), PYTHONDONTWRITEBYTECODE="1")
+    return subprocess.run([sys.executable, *args], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def passes(root: Path, *tests: str, k: str | None = None) -> None:
+    """The named tests pass in the copy (fast tier, one process: the suite's workers are busy)."""
+    selection = ["-k", k] if k else []
+    done = run(root, "-m", "pytest", "-q", "-x", "-n", "0", "-p", "no:cacheprovider", "-p", "no:randomly",
+               "-m", "not slow and not browser and not server", *selection, *tests)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+
+
+def test_a_dtype_is_one_row(copy):
+    """docs/ARCHITECTURE.md, "A dtype": one row in DTYPE_TABLE; widgets, tables, the CLI take it."""
+    insert_after(copy, "gradlab/numerics/dtypes.py", '''label="float8_e5m2 (emulated)", compute=torch.float32),
+''', '''        _facts("float8_e4m3fnuz", None, rtol=0.5, atol=0.1, colour="#5d7a1f", aliases=("e4m3fnuz",),
+               label="float8_e4m3fnuz (emulated)", compute=torch.float32),
+''')
+    passes(copy, "tests/test_vocabulary.py", "tests/test_precision_table.py", "tests/test_fp8.py",
+           "tests/test_sweep_answer.py")
+    listed = run(copy, "-m", "gradlab", "dtypes")
+    assert listed.returncode == 0 and "float8_e4m3fnuz" in listed.stdout, listed.stderr
+
+
+def test_a_scheme_is_one_row(copy):
+    """docs/ARCHITECTURE.md, "A scheme": one row in SCHEMES; the sweep, figures and the CLI take it."""
+    insert_after(copy, "gradlab/numerics/schemes.py", '''help="extrapolates two central differences: error ∝ h⁴."),
+''', '''        Scheme(name="forward_3point", label="3-point forward", short_label="3-point forward",
+               order=2, offsets=(0.0, 1.0, 2.0), weights=(-3 / 2, 2.0, -1 / 2), truncation_constant=1 / 3,
+               dash="dot", symbol="star", help="(−3f(x) + 4f(x+h) − f(x+2h))/2h: error ∝ h², one-sided."),
+''')
+    passes(copy, "tests/test_schemes.py", "tests/test_vocabulary.py", "tests/test_sweep.py")
+    swept = run(copy, "-m", "gradlab", "sweep", "exp(x)", "--at", "1", "--scheme", "forward_3point", "--points", "5", "--format", "csv")
+    assert swept.returncode == 0 and "forward_3point" in swept.stdout, swept.stderr[-2000:]
