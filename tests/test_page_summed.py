@@ -194,6 +194,17 @@ def _near(printed: str, value: float) -> bool:
 _NUMBER = r"(\d+(?:\.\d+)?(?:e[-+]?\d+)?)"
 
 
+def _spacing(x: float, dtype: str) -> float:
+    """The gap above x rounded to ``dtype``: 2**e times its eps (torch.finfo), e the binade of the
+    rounded x; numpy's spacing where numpy has the dtype (bfloat16 it has not)."""
+    rounded = abs(float(torch.tensor(x, dtype=torch.float64).to(getattr(torch, dtype))))
+    info = torch.finfo(getattr(torch, dtype))
+    gap = max(2.0 ** math.floor(math.log2(rounded)) * info.eps, info.smallest_normal * info.eps)
+    if dtype != "bfloat16":
+        assert gap == float(np.spacing(np.array(x, dtype=dtype))), (x, dtype)
+    return gap
+
+
 @pytest.mark.parametrize("preset", presets_for("summed"), ids=lambda p: p.key)
 def test_each_presets_answer_metrics_and_charts_say_the_same_numbers(preset):
     """issue 37: the answer's L is a value the dtype holds (float16 printed the exact 25229.96 as
@@ -208,7 +219,7 @@ def test_each_presets_answer_metrics_and_charts_say_the_same_numbers(preset):
         rf"gradient element is about {_NUMBER}", answer).groups()
     metrics = {m.label: m.value for m in at.metric}
     exact = float(metrics["exact L"])
-    grid = float(np.spacing(np.array(exact, dtype=dtype)))  # numpy's ulp at the exact L, in the dtype
+    grid = _spacing(exact, dtype)  # the dtype's ulp at the exact L
     # the loss on the dtype's grid; the exact value the metric's
     assert abs(float(loss) / grid - round(float(loss) / grid)) * grid <= _half_digit(loss), (loss, grid)
     assert _near(exactly or loss, exact), (loss, exactly, exact)  # "(exactly …)" where the loss's digits differ

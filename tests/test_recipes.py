@@ -78,3 +78,17 @@ def test_a_scheme_is_one_row(copy):
     passes(copy, "tests/test_schemes.py", "tests/test_vocabulary.py", "tests/test_sweep.py")
     swept = run(copy, "-m", "gradlab", "sweep", "exp(x)", "--at", "1", "--scheme", "forward_3point", "--points", "5", "--format", "csv")
     assert swept.returncode == 0 and "forward_3point" in swept.stdout, swept.stderr[-2000:]
+
+
+def test_a_preset_is_one_row(copy):
+    """docs/ARCHITECTURE.md, "A preset": one Preset in PRESETS; the page's buttons, its link and the
+    page's own per-preset tests take it."""
+    insert_after(copy, "gradlab/teaching/presets.py", '''"get coarser while a gradient element stays the same."),
+''', '''    Preset("summed", "bfloat16_small", "A small loss in bfloat16",
+           "How coarse is a small loss in bfloat16?", {**_SUMMED, "shape": "20x30", "dtype": "bfloat16"},
+           "bfloat16 keeps 8 significant bits: even 600 terms sum to a coarse grid."),
+''')
+    passes(copy, "tests/test_presets.py", "tests/test_page_summed.py", k="bfloat16_small or gallery or unique")
+    shown = run(copy, "-c", "from gradlab.teaching.presets import preset, url_query; "
+                            "print(url_query(preset('summed', 'bfloat16_small')))")
+    assert shown.returncode == 0 and "bfloat16" in shown.stdout and "20x30" in shown.stdout, shown.stderr
