@@ -33,7 +33,7 @@ import time
 import numpy as np
 import plotly.io as pio
 
-from gradlab.figures.grid import grid_figure, grid_figure_with_slider
+from gradlab.labs.grid.figures import grid_figure, grid_figure_with_slider
 from gradlab.figures.sweep import error_vs_eps_figure
 from gradlab.figures.sweep_slider import error_vs_eps_with_slider
 from gradlab.labs.grid.frames import grid_frames

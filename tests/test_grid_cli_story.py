@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from gradlab.cli.main import main
-from gradlab.figures.grid import _readout
+from gradlab.labs.grid.figures import _readout
 from gradlab.teaching.presets import presets_for
 from gradlab.labs.grid.story import grid_answer, printed_values, secant_series, steps_in_ulps, window_points
 from gradlab.labs.grid.representable import GridSettings, grid_difference

@@ -6,7 +6,7 @@ ulp, so f nearby is ~10⁸ of its ulps away), before it asked whether there were
 draw. Here the chart is built under a step counter that stops it after a budget of its own
 lines, and every engine step the page runs is held to a size that follows from float64's range,
 not from the numbers typed. The page's engine call runs in the worker pool
-(``gradlab.server.heavy_work.grid``), where the exact derivative's one long C call (an integer
+(``gradlab.labs.grid.page_view.view``), where the exact derivative's one long C call (an integer
 power of millions of digits) is killed at a bound, as is the CLI's.
 """
 
@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 
 from gradlab.errors import GradLabError, LimitError
-from gradlab.figures.grid import MAX_TICKS, grid_figure, secant_series_figure
+from gradlab.labs.grid.figures import MAX_TICKS, grid_figure, secant_series_figure
+from gradlab.labs.grid.page_view import at_step, view
 from gradlab.labs.grid.representable import GridSettings
 from gradlab.numerics.dtypes import ALL_DTYPE_NAMES, facts
-from gradlab.server import heavy_work
 from gradlab.server.pool import WorkerPool
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -83,13 +83,16 @@ def _one_sentence(err: Exception) -> bool:
 
 
 def _page_work(settings: GridSettings):
-    """What the page computes for ``settings`` in-process: the worker's call, then both figures
-    (drawn in the server's thread), the main one under the step counter."""
+    """What the page computes for ``settings`` in-process: the worker's call (the view, every step of
+    its slider and ``settings.h``) at ``settings.h``, then both figures of that step (each stop's
+    main chart is one of the slider's frames), the main one under the step counter."""
     try:
-        result, window, series, _ = heavy_work.grid(settings)
+        steps = at_step(view(settings), settings.h).result
     except GradLabError as err:
         assert _one_sentence(err), err
         return None
+    result, series = steps.difference, steps.series
+    _, window = steps.frames.at(settings.h)
     figure, steps = _counting_lines(grid_figure, result, window, budget=FIGURE_STEP_BUDGET)
     secant_series_figure(series, result)
     assert len(window) <= 121  # window_points' sample bound
@@ -142,7 +145,8 @@ def test_x_plus_h_as_asked_is_marked_at_the_typed_x_plus_h():
     """x = 0.1 in float16 is held as 0.0999755859375 (ulp 2^-14 = 6.1e-5): the typed x + h lies
     0.1 - x₀ + h beyond x₀ (16.8 ulps), not h (16.4 ulps)."""
     settings = GridSettings("float16", 0.1, 1e-3, "x")
-    result, window, _, _ = heavy_work.grid(settings)
+    steps = at_step(view(settings), settings.h).result
+    result, (_, window) = steps.difference, steps.frames.at(settings.h)
     assert result.x.value == 0.0999755859375
     mark = next(t for t in grid_figure(result, window).data if t.name == "x + h asked")
     expected = (Fraction(0.1) - Fraction(result.x.value) + Fraction(1e-3)) / Fraction(result.x.ulp)
@@ -165,9 +169,9 @@ def pool():
 
 
 def _in_pool(pool, settings):
-    what, seconds, bound_name = heavy_work.BOUNDS[heavy_work.grid]
+    entry = view.worker_entry
     try:
-        return pool.run(heavy_work.grid, settings, seconds=seconds(), what=what, bound_name=bound_name)
+        return pool.run(view, settings, seconds=entry.seconds(), what=entry.what, bound_name=entry.limit_name)
     except GradLabError as err:
         return err
 
@@ -178,7 +182,7 @@ def test_in_the_pool_the_urls_end_in_their_results(pool):
     for settings in URL_CASES.values():
         outcome = _in_pool(pool, settings)
         assert not isinstance(outcome, Exception), outcome
-        assert outcome[0].settings == settings
+        assert outcome.result.difference.settings == settings
 
 
 @pytest.mark.server

@@ -119,7 +119,7 @@ def test_at_zero_in_float64_the_main_chart_has_finite_points():
     # chart counts in a coarser unit and says so (it drew nothing but NaN and inf before).
     import math
 
-    from gradlab.figures.grid import grid_figure
+    from gradlab.labs.grid.figures import grid_figure
     from gradlab.labs.grid.story import window_points
     from gradlab.labs.grid.representable import GridSettings, grid_difference
 
@@ -219,7 +219,7 @@ def test_a_new_step_reuses_the_views_frames(monkeypatch):
     assert not at.exception
     # float16 at 1.3125: ulp 2^-10; 2e-3 is 2.05 ulps, so x + h lands 2 ulps above x
     assert "2 ulps above x" in shown(at.info[0].value)
-    assert calls == ["grid"]  # one engine call, for the view
+    assert calls == ["view"]  # one engine call, for the view
 
 
 # ------------------------------------------------------------- each preset's numbers agree

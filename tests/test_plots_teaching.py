@@ -278,7 +278,7 @@ def _main_charts(roundoff_result, network) -> dict[str, go.Figure]:
     from gradlab.check.lab.reduction_sweep import reduction_sweep
     from gradlab.check.lab.settings import CheckSettings
     from gradlab.figures.check import eps_sweep_figure
-    from gradlab.figures.grid import grid_figure
+    from gradlab.labs.grid.figures import grid_figure
     from gradlab.labs.summed.figures import difference_staircase
     from gradlab.labs.grid.story import window_points
     from gradlab.labs.grid.representable import GridSettings, grid_difference

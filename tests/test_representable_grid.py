@@ -248,7 +248,7 @@ def test_e4m3fn_overflow_is_ieee_rounding_past_448():
 def test_the_x_plus_h_as_asked_mark_sits_on_the_curve(dtype, x, h, f, exact):
     """The mark for x + h as typed is drawn at f(x + h), in the chart's units (ulps of f from
     f(x₀)), not on the row of grid ticks; the unit is read off the rounded x + h's point."""
-    from gradlab.figures.grid import grid_figure
+    from gradlab.labs.grid.figures import grid_figure
     from gradlab.labs.grid.story import window_points
 
     r = grid_difference(GridSettings(dtype, x, h, f))

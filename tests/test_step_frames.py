@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from gradlab.figures.grid import grid_figure_with_slider
+from gradlab.labs.grid.figures import grid_figure_with_slider
 from gradlab.figures.spec import specs_only
 from gradlab.figures.sweep_play import PLAY_PREFIX
 from gradlab.figures.sweep_slider import error_vs_eps_with_slider, step_label
@@ -141,7 +141,7 @@ def test_grid_figure_has_a_frame_per_step_with_fixed_traces():
 def test_each_grid_frame_draws_what_the_single_step_figure_draws():
     """The frames' f at x + h as asked (computed for every stop in one float64 call) is what the
     single-step figure computes for its one h: the frames' figures equal the page's one-h figures."""
-    from gradlab.figures.grid import grid_figure
+    from gradlab.labs.grid.figures import grid_figure
     from gradlab.labs.grid.story import window_points
 
     settings = GridSettings("float16", 0.1, 1e-3, "exp(x)")
@@ -174,7 +174,7 @@ def test_the_slider_figure_shown_at_a_step_draws_that_steps_figure():
     the one-step figure's at that h (to float32's precision, the frames' arrays)."""
     import base64
 
-    from gradlab.figures.grid import grid_figure
+    from gradlab.labs.grid.figures import grid_figure
 
     def values(v):
         if isinstance(v, dict):

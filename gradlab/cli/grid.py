@@ -13,7 +13,7 @@ import json
 from decimal import Decimal
 
 from gradlab.cli.common import finite_float, to_json
-from gradlab.labs.grid.story import grid_fields
+from gradlab.labs.grid.story import GRID_ADVICE, grid_fields
 from gradlab.labs.grid.representable import GridSettings, grid_difference
 from gradlab.numerics.dtypes import ALL_DTYPE_NAMES
 from gradlab.numerics.precision_table import CENTRAL_THEORY, COLUMNS, precision_table
@@ -44,14 +44,13 @@ def _run_grid(args) -> int:
     import sys
 
     from gradlab.limits import LIMITS
-    from gradlab.server.heavy_work import grid
     from gradlab.server.pool import run_in_child
 
     # In a child process, as on the server: the exact derivative's sympy and mpmath work can hold
     # one C call for many seconds (1/(x**x**x) at 1e9), which only a kill ends at the bound.
     sys.stdout.write(run_in_child(_grid_output, args.dtype, args.x, args.h, args.expression, args.format,
                                   seconds=LIMITS.request_seconds, what=f"the grid's difference of {args.expression}",
-                                  advice=grid.limit_advice))
+                                  advice=GRID_ADVICE))
     return 0
 
 

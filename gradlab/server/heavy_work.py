@@ -29,7 +29,7 @@ from gradlab.limits import LIMITS, bounded
 from gradlab.server.deadline import paced_progress
 from gradlab.server.worker_entries import ENTRIES, worker_entry
 
-__all__ = ["sweep", "sweep_formulas", "check", "check_eps_sweep", "layers", "roundoff", "roundoff_summary", "grid", "network", "BOUNDS",
+__all__ = ["sweep", "sweep_formulas", "check", "check_eps_sweep", "layers", "roundoff", "roundoff_summary", "network", "BOUNDS",
            "CHECK_ADVICE", "LAYERS_ADVICE", "CLI_CHECK_ADVICE"]
 
 CHECK_ADVICE = ("Pick mode 'sampled' or 'directional', fewer samples, or a smaller shape; on your own "
@@ -141,22 +141,6 @@ def roundoff_summary(settings):
     from gradlab.labs.roundoff.engine import compare
 
     return compare(settings).summary
-
-
-@worker_entry("the grid's difference", "request_seconds", advice="Pick a simpler expression or another point x.")
-def grid(settings):
-    """The Grid page's difference, f on the grid around x, the secant's slope against h and the
-    difference at each stop of the chart's step slider (:mod:`gradlab.labs.grid.representable`,
-    :mod:`gradlab.labs.grid.story`, :mod:`gradlab.labs.grid.frames`). Their sizes are bounded;
-    the exact derivative's sympy and mpmath work is not, and one of its C calls cannot be interrupted
-    (1/(x**x**x) at 1e9 in float64: a 23 s integer power), so it runs where it can be killed."""
-    from gradlab.labs.grid.frames import grid_frames
-    from gradlab.labs.grid.story import secant_series, window_points
-    from gradlab.labs.grid.representable import grid_difference
-
-    result = grid_difference(settings)
-    # and the same at every stop of the chart's step slider (one exact derivative for all)
-    return result, window_points(result), secant_series(settings), grid_frames(settings, result.tangent)
 
 
 @worker_entry("the network's differences", "request_seconds")

@@ -1,7 +1,64 @@
-"""The Grid lab: one forward difference on a dtype's grid, and why (x+h) - x is not h.
+"""The Grid lab: one forward difference on a dtype's grid, and why (x+h) − x is not h.
 
-Its modules: :mod:`~gradlab.labs.grid.representable` (the representable numbers around x,
-x+h, f(x) and f(x+h), the step taken, the bits kept) and :mod:`~gradlab.labs.grid.story`
-(what the page and ``python -m gradlab grid`` print of it, its answer sentence included).
-Its figures are :mod:`gradlab.figures.grid`.
+Its page imports this package only: :class:`GridSettings` (what its controls set), :func:`view`
+(everything the page shows of a view, in a worker), :func:`view_of` (the view a step belongs to)
+and :func:`at_step` (a view at the page's step), and what its controls offer. Its modules:
+
+- :mod:`~gradlab.labs.grid.representable`: the representable numbers around x, x+h, f(x) and
+  f(x+h), the step taken, the bits kept;
+- :mod:`~gradlab.labs.grid.story`: what the page and ``python -m gradlab grid`` say of it, its
+  answer sentence included, and the secant's slope as h shrinks;
+- :mod:`~gradlab.labs.grid.frames`: the difference at every stop of the chart's step slider;
+- :mod:`~gradlab.labs.grid.printout`: the facts, numbers and bits under the chart, and the
+  precision table, as the page prints them;
+- :mod:`~gradlab.labs.grid.figures`: the chart on the grid (with its step slider) and the
+  secant's slope against h;
+- :mod:`~gradlab.labs.grid.page_view`: the page's view, its worker entry.
+
+The names load when first read, so ``python -m gradlab grid`` (the engine modules, no figures)
+imports no Plotly.
+
+>>> from gradlab.labs import grid
+>>> grid.view_of(grid.GridSettings(h=1e-7)).h == grid.VIEW_STEP
+True
 """
+
+from __future__ import annotations
+
+import importlib
+
+from gradlab.limits import LIMITS
+
+#: Where each name the page reads lives.
+_HOME = {
+    "GridSettings": "gradlab.labs.grid.representable",
+    "checked_expression": "gradlab.labs.grid.representable",
+    "view": "gradlab.labs.grid.page_view",
+    "at_step": "gradlab.labs.grid.page_view",
+    "view_of": "gradlab.labs.grid.frames",
+    "VIEW_STEP": "gradlab.labs.grid.frames",
+    "GRID_STEP_RANGE": "gradlab.labs.grid.frames",
+    "grid_steps": "gradlab.labs.grid.frames",
+    "CATALOGUE": "gradlab.teaching.catalogue",
+    "CUSTOM": "gradlab.teaching.catalogue",
+    "FUNCTION_OPTIONS": "gradlab.teaching.catalogue",
+    "function_label": "gradlab.teaching.catalogue",
+    "ALL_DTYPE_NAMES": "gradlab.numerics.dtypes",
+}
+
+__all__ = sorted([*_HOME, "X_MAGNITUDE", "EXPRESSION_CHARS"])
+
+#: The largest |x| the point box takes, and the longest f a visitor may type.
+X_MAGNITUDE, EXPRESSION_CHARS = LIMITS.literal_magnitude, LIMITS.expression_chars
+
+
+def __getattr__(name: str):
+    if name in _HOME:
+        value = getattr(importlib.import_module(_HOME[name]), name)
+        globals()[name] = value  # found once: later reads skip this function
+        return value
+    raise AttributeError(f"module 'gradlab.labs.grid' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOME))

@@ -19,13 +19,14 @@ the grid around it, the same :func:`~gradlab.labs.grid.representable.grid_differ
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 import torch
 
-from gradlab.errors import GradLabError
+from gradlab.errors import GradLabError, LimitError
 from gradlab.labs.grid.representable import GridDifference, GridSettings, computing_in, grid_difference
 from gradlab.numerics.expressions import parse
 from gradlab.labs.grid.story import window_points
@@ -59,9 +60,22 @@ class GridFrames:
     differences: tuple[GridDifference, ...]
     windows: tuple[pd.DataFrame, ...]
     asked_f: tuple[float, ...]  # f in float64 at x as typed + h: where the secant would end, had x + h been exact
+    refused: Mapping[float, str] = field(default_factory=dict)  # a stop with no frame -> the sentence saying why
 
     def at(self, h: float) -> tuple[GridDifference, pd.DataFrame]:
-        """The frame at step ``h`` (one of :attr:`steps`)."""
+        """The frame at step ``h`` (one of :attr:`steps`); a GradLabError with the sentence of a stop
+        that has none (x + h or f there not finite).
+
+        >>> f = grid_frames(GridSettings("float32", 88.0, 1e-4, "exp(x)"))  # e^89 is past float32's largest
+        >>> f.at(1e-4)[0].step_taken > 0, 1.0 in f.steps
+        (True, False)
+        >>> f.at(1.0)
+        Traceback (most recent call last):
+        ...
+        gradlab.errors.GradLabError: f(x) = exp(x) is not finite in float32 at x = 88 or x + h (past its largest number, 3.40282e+38, or undefined): pick another point.
+        """
+        if h in self.refused:
+            raise GradLabError(self.refused[h])
         i = self.steps.index(h)
         return self.differences[i], self.windows[i]
 
@@ -70,20 +84,24 @@ def grid_frames(settings: GridSettings, tangent: float | None = None) -> GridFra
     """The difference of ``settings`` (its h aside) at every stop of :func:`grid_steps` and at its own h.
 
     A stop where the difference is not finite in the dtype (x + h or f past its largest
-    number) has no frame; ``tangent`` is f'(x) when the caller has it already.
+    number) has no frame, only its sentence (``refused``); ``tangent`` is f'(x) when the caller
+    has it already. A bound's LimitError ends the whole call: the next stop would wait as long.
     """
     steps = sorted(set(grid_steps()) | {settings.h})
-    kept, differences, windows = [], [], []
+    kept, differences, windows, refused = [], [], [], {}
     for h in steps:
         try:
             r = grid_difference(replace(settings, h=h), tangent=tangent)
-        except GradLabError:  # the single-h page says why; the slider just has no stop there
+        except LimitError:
+            raise
+        except GradLabError as err:  # the page says why at this step; the slider has no stop there
+            refused[h] = str(err)
             continue
         tangent = r.tangent
         kept.append(h)
         differences.append(r)
         windows.append(window_points(r))
-    return GridFrames(tuple(kept), tuple(differences), tuple(windows), asked_values(settings, kept))
+    return GridFrames(tuple(kept), tuple(differences), tuple(windows), asked_values(settings, kept), refused)
 
 
 def asked_values(settings: GridSettings, steps) -> tuple[float, ...]:

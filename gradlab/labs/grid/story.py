@@ -29,8 +29,11 @@ from gradlab.numerics.emulation import to_dtype
 from gradlab.numerics.expressions import parse
 from gradlab.numerics.ulp import ulp
 
-__all__ = ["PrintedValues", "printed_values", "grid_answer", "distinct_digits", "slope_text", "steps_in_ulps", "ulps_of_x", "secant_series",
+__all__ = ["GRID_ADVICE", "PrintedValues", "printed_values", "grid_answer", "distinct_digits", "slope_text", "steps_in_ulps", "ulps_of_x", "secant_series",
            "grid_fields", "window_points"]
+
+#: What ends the sentence of a difference over its time limit, on the page and in the CLI.
+GRID_ADVICE = "Pick a simpler expression or another point x."
 
 
 @dataclass(frozen=True)

@@ -24,12 +24,13 @@ import pandas as pd
 from gradlab.figures.spec import FigureOrSpec, FigureSpec, specs_only
 from gradlab.figures.sweep_slider import SLIDER_COLOURS, step_label as _step_label, with_step
 from gradlab.figures.style import GUIDE, MARK, MARKER_OUTLINE, NEUTRAL, TRUTH
-from gradlab.labs.grid.frames import GridFrames, asked_values
+from gradlab.labs.grid.frames import GridFrames, asked_values, series_with
 from gradlab.labs.grid.representable import GridDifference
 from gradlab.labs.grid.story import distinct_digits, slope_text
 from gradlab.numerics.dtypes import facts
 
-__all__ = ["grid_figure", "grid_slider_figure", "grid_figure_with_slider", "secant_series_figure", "MAX_TICKS", "MAIN_CHART_HEIGHT"]
+__all__ = ["grid_figure", "grid_slider_figure", "grid_figure_with_slider", "secant_series_figure",
+           "secant_at_step_figure", "MAX_TICKS", "MAIN_CHART_HEIGHT"]
 
 #: At most this many grid numbers are drawn as ticks (and f's grid as faint lines).
 MAX_TICKS = 60
@@ -192,6 +193,12 @@ def secant_series_figure(series: pd.DataFrame, r: GridDifference) -> FigureOrSpe
     fig.update_xaxes(type="log", title=dict(text="h"), exponentformat="power", automargin=True)
     fig.update_yaxes(title=dict(text="slope of the secant"))
     return fig.figure()
+
+
+def secant_at_step_figure(series: pd.DataFrame, r: GridDifference) -> FigureOrSpec:
+    """:func:`secant_series_figure` of a view's series (:func:`~gradlab.labs.grid.story.secant_series`)
+    with ``r``'s step among its points (:func:`~gradlab.labs.grid.frames.series_with`): the page's chart."""
+    return secant_series_figure(series_with(series, r), r)
 
 
 #: What a frame carries of each trace: its points and its words. Names, styles and the legend are
