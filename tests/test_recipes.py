@@ -92,3 +92,18 @@ def test_a_preset_is_one_row(copy):
     shown = run(copy, "-c", "from gradlab.teaching.presets import preset, url_query; "
                             "print(url_query(preset('summed', 'bfloat16_small')))")
     assert shown.returncode == 0 and "bfloat16" in shown.stdout and "20x30" in shown.stdout, shown.stderr
+
+
+def test_a_bound_is_one_field_and_its_reader(copy):
+    """docs/ARCHITECTURE.md, "A bound a visitor can hit": a field of Limits and the one place that
+    enforces it; GRADLAB_LIMITS sets it, and over it a visitor reads a sentence naming it."""
+    insert_after(copy, "gradlab/limits.py", '''    summed_terms: int = 200_000''', '''
+    summed_dimensions: int = 4  # axes of the summed-loss lab's input''')
+    insert_after(copy, "gradlab/labs/summed/loss.py", '''LIMITS.summed_terms)
+''', '''        check_limit("axes of the input", len(self.shape), LIMITS.summed_dimensions)
+''')
+    passes(copy, "tests/test_limits.py", k="enforced or environment or GRADLAB_LIMITS")
+    env_over = subprocess.run([sys.executable, "-c", "from gradlab.labs.summed import SummedLossSettings\n"
+                               "SummedLossSettings(shape=(2, 3))"], cwd=copy, capture_output=True, text=True,
+                              env=dict(os.environ, PYTHONPATH=str(copy), GRADLAB_LIMITS="summed_dimensions=1"))
+    assert "Too many axes of the input: 2 asked for, GradLab allows at most 1" in env_over.stderr, env_over.stderr
