@@ -107,3 +107,71 @@ def test_a_bound_is_one_field_and_its_reader(copy):
                                "SummedLossSettings(shape=(2, 3))"], cwd=copy, capture_output=True, text=True,
                               env=dict(os.environ, PYTHONPATH=str(copy), GRADLAB_LIMITS="summed_dimensions=1"))
     assert "Too many axes of the input: 2 asked for, GradLab allows at most 1" in env_over.stderr, env_over.stderr
+
+
+_ULP_COMMAND = '''"""``python -m gradlab ulp``: the gap above x in each dtype.
+
+>>> from gradlab.cli.main import main
+>>> main(["ulp", "1", "--dtype", "float64"])
+float64: 2.22045e-16
+0
+"""
+
+from __future__ import annotations
+
+from gradlab.cli.common import finite_float
+from gradlab.numerics.dtypes import ALL_DTYPE_NAMES
+from gradlab.numerics.ulp import ulp
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers) -> None:
+    """Add the ``ulp`` sub-command to an argparse subparsers object."""
+    p = subparsers.add_parser("ulp", help="the gap above x in each dtype")
+    p.add_argument("x", type=finite_float)
+    p.add_argument("--dtype", choices=ALL_DTYPE_NAMES, action="append")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    for dtype in args.dtype or ALL_DTYPE_NAMES:
+        print(f"{dtype}: {ulp(args.x, dtype):g}")
+    return 0
+'''
+
+_ULP_TEST = '''import math
+
+from gradlab.cli.main import main
+
+
+def test_ulp_of_one_is_each_dtypes_eps(capsys):
+    assert main(["ulp", "1", "--dtype", "float64", "--dtype", "float32"]) == 0
+    assert capsys.readouterr().out.split() == ["float64:", f"{2.0 ** -52:g}", "float32:", f"{2.0 ** -23:g}"]
+
+
+def test_a_bad_x_is_one_line_and_exit_2(capsys):
+    try:
+        main(["ulp", "nan"])
+    except SystemExit as exit:
+        assert exit.code == 2
+    assert capsys.readouterr().err.count("\\n") == 1
+'''
+
+
+def test_a_cli_subcommand_is_a_module_a_name_in_main_and_a_test(copy):
+    """docs/ARCHITECTURE.md, "A CLI subcommand": gradlab/cli/<name>.py, its name in main's tuple,
+    tests/test_cli_<name>.py; --help lists it, the import graph keeps main -> subcommand -> common."""
+    (copy / "gradlab/cli/ulp.py").write_text(_ULP_COMMAND)
+    main = copy / "gradlab/cli/main.py"
+    source = main.read_text()
+    for old, new in (("from gradlab.cli import check, grid, layers, summed, sweep",
+                      "from gradlab.cli import check, grid, layers, summed, sweep, ulp"),
+                     ("(sweep, check, layers, grid, summed)", "(sweep, check, layers, grid, summed, ulp)")):
+        assert old in source, f"gradlab/cli/main.py no longer holds {old!r}: update the recipe"
+        source = source.replace(old, new)
+    main.write_text(source)
+    (copy / "tests/test_cli_ulp.py").write_text(_ULP_TEST)
+    passes(copy, "tests/test_cli_ulp.py", "tests/test_import_graph.py", "--doctest-modules", "gradlab/cli/ulp.py")
+    listed = run(copy, "-m", "gradlab", "--help")
+    assert listed.returncode == 0 and "ulp" in listed.stdout, listed.stderr
