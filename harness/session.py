@@ -289,13 +289,7 @@ class StreamlitSession:
                 remaining = deadline - time.perf_counter()
                 if remaining <= 0:
                     raise asyncio.TimeoutError
-                item = await asyncio.wait_for(self._inbox.get(), remaining)
-                if isinstance(item, ProtocolError):
-                    raise item
-                msg = self.cache.resolve(item)
-                result.messages += 1
-                if self.keep_messages:
-                    result.forward_msgs.append(msg)
+                msg = await self._receive(result, remaining)
                 kind = msg.WhichOneof("type")
                 if kind == "new_session":
                     started = True
@@ -322,19 +316,25 @@ class StreamlitSession:
         result.seconds = time.perf_counter() - t0
         return result
 
+    async def _receive(self, result: RunResult, seconds: float) -> ForwardMsg:
+        """The next message within ``seconds``, resolved from the cache and counted in ``result``;
+        a ProtocolError the reader queued is raised."""
+        item = await asyncio.wait_for(self._inbox.get(), seconds)
+        if isinstance(item, ProtocolError):
+            raise item
+        msg = self.cache.resolve(item)
+        result.messages += 1
+        if self.keep_messages:
+            result.forward_msgs.append(msg)
+        return msg
+
     async def _read_compile_exception(self, result: RunResult, timeout: float = 2.0) -> None:
         deadline = time.perf_counter() + timeout
         while (remaining := deadline - time.perf_counter()) > 0:
             try:
-                item = await asyncio.wait_for(self._inbox.get(), remaining)
+                msg = await self._receive(result, remaining)
             except asyncio.TimeoutError:
                 return
-            if isinstance(item, ProtocolError):
-                raise item
-            msg = self.cache.resolve(item)
-            result.messages += 1
-            if self.keep_messages:
-                result.forward_msgs.append(msg)
             self._apply(msg, result)
             if msg.WhichOneof("type") == "session_event":
                 return
