@@ -1,6 +1,6 @@
 """Network input gradients: why scipy's derivative disagrees with autograd; autograd against scipy-style central differences.
 
-Controls -> one frozen NetgradSettings (the engine validates it) -> one cached engine
+Controls -> one frozen NetworkSettings (the engine validates it) -> one cached engine
 call (network_experiment: the central difference and the sweep over steps) ->
 render(result). Layout only: no numerics, limit checks or engine choices here.
 
@@ -23,7 +23,7 @@ from gradlab.labs.network.engine import (
     ACTIVATIONS,
     SCIPY_NOTE,
     FiniteDifference,
-    NetgradSettings,
+    NetworkSettings,
     NetworkExperiment,
     StepSweep,
     parse_hidden,
@@ -45,7 +45,7 @@ from gradlab.ui.worker_calls import heavy
 
 start_page("network")
 
-DEFAULTS = NetgradSettings()
+DEFAULTS = NetworkSettings()
 SWEEP_COLUMNS = ("step", "step_taken", "estimate", "abs_error", "ref_error", "quantum")
 CONTROL_WIDTH = 105  # px: all in one row at 1280 px; on a phone three, then the slider and "More"
 SLIDER_WIDTH = 230
@@ -73,8 +73,8 @@ operations actually run, so its error is a few roundings — it was right.
 
 
 @page_cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds,
-                 show_spinner="Differentiating the network…", hash_funcs={NetgradSettings: settings_key})
-def _experiment(settings: NetgradSettings) -> NetworkExperiment:
+                 show_spinner="Differentiating the network…", hash_funcs={NetworkSettings: settings_key})
+def _experiment(settings: NetworkSettings) -> NetworkExperiment:
     """The one engine call: the central difference at dx and the sweep over steps, in a worker process
     (its exactly rounded sums are Python loops that would hold this server's interpreter)."""
     return heavy(network, settings)
@@ -96,7 +96,7 @@ def _header() -> None:
         presets_popover("network", primary="scipy_derivative")
 
 
-def _controls() -> NetgradSettings:
+def _controls() -> NetworkSettings:
     """One wrapping row of the controls that change the answer, the rest in a popover; every value in the URL.
 
     The hidden widths are read after every widget is drawn, so a typo there (a
@@ -122,7 +122,7 @@ def _controls() -> NetgradSettings:
                                   max_value=LIMITS.network_width, step=1)
             lo, hi = eps_range_input("sweep of steps", "range", default=(DEFAULTS.step_min, DEFAULTS.step_max),
                                      smallest=1e-14, largest=1.0)
-    return NetgradSettings(int(inputs), parse_hidden(hidden_text), act, dtype, int(seed), int(idx),
+    return NetworkSettings(int(inputs), parse_hidden(hidden_text), act, dtype, int(seed), int(idx),
                            float(dx), float(lo), float(hi))
 
 
@@ -136,7 +136,7 @@ def _answer(fd: FiniteDifference) -> None:
                                  "the least an estimate can change by.")
 
 
-def _main_chart(settings: NetgradSettings, fd: FiniteDifference, sweep: StepSweep) -> None:
+def _main_chart(settings: NetworkSettings, fd: FiniteDifference, sweep: StepSweep) -> None:
     """The staircase: every estimate sits on a curve k·ulp(y)/(2h); autograd's line runs between them."""
     with main_chart_box():
         replayed_chart(settings, "network-staircase", lambda: _staircase(settings))
@@ -144,7 +144,7 @@ def _main_chart(settings: NetgradSettings, fd: FiniteDifference, sweep: StepSwee
                help=term("ulp"))
 
 
-def _staircase(settings: NetgradSettings):
+def _staircase(settings: NetworkSettings):
     """The staircase figure of ``settings``: every estimate of the sweep, autograd's line, the step dx."""
     result = _experiment(settings=settings)
     fd, sweep = result.difference, result.sweep
@@ -197,7 +197,7 @@ def _quantisation(fd: FiniteDifference) -> None:
                    "Try a larger step.")
 
 
-def _best_step(settings: NetgradSettings, fd: FiniteDifference, sweep: StepSweep) -> None:
+def _best_step(settings: NetworkSettings, fd: FiniteDifference, sweep: StepSweep) -> None:
     """The error against the step, the sweep's best step next to the theory's, the engine's notes, the rows."""
     _best_step_drawn(settings=settings)
     if box := details("The sweep, step by step", "network_sweep_rows"):
@@ -206,8 +206,8 @@ def _best_step(settings: NetgradSettings, fd: FiniteDifference, sweep: StepSweep
 
 
 @page_cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False,
-                 hash_funcs={NetgradSettings: settings_key})
-def _best_step_drawn(settings: NetgradSettings) -> None:
+                 hash_funcs={NetworkSettings: settings_key})
+def _best_step_drawn(settings: NetworkSettings) -> None:
     """The error against the step, the best step in words and the notes: drawn once per settings and
     replayed from the cache (st.plotly_chart encodes the chart and hashes it into its id on every call)."""
     result = _experiment(settings=settings)
@@ -235,8 +235,8 @@ def _best_step_drawn(settings: NetgradSettings) -> None:
 
 
 @page_cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False,
-                 hash_funcs={NetgradSettings: settings_key})
-def _numbers_drawn(settings: NetgradSettings) -> None:
+                 hash_funcs={NetworkSettings: settings_key})
+def _numbers_drawn(settings: NetworkSettings) -> None:
     """"The numbers": the values side by side and why the estimate is k·q, drawn once per settings and
     replayed (their table's DataFrame and formulas were a sixth of a rerun that changed nothing)."""
     fd = _experiment(settings=settings).difference
@@ -245,7 +245,7 @@ def _numbers_drawn(settings: NetgradSettings) -> None:
     _quantisation(fd)
 
 
-def _render(settings: NetgradSettings, result: NetworkExperiment) -> None:
+def _render(settings: NetworkSettings, result: NetworkExperiment) -> None:
     """Everything below the controls, from one experiment: first screen, then the details."""
     fd, sweep = result.difference, result.sweep
     _answer(fd)

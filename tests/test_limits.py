@@ -29,7 +29,7 @@ from gradlab.labs.backward.engine import BackwardSession, VJPSettings, matrix_vj
 from gradlab.server.deadline import run_within
 from gradlab.errors import GradLabError, LimitError
 from gradlab.limits import ENV_VARIABLE, LIMITS, Limits, check_limit, limits_from
-from gradlab.labs.network.engine import NetgradSettings
+from gradlab.labs.network.engine import NetworkSettings
 from gradlab.labs.roundoff.engine import RoundoffSettings, compare_at
 from gradlab.sweep.engine import SweepSettings
 from app_text import shown
@@ -103,16 +103,16 @@ SIZE_BOUNDS = [
      lambda: RoundoffSettings(samples=LIMITS.roundoff_samples + 1).validated(),
      "samples"),
     ("network_width",
-     lambda: NetgradSettings(hidden=(LIMITS.network_width,)).validated(),
-     lambda: NetgradSettings(hidden=(LIMITS.network_width + 1,)).validated(),
+     lambda: NetworkSettings(hidden=(LIMITS.network_width,)).validated(),
+     lambda: NetworkSettings(hidden=(LIMITS.network_width + 1,)).validated(),
      "units in one layer"),
     ("network_width (inputs)",
-     lambda: NetgradSettings(input_size=LIMITS.network_width).validated(),
-     lambda: NetgradSettings(input_size=LIMITS.network_width + 1).validated(),
+     lambda: NetworkSettings(input_size=LIMITS.network_width).validated(),
+     lambda: NetworkSettings(input_size=LIMITS.network_width + 1).validated(),
      "units in one layer"),
     ("network_depth",
-     lambda: NetgradSettings(hidden=(2,) * LIMITS.network_depth).validated(),
-     lambda: NetgradSettings(hidden=(2,) * (LIMITS.network_depth + 1)).validated(),
+     lambda: NetworkSettings(hidden=(2,) * LIMITS.network_depth).validated(),
+     lambda: NetworkSettings(hidden=(2,) * (LIMITS.network_depth + 1)).validated(),
      "hidden layers"),
     ("backward_vector_entries (text)",
      lambda: parse_vector(_text(_vector(LIMITS.backward_vector_entries)), "v"),

@@ -22,7 +22,7 @@ from gradlab.figures import network as network_plots
 from gradlab.figures import roundoff as roundoff_plots
 from gradlab.labs.backward.engine import MATRIX_EXAMPLES, VJPSettings, matrix_vjp, vector_jacobian
 from gradlab.figures.spec import FigureSpec, specs_only
-from gradlab.labs.network.engine import NetgradSettings, finite_difference, step_sweep
+from gradlab.labs.network.engine import NetworkSettings, finite_difference, step_sweep
 from gradlab.labs.roundoff.engine import RoundoffSettings, compare, ulp_histogram
 
 
@@ -39,7 +39,7 @@ def cancellation_result():  # errors of millions of ulps: the log axes
 
 @pytest.fixture(scope="module")
 def network():
-    s = NetgradSettings()
+    s = NetworkSettings()
     return finite_difference(s), step_sweep(s)
 
 

@@ -5,8 +5,8 @@ second-year student knows. The Network page's question: *which gradient is
 wrong, autograd's or scipy's?* The Backward page's: *what does the gradient
 argument of backward() do?*
 
->>> from gradlab.labs.network.engine import NetgradSettings, finite_difference
->>> answer = network_answer(finite_difference(NetgradSettings()))
+>>> from gradlab.labs.network.engine import NetworkSettings, finite_difference
+>>> answer = network_answer(finite_difference(NetworkSettings()))
 >>> answer.level
 'success'
 >>> print(answer.text)  # doctest: +NORMALIZE_WHITESPACE

@@ -3,8 +3,8 @@
 Pure functions, tidy DataFrame -> Plotly figure; the page shows them with
 :func:`gradlab.ui.figures.show_figure`.
 
->>> from gradlab.labs.network.engine import NetgradSettings, step_sweep
->>> s = step_sweep(NetgradSettings(points=9))
+>>> from gradlab.labs.network.engine import NetworkSettings, step_sweep
+>>> s = step_sweep(NetworkSettings(points=9))
 >>> fig = step_error_figure(s, 1e-6, "float32")
 >>> fig.layout.xaxis.type
 'log'
@@ -93,8 +93,8 @@ def step_error_figure(sweep, mark_step: float, dtype: str) -> FigureOrSpec:
     log-log, with the sweep's best step (a star) and the theory's h* (a dotted line) each marked and
     named as the page's words name them: they differ (0.013 against 0.032 for the question's network).
 
-    >>> from gradlab.labs.network.engine import NetgradSettings, step_sweep
-    >>> names = [t["name"] for t in step_error_figure(step_sweep(NetgradSettings(points=9)), 1e-6, "float32").data]
+    >>> from gradlab.labs.network.engine import NetworkSettings, step_sweep
+    >>> names = [t["name"] for t in step_error_figure(step_sweep(NetworkSettings(points=9)), 1e-6, "float32").data]
     >>> names[1].startswith("best in this sweep: h = ")
     True
     """

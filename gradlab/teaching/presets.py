@@ -32,7 +32,7 @@ from types import MappingProxyType
 from typing import Any
 
 from gradlab.labs.backward.engine import MATRIX_EXAMPLES, VJPSettings
-from gradlab.labs.network.engine import QUESTION_SEED, NetgradSettings
+from gradlab.labs.network.engine import QUESTION_SEED, NetworkSettings
 from gradlab.labs.roundoff.engine import COMPARISONS
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import get_scheme
@@ -134,7 +134,7 @@ _WRONG_LAYER = {"check": "a model, layer by layer",
                 "dtype": "float32", "mode": "blocks", "seed": 0, "calls": "first"}
 _BLOCK = {**_WRONG_LAYER, "stack": "layernorm, attention:2, layernorm, linear:32, gelu, linear:16",
           "input": "2x6x16", "dtype": "float16"}
-_NET = NetgradSettings()
+_NET = NetworkSettings()
 # The question's network: QUESTION_SEED and input index 3 give its two numbers to the digit.
 _NETWORK = {"dtype": "float32", "act": "tanh", "hidden": "32, 32", "inputs": _NET.input_size,
             "seed": QUESTION_SEED, "idx": 3, "dx": 1e-6, "range": (_NET.step_min, _NET.step_max)}

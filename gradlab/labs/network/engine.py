@@ -12,7 +12,7 @@ closest multiple the float32 outputs allow. Autograd was right.
 The network itself and its settings are in :mod:`gradlab.labs.network.model`;
 their names are importable from here too.
 
->>> s = NetgradSettings()
+>>> s = NetworkSettings()
 >>> fd = finite_difference(s)
 >>> fd.k * fd.quantum == fd.estimate
 True
@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from gradlab.labs.network.model import (ACTIVATIONS, QUESTION_SEED, ActivationSpec, NetgradSettings, Network,
+from gradlab.labs.network.model import (ACTIVATIONS, QUESTION_SEED, ActivationSpec, NetworkSettings, Network,
                                         autograd_gradient, build_network, network_input, parse_hidden)
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import default_step, predicted_best_step
@@ -36,7 +36,7 @@ from gradlab.numerics.ulp import ulp
 __all__ = [
     "ActivationSpec",
     "ACTIVATIONS",
-    "NetgradSettings",
+    "NetworkSettings",
     "QUESTION_SEED",
     "Network",
     "build_network",
@@ -170,10 +170,10 @@ def _reference_gradient(net: Network, x: torch.Tensor) -> torch.Tensor:
     return autograd_gradient(net.to(torch.float64), x.to(torch.float64))
 
 
-def finite_difference(settings: NetgradSettings) -> FiniteDifference:
+def finite_difference(settings: NetworkSettings) -> FiniteDifference:
     """The question's experiment: autograd and a central difference with step ``settings.step``.
 
-    >>> fd = finite_difference(NetgradSettings(dtype="float64", step=6e-6))
+    >>> fd = finite_difference(NetworkSettings(dtype="float64", step=6e-6))
     >>> abs(fd.estimate - fd.autograd) < 1e-8 * abs(fd.autograd)
     True
     """
@@ -241,10 +241,10 @@ def _third_derivative(net: Network, x: torch.Tensor, index: int) -> tuple[float,
     return f0, d1, (f2 - 2 * f1 + 2 * m1 - m2) / (2 * h**3)
 
 
-def step_sweep(settings: NetgradSettings) -> StepSweep:
+def step_sweep(settings: NetworkSettings) -> StepSweep:
     """Estimates for log-spaced steps from ``step_min`` to ``step_max`` (one batched forward pass).
 
-    >>> sw = step_sweep(NetgradSettings(points=5))
+    >>> sw = step_sweep(NetworkSettings(points=5))
     >>> list(sw.table.columns)[:4]
     ['step', 'step_taken', 'estimate', 'autograd']
     """
@@ -288,13 +288,13 @@ class NetworkExperiment:
     sweep: StepSweep
 
 
-def network_experiment(settings: NetgradSettings) -> NetworkExperiment:
+def network_experiment(settings: NetworkSettings) -> NetworkExperiment:
     """:func:`finite_difference` and :func:`step_sweep` of the same settings, in one result.
 
-    >>> e = network_experiment(NetgradSettings(points=5))
+    >>> e = network_experiment(NetworkSettings(points=5))
     >>> e.difference.autograd == e.sweep.autograd, len(e.sweep.table)
     (True, 5)
-    >>> network_experiment(NetgradSettings(dtype="float16", step=1e-9)).difference.step_vanished
+    >>> network_experiment(NetworkSettings(dtype="float16", step=1e-9)).difference.step_vanished
     True
     """
     s = settings.validated()

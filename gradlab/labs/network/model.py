@@ -2,7 +2,7 @@
 
 The finite differences compared against autograd are in :mod:`gradlab.labs.network.engine`.
 
->>> s = NetgradSettings(input_size=2, hidden=(3,), index=0)
+>>> s = NetworkSettings(input_size=2, hidden=(3,), index=0)
 >>> build_network(s)(network_input(s)).shape
 torch.Size([])
 """
@@ -21,7 +21,7 @@ from gradlab.labs.network.arithmetic import exact_layers_output
 from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.dtypes import facts
 
-__all__ = ["ActivationSpec", "ACTIVATIONS", "NetgradSettings", "QUESTION_SEED", "Network", "network_input",
+__all__ = ["ActivationSpec", "ACTIVATIONS", "NetworkSettings", "QUESTION_SEED", "Network", "network_input",
            "build_network", "autograd_gradient", "parse_hidden"]
 
 
@@ -55,7 +55,7 @@ QUESTION_SEED = 239976
 
 
 @dataclass(frozen=True)
-class NetgradSettings:
+class NetworkSettings:
     """Everything that defines one experiment, as plain values (cache-friendly).
 
     The defaults reproduce the question to the digit: float32, input index 3,
@@ -76,7 +76,7 @@ class NetgradSettings:
     step_max: float = 1e-1
     points: int = 81
 
-    def validated(self) -> "NetgradSettings":
+    def validated(self) -> "NetworkSettings":
         """The same settings, normalised; raise GradLabError (or LimitError) for misuse."""
         name = facts(self.dtype).name
         hidden = tuple(int(h) for h in self.hidden)
@@ -143,10 +143,10 @@ def _generator(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
 
 
-def network_input(settings: NetgradSettings) -> torch.Tensor:
+def network_input(settings: NetworkSettings) -> torch.Tensor:
     """The seeded random input (the question's ``torch.randn(D_in)``), rounded to the dtype.
 
-    >>> network_input(NetgradSettings(input_size=3, index=0)).shape
+    >>> network_input(NetworkSettings(input_size=3, index=0)).shape
     torch.Size([3])
     """
     s = settings.validated()
@@ -155,12 +155,12 @@ def network_input(settings: NetgradSettings) -> torch.Tensor:
     return x.to(facts(s.dtype).torch_dtype)
 
 
-def build_network(settings: NetgradSettings) -> Network:
+def build_network(settings: NetworkSettings) -> Network:
     """The seeded MLP in the settings' dtype (weights drawn in float64, then rounded once).
 
     Initialised like ``torch.nn.Linear``: uniform in +-1/sqrt(fan_in).
 
-    >>> net = build_network(NetgradSettings(input_size=4, hidden=(5,)))
+    >>> net = build_network(NetworkSettings(input_size=4, hidden=(5,)))
     >>> [tuple(w.shape) for w in net.weights]
     [(5, 4), (1, 5)]
     """
@@ -178,7 +178,7 @@ def build_network(settings: NetgradSettings) -> Network:
 def autograd_gradient(net: Network, x: torch.Tensor) -> torch.Tensor:
     """d output / d input by ``torch.autograd.grad``, in the network's dtype.
 
-    >>> s = NetgradSettings(input_size=2, hidden=(3,), index=0)
+    >>> s = NetworkSettings(input_size=2, hidden=(3,), index=0)
     >>> autograd_gradient(build_network(s), network_input(s)).shape
     torch.Size([2])
     """

@@ -14,7 +14,7 @@ from gradlab.limits import LIMITS
 from gradlab.labs.network.engine import (
     ACTIVATIONS,
     SCIPY_NOTE,
-    NetgradSettings,
+    NetworkSettings,
     autograd_gradient,
     build_network,
     finite_difference,
@@ -39,7 +39,7 @@ def test_seed_value_is_one_quantum():
 @pytest.mark.parametrize("activation", list(ACTIVATIONS))
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_estimate_is_an_integer_multiple_of_the_quantum(activation, seed):
-    fd = finite_difference(NetgradSettings(activation=activation, seed=seed, **SMALL))
+    fd = finite_difference(NetworkSettings(activation=activation, seed=seed, **SMALL))
     # Floats are integer multiples of their ulp: y+ - y- = k * min(ulp(y+), ulp(y-)).
     assert (fd.y_plus - fd.y_minus) == fd.k * fd.ulp_y
     assert fd.estimate == pytest.approx(fd.k * fd.quantum, rel=1e-15)
@@ -49,7 +49,7 @@ def test_estimate_is_an_integer_multiple_of_the_quantum(activation, seed):
 
 
 def test_float32_at_1e_6_is_coarse_but_autograd_is_right():
-    fd = finite_difference(NetgradSettings())
+    fd = finite_difference(NetworkSettings())
     # The quantum is far bigger than float32 autograd's error against the float64 reference.
     assert abs(fd.autograd - fd.reference) <= 1e-5 * abs(fd.reference)
     assert fd.quantum > 100 * abs(fd.autograd - fd.reference)
@@ -59,60 +59,60 @@ def test_float32_at_1e_6_is_coarse_but_autograd_is_right():
 
 def test_step_taken_is_what_the_dtype_can_represent():
     # In float16 ulp(x0)/2 > 1e-6 for |x0| > 2**-13, so x0 +- 1e-6 rounds back to x0.
-    fd = finite_difference(NetgradSettings(dtype="float16", **SMALL))
+    fd = finite_difference(NetworkSettings(dtype="float16", **SMALL))
     assert abs(fd.x0) > 2.0**-13
     assert fd.step_taken == 0.0 and fd.estimate == 0.0 and fd.k == 0
     # In float32 the step taken is a multiple of ulp(x0) (half-multiple after the /2).
-    fd32 = finite_difference(NetgradSettings(**SMALL))
+    fd32 = finite_difference(NetworkSettings(**SMALL))
     spacing = ulp(fd32.x0, "float32")
     assert (2 * fd32.step_taken / spacing) == round(2 * fd32.step_taken / spacing)
 
 
 @pytest.mark.parametrize("activation", ["tanh", "sigmoid", "softplus", "gelu"])
 def test_float64_near_the_optimal_step_agrees_with_autograd(activation):
-    settings = NetgradSettings(activation=activation, dtype="float64", **SMALL)
+    settings = NetworkSettings(activation=activation, dtype="float64", **SMALL)
     sweep = step_sweep(settings)
-    fd = finite_difference(NetgradSettings(activation=activation, dtype="float64", step=sweep.predicted_step, **SMALL))
+    fd = finite_difference(NetworkSettings(activation=activation, dtype="float64", step=sweep.predicted_step, **SMALL))
     assert abs(fd.estimate - fd.autograd) <= 1e-9 * abs(fd.autograd)
 
 
 def test_float32_sweep_best_step_is_near_the_prediction_and_beats_1e_6():
-    sweep = step_sweep(NetgradSettings(points=81))
+    sweep = step_sweep(NetworkSettings(points=81))
     best = sweep.best_row()
     # The theory's optimum (3u|f/f'''|)^(1/3) is within a decade of the measured one.
     assert 0.1 < best["step"] / sweep.predicted_step < 10
-    fd = finite_difference(NetgradSettings())
+    fd = finite_difference(NetworkSettings())
     assert best["ref_error"] < abs(fd.estimate - fd.reference) / 100
     # And at the optimum, float32 gets about eps**(2/3) relative accuracy.
     assert best["ref_error"] < 10 * facts("float32").eps ** (2 / 3) * max(abs(sweep.reference), 1)
 
 
 def test_sweep_table_is_tidy_and_consistent():
-    sweep = step_sweep(NetgradSettings(points=41))
+    sweep = step_sweep(NetworkSettings(points=41))
     t = sweep.table
     assert list(t.columns) == ["step", "step_taken", "estimate", "autograd", "reference", "abs_error",
                                "ref_error", "quantum", "k", "y_plus", "y_minus"]
     assert len(t) == 41 and np.all(np.diff(t["step"]) > 0)
     assert np.allclose(t["estimate"], t["k"] * t["quantum"], rtol=1e-15, atol=0)
     # Batched and single evaluations use the same arithmetic: the question's step matches its own row.
-    single = step_sweep(NetgradSettings(step_min=1e-6, step_max=1e-5, points=2)).table.iloc[0]
+    single = step_sweep(NetworkSettings(step_min=1e-6, step_max=1e-5, points=2)).table.iloc[0]
     assert single["step"] == pytest.approx(1e-6)
 
 
 def test_relu_has_no_third_derivative():
-    sweep = step_sweep(NetgradSettings(activation="relu", **SMALL))
+    sweep = step_sweep(NetworkSettings(activation="relu", **SMALL))
     assert sweep.third_derivative == 0.0 and math.isnan(sweep.predicted_step)
     assert sweep.notes
 
 
 def test_network_is_deterministic_and_rounded_once():
-    s = NetgradSettings(**SMALL)
+    s = NetworkSettings(**SMALL)
     a, b = build_network(s), build_network(s)
     assert all(torch.equal(x, y) for x, y in zip(a.weights, b.weights))
     assert torch.equal(network_input(s), network_input(s))
-    other = build_network(NetgradSettings(seed=1, **SMALL))
+    other = build_network(NetworkSettings(seed=1, **SMALL))
     assert not torch.equal(a.weights[0], other.weights[0])
-    wide = build_network(NetgradSettings(dtype="float64", **SMALL))
+    wide = build_network(NetworkSettings(dtype="float64", **SMALL))
     assert all(torch.equal(w64.to(torch.float32), w32) for w64, w32 in zip(wide.weights, a.weights))
     # Init like torch.nn.Linear: |w| <= 1/sqrt(fan_in).
     assert float(a.weights[0].abs().max()) <= 1 / math.sqrt(SMALL["input_size"])
@@ -120,7 +120,7 @@ def test_network_is_deterministic_and_rounded_once():
 
 @pytest.mark.parametrize("dtype", DTYPE_NAMES)
 def test_autograd_runs_in_every_dtype(dtype):
-    s = NetgradSettings(dtype=dtype, **SMALL)
+    s = NetworkSettings(dtype=dtype, **SMALL)
     g = autograd_gradient(build_network(s), network_input(s))
     assert g.dtype == facts(dtype).torch_dtype and g.shape == (SMALL["input_size"],)
 
@@ -139,7 +139,7 @@ def test_autograd_runs_in_every_dtype(dtype):
 )
 def test_misuse_gives_a_sentence(kwargs, error, match):
     with pytest.raises(error, match=match):
-        NetgradSettings(**kwargs).validated()
+        NetworkSettings(**kwargs).validated()
 
 
 def test_scipy_note_names_the_removal_and_the_successor():
@@ -147,7 +147,7 @@ def test_scipy_note_names_the_removal_and_the_successor():
 
 
 def test_one_experiment_is_the_difference_and_the_sweep_of_the_same_network():
-    s = NetgradSettings(points=7, **SMALL)
+    s = NetworkSettings(points=7, **SMALL)
     e = network_experiment(s)
     fd, sweep = finite_difference(s), step_sweep(s)
     assert (e.difference.estimate, e.difference.reference) == (fd.estimate, fd.reference)
@@ -159,23 +159,23 @@ def test_one_experiment_is_the_difference_and_the_sweep_of_the_same_network():
 
 def test_a_step_below_half_an_ulp_of_x_vanishes():
     # float16 has 11 significant bits: x0 +- dx rounds back to x0 once dx < ulp(x0)/2.
-    s = NetgradSettings(dtype="float16", **SMALL)
+    s = NetworkSettings(dtype="float16", **SMALL)
     x0 = float(network_input(s.validated())[SMALL["index"]])
     tiny = ulp(x0, "float16") / 4
-    assert finite_difference(NetgradSettings(dtype="float16", step=tiny, **SMALL)).step_vanished
-    assert not finite_difference(NetgradSettings(dtype="float16", step=4 * ulp(x0, "float16"), **SMALL)).step_vanished
+    assert finite_difference(NetworkSettings(dtype="float16", step=tiny, **SMALL)).step_vanished
+    assert not finite_difference(NetworkSettings(dtype="float16", step=4 * ulp(x0, "float16"), **SMALL)).step_vanished
 
 
 # ---------------------------------------------------------------- the question, to the digit
 
 
-def _preset_settings() -> NetgradSettings:
+def _preset_settings() -> NetworkSettings:
     """The settings the page builds from the 'scipy_derivative' preset's widget values."""
     from gradlab.labs.network.engine import parse_hidden
     from gradlab.teaching.presets import preset
 
     v = preset("network", "scipy_derivative").values
-    return NetgradSettings(v["inputs"], parse_hidden(v["hidden"]), v["act"], v["dtype"], v["seed"], v["idx"],
+    return NetworkSettings(v["inputs"], parse_hidden(v["hidden"]), v["act"], v["dtype"], v["seed"], v["idx"],
                            v["dx"], *v["range"])
 
 
@@ -260,7 +260,7 @@ def test_the_questions_outputs_are_the_exactly_rounded_network_on_any_cpu():
 def test_the_labs_outputs_do_not_depend_on_the_batch_or_the_thread_count(activation, dtype):
     # The lab's forward pass gives a row the same bits alone, in a batch of 64, with 1 or 2
     # threads: identical arithmetic by construction (torch's matmul promises none of this).
-    s = NetgradSettings(activation=activation, dtype=dtype, input_size=24, hidden=(48, 40), index=5)
+    s = NetworkSettings(activation=activation, dtype=dtype, input_size=24, hidden=(48, 40), index=5)
     net, x = build_network(s), network_input(s)
     batch = x.repeat(64, 1)
     batch[:, 5] += torch.linspace(-0.01, 0.01, 64).to(batch.dtype)
