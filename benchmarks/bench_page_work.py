@@ -28,7 +28,7 @@ import numpy as np
 import plotly.io as pio
 import torch
 
-from gradlab.figures import roundoff as roundoff_figures
+from gradlab.labs.roundoff import figures as roundoff_figures
 from gradlab.check import (REDUCTIONS, build_model_loss, CheckSettings, element_estimates, eps_grid,
                            reduction_estimates, reduction_sweep, sample_indices)
 from gradlab.figures.check import eps_sweep_figure

@@ -99,7 +99,7 @@ def _build_figures(result) -> None:
     """Every chart the page draws, as the dicts st.plotly_chart sends (what the page caches)."""
     import plotly.io as pio
 
-    from gradlab.figures import roundoff as plots
+    from gradlab.labs.roundoff import figures as plots
     from gradlab.figures.spec import specs_only
 
     a, b = result.label_a, result.label_b

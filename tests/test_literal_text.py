@@ -10,7 +10,7 @@ import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gradlab.figures import roundoff as roundoff_figures
+from gradlab.labs.roundoff import figures as roundoff_figures
 from gradlab.literal_text import markdown_code, markdown_literal, plotly_literal
 
 PUNCTUATION = set(string.punctuation)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from app_text import shown
 from gradlab.teaching.presets import presets_for, url_query
-from gradlab.teaching.quizzes import network_guesses, network_reveal
+from gradlab.labs.network.quiz import network_guesses, network_reveal
 
 
 def _float64_ulp(y: float) -> Fraction:
@@ -26,8 +26,8 @@ def test_the_right_choice_is_float64s_quantum_for_any_output(y, step):
     quantum = float(_float64_ulp(y) / (2 * Fraction(step)))
     assert network_guesses(y, step)["float64"] == f"about {quantum:.1g}"
     reveal = network_reveal("float64", y, step, reference=1.0)
-    assert reveal.right and f"that is {quantum:.2g}" in reveal.text
-    assert not network_reveal("step", y, step, reference=1.0).right
+    assert reveal.level == "success" and f"that is {quantum:.2g}" in reveal.text
+    assert network_reveal("step", y, step, reference=1.0).level == "info"
 
 
 def test_the_reveal_counts_the_digits_autograd_can_be_matched_to():

@@ -107,7 +107,7 @@ def test_the_quiz_answer_is_the_engines_float64_comparison_and_nothing_else():
     import numpy as np
 
     from gradlab.labs.roundoff.engine import COMPARISONS, compare
-    from gradlab.teaching.quizzes import ROUNDOFF_DTYPE, roundoff_expected
+    from gradlab.labs.roundoff.quiz import ROUNDOFF_DTYPE, roundoff_expected
 
     question = COMPARISONS["reciprocal"].settings
     result = compare(replace(question, dtype=ROUNDOFF_DTYPE))

@@ -171,10 +171,14 @@ def test_page_is_functions_and_a_short_main_block(page):
 @pytest.mark.parametrize("page", TEACHING_PAGES)
 def test_the_engine_cache_is_keyed_on_a_frozen_settings_object(page):
     tree = ast.parse((ROOT / page).read_text(encoding="utf-8"))
-    # st.cache_data, or st.cache_resource for a large result every session shares read-only
+    # a lab's view of the settings (gradlab.ui.views.lab_view: keyed on their text, shared read-only) ...
+    views = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and ast.unparse(n.func) == "lab_view"]
+    # ... or st.cache_data, or st.cache_resource for a large result every session shares read-only
     cached = [f for f in tree.body if isinstance(f, ast.FunctionDef)
               and any(c in ast.unparse(d) for d in f.decorator_list for c in ("cache_data", "cache_resource"))]
-    assert cached
+    assert views or cached
+    for call in views:
+        assert len(call.args) == 2, ast.unparse(call)  # the lab's view and one settings object
     for f in cached:
         assert len(f.args.args) == 1 and f.args.args[0].annotation is not None, f.name
 

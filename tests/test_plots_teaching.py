@@ -18,8 +18,8 @@ import pytest
 
 from gradlab.figures import backward as backward_plots
 from gradlab.figures import layout
-from gradlab.figures import network as network_plots
-from gradlab.figures import roundoff as roundoff_plots
+from gradlab.labs.network import figures as network_plots
+from gradlab.labs.roundoff import figures as roundoff_plots
 from gradlab.labs.backward.engine import MATRIX_EXAMPLES, VJPSettings, matrix_vjp, vector_jacobian
 from gradlab.figures.spec import FigureSpec, specs_only
 from gradlab.labs.network.engine import NetworkSettings, finite_difference, step_sweep

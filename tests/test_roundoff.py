@@ -292,7 +292,7 @@ def test_the_table_holds_bit_patterns_as_numbers_and_shows_them_in_hex():
 
 from fractions import Fraction  # noqa: E402
 
-from gradlab.answers.roundoff import answer  # noqa: E402
+from gradlab.labs.roundoff.answer import roundoff_answer  # noqa: E402
 
 
 def _ulp32(value: Fraction) -> Fraction:
@@ -314,7 +314,7 @@ def test_answer_for_the_question_gives_the_worst_error_of_either_formula_rounded
     exact = [-1 / Fraction(float(v)) ** 2 for v in x]
     worst = max(_worst_ulps(autograd, exact), _worst_ulps(quotient, exact))
     assert 1.0 < worst <= 2.5  # the error analysis: at most 2.5 ulp (autograd) and 1.5 ulp (-1/x**2)
-    note = answer(compare(s))
+    note = roundoff_answer(compare(s))
     assert note.level == "success"  # nothing is wrong: the good news box
     assert note.text == (f"Both are within {math.ceil(worst * 10) / 10:g} ulp of the exact value at all "
                          f"3,000 points: neither is wrong.")
@@ -328,12 +328,12 @@ def test_answer_says_log_of_one_plus_tiny_x_loses_all_seven_digits_of_float32():
     assert (np.float32(1) + x == np.float32(1)).all()
     worst = _worst_ulps(np.zeros_like(x), [Fraction(float(v)) for v in x])  # log(1+x) - x = O(x**2): negligible
     assert 2**23 <= worst <= 2**24
-    text = answer(compare(s)).text
+    text = roundoff_answer(compare(s)).text
     assert text.startswith(f"log(1+x) is off by up to {worst:.1e} ulp: at worst it loses all 7 significant digits")
     # log1p(x) returns x itself here: off by x**2/2, a relative x/2 <= 5e-9, under 0.1 of an ulp (>= 2**-24 x)
     assert text.endswith("; log1p(x) stays within 0.1 ulp of the exact value.")
 
 
 def test_answer_for_bit_equal_formulas_calls_them_one_computation():
-    note = answer(compare(RoundoffSettings("autograd", "-(1/x)*(1/x)", samples=500)))
+    note = roundoff_answer(compare(RoundoffSettings("autograd", "-(1/x)*(1/x)", samples=500)))
     assert note.level == "success" and "same bits at all 500 points" in note.text

@@ -1,9 +1,9 @@
 """Each page's answer sentence: the page's question answered from its engine's result.
 
 One module per page: :mod:`~gradlab.answers.sweep` (Explorer), :mod:`~gradlab.answers.check`
-(Grad check), :mod:`~gradlab.answers.labs` (Network and Backward), :mod:`~gradlab.labs.summed.answer`
-(Summed loss), :mod:`~gradlab.answers.roundoff` (Round-off). The Grid page's sentence is
-:func:`gradlab.labs.grid.story.grid_answer`, part of the story it tells.
+(Grad check), :mod:`~gradlab.answers.labs` (Backward), :mod:`~gradlab.labs.network.answer` (Network),
+:mod:`~gradlab.labs.summed.answer` (Summed loss), :mod:`~gradlab.labs.roundoff.answer` (Round-off).
+The Grid page's sentence is :func:`gradlab.labs.grid.story.grid_answer`, part of the story it tells.
 
 An answer is a level and a text, built from a result's numbers, never from prose: one
 :class:`Answer` type (``success``, ``info``, ``warning`` or ``error``) on every page, the Grid's

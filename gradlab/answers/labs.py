@@ -1,17 +1,9 @@
-"""The Network and Backward pages' answers: one plain sentence each, with a display level.
+"""The Backward page's answers: one plain sentence each, with a display level.
 
-Built from the engines' structured results (fields, never prose), in words a
-second-year student knows. The Network page's question: *which gradient is
-wrong, autograd's or scipy's?* The Backward page's: *what does the gradient
-argument of backward() do?*
-
->>> from gradlab.labs.network.engine import NetworkSettings, finite_difference
->>> answer = network_answer(finite_difference(NetworkSettings()))
->>> answer.level
-'success'
->>> print(answer.text)  # doctest: +NORMALIZE_WHITESPACE
-Autograd (-0.00952) is right: the finite difference can only move in steps of ulp(y)/(2·dx) =
-0.0149, and -0.0149 (-1 step) is the closest it can get.
+Built from the engine's structured results (fields, never prose), in words a
+second-year student knows. The Backward page's question: *what does the gradient
+argument of backward() do?* (The Network page's answer is
+:func:`gradlab.labs.network.answer.network_answer`.)
 """
 
 from __future__ import annotations
@@ -20,38 +12,10 @@ import numpy as np
 
 from gradlab.view import Answer
 
-__all__ = ["Answer", "network_answer", "backward_answer", "steps_answer", "AGREE_RELATIVE", "ANSWER_ENTRIES"]
+__all__ = ["Answer", "backward_answer", "steps_answer", "ANSWER_ENTRIES"]
 
-#: Estimate and autograd "agree" when they differ by less than this fraction of the gradient.
-AGREE_RELATIVE = 1e-3
-#: A quantum this large against the estimate's error means round-off, not truncation, set the error.
-ROUNDOFF_SHARE = 0.25
 #: Entries of a vector written out in the sentence; longer ones end in "…".
 ANSWER_ENTRIES = 4
-
-
-def _steps(k: int) -> str:
-    return f"{k} step" if abs(k) == 1 else f"{k} steps"
-
-
-def network_answer(fd) -> Answer:
-    """The Network page's answer, from a :class:`gradlab.labs.network.engine.FiniteDifference`."""
-    if fd.step_vanished:
-        return Answer("warning", f"The step is too small for {fd.dtype}: x ± {fd.step:g} rounds back to x, "
-                                 "so the finite difference is exactly 0. Autograd is not affected.")
-    error = abs(fd.estimate - fd.reference)
-    if error <= AGREE_RELATIVE * abs(fd.reference):
-        return Answer("success", f"Both agree ({fd.autograd:.6g} and {fd.estimate:.6g}): in {fd.dtype} the "
-                                 f"finite difference moves in steps of ulp(y)/(2·dx) = {fd.quantum:.2g}, "
-                                 "far finer than the gradient.")
-    if fd.quantum >= ROUNDOFF_SHARE * error:
-        closest = "the closest it can get" if fd.k == fd.nearest_multiple_of_reference else (
-            f"one of the few values it can take (the closest is {_steps(fd.nearest_multiple_of_reference)})")
-        return Answer("success", f"Autograd ({fd.autograd:.3g}) is right: the finite difference can only move "
-                                 f"in steps of ulp(y)/(2·dx) = {fd.quantum:.3g}, and {fd.estimate:.3g} "
-                                 f"({_steps(fd.k)}) is {closest}.")
-    return Answer("success", f"Autograd ({fd.autograd:.3g}) is right: dx = {fd.step:g} is too large, and the "
-                             f"finite difference ({fd.estimate:.3g}) is off by the Taylor terms it leaves out.")
 
 
 def _vector(values) -> str:

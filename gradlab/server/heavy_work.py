@@ -29,14 +29,13 @@ from gradlab.limits import LIMITS, bounded
 from gradlab.server.deadline import paced_progress
 from gradlab.server.worker_entries import ENTRIES, worker_entry
 
-__all__ = ["sweep", "sweep_formulas", "check", "check_eps_sweep", "layers", "roundoff", "roundoff_summary", "network", "BOUNDS",
+__all__ = ["sweep", "sweep_formulas", "check", "check_eps_sweep", "layers", "BOUNDS",
            "CHECK_ADVICE", "LAYERS_ADVICE", "CLI_CHECK_ADVICE"]
 
 CHECK_ADVICE = ("Pick mode 'sampled' or 'directional', fewer samples, or a smaller shape; on your own "
                 "machine gradlab.gradcheck has no time bound.")
 LAYERS_ADVICE = ("Pick fewer or narrower layers, a smaller input shape, or mode 'sampled'; on your own "
                  "machine gradlab.check_layers has no time bound.")
-ROUNDOFF_ADVICE = "Use fewer points, or a range closer to 1 (tiny |x| needs many more exact digits)."
 CLI_CHECK_ADVICE = ("Pick --mode sampled or directional, fewer --samples, or a smaller --shape; on your "
                     "own machine raise the bound (GRADLAB_LIMITS=full_check_seconds=600) or call "
                     "gradlab.gradcheck, which has none.")
@@ -44,8 +43,6 @@ CLI_CHECK_ADVICE = ("Pick --mode sampled or directional, fewer --samples, or a s
 
 #: One element of one perturbed evaluation in a check (one core: 3e-8 s for the affine model).
 _CHECK_ELEMENT_SECONDS = 1e-8
-#: One point of a round-off comparison (one core: 100,000 points in 1.1-2.5 s).
-_ROUNDOFF_SAMPLE_SECONDS = 1e-5
 
 
 def _check_rows(settings, numel: int) -> int:
@@ -113,44 +110,6 @@ def check_eps_sweep(settings):
 
     with bounded():
         return check_sweep(settings)
-
-
-@worker_entry("the comparison", "roundoff_seconds", "request_seconds", advice=ROUNDOFF_ADVICE,
-              forecast=lambda settings, *_: settings.samples * _ROUNDOFF_SAMPLE_SECONDS)
-def roundoff(settings, rows: int):
-    """The Round-off lab's comparison (:func:`gradlab.labs.roundoff.engine.compare`) as its page
-    shows it: the result with its table cut to the first ``rows`` rows (the ones the page lists),
-    and the page's three figures from every point, as the dicts its charts send
-    (:func:`gradlab.figures.roundoff.page_figures`). Built here, not in the server's interpreter,
-    where building them was a sixth of its time under a class; and the whole table (6.6 MB at
-    100,000 points) no longer crosses the pipe."""
-    from dataclasses import replace
-
-    from gradlab.figures.roundoff import page_figures
-    from gradlab.labs.roundoff.engine import compare
-
-    result = compare(settings)
-    return replace(result, table=result.table.head(rows)), page_figures(result)
-
-
-@worker_entry("the comparison", "roundoff_seconds", "request_seconds", advice=ROUNDOFF_ADVICE,
-              forecast=lambda settings: settings.samples * _ROUNDOFF_SAMPLE_SECONDS)
-def roundoff_summary(settings):
-    """Only the summary of the Round-off lab's comparison: the page's quiz reveals its numbers and
-    draws nothing of it (:func:`roundoff` also builds three figures from every point)."""
-    from gradlab.labs.roundoff.engine import compare
-
-    return compare(settings).summary
-
-
-@worker_entry("the network's differences", "request_seconds")
-def network(settings):
-    """The Network page's experiment (:func:`gradlab.labs.network.engine.network_experiment`): its
-    forward passes round every sum exactly, in Python, 10-40 ms of one core per view, which in the
-    server's interpreter every other session's rerun would wait behind."""
-    from gradlab.labs.network.engine import network_experiment
-
-    return network_experiment(settings)
 
 
 #: Per function: (what the message calls it, the whole call's limit in seconds, the names of the

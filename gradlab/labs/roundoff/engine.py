@@ -34,8 +34,8 @@ import torch
 from gradlab.errors import GradLabError
 from gradlab.labs.roundoff.comparisons import COMPARISONS, ComparisonSpec
 from gradlab.labs.roundoff.formulas import BUILTIN_FORMULAS, Formula, FormulaSpec, formula
-from gradlab.labs.roundoff.reference import (EXACT_DIGITS, check_same_maths, digits_for, error_in_ulps,
-                                             exact_reference, reference_note)
+from gradlab.labs.roundoff.reference import (EXACT_DIGITS, digits_for, error_in_ulps, exact_reference,
+                                             reference_note, refuse_different_maths)
 from gradlab.labs.roundoff.settings import DISTRIBUTIONS, RoundoffSettings, sample_inputs
 from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.dtypes import facts
@@ -59,7 +59,11 @@ __all__ = [
     "compare_at",
     "ulp_histogram",
     "EXACT_DIGITS",
+    "ROUNDOFF_ADVICE",
 ]
+
+#: How an over-the-limit sentence about a comparison ends.
+ROUNDOFF_ADVICE = "Use fewer points, or a range closer to 1 (tiny |x| needs many more exact digits)."
 
 
 @dataclass(frozen=True)
@@ -109,18 +113,6 @@ class RoundoffResult:
     summary: RoundoffSummary
     exact_method: str
     notes: tuple[str, ...]
-
-    def verdict(self) -> str:
-        """One sentence that answers "which one is closer?" in numbers."""
-        s = self.summary
-        if s.compared == 0:
-            return "No point could be compared: every value overflowed, underflowed or was undefined."
-        return (
-            f"In {self.dtype}, the two agree bit for bit at {s.bitwise_equal:.1%} of {s.compared:,} points. "
-            f"{self.label_a} is closer to the exact value at {s.a_closer:.1%}, {self.label_b} at "
-            f"{s.b_closer:.1%}, and they are equally close at {s.tie:.1%}; the worst errors are "
-            f"{s.max_ulps_a_exact:.2f} and {s.max_ulps_b_exact:.2f} ulp."
-        )
 
     def distance_histogram(self) -> pd.DataFrame:
         """How often each A–B distance in ulps occurs: :func:`ulp_histogram` of the table.
@@ -181,7 +173,7 @@ def _compare_on(x: torch.Tensor, fa: Formula, fb: Formula, dtype: str) -> Roundo
     va, vb = a.to(torch.float64).numpy(), b.to(torch.float64).numpy()
     digits = digits_for(xs)  # working precision of every mpmath value below
     exact = exact_reference(fa.sympy, xs, dtype, np.isfinite(va) & np.isfinite(vb), digits)
-    check_same_maths(fa, fb, xs, exact, digits)
+    refuse_different_maths(fa, fb, xs, exact, digits)
     err_a, err_b = error_in_ulps(va, exact, dtype), error_in_ulps(vb, exact, dtype)
     hi = exact.values.hi
     # Compared: both results finite, and the exact value defined and inside the dtype's range.
@@ -221,8 +213,7 @@ def _bounded_compare(x: torch.Tensor, fa: Formula, fb: Formula, dtype: str) -> R
     """:func:`_compare_on` within ``LIMITS.roundoff_seconds`` (a LimitError past it)."""
     return run_within(
         LIMITS.roundoff_seconds, f"the comparison at {x.numel():,} points", _compare_on, x, fa, fb, dtype,
-        bound_name="LIMITS.roundoff_seconds",
-        advice="Use fewer points, or a range closer to 1 (tiny |x| needs many more exact digits).",
+        bound_name="LIMITS.roundoff_seconds", advice=ROUNDOFF_ADVICE,
     )
 
 

@@ -28,7 +28,7 @@ from gradlab.numerics.ulp import ulp
 from gradlab.numerics.mp_format import format_mp
 
 __all__ = ["EXACT_DIGITS", "ExactReference", "digits_for", "exact_reference", "error_in_ulps",
-           "check_same_maths", "reference_note"]
+           "refuse_different_maths", "reference_note"]
 
 #: Working precision of the exact reference, in decimal digits (float64 needs 17).
 EXACT_DIGITS = 50
@@ -116,7 +116,7 @@ def _spot_indices(xs: np.ndarray, usable: np.ndarray) -> np.ndarray:
     return np.unique(np.array(picks, dtype=np.int64))
 
 
-def check_same_maths(fa: Formula, fb: Formula, xs: np.ndarray, exact: ExactReference, digits: int) -> None:
+def refuse_different_maths(fa: Formula, fb: Formula, xs: np.ndarray, exact: ExactReference, digits: int) -> None:
     """Refuse two formulas that are not equal in exact arithmetic: 'closer to the truth' needs one truth."""
     spots = _spot_indices(xs, np.isfinite(exact.values.hi))
     if spots.size == 0:

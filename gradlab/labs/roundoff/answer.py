@@ -1,19 +1,19 @@
-"""The Round-off lab's answer in one plain sentence: is either formula wrong, and by how many digits?
+"""The Round-off page's answer in one plain sentence: is either formula wrong, and by how many digits?
 
 Each basic operation is correctly rounded (off by at most half an ulp), so a formula
 of a few operations stays within a few ulp of the exact value: that is rounding, not
 a wrong formula. A formula whose worst error is far larger (thousands, millions of
 ulp) has lost digits, about log10 of its worst error in ulp, to cancellation or to
 an intermediate that rounds away its input. The sentence is built here from the
-comparison's numbers, as an :class:`~gradlab.answers.Answer` whose level (``success``: nothing
+comparison's numbers, as an :class:`~gradlab.view.Answer` whose level (``success``: nothing
 is wrong; ``warning``: a formula loses digits) the page shows it by.
 
 >>> from gradlab.labs.roundoff.engine import RoundoffSettings, compare
->>> said = answer(compare(RoundoffSettings("autograd", "-1/x**2", samples=2000)))
+>>> said = roundoff_answer(compare(RoundoffSettings("autograd", "-1/x**2", samples=2000)))
 >>> said.level, said.text.startswith("Both are within")
 ('success', True)
->>> said = answer(compare(RoundoffSettings("log(1+x)", "log1p(x)", "float32", "log-uniform", 1e-8, 1e-2,
-...                                        samples=500)))
+>>> said = roundoff_answer(compare(RoundoffSettings("log(1+x)", "log1p(x)", "float32", "log-uniform", 1e-8, 1e-2,
+...                                                 samples=500)))
 >>> said.level, "log(1+x) is off by up to" in said.text
 ('warning', True)
 """
@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING
 from gradlab.view import Answer
 from gradlab.numerics.dtypes import facts
 
-if TYPE_CHECKING:  # only for the annotation: roundoff imports nothing from here
+if TYPE_CHECKING:  # only for the annotation: the engine imports nothing from here
     from gradlab.labs.roundoff.engine import RoundoffResult
 
-__all__ = ["ROUNDING_ULPS", "answer", "decimal_digits", "digits_lost", "ulp_bound", "ulps_text"]
+__all__ = ["ROUNDING_ULPS", "roundoff_answer", "decimal_digits", "digits_lost", "ulp_bound", "ulps_text"]
 
 #: Worst errors up to this many ulp are rounding: a handful of correctly rounded operations
 #: (autograd's 1/x gradient is within 2.5 ulp, -1/x**2 within 1.5) never go further.
@@ -82,7 +82,7 @@ def _loses(label: str, worst: float, dtype: str) -> str:
     return f"{label} is off by up to {ulps_text(worst)}: at worst it loses {how_many} significant digits {dtype} holds"
 
 
-def answer(result: RoundoffResult) -> Answer:
+def roundoff_answer(result: RoundoffResult) -> Answer:
     """The page's one sentence: both right to within rounding, the same computation, or who loses digits."""
     s, dtype = result.summary, result.dtype
     a, b = result.label_a, result.label_b

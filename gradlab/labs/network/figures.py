@@ -1,7 +1,7 @@
 """The Network page's figures: the staircase of quantised estimates and the error against the step.
 
-Pure functions, tidy DataFrame -> Plotly figure; the page shows them with
-:func:`gradlab.ui.figures.show_figure`.
+Pure functions, tidy DataFrame -> Plotly figure; the lab's view hands them to its page as charts
+(:class:`~gradlab.view.Chart`, built where they are drawn: :mod:`gradlab.labs.network.page_view`).
 
 >>> from gradlab.labs.network.engine import NetworkSettings, step_sweep
 >>> s = step_sweep(NetworkSettings(points=9))
