@@ -83,11 +83,15 @@ else:
     if case == "sweep":
         start = time.process_time()
         try:
-            from gradlab.sweep.first_view import default_sweep_settings
-            from gradlab.sweep.engine import run_sweep
-        except ImportError:  # before gradlab/sweep/
-            from gradlab.teaching.explorer_controls import default_sweep_settings
-            from gradlab.error_sweep import run_sweep
+            from gradlab.labs.explorer.first_view import default_sweep_settings
+            from gradlab.step_sweep.engine import run_sweep
+        except ImportError:
+            try:  # before the Explorer lab: its sweep was the package gradlab/sweep/
+                from gradlab.sweep.engine import run_sweep
+                from gradlab.sweep.first_view import default_sweep_settings
+            except ImportError:  # before gradlab/sweep/
+                from gradlab.teaching.explorer_controls import default_sweep_settings
+                from gradlab.error_sweep import run_sweep
         out["Explorer's default sweep (its imports)"] = time.process_time() - start
         settings = default_sweep_settings()
         timed("Explorer's default sweep", lambda: run_sweep(settings))

@@ -34,17 +34,17 @@ import numpy as np
 import plotly.io as pio
 
 from gradlab.labs.grid.figures import grid_figure, grid_figure_with_slider
-from gradlab.figures.sweep import error_vs_eps_figure
-from gradlab.figures.sweep_slider import error_vs_eps_with_slider
+from gradlab.labs.explorer.figures import error_vs_eps_figure
+from gradlab.labs.explorer.chart_slider import error_vs_eps_with_slider
 from gradlab.labs.grid.frames import grid_frames
 from gradlab.labs.grid.representable import GridSettings, grid_difference
 from gradlab.labs.grid.story import window_points
 from gradlab.numerics.exact_derivatives import reference_at
 from gradlab.numerics.expressions import parse
 from gradlab.numerics.schemes import estimates_by_scheme
-from gradlab.sweep.engine import run_sweep
-from gradlab.sweep.first_view import default_sweep_settings
-from gradlab.sweep.step_frames import frame_block
+from gradlab.step_sweep.engine import run_sweep
+from gradlab.labs.explorer.first_view import default_sweep_settings
+from gradlab.step_sweep.step_frames import frame_block
 from gradlab.ui.figures import prepare_figure
 
 

@@ -29,7 +29,7 @@ import torch
 from gradlab.numerics.expressions import parse
 from gradlab.numerics.dtypes import DTYPE_NAMES, facts
 from gradlab.numerics.schemes import SCHEME_NAMES, SCHEMES, estimates_by_scheme, not_applicable_reason
-from gradlab.sweep.engine import SweepSettings, run_sweep
+from gradlab.step_sweep.engine import SweepSettings, run_sweep
 from benchmarks.timing import median_seconds
 
 

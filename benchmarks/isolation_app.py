@@ -16,11 +16,11 @@ import mpmath
 import streamlit as st
 import sympy
 
-from gradlab.sweep.engine import SweepSettings, run_sweep
+from gradlab.step_sweep.engine import SweepSettings, run_sweep
 from gradlab.literal_text import markdown_literal
 from gradlab.numerics.expressions import parse
 from gradlab.numerics.mp_format import format_mp
-from gradlab.server.heavy_work import sweep, sweep_formulas
+from gradlab.labs.explorer import formulas, view
 from gradlab.ui.worker_calls import heavy
 from gradlab.ui.runtime import configure_runtime, release_session_on_disconnect
 
@@ -37,9 +37,9 @@ if query.get("heavy"):
                 sympy.latex(parse(settings.expression).derivative())
             digits = mpmath.nstr(result.reference.d1, 20) if result.reference.defined else ""
         else:
-            result = heavy(sweep, settings)
+            result = heavy(view, settings).result
             if query.get("formulas"):
-                heavy(sweep_formulas, settings.expression)
+                heavy(formulas, settings.expression)
             digits = format_mp(result.reference.d1, 20) if result.reference.defined else ""
         st.success(f"done in {time.perf_counter() - start:.2f} s")
     except Exception as err:  # noqa: BLE001 - the sentence is what is measured

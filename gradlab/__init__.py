@@ -2,15 +2,15 @@
 
 The public names are imported lazily so ``import gradlab`` stays light:
 ``gradcheck`` and ``GradcheckError`` (:mod:`gradlab.check`), ``sweep``
-(the :mod:`gradlab.sweep` package, which calls :func:`gradlab.sweep.api.sweep` when
-called), ``check_layers`` (:mod:`gradlab.layers.check`: each module of a model checked
-on its own) and ``assert_gradients`` / ``assert_layers`` (:mod:`gradlab.testing.assertions`).
+(:func:`gradlab.step_sweep.api.sweep`, the error-vs-step sweep of :mod:`gradlab.step_sweep`),
+``check_layers`` (:mod:`gradlab.layers.check`: each module of a model checked on its own) and ``assert_gradients`` / ``assert_layers`` (:mod:`gradlab.testing.assertions`).
 """
 
 __all__ = ["gradcheck", "GradcheckError", "sweep", "check_layers", "assert_gradients", "assert_layers"]
 
 _HOME = {
     "gradcheck": "gradlab.check",
+    "sweep": "gradlab.step_sweep.api",
     "GradcheckError": "gradlab.check",
     "check_layers": "gradlab.layers.check",
     "assert_gradients": "gradlab.testing.assertions",
@@ -19,10 +19,6 @@ _HOME = {
 
 
 def __getattr__(name: str):
-    if name == "sweep":  # the package: importing it binds gradlab.sweep for good
-        import importlib
-
-        return importlib.import_module("gradlab.sweep")
     if name in _HOME:
         import importlib
 

@@ -2,70 +2,40 @@
 
 import streamlit as st
 
-from gradlab.figures.layout import LEGEND_BELOW, for_presentation
-from gradlab.figures.sweep import error_vs_eps_figure
-from gradlab.server.heavy_work import sweep
-from gradlab.sweep.first_view import default_sweep_settings
-from gradlab.teaching.presets import Preset, gallery, url_query
-from gradlab.ui.cache_keys import page_cache_resource
-from gradlab.ui.compat import PreparedFigure
-from gradlab.ui.figures import prepare_figure, replayed_chart
-from gradlab.ui.worker_calls import heavy
+from gradlab.labs.explorer import default_sweep_settings, view
 from gradlab.ui.messages import show_error
 from gradlab.ui.navigation import PAGES, page_by_url
 from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page
 from gradlab.ui.presentation import is_presenting
+from gradlab.ui.presets import Preset, gallery, url_query
+from gradlab.ui.views import lab_view, show_chart
 
 start_page("")
 
-HERO_HEIGHT = 360  # px: the answer and the chart side by side on a projector's first screen
-PRESENTED_HERO_HEIGHT = 470  # px: in presentation mode, beside the answer's larger type (1280x720: all on screen)
-
-
-@page_cache_resource(max_entries=1, show_spinner=False)
-def _hero_figure() -> PreparedFigure:
-    """The Explorer's first view (the V of a central difference in float32 and float64), built once."""
-    result = heavy(sweep, default_sweep_settings())
-    figure = prepare_figure(error_vs_eps_figure, result, show_theory=False, show_autograd=False).to_dict()
-    # A small chart: the legend goes below it, so the curves keep the column's width.
-    figure["layout"] = {**figure["layout"], "height": HERO_HEIGHT, "legend": {**LEGEND_BELOW, "y": -0.32}}
-    # "step h" 6 px under the tick labels touched 10⁻⁸'s exponent in this short chart
-    xaxis = figure["layout"].get("xaxis", {})
-    figure["layout"]["xaxis"] = {**xaxis, "title": {**xaxis.get("title", {}), "standoff": 14}}
-    return PreparedFigure(figure)
-
-
-@page_cache_resource(max_entries=1, show_spinner=False)
-def _presented_hero() -> PreparedFigure:
-    """The hero in presentation mode: taller, its ticks, titles and legend at the presented size
-    (gradlab.figures.layout.for_presentation, which every page's main chart gets there)."""
-    figure = for_presentation(_hero_figure().to_dict())
-    figure["layout"] = {**figure["layout"], "height": PRESENTED_HERO_HEIGHT,
-                        "legend": {**figure["layout"]["legend"], "y": 0, "yref": "container"}}
-    return PreparedFigure(figure)
+#: The Explorer's first view: the sweep behind its default widgets (the page shares its view).
+FIRST_VIEW = default_sweep_settings()
 
 
 def _hero() -> None:
     """The answer's picture: also loads the chart library while the visitor reads, so the
     page they pick next draws its chart at once (Plotly's code is fetched on first use)."""
     try:
-        figure = _hero_figure()
+        shown = lab_view(view, FIRST_VIEW, spinner="Computing the sweep…")
     except Exception as err:  # noqa: BLE001 - a message, never a traceback, on the front page
         show_error(err)
         return
     # Presenting home keeps the gallery on screen (the lecturer picks the question there), so the
     # hero is not marked as the main chart the presentation would enlarge alone: it is drawn larger
-    # here, its text at the presented size like every other page's chart.
-    # Recorded once and replayed (gradlab.ui.figures.replayed_chart): encoding the chart was a
-    # tenth of a rerun of this page, which every visitor opens first.
+    # here, its text at the presented size like every other page's chart. Built once, then replayed.
     if is_presenting():
         with st.container():
-            replayed_chart("home-hero-presented", "gradlab-the-v", _presented_hero)
+            show_chart(FIRST_VIEW, shown, "first view presented", "gradlab-the-v")
     else:
         with main_chart_box():
-            replayed_chart("home-hero", "gradlab-the-v", lambda: figure)
+            show_chart(FIRST_VIEW, shown, "first view", "gradlab-the-v")
     explorer = page_by_url("explorer")
     st.page_link(explorer.path, label="Explore it in the Explorer", icon=explorer.icon)
+
 
 st.title("GradLab")
 st.markdown(

@@ -13,7 +13,7 @@ from gradlab.teaching.catalogue import CATALOGUE, CatalogueEntry, entry
 from gradlab.errors import GradLabError
 from gradlab.numerics.expressions import parse
 from gradlab.numerics.exact_derivatives import exact_derivatives
-from gradlab.sweep.engine import SweepSettings, run_sweep
+from gradlab.step_sweep.engine import SweepSettings, run_sweep
 
 KEYS = sorted(CATALOGUE)
 NO_DERIVATIVE = {"abs_kink"}  # the note says there is no derivative at the point

@@ -19,7 +19,7 @@ import pytest
 from gradlab.cli.main import main
 from gradlab.limits import LIMITS
 from gradlab.numerics.dtypes import DTYPE_NAMES
-from gradlab.sweep.engine import TABLE_COLUMNS
+from gradlab.step_sweep.engine import TABLE_COLUMNS
 
 REPO = Path(__file__).resolve().parents[1]
 CLASSIC = "exp(x)/sqrt(sin(x)**3 + cos(x)**3)"

@@ -13,10 +13,10 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from gradlab.sweep.engine import EMULATION_NOTE, SweepSettings, run_sweep
+from gradlab.step_sweep.engine import EMULATION_NOTE, SweepSettings, run_sweep
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.precision_table import precision_table
-from gradlab.answers.sweep import theory_words, percent, sweep_answer
+from gradlab.labs.explorer.answer import theory_words, percent, sweep_answer
 from gradlab.teaching.catalogue import CATALOGUE
 from gradlab.teaching.presets import preset
 

@@ -33,7 +33,7 @@ from gradlab.cli import main as cli
 from gradlab.errors import GradLabError
 from gradlab.numerics.expressions import Expression, ExpressionError, parse
 from gradlab.limits import LIMITS
-from gradlab.sweep.engine import SweepSettings, run_sweep
+from gradlab.step_sweep.engine import SweepSettings, run_sweep
 from gradlab.ui.messages import GENERIC_ERROR
 from cost import calibration_seconds_once, stopped_within
 from hypothesis_profiles import engine_settings

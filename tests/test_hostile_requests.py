@@ -26,8 +26,9 @@ from cost import calibration_seconds, stopped_within, waited_for_the_machine
 
 from gradlab.check.lab.settings import CheckSettings
 from gradlab.cli.main import UNEXPECTED
-from gradlab.sweep.engine import SweepSettings
+from gradlab.step_sweep.engine import SweepSettings
 from gradlab.errors import LimitError
+from gradlab.labs import explorer
 from gradlab.limits import LIMITS
 from gradlab.numerics.mp_format import format_mp
 from gradlab.server import heavy_work
@@ -88,15 +89,15 @@ def _names_a_bound(err: Exception, seconds: float | None = None) -> bool:
 @pytest.mark.parametrize("case", list(SWEEPS))
 def test_explorer_request_ends_in_a_result_or_a_sentence_in_time(pool, case):
     expression, x = SWEEPS[case]
-    formulas, elapsed, bound = _run(pool, heavy_work.sweep_formulas, expression)
+    formulas, elapsed, bound = _run(pool, explorer.formulas, expression)
     assert elapsed < stopped_within(bound + GRACE_SECONDS)
     assert isinstance(formulas, tuple) or _names_a_bound(formulas, bound), formulas
-    result, elapsed, bound = _run(pool, heavy_work.sweep, SweepSettings(expression, x))
+    shown, elapsed, bound = _run(pool, explorer.view, SweepSettings(expression, x))
     assert elapsed < stopped_within(bound), f"{case}: {elapsed:.1f} s"
-    if isinstance(result, LimitError):
-        assert _names_a_bound(result, bound), result
+    if isinstance(shown, LimitError):
+        assert _names_a_bound(shown, bound), shown
         return
-    ref = result.reference
+    ref = shown.result.reference
     if ref.defined:  # the page writes its digits: bounded whatever the magnitude
         start = time.thread_time()
         assert format_mp(ref.d1, 20)
@@ -106,10 +107,10 @@ def test_explorer_request_ends_in_a_result_or_a_sentence_in_time(pool, case):
 
 
 def test_x_to_the_x_to_the_x_at_1e9_ends_at_a_bound_not_after_20_s(pool):
-    result, elapsed, seconds = _run(pool, heavy_work.sweep, SweepSettings("x**x**x", 1e9))
+    result, elapsed, seconds = _run(pool, explorer.view, SweepSettings("x**x**x", 1e9))
     assert isinstance(result, LimitError)
     assert ("LIMITS.worker_memory_mb" in str(result) or "LIMITS.evaluation_seconds" in str(result)
-            or waited_for_the_machine(str(result), heavy_work.sweep.worker_entry.what, seconds)), result
+            or waited_for_the_machine(str(result), explorer.view.worker_entry.what, seconds)), result
     assert elapsed < stopped_within(LIMITS.evaluation_seconds + GRACE_SECONDS)
 
 

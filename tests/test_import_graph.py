@@ -6,8 +6,8 @@ level, inside a function (it still makes the two modules depend on each other; i
 hides the circle until the function runs) or under ``if TYPE_CHECKING:`` (a type name is a
 dependency too: a reader must read B to read A; where a class's own methods call a module
 that names the class, that module names a protocol of what it reads instead, e.g.
-:mod:`gradlab.sweep.swept`). What does not count: the parent packages Python initialises on
-the way (``import gradlab.sweep.engine`` runs ``gradlab/sweep/__init__.py`` first): an edge
+:mod:`gradlab.step_sweep.swept`). What does not count: the parent packages Python initialises on
+the way (``import gradlab.step_sweep.engine`` runs ``gradlab/step_sweep/__init__.py`` first): an edge
 goes to the module the statement names.
   ``from package import name`` is an edge to ``package.name`` when that is a module, to the
   module the package's ``_HOME`` sends a lazily imported name to (a front door's), to the
@@ -124,10 +124,10 @@ def test_the_cycle_finder_finds_a_planted_circle_and_no_false_one():
 
 def test_the_graph_reads_module_level_function_level_and_relative_imports():
     graph = import_graph()
-    assert "gradlab.numerics.dtypes" in graph["gradlab.sweep.engine"]  # module level
-    assert "gradlab.sweep.display" in graph["gradlab.sweep.engine"]  # inside SweepResult.figure
-    assert "gradlab.sweep.swept" in graph["gradlab.figures.sweep"]  # under TYPE_CHECKING: counted
-    assert "gradlab.sweep.engine" not in graph["gradlab.figures.sweep"]  # a protocol, not the engine
+    assert "gradlab.numerics.dtypes" in graph["gradlab.step_sweep.engine"]  # module level
+    assert "gradlab.step_sweep.display" in graph["gradlab.step_sweep.engine"]  # inside SweepResult.figure
+    assert "gradlab.step_sweep.swept" in graph["gradlab.labs.explorer.figures"]  # under TYPE_CHECKING: counted
+    assert "gradlab.step_sweep.engine" not in graph["gradlab.labs.explorer.figures"]  # a protocol, not the engine
     # a name a front door imports lazily: an edge to the module that holds it
     assert "gradlab.check.verdicts.states" in graph["gradlab.figures.check_values"]
     assert "gradlab.check.api" in graph["gradlab.testing.assertions"]  # inside a function
@@ -160,5 +160,5 @@ def test_the_harness_needs_no_benchmark():
 
 
 def test_an_import_for_a_type_name_only_is_an_edge_too():
-    source = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import gradlab.sweep.engine\n"
-    assert [n.names[0].name for n in _imports(ast.parse(source)) if isinstance(n, ast.Import)] == ["gradlab.sweep.engine"]
+    source = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import gradlab.step_sweep.engine\n"
+    assert [n.names[0].name for n in _imports(ast.parse(source)) if isinstance(n, ast.Import)] == ["gradlab.step_sweep.engine"]

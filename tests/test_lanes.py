@@ -180,9 +180,10 @@ def test_heavy_starts_a_call_forecast_long_in_the_long_lane(monkeypatch):
     check of 65,536 elements (4e9 element evaluations); not the default views, nor a sweep
     (no forecast: the pool learns it by watching)."""
     from gradlab.check.lab.settings import CheckSettings
-    from gradlab.sweep.engine import SweepSettings
+    from gradlab.step_sweep.engine import SweepSettings
     from gradlab.labs.summed import SummedLossSettings, view as summed
-    from gradlab.server.heavy_work import check, sweep
+    from gradlab.labs.explorer import view as explorer
+    from gradlab.server.heavy_work import check
     from gradlab.ui import worker_calls
 
     asked = []
@@ -191,7 +192,7 @@ def test_heavy_starts_a_call_forecast_long_in_the_long_lane(monkeypatch):
     worker_calls.heavy(summed, SummedLossSettings())
     worker_calls.heavy(check, CheckSettings(shape=(256, 256), mode="full"), 1)
     worker_calls.heavy(check, CheckSettings(), 1)
-    worker_calls.heavy(sweep, SweepSettings("x**2", 1.0))
+    worker_calls.heavy(explorer, SweepSettings("x**2", 1.0))
     assert asked == [True, False, True, False, False]
 
 

@@ -31,7 +31,7 @@ from gradlab.errors import GradLabError, LimitError
 from gradlab.limits import ENV_VARIABLE, LIMITS, Limits, check_limit, limits_from
 from gradlab.labs.network.engine import NetworkSettings
 from gradlab.labs.roundoff.engine import RoundoffSettings, compare_at
-from gradlab.sweep.engine import SweepSettings
+from gradlab.step_sweep.engine import SweepSettings
 from app_text import shown
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from app_text import shown
 from gradlab.ui import controls as widgets
-from gradlab.teaching.explorer_defaults import DEFAULTS
+from gradlab.labs.explorer.defaults import DEFAULTS
 from gradlab.teaching.presets import presets_for, url_query, url_values
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -320,7 +320,7 @@ import re  # noqa: E402
 import numpy as np  # noqa: E402
 
 from gradlab.numerics.schemes import get_scheme  # noqa: E402
-from gradlab.sweep.regimes import REGIMES  # noqa: E402
+from gradlab.step_sweep.regimes import REGIMES  # noqa: E402
 
 
 def _array(data) -> np.ndarray:

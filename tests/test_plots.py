@@ -1,4 +1,4 @@
-"""gradlab.figures.sweep and sweep_tables: the error-vs-eps figure and the display tables.
+"""gradlab.labs.explorer.figures and tables: the error-vs-eps figure and the display tables.
 
 Expected values come from the mathematics (Taylor remainders, IEEE formats),
 not from the code's own output.
@@ -15,12 +15,12 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 
-from gradlab.figures.sweep import drawable_errors, error_vs_eps_figure, estimate_vs_eps_figure
-from gradlab.figures.sweep_tables import autograd_table, best_step_table, format_sig, rounding_table
+from gradlab.labs.explorer.figures import drawable_errors, error_vs_eps_figure, estimate_vs_eps_figure
+from gradlab.labs.explorer.tables import autograd_table, best_step_table, format_sig, rounding_table
 from gradlab.figures.spec import FigureSpec, specs_only
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import get_scheme
-from gradlab.sweep.engine import SweepSettings, run_sweep
+from gradlab.step_sweep.engine import SweepSettings, run_sweep
 
 DTYPES = ("float32", "float64")
 SCHEMES = ("forward", "central", "complex_step")

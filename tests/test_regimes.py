@@ -1,5 +1,5 @@
 """issue 37: where round-off and where truncation dominates a sweep's curves, as the answer says it,
-the chart shades it and the page ties the two (gradlab.sweep.regimes)."""
+the chart shades it and the page ties the two (gradlab.step_sweep.regimes)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gradlab.answers.sweep import sweep_answer
-from gradlab.figures.sweep import error_vs_eps_figure
+from gradlab.labs.explorer.answer import sweep_answer
+from gradlab.labs.explorer.figures import error_vs_eps_figure
 from gradlab.figures.spec import specs_only
-from gradlab.sweep.engine import SweepSettings, run_sweep
-from gradlab.sweep.regimes import REGIMES, band_name, regime_of, regime_sentence, regime_steps
+from gradlab.step_sweep.engine import SweepSettings, run_sweep
+from gradlab.step_sweep.regimes import REGIMES, band_name, regime_of, regime_sentence, regime_steps
 from gradlab.ui.regime_links import REGIME_ANCHOR, regime_linked
 from gradlab.ui.term_links import linked
 from gradlab.literal_text import markdown_literal

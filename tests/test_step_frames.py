@@ -16,12 +16,13 @@ import pytest
 
 from gradlab.labs.grid.figures import grid_figure_with_slider
 from gradlab.figures.spec import specs_only
-from gradlab.figures.sweep_play import PLAY_PREFIX
-from gradlab.figures.sweep_slider import error_vs_eps_with_slider, step_label
+from gradlab.labs.explorer.chart_play import PLAY_PREFIX
+from gradlab.figures.step_slider import step_label
+from gradlab.labs.explorer.chart_slider import error_vs_eps_with_slider
 from gradlab.labs.grid.frames import grid_frames, grid_steps
 from gradlab.labs.grid.representable import GridSettings, grid_difference
-from gradlab.sweep.engine import SweepSettings, run_sweep
-from gradlab.sweep.step_frames import slider_steps, step_frames
+from gradlab.step_sweep.engine import SweepSettings, run_sweep
+from gradlab.step_sweep.step_frames import slider_steps, step_frames
 
 SWEEP = SweepSettings("sin(x)", 1.0, ("float32", "float64"), ("forward", "central"), 1e-9, 0.5, points=21)
 
@@ -84,7 +85,7 @@ def test_the_figure_holds_a_frame_per_step_with_the_frame_numbers(sweep):
 
 def test_the_released_step_is_a_step_of_the_control():
     """The Explorer's control takes every stop the chart's slider can report."""
-    from gradlab.teaching.explorer_defaults import EPS_LARGEST, EPS_SMALLEST
+    from gradlab.labs.explorer.defaults import EPS_LARGEST, EPS_SMALLEST
 
     assert set(slider_steps(1e-17, 0.5)) <= set(slider_steps(EPS_SMALLEST, EPS_LARGEST))
 
@@ -195,7 +196,7 @@ def test_the_slider_figure_shown_at_a_step_draws_that_steps_figure():
 def test_the_explorer_figure_built_once_and_shown_at_h_is_the_figure_built_at_h(sweep):
     """The page caches one figure per view and shows it at h (with_step): the same traces, slider
     and frames as the figure built for that h, the marked points at the stop nearest h."""
-    from gradlab.figures.sweep_slider import with_step
+    from gradlab.figures.step_slider import with_step
     from gradlab.ui.figures import prepare_figure
 
     once = prepare_figure(error_vs_eps_with_slider, sweep, 1e-3).to_dict()
@@ -210,7 +211,7 @@ def test_the_explorer_figure_built_once_and_shown_at_h_is_the_figure_built_at_h(
 
 
 def test_the_explorer_legend_has_a_key_per_dtype_and_scheme_and_the_curves_keep_their_names(sweep):
-    from gradlab.figures.sweep_slider import legend_entries
+    from gradlab.labs.explorer.chart_slider import legend_entries
 
     with specs_only():
         spec = error_vs_eps_with_slider(sweep, 1e-3)
@@ -227,7 +228,7 @@ def test_the_explorer_legend_has_a_key_per_dtype_and_scheme_and_the_curves_keep_
 def test_the_explorer_readout_says_the_range_of_the_curves_estimates_at_each_stop(sweep):
     """Four curves (two dtypes, two schemes): each stop's readout is the step and the smallest and
     largest of the four estimates there (the frames' table, to 6 digits), one short line."""
-    from gradlab.figures.sweep_slider import READOUT_CHARS, READOUT_PREFIX
+    from gradlab.labs.explorer.chart_slider import READOUT_CHARS, READOUT_PREFIX
 
     fig = error_vs_eps_with_slider(sweep, 1e-3)
     steps = fig.layout.sliders[0].steps
@@ -248,7 +249,7 @@ def test_the_explorer_readout_says_the_range_of_the_curves_estimates_at_each_sto
 
 @pytest.mark.parametrize("estimates", [[-1.23456789e-5, -0.000123456789], [-1.7e308, 5e-324], [1.0, 1.0, 1.0]])
 def test_the_explorer_readout_is_one_short_line_whatever_the_estimates(estimates):
-    from gradlab.figures.sweep_slider import READOUT_CHARS, READOUT_PREFIX, _readout
+    from gradlab.labs.explorer.chart_slider import READOUT_CHARS, READOUT_PREFIX, _readout
 
     words = READOUT_PREFIX + _readout(1e-3, estimates)
     assert len(words) <= READOUT_CHARS, words
@@ -287,8 +288,8 @@ def test_the_explorer_slider_figure_has_a_trace_per_curve_and_line_and_each_stop
     so the figure holds no trace that draws nothing: per curve its line, per dtype its autograd
     line, per curve with theory one line for both terms, the stars, and one trace the stops move
     (every curve's point at h and the line at h). The legend's keys are layout shapes."""
-    from gradlab.figures.sweep import error_vs_eps_figure
-    from gradlab.figures.sweep_slider import add_step_slider, legend_entries
+    from gradlab.labs.explorer.figures import error_vs_eps_figure
+    from gradlab.labs.explorer.chart_slider import add_step_slider, legend_entries
 
     with specs_only():
         fig = error_vs_eps_figure(sweep, focus_dtype="auto")

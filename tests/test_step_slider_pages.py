@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-from gradlab.figures.sweep_play import PLAY_PREFIX
+from gradlab.labs.explorer.chart_play import PLAY_PREFIX
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT_S = 120

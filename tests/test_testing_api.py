@@ -23,20 +23,25 @@ def _x(*shape):
 
 
 def test_the_public_names_are_the_same_function():
+    from gradlab.step_sweep.api import sweep
+
     assert gradlab.assert_gradients is gradlab.testing.assert_gradients is assert_gradients
-    assert gradlab.sweep is sys.modules["gradlab.sweep"]  # the package, callable as the function
+    assert gradlab.sweep is sweep  # the function, not a package
 
 
-def test_the_sweep_package_is_the_sweep_function():
-    from gradlab.sweep.api import sweep
+def test_gradlab_sweep_is_the_sweep_function_whatever_is_imported():
+    from gradlab import sweep
+    from gradlab.step_sweep.api import sweep as direct_sweep
 
-    called = gradlab.sweep("x**3", at=2.0, dtypes="float64", schemes="central", points=5)
-    direct = sweep("x**3", at=2.0, dtypes="float64", schemes="central", points=5)
+    called = sweep("x**3", at=2.0, dtypes="float64", schemes="central", points=5)
+    direct = direct_sweep("x**3", at=2.0, dtypes="float64", schemes="central", points=5)
     assert float(called.autograd.loc[0, "value"]) == 12.0  # d/dx x**3 = 3x**2 at 2
     assert called.table.equals(direct.table)
-    importlib.import_module("gradlab.sweep.step_range")  # binding a submodule keeps the package callable
-
-    assert callable(gradlab.sweep) and gradlab.sweep.SweepSettings.__module__ == "gradlab.sweep.engine"
+    # importing the sweep's package and its modules binds gradlab.step_sweep, never gradlab.sweep
+    importlib.import_module("gradlab.step_sweep.step_range")
+    assert gradlab.sweep is direct_sweep and "gradlab.sweep" not in sys.modules
+    assert type(sys.modules["gradlab.step_sweep"]) is type(sys)  # a plain module: no class swapped in
+    assert gradlab.step_sweep.SweepSettings.__module__ == "gradlab.step_sweep.engine"
 
 
 def test_a_right_gradient_passes_silently():

@@ -1,6 +1,6 @@
 """Each page's answer sentence: the page's question answered from its engine's result.
 
-One module per page: :mod:`~gradlab.answers.sweep` (Explorer), :mod:`~gradlab.answers.check`
+One module per page: :mod:`~gradlab.labs.explorer.answer` (Explorer), :mod:`~gradlab.answers.check`
 (Grad check), :mod:`~gradlab.answers.labs` (Backward), :mod:`~gradlab.labs.network.answer` (Network),
 :mod:`~gradlab.labs.summed.answer` (Summed loss), :mod:`~gradlab.labs.roundoff.answer` (Round-off).
 The Grid page's sentence is :func:`gradlab.labs.grid.story.grid_answer`, part of the story it tells.

@@ -53,7 +53,7 @@ def _sweep_output(args) -> str:
     """What ``sweep`` prints, as one string (run in the child)."""
     import io
 
-    from gradlab.sweep.engine import SweepSettings, run_sweep
+    from gradlab.step_sweep.engine import SweepSettings, run_sweep
 
     out = io.StringIO()
     settings = SweepSettings(

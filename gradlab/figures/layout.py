@@ -93,7 +93,7 @@ PRESENTED_FONT_SCALE = 1.35
 PRESENTED_MIN_FONT = 24  # the presented page's body text (html 24 px): a chart reads as large
 #: The page's body text (.streamlit/config.toml baseFontSize): no chart text a reader needs is smaller.
 BODY_TEXT_PX = 17
-#: Annotations whose size is their band's (gradlab.figures.sweep_marks.shading: a curve's name inside
+#: Annotations whose size is their band's (gradlab.labs.explorer.chart_marks.shading: a curve's name inside
 #: its regime band, the body text's 17 px, six of them under an 8-bit preset, every other one at the
 #: plot's left edge): grown in presentation beyond three bands, they overlapped.
 BAND_SIZED = frozenset({"regime"})

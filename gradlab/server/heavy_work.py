@@ -7,8 +7,6 @@ same way): :data:`BOUNDS` says how long each may take as a whole
 the fields whose sum that is; ``limit_advice`` ends its over-the-limit sentences. They are plain
 functions of plain values: the CLI and notebooks call the engine directly.
 
->>> sweep_formulas("x**2")
-('x^{2}', '2 x')
 >>> BOUNDS[check][2], check.limit_advice == CHECK_ADVICE
 ('LIMITS.full_check_seconds + LIMITS.request_seconds', True)
 
@@ -29,7 +27,7 @@ from gradlab.limits import LIMITS, bounded
 from gradlab.server.deadline import paced_progress
 from gradlab.server.worker_entries import ENTRIES, worker_entry
 
-__all__ = ["sweep", "sweep_formulas", "check", "check_eps_sweep", "layers", "BOUNDS",
+__all__ = ["check", "check_eps_sweep", "layers", "BOUNDS",
            "CHECK_ADVICE", "LAYERS_ADVICE", "CLI_CHECK_ADVICE"]
 
 CHECK_ADVICE = ("Pick mode 'sampled' or 'directional', fewer samples, or a smaller shape; on your own "
@@ -57,23 +55,6 @@ def _check_rows(settings, numel: int) -> int:
 def _check_forecast(settings, *_) -> float:
     numel = math.prod(settings.shape)
     return _check_rows(settings, numel) * numel * _CHECK_ELEMENT_SECONDS
-
-
-@worker_entry("the sweep", "request_seconds")
-def sweep(settings):
-    """The Explorer's sweep (:func:`gradlab.sweep.engine.run_sweep`)."""
-    from gradlab.sweep.engine import run_sweep
-
-    return run_sweep(settings)
-
-
-@worker_entry("the formulas' LaTeX", "evaluation_seconds")
-def sweep_formulas(text: str) -> tuple[str, str]:
-    """LaTeX of f and f' (sympy's printer: bounded here, as it is the page's own step)."""
-    from gradlab.numerics.expressions import parse
-
-    expression = parse(text)
-    return expression.latex(), expression.derivative_latex()
 
 
 @worker_entry("the check", "full_check_seconds", "request_seconds", advice=CHECK_ADVICE,

@@ -26,14 +26,15 @@ _LOG = logging.getLogger(__name__)
 
 def _calls():
     from gradlab.check import CheckSettings
+    from gradlab.labs.explorer import view as explorer_view
     from gradlab.labs.roundoff import RoundoffSettings
     from gradlab.labs.roundoff import view as roundoff_view
     from gradlab.server import heavy_work
-    from gradlab.sweep.engine import SweepSettings
+    from gradlab.step_sweep.engine import SweepSettings
 
     return (("roundoff", lambda: roundoff_view(RoundoffSettings(samples=500))),
             ("check", lambda: heavy_work.check(CheckSettings())),
-            ("sweep", lambda: heavy_work.sweep(SweepSettings("sin(x)", 1.0, points=7))))
+            ("sweep", lambda: explorer_view(SweepSettings("sin(x)", 1.0, points=7))))
 
 
 def warm_up() -> tuple[str, ...]:

@@ -1,9 +1,13 @@
-"""Built-in functions, each with a default point and one line on what it teaches.
+"""Built-in functions, each with a default point and one line on what it teaches, and how a
+page's function selectbox offers them (:data:`FUNCTION_OPTIONS`, :func:`function_label`: the
+Explorer's and the Grid's, whose URLs carry the label).
 
 >>> CATALOGUE["complex_step_classic"].expression
 'exp(x)/sqrt(sin(x)**3 + cos(x)**3)'
 >>> entry("reciprocal").x
 0.3
+>>> FUNCTION_OPTIONS[-1] == CUSTOM, function_label(CUSTOM), function_label("sin")
+(True, 'custom (type it)', 'sin(x)')
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from dataclasses import dataclass
 
 from gradlab.errors import GradLabError
 
-__all__ = ["CatalogueEntry", "CATALOGUE", "entry"]
+__all__ = ["CatalogueEntry", "CATALOGUE", "entry", "CUSTOM", "FUNCTION_OPTIONS", "function_label"]
 
 
 @dataclass(frozen=True)
@@ -97,3 +101,14 @@ def entry(key: str) -> CatalogueEntry:
     if key not in CATALOGUE:
         raise GradLabError(f"Unknown catalogue entry {key!r}; known: {', '.join(CATALOGUE)}.")
     return CATALOGUE[key]
+
+
+#: The function selectbox's choice of an expression typed by the visitor.
+CUSTOM = "custom"
+#: What a function selectbox offers: every catalogue entry, then a custom expression.
+FUNCTION_OPTIONS: tuple[str, ...] = (*CATALOGUE, CUSTOM)
+
+
+def function_label(key: str) -> str:
+    """What the function selectbox shows (and the URL carries) for a catalogue key."""
+    return "custom (type it)" if key == CUSTOM else CATALOGUE[key].title

@@ -36,7 +36,7 @@ from gradlab.labs.network.engine import QUESTION_SEED, NetworkSettings
 from gradlab.labs.roundoff.engine import COMPARISONS
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import get_scheme
-from gradlab.teaching.explorer_defaults import function_label
+from gradlab.teaching.catalogue import function_label
 
 __all__ = ["Preset", "PRESETS", "presets_for", "preset", "gallery", "url_query", "url_values"]
 
@@ -143,7 +143,7 @@ _EXPLORER = {"fn": "complex_step_classic", "x": 1.5, "dtypes": ("float32", "floa
              "schemes": ("forward", "central", "complex_step"), "eps_auto": False,
              "eps_range": (1e-20, 1.0)}
 _SUMMED = {"shape": "140x120", "dtype": "float32", "reduction": "sum", "h": 1e-3}
-_FITTED = {"eps_auto": True}  # steps chosen per dtype so the V fills the chart (gradlab.sweep.step_range)
+_FITTED = {"eps_auto": True}  # steps chosen per dtype so the V fills the chart (gradlab.step_sweep.step_range)
 _GRID = {"fn": "sin", "x": 1.0, "dtype": "float32"}  # the Grid page: sin(x) at 1, the catalogue's entry
 
 PRESETS: tuple[Preset, ...] = (

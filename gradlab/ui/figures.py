@@ -19,7 +19,7 @@ from gradlab.limits import LIMITS
 from gradlab.ui.cache_keys import settings_key
 from gradlab.ui.compat import PreparedFigure
 from gradlab.figures.layout import for_presentation, readable
-from gradlab.figures.sweep_slider import with_step
+from gradlab.figures.step_slider import with_step
 from gradlab.ui.page_chrome import main_chart_height, presenting_main_chart
 
 __all__ = ["figure_config", "prepare_figure", "cached_figure", "show_figure", "replayed_chart", "PreparedFigure"]
@@ -48,12 +48,13 @@ def figure_config(name: str) -> dict[str, Any]:
     }
 
 
-def prepare_figure(build: Callable[..., FigureOrSpec], *args: Any, **kwargs: Any) -> PreparedFigure:
+def prepare_figure(build: Callable[..., FigureOrSpec | dict], *args: Any, **kwargs: Any) -> PreparedFigure:
     """``build(*args, **kwargs)`` as st.plotly_chart will send it, for a page's figure cache.
 
     GradLab's plot functions assemble a FigureSpec; called here they hand over that
     spec (:func:`gradlab.figures.spec.specs_only`) and its dict is taken, so no
-    ``go.Figure`` is built. A builder that returns a ``go.Figure`` works too.
+    ``go.Figure`` is built. A builder that returns a ``go.Figure`` works too, and one that
+    returns the figure's dict already (a spec's, changed after it was taken) is used as it is.
 
     >>> prepared = prepare_figure(go.Figure, go.Scatter(x=[1, 2], y=[3, 4]))
     >>> prepared.to_dict()["data"][0]["type"], prepared.to_dict() is prepared.to_dict()
@@ -61,6 +62,8 @@ def prepare_figure(build: Callable[..., FigureOrSpec], *args: Any, **kwargs: Any
     """
     with specs_only():
         fig = build(*args, **kwargs)
+    if isinstance(fig, dict):
+        return PreparedFigure(fig)
     # a spec built here is ours alone: its lists need no copy (a go.Figure's to_dict copies anyway)
     return PreparedFigure(fig.to_dict(consume=True) if isinstance(fig, FigureSpec) else fig.to_dict())
 
@@ -103,7 +106,7 @@ def show_figure(fig: go.Figure | PreparedFigure, name: str, key: str | None = No
     presented page has its text scaled with the page's larger type
     (:func:`gradlab.figures.layout.for_presentation`: ticks and annotations at least 20 px).
     ``step``: a figure with a step slider (built once per view, cached) is shown at the stop
-    nearest it (:func:`gradlab.figures.sweep_slider.with_step`: a few dictionary copies a rerun).
+    nearest it (:func:`gradlab.figures.step_slider.with_step`: a few dictionary copies a rerun).
     """
     config = figure_config(name)
     if presenting_main_chart():  # a projected chart: large text, no toolbar over its title

@@ -27,9 +27,11 @@ from typing import Any
 
 import streamlit as st
 
-from gradlab.teaching.presets import Preset, preset, presets_for, url_query
+from gradlab.teaching.presets import Preset, gallery, preset, presets_for, url_query
 
-__all__ = ["apply", "apply_preset", "preset_buttons", "presets_popover", "matching_preset", "preset_link"]
+#: Preset, gallery and url_query are the registry's, here so a page needs only gradlab.ui and its lab.
+__all__ = ["apply", "apply_preset", "preset_buttons", "presets_popover", "matching_preset", "preset_link",
+           "Preset", "gallery", "url_query"]
 
 
 def apply_preset(values: Mapping[str, Any]) -> None:

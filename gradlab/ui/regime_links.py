@@ -8,7 +8,7 @@ no hover, sees it too.
 The words are Markdown links to ``#gl-regime-<regime>`` (:func:`regime_linked`) inside the
 answer's ordinary message box; a small custom component (components v2: it runs in the page
 itself, no iframe) finds them and the main chart's bands, whose names are
-:func:`gradlab.sweep.regimes.band_name` ("round-off · float32 central"), and does the
+:func:`gradlab.step_sweep.regimes.band_name` ("round-off · float32 central"), and does the
 lighting in the browser, without a rerun. Without JavaScript the words stay plain text links
 that go nowhere.
 
@@ -23,7 +23,7 @@ import re
 import streamlit as st
 
 from gradlab.figures.style import ROUNDOFF_SHADE, TRUNCATION_SHADE
-from gradlab.sweep.regimes import REGIMES
+from gradlab.step_sweep.regimes import REGIMES
 from gradlab.ui.page_chrome import MAIN_CHART_KEY
 
 __all__ = ["regime_linked", "regime_links", "REGIME_ANCHOR", "REGIME_LINKS_KEY", "LIT_CLASS", "STROKE_CLASS"]

@@ -77,8 +77,8 @@ _M_ARENA_MAX = -8  # mallopt parameter number, from glibc's malloc.h
 ONEDNN_KERNEL_CACHE = 16
 #: Imported once at start-up, then frozen out of the collector's sight (gc.freeze): the
 #: libraries' millions of long-lived objects are never scanned again.
-_HEAVY_MODULES = ("sympy", "mpmath", "pandas", "plotly.graph_objects", "gradlab.sweep.engine",
-                  "gradlab.figures.sweep", "gradlab.check.api", "gradlab.labs.roundoff.engine", "gradlab.labs.network.engine")
+_HEAVY_MODULES = ("sympy", "mpmath", "pandas", "plotly.graph_objects", "gradlab.step_sweep.engine",
+                  "gradlab.labs.explorer.figures", "gradlab.check.api", "gradlab.labs.roundoff.engine", "gradlab.labs.network.engine")
 
 _lock = threading.Lock()
 _configured = False

@@ -1,6 +1,6 @@
 """The step a chart's own slider was released at, sent to the server once per release.
 
-A chart with Plotly frames and a Plotly slider (:mod:`gradlab.figures.sweep_slider`, the
+A chart with Plotly frames and a Plotly slider (:mod:`gradlab.labs.explorer.chart_slider`, the
 Grid's :func:`gradlab.labs.grid.figures.grid_slider_figure`) animates in the browser: a drag
 never reaches the server. To put the released step in the URL, a tiny custom component
 (Streamlit's components v2: it runs in the page itself, no iframe) listens on the chart

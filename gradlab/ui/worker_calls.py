@@ -20,8 +20,8 @@ by the key alone: two tabs of one browser are two views that may both compute
 (a projector's tab and a student's own), and a cookie is whatever the client
 sends; the disconnect is what a reload always does.
 
->>> from gradlab.server.heavy_work import sweep_formulas
->>> heavy(sweep_formulas, "sin(x)")
+>>> from gradlab.labs.explorer import formulas
+>>> heavy(formulas, "sin(x)")
 ('\\\\sin{\\\\left(x \\\\right)}', '\\\\cos{\\\\left(x \\\\right)}')
 
 ``heavy_with_progress(fn, *args, progress=...)`` is the same call cached for every

@@ -3,7 +3,7 @@ by mouse (hover) and by touch (a tap keeps the light, a second tap lets go).
 
 What "lit" means is read off the chart as drawn: a band is lit when its shape carries the lit
 class, a curve's part when a stroke clipped to its band's x-range is drawn over the curve. The
-band names come from the engine (:func:`gradlab.sweep.regimes.band_name` for each curve the
+band names come from the engine (:func:`gradlab.step_sweep.regimes.band_name` for each curve the
 default view splits), never from the page's own JavaScript.
 """
 
@@ -12,9 +12,9 @@ from __future__ import annotations
 import pytest
 from browser_helpers import open_page, screenshot
 
-from gradlab.sweep.first_view import default_sweep_settings
-from gradlab.sweep.regimes import REGIMES, band_name, regime_steps
-from gradlab.sweep.engine import run_sweep
+from gradlab.labs.explorer.first_view import default_sweep_settings
+from gradlab.step_sweep.regimes import REGIMES, band_name, regime_steps
+from gradlab.step_sweep.engine import run_sweep
 
 pytestmark = pytest.mark.browser
 

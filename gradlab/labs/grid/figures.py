@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from gradlab.figures.spec import FigureOrSpec, FigureSpec, specs_only
-from gradlab.figures.sweep_slider import SLIDER_COLOURS, step_label as _step_label, with_step
+from gradlab.figures.step_slider import SLIDER_COLOURS, step_label as _step_label, with_step
 from gradlab.figures.style import GUIDE, MARK, MARKER_OUTLINE, NEUTRAL, TRUTH
 from gradlab.labs.grid.frames import GridFrames, asked_values, series_with
 from gradlab.labs.grid.representable import GridDifference
@@ -224,7 +224,7 @@ def grid_slider_figure(frames: GridFrames) -> FigureOrSpec:
     dragging it switches frames in the browser (the point x + h, the secant, f around them, the
     axes' ranges), no server call; the slider says the step, the step taken and the slope. Built
     once per view (nothing in it depends on the step shown): a page shows it at its step with
-    :func:`gradlab.figures.sweep_slider.with_step`.
+    :func:`gradlab.figures.step_slider.with_step`.
 
     The legend is the same at every stop (the secant's slope is the slider's to say), and so are
     the axes' titles unless the chart's unit changes between stops (x at 0 or subnormal, where an

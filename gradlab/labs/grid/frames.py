@@ -4,7 +4,7 @@ Dragging h on the Grid's chart switches between frames in the browser: each is t
 forward difference at one step (x + h on the grid, f(x) and f(x+h), the secant) and f on
 the grid around it, the same :func:`~gradlab.labs.grid.representable.grid_difference` and
 :func:`~gradlab.labs.grid.story.window_points` the page shows for one h. The stops are the
-1-2-5 steps (:func:`gradlab.sweep.step_frames.slider_steps`) of the page's step range,
+1-2-5 steps (:func:`gradlab.step_sweep.step_frames.slider_steps`) of the page's step range,
 1e-20 to 1; the exact derivative, which does not depend on h, is computed once.
 
 >>> from gradlab.labs.grid.representable import GridSettings, grid_difference
@@ -30,7 +30,7 @@ from gradlab.errors import GradLabError, LimitError
 from gradlab.labs.grid.representable import GridDifference, GridSettings, computing_in, grid_difference
 from gradlab.numerics.expressions import parse
 from gradlab.labs.grid.story import window_points
-from gradlab.sweep.step_frames import slider_steps
+from gradlab.step_sweep.step_frames import slider_steps
 
 __all__ = ["GRID_STEP_RANGE", "VIEW_STEP", "grid_steps", "GridFrames", "grid_frames", "asked_values", "view_of",
            "series_with"]

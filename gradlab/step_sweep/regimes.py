@@ -5,7 +5,7 @@ truncation right (it grows with h). The complex step has no round-off V, so no s
 The answer names the two regimes, the chart shades them per curve, and the page ties the
 words to the shading (:mod:`gradlab.ui.regime_links`); all three read :func:`regime_steps`.
 
->>> from gradlab.sweep.engine import SweepSettings, run_sweep
+>>> from gradlab.step_sweep.engine import SweepSettings, run_sweep
 >>> r = run_sweep(SweepSettings("exp(x)", 1.0, ("float32", "float64"), ("central",), points=9))
 >>> [(d, s, 1e-6 < h < 1e-1) for d, s, h in regime_steps(r)]
 [('float32', 'central', True), ('float64', 'central', True)]
@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 
 from gradlab.numerics.schemes import get_scheme
 
-if TYPE_CHECKING:  # a protocol, not the engine's class: the engine's result draws these (gradlab.sweep.swept)
-    from gradlab.sweep.swept import Swept
+if TYPE_CHECKING:  # a protocol, not the engine's class: the engine's result draws these (gradlab.step_sweep.swept)
+    from gradlab.step_sweep.swept import Swept
 
 __all__ = ["REGIMES", "regime_steps", "regime_of", "band_name", "regime_sentence"]
 
@@ -58,7 +58,7 @@ def regime_sentence(result: Swept) -> str | None:
     """What the chart's two sides are, for the answer; None when no curve splits in the sweep.
     Short: on a phone each line of the answer costs the chart its bottom.
 
-    >>> from gradlab.sweep.engine import SweepSettings, run_sweep
+    >>> from gradlab.step_sweep.engine import SweepSettings, run_sweep
     >>> regime_sentence(run_sweep(SweepSettings("exp(x)", 1.0, ("float32",), ("central",), points=9)))
     'Round-off dominates left of its best step, truncation right.'
     >>> regime_sentence(run_sweep(SweepSettings("exp(x)", 1.0, ("float32",), ("central", "complex_step"), points=9)))

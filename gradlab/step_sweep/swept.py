@@ -1,13 +1,13 @@
 """What a sweep's result holds, as the modules that read it see it: a protocol, no import.
 
-:class:`gradlab.sweep.engine.SweepResult` is the one class that has these fields. The
-figures (:mod:`gradlab.figures.sweep`, :mod:`gradlab.figures.sweep_marks`), the regimes
-(:mod:`gradlab.sweep.regimes`) and the display (:mod:`gradlab.sweep.display`) name this
+:class:`gradlab.step_sweep.engine.SweepResult` is the one class that has these fields. The
+figures (:mod:`gradlab.labs.explorer.figures`, :mod:`gradlab.labs.explorer.chart_marks`), the regimes
+(:mod:`gradlab.step_sweep.regimes`) and the display (:mod:`gradlab.step_sweep.display`) name this
 protocol for their argument's type, not the engine's class: the engine's result calls the
 display, which calls the figures, so were they to import the engine for a type name the
 modules would import each other in a circle.
 
->>> from gradlab.sweep.engine import SweepSettings, run_sweep
+>>> from gradlab.step_sweep.engine import SweepSettings, run_sweep
 >>> r = run_sweep(SweepSettings("x**2", 3.0, ("float64",), ("central",), points=5))
 >>> all(hasattr(r, name) for name in Swept.__annotations__) and isinstance(r.best_rows, tuple)
 True
@@ -24,9 +24,9 @@ __all__ = ["Swept"]
 
 class Swept(Protocol):
     """A sweep's result: its settings, its tables, its references and notes (see
-    :class:`gradlab.sweep.engine.SweepResult` for what each holds)."""
+    :class:`gradlab.step_sweep.engine.SweepResult` for what each holds)."""
 
-    settings: Any  # a gradlab.sweep.engine.SweepSettings
+    settings: Any  # a gradlab.step_sweep.engine.SweepSettings
     table: pd.DataFrame
     autograd: pd.DataFrame
     best: pd.DataFrame

@@ -1,7 +1,7 @@
 """The sweep figures' decorations: shaded regimes, machine-eps marks, axes, height, messages.
 
 Each function draws onto a :class:`~gradlab.figures.spec.FigureSpec` that
-:mod:`gradlab.figures.sweep` has filled with traces. On a log axis shapes take
+:mod:`gradlab.labs.explorer.figures` has filled with traces. On a log axis shapes take
 data coordinates and annotations log10 coordinates, hence :func:`log10` for
 every annotation's x.
 
@@ -30,10 +30,10 @@ from gradlab.figures.style import (
 from gradlab.figures.style import dtype_colour as _native_colour
 from gradlab.numerics.dtypes import EMULATED_DTYPES, facts
 from gradlab.numerics.schemes import get_scheme
-from gradlab.sweep.regimes import REGIMES, band_name
+from gradlab.step_sweep.regimes import REGIMES, band_name
 
-if TYPE_CHECKING:  # a protocol, not the engine's class: the engine's result draws these (gradlab.sweep.swept)
-    from gradlab.sweep.swept import Swept
+if TYPE_CHECKING:  # a protocol, not the engine's class: the engine's result draws these (gradlab.step_sweep.swept)
+    from gradlab.step_sweep.swept import Swept
 
 __all__ = ["dtype_colour", "log10", "band_height", "shading", "machine_eps_marks", "y_range", "layout", "x_dtick", "message",
            "gap_count", "footnote", "nothing_to_draw"]
@@ -53,7 +53,7 @@ _Y_PAD_TOP, _Y_PAD_BOTTOM = 0.5, 2.0  # decades around the data (labels sit at t
 _Y_TITLES = {
     "relative": "relative error  |estimate − f′(x)| / |f′(x)|",
     "absolute": "absolute error  |estimate − f′(x)|",
-    # no exact f′ (a kink): the estimates themselves, not an error (gradlab.figures.sweep.estimate_vs_eps_figure)
+    # no exact f′ (a kink): the estimates themselves, not an error (gradlab.labs.explorer.figures.estimate_vs_eps_figure)
     "estimate": "estimate of f′(x): what each method returns",
 }
 

@@ -3,7 +3,7 @@
 Built from the sweep's tables (the best row per dtype and autograd's row), never
 from prose: the page shows :func:`sweep_answer`'s note as it is, by its level.
 
->>> from gradlab.sweep.engine import SweepSettings, run_sweep
+>>> from gradlab.step_sweep.engine import SweepSettings, run_sweep
 >>> r = run_sweep(SweepSettings("exp(x)", 1.0, ("float32",), ("central",), 1e-9, 0.1, points=41))
 >>> print(sweep_answer(r).text)  # doctest: +ELLIPSIS
 At its best step (h ≈ ...) the float32 central difference is within ... of the exact derivative (relative error); autograd is within 1 ulp. Round-off dominates left of its best step, truncation right.
@@ -25,8 +25,8 @@ import math
 import mpmath
 import numpy as np
 
-from gradlab.sweep.engine import AROUND_BEST, SweepResult
-from gradlab.sweep.regimes import regime_sentence
+from gradlab.step_sweep.engine import AROUND_BEST, SweepResult
+from gradlab.step_sweep.regimes import regime_sentence
 from gradlab.view import Answer
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.precision_table import best_error_scale
@@ -106,7 +106,7 @@ def _theory(row) -> str:
 def theory_words(result: SweepResult) -> str | None:
     """The theory of each 8-bit float's best error, for the words under the chart; None without one.
 
-    >>> from gradlab.sweep.engine import SweepSettings, run_sweep
+    >>> from gradlab.step_sweep.engine import SweepSettings, run_sweep
     >>> print(theory_words(run_sweep(SweepSettings("sin(x)", 1.0, ("float8_e4m3fn",), ("central",)))))
     The theory's best error (gradlab's precision table): float8_e4m3fn central ε^(2/3) = 25 %, times this f's factor k = 1.5: 37 %.
     """
@@ -124,7 +124,7 @@ def theory_words(result: SweepResult) -> str | None:
 
 def best_error_words(near_best: float, dtype: str, exact) -> str:
     """How close a dtype's best estimate comes, as the answer says it: ``near_best`` is the typical
-    relative error around the best step (:func:`gradlab.sweep.engine.robust_best`). Below the
+    relative error around the best step (:func:`gradlab.step_sweep.engine.robust_best`). Below the
     dtype's unit round-off u it is "within the dtype's rounding": no result in the dtype can be
     trusted closer, whatever one sample shows. "exact" only where every error there is 0 and
     the exact derivative is itself a float64 number (so 0 is not just the reference's rounding).

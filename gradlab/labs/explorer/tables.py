@@ -1,10 +1,10 @@
 """Display tables of a sweep: the numbers beside the Explorer's chart, as strings to read or copy.
 
-Pure functions from a :class:`~gradlab.sweep.engine.SweepResult` to small
+Pure functions from a :class:`~gradlab.step_sweep.engine.SweepResult` to small
 ``pandas.DataFrame`` s (no streamlit, no plotly); schemes are named by their
 row's ``curve_label``, as in the figure's legend.
 
->>> from gradlab.sweep.engine import SweepSettings, run_sweep
+>>> from gradlab.step_sweep.engine import SweepSettings, run_sweep
 >>> result = run_sweep(SweepSettings("exp(x)", 1.0, ("float32",), ("central",), points=9))
 >>> list(best_step_table(result).columns)[:3]
 ['dtype', 'scheme', 'best h (observed)']
@@ -26,7 +26,7 @@ from gradlab.numerics.mp_format import format_mp
 from gradlab.numerics.schemes import get_scheme
 
 if TYPE_CHECKING:  # the engine imports these figures (SweepResult.figure), never the reverse
-    from gradlab.sweep.engine import SweepResult
+    from gradlab.step_sweep.engine import SweepResult
 
 __all__ = ["best_step_table", "autograd_table", "rounding_table", "format_sig", "exact_digits"]
 
@@ -70,7 +70,7 @@ def best_step_table(result: SweepResult) -> pd.DataFrame:
     a factor 3) do best, with their median error: what the difference does there, "< u" where
     that is below the dtype's rounding.
 
-    >>> from gradlab.sweep.engine import SweepSettings, run_sweep
+    >>> from gradlab.step_sweep.engine import SweepSettings, run_sweep
     >>> r = run_sweep(SweepSettings("exp(x)", 0.0, ("float64",), ("central",), points=9))
     >>> best_step_table(r).loc[0, "h* (theory)"]  # (3u |f/f'''|)**(1/3), u = 2**-53
     '6.93e-06'
@@ -108,7 +108,7 @@ def _near_best(value: float, dtype: str) -> str:
 def autograd_table(result: SweepResult) -> pd.DataFrame:
     """Autograd's value of f'(x) per dtype, the exact value and both errors.
 
-    >>> from gradlab.sweep.engine import SweepSettings, run_sweep
+    >>> from gradlab.step_sweep.engine import SweepSettings, run_sweep
     >>> r = run_sweep(SweepSettings("x**3", 2.0, ("float32",), ("central",), points=5))
     >>> autograd_table(r).loc[0, "autograd f′(x)"]
     '12'
@@ -128,7 +128,7 @@ def autograd_table(result: SweepResult) -> pd.DataFrame:
 def rounding_table(result: SweepResult) -> pd.DataFrame:
     """How x was rounded in each dtype, and the exact f'(x) at that rounded point.
 
-    >>> from gradlab.sweep.engine import SweepSettings, run_sweep
+    >>> from gradlab.step_sweep.engine import SweepSettings, run_sweep
     >>> r = run_sweep(SweepSettings("x**2", 0.1, ("float16",), ("central",), points=5))
     >>> rounding_table(r).loc[0, "x in dtype"]
     '0.0999755859375'

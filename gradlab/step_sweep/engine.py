@@ -4,7 +4,7 @@ Estimates are vectorised over eps (one torch call per dtype and scheme, all
 stencil points and steps at once), measured against the exact derivative at the
 dtype-rounded point, and returned as tidy tables together with autograd's own
 error, the theory's predicted best step, the estimates at each stop of the chart's
-step slider (``frames``, :mod:`gradlab.sweep.step_frames`: computed in the same call
+step slider (``frames``, :mod:`gradlab.step_sweep.step_frames`: computed in the same call
 of f) and notes (:class:`gradlab.notes.Note`) whose level the engine sets: a page
 never reads the words to decide.
 
@@ -34,9 +34,9 @@ from gradlab.numerics.dtypes import DTYPE_NAMES, facts
 from gradlab.numerics.emulation import emulated, to_dtype
 from gradlab.numerics.exact_derivatives import Reference, exact_derivatives, reference_at
 from gradlab.notes import Note
-from gradlab.sweep.notes import (EMULATION_NOTE, FP8_CHECKING_NOTE, emulation_notes, gap_notes, no_reference_note,
+from gradlab.step_sweep.notes import (EMULATION_NOTE, FP8_CHECKING_NOTE, emulation_notes, gap_notes, no_reference_note,
                                   zero_step_notes)
-from gradlab.sweep.step_frames import frame_block, frames_table, slider_steps
+from gradlab.step_sweep.step_frames import frame_block, frames_table, slider_steps
 from gradlab.numerics.schemes import (
     SCHEME_NAMES,
     get_scheme,
@@ -122,19 +122,19 @@ class SweepResult:
     derivative_text: str
     reference: Reference  # at x as typed (float64)
     notes: tuple[Note, ...] = field(default=())
-    #: The estimates at each stop of the step slider (:mod:`gradlab.sweep.step_frames`): one
+    #: The estimates at each stop of the step slider (:mod:`gradlab.step_sweep.step_frames`): one
     #: row per (dtype, scheme, h), so a drag in the browser only switches frames.
     frames: pd.DataFrame = field(default_factory=lambda: frames_table(()))
 
     def figure(self):
-        """The error-vs-eps figure (:func:`gradlab.sweep.display.sweep_figure`)."""
-        from gradlab.sweep.display import sweep_figure  # plotly: only when a figure is drawn
+        """The error-vs-eps figure (:func:`gradlab.step_sweep.display.sweep_figure`)."""
+        from gradlab.step_sweep.display import sweep_figure  # plotly: only when a figure is drawn
 
         return sweep_figure(self)
 
     def _repr_html_(self) -> str:
-        """What Jupyter shows: the best steps, the notes and the figure (:func:`gradlab.sweep.display.sweep_html`)."""
-        from gradlab.sweep.display import sweep_html
+        """What Jupyter shows: the best steps, the notes and the figure (:func:`gradlab.step_sweep.display.sweep_html`)."""
+        from gradlab.step_sweep.display import sweep_html
 
         return sweep_html(self)
 

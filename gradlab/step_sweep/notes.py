@@ -1,6 +1,6 @@
 """The sweep's notes (:class:`gradlab.notes.Note`): what part of a result is missing or how it is shown.
 
-:func:`gradlab.sweep.engine.run_sweep` attaches them, each with the level it decides here: a
+:func:`gradlab.step_sweep.engine.run_sweep` attaches them, each with the level it decides here: a
 warning for what is missing (no exact reference), an info for what explains the chart (steps
 too small to move x, estimates a log axis cannot show, how 8-bit floats are emulated).
 """

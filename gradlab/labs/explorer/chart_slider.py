@@ -1,14 +1,14 @@
 """A slider over the step h on the Explorer's chart, animated in the browser.
 
-The sweep's result carries its frames (:mod:`gradlab.sweep.step_frames`): every curve's
+The sweep's result carries its frames (:mod:`gradlab.step_sweep.step_frames`): every curve's
 estimate at each 1-2-5 step of the chart's range. :func:`add_step_slider` puts them into
 the figure as Plotly frames with a Plotly slider, so dragging h moves each curve's point,
 its estimate and the vertical line at h in the browser, one frame per stop, with no call to
 the server. Each frame replaces only the slider's own trace, the points and the line at h
 (``redraw`` off: Plotly moves them without drawing the chart again).
 
->>> from gradlab.sweep.engine import SweepSettings, run_sweep
->>> from gradlab.figures.sweep import error_vs_eps_figure
+>>> from gradlab.step_sweep.engine import SweepSettings, run_sweep
+>>> from gradlab.labs.explorer.figures import error_vs_eps_figure
 >>> r = run_sweep(SweepSettings("exp(x)", 1.0, ("float64",), ("central",), 1e-4, 1e-2, points=5))
 >>> with specs_only():
 ...     fig = error_vs_eps_figure(r)
@@ -25,36 +25,23 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gradlab.figures.spec import FigureOrSpec, FigureSpec, specs_only
-from gradlab.figures.style import FONT_SIZE, GUIDE, MARK, MARKER_OUTLINE, scheme_dash
-from gradlab.figures.sweep_marks import dtype_colour
-from gradlab.figures.sweep_play import add_play
+from gradlab.figures.step_slider import SLIDER_COLOURS, step_label
+from gradlab.figures.style import FONT_SIZE, GUIDE, MARKER_OUTLINE, scheme_dash
+from gradlab.labs.explorer.chart_marks import dtype_colour
+from gradlab.labs.explorer.chart_play import add_play
 from gradlab.numerics.schemes import get_scheme
-from gradlab.sweep.step_frames import nearest_step
+from gradlab.step_sweep.step_frames import nearest_step
 
 if TYPE_CHECKING:  # the engine imports these figures (SweepResult.figure), never the reverse
-    from gradlab.sweep.engine import SweepResult
+    from gradlab.step_sweep.engine import SweepResult
 
-__all__ = ["SLIDER_COLOURS", "add_step_slider", "error_vs_eps_with_slider", "step_label", "SLIDER_NAME", "with_step",
-           "READOUT_CHARS", "READOUT_PREFIX",
+__all__ = ["add_step_slider", "error_vs_eps_with_slider", "SLIDER_NAME", "READOUT_CHARS", "READOUT_PREFIX",
            "compact_legend", "estimate_vs_eps_with_legend", "legend_entries"]
 
 SLIDER_NAME = "step h"
-#: The slider's rail and grip: mid greys that read on the light and the dark background (Plotly's
-#: default rail is near white, a glare on the dark theme), the grip the marks' colour while dragged.
-SLIDER_COLOURS = {"bgcolor": "#c9d1dc", "bordercolor": GUIDE, "borderwidth": 1, "tickcolor": GUIDE,
-                  "activebgcolor": MARK}
 _ERROR_COLUMN = {"relative": "rel_error", "absolute": "abs_error"}
 #: Each stop's animation: at once, points moved without redrawing the chart.
 _ANIMATE = {"mode": "immediate", "frame": {"duration": 0, "redraw": False}, "transition": {"duration": 0}}
-
-
-def step_label(h: float) -> str:
-    """A stop's name, label and URL text: ``2e-04`` (as the step sliders write a step).
-
-    >>> step_label(0.0002), step_label(1.0)
-    ('2e-04', '1e+00')
-    """
-    return f"{h:.0e}"
 
 
 def _error_kind(fig: FigureSpec) -> str:
@@ -225,8 +212,8 @@ def compact_legend(fig: FigureSpec) -> None:
     The keys are layout shapes (:func:`_key_shape`), not traces; a scheme's key shows its line's
     dash (a shape's legend symbol is a line or a marker, not both; the curves carry the marker too).
 
-    >>> from gradlab.sweep.engine import SweepSettings, run_sweep
-    >>> from gradlab.figures.sweep import error_vs_eps_figure
+    >>> from gradlab.step_sweep.engine import SweepSettings, run_sweep
+    >>> from gradlab.labs.explorer.figures import error_vs_eps_figure
     >>> r = run_sweep(SweepSettings("exp(x)", 1.0, ("float32", "float64"), ("forward", "central"), 1e-4, 1e-2, points=5))
     >>> with specs_only():
     ...     fig = error_vs_eps_figure(r)
@@ -304,19 +291,19 @@ READOUT_CHARS = 44
 
 
 def error_vs_eps_with_slider(result: SweepResult, h: float, **options) -> FigureOrSpec:
-    """:func:`gradlab.figures.sweep.error_vs_eps_figure` (``options`` are its keywords) with the
+    """:func:`gradlab.labs.explorer.figures.error_vs_eps_figure` (``options`` are its keywords) with the
     step slider at ``h``.
 
-    >>> from gradlab.sweep.engine import SweepSettings, run_sweep
+    >>> from gradlab.step_sweep.engine import SweepSettings, run_sweep
     >>> r = run_sweep(SweepSettings("exp(x)", 1.0, ("float64",), ("central",), 1e-4, 1e-2, points=5))
-    >>> from gradlab.figures.sweep_play import PLAY_PREFIX
+    >>> from gradlab.labs.explorer.chart_play import PLAY_PREFIX
     >>> fig = error_vs_eps_with_slider(r, 2e-3, error="absolute")
     >>> len([f for f in fig.frames if not f.name.startswith(PLAY_PREFIX)]), fig.layout.sliders[0].active
     (7, 4)
     >>> [f.name for f in fig.frames if f.name.startswith(PLAY_PREFIX)]  # the Play button's: every other stop
     ['play 1e-04', 'play 5e-04', 'play 2e-03', 'play 1e-02']
     """
-    from gradlab.figures.sweep import error_vs_eps_figure  # sweep imports nothing of this module
+    from gradlab.labs.explorer.figures import error_vs_eps_figure  # sweep imports nothing of this module
 
     with specs_only():
         fig = error_vs_eps_figure(result, **options)
@@ -325,16 +312,16 @@ def error_vs_eps_with_slider(result: SweepResult, h: float, **options) -> Figure
 
 
 def estimate_vs_eps_with_legend(result: SweepResult) -> FigureOrSpec:
-    """:func:`gradlab.figures.sweep.estimate_vs_eps_figure` (no exact derivative: the estimates
+    """:func:`gradlab.labs.explorer.figures.estimate_vs_eps_figure` (no exact derivative: the estimates
     themselves) with the :func:`compact_legend` of the Explorer's other chart.
 
-    >>> from gradlab.sweep.engine import SweepSettings, run_sweep
+    >>> from gradlab.step_sweep.engine import SweepSettings, run_sweep
     >>> r = run_sweep(SweepSettings("abs(x)", 0.0, ("float32",), ("forward", "central"), points=5))
     >>> with specs_only():
     ...     legend_entries(estimate_vs_eps_with_legend(r))
     ['float32', 'forward', 'central', 'autograd']
     """
-    from gradlab.figures.sweep import estimate_vs_eps_figure
+    from gradlab.labs.explorer.figures import estimate_vs_eps_figure
 
     with specs_only():
         fig = estimate_vs_eps_figure(result)
@@ -342,37 +329,3 @@ def estimate_vs_eps_with_legend(result: SweepResult) -> FigureOrSpec:
     # "step h" 6 px under the tick labels touched 10⁻⁸'s exponent (as on the home page's chart)
     fig.update_xaxes(title={**fig.layout["xaxis"].get("title", {}), "standoff": 14})
     return fig.figure()
-
-
-def with_step(spec: dict, h: float) -> dict:
-    """A figure's dict with frames and a step slider (this module's, or the Grid's) shown at the
-    stop nearest ``h``: the slider's active stop and that frame's traces and axis ranges. A copy
-    of the top levels only (the frames and the data arrays are shared), so a page builds and
-    caches its figure once per view and a new step costs a few dictionary copies, not a new figure.
-
-    >>> spec = {"data": [{"name": "a", "x": [0]}, {"name": "at h", "x": [1e-3]}],
-    ...         "layout": {"xaxis": {"title": "h"}, "sliders": [{"active": 0, "steps": [{"value": "1e-03"},
-    ...                    {"value": "2e-03"}]}]},
-    ...         "frames": [{"name": "1e-03", "traces": [1], "data": [{"x": [1e-3]}]},
-    ...                    {"name": "2e-03", "traces": [1], "data": [{"x": [2e-3]}], "layout": {"xaxis": {"range": [0, 1]}}}]}
-    >>> shown = with_step(spec, 2.2e-3)
-    >>> shown["data"][1], shown["layout"]["sliders"][0]["active"], shown["layout"]["xaxis"]
-    ({'name': 'at h', 'x': [0.002]}, 1, {'title': 'h', 'range': [0, 1]})
-    >>> spec["layout"]["sliders"][0]["active"], shown["frames"] is spec["frames"]
-    (0, True)
-    """
-    frames, sliders = spec.get("frames") or (), spec.get("layout", {}).get("sliders") or ()
-    if not frames or not sliders:
-        return spec
-    values = [float(step["value"]) for step in sliders[0]["steps"]]
-    active = values.index(nearest_step(values, h))
-    name = sliders[0]["steps"][active]["value"]
-    frame = next((f for f in frames if f.get("name") == name), None)
-    data = list(spec["data"])
-    layout = {**spec["layout"], "sliders": [{**sliders[0], "active": active}, *sliders[1:]]}
-    if frame is not None:
-        for index, trace in zip(frame.get("traces") or range(len(frame["data"])), frame["data"]):
-            data[index] = {**data[index], **trace}
-        for key, value in (frame.get("layout") or {}).items():
-            layout[key] = {**layout.get(key, {}), **value} if isinstance(value, dict) else value
-    return {**spec, "data": data, "layout": layout}

@@ -1,4 +1,4 @@
-"""Pure functions from a sweep's tidy tables to Plotly figures (tables: :mod:`.sweep_tables`).
+"""Pure functions from a sweep's tidy tables to Plotly figures (tables: :mod:`.tables`).
 
 No streamlit here: the pages call these and hand the figure to
 ``gradlab.ui.figures.show_figure``. One colour per dtype and one dash and marker
@@ -10,7 +10,7 @@ Plotly quirk worth knowing: on a log axis, *shapes* take data coordinates but
 *annotations* take log10 coordinates, so annotations here are placed with
 :func:`_log10` (``add_vline(annotation_text=...)`` would put them at 10**x).
 
->>> from gradlab.sweep.engine import SweepSettings, run_sweep
+>>> from gradlab.step_sweep.engine import SweepSettings, run_sweep
 >>> result = run_sweep(SweepSettings("exp(x)", 1.0, ("float32",), ("central",), points=9))
 >>> fig = error_vs_eps_figure(result)
 >>> fig.layout.xaxis.type, fig.layout.xaxis.exponentformat
@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from gradlab.figures import sweep_marks as marks
-from gradlab.figures.sweep_marks import dtype_colour as _colour
+from gradlab.labs.explorer import chart_marks as marks
+from gradlab.labs.explorer.chart_marks import dtype_colour as _colour
 from gradlab.figures.spec import FigureOrSpec, FigureSpec
 from gradlab.figures.style import (
     LINE_WIDTH as _LINE_WIDTH,
@@ -39,10 +39,10 @@ from gradlab.figures.style import (
 )
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import get_scheme
-from gradlab.sweep.regimes import regime_steps
+from gradlab.step_sweep.regimes import regime_steps
 
-if TYPE_CHECKING:  # a protocol, not the engine's class: the engine's result draws these (gradlab.sweep.swept)
-    from gradlab.sweep.swept import Swept
+if TYPE_CHECKING:  # a protocol, not the engine's class: the engine's result draws these (gradlab.step_sweep.swept)
+    from gradlab.step_sweep.swept import Swept
 
 __all__ = [
     "ErrorKind",
@@ -179,7 +179,7 @@ def _theory_traces(result: Swept, blocks, dtypes: Sequence[str], error: ErrorKin
     every trace of the chart again for each stop of the step slider. Hover names the
     scheme and the term.
 
-    >>> from gradlab.sweep.engine import SweepSettings, run_sweep
+    >>> from gradlab.step_sweep.engine import SweepSettings, run_sweep
     >>> r = run_sweep(SweepSettings("exp(x)", 1.0, ("float64",), ("central",), points=5))
     >>> (line,) = _theory_traces(r, _blocks(r), ["float64"], "relative")
     >>> line["meta"]["terms"], line["y"][5], line["text"][:1] + line["text"][6:7]
@@ -249,7 +249,7 @@ AUTO_THEORY_CURVES = 4
 def theory_dtypes(result: Swept, focus_dtype: str | None = None) -> list[str]:
     """Which dtypes get theory lines and stars: ``focus_dtype``; "auto": all of them if few curves.
 
-    >>> from gradlab.sweep.engine import SweepSettings, run_sweep
+    >>> from gradlab.step_sweep.engine import SweepSettings, run_sweep
     >>> r = run_sweep(SweepSettings("exp(x)", 1.0, ("float32", "float64"), ("central",), points=5))
     >>> theory_dtypes(r, "auto"), theory_dtypes(r, "float64"), theory_dtypes(r)
     (['float32', 'float64'], ['float64'], ['float32'])
@@ -283,7 +283,7 @@ def error_vs_eps_figure(
     error is a dotted horizontal line.
     Errors of exactly 0, inf or NaN are gaps, counted in an annotation.
 
-    >>> from gradlab.sweep.engine import SweepSettings, run_sweep
+    >>> from gradlab.step_sweep.engine import SweepSettings, run_sweep
     >>> r = run_sweep(SweepSettings("1/x", 0.3, ("float32", "float64"), ("forward",), points=9))
     >>> fig = error_vs_eps_figure(r, error="absolute", show_theory=False)
     >>> sorted({t.meta["kind"] for t in fig.data})
@@ -327,7 +327,7 @@ def estimate_vs_eps_figure(result: Swept) -> FigureOrSpec:
     At a kink such as abs(x) at 0 there is no error to plot, but what each scheme
     returns is the lesson: one-sided differences give ±1, central 0.
 
-    >>> from gradlab.sweep.engine import SweepSettings, run_sweep
+    >>> from gradlab.step_sweep.engine import SweepSettings, run_sweep
     >>> r = run_sweep(SweepSettings("abs(x)", 0.0, ("float32",), ("forward", "central"), points=5))
     >>> sorted({round(v, 6) for v in estimate_vs_eps_figure(r).data[0].y})
     [1.0]

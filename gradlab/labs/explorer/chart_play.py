@@ -5,7 +5,7 @@ Plotly's own animation, in the browser (no rerun): frames of their own (named
 step slider's point at it, every :data:`PLAY_EVERY`-th stop and the last, so the play
 ends with every curve whole and the slider then moves the point as before. The button
 sits left of the slider's rail, whose start moves right to make room (over the plot,
-Plotly's toolbar covered it on hover). :func:`gradlab.figures.sweep_slider.add_step_slider`
+Plotly's toolbar covered it on hover). :func:`gradlab.labs.explorer.chart_slider.add_step_slider`
 adds it.
 """
 

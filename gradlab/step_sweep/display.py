@@ -1,10 +1,11 @@
 """How a sweep's result shows itself: its error-vs-eps figure and what a notebook prints.
 
-:class:`gradlab.sweep.engine.SweepResult` calls these from ``figure()`` and
-``_repr_html_``; this module never imports the engine at run time, so the engine ->
-display -> figures imports run one way.
+:class:`gradlab.step_sweep.engine.SweepResult` calls these from ``figure()`` and
+``_repr_html_``; the figure is the Explorer lab's (:mod:`gradlab.labs.explorer.figures`). This
+module never imports the engine at run time, so the engine -> display -> figures imports run
+one way.
 
->>> from gradlab.sweep.engine import SweepSettings, run_sweep
+>>> from gradlab.step_sweep.engine import SweepSettings, run_sweep
 >>> r = run_sweep(SweepSettings("exp(x)", 1.0, ("float64",), ("forward", "central"), points=9))
 >>> [t.name for t in sweep_figure(r).data if t.meta and t.meta.get("kind") == "sweep"]
 ['float64 · forward', 'float64 · central']
@@ -20,7 +21,7 @@ from gradlab.notebook_html import plotted, result_html
 
 if TYPE_CHECKING:
     from gradlab.figures.spec import FigureOrSpec  # Plotly's: imported only when a figure is drawn
-    from gradlab.sweep.swept import Swept  # a protocol: the engine's result calls this module
+    from gradlab.step_sweep.swept import Swept  # a protocol: the engine's result calls this module
 
 __all__ = ["sweep_figure", "sweep_html"]
 
@@ -28,7 +29,7 @@ __all__ = ["sweep_figure", "sweep_html"]
 def sweep_figure(result: Swept) -> FigureOrSpec:
     """The error-vs-eps figure of the Explorer (relative error, theory and best steps)."""
     def build() -> FigureOrSpec:
-        from gradlab.figures.sweep import error_vs_eps_figure  # plotly: only when a figure is drawn
+        from gradlab.labs.explorer.figures import error_vs_eps_figure  # plotly: only when a figure is drawn
 
         return error_vs_eps_figure(result)
     return plotted(build)

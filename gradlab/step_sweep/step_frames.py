@@ -12,7 +12,7 @@ among them.
 
 >>> slider_steps(1e-3, 1e-1)
 (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1)
->>> from gradlab.sweep.engine import SweepSettings
+>>> from gradlab.step_sweep.engine import SweepSettings
 >>> t = step_frames(SweepSettings("x**2", 3.0, ("float64",), ("forward",)), (0.5,))
 >>> float(t.loc[0, "estimate"]), float(t.loc[0, "abs_error"])  # ((3.5)**2 - 9) / 0.5 = 6.5
 (6.5, 0.5)

@@ -1,10 +1,10 @@
 """``gradlab.sweep``: the Explorer's error-vs-step sweep from Python.
 
 ``sweep(expression, at=x, dtypes=..., schemes=...)`` runs
-:func:`gradlab.sweep.engine.run_sweep` and returns its
-:class:`~gradlab.sweep.engine.SweepResult`, whose ``_repr_html_`` (the best step per
+:func:`gradlab.step_sweep.engine.run_sweep` and returns its
+:class:`~gradlab.step_sweep.engine.SweepResult`, whose ``_repr_html_`` (the best step per
 dtype and scheme, the notes, and the error-vs-eps figure) and ``figure()``
-(:func:`gradlab.figures.sweep.error_vs_eps_figure`) are :mod:`gradlab.sweep.display`'s.
+(:func:`gradlab.labs.explorer.figures.error_vs_eps_figure`) are :mod:`gradlab.step_sweep.display`'s.
 
 >>> r = sweep("exp(x)", at=1.0, dtypes="float64", schemes=("forward", "central"), points=9)
 >>> r.best[["dtype", "scheme"]].values.tolist()
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from gradlab.numerics.dtypes import DTYPE_NAMES
 from gradlab.numerics.schemes import SCHEME_NAMES
-from gradlab.sweep.engine import SweepResult, SweepSettings, run_sweep
+from gradlab.step_sweep.engine import SweepResult, SweepSettings, run_sweep
 
 __all__ = ["sweep"]
 
