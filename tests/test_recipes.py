@@ -9,6 +9,7 @@ page that needs a file the recipe does not name fails here, not in the next cont
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -48,12 +49,14 @@ def run(root: Path, *args: str, timeout: float = 600) -> subprocess.CompletedPro
                           timeout=timeout)
 
 
-def passes(root: Path, *tests: str, k: str | None = None) -> None:
-    """The named tests pass in the copy (fast tier, one process: the suite's workers are busy)."""
+def passes(root: Path, *tests: str, k: str | None = None) -> int:
+    """The named tests pass in the copy (fast tier, one process: the suite's workers are busy);
+    how many passed."""
     selection = ["-k", k] if k else []
     done = run(root, "-m", "pytest", "-q", "-x", "-n", "0", "-p", "no:cacheprovider", "-p", "no:randomly",
                "-m", "not slow and not browser and not server", *selection, *tests)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    return int(re.search(r"(\d+) passed", done.stdout).group(1))
 
 
 def test_a_dtype_is_one_row(copy):
@@ -175,3 +178,94 @@ def test_a_cli_subcommand_is_a_module_a_name_in_main_and_a_test(copy):
     passes(copy, "tests/test_cli_ulp.py", "tests/test_import_graph.py", "--doctest-modules", "gradlab/cli/ulp.py")
     listed = run(copy, "-m", "gradlab", "--help")
     assert listed.returncode == 0 and "ulp" in listed.stdout, listed.stderr
+
+
+_LAB = '''"""The Ulps lab: the gap above x in every dtype.
+
+>>> v = view(UlpSettings(x=1.0))
+>>> v.answer.level, list(v.tables["gaps"]["dtype"])[:2]
+('info', ['float16', 'bfloat16'])
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from gradlab.errors import GradLabError
+from gradlab.numerics.dtypes import ALL_DTYPE_NAMES
+from gradlab.numerics.ulp import ulp
+from gradlab.server.worker_entries import worker_entry
+from gradlab.view import Answer, Chart, View
+
+__all__ = ["UlpSettings", "view"]
+
+
+@dataclass(frozen=True)
+class UlpSettings:
+    x: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not math.isfinite(self.x):
+            raise GradLabError(f"x must be a finite number; got {self.x!r}.")
+
+
+def gap_bars(table: pd.DataFrame):
+    import plotly.graph_objects as go
+
+    return go.Figure(go.Bar(x=table["dtype"], y=table["gap"]), layout={"yaxis": {"type": "log"}})
+
+
+@worker_entry("the gaps", "request_seconds")
+def view(settings: UlpSettings) -> View:
+    table = pd.DataFrame({"dtype": ALL_DTYPE_NAMES, "gap": [float(ulp(settings.x, d)) for d in ALL_DTYPE_NAMES]})
+    widest = table.loc[table["gap"].idxmax()]
+    return View(Answer("info", f"At x = {settings.x:g} the widest gap is {widest.gap:g}, in {widest.dtype}."),
+                charts={"gaps": Chart(gap_bars, (table,))}, tables={"gaps": table})
+'''
+
+_PAGE = '''"""Ulps: the gap above x in every dtype. Layout only."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from gradlab.labs.ulps import UlpSettings, view
+from gradlab.ui.bound_widgets import bound_number
+from gradlab.ui.messages import show_answer, stop_with_error
+from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page, title_row
+from gradlab.ui.views import lab_view, show_chart
+
+start_page("ulps")
+
+with title_row("Ulps", "how far apart are the numbers near x?"):
+    pass
+try:
+    settings = UlpSettings(x=float(bound_number("x", "x", value=1.0, min_value=-1e30, max_value=1e30)))
+    shown = lab_view(view, settings)
+except Exception as err:  # noqa: BLE001 - a value's sentence; anything else generically
+    stop_with_error(err)
+with answer_box():
+    show_answer(shown.answer, icon=":material/lightbulb:")
+with main_chart_box():
+    show_chart(settings, shown, "gaps", "gradlab-ulps")
+st.dataframe(shown.tables["gaps"], hide_index=True)
+'''
+
+
+def test_a_lab_is_its_module_its_page_and_a_page_row(copy):
+    """docs/ARCHITECTURE.md, "A lab": gradlab/labs/<lab>.py (settings and a view(settings) worker
+    entry; a package once it grows), pages/<lab>.py, one PageSpec in gradlab/ui/navigation.py. The
+    app opens it, it has the pages' shape, it imports only its lab and the ui, its worker entry is
+    known to the pool and its limit named, and no import circle appears."""
+    (copy / "gradlab/labs/ulps.py").write_text(_LAB)
+    (copy / "pages/ulps.py").write_text(_PAGE)
+    insert_after(copy, "gradlab/ui/navigation.py", "PAGES: tuple[PageSpec, ...] = (\n", '''    PageSpec("pages/ulps.py", "Ulps", ":material/straighten:", "ulps", "The gap above x in every dtype."),
+''')
+    ran = passes(copy, "tests/test_app_pages.py", "tests/test_page_shape.py", "tests/test_page_imports.py",
+           "tests/test_presets.py", "tests/test_import_graph.py", "tests/test_hostile_requests.py",
+           "--doctest-modules", "gradlab/labs/ulps.py", k="ulps or registry or router or worker_entry or circle "
+                                                           "or unique or gallery or lab_and")
+    assert ran >= 10  # the page's own: opened, its shape (4), its imports, its router, its doctest, ...
