@@ -25,6 +25,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
+from gradlab.check.running.check_run import CheckOptions
 from gradlab.check.running.engine import caller_kept, checked_function, first_order, sample_indices
 from gradlab.check.further.estimates import element_estimates, reduction_estimates
 from gradlab.check.further.forward_mode import check_forward_mode
@@ -132,7 +133,8 @@ def gradcheck(
     line = terminal_progress() if progress is None else None  # a long check's line on a terminal
     with caller_kept(fn, inputs, numeric_fn), _closed(line):  # fn's modules and tensors as they were, even on a raise
         call, args = checked_function(fn, inputs, wrt)
-        result = first_order(call, args, **options, numeric_fn=numeric_fn, taylor=taylor, progress=progress or line,
+        result = first_order(call, args, CheckOptions(**options, numeric_fn=numeric_fn, taylor=taylor,
+                                                      progress=progress or line),
                              twin=lambda: float64_twin(fn, args, wrt, numeric_fn))
         if check_forward or order == 2:
             result = _with_higher_checks(result, call, check_inputs(args.reals()), options, check_forward, order,

@@ -65,8 +65,8 @@ from gradlab.check.verdicts.results import CheckResult
 from gradlab.check.inputs.skipped import Skipped, with_skipped_words
 from gradlab.check.verdicts.states import evidence_notes
 from gradlab.check.further.taylor import taylor_test
-from gradlab.check.inputs.validation import MODES, REDUCTIONS, check_callable, check_full_limit, check_samples, check_seed, \
-    choose, resolve_workers
+from gradlab.check.inputs.validation import check_callable, check_full_limit
+from gradlab.check.running.check_run import CheckOptions, CheckRun, Progress
 from gradlab.check.verdicts.judging import backward_spread
 from gradlab.check.running.float64_witness import autograd_in_float64, autograd_rounding, float64_problem, float64_twin
 from gradlab.errors import GradLabError
@@ -75,8 +75,6 @@ from gradlab.numerics.dtypes import facts, resolve_tolerances
 from gradlab.numerics.schemes import get_scheme, not_applicable_reason
 
 __all__ = ["check_gradient", "checked_function", "caller_kept", "first_order", "perturbations", "sample_indices"]
-
-Progress = Callable[[int, int], None]
 
 
 def sample_indices(numel: int, samples: int, seed: int) -> torch.Tensor:
@@ -143,10 +141,10 @@ def check_gradient(
     inputs = (inputs,) if isinstance(inputs, torch.Tensor) else tuple(inputs)
     with caller_kept(fn, inputs, numeric_fn):
         call, args = checked_function(fn, inputs, wrt)
-        return first_order(call, args, mode=mode, samples=samples, seed=seed, scheme=scheme, eps=eps, rtol=rtol,
-                           atol=atol, reduction=reduction, grad_outputs=grad_outputs,
-                           numeric_float64=numeric_float64, workers=workers, numeric_fn=numeric_fn, taylor=taylor,
-                           progress=progress, twin=lambda: float64_twin(fn, args, wrt, numeric_fn))
+        options = CheckOptions(mode=mode, samples=samples, seed=seed, scheme=scheme, eps=eps, rtol=rtol, atol=atol,
+                               reduction=reduction, grad_outputs=grad_outputs, numeric_float64=numeric_float64,
+                               numeric_fn=numeric_fn, taylor=taylor, progress=progress, workers=workers)
+        return first_order(call, args, options, twin=lambda: float64_twin(fn, args, wrt, numeric_fn))
 
 
 def caller_kept(fn: Callable, inputs: tuple, numeric_fn: Callable | None = None) -> kept_state:
@@ -191,7 +189,8 @@ def bound(fn: Callable, args: Arguments) -> Callable:
     return call
 
 
-def first_order(call, args: Arguments, **options) -> CheckResult:
+def first_order(call, args: Arguments, options: CheckOptions, twin: Callable[[], Callable | None] | None = None
+                ) -> CheckResult:
     """The check of autograd's gradient of ``call`` (:func:`checked_function`'s) over ``args``;
     ``options`` are :func:`check_gradient`'s, and ``twin``: a function building fn in float64
     (:func:`gradlab.check.running.float64_witness.float64_twin`, called only for a check in a lower
@@ -209,20 +208,19 @@ def first_order(call, args: Arguments, **options) -> CheckResult:
     BatchNorm1d check's set-up took 40 ms of CPU for 1 ms of work).
 
     >>> call, args = checked_function(torch.sin, (torch.ones(3, dtype=torch.float64),), None)
-    >>> first_order(call, args, mode="full", samples=5, seed=0, scheme="central", eps=None, rtol=None,
-    ...             atol=None, reduction="sum", grad_outputs="ones", numeric_float64=False, workers=1,
-    ...             numeric_fn=None, taylor=False, progress=None).verdict
+    >>> options = CheckOptions(mode="full", samples=5, seed=0, scheme="central", eps=None, rtol=None, atol=None,
+    ...                        reduction="sum", grad_outputs="ones", numeric_float64=False, numeric_fn=None,
+    ...                        taylor=False, progress=None, workers=1)
+    >>> first_order(call, args, options).verdict
     'pass'
     """
     with single_threaded_ops(), np.errstate(all="ignore"):  # NaN and inf are values here (see above)
-        return _first_order(call, args, **options)
+        return _first_order(call, args, options.validated(), twin)
 
 
-def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rtol, atol, reduction,
-                 grad_outputs, numeric_float64, workers, numeric_fn, taylor, progress, twin=None) -> CheckResult:
-    choose("mode", mode, MODES)
-    choose("reduction", reduction, REDUCTIONS)
-    samples, seed, workers = check_samples(samples), check_seed(seed), resolve_workers(workers)
+def _first_order(call, args: Arguments, o: CheckOptions, twin) -> CheckResult:
+    mode, samples, seed, eps, reduction, grad_outputs = o.mode, o.samples, o.seed, o.eps, o.reduction, o.grad_outputs
+    numeric_float64, numeric_fn, progress, workers = o.numeric_float64, o.numeric_fn, o.progress, o.workers
     # sum/mean: fn's outputs weighted by grad_outputs, the loss Σ v_j·y_j (gradlab.check.running.problem)
     call, numeric_fn, twin = weighted_outputs(call, numeric_fn, twin, reduction, grad_outputs, seed)
     xs = check_inputs(args.reals())
@@ -230,13 +228,13 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
         raise GradLabError("The checked inputs have no elements: there is no gradient to check.")
     user_dtype = least_precise(xs)
     step_dtype = torch.float64 if numeric_float64 else user_dtype
-    s = get_scheme(scheme)
+    s = get_scheme(o.scheme)
     reason = not_applicable_reason(s, step_dtype)
     if reason is None and s.complex_step and any(args.complex_parts()):
         reason = "The complex step needs real inputs; this check has a complex one. Pick another scheme."
     if reason:
         raise GradLabError(reason)
-    tol = Tolerances(*resolve_tolerances(user_dtype, rtol, atol))
+    tol = Tolerances(*resolve_tolerances(user_dtype, o.rtol, o.atol))
     flat = FlatInputs.of(xs, args.names, args.complex_parts())
     skipped = Skipped.of(flat)  # elements holding ±inf or NaN: not perturbed, counted (gradlab.check.inputs.skipped)
     values = flat.values if skipped is None else skipped.values
@@ -304,12 +302,11 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
         # autograd's own rounding: its distance from g64 allowed for only up to what rounding can produce (witness)
         rounding = None if not lower else autograd_rounding(call, twin, xs, reduction, v, g, g64, user_dtype, index,
                                                             directions)
-        first, table, scale, located, share = measure_values(p, g, index, directions, tol, progress, workers,
-                                                             witness, facts(user_dtype).eps,
-                                                             None if rounding is None else rounding.rows,
-                                                             blocks=mode == "blocks",
-                                                             element_rounding=rounding,
-                                                             element_tolerance=element_tolerance)
+        run = CheckRun(p, g, tol, workers, progress, witness, facts(user_dtype).eps)
+        measured = measure_values(run, index, directions, rounding, blocks=mode == "blocks",
+                                  element_tolerance=element_tolerance)
+        first, table, scale, located, share = (measured.first, measured.table, measured.scale, measured.located,
+                                               measured.truncation_share)
 
     if decided is None and hand_writable(mode, reduction, grad_outputs, s, numeric_float64, skipped, at_x):
         elements = zip(table["input"].tolist(), table["index"])  # the table's own (input, index) of each row
@@ -335,7 +332,7 @@ def _first_order(call, args: Arguments, *, mode, samples, seed, scheme, eps, rto
     # (no map of every element when some were skipped: the table has no row for them)
     return CheckResult(table, summary if verdict == "pass" else summary(),
                        error_map(p.flat, mode, table) if skipped is None else None,
-                       _taylor(p, g, seed) if taylor else None, own_verdict=verdict, dtype=facts(user_dtype).name)
+                       _taylor(p, g, seed) if o.taylor else None, own_verdict=verdict, dtype=facts(user_dtype).name)
 
 
 def _own_output(out, call, xs):

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -45,6 +45,8 @@ from gradlab.check.running.blocks import block_members, contract, direction_tole
 from gradlab.check.differences.error_bounds import bounded_estimates
 from gradlab.check.differences.halving import HALVING_FROM, halve
 from gradlab.check.running.evaluation import Dense, chunk_size, onehot_evaluator, run_chunks
+from gradlab.check.running.check_run import CheckRun
+from gradlab.check.running.float64_witness import AutogradRounding
 from gradlab.check.running.problem import NumericProblem
 from gradlab.check.verdicts.columns import Columns, Later, filled
 from gradlab.check.verdicts.report import Estimates, Tolerances, value_table, with_narrowed
@@ -54,7 +56,7 @@ from gradlab.check.differences.stencil import dense_maker, estimates, onehot_mak
 from gradlab.check.differences.step_search import search, truncation_share
 from gradlab.check.verdicts.judging import dense_estimator, judge, onehot_estimator
 
-__all__ = ["element_judge", "JUDGED_FIRST", "NARROWED_BLOCKS", "ONE_BY_ONE_MOST", "measure_values", "locate",
+__all__ = ["element_judge", "JUDGED_FIRST", "NARROWED_BLOCKS", "ONE_BY_ONE_MOST", "Measured", "measure_values", "locate",
            "name_element", "name_in_block", "checked_elements"]
 
 #: The bound_source of a direction left unjudged once the check had failed.
@@ -71,14 +73,28 @@ NARROWED_BLOCKS = 4
 ONE_BY_ONE_MOST = 4096
 
 
-def measure_values(p: NumericProblem, g: torch.Tensor, index, directions, tol: Tolerances, progress, workers,
-                   float64_problem, autograd_eps: float, autograd_rounding=None, *, blocks: bool = False,
-                   element_rounding=None, element_tolerance=None):
-    """The first table (at the check's step), the final one (with states), the round-off
-    scales, the located element and the truncation share. In ``blocks`` mode a failing
-    block's element is named by checking each of its elements (:func:`name_in_block`),
-    with autograd's rounding ``element_rounding`` (|g - float64 autograd| per element, or None);
-    ``element_tolerance``: each element's tolerance, if the caller has it (else from ``g``)."""
+@dataclass(frozen=True)
+class Measured:
+    """A first-order check's values, measured and judged (:func:`measure_values`)."""
+
+    first: Columns  # each value at the check's step, before judging
+    table: Columns  # the judged values (states, bounds, best estimates); narrowed elements after them
+    scale: torch.Tensor  # each value's round-off scale at the check's step
+    located: Element | None  # the element a failing direction points at, checked on its own
+    truncation_share: float | None  # the truncation share at h/2 (:func:`~gradlab.check.differences.step_search.truncation_share`)
+
+
+def measure_values(run: CheckRun, index: torch.Tensor | None, directions, rounding: AutogradRounding | None, *,
+                   blocks: bool = False, element_tolerance: np.ndarray | None = None) -> Measured:
+    """The values of ``run`` along its perturbations (flat ``index``, or ``directions``: a
+    tensor or the blocks' :class:`~gradlab.check.running.blocks.BlockDirections`), measured and
+    judged. In ``blocks`` mode a failing block's element is named by checking each of its
+    elements (:func:`name_in_block`); ``rounding``: autograd's own rounding (per value, and
+    |g - float64 autograd| per element), or None; ``element_tolerance``: each element's
+    tolerance, if the caller has it (else from the gradient)."""
+    p, g, tol, workers = run.problem, run.gradient, run.tolerances, run.workers
+    progress, float64_problem, autograd_eps = run.progress, run.witness, run.autograd_eps
+    autograd_rounding, element_rounding = (None, None) if rounding is None else (rounding.rows, rounding)
     total = index.numel() if index is not None else directions.shape[0]
     chunk = chunk_size(p, total)
     if index is not None:
@@ -115,7 +131,7 @@ def measure_values(p: NumericProblem, g: torch.Tensor, index, directions, tol: T
             located = replace(element(narrowed, at), found_along=alongs[at], found_by="block")
             found = np.concatenate([filled(len(table), ""), alongs])
             table = table.stacked(narrowed, found_along=Later(lambda: found))
-            return first, table, scale, located, share
+            return Measured(first, table, scale, located, share)
         if blocks and len(block_members(directions, worst)) <= ONE_BY_ONE_MOST:  # every element of the block
             index = block_members(directions, worst)
         elif blocks:  # a block of a model of millions: the bisection's element (2 evaluations a level)
@@ -130,7 +146,7 @@ def measure_values(p: NumericProblem, g: torch.Tensor, index, directions, tol: T
         located = replace(element(narrowed, worst_position(narrowed)), found_along=along,
                           found_by="block" if blocks else "bisection")
         table = with_narrowed(table, narrowed, along)
-    return first, table, scale, located, share
+    return Measured(first, table, scale, located, share)
 
 
 def element_judge(p: NumericProblem, tol: Tolerances, workers: int, autograd_eps: float, float64_problem,
