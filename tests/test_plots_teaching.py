@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 
-from gradlab.figures import backward as backward_plots
+from gradlab.labs.backward import figures as backward_plots
 from gradlab.figures import layout
 from gradlab.labs.network import figures as network_plots
 from gradlab.labs.roundoff import figures as roundoff_plots

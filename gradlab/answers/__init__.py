@@ -1,7 +1,7 @@
 """Each page's answer sentence: the page's question answered from its engine's result.
 
 One module per page: :mod:`~gradlab.labs.explorer.answer` (Explorer), :mod:`~gradlab.answers.check`
-(Grad check), :mod:`~gradlab.answers.labs` (Backward), :mod:`~gradlab.labs.network.answer` (Network),
+(Grad check), :mod:`~gradlab.labs.backward.answer` (Backward), :mod:`~gradlab.labs.network.answer` (Network),
 :mod:`~gradlab.labs.summed.answer` (Summed loss), :mod:`~gradlab.labs.roundoff.answer` (Round-off).
 The Grid page's sentence is :func:`gradlab.labs.grid.story.grid_answer`, part of the story it tells.
 

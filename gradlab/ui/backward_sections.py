@@ -2,19 +2,20 @@
 
 Section 1 (the first screen: y = 3a + 2b² + log(c), backward(v) and its answer) stays in the
 page. Each section here has the page's shape of its own: its controls -> one frozen settings
-object -> one cached engine call -> render; a section's failure is a message in that section,
-the sections below it still draw.
+object -> one cached view of the lab (:mod:`gradlab.labs.backward`, in a worker) -> render; a
+section's failure is a message in that section, the sections below it still draw.
 
 - :func:`accumulation` (2): the step buttons; every step replayed on fresh tensors
-  (``BackwardSession``), .grad after each.
+  (``BackwardSession``, :func:`~gradlab.labs.backward.page_view.steps_view`), .grad after each.
 - :func:`full_jacobian` (3): z = W x for a named matrix, its Jacobian and the rows v weights
-  (``ExampleVJPSettings``).
-- :func:`empty_example_section` (4): the question's ``torch.empty`` printout rebuilt.
+  (``ExampleVJPSettings``, :func:`~gradlab.labs.backward.page_view.matrix_view`).
+- :func:`empty_example_section` (4): the question's ``torch.empty`` printout rebuilt (section 1's view
+  carries it: the same for every settings).
 
 Widget keys are URL parameters (``steps``, ``mx``, ``mv``) or session-only (the buttons).
 
->>> vector_text((0.1, 1.0, 0.0001))
-'0.1, 1, 0.0001'
+>>> _steps_in_words("br,b")
+'Steps: backward(v, retain) → backward(v).'
 """
 
 from __future__ import annotations
@@ -22,48 +23,23 @@ from __future__ import annotations
 import streamlit as st
 
 from gradlab.errors import GradLabError
-from gradlab.figures import backward as plots
-from gradlab.labs.backward.engine import (
-    EMPTY_NOTE,
-    MATRIX_EXAMPLES,
-    QUESTION_CODE,
-    STEP_CODES,
-    BackwardSession,
-    ExampleVJPSettings,
-    MatrixVJP,
-    StepRecord,
-    VJPSettings,
-    empty_demo,
-    empty_example,
-    example_vjp,
-    parse_vector,
-)
-from gradlab.limits import LIMITS
+from gradlab.labs.backward import (EXPRESSION_CHARS, MATRIX_EXAMPLES, STEP_CODES, BackwardSession, ExampleVJPSettings,
+                                   VJPSettings, empty_demo, empty_demo_code, matrix_view, parse_vector, steps_view,
+                                   vector_text)
 from gradlab.literal_text import markdown_code, markdown_literal
 from gradlab.ui.bound_widgets import bound_selectbox, bound_text
-from gradlab.ui.cache_keys import settings_key
-from gradlab.ui.figures import cached_figure, show_figure
 from gradlab.ui.messages import show_error
+from gradlab.ui.views import lab_view, replayed_section, show_chart
+from gradlab.view import View
 
-__all__ = ["accumulation", "full_jacobian", "empty_example_section", "vector_text"]
+__all__ = ["accumulation", "full_jacobian", "empty_example_section", "steps_so_far"]
 
 STEP_BUTTONS = {"br": "backward(v, retain)", "b": "backward(v)", "bn": "backward()", "z": "zero grads",
                 "f": "forward again"}
 STEP_ERROR = "_step_error"  # session_state: a step button's refusal, shown once on the next run
 
 
-def vector_text(values) -> str:
-    """Numbers as a person types them: '0.1, 1, 0.0001'."""
-    return ", ".join(f"{v:g}" for v in values)
-
-
 # ------------------------------------------------------------------ 2 · accumulation
-
-
-@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, hash_funcs={BackwardSession: settings_key})
-def _replay(session: BackwardSession) -> tuple[StepRecord, ...]:
-    """Section 2's engine call: every step replayed from scratch on fresh tensors."""
-    return session.replay()
 
 
 #: The steps the first screen's answer was written for: section 2 reruns the whole page when
@@ -71,15 +47,15 @@ def _replay(session: BackwardSession) -> tuple[StepRecord, ...]:
 ANSWERED_STEPS = "_gl_backward_answered_steps"
 
 
-def steps_so_far(vjp: VJPSettings) -> tuple[StepRecord, ...]:
-    """Section 2's steps (its box's value, else the URL's) replayed on ``vjp``'s tensors, for the
-    first screen's answer; () for none or for steps section 2 refuses (it says why)."""
+def steps_so_far(vjp: VJPSettings) -> View | None:
+    """Section 2's view of its steps (its box's value, else the URL's) on ``vjp``'s tensors, whose
+    answer the first screen shows; None for no steps or for steps section 2 refuses (it says why)."""
     text = st.session_state.get("steps", st.query_params.get("steps", ""))
     st.session_state[ANSWERED_STEPS] = text
     try:
-        return _replay(session=BackwardSession.from_text(text, vjp)) if text.strip() else ()
+        return lab_view(steps_view, BackwardSession.from_text(text, vjp)) if text.strip() else None
     except GradLabError:
-        return ()
+        return None
 
 
 def _add_step(code: str) -> None:
@@ -118,7 +94,7 @@ def _step_controls(vjp: VJPSettings) -> BackwardSession:
     # the steps in words; their codes (what the URL keeps) only for those who type them
     codes = "; ".join(f"{k} = {v[1]}" for k, v in STEP_CODES.items())
     with st.popover("steps as codes", icon=":material/code:", help="Type the steps as codes: " + codes):
-        steps = bound_text("steps so far, as codes", "steps", value="", max_chars=LIMITS.expression_chars,
+        steps = bound_text("steps so far, as codes", "steps", value="", max_chars=EXPRESSION_CHARS,
                            help="Codes: " + codes)
     if readable := _steps_in_words(steps):
         st.markdown(readable)
@@ -134,19 +110,18 @@ def _step_controls(vjp: VJPSettings) -> BackwardSession:
     return BackwardSession.from_text(steps, vjp)
 
 
-def _render_steps(records: tuple[StepRecord, ...]) -> None:
-    """Section 2's result: each step, its PyTorch line and the .grad values after it."""
-    if not records:
+def _render_steps(shown: View | None) -> None:
+    """Section 2's result: each step, its PyTorch line and the .grad values after it (or PyTorch's refusal)."""
+    if shown is None or shown.tables["steps"].empty:
         st.caption("Press the buttons above: each press replays every step from scratch on fresh tensors.")
-    for n, rec in enumerate(records, start=1):
+        return
+    for n, step in enumerate(shown.tables["steps"].itertuples(index=False), start=1):
         with st.container(border=True):
-            st.markdown(f"**{n}.** {markdown_code(rec.code)}")
-            if rec.ok:
-                st.markdown(" · ".join(
-                    f"`{k}.grad` = {('None' if g is None else '[' + vector_text(g) + ']')}" for k, g in rec.grads.items()
-                ))
+            st.markdown(f"**{n}.** {markdown_code(step.code)}")
+            if step.refusal:
+                st.warning(f"PyTorch refuses: {markdown_literal(step.refusal)}", icon=":material/block:")
             else:
-                st.warning(f"PyTorch refuses: {markdown_literal(rec.message)}", icon=":material/block:")
+                st.markdown(step.grads)
 
 
 @st.fragment
@@ -165,21 +140,14 @@ def accumulation(vjp: VJPSettings) -> None:
         session = _step_controls(vjp)
         if st.session_state.get("steps", "") != st.session_state.get(ANSWERED_STEPS, ""):
             st.rerun(scope="app")  # the first screen's answer speaks of these steps too
-        records = _replay(session=session)  # by name, hashed by its text: gradlab.ui.cache_keys
+        shown = lab_view(steps_view, session) if session.steps else None
     except Exception as err:  # noqa: BLE001 - shown as a sentence, never a traceback
         show_error(err)
-        records = ()
-    _render_steps(records)
+        shown = None
+    _render_steps(shown)
 
 
 # ------------------------------------------------------------------ 3 · full Jacobian
-
-
-@st.cache_resource(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds,
-                   hash_funcs={ExampleVJPSettings: settings_key})
-def _matrix(settings: ExampleVJPSettings) -> MatrixVJP:
-    """Section 3's engine call: z = W x, then z.backward(v); shared read-only by every session."""
-    return example_vjp(settings)
 
 
 def _matrix_controls() -> ExampleVJPSettings:
@@ -187,65 +155,53 @@ def _matrix_controls() -> ExampleVJPSettings:
     name = bound_selectbox("example", "mx", tuple(MATRIX_EXAMPLES), format_func=lambda k: MATRIX_EXAMPLES[k].title)
     e = MATRIX_EXAMPLES[name]
     typed_v = bound_text(f"v for z = W x ({len(e.w)} entries)", "mv", value=vector_text(e.v),
-                         max_chars=LIMITS.expression_chars)
+                         max_chars=EXPRESSION_CHARS)
     return ExampleVJPSettings(name, parse_vector(typed_v, "v"))
 
 
-@st.cache_data(max_entries=LIMITS.cache_entries, ttl=LIMITS.cache_seconds, show_spinner=False,
-               hash_funcs={ExampleVJPSettings: settings_key})
-def _render_matrix(settings: ExampleVJPSettings) -> None:
-    """Section 3's result: J = W, its rows weighted by v, and x.grad. Drawn once per settings and
-    replayed from the cache: st.plotly_chart encodes each chart and hashes it into its element id
-    on every call (a tenth of the page's warm rerun, py-spy)."""
-    r = _matrix(settings=settings)
+def _render_matrix(settings: ExampleVJPSettings, shown: View) -> None:
+    """Section 3's result: J = W, its rows weighted by v, and x.grad."""
     left, right = st.columns([2, 3])
     with left:
-        show_figure(cached_figure(settings, plots.jacobian_heatmap, r.jacobian, "J = ∂z/∂x = W", "z", "x"),
-                    "jacobian-w", key="jac-w")
+        show_chart(settings, shown, "jacobian", "jacobian-w", chart_key="jac-w")
     with right:
-        show_figure(cached_figure(settings, plots.weighted_rows_figure, r.table, r.grad), "weighted-rows")
-    st.markdown(f"x.grad = [{vector_text(r.grad)}] = Σᵢ vᵢ · (row i of J) = [{vector_text(r.vjp)}]. "
-                "A one-hot v picks out one row: the gradient of one output.")
+        show_chart(settings, shown, "weighted rows", "weighted-rows")
+    st.markdown(shown.answer.text)
 
 
 @st.fragment
 def full_jacobian() -> None:
-    """Section 3: a Jacobian that is not diagonal. Its controls -> ExampleVJPSettings -> one cached call -> render."""
+    """Section 3: a Jacobian that is not diagonal. Its controls -> ExampleVJPSettings -> one cached view -> render."""
     st.subheader("3 · A Jacobian that is not diagonal")
     try:
         settings = _matrix_controls()
-        _matrix(settings=settings)  # computed here, so a refusal is this section's sentence
+        shown = lab_view(matrix_view, settings)  # computed here, so a refusal is this section's sentence
     except Exception as err:  # noqa: BLE001 - shown as a sentence, never a traceback
         show_error(err)
         return
-    _render_matrix(settings=settings)
+    # drawn once per settings and replayed: st.plotly_chart encodes each chart and hashes it into its
+    # element id on every call
+    replayed_section(settings, "matrix", lambda: _render_matrix(settings, shown))
 
 
 # ------------------------------------------------------------------ 4 · torch.empty
 
 
-@st.cache_data(max_entries=1, show_spinner=False)
-def _printout() -> None:
+def _printout(shown: View) -> None:
     """Section 4's fixed part: the question's code, the same rebuilt in GradLab with its printout, and
-    what the printout says. The same on every run, so drawn once and replayed from the cache
-    (rebuilding and printing the tensors, then escaping the note, were a ninth of the page's
-    server time per rerun: py-spy under a class)."""
-    st.code(QUESTION_CODE, language="python")
-    ex = empty_example()  # deterministic and instant: b = c = 0, as the printout implies; a = 1 (any value)
-    st.code("# The same in GradLab (PyTorch 2): b = c = 0, a = 1; y broadcast to the gradient's 3 entries\n"
-            "y.expand(3).backward(gradients)\n"
-            + "\n".join(f"print({k}.grad) # {ex.printed[k]}" for k in ("a", "b", "c")), language="python")
-    st.markdown(markdown_literal(EMPTY_NOTE))
+    what the printout says."""
+    st.code(shown.texts["question code"], language="python")
+    st.code(shown.texts["rebuilt code"], language="python")
+    st.markdown(markdown_literal(shown.texts["empty note"]))
 
 
 @st.fragment
-def empty_example_section() -> None:
-    """Section 4: the question's torch.empty example, its printout, and what the printout says about a, b, c."""
+def empty_example_section(shown: View) -> None:
+    """Section 4: the question's torch.empty example, its printout, and what the printout says about
+    a, b, c (from section 1's view ``shown``: the same for every settings, so drawn once and replayed)."""
     st.subheader("4 · The question's torch.empty example")
-    _printout()
+    replayed_section("backward", "torch.empty", lambda: _printout(shown))
     if not st.button("Call torch.empty(3) twice", key="empty"):
         return
-    demo = empty_demo()  # uncached: its values are arbitrary by design
-    for n, values in enumerate(demo.empty_calls, start=1):
-        st.code(f"torch.empty(3)  # call {n}: [{vector_text(values)}]   (arbitrary)", language="python")
-    st.code(f"torch.zeros(3)  # [{vector_text(demo.zeros)}]", language="python")
+    for line in empty_demo_code(empty_demo()):  # uncached: torch.empty's values are arbitrary by design
+        st.code(line, language="python")

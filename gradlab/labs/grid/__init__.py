@@ -25,8 +25,7 @@ True
 
 from __future__ import annotations
 
-import importlib
-
+from gradlab.front_door import lazy_names
 from gradlab.limits import LIMITS
 
 #: Where each name the page reads lives.
@@ -52,13 +51,4 @@ __all__ = sorted([*_HOME, "X_MAGNITUDE", "EXPRESSION_CHARS"])
 X_MAGNITUDE, EXPRESSION_CHARS = LIMITS.literal_magnitude, LIMITS.expression_chars
 
 
-def __getattr__(name: str):
-    if name in _HOME:
-        value = getattr(importlib.import_module(_HOME[name]), name)
-        globals()[name] = value  # found once: later reads skip this function
-        return value
-    raise AttributeError(f"module 'gradlab.labs.grid' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_HOME))
+__getattr__, __dir__ = lazy_names(__name__, _HOME, globals())

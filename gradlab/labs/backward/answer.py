@@ -1,9 +1,8 @@
-"""The Backward page's answers: one plain sentence each, with a display level.
+"""The Backward page's answer: what does the gradient argument of backward() do? One plain sentence.
 
-Built from the engine's structured results (fields, never prose), in words a
-second-year student knows. The Backward page's question: *what does the gradient
-argument of backward() do?* (The Network page's answer is
-:func:`gradlab.labs.network.answer.network_answer`.)
+Built from the engine's structured results (fields, never prose), in words a second-year student
+knows, as an :class:`~gradlab.view.Answer`: :func:`backward_answer` for one ``y.backward(v)``,
+:func:`steps_answer` once section 2's steps ran (what they leave in ``.grad``).
 """
 
 from __future__ import annotations
@@ -12,7 +11,7 @@ import numpy as np
 
 from gradlab.view import Answer
 
-__all__ = ["Answer", "backward_answer", "steps_answer", "ANSWER_ENTRIES"]
+__all__ = ["backward_answer", "steps_answer", "grad_multiple", "ANSWER_ENTRIES"]
 
 #: Entries of a vector written out in the sentence; longer ones end in "…".
 ANSWER_ENTRIES = 4
@@ -24,7 +23,7 @@ def _vector(values) -> str:
 
 
 def backward_answer(result) -> Answer:
-    """The Backward page's answer, from a :class:`gradlab.labs.backward.engine.VJPResult`.
+    """The Backward page's answer, from a :class:`~gradlab.labs.backward.engine.VJPResult`.
 
     >>> from gradlab.labs.backward.engine import VJPSettings, vector_jacobian
     >>> print(backward_answer(vector_jacobian(VJPSettings())).text)  # doctest: +NORMALIZE_WHITESPACE
@@ -52,7 +51,7 @@ def steps_answer(result, records) -> Answer:
         held = "a.grad is None (zeroed, or no backward ran)"
     else:
         held = f"a.grad = {_vector(last)}"
-        k = _multiple(np.asarray(last, dtype=float), one)
+        k = grad_multiple(np.asarray(last, dtype=float), one)
         if k is not None and k != 1:
             held += f", {k:g} × one backward's: each adds its vᵀJ"
         elif k == 1:
@@ -67,8 +66,13 @@ def steps_answer(result, records) -> Answer:
     return Answer("warning" if refused is not None else "success", text)
 
 
-def _multiple(values: np.ndarray, one: np.ndarray) -> float | None:
-    """The whole number k with values = k·one (to rounding), else None."""
+def grad_multiple(values: np.ndarray, one: np.ndarray) -> float | None:
+    """The whole number k with values = k·one (to rounding), else None: how many backwards' vᵀJ a
+    .grad holds.
+
+    >>> grad_multiple(np.array([0.6, 6.0]), np.array([0.3, 3.0])), grad_multiple(np.array([1.0]), np.array([0.3]))
+    (2.0, None)
+    """
     if not one.size or not np.all(np.isfinite(values)) or not np.any(one):
         return None
     k = round(float(values[np.argmax(np.abs(one))] / one[np.argmax(np.abs(one))]))
