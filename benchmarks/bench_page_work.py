@@ -31,7 +31,7 @@ import torch
 from gradlab.labs.roundoff import figures as roundoff_figures
 from gradlab.check import (REDUCTIONS, build_model_loss, CheckSettings, element_estimates, eps_grid,
                            reduction_estimates, reduction_sweep, sample_indices)
-from gradlab.figures.check import eps_sweep_figure
+from gradlab.labs.gradcheck.figures import eps_sweep_figure
 from gradlab.labs.roundoff.engine import RoundoffSettings, compare, ulp_histogram
 from gradlab.ui.figures import prepare_figure
 

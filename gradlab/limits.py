@@ -198,7 +198,7 @@ def check_limit(what: str, value: int | float, bound: int | float) -> int | floa
 
 
 # The size bounds of one check (LIMITS.tensor_elements) protect a server shared by many users:
-# they bind the pages' engine calls (gradlab.server.heavy_work) and the CLI, which enter
+# they bind the pages' engine calls (the labs' worker entries) and the CLI, which enter
 # bounded(), and not gradlab.gradcheck, assert_gradients or check_layers called from a user's own
 # Python, where a 1-10 M-parameter model is the user's own time to spend (memory stays chunked
 # by LIMITS.chunk_bytes either way).
@@ -208,7 +208,7 @@ _BOUNDED: contextvars.ContextVar[bool] = contextvars.ContextVar("gradlab_bounded
 @contextmanager
 def bounded():
     """Within it, :func:`size_bound` is the server's bound: entered by the pages' engine calls
-    (:mod:`gradlab.server.heavy_work`) and the CLI.
+    (the labs' worker entries: :mod:`gradlab.server.worker_entries`) and the CLI.
 
     >>> size_bound(LIMITS.tensor_elements) == math.inf
     True

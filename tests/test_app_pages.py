@@ -30,7 +30,7 @@ def _open(page_path: str | None = None, query: dict | None = None) -> AppTest:
 
 def _problems(at: AppTest) -> list[str]:
     """Exceptions and error boxes, but not a box answering that a gradient is wrong (a preset's point)."""
-    from gradlab.ui.layer_check_view import WRONG_GRADIENT_ICON
+    from gradlab.ui.messages import WRONG_GRADIENT_ICON
 
     return [e.message for e in at.exception] + [e.value for e in at.error if e.proto.icon != WRONG_GRADIENT_ICON]
 

@@ -110,15 +110,16 @@ def test_the_pages_engine_calls_and_the_cli_run_within_the_bound(monkeypatch, ca
     from gradlab.check.lab.settings import CheckSettings
     from gradlab.cli.main import main
     from gradlab.limits import size_bound
-    from gradlab.server import heavy_work
+    from gradlab.labs.gradcheck import page_view
 
     def run_check(settings, progress=None, workers=None):  # the CLI's may run in a forked child: says it
         raise LimitError(f"bound {size_bound(LIMITS.tensor_elements)}")
 
     monkeypatch.setattr(check_settings, "run_check", run_check)
+    monkeypatch.setattr(page_view, "run_check", run_check)
     monkeypatch.setattr(cli_check, "run_check", run_check)
     with pytest.raises(LimitError, match=f"^bound {LIMITS.tensor_elements}$"):
-        heavy_work.check(CheckSettings())
+        page_view.function_view(CheckSettings())
     assert main(["check", "--shape", "3"]) == 2
     assert f"error: bound {LIMITS.tensor_elements}" in capfd.readouterr().err
     assert size_bound(LIMITS.tensor_elements) == math.inf  # outside them: the user's own Python

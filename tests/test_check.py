@@ -707,18 +707,18 @@ def test_a_quick_evaluation_is_not_trusted_and_a_plain_callback_costs_no_evaluat
 
 
 def test_the_million_element_check_is_stopped_by_its_forecast():
-    """The page's engine call (gradlab.server.heavy_work.check, run here in-process) with the default
+    """The page's engine call (gradlab.labs.gradcheck.function_view, run here in-process) with the default
     bound: stopped after one evaluation of fn (~0.3-2 s on a loaded 2-core machine), with the
     sentence that names LIMITS.full_check_seconds. Before: the first report came after 16-30 s."""
     import time
 
     from cost import stopped_within
 
-    from gradlab.server import heavy_work
+    from gradlab.labs.gradcheck import function_view
 
     start = time.monotonic()
     with pytest.raises(LimitError) as info:
-        heavy_work.check(CheckSettings(**HEAVY_CHECK), workers=1)
+        function_view(CheckSettings(**HEAVY_CHECK), workers=1)
     elapsed = time.monotonic() - start
     message = str(info.value)
     assert "would take at least about" in message and "1,000 elements x 1 evaluation" in message, message

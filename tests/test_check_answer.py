@@ -7,7 +7,7 @@ import torch
 from gradlab.check.api import gradcheck
 from gradlab.check.running.detector import sight
 from gradlab.check.lab.settings import CheckSettings, run_check
-from gradlab.answers.check import check_answer
+from gradlab.labs.gradcheck.answer import check_answer
 
 
 class _WrongSin(torch.autograd.Function):
@@ -69,7 +69,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from gradlab.check.lab.settings import parse_shape  # noqa: E402
-from gradlab.answers.check import QUESTION  # noqa: E402
+from gradlab.labs.gradcheck.answer import QUESTION  # noqa: E402
 from gradlab.teaching.presets import preset, presets_for  # noqa: E402
 
 _LEVEL = {"pass": "success", "fail": "error", "inconclusive": "warning", "not_differentiable": "warning"}

@@ -314,7 +314,7 @@ def test_a_gradient_zero_on_some_elements_only_is_checked_as_usual():
 
 
 def test_the_pages_answer_says_nothing_was_tested():
-    from gradlab.answers.check import check_answer
+    from gradlab.labs.gradcheck.answer import check_answer
     from gradlab.check.lab.settings import CheckSettings, run_check
 
     # x - x is 0 whatever x: the Grad check page's answer must not blame the finite difference

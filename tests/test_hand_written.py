@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from gradlab.answers.check import hand_written_words, printed
+from gradlab.labs.gradcheck.answer import hand_written_words, printed
 from gradlab.check.running.engine import check_gradient
 from gradlab.check.lab.settings import CheckSettings, run_check
 from gradlab.teaching.presets import preset

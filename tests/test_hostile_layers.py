@@ -292,10 +292,10 @@ ATTENTION = dict(stack="attention:1", input_shape=(1, 1_048_576, 1))
 
 
 def test_attention_over_a_million_tokens_is_refused_up_front_naming_the_bound():
-    from gradlab.server import heavy_work
+    from gradlab.labs.gradcheck import layer_view
 
     settings = LayerCheckSettings(ATTENTION["stack"], ATTENTION["input_shape"])
-    for call in (settings.validated, lambda: run_layer_check(settings), lambda: heavy_work.layers(settings),
+    for call in (settings.validated, lambda: run_layer_check(settings), lambda: layer_view(settings),
                  lambda: build_model(ATTENTION["stack"], ATTENTION["input_shape"], "float32")):
         with pytest.raises(LimitError) as info:
             call()

@@ -29,9 +29,9 @@ from gradlab.cli.main import UNEXPECTED
 from gradlab.step_sweep.engine import SweepSettings
 from gradlab.errors import LimitError
 from gradlab.labs import explorer
+from gradlab.labs.gradcheck import page_view as gradcheck
 from gradlab.limits import LIMITS
 from gradlab.numerics.mp_format import format_mp
-from gradlab.server import heavy_work
 from gradlab.server.pool import GRACE_SECONDS, WorkerPool
 from gradlab.server.worker_entries import all_entries
 
@@ -117,7 +117,7 @@ def test_x_to_the_x_to_the_x_at_1e9_ends_at_a_bound_not_after_20_s(pool):
 def test_a_check_of_a_minute_per_element_is_ended_at_the_bound(pool):
     settings = CheckSettings(model="expression", expression=GRADCHECK_EXPRESSION, shape=(1024, 1024),
                              dtype="float64", scheme="complex_step", mode="sampled", samples=1000)
-    result, elapsed, bound = _run(pool, heavy_work.check, settings, seconds=3.0)  # the page's is 30 s
+    result, elapsed, bound = _run(pool, gradcheck.function_view, settings, seconds=3.0)  # the page's is 30 s
     assert isinstance(result, LimitError) and _names_a_bound(result, bound), result
     assert elapsed < stopped_within(bound)
 
@@ -134,7 +134,7 @@ FORECAST_STOP = 8.0
 def test_the_page_s_check_of_a_minute_per_element_is_stopped_by_its_forecast_within_seconds(pool):
     """With the page's own bounds (BOUNDS: 30 s whole, the pace's LIMITS.full_check_seconds inside),
     the pace sentence ends it after one timed evaluation, long before the whole-call kill."""
-    result, elapsed, bound = _run(pool, heavy_work.check, CheckSettings(**MILLION_ELEMENT_CHECK), 1)
+    result, elapsed, bound = _run(pool, gradcheck.function_view, CheckSettings(**MILLION_ELEMENT_CHECK), 1)
     assert isinstance(result, LimitError) and _names_a_bound(result), result
     assert "would take at least about" in str(result) and "(LIMITS.full_check_seconds)" in str(result), result
     # the message says the forecast, not the whole call's kill, stopped it
@@ -166,16 +166,17 @@ def test_a_check_over_its_whole_bound_states_that_bound_and_a_check_s_advice(poo
                         dataclasses.replace(LIMITS, full_check_seconds=1.0, request_seconds=1.5))
     settings = CheckSettings(model="expression", expression=GRADCHECK_EXPRESSION, shape=(1024, 1024),
                              dtype="float64", scheme="complex_step", mode="sampled", samples=1)
-    entry = heavy_work.check.worker_entry
+    entry = gradcheck.function_view.worker_entry
     with pytest.raises(LimitError) as info:
-        pool.run(heavy_work.check, settings, 1, seconds=entry.seconds(), what=entry.what, bound_name=entry.limit_name)
+        pool.run(gradcheck.function_view, settings, 1, seconds=entry.seconds(), what=entry.what,
+                 bound_name=entry.limit_name)
     what = entry.what
     message = str(info.value)
     if waited_for_the_machine(message, what, 2.5):
         return  # a busy machine starved the (niced) worker: the backstop's sentence says so
     assert "took longer than 2.5 s" in message, message
     assert "(its setting LIMITS.full_check_seconds + LIMITS.request_seconds)" in message, message
-    assert message.endswith(heavy_work.CHECK_ADVICE), message  # not "Simplify the expression"
+    assert message.endswith(gradcheck.CHECK_ADVICE), message  # not "Simplify the expression"
 
 
 #: A model the Grad check's model builder takes (24 layers: 4 x LIMITS.network_depth), checked in full
@@ -188,10 +189,10 @@ def test_a_layer_check_over_its_bound_is_ended_with_the_layer_check_s_advice(poo
     from gradlab.layers.settings import LayerCheckSettings
 
     settings = LayerCheckSettings(LONG_STACK, (256, 128), "float64", mode="full")
-    result, elapsed, bound = _run(pool, heavy_work.layers, settings, seconds=3.0)  # the page's is 30 s
+    result, elapsed, bound = _run(pool, gradcheck.layer_view, settings, seconds=3.0)  # the page's is 30 s
     assert isinstance(result, LimitError) and _names_a_bound(result, bound), result
-    if not waited_for_the_machine(str(result), heavy_work.layers.worker_entry.what, bound):
-        assert str(result).endswith(heavy_work.LAYERS_ADVICE), result  # not "Simplify the expression"
+    if not waited_for_the_machine(str(result), gradcheck.layer_view.worker_entry.what, bound):
+        assert str(result).endswith(gradcheck.LAYERS_ADVICE), result  # not "Simplify the expression"
     assert elapsed < stopped_within(bound + GRACE_SECONDS)
 
 

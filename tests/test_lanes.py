@@ -183,7 +183,7 @@ def test_heavy_starts_a_call_forecast_long_in_the_long_lane(monkeypatch):
     from gradlab.step_sweep.engine import SweepSettings
     from gradlab.labs.summed import SummedLossSettings, view as summed
     from gradlab.labs.explorer import view as explorer
-    from gradlab.server.heavy_work import check
+    from gradlab.labs.gradcheck import function_view as check
     from gradlab.ui import worker_calls
 
     asked = []
@@ -202,7 +202,7 @@ def test_a_checks_forecast_counts_the_blocks_of_the_default_mode():
     check's and a full check's, and grows with the elements up to the cap."""
     from gradlab.check.running.blocks import block_count
     from gradlab.check.lab.settings import CheckSettings
-    from gradlab.server.heavy_work import check
+    from gradlab.labs.gradcheck import function_view as check
 
     def seconds(**options):
         return check.forecast_seconds(CheckSettings(**options))

@@ -10,9 +10,10 @@ from streamlit.testing.v1 import AppTest
 from app_text import shown
 from reading_order import ANSWER, CHART, reading_order
 
-from gradlab.ui.layer_check_view import CODE_KEY
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "gradcheck.py")
+#: The session-state key of the page's expander holding the Python call of a layer check.
+CODE_KEY = "layer_check_code"
 TIMEOUT_S = 120
 
 
@@ -250,7 +251,7 @@ def test_the_wrong_layer_preset_names_module_3_and_only_module_3_fails():
     # d(x·sigmoid(x))/dx = s + x·s·(1 − s): they differ wherever x ≠ 0, so its input check must fail;
     # every other layer is stock PyTorch, whose gradients are right.
     from gradlab.layers.vocabulary import parse_stack
-    from gradlab.ui.layer_check_view import MODEL
+    from gradlab.labs.gradcheck import MODEL
 
     query = _wrong_layer_query()
     assert query["check"] == MODEL
@@ -271,7 +272,7 @@ def test_the_wrong_layer_preset_names_module_3_and_only_module_3_fails():
             f"{row['numeric']:.4g}") in text, text
     assert abs(row["autograd"] - row["numeric"]) > 10 * row["tolerance"]
     # the heading asks the view's question, not the float32 function check's
-    from gradlab.answers.check import LAYER_QUESTION, QUESTION
+    from gradlab.labs.gradcheck import LAYER_QUESTION, QUESTION
 
     headings = [shown(m.value).replace("**", "") for m in at.markdown if "The question:" in m.value]
     assert headings == [f"The question: {LAYER_QUESTION}"] and QUESTION not in headings[0], headings
@@ -406,8 +407,8 @@ def test_the_tables_colour_each_state_cell_in_its_state_s_colour_and_nothing_els
     from streamlit.elements.lib.pandas_styler_utils import marshall_styler
     from streamlit.proto.ArrowData_pb2 import ArrowData
 
-    from gradlab.check.verdicts.states import STATES
-    from gradlab.ui.check_view import state_styler
+    from gradlab.check import STATES
+    from gradlab.labs.gradcheck import state_styler
 
     states = ["pass", "fail", "inconclusive", "not_differentiable"] * 3
     frame = pd.DataFrame({"name": [f"x[{i}]" for i in range(12)], "kind": ["Linear"] * 12, "side": ["inputs"] * 12})

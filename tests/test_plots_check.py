@@ -20,7 +20,9 @@ from plotly.subplots import make_subplots
 from gradlab.check.lab.reduction_sweep import reduction_sweep
 from gradlab.figures.spec import FigureSpec, specs_only
 from gradlab.check.lab.settings import CheckSettings, run_check
-from gradlab.figures.check import REDUCTION_COLOURS, eps_sweep_figure, error_heatmap, taylor_figure
+from gradlab.figures.check import error_heatmap
+from gradlab.figures.style import REDUCTION_COLOURS
+from gradlab.labs.gradcheck.figures import eps_sweep_figure, taylor_figure
 
 SMALL = CheckSettings(shape=(12, 10), samples=3)
 MSE_SUM_CHECK = CheckSettings(shape=(12, 10), dtype="float32", scheme="forward", samples=3)  # the forum post's check

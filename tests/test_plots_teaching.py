@@ -277,7 +277,7 @@ def _main_charts(roundoff_result, network) -> dict[str, go.Figure]:
     """Each page's main chart (what it draws in main_chart_box) at the page's default view."""
     from gradlab.check.lab.reduction_sweep import reduction_sweep
     from gradlab.check.lab.settings import CheckSettings
-    from gradlab.figures.check import eps_sweep_figure
+    from gradlab.labs.gradcheck.figures import eps_sweep_figure
     from gradlab.labs.grid.figures import grid_figure
     from gradlab.labs.summed.figures import difference_staircase
     from gradlab.labs.grid.story import window_points

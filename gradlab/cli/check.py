@@ -28,11 +28,15 @@ from gradlab.check import (COLUMN_WORDS, EXIT_CODES, GRAD_OUTPUTS, LOSSES, MODEL
 from gradlab.cli.common import run_check_command, to_json
 from gradlab.limits import LIMITS
 from gradlab.server.deadline import paced_progress
-from gradlab.server.heavy_work import CLI_CHECK_ADVICE
 from gradlab.numerics.dtypes import DTYPE_NAMES
 from gradlab.numerics.schemes import SCHEME_NAMES
 
-__all__ = ["register", "run", "result_json"]
+__all__ = ["register", "run", "result_json", "CLI_CHECK_ADVICE"]
+
+#: What ends the sentence of a check stopped at its bound, in the CLI's own words.
+CLI_CHECK_ADVICE = ("Pick --mode sampled or directional, fewer --samples, or a smaller --shape; on your "
+                    "own machine raise the bound (GRADLAB_LIMITS=full_check_seconds=600) or call "
+                    "gradlab.gradcheck, which has none.")
 
 
 def _number(text: str) -> float:

@@ -12,8 +12,6 @@ parameter, the layer check names the layer.
 >>> report = run_layer_check(s)
 >>> report.layers.failing_modules, report.whole.verdict
 (('1',), 'fail')
->>> print(python_call(s).splitlines()[2])
-model = build_model('linear:4, wrong_swish, linear:1', (3, 2), 'float64', seed=0)
 """
 
 from __future__ import annotations
@@ -25,7 +23,7 @@ from typing import TYPE_CHECKING, Callable
 import torch
 from torch import nn
 
-from gradlab.check import MODES, REDUCTIONS, choose, validated_options
+from gradlab.check import MODES, REDUCTIONS, choose, require_valid_options
 from gradlab.errors import GradLabError
 from gradlab.layers.check import CALLS, check_layers
 from gradlab.layers.result import LayersResult
@@ -36,8 +34,7 @@ from gradlab.numerics.dtypes import DTYPE_NAMES, facts
 if TYPE_CHECKING:  # only for the annotation
     from gradlab.check import CheckResult
 
-__all__ = ["LayerCheckSettings", "LayerReport", "run_layer_check", "python_call", "LOSSES", "with_loss",
-           "SquaredError"]
+__all__ = ["LayerCheckSettings", "LayerReport", "run_layer_check", "LOSSES", "with_loss", "SquaredError"]
 
 #: The losses a vocabulary model can end in: none (its outputs) or the squared error to a target.
 LOSSES = ("none", "mse")
@@ -72,7 +69,7 @@ class LayerCheckSettings:
         choose("calls", self.calls, CALLS)
         choose("loss", self.loss, LOSSES)
         choose("reduction", self.reduction, REDUCTIONS)
-        validated_options({"seed": self.seed})  # as gradlab.gradcheck and `python -m gradlab check` refuse it
+        require_valid_options({"seed": self.seed})  # as gradlab.gradcheck and `python -m gradlab check` refuse it
         if not self.input_shape or any(int(n) < 1 for n in self.input_shape):
             raise GradLabError(f"The input shape {self.input_shape} needs positive sizes, batch first.")
         check_limit("input elements", math.prod(int(n) for n in self.input_shape), LIMITS.tensor_elements)
@@ -129,23 +126,3 @@ def with_loss(model: nn.Sequential, s: LayerCheckSettings, x: torch.Tensor) -> n
 def _input(s: LayerCheckSettings) -> torch.Tensor:
     gen = torch.Generator().manual_seed(s.seed + 1)
     return torch.randn(*s.input_shape, generator=gen, dtype=torch.float64).to(facts(s.dtype).torch_dtype)
-
-
-def python_call(settings: LayerCheckSettings) -> str:
-    """The Python lines that reproduce this check (the page shows them)."""
-    s = settings
-    shape = ", ".join(str(n) for n in s.input_shape)
-    lines = ["import torch, gradlab",
-             "from gradlab.layers.vocabulary import build_model",
-             f"model = build_model({s.stack!r}, ({shape}{',' if len(s.input_shape) == 1 else ''}), "
-             f"{s.dtype!r}, seed={s.seed})",
-             f"x = torch.randn({shape}, generator=torch.Generator().manual_seed({s.seed + 1}), "
-             f"dtype=torch.float64).to({facts(s.dtype).torch_dtype})"]
-    if s.loss != "none":
-        lines += ["from gradlab.layers.settings import LayerCheckSettings, with_loss",
-                  f"model = with_loss(model, {s!r}, x)  # the loss as the last layer"]
-    lines += [f"result = gradlab.check_layers(model, x, mode={s.mode!r}, seed={s.seed}, calls={s.calls!r}, "
-              f"reduction={s.reduction!r})",
-              "print(result.answer)",
-              "result.table"]
-    return "\n".join(lines)

@@ -27,13 +27,13 @@ _LOG = logging.getLogger(__name__)
 def _calls():
     from gradlab.check import CheckSettings
     from gradlab.labs.explorer import view as explorer_view
+    from gradlab.labs.gradcheck import function_view
     from gradlab.labs.roundoff import RoundoffSettings
     from gradlab.labs.roundoff import view as roundoff_view
-    from gradlab.server import heavy_work
     from gradlab.step_sweep.engine import SweepSettings
 
     return (("roundoff", lambda: roundoff_view(RoundoffSettings(samples=500))),
-            ("check", lambda: heavy_work.check(CheckSettings())),
+            ("check", lambda: function_view(CheckSettings())),
             ("sweep", lambda: explorer_view(SweepSettings("sin(x)", 1.0, points=7))))
 
 

@@ -42,7 +42,7 @@ LONG_CALL_NICENESS = 19
 #: Imported once, before the first job (in the fork server, so every forked worker has them);
 #: the last computes the pages' default views once, so forked workers start with warm caches.
 PRELOAD = ("torch", "sympy", "mpmath", "pandas", "gradlab.step_sweep.engine", "gradlab.check.lab.settings",
-           "gradlab.check.lab.reduction_sweep", "gradlab.labs.roundoff.engine", "gradlab.server.heavy_work",
+           "gradlab.check.lab.reduction_sweep", "gradlab.labs.roundoff.engine", "gradlab.labs.gradcheck",
            "gradlab.server.warm_up")
 
 

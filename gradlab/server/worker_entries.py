@@ -71,7 +71,7 @@ def worker_entry(what: str, *limit_fields: str, advice: str | None = None,
 
 
 def all_entries() -> dict[Callable, WorkerEntry]:
-    """Every worker entry: each lab package's modules and the server's own, imported.
+    """Every worker entry: each lab package's modules, imported.
 
     >>> any(entry.what == "the summed loss" for entry in all_entries().values())
     True
@@ -80,5 +80,4 @@ def all_entries() -> dict[Callable, WorkerEntry]:
 
     for module in pkgutil.walk_packages(gradlab.labs.__path__, "gradlab.labs."):
         importlib.import_module(module.name)
-    importlib.import_module("gradlab.server.heavy_work")
     return dict(ENTRIES)

@@ -21,8 +21,8 @@ What some pages add in the browser: :mod:`~gradlab.ui.term_links` (a term's defi
 word), :mod:`~gradlab.ui.regime_links` (the answer's regimes tied to the chart),
 :mod:`~gradlab.ui.slider_release` (a chart slider's step sent once per release),
 :mod:`~gradlab.ui.history_steps` (Back undoes one change), :mod:`~gradlab.ui.bit_editor` (the
-Grid's bits). One page's views: :mod:`~gradlab.ui.check_view` and
-:mod:`~gradlab.ui.layer_check_view` (Grad check), :mod:`~gradlab.ui.backward_sections` (Backward).
+Grid's bits). One page's own: :mod:`~gradlab.ui.gradcheck_progress` (Grad check: a full check's
+progress bar), :mod:`~gradlab.ui.backward_sections` (Backward).
 
 Around the pages: :mod:`~gradlab.ui.navigation` (the page list), :mod:`~gradlab.ui.runtime`
 (server settings, applied once from ``app.py``), :mod:`~gradlab.ui.compat` (every private

@@ -27,16 +27,19 @@ GENERIC_ERROR = (
 )
 
 
-#: An answer's level (:class:`gradlab.answers.Answer`, :class:`gradlab.notes.Note`) -> the message
+#: An answer's level (:class:`gradlab.view.Answer`, :class:`gradlab.notes.Note`) -> the message
 #: box that shows it, and that box's icon: the one map every page that shows an answer uses.
 ANSWER_BOXES = {"success": st.success, "info": st.info, "warning": st.warning, "error": st.error}
 ANSWER_ICONS = {"success": ":material/check_circle:", "info": ":material/info:",
                 "warning": ":material/warning:", "error": ":material/error:"}
+#: The icon of a box that says a gradient is wrong: the check's answer, not a failure of the page
+#: (which says so with :func:`show_error`'s icon).
+WRONG_GRADIENT_ICON = ":material/bug_report:"
 
 
 def show_answer(answer, icon: str | None = None, note: str | None = None,
                 links: Callable[[str], str] | None = None) -> None:
-    """Show a page's :class:`~gradlab.answers.Answer` as literal text in its level's box: the one
+    """Show a page's :class:`~gradlab.view.Answer` as literal text in its level's box: the one
     way every page shows its answer.
 
     ``note``, one line in small type under the sentence in the same box, defines a word the

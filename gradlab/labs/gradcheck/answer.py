@@ -1,10 +1,12 @@
-"""The Grad check page's answer: one plain sentence, with a display level, from a check's summary.
+"""The Grad check page's answers: one plain sentence, with a display level, from a check's result.
 
 Built from the summary's fields (verdict, counts, the step's own verdict, the
 diagnosis's kind), never from its prose, in words a second-year student
 knows. The question it answers is the page's: *is the gradient wrong?* When
 GradLab's verdict and a hand-written check at the same step disagree (the
-140x120 float32 question), the sentence says both and why they differ.
+140x120 float32 question), the sentence says both and why they differ. The layer view's
+question is *which layer's backward is wrong?*: :func:`layer_answer` names the module, and
+:func:`whole_model_answer` says what the whole model's one check says beside it.
 
 >>> from types import SimpleNamespace as S
 >>> s = S(verdict="pass", checked=5, fixed_step_failed=5, fixed_step_verdict="fail", step=1e-3,
@@ -24,10 +26,12 @@ import math
 
 import numpy as np
 
-from gradlab.view import Answer
+from gradlab.check import STATES
 from gradlab.numerics.schemes import get_scheme
+from gradlab.view import Answer
 
-__all__ = ["Answer", "check_answer", "hand_written_words", "printed", "QUESTION", "LAYER_QUESTION", "ratio_range", "agreeing_digits"]
+__all__ = ["check_answer", "hand_written_words", "printed", "QUESTION", "LAYER_QUESTION", "ratio_range",
+           "agreeing_digits", "layer_answer", "whole_model_answer"]
 
 #: The page's question, as the question's author saw it: the float32 check's ratios were 0–4,
 #: the float64 one's 0.9993–1.0004, which they called a match (at rtol 1e-5 it is not a pass).
@@ -237,3 +241,33 @@ def hand_written_words(summary, columns) -> str | None:
     return (f"A hand-written check at eps = {summary.step:.3g} (the loss {how} by torch in {summary.dtype}, one "
             f"element moved by eps, {formula} in {summary.dtype}) prints {values} where autograd says "
             f"{autograd}.")
+
+
+def _level(verdict: str) -> str:
+    """The box a layer check's verdict is shown in: a wrong gradient an error, an undecided one a warning."""
+    return {"pass": "success", "fail": "error"}.get(verdict, "warning")
+
+
+def layer_answer(result) -> Answer:
+    """The layer check's answer (a :class:`gradlab.layers.result.LayersResult`'s), a module named by
+    its index in the stack read as one ("Module 3 (...)").
+
+    >>> from types import SimpleNamespace as S
+    >>> layer_answer(S(verdict="fail", failing_modules=("3",), answer="3 (WrongSwish): wrong")).text
+    'Module 3 (WrongSwish): wrong'
+    >>> layer_answer(S(verdict="pass", failing_modules=(), answer="All 4 checks pass.")).level
+    'success'
+    """
+    failing = result.failing_modules
+    text = f"Module {result.answer}" if failing and failing[0].isdigit() else result.answer
+    return Answer(_level(result.verdict), text)
+
+
+def whole_model_answer(whole) -> Answer:
+    """The whole model's one check over every parameter (a CheckResult): its verdict and headline.
+
+    >>> from types import SimpleNamespace as S
+    >>> whole_model_answer(S(verdict="fail", summary=S(headline="0.weight[0, 0] is off.")))
+    Answer(level='error', text='FAIL: 0.weight[0, 0] is off.')
+    """
+    return Answer(_level(whole.verdict), f"{STATES[whole.verdict].label.upper()}: {whole.summary.headline}")
