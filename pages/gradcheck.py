@@ -29,6 +29,7 @@ from gradlab.labs.gradcheck import (CALLS, CHECKS, DEFAULT_INPUT, DEFAULT_STACK,
                                     marked, state_styler, sweep_settings_for)
 from gradlab.ui.bound_widgets import bound_number, bound_radio, bound_selectbox, bound_tabs, bound_text, bound_toggle
 from gradlab.ui.controls import SCHEME_OPTIONS, dtype_selectbox, eps_options, format_eps, scheme_label
+from gradlab.ui.figures import cached_figure, replayed_chart
 from gradlab.ui.gradcheck_progress import checked_view
 from gradlab.ui.messages import (ANSWER_BOXES, ANSWER_ICONS, WRONG_GRADIENT_ICON, show_answer, show_error,
                                  stop_with_error)
@@ -200,14 +201,21 @@ def _function_view(settings) -> None:
 
 def _sweep_chart(settings, step: float) -> bool:
     """The eps sweep for sum, mean and none with the check's step marked; False when a message took its place."""
-    try:  # drawn once per sweep, step and presentation mode, replayed from the cache
-        sweep_settings = sweep_settings_for(settings)
-        sweep = lab_view(eps_sweep_view, sweep_settings, spinner="Sweeping eps for sum, mean and none…")
-        show_chart((sweep_settings, step), marked(sweep, step), "eps sweep", "gradlab-gradcheck-eps-sweep")
+    try:  # drawn once per sweep, step and presentation mode, replayed: a rerun asks no sweep at all
+        key = (sweep_settings_for(settings), step)
+        replayed_chart(key, "gradlab-gradcheck-eps-sweep", lambda: _sweep_figure(key))
     except Exception as err:  # noqa: BLE001 - a bound's sentence, or a worker's failure shown generically
         show_error(err)
         return False
     return True
+
+
+def _sweep_figure(key):
+    """The eps sweep's figure for ``key`` (the sweep's settings, the check's step), built once."""
+    sweep_settings, step = key
+    sweep = lab_view(eps_sweep_view, sweep_settings, spinner="Sweeping eps for sum, mean and none…")
+    chart = marked(sweep, step).charts["eps sweep"]
+    return cached_figure(key, chart.build, *chart.args, **chart.kwargs)
 
 
 def _diagnosis(shown) -> None:
