@@ -470,15 +470,16 @@ def test_gradcheck_bound_at_the_boundary(name, ok, over, words):
 
 
 def test_full_check_bound_at_the_boundary():
-    from gradlab.check import api as check
+    from gradlab.check import gradcheck
+    from gradlab.check.inputs.validation import require_full_check_in_limit
     from gradlab.numerics.schemes import get_scheme
 
     central = get_scheme("central")
-    check._check_full_limit(LIMITS.full_check_elements, 1, central)  # noqa: SLF001 - the bound itself
+    require_full_check_in_limit(LIMITS.full_check_elements, 1, central)  # the bound itself
     with pytest.raises(LimitError, match="full_check_elements"):
-        check._check_full_limit(LIMITS.full_check_elements + 1, 1, central)  # noqa: SLF001
+        require_full_check_in_limit(LIMITS.full_check_elements + 1, 1, central)
     with pytest.raises(LimitError, match="full_check_elements"):
-        check.gradcheck(_square_sum, _x(LIMITS.full_check_elements + 1), mode="full", taylor=False)
+        gradcheck(_square_sum, _x(LIMITS.full_check_elements + 1), mode="full", taylor=False)
 
 
 GRADCHECK_PAGE_LIMITS = [

@@ -7,7 +7,7 @@ one of them does not import the engine behind the others:
 
 - the check: ``gradcheck``, what it returns (``CheckResult``) and raises (``GradcheckError``),
   its options (``MODES``, ``REDUCTIONS``, ``GRAD_OUTPUTS``; ``choose`` and
-  ``validated_options`` refuse a bad one in its own sentence), a value's states (``STATES``,
+  ``require_valid_options`` refuse a bad one in its own sentence), a value's states (``STATES``,
   ``STATE_NAMES``, ``EXIT_CODES``, ``overall``: the verdict of several states), the hand-written
   column's words (``COLUMN_WORDS``, ``NUMERIC_DIFFERS``) and the Taylor test (``TaylorResult``,
   ``fit_taylor``);
@@ -53,7 +53,7 @@ _HOME = {
     "REDUCTIONS": "gradlab.check.inputs.validation",
     "GRAD_OUTPUTS": "gradlab.check.inputs.validation",
     "choose": "gradlab.check.inputs.validation",
-    "validated_options": "gradlab.check.inputs.validation",
+    "require_valid_options": "gradlab.check.inputs.validation",
     "STATES": "gradlab.check.verdicts.states",
     "STATE_NAMES": "gradlab.check.verdicts.states",
     "EXIT_CODES": "gradlab.check.verdicts.states",

@@ -30,11 +30,11 @@ from gradlab.check.running.engine import caller_kept, checked_function, first_or
 from gradlab.check.further.estimates import element_estimates, reduction_estimates
 from gradlab.check.further.forward_mode import check_forward_mode
 from gradlab.check.inputs.output_weights import WEIGHT_SIZES, random_weights
-from gradlab.check.running.problem import check_inputs
+from gradlab.check.running.problem import validated_inputs
 from gradlab.check.verdicts.results import CheckResult, CheckSummary, Element, GradcheckError
 from gradlab.check.further.second_order import check_second_order
 from gradlab.check.running.terminal_progress import terminal_progress
-from gradlab.check.inputs.validation import GRAD_OUTPUTS, MODES, REDUCTIONS, check_full_limit, full_check_work
+from gradlab.check.inputs.validation import GRAD_OUTPUTS, MODES, REDUCTIONS, full_check_work
 from gradlab.check.running.float64_witness import float64_twin
 from gradlab.errors import GradLabError
 
@@ -45,7 +45,6 @@ __all__ = [
 ]
 
 Progress = Callable[[int, int], None]
-_check_full_limit = check_full_limit  # the name tests/test_limits.py checks the bound through
 
 
 def gradcheck(
@@ -137,7 +136,7 @@ def gradcheck(
                                                       progress=progress or line),
                              twin=lambda: float64_twin(fn, args, wrt, numeric_fn))
         if check_forward or order == 2:
-            result = _with_higher_checks(result, call, check_inputs(args.reals()), options, check_forward, order,
+            result = _with_higher_checks(result, call, validated_inputs(args.reals()), options, check_forward, order,
                                          args.names)
     if raise_on_fail and result.verdict == "fail":
         raise GradcheckError(_fail_text(result))

@@ -40,7 +40,7 @@ from typing import Any, Callable
 import torch
 from torch import nn
 
-from gradlab.check import GRAD_OUTPUTS, choose, single_threaded_ops, validated_options
+from gradlab.check import GRAD_OUTPUTS, choose, require_valid_options, single_threaded_ops
 from gradlab.errors import GradLabError
 from gradlab.layers.record import Call, kept_buffers, record_calls
 from gradlab.layers.result import LayerRow, LayersResult, owner, within
@@ -126,7 +126,7 @@ def _validate(options: dict) -> None:
     ...
     gradlab.errors.GradLabError: seed must be a whole number from 0 to 2**63 - 1; got 1180591620717411303424.
     """
-    validated_options(options)
+    require_valid_options(options)
     if "grad_outputs" in options:
         _check_grad_outputs(options["grad_outputs"])
 

@@ -37,7 +37,7 @@ import torch
 from gradlab.check.running.engine import check_gradient
 from gradlab.check.inputs.arguments import parse_arguments
 from gradlab.check.inputs.outputs import OutputLayout, differentiable_only
-from gradlab.check.running.problem import check_inputs
+from gradlab.check.running.problem import validated_inputs
 from gradlab.check.verdicts.results import CheckResult
 from gradlab.errors import GradLabError
 
@@ -52,7 +52,7 @@ def checked_call(fn: Callable, inputs, wrt=None, names: Sequence[str] | None = N
     read as a first-order check reads them (pass-through values bound, complex ones as their
     real views), and fn's output parts that do not require grad left out."""
     args = parse_arguments(fn, (inputs,) if isinstance(inputs, torch.Tensor) else tuple(inputs), wrt)
-    xs = check_inputs(args.reals())
+    xs = validated_inputs(args.reals())
     call = differentiable_only(lambda *reals: args.call(fn, reals), xs)
     return call, xs, tuple(names) if names is not None else args.names
 

@@ -1,12 +1,13 @@
-"""fn's own behaviour, checked before any difference is taken: it must be a function of its
-inputs, and the step must make sense in the dtype.
+"""The preconditions of a finite difference, required before any is taken: fn must be a function
+of its inputs alone (the same output twice, its inputs left as they were), and the step must
+make sense in the dtype.
 
 A finite difference compares fn at nearby points; if fn gives two different outputs at
 the *same* point (dropout in training mode, any random draw, state kept between calls)
 or changes its inputs in place, every difference measures that instead of the
 derivative. :func:`first_call` evaluates fn at the user's point on copies of its inputs
 (refusing an fn that changes them) and :func:`confirm_repeatable` compares that output with a
-second call's, stopping with one sentence naming the cause. :func:`check_user_step` refuses
+second call's, stopping with one sentence naming the cause. :func:`require_usable_step` refuses
 a step the dtype cannot take: one that overflows or dwarfs the inputs, or one that does not
 move them.
 
@@ -18,7 +19,7 @@ torch.Size([64])
 Traceback (most recent call last):
 ...
 gradlab.errors.GradLabError: fn gives different outputs on two calls at the same input ...
->>> check_user_step(1e300, x, torch.float64)
+>>> require_usable_step(1e300, x, torch.float64)
 Traceback (most recent call last):
 ...
 gradlab.errors.GradLabError: The step eps = 1e+300 is 1e+300 times the largest input ...
@@ -36,7 +37,7 @@ from gradlab.check.inputs.outputs import output_parts
 from gradlab.errors import GradLabError
 from gradlab.numerics.dtypes import facts
 
-__all__ = ["confirm_repeatable", "first_call", "refuse_changed_arguments", "in_place_refusal", "check_user_step",
+__all__ = ["confirm_repeatable", "first_call", "refuse_changed_arguments", "in_place_refusal", "require_usable_step",
            "LARGEST_STEP"]
 
 #: A step larger than this many times the largest input (or 1) is no local estimate.
@@ -149,7 +150,7 @@ def _listed(names: list[str], most: int = 4) -> str:
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
-def check_user_step(eps: float | None, values: torch.Tensor, dtype: torch.dtype) -> None:
+def require_usable_step(eps: float | None, values: torch.Tensor, dtype: torch.dtype) -> None:
     """Refuse a step given by the user that the dtype cannot take at these inputs."""
     if eps is None or not values.numel():
         return

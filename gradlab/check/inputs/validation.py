@@ -2,13 +2,14 @@
 
 :func:`gradlab.check.api.gradcheck` and :class:`gradlab.check.lab.settings.CheckSettings`
 both call these, so the page, the CLI and a Python caller see the same sentence
-for the same mistake (a ``GradLabError``, or a ``LimitError`` for a bound).
+for the same mistake (a ``GradLabError``, or a ``LimitError`` for a bound). A ``validated_*``
+function returns the value it accepts; a ``require_*`` one returns nothing and raises.
 
 >>> choose("mode", "full", MODES)
 'full'
->>> check_step(1e-3), check_step(None)
+>>> validated_step(1e-3), validated_step(None)
 (0.001, None)
->>> check_full_limit(100, 100, "central")
+>>> require_full_check_in_limit(100, 100, "central")
 >>> full_check_work(100, 100)
 '200 evaluations of the function on all 100 elements (2e+04 element-operations)'
 """
@@ -22,8 +23,8 @@ from gradlab.errors import GradLabError, LimitError
 from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.schemes import Scheme, get_scheme
 
-__all__ = ["MODES", "REDUCTIONS", "GRAD_OUTPUTS", "choose", "check_callable", "check_step", "check_samples",
-           "check_seed", "validated_options", "resolve_workers", "full_check_work", "check_full_limit"]
+__all__ = ["MODES", "REDUCTIONS", "GRAD_OUTPUTS", "choose", "require_callable", "validated_step", "validated_samples",
+           "validated_seed", "require_valid_options", "resolve_workers", "full_check_work", "require_full_check_in_limit"]
 
 #: The first is the default: it covers every element (gradlab.check.running.blocks).
 MODES = ("blocks", "sampled", "full", "directional")
@@ -42,10 +43,10 @@ def choose(name: str, value: str, options: Sequence[str]) -> str:
     return value
 
 
-def check_callable(fn, name: str = "fn") -> None:
+def require_callable(fn, name: str = "fn") -> None:
     """Refuse an ``fn`` (or ``numeric_fn``) that cannot be called, in one sentence.
 
-    >>> check_callable(42)
+    >>> require_callable(42)
     Traceback (most recent call last):
     ...
     gradlab.errors.GradLabError: fn must be callable: a function or an nn.Module that takes the inputs; got int 42. ...
@@ -60,7 +61,7 @@ def check_callable(fn, name: str = "fn") -> None:
                        f"{type(fn).__name__} {shown}. {first}")
 
 
-def check_step(eps) -> float | None:
+def validated_step(eps) -> float | None:
     """A positive finite step as a float, or None (the scheme's default step)."""
     if eps is None:
         return None
@@ -69,17 +70,17 @@ def check_step(eps) -> float | None:
     return float(eps)
 
 
-def check_samples(samples) -> int:
+def validated_samples(samples) -> int:
     """A whole number of elements or directions, at least 1."""
     if isinstance(samples, bool) or not (isinstance(samples, int) and samples >= 1):
         raise GradLabError(f"samples must be a whole number >= 1; got {samples!r}.")
     return samples
 
 
-def check_seed(seed) -> int:
+def validated_seed(seed) -> int:
     """A whole number from 0 to 2**63 - 1 (what torch's generators take).
 
-    >>> check_seed(7)
+    >>> validated_seed(7)
     7
     """
     if isinstance(seed, bool) or not (isinstance(seed, int) and 0 <= seed < 2**63):
@@ -87,18 +88,18 @@ def check_seed(seed) -> int:
     return seed
 
 
-def validated_options(options: Mapping[str, object]) -> None:
+def require_valid_options(options: Mapping[str, object]) -> None:
     """Refuse, in gradcheck's own sentence, a ``seed``, ``samples``, ``eps``, ``mode`` or
     ``reduction`` among ``options`` that a check would refuse (a caller running many checks
     with the same options refuses them once, before the first).
 
-    >>> validated_options({"mode": "full", "seed": 3})
-    >>> validated_options({"samples": 0})
+    >>> require_valid_options({"mode": "full", "seed": 3})
+    >>> require_valid_options({"samples": 0})
     Traceback (most recent call last):
     ...
     gradlab.errors.GradLabError: samples must be a whole number >= 1; got 0.
     """
-    checks = {"seed": check_seed, "samples": check_samples, "eps": check_step,
+    checks = {"seed": validated_seed, "samples": validated_samples, "eps": validated_step,
               "mode": lambda v: choose("mode", v, MODES), "reduction": lambda v: choose("reduction", v, REDUCTIONS)}
     for name, check in checks.items():
         if name in options:
@@ -126,7 +127,7 @@ def full_check_work(numel: int, output_numel: int, scheme: str | Scheme = "centr
             f"({evals * max(numel, output_numel):.0e} element-operations)")
 
 
-def check_full_limit(numel: int, output_numel: int, scheme: str | Scheme) -> None:
+def require_full_check_in_limit(numel: int, output_numel: int, scheme: str | Scheme) -> None:
     """Refuse a full check of more than LIMITS.full_check_elements input elements."""
     if numel > LIMITS.full_check_elements:
         raise LimitError(

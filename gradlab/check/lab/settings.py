@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from gradlab.check.lab.builtin_models import LOSSES, MODELS, build_model_loss
 from gradlab.check.running.engine import check_gradient
 from gradlab.check.verdicts.results import CheckResult
-from gradlab.check.inputs.validation import (GRAD_OUTPUTS, MODES, REDUCTIONS, check_full_limit, check_samples, check_seed,
-                                      check_step, choose)
+from gradlab.check.inputs.validation import (GRAD_OUTPUTS, MODES, REDUCTIONS, require_full_check_in_limit, validated_samples, validated_seed,
+                                      validated_step, choose)
 from gradlab.errors import GradLabError
 from gradlab.numerics.expressions import parse
 from gradlab.limits import LIMITS, check_limit
@@ -67,14 +67,14 @@ class CheckSettings:
         object.__setattr__(self, "dtype", facts(self.dtype).name)
         object.__setattr__(self, "scheme", get_scheme(self.scheme).name)
         object.__setattr__(self, "shape", _valid_shape(self.shape))
-        object.__setattr__(self, "eps", check_step(self.eps))
-        check_samples(self.samples)
-        check_seed(self.seed)
+        object.__setattr__(self, "eps", validated_step(self.eps))
+        validated_samples(self.samples)
+        validated_seed(self.seed)
         resolve_tolerances(self.dtype, self.rtol, self.atol)  # names a bad rtol or atol
         if self.model == "expression":
             parse(self.expression)  # raises ExpressionError naming the bad part
         if self.mode == "full":  # the built-in models' output has the input's shape
-            check_full_limit(self.numel, self.numel, self.scheme)
+            require_full_check_in_limit(self.numel, self.numel, self.scheme)
         reason = _complex_step_reason(self)
         if reason:
             raise GradLabError(reason)

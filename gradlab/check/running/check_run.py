@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import torch
 
-from gradlab.check.inputs.validation import MODES, REDUCTIONS, check_samples, check_seed, choose, resolve_workers
+from gradlab.check.inputs.validation import MODES, REDUCTIONS, validated_samples, validated_seed, choose, resolve_workers
 from gradlab.check.running.problem import NumericProblem
 from gradlab.check.verdicts.report import Tolerances
 
@@ -54,7 +54,7 @@ class CheckOptions:
         (workers: the default and at most ``LIMITS.check_workers``)."""
         choose("mode", self.mode, MODES)
         choose("reduction", self.reduction, REDUCTIONS)
-        return replace(self, samples=check_samples(self.samples), seed=check_seed(self.seed),
+        return replace(self, samples=validated_samples(self.samples), seed=validated_seed(self.seed),
                        workers=resolve_workers(self.workers))
 
 

@@ -47,7 +47,7 @@ import numpy as np
 import torch
 
 from gradlab.check.inputs.arguments import Arguments, legacy_inputs, module_arguments, parameter_names, parse_arguments
-from gradlab.check.inputs.preconditions import check_user_step, confirm_repeatable, first_call, refuse_changed_arguments
+from gradlab.check.inputs.preconditions import require_usable_step, confirm_repeatable, first_call, refuse_changed_arguments
 from gradlab.check.running.batching import FEW_ROWS, FlatInputs, single_threaded_ops
 from gradlab.check.running.blocks import BLOCK, block_directions, block_size
 from gradlab.check.running.detector import detected, detection_notes, looked, uses_detector
@@ -58,14 +58,14 @@ from gradlab.check.verdicts.culprit_output import culprit_output
 from gradlab.check.verdicts.hand_written import hand_writable, hand_written_differences
 from gradlab.check.inputs.outputs import leave_out, without_parts
 from gradlab.check.running.cost_forecast import forecast_check, perturbation_count, stencil_points
-from gradlab.check.running.problem import (NumericProblem, autograd_side, check_inputs, least_precise, numeric_problem,
+from gradlab.check.running.problem import (NumericProblem, autograd_side, validated_inputs, least_precise, numeric_problem,
                                    resolve_step, weighted_outputs)
 from gradlab.check.verdicts.report import CheckContext, Tolerances, error_map, state_counts, summarize
 from gradlab.check.verdicts.results import CheckResult
 from gradlab.check.inputs.skipped import Skipped, with_skipped_words
 from gradlab.check.verdicts.states import evidence_notes
 from gradlab.check.further.taylor import taylor_test
-from gradlab.check.inputs.validation import check_callable, check_full_limit
+from gradlab.check.inputs.validation import require_callable, require_full_check_in_limit
 from gradlab.check.running.check_run import CheckOptions, CheckRun, Progress
 from gradlab.check.verdicts.judging import backward_spread
 from gradlab.check.running.float64_witness import autograd_in_float64, autograd_rounding, float64_problem, float64_twin
@@ -158,9 +158,9 @@ def caller_kept(fn: Callable, inputs: tuple, numeric_fn: Callable | None = None)
     >>> int(bn.num_batches_tracked)
     0
     """
-    check_callable(fn)
+    require_callable(fn)
     if numeric_fn is not None:
-        check_callable(numeric_fn, "numeric_fn")
+        require_callable(numeric_fn, "numeric_fn")
     inputs = legacy_inputs(tuple(inputs))
     return kept_state(fn, inputs, lambda: parameter_names(fn, len(inputs)), also=(numeric_fn,))
 
@@ -223,7 +223,7 @@ def _first_order(call, args: Arguments, o: CheckOptions, twin) -> CheckResult:
     numeric_float64, numeric_fn, progress, workers = o.numeric_float64, o.numeric_fn, o.progress, o.workers
     # sum/mean: fn's outputs weighted by grad_outputs, the loss Σ v_j·y_j (gradlab.check.running.problem)
     call, numeric_fn, twin = weighted_outputs(call, numeric_fn, twin, reduction, grad_outputs, seed)
-    xs = check_inputs(args.reals())
+    xs = validated_inputs(args.reals())
     if not sum(t.numel() for t in xs):
         raise GradLabError("The checked inputs have no elements: there is no gradient to check.")
     user_dtype = least_precise(xs)
@@ -239,7 +239,7 @@ def _first_order(call, args: Arguments, o: CheckOptions, twin) -> CheckResult:
     skipped = Skipped.of(flat)  # elements holding ±inf or NaN: not perturbed, counted (gradlab.check.inputs.skipped)
     values = flat.values if skipped is None else skipped.values
     if not s.complex_step:
-        check_user_step(eps, values, step_dtype)
+        require_usable_step(eps, values, step_dtype)
     h = resolve_step(eps, s, step_dtype, values)
     numel = sum(t.numel() for t in xs)
     numeric_call = bound(numeric_fn, args) if numeric_float64 and numeric_fn is not None else call
@@ -263,7 +263,7 @@ def _first_order(call, args: Arguments, o: CheckOptions, twin) -> CheckResult:
     g = g if skipped is None else skipped.zeroed(g)
     tol = tol.widened(spread)
     if mode == "full":
-        check_full_limit(numel, y.numel(), s)
+        require_full_check_in_limit(numel, y.numel(), s)
     p = numeric_problem(numeric_call, xs, reduction, v, s, h, torch.float64 if numeric_float64 else None,
                         names=args.names, complex_parts=args.complex_parts(),
                         few_rows=count * stencil_points(s) <= FEW_ROWS, flat=None if numeric_float64 else flat,

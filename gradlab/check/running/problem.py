@@ -39,14 +39,14 @@ from gradlab.check.running.batching import BatchedFn, FlatInputs, single_threade
 from gradlab.check.inputs.preconditions import in_place_refusal
 from gradlab.check.inputs.output_weights import WEIGHT_SIZES, grad_outputs_vector, random_weights, weighted_outputs
 from gradlab.check.inputs.outputs import OutputLayout, leave_out, output_parts, without_parts
-from gradlab.check.inputs.validation import check_step
+from gradlab.check.inputs.validation import validated_step
 from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS, check_limit, size_bound
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import Scheme, default_step, get_scheme  # noqa: F401 - get_scheme: doctest
 
 __all__ = ["NumericProblem", "AutogradSide", "ZeroGradient", "WEIGHT_SIZES", "random_weights", "weighted_outputs",
-           "as_inputs", "check_inputs", "least_precise", "reduce_outputs", "autograd_gradient", "autograd_side",
+           "as_inputs", "validated_inputs", "least_precise", "reduce_outputs", "autograd_gradient", "autograd_side",
            "numeric_problem", "resolve_step"]
 
 
@@ -85,10 +85,10 @@ def as_inputs(x) -> list[torch.Tensor]:
     xs = [x] if isinstance(x, torch.Tensor) else list(x)
     if not xs or not all(isinstance(t, torch.Tensor) for t in xs):
         raise GradLabError("The inputs must be a tensor or a sequence of tensors.")
-    return check_inputs(xs)
+    return validated_inputs(xs)
 
 
-def check_inputs(xs: list[torch.Tensor]) -> list[torch.Tensor]:
+def validated_inputs(xs: list[torch.Tensor]) -> list[torch.Tensor]:
     """``xs`` detached, each real floating point of a known dtype, within the element limit."""
     for t in xs:
         if not t.is_floating_point():
@@ -318,7 +318,7 @@ def numeric_problem(fn, xs, reduction, v, scheme: Scheme, step: float, numeric_d
 
 def resolve_step(eps, scheme: Scheme, dtype: torch.dtype, values: torch.Tensor) -> float:
     """``eps``, or the scheme's default step for the dtype at the inputs' rms size."""
-    if check_step(eps) is not None:
+    if validated_step(eps) is not None:
         return float(eps)
     n = values.numel()  # the rms, in one op: torch.linalg.vector_norm accumulates in float64
     if not n:
