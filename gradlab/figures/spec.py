@@ -45,12 +45,14 @@ import functools
 import math
 import re
 from collections.abc import Iterator, Sequence
-
-import plotly.graph_objects as go
+from typing import TYPE_CHECKING, Union
 
 from gradlab.compat import encode_typed_arrays, unvalidated_figure
 
 __all__ = ["FigureSpec", "FigureOrSpec", "LOG_AXIS", "specs_only"]
+
+if TYPE_CHECKING:  # Plotly is the web lab's: a lab's figures module imports without it (NO_PLOTLY)
+    import plotly.graph_objects as go
 
 _SPECS_ONLY = contextvars.ContextVar("gradlab_specs_only", default=False)
 
@@ -83,6 +85,8 @@ def specs_only() -> Iterator[None]:
 @functools.cache
 def _default_template() -> dict:
     """The template ``go.Figure`` writes into every layout, as a dict (built once)."""
+    import plotly.graph_objects as go
+
     return go.Figure().to_dict()["layout"]["template"]
 
 
@@ -247,4 +251,4 @@ class FigureSpec:
 
 
 #: What a plot function returns: a ``go.Figure``, or its FigureSpec inside :func:`specs_only`.
-FigureOrSpec = go.Figure | FigureSpec
+FigureOrSpec = Union["go.Figure", FigureSpec]
