@@ -12,7 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from gradlab.labs.grid import (ALL_DTYPE_NAMES, CATALOGUE, CUSTOM, EXPRESSION_CHARS, FUNCTION_OPTIONS, GRID_STEP_RANGE,
-                               X_MAGNITUDE, GridSettings, at_step, checked_expression, function_label, grid_steps,
+                               X_MAGNITUDE, GridSettings, at_step, function_label, grid_steps, validated_expression,
                                view, view_of)
 from gradlab.ui.bit_editor import bit_editor
 from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
@@ -74,7 +74,7 @@ def _controls() -> GridSettings:
                       help="The step you ask for. x + h is rounded to the grid, so the step taken "
                            "is a whole number of ulps of x (or none).")
     try:
-        checked_expression(text)
+        validated_expression(text)
     except Exception as err:  # noqa: BLE001 - what to fix in the box just typed in
         stop_with_error(err, icon=":material/edit:")
     return GridSettings(dtype=dtype, x=float(x), h=float(h), expression=text)

@@ -226,7 +226,7 @@ def _run_step(step: str, t: dict[str, torch.Tensor], state: dict, v: torch.Tenso
     return STEP_CODES[step][0]
 
 
-def _check_step(step: str) -> None:
+def _refuse_unknown_step(step: str) -> None:
     if step not in STEP_CODES:
         known = ", ".join(f"{k} ({v[0]})" for k, v in STEP_CODES.items())
         raise GradLabError(f"Unknown step {step!r}; the steps are {known}.")
@@ -264,7 +264,7 @@ class BackwardSession:
         steps = tuple(p for p in re.split(r"[,\s]+", text.strip().lower()) if p)
         check_limit("backward steps", len(steps), LIMITS.backward_steps)
         for step in steps:
-            _check_step(step)
+            _refuse_unknown_step(step)
         return cls(settings, steps)
 
     def to_text(self) -> str:
@@ -276,7 +276,7 @@ class BackwardSession:
         >>> BackwardSession().then("br").then("z").to_text()
         'br,z'
         """
-        _check_step(step)
+        _refuse_unknown_step(step)
         check_limit("backward steps", len(self.steps) + 1, LIMITS.backward_steps)
         if len(self.to_text()) + len(step) + 1 > LIMITS.expression_chars:
             raise GradLabError("That is as many steps as one session keeps; zero the gradients and start afresh.")

@@ -31,7 +31,7 @@ from gradlab.limits import LIMITS
 #: Where each name the page reads lives.
 _HOME = {
     "GridSettings": "gradlab.labs.grid.representable",
-    "checked_expression": "gradlab.labs.grid.representable",
+    "validated_expression": "gradlab.labs.grid.representable",
     "view": "gradlab.labs.grid.page_view",
     "at_step": "gradlab.labs.grid.page_view",
     "view_of": "gradlab.labs.grid.frames",

@@ -40,7 +40,7 @@ from gradlab.numerics.exact_derivatives import exact_derivatives
 from gradlab.numerics.expressions import parse
 from gradlab.numerics.ulp import float_bits, float_hex, ulp
 
-__all__ = ["GridSettings", "checked_expression", "GridPoint", "GridDifference", "grid_difference", "shared_leading_bits",
+__all__ = ["GridSettings", "validated_expression", "GridPoint", "GridDifference", "grid_difference", "shared_leading_bits",
            "kept_bits", "shared_decimal_digits", "grid_around", "computing_in"]
 
 
@@ -59,11 +59,11 @@ class GridSettings:
             raise GradLabError(f"x must be finite and h a positive finite step; got x={self.x!r}, h={self.h!r}.")
 
 
-def checked_expression(text: str) -> str:
+def validated_expression(text: str) -> str:
     """``text`` when it reads as a function of x (:func:`gradlab.numerics.expressions.parse`), else a
     GradLabError saying what to fix: a page checks what was typed before it asks for a view.
 
-    >>> checked_expression("sin(x)")
+    >>> validated_expression("sin(x)")
     'sin(x)'
     """
     parse(text)
