@@ -25,17 +25,17 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from gradlab.check.running.check_run import CheckOptions
-from gradlab.check.running.engine import caller_kept, checked_function, first_order, sample_indices
 from gradlab.check.further.estimates import element_estimates, reduction_estimates
 from gradlab.check.further.forward_mode import check_forward_mode
-from gradlab.check.inputs.output_weights import WEIGHT_SIZES, random_weights
-from gradlab.check.running.problem import validated_inputs
-from gradlab.check.verdicts.results import CheckResult, CheckSummary, Element, GradcheckError
 from gradlab.check.further.second_order import check_second_order
-from gradlab.check.running.terminal_progress import terminal_progress
+from gradlab.check.inputs.output_weights import WEIGHT_SIZES, random_weights
 from gradlab.check.inputs.validation import GRAD_OUTPUTS, MODES, REDUCTIONS, full_check_work
+from gradlab.check.running.check_run import CheckOptions
+from gradlab.check.running.engine import caller_kept, checked_function, first_order, sample_indices
 from gradlab.check.running.float64_witness import float64_twin
+from gradlab.check.running.problem import validated_inputs
+from gradlab.check.running.terminal_progress import terminal_progress
+from gradlab.check.verdicts.results import CheckResult, CheckSummary, Element, GradcheckError
 from gradlab.errors import GradLabError
 
 __all__ = [

@@ -38,11 +38,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from gradlab.check.running.blocks import BlockDirections, contract, direction_tolerance
 from gradlab.check.differences.error_bounds import roundoff_bound
+from gradlab.check.differences.stencil import dense_maker, estimates
+from gradlab.check.running.blocks import BlockDirections, contract, direction_tolerance
 from gradlab.check.running.problem import NumericProblem
 from gradlab.check.verdicts.report import Tolerances
-from gradlab.check.differences.stencil import dense_maker, estimates
 
 __all__ = ["HALVING_FROM", "MOST_PARTS", "halve", "group_test"]
 

@@ -36,8 +36,8 @@ import numpy as np
 import torch  # noqa: F401 - the docstring example
 
 from gradlab.check.differences.error_bounds import Estimator, roundoff_bound
-from gradlab.check.running.problem import NumericProblem
 from gradlab.check.differences.step_search import torch_steps
+from gradlab.check.running.problem import NumericProblem
 from gradlab.numerics.schemes import get_scheme
 
 __all__ = ["SCREEN_SHARE", "Kinks", "candidates", "confirm"]

@@ -45,11 +45,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from gradlab.check.running.blocks import some_of
+from gradlab.check.differences.stencil import dense_maker, estimates, onehot_maker
 from gradlab.check.running.batching import memory_rows
+from gradlab.check.running.blocks import some_of
 from gradlab.check.running.evaluation import chunk_size, onehot_evaluator, run_chunks
 from gradlab.check.running.problem import NumericProblem, reduce_outputs
-from gradlab.check.differences.stencil import dense_maker, estimates, onehot_maker
 from gradlab.numerics.dtypes import facts
 
 __all__ = ["POINTS", "SAFETY", "SPACING", "WIDE_SPACING", "Measured", "ecnoise", "measured_roundoff", "sample", "measure",

@@ -41,10 +41,11 @@ from typing import Callable
 import numpy as np
 import torch
 
-from gradlab.check.verdicts.columns import Columns
-from gradlab.check.differences.error_bounds import Bounded, Estimator, bounded_estimates, richardson_uncertainty, roundoff_bound
-from gradlab.check.running.problem import NumericProblem
+from gradlab.check.differences.error_bounds import (Bounded, Estimator, bounded_estimates, richardson_uncertainty,
+                                                    roundoff_bound)
 from gradlab.check.differences.stencil import RowMaker, estimates
+from gradlab.check.running.problem import NumericProblem
+from gradlab.check.verdicts.columns import Columns
 
 __all__ = ["ROUNDS", "GROWTH", "SPAN", "RESOLVED", "next_steps", "merge", "search", "PROBE_ROWS", "truncation_share"]
 

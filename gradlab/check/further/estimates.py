@@ -17,9 +17,9 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
+from gradlab.check.inputs.validation import REDUCTIONS, choose
 from gradlab.check.running.evaluation import SharedOnehot, chunk_size, run_chunks
 from gradlab.check.running.problem import as_inputs, autograd_gradient, numeric_problem
-from gradlab.check.inputs.validation import REDUCTIONS, choose
 from gradlab.errors import GradLabError
 from gradlab.numerics.schemes import get_scheme, not_applicable_reason
 

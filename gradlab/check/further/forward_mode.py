@@ -35,10 +35,10 @@ import torch
 import torch.autograd.forward_ad as fwAD
 from torch.func import jvp, vmap
 
-from gradlab.check.running.engine import check_gradient, perturbations
 from gradlab.check.inputs.flat_inputs import FlatInputs
-from gradlab.check.verdicts.results import CheckResult
 from gradlab.check.inputs.skipped import Skipped
+from gradlab.check.running.engine import check_gradient, perturbations
+from gradlab.check.verdicts.results import CheckResult
 from gradlab.limits import LIMITS, check_limit
 
 __all__ = ["forward_mode_twin", "forward_mode_gradient", "check_forward_mode"]

@@ -34,9 +34,9 @@ from typing import Callable, Sequence
 
 import torch
 
-from gradlab.check.running.engine import check_gradient
 from gradlab.check.inputs.arguments import parse_arguments
 from gradlab.check.inputs.outputs import OutputLayout, differentiable_only
+from gradlab.check.running.engine import check_gradient
 from gradlab.check.running.problem import validated_inputs
 from gradlab.check.verdicts.results import CheckResult
 from gradlab.errors import GradLabError

@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from gradlab.check.running.problem import NumericProblem, reduce_outputs
 from gradlab.check.differences.stencil import contract, moved_rows, roundoff_scale
+from gradlab.check.running.problem import NumericProblem, reduce_outputs
 from gradlab.numerics.dtypes import facts
 
 __all__ = ["TaylorResult", "fit_taylor", "taylor_steps", "taylor_test"]

@@ -30,8 +30,8 @@ from typing import Callable
 
 import torch
 
-from gradlab.check.running.blocks import BlockDirections
 from gradlab.check.inputs.flat_inputs import FlatInputs
+from gradlab.check.running.blocks import BlockDirections
 from gradlab.check.verdicts.results import CheckSummary
 from gradlab.errors import GradLabError
 

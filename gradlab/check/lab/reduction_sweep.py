@@ -33,13 +33,13 @@ import numpy as np
 import pandas as pd
 import torch
 
-from gradlab.check.running.batching import FlatInputs
-from gradlab.check.running.engine import sample_indices
 from gradlab.check.further.estimates import reduction_estimates
 from gradlab.check.inputs.validation import REDUCTIONS
-from gradlab.limits import LIMITS, check_limit
 from gradlab.check.lab.builtin_models import build_model_loss
 from gradlab.check.lab.settings import CheckSettings
+from gradlab.check.running.batching import FlatInputs
+from gradlab.check.running.engine import sample_indices
+from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.dtypes import resolve_tolerances
 
 __all__ = ["EPS_RANGE", "eps_grid", "reduction_sweep", "CheckSweep", "sweep_settings_for", "check_sweep"]

@@ -18,15 +18,15 @@ import math
 
 from dataclasses import dataclass
 
+from gradlab.check.inputs.validation import (GRAD_OUTPUTS, MODES, REDUCTIONS, choose, require_full_check_in_limit,
+                                             validated_samples, validated_seed, validated_step)
 from gradlab.check.lab.builtin_models import LOSSES, MODELS, build_model_loss
 from gradlab.check.running.engine import check_gradient
 from gradlab.check.verdicts.results import CheckResult
-from gradlab.check.inputs.validation import (GRAD_OUTPUTS, MODES, REDUCTIONS, require_full_check_in_limit, validated_samples, validated_seed,
-                                      validated_step, choose)
 from gradlab.errors import GradLabError
-from gradlab.numerics.expressions import parse
 from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.dtypes import facts, resolve_tolerances
+from gradlab.numerics.expressions import parse
 from gradlab.numerics.schemes import get_scheme, not_applicable_reason
 
 __all__ = ["CheckSettings", "parse_shape", "run_check"]

@@ -20,7 +20,8 @@ from typing import Any, Callable
 
 import torch
 
-from gradlab.check.inputs.validation import MODES, REDUCTIONS, validated_samples, validated_seed, choose, resolve_workers
+from gradlab.check.inputs.validation import (MODES, REDUCTIONS, choose, resolve_workers, validated_samples,
+                                             validated_seed)
 from gradlab.check.running.problem import NumericProblem
 from gradlab.check.verdicts.report import Tolerances
 

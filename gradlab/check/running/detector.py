@@ -60,16 +60,17 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from gradlab.check.running.blocks import BlockDirections, block_directions, contract
-from gradlab.check.verdicts.columns import Columns, filled
 from gradlab.check.differences.error_bounds import Bounded
 from gradlab.check.differences.extrapolation import RATIO, extrapolated, ladder, least_consistent
-from gradlab.check.differences.noise import dense_estimator, measure_noise
-from gradlab.check.running.problem import NumericProblem, resolve_step
 from gradlab.check.differences.halving import group_test
-from gradlab.check.running.measure import checked_elements, element_judge
+from gradlab.check.differences.noise import dense_estimator, measure_noise
 from gradlab.check.differences.stencil import dense_maker, estimates
-from gradlab.check.running.float64_witness import ROUNDING_SAFETY, AutogradRounding
+from gradlab.check.running.blocks import BlockDirections, block_directions, contract
+from gradlab.check.running.float64_witness import AutogradRounding, ROUNDING_SAFETY
+from gradlab.check.running.measure import checked_elements, element_judge
+from gradlab.check.running.problem import NumericProblem, resolve_step
+from gradlab.check.verdicts.autograd_slack import AUTOGRAD_ULPS
+from gradlab.check.verdicts.columns import Columns, filled
 from gradlab.check.verdicts.report import Estimates, Tolerances, value_table
 from gradlab.check.verdicts.table_rows import element, worst_position
 from gradlab.errors import GradLabError
@@ -94,9 +95,6 @@ SEEN_TOLERANCES = 10.0
 #: round-off only), 256 on tanh(X @ W), 1,024-4,096 on a GPT's parameters.
 LADDER = tuple(RATIO ** k for k in range(2, 9))
 
-#: Autograd's own rounding along a direction: this many machine epsilons of Σ|g_j·v_j| (the sum
-#: of the magnitudes, not |∇L·v|: its terms may cancel).
-AUTOGRAD_ULPS = 8.0
 
 _CENTRAL = get_scheme("central")
 
@@ -161,6 +159,8 @@ def detect(p: NumericProblem, g: torch.Tensor, tol: Tolerances, element_toleranc
     a = contract(directions, g).numpy()
     magnitude = contract(BlockDirections(directions.numel, directions.member_index, directions.starts,
                                          directions.weights.abs(), directions.keys), g.abs()).numpy()
+    # autograd's own rounding along a direction: AUTOGRAD_ULPS machine epsilons of Σ|g_j·v_j| (the
+    # sum of the magnitudes, not |∇L·v|: its terms may cancel)
     slack = model_slack = AUTOGRAD_ULPS * facts(p.dtype).eps * magnitude
     rounding = None if rounding_along is None else rounding_along(directions)
     if rounding is not None:  # NaN (not measurable): the direction is unusable, the blocks decide

@@ -46,29 +46,30 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import torch
 
+from gradlab.check.further.taylor import taylor_test
 from gradlab.check.inputs.arguments import Arguments, legacy_inputs, module_arguments, parameter_names, parse_arguments
-from gradlab.check.inputs.preconditions import require_usable_step, confirm_repeatable, first_call, refuse_changed_arguments
+from gradlab.check.inputs.caller_state import kept_state
+from gradlab.check.inputs.outputs import leave_out, without_parts
+from gradlab.check.inputs.preconditions import (confirm_repeatable, first_call, refuse_changed_arguments,
+                                                require_usable_step)
+from gradlab.check.inputs.skipped import Skipped, with_skipped_words
+from gradlab.check.inputs.validation import require_callable, require_full_check_in_limit
 from gradlab.check.running.batching import FEW_ROWS, FlatInputs, single_threaded_ops
 from gradlab.check.running.blocks import BLOCK, block_directions, block_size
+from gradlab.check.running.check_run import CheckOptions, CheckRun, Progress
+from gradlab.check.running.cost_forecast import forecast_check, perturbation_count, stencil_points
 from gradlab.check.running.detector import detected, detection_notes, looked, uses_detector
-from gradlab.check.inputs.caller_state import kept_state
+from gradlab.check.running.float64_witness import autograd_in_float64, autograd_rounding, float64_problem, float64_twin
 from gradlab.check.running.measure import measure_values
-from gradlab.check.verdicts.nonfinite import nonfinite_at_input, with_nonfinite_words
+from gradlab.check.running.problem import (NumericProblem, autograd_side, least_precise, numeric_problem, resolve_step,
+                                           validated_inputs, weighted_outputs)
+from gradlab.check.verdicts.autograd_slack import backward_spread
 from gradlab.check.verdicts.culprit_output import culprit_output
 from gradlab.check.verdicts.hand_written import hand_writable, hand_written_differences
-from gradlab.check.inputs.outputs import leave_out, without_parts
-from gradlab.check.running.cost_forecast import forecast_check, perturbation_count, stencil_points
-from gradlab.check.running.problem import (NumericProblem, autograd_side, validated_inputs, least_precise, numeric_problem,
-                                   resolve_step, weighted_outputs)
+from gradlab.check.verdicts.nonfinite import nonfinite_at_input, with_nonfinite_words
 from gradlab.check.verdicts.report import CheckContext, Tolerances, error_map, state_counts, summarize
 from gradlab.check.verdicts.results import CheckResult
-from gradlab.check.inputs.skipped import Skipped, with_skipped_words
 from gradlab.check.verdicts.states import evidence_notes
-from gradlab.check.further.taylor import taylor_test
-from gradlab.check.inputs.validation import require_callable, require_full_check_in_limit
-from gradlab.check.running.check_run import CheckOptions, CheckRun, Progress
-from gradlab.check.verdicts.judging import backward_spread
-from gradlab.check.running.float64_witness import autograd_in_float64, autograd_rounding, float64_problem, float64_twin
 from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS, check_limit
 from gradlab.numerics.dtypes import facts, resolve_tolerances

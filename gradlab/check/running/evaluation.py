@@ -27,12 +27,12 @@ from typing import Callable
 import numpy as np
 import torch
 
-from gradlab.check.running.batching import chunk_rows, single_threaded_ops
-from gradlab.check.inputs.onehot_buffer import OnehotBuffer
-from gradlab.check.running.problem import NumericProblem, reduce_outputs
 from gradlab.check.differences.stencil import (centre_weight, combine, corrected_sides, dense_maker, entry_correction,
-                                   moving_offsets, moving_weights, nominal_correction, numeric_base, one_sided,
-                                   roundoff_scale, shifts, side_points)
+                                               moving_offsets, moving_weights, nominal_correction, numeric_base,
+                                               one_sided, roundoff_scale, shifts, side_points)
+from gradlab.check.inputs.onehot_buffer import OnehotBuffer
+from gradlab.check.running.batching import chunk_rows, single_threaded_ops
+from gradlab.check.running.problem import NumericProblem, reduce_outputs
 from gradlab.limits import LIMITS
 
 __all__ = ["Evaluator", "SummedOnehot", "SharedOnehot", "Onehot", "Dense", "onehot_evaluator",

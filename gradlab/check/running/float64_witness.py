@@ -46,8 +46,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_map
 
 from gradlab.check.inputs.arguments import Arguments, module_arguments
-from gradlab.check.running.blocks import contract, covered
 from gradlab.check.inputs.outputs import OutputLayout
+from gradlab.check.running.blocks import contract, covered
 from gradlab.check.running.problem import NumericProblem, numeric_problem, resolve_step
 
 __all__ = ["float64_twin", "autograd_in_float64", "float64_problem", "ROUNDING_RUNS", "ROUNDING_SAFETY",

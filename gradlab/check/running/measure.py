@@ -41,20 +41,20 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from gradlab.check.running.blocks import block_members, contract, direction_tolerance, some_of
 from gradlab.check.differences.error_bounds import bounded_estimates
 from gradlab.check.differences.halving import HALVING_FROM, halve
-from gradlab.check.running.evaluation import Dense, chunk_size, onehot_evaluator, run_chunks
+from gradlab.check.differences.stencil import dense_maker, estimates, onehot_maker
+from gradlab.check.differences.step_search import search, truncation_share
+from gradlab.check.running.blocks import block_members, contract, direction_tolerance, some_of
 from gradlab.check.running.check_run import CheckRun
+from gradlab.check.running.evaluation import Dense, chunk_size, onehot_evaluator, run_chunks
 from gradlab.check.running.float64_witness import AutogradRounding
 from gradlab.check.running.problem import NumericProblem
 from gradlab.check.verdicts.columns import Columns, Later, filled
-from gradlab.check.verdicts.report import Estimates, Tolerances, value_table, with_narrowed
-from gradlab.check.verdicts.table_rows import element, worst_position
-from gradlab.check.verdicts.results import Element
-from gradlab.check.differences.stencil import dense_maker, estimates, onehot_maker
-from gradlab.check.differences.step_search import search, truncation_share
 from gradlab.check.verdicts.judging import dense_estimator, judge, onehot_estimator
+from gradlab.check.verdicts.report import Estimates, Tolerances, value_table, with_narrowed
+from gradlab.check.verdicts.results import Element
+from gradlab.check.verdicts.table_rows import element, worst_position
 
 __all__ = ["element_judge", "JUDGED_FIRST", "NARROWED_BLOCKS", "ONE_BY_ONE_MOST", "Measured", "measure_values", "locate",
            "name_element", "name_in_block", "checked_elements"]

@@ -35,11 +35,11 @@ from typing import Callable
 import numpy as np
 import torch
 
-from gradlab.check.running.batching import BatchedFn, FlatInputs, single_threaded_ops
-from gradlab.check.inputs.preconditions import in_place_refusal
 from gradlab.check.inputs.output_weights import WEIGHT_SIZES, grad_outputs_vector, random_weights, weighted_outputs
 from gradlab.check.inputs.outputs import OutputLayout, leave_out, output_parts, without_parts
+from gradlab.check.inputs.preconditions import in_place_refusal
 from gradlab.check.inputs.validation import validated_step
+from gradlab.check.running.batching import BatchedFn, FlatInputs, single_threaded_ops
 from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS, check_limit, size_bound
 from gradlab.numerics.dtypes import facts

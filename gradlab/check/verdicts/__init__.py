@@ -1,9 +1,11 @@
 """Verdicts and reports: each value's state, the table and summary, their words, what is returned.
 
 - ``judging``: each checked value's state, after re-estimating the values that do not pass.
+- ``autograd_slack``: how far autograd's own value may be off (its rounding, a backward's spread).
 - ``states``: the four states' rows and the words of a verdict (headline, message, hint, notes).
 - ``element``: one checked value (a leaf both ``states`` and ``results`` read).
 - ``columns``: the per-value table as numpy columns, a DataFrame on demand.
+- ``table_rows``: a row of that table as an Element, and the worst row.
 - ``report``: the value table and the summary.
 - ``diagnosis``: why a check passed or failed, with the fix.
 - ``culprit_output``: which output part a wrong gradient comes through.

@@ -37,54 +37,19 @@ from typing import Callable
 import numpy as np
 import torch
 
-from gradlab.check.verdicts.columns import Columns, Later, filled
 from gradlab.check.differences.error_bounds import (Bounded, Estimator, asymptotic, bound_of, bounded_estimates,
-                                        richardson_uncertainty, roundoff_bound)
+                                                    richardson_uncertainty, roundoff_bound)
 from gradlab.check.differences.kinks import candidates, confirm
 from gradlab.check.differences.noise import dense_estimator, measure_noise, onehot_estimator
-from gradlab.check.running.problem import NumericProblem
 from gradlab.check.differences.step_search import search, torch_steps
+from gradlab.check.running.problem import NumericProblem
+from gradlab.check.verdicts.autograd_slack import rounding_allowance
+from gradlab.check.verdicts.columns import Columns, Later, filled
 from gradlab.numerics.dtypes import facts
 
-__all__ = ["Tolerance", "autograd_slack", "backward_spread", "onehot_estimator", "dense_estimator", "judge"]
+__all__ = ["Tolerance", "state_of", "onehot_estimator", "dense_estimator", "judge"]
 
 Tolerance = Callable[[np.ndarray], np.ndarray]  # |numeric| -> per-value tolerance
-
-#: Autograd's value carries rounding of its own (a backward pass is a few operations in
-#: its dtype, each within half an ulp): this many machine epsilons of it are not evidence.
-AUTOGRAD_ULPS = 8
-
-
-def autograd_slack(autograd, eps: float, rounding=None) -> np.ndarray:
-    """Autograd's own rounding per value: measured, ``rounding`` (what
-    gradlab.check.running.float64_witness.AutogradRounding allows: |autograd - float64 autograd| up to a bound
-    of what rounding can produce, never the distance alone: a backward wrong only below
-    float64 is that distance too); where not measured (None, NaN), AUTOGRAD_ULPS machine
-    epsilons of the value.
-
-    >>> autograd_slack(np.array([1.0, 1.0]), 2.0 ** -7, np.array([1e-3, np.nan])).tolist()
-    [0.001, 0.0625]
-    """
-    model = AUTOGRAD_ULPS * eps * np.abs(np.asarray(autograd, dtype=np.float64))
-    if rounding is None:
-        return model
-    measured = np.asarray(rounding, dtype=np.float64)
-    return np.where(np.isnan(measured), model, measured)
-
-
-def backward_spread(first: torch.Tensor, second: torch.Tensor) -> float:
-    """max |first - second| over two backward passes' gradients (0: deterministic;
-    NaN in the same place in both counts as agreement).
-
-    >>> backward_spread(torch.tensor([1.0, float("nan")]), torch.tensor([1.5, float("nan")]))
-    0.5
-    """
-    if torch.equal(first, second):  # the usual case, in one op
-        return 0.0
-    same = (first == second) | (first.isnan() & second.isnan())
-    diff = torch.where(same, torch.zeros_like(first), (first - second).abs())
-    return float(diff.nan_to_num(nan=float("inf")).max()) if diff.numel() else 0.0
-
 
 def state_of(autograd, numeric, tolerance, bound, slack, kink) -> np.ndarray:
     """Each value's state from arrays: pass within tolerance plus ``slack`` (autograd's own
@@ -126,7 +91,7 @@ def judge(p: NumericProblem, table: Columns, estimator: Estimator, tolerance: To
     direction's: the root-sum-square of its elements' tolerances, :func:`direction_tolerance`).
 
     ``autograd_eps``: machine epsilon of autograd's dtype. Autograd's own value is
-    rounded too: a disagreement within it (:func:`autograd_slack`) is not evidence;
+    rounded too: a disagreement within it (:func:`~gradlab.check.verdicts.autograd_slack.autograd_slack`) is not evidence;
     ``autograd_rounding`` is what it may be per row (or a callable measuring that, run only
     when some value is not within its tolerance: gradlab.check.running.float64_witness.AutogradRounding.rows)."""
     a, n = table["autograd"], table["numeric"]
@@ -142,11 +107,11 @@ def judge(p: NumericProblem, table: Columns, estimator: Estimator, tolerance: To
     twin = float64_problem() if p.dtype != torch.float64 else None
     if twin is not None:
         est, twin_scale = _twin_estimates(twin, estimator, len(a))
-        slack = _slack(a, est, tolerance(est), autograd_eps, autograd_rounding)
+        slack = rounding_allowance(a, est, tolerance(est), autograd_eps, autograd_rounding)
         within = _Within(tolerance, slack)
         best, bad = _witnessed(twin, a, within, estimator, est, twin_scale)
     else:
-        slack = _slack(a, n, tol, autograd_eps, autograd_rounding)
+        slack = rounding_allowance(a, n, tol, autograd_eps, autograd_rounding)
         within = _Within(tolerance, slack)
         bad = np.flatnonzero(~(np.abs(a - n) <= tol + slack))  # within(n)
         model = roundoff_bound(p.scheme, p.dtype, n, scale, step)
@@ -291,15 +256,6 @@ def _put(best: _Best, rows: np.ndarray, found: Bounded, dtype: str) -> _Best:
     dtypes = best.dtype.copy()
     dtypes[rows] = dtype
     return _Best(Bounded(**fields), dtypes)
-
-
-def _slack(a, estimate, tol, eps: float, rounding) -> np.ndarray:
-    """Autograd's rounding allowance per row (:func:`autograd_slack`); a measurement still to be
-    made (``rounding`` callable: gradlab.check.running.float64_witness.AutogradRounding.rows) is made only
-    when some row is not within ``tol`` of ``estimate`` (else nothing needs it: 0)."""
-    if callable(rounding):
-        rounding = rounding() if not (np.abs(a - estimate) <= tol).all() else np.zeros(len(a))
-    return autograd_slack(a, eps, rounding)
 
 
 def _twin_estimates(p64: NumericProblem, estimator, m: int) -> tuple[np.ndarray, np.ndarray]:

@@ -20,8 +20,8 @@ import dataclasses
 
 import torch
 
-from gradlab.check.running.batching import FlatInputs
 from gradlab.check.inputs.outputs import OutputLayout, without_parts
+from gradlab.check.running.batching import FlatInputs
 from gradlab.check.verdicts.results import CheckSummary
 
 __all__ = ["nonfinite_at_input", "with_nonfinite_words"]

@@ -26,14 +26,14 @@ from typing import Callable
 import numpy as np
 import torch
 
+from gradlab.check.differences.stencil import predicted_roundoff
 from gradlab.check.running.batching import FlatInputs
+from gradlab.check.running.problem import NumericProblem
 from gradlab.check.verdicts.columns import Columns, Later, filled, own_rows
 from gradlab.check.verdicts.diagnosis import Diagnosis, Evidence, diagnose
-from gradlab.check.running.problem import NumericProblem
 from gradlab.check.verdicts.results import CheckSummary, Element
 from gradlab.check.verdicts.states import STATE_NAMES, overall, spread_note, verdict_words
 from gradlab.check.verdicts.table_rows import element, worst_position, worst_position_in
-from gradlab.check.differences.stencil import predicted_roundoff
 from gradlab.numerics.dtypes import facts
 
 __all__ = ["Tolerances", "Estimates", "CheckContext", "value_table", "with_narrowed", "own_rows", "error_map",

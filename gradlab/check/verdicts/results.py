@@ -20,12 +20,12 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from gradlab.check.further.taylor import TaylorResult
 from gradlab.check.verdicts.columns import Columns
 from gradlab.check.verdicts.diagnosis import Diagnosis
 from gradlab.check.verdicts.element import Element
 from gradlab.check.verdicts.states import overall
 from gradlab.check.verdicts.table_rows import element, worst_position
-from gradlab.check.further.taylor import TaylorResult
 from gradlab.errors import GradLabError
 
 __all__ = ["GradcheckError", "Element", "CheckSummary", "CheckResult"]
