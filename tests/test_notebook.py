@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import gradlab
-from gradlab.check.verdicts.notebook import check_figure, check_html, check_table
+from gradlab.check.verdicts.notebook import figure_of, html_of, table_of
 from gradlab.figures.check_values import STATE_COLOURS, value_errors_figure
 
 _HOSTILE = '<script>alert("x")</script>'
@@ -25,7 +25,7 @@ def _wrong(t):  # autograd sees t, the truth is 2t: every element fails
 def test_a_full_check_of_a_matrix_shows_its_heatmap():
     x = _x(3, 4)
     result = gradlab.gradcheck(_wrong, x, mode="full", taylor=False)
-    fig = check_figure(result)
+    fig = figure_of(result)
     assert isinstance(fig, go.Figure) and [t.type for t in fig.data] == ["heatmap"]
     # |t - 2t| / max(|t|, |2t|) = 1/2 at every element, in the input's layout
     assert np.allclose(np.asarray(fig.data[0].z, dtype=float), np.log10(0.5), atol=1e-6)
@@ -35,7 +35,7 @@ def test_a_full_check_of_a_matrix_shows_its_heatmap():
 @pytest.mark.parametrize("mode", ["sampled", "directional"])
 def test_other_checks_show_one_marker_per_value_coloured_by_state(mode):
     result = gradlab.gradcheck(_wrong, _x(4, 5), mode=mode, samples=4, taylor=False)
-    fig = check_figure(result)
+    fig = figure_of(result)
     names = [t.name for t in fig.data]
     assert names == ["fail", "tolerance", "error bound"]  # every value is wrong (by 1/2 of the truth)
     assert len(fig.data[0].y) == 4 and fig.data[0].marker.color == STATE_COLOURS["fail"]
@@ -53,7 +53,7 @@ def test_the_chart_takes_the_state_and_error_bound_columns_when_a_table_has_them
 
 def test_the_html_holds_the_summary_the_table_and_the_figure():
     result = gradlab.gradcheck(_wrong, _x(30), mode="full", taylor=False)
-    page = check_html(result)
+    page = html_of(result)
     assert "<table" in page and "plotly-graph-div" in page
     assert "Gradient check failed" in page
     assert page.count("<tr") == 1 + 20  # header + the 20 values furthest over their tolerance
@@ -62,7 +62,7 @@ def test_the_html_holds_the_summary_the_table_and_the_figure():
 
 def test_the_worst_values_come_first():
     x = _x(5)
-    table = check_table(gradlab.gradcheck(_wrong, x, mode="full", taylor=False))
+    table = table_of(gradlab.gradcheck(_wrong, x, mode="full", taylor=False))
     # the error is |x| and the tolerance atol + rtol·2|x|: the largest x is furthest over it
     assert table["element"].tolist() == [f"t[{i}]" for i in range(4, -1, -1)]  # named as _wrong names it
 
@@ -71,10 +71,10 @@ def test_user_text_is_escaped_in_the_html_and_the_figure():
     result = gradlab.gradcheck(_wrong, _x(2, 2), mode="sampled", samples=2, taylor=False)
     columns = result.columns.joined(element=np.array([_HOSTILE, "x[1]"], dtype=object))
     hostile = dataclasses.replace(result, columns=columns, error_map=None)
-    page = check_html(hostile)
+    page = html_of(hostile)
     assert "<script>alert" not in page
     assert "&lt;script&gt;alert" in page
-    hover = [str(c[0]) for t in check_figure(hostile).data if t.customdata is not None for c in t.customdata]
+    hover = [str(c[0]) for t in figure_of(hostile).data if t.customdata is not None for c in t.customdata]
     assert any("&lt;script&gt;" in h for h in hover) and not any("<script>" in h for h in hover)
 
 
@@ -123,7 +123,7 @@ def _outside_bundle(page: str) -> str:
 def test_the_first_figure_carries_the_installed_plotlyjs_and_later_ones_reuse_it_with_no_network():
     reset_plotlyjs()  # as in a fresh kernel
     first = gradlab.sweep("exp(x)", at=1.0, dtypes="float64", schemes="central", points=5)._repr_html_()
-    second = check_html(gradlab.gradcheck(_wrong, _x(3), mode="full", taylor=False))
+    second = html_of(gradlab.gradcheck(_wrong, _x(3), mode="full", taylor=False))
     third = gradlab.sweep("sin(x)", at=1.0, dtypes="float32", schemes="forward", points=5)._repr_html_()
     assert first.count(_bundle_header()) == 1  # the installed version, inline, once
     assert len(first) > 1_000_000  # the whole library (about 5 MB), not a loader
@@ -138,9 +138,9 @@ def test_the_first_figure_carries_the_installed_plotlyjs_and_later_ones_reuse_it
 
 def test_a_later_figure_says_what_to_do_when_its_page_has_no_plotlyjs():
     reset_plotlyjs()
-    check_html(gradlab.gradcheck(_wrong, _x(3), mode="full", taylor=False))
-    later = check_html(gradlab.gradcheck(_wrong, _x(3), mode="full", taylor=False))
+    html_of(gradlab.gradcheck(_wrong, _x(3), mode="full", taylor=False))
+    later = html_of(gradlab.gradcheck(_wrong, _x(3), mode="full", taylor=False))
     assert "if (!window.Plotly" in later and "reset_plotlyjs()" in later
     reset_plotlyjs()  # ... which makes the next figure carry plotly.js again
-    again = check_html(gradlab.gradcheck(_wrong, _x(3), mode="full", taylor=False))
+    again = html_of(gradlab.gradcheck(_wrong, _x(3), mode="full", taylor=False))
     assert again.count(_bundle_header()) == 1 and "reset_plotlyjs()" not in again

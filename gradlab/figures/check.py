@@ -1,6 +1,6 @@
 """The check's error heatmap: a full check's per-element error (or state) in the input's 2-D layout.
 
-The figure :func:`gradlab.check.verdicts.notebook.check_figure` draws for a full check with a
+The figure :func:`gradlab.check.verdicts.notebook.figure_of` draws for a full check with a
 2-D layout (a notebook's ``result.figure()``), and the Grad check page's Heatmap tab. Its
 figures are plain dicts (:class:`gradlab.figures.spec.FigureSpec`) turned into a ``go.Figure``
 once; an element whose error is exactly 0 cannot sit on the log colour scale: it is blank and

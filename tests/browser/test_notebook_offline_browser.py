@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 import gradlab
-from gradlab.check.verdicts.notebook import check_html
+from gradlab.check.verdicts.notebook import html_of
 from gradlab.notebook_html import reset_plotlyjs
 
 
@@ -14,7 +14,7 @@ def _outputs() -> tuple[str, str]:
     reset_plotlyjs()  # a fresh kernel: its first output carries plotly.js, the next reuses it
     first = gradlab.sweep("exp(x)", at=1.0, dtypes="float64", schemes="central", points=5)._repr_html_()
     x = torch.linspace(0.5, 2.0, 4, dtype=torch.float64)
-    second = check_html(gradlab.gradcheck(lambda t: t * t, x, mode="full", taylor=False))
+    second = html_of(gradlab.gradcheck(lambda t: t * t, x, mode="full", taylor=False))
     return first, second
 
 

@@ -3,15 +3,15 @@
 ``CheckResult._repr_html_`` and ``CheckResult.figure`` delegate here (two
 one-line methods), so Jupyter shows a check as soon as it is the cell's value:
 
-- :func:`check_figure`: the error heatmap (:func:`gradlab.figures.check.error_heatmap`)
+- :func:`figure_of`: the error heatmap (:func:`gradlab.figures.check.error_heatmap`)
   of a full check of a 1-D or 2-D input, otherwise the per-value chart
   (:func:`gradlab.figures.check_values.value_errors_figure`);
-- :func:`check_html`: the summary (headline, message and hint, the settings),
+- :func:`html_of`: the summary (headline, message and hint, the settings),
   the values furthest over their tolerance, and the figure; all text escaped.
 
 >>> from gradlab.check.running.engine import check_gradient
 >>> r = check_gradient(torch.sin, torch.ones(3, 2, dtype=torch.float64), mode="full")
->>> check_figure(r).data[0].type, "<table" in check_html(r)
+>>> figure_of(r).data[0].type, "<table" in html_of(r)
 ('heatmap', True)
 """
 
@@ -40,13 +40,13 @@ class CheckResult(Protocol):
 
     def worst_rows(self, rows: int) -> pd.DataFrame: ...
 
-__all__ = ["check_figure", "check_table", "check_html"]
+__all__ = ["figure_of", "table_of", "html_of"]
 
 #: The columns a notebook table shows, when the result's table has them.
 _COLUMNS = ("element", "state", "ok", "autograd", "numeric", "abs_error", "tolerance", "error_bound")
 
 
-def check_figure(result: CheckResult) -> FigureOrSpec:
+def figure_of(result: CheckResult) -> FigureOrSpec:
     """The heatmap of a full check with a 2-D layout, else |difference| per checked value (the
     check's own: a failing direction's elements, rows of the table after them, are not drawn).
     Plotly is imported here, when a figure is drawn: the checker runs without it."""
@@ -60,26 +60,26 @@ def check_figure(result: CheckResult) -> FigureOrSpec:
     return plotted(build)
 
 
-def check_table(result: CheckResult, rows: int = MAX_TABLE_ROWS) -> pd.DataFrame:
+def table_of(result: CheckResult, rows: int = MAX_TABLE_ROWS) -> pd.DataFrame:
     """The ``rows`` values furthest over their tolerance (a NaN difference counts as furthest).
 
     >>> from gradlab.check.running.engine import check_gradient
     >>> r = check_gradient(lambda t: t.detach() * t, torch.tensor([1.0, 3.0], dtype=torch.float64),
     ...                    mode="full")
-    >>> check_table(r)["element"].tolist()  # autograd says t, the truth is 2t: t[1] is further out
+    >>> table_of(r)["element"].tolist()  # autograd says t, the truth is 2t: t[1] is further out
     ['t[1]', 't[0]']
     """
     table = result.worst_rows(rows)
     return table[[c for c in _COLUMNS if c in table]].reset_index(drop=True)
 
 
-def check_html(result: CheckResult) -> str:
+def html_of(result: CheckResult) -> str:
     """The summary, the worst values and the figure, as one escaped HTML block."""
     s = result.summary
     settings = (f"{s.mode} mode, {s.scheme} differences, h = {s.step:.3g}, {s.dtype} autograd, "
                 f"{s.numeric_dtype} finite differences, reduction {s.reduction}, "
                 f"rtol {s.rtol:g}, atol {s.atol:g}; {s.checked} values checked.")
-    table = check_table(result)
+    table = table_of(result)
     note = (f"The {len(table)} values furthest over their tolerance, of {len(result.table)}."
             if len(table) < len(result.table) else "")
-    return result_html(s.headline, [s.text, settings], table, lambda: check_figure(result), note)
+    return result_html(s.headline, [s.text, settings], table, lambda: figure_of(result), note)

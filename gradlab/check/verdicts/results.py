@@ -191,14 +191,14 @@ class CheckResult:
 
     def figure(self):
         """The check's figure: the state heatmap in full mode, else each value's error."""
-        from gradlab.check.verdicts.notebook import check_figure
+        from gradlab.check.verdicts.notebook import figure_of
 
-        return check_figure(self)
+        return figure_of(self)
 
     def _repr_html_(self) -> str:
-        from gradlab.check.verdicts.notebook import check_html
+        from gradlab.check.verdicts.notebook import html_of
 
-        return check_html(self)
+        return html_of(self)
 
     @property
     def state_map(self) -> np.ndarray | None:
