@@ -384,7 +384,7 @@ async def _one_round(args, fleet: Fleet, pages: list[str], links: dict[str, list
 
 def _same_view(before: str, after: str) -> bool:
     """Whether the URL after a reconnect shows the view ``before`` showed: no parameter added
-    or changed. One may be gone: a bound widget at its default value is left out of the URL
+    or changed. One may be gone: a URL widget at its default value is left out of the URL
     when a fresh session reads it (e.g. ``schemes=Central`` on the Explorer)."""
     was = {}
     for key, value in parse_qsl(before, keep_blank_values=True):

@@ -375,7 +375,7 @@ class StreamlitSession:
                 continue
             self.widget_states[w.id] = new
             if w.key:
-                # the frontend writes a bound widget's value into the URL itself,
+                # the frontend writes a URL widget's value into the URL itself,
                 # and drops the parameter when the value is the widget's default
                 default = initial_state(w, default_only=True)
                 values = None if default == new else url_values(new)

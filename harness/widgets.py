@@ -1,5 +1,5 @@
 """A page's widgets as a Streamlit client holds them: the value the frontend reports for each,
-another valid value a user could pick, and how a bound widget's value appears in the URL.
+another valid value a user could pick, and how a URL widget's value appears in the URL.
 
 >>> with_param("fn=sin&x=1.0", "x", ["2.5"]), with_param("fn=sin&x=1.0", "fn", None)
 ('fn=sin&x=2.5', 'x=1.0')
@@ -103,7 +103,7 @@ def _number_for_url(v: float) -> str:
 
 
 def url_values(state: WidgetState) -> list[str]:
-    """How a bound widget's value appears in the URL (one entry per repeated parameter)."""
+    """How a URL widget's value appears in the URL (one entry per repeated parameter)."""
     kind = state.WhichOneof("value")
     if kind == "string_value":
         return [state.string_value]

@@ -19,7 +19,7 @@ import streamlit as st
 
 from gradlab.labs.backward import EXPRESSION_CHARS, VJPSettings, parse_vector, vector_text, view
 from gradlab.ui.backward_sections import accumulation, empty_example_section, full_jacobian, steps_so_far
-from gradlab.ui.bound_widgets import bound_text
+from gradlab.ui.url_widgets import url_text
 from gradlab.ui.controls import dtype_selectbox
 from gradlab.ui.messages import show_answer, stop_with_error
 from gradlab.ui.page_chrome import answer_box, details, main_chart_box, quiz_box, start_page, title_row
@@ -66,13 +66,13 @@ def _controls() -> VJPSettings:
     settings object (a GradLabError says what to fix)."""
     typed = {}
     with st.container(horizontal=True, wrap=True, gap="small", vertical_alignment="bottom"):
-        typed["v"] = bound_text("gradient v", "v", value=vector_text(QUESTION.v), max_chars=EXPRESSION_CHARS,
+        typed["v"] = url_text("gradient v", "v", value=vector_text(QUESTION.v), max_chars=EXPRESSION_CHARS,
                                 width=V_WIDTH, help="The argument of y.backward(v): one weight per entry of y. "
                                                     + term("VJP"))
         dtype = dtype_selectbox("dtype", "dtype", default=QUESTION.dtype, width=DTYPE_WIDTH)
         with st.popover("a, b, c", icon=":material/tune:", help="the inputs of y = 3a + 2b² + log(c)"):
             for key, label in VECTOR_FIELDS[:3]:
-                typed[key] = bound_text(label, key, value=vector_text(getattr(QUESTION, key)),
+                typed[key] = url_text(label, key, value=vector_text(getattr(QUESTION, key)),
                                         max_chars=EXPRESSION_CHARS)
         presets_popover("backward", primary="gradient_argument")
     vectors = {key: parse_vector(typed[key], key) for key, _ in VECTOR_FIELDS}  # a first, as y reads

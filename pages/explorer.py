@@ -14,8 +14,8 @@ from gradlab.labs.explorer import (ALL_DTYPE_NAMES, CUSTOM, DEFAULTS, EMULATED_H
                                    POINTS_STEP, STEP_DEFAULT, STEPS, ChartOptions, ControlError, ExplorerView,
                                    ExpressionError, explorer_settings, fitted_steps, formulas, function_label,
                                    main_chart, picked_point, step_label, view)
-from gradlab.ui.bound_widgets import (bound_number, bound_radio, bound_select_slider, bound_selectbox, bound_slider,
-                                      bound_text, bound_toggle)
+from gradlab.ui.url_widgets import (url_number, url_radio, url_select_slider, url_selectbox, url_slider,
+                                      url_text, url_toggle)
 from gradlab.ui.controls import dtype_help, dtype_multiselect, eps_range_input, scheme_multiselect
 from gradlab.ui.figures import cached_figure, replayed_chart
 from gradlab.ui.messages import show_answer, show_error, stop_with_error
@@ -82,10 +82,10 @@ def _controls():
         with st.popover("Presets", icon=":material/bookmarks:"):
             preset_buttons("explorer")
     with st.container(horizontal=True, vertical_alignment="bottom", gap="small"):
-        fn = bound_selectbox("function", "fn", FUNCTION_OPTIONS,
+        fn = url_selectbox("function", "fn", FUNCTION_OPTIONS,
                              index=FUNCTION_OPTIONS.index(DEFAULTS["fn"]), width=200,
                              format_func=function_label, on_change=_on_function_change)
-        x = bound_number("point x", "x", value=DEFAULTS["x"], min_value=-MAX_X, max_value=MAX_X,
+        x = url_number("point x", "x", value=DEFAULTS["x"], min_value=-MAX_X, max_value=MAX_X,
                          format="%.12g", width=120, help="Any float, e.g. 0.3, 1e-10 or -2.5e3.")
         dtypes = dtype_multiselect(default=DEFAULTS["dtypes"], width="stretch", options=ALL_DTYPE_NAMES,
                                    help=dtype_help() + " " + EMULATED_HELP + " " + term("unit round-off"))
@@ -97,14 +97,14 @@ def _controls():
         eps_min, eps_max, points = _step_controls(dtypes, schemes)
     text = ""
     if fn == CUSTOM:
-        text = bound_text("f(x) =", "expr", value=DEFAULTS["expr"], max_chars=MAX_EXPRESSION_CHARS,
+        text = url_text("f(x) =", "expr", value=DEFAULTS["expr"], max_chars=MAX_EXPRESSION_CHARS,
                           help="Python syntax in x: + - * / **, exp, log, sin, sqrt, abs, ...")
     return explorer_settings(fn, text, x, dtypes, schemes, eps_min, eps_max, points)
 
 
 def _step_controls(dtypes, schemes) -> tuple[float, float, int]:
     _honour_a_linked_step_range()
-    fitted = bound_toggle("fit the steps to the dtypes", "eps_auto", value=DEFAULTS["eps_auto"],
+    fitted = url_toggle("fit the steps to the dtypes", "eps_auto", value=DEFAULTS["eps_auto"],
                           help="On: from a decade below the unit round-off u (where round-off "
                                "reaches 100 %) to a decade past the best step u^(1/(p+1)), so "
                                "each V fills the chart. Off: choose the range yourself.")
@@ -114,7 +114,7 @@ def _step_controls(dtypes, schemes) -> tuple[float, float, int]:
     else:
         eps_min, eps_max = eps_range_input("step range (eps-min, eps-max)", default=DEFAULTS["eps_range"],
                                            smallest=EPS_SMALLEST, largest=EPS_LARGEST)
-    points = bound_slider("points in the sweep", "points", min_value=POINTS_MIN,
+    points = url_slider("points in the sweep", "points", min_value=POINTS_MIN,
                           max_value=MAX_POINTS, value=DEFAULTS["points"], step=POINTS_STEP)
     return eps_min, eps_max, points
 
@@ -156,16 +156,16 @@ def _chart(settings, shown: ExplorerView) -> None:
     note = st.empty()  # above the chart's box, which CSS sizes: inside, it took the plot's height
     chart = main_chart_box()  # drawn above the options, filled after they are read
     with st.container(horizontal=True, vertical_alignment="bottom"):
-        error = bound_radio("error", "error", ("relative", "absolute"), horizontal=True,
+        error = url_radio("error", "error", ("relative", "absolute"), horizontal=True,
                             help=term("relative error"))
-        theory = bound_toggle("theory lines", "theory", value=DEFAULTS["theory"],
+        theory = url_toggle("theory lines", "theory", value=DEFAULTS["theory"],
                               help=term("truncation error") + " " + term("round-off error"))
-        autograd = bound_toggle("autograd lines", "autograd", value=DEFAULTS["autograd"],
+        autograd = url_toggle("autograd lines", "autograd", value=DEFAULTS["autograd"],
                                 help="Autograd's own error: a flat line, it has no step. " + term("ulp"))
-        focus = bound_selectbox("theory for", "focus", ("auto", *ALL_DTYPE_NAMES),
+        focus = url_selectbox("theory for", "focus", ("auto", *ALL_DTYPE_NAMES),
                                 format_func=lambda d: "auto (all, if few curves)" if d == "auto" else d,
                                 width=240, help="Which dtypes get theory lines and predicted-best stars.")
-        h = bound_select_slider("marked step h", "h", STEPS, value=STEP_DEFAULT, format_func=step_label,
+        h = url_select_slider("marked step h", "h", STEPS, value=STEP_DEFAULT, format_func=step_label,
                                 width=260, help="The step marked on the chart: drag the slider under the chart "
                                                 "(it moves in your browser) or this one; the link keeps the step.")
     follow_chart_slider(_CHART_KEY, "h", step_label(h), STEPS)

@@ -27,7 +27,7 @@ from gradlab.labs.gradcheck import (CALLS, CHECKS, DEFAULT_INPUT, DEFAULT_STACK,
                                     MODULE_COLUMNS, QUESTION, REDUCTIONS, VALUE_COLUMNS, appended_layer,
                                     eps_sweep_view, function_settings, function_view, layer_settings, layer_view,
                                     marked, state_styler, sweep_settings_for)
-from gradlab.ui.bound_widgets import bound_number, bound_radio, bound_selectbox, bound_tabs, bound_text, bound_toggle
+from gradlab.ui.url_widgets import url_number, url_radio, url_selectbox, url_tabs, url_text, url_toggle
 from gradlab.ui.controls import SCHEME_OPTIONS, dtype_selectbox, eps_options, format_eps, scheme_label
 from gradlab.ui.figures import cached_figure, replayed_chart
 from gradlab.ui.gradcheck_progress import checked_view
@@ -59,7 +59,7 @@ def _header() -> str:
                         "the preset 'A wrong custom activation hidden in layer 3 of 6'." if layers else
                         "A hand-written finite-difference check of (x+1)/2 with MSELoss(reduction=\"sum\") "
                         "on a 140×120 input: the first preset (Presets, right)."):
-        checked = bound_selectbox("check", "check", CHECKS, width=SWITCH_WIDTH, label_visibility="collapsed",
+        checked = url_selectbox("check", "check", CHECKS, width=SWITCH_WIDTH, label_visibility="collapsed",
                                   help="a function: a built-in model or an expression, checked as a whole; "
                                        "a model, layer by layer: a stack of layers, each module checked "
                                        "on its own, beside the whole model's check.")
@@ -77,19 +77,19 @@ def _controls(checked: str):
     with st.container(horizontal=True, wrap=True, gap="small", vertical_alignment="bottom"):
         if checked == MODEL:
             return _layer_controls()
-        v["shape"] = bound_text("input shape", "shape", value="140x120", max_chars=40, **w,
+        v["shape"] = url_text("input shape", "shape", value="140x120", max_chars=40, **w,
                                 help=f"e.g. 140x120; at most {MAX_ELEMENTS:,} elements.")
-        v["reduction"] = bound_selectbox("reduction", "reduction", REDUCTIONS, **w,
+        v["reduction"] = url_selectbox("reduction", "reduction", REDUCTIONS, **w,
                                          help="How the loss's elements are combined: sum, mean, or none "
                                               "(each output element's gradient is checked, the VJP with "
                                               "grad_outputs). " + term("VJP"))
         v["dtype"] = dtype_selectbox("dtype", "dtype", default="float32", **w)
-        v["scheme"] = bound_selectbox("scheme", "scheme", SCHEME_OPTIONS, format_func=scheme_label,
+        v["scheme"] = url_selectbox("scheme", "scheme", SCHEME_OPTIONS, format_func=scheme_label,
                                       index=SCHEME_OPTIONS.index("central"), **w,
                                       help="The finite-difference formula: forward (f(x+h) − f(x))/h, "
                                            "central (f(x+h) − f(x−h))/2h, and higher orders. "
                                            + term("Richardson extrapolation"))
-        v["eps"] = bound_selectbox("step eps", "eps", STEP_OPTIONS, **w,
+        v["eps"] = url_selectbox("step eps", "eps", STEP_OPTIONS, **w,
                                    help="The finite difference's step h. 'default' takes the scheme's "
                                         "best step for the dtype, balancing the two errors. "
                                         + term("round-off error") + " " + term("truncation error"))
@@ -100,22 +100,22 @@ def _controls(checked: str):
 
 
 def _more_controls(v: dict) -> None:
-    v["model"] = bound_selectbox("model", "model", MODELS,
+    v["model"] = url_selectbox("model", "model", MODELS,
                                  help="affine: (x+1)/2, as in the question; expression: any f(x) "
                                       "elementwise; mlp: a small tanh MLP, seeded weights.")
     if v["model"] == "expression":
-        v["expression"] = bound_text("f(x) =", "expression", value="sin(x)", max_chars=MAX_EXPRESSION_CHARS)
-    v["loss"] = bound_selectbox("loss against randn targets", "loss", LOSSES)
-    v["mode"] = bound_selectbox("mode", "mode", MODES, help=MODE_HELP)
-    v["samples"] = bound_number("samples / directions", "samples", value=5, min_value=1,
+        v["expression"] = url_text("f(x) =", "expression", value="sin(x)", max_chars=MAX_EXPRESSION_CHARS)
+    v["loss"] = url_selectbox("loss against randn targets", "loss", LOSSES)
+    v["mode"] = url_selectbox("mode", "mode", MODES, help=MODE_HELP)
+    v["samples"] = url_number("samples / directions", "samples", value=5, min_value=1,
                                 max_value=MAX_SAMPLES, step=1)
-    v["seed"] = bound_number("seed", "seed", value=0, min_value=0, max_value=2**31 - 1, step=1)
-    v["numeric64"] = bound_toggle("finite differences in float64", "numeric64",
+    v["seed"] = url_number("seed", "seed", value=0, min_value=0, max_value=2**31 - 1, step=1)
+    v["numeric64"] = url_toggle("finite differences in float64", "numeric64",
                                   help="autograd stays in the chosen dtype; only the finite "
                                        "differences are computed in float64, where round-off is "
                                        "2²⁹ times smaller.")
     if v["reduction"] == "none":
-        v["grad_outputs"] = bound_radio("grad_outputs", "grad_outputs", GRAD_OUTPUTS, horizontal=True,
+        v["grad_outputs"] = url_radio("grad_outputs", "grad_outputs", GRAD_OUTPUTS, horizontal=True,
                                         help="The vector v of the VJP vᵀ·J. " + term("VJP"))
 
 
@@ -130,9 +130,9 @@ def _layer_controls():
     shared with the function view). Returns the one frozen settings object, validated."""
     # no max_chars: Streamlit cuts a longer URL value to it silently ("Unknown layer 'exp'" from a
     # cut-off 'expr:...'); the parser refuses a stack over MAX_EXPRESSION_CHARS in a sentence
-    stack = bound_text("layers, first to last", "stack", value=DEFAULT_STACK, width=STACK_WIDTH,
+    stack = url_text("layers, first to last", "stack", value=DEFAULT_STACK, width=STACK_WIDTH,
                        help=f"One layer per comma, at most {MAX_EXPRESSION_CHARS} characters. {LAYER_VOCABULARY}.")
-    shape = bound_text("input shape", "input", value=DEFAULT_INPUT, max_chars=40, width=SHAPE_WIDTH,
+    shape = url_text("input shape", "input", value=DEFAULT_INPUT, max_chars=40, width=SHAPE_WIDTH,
                        help="Batch first, e.g. 4x8; (batch, sequence, features) for attention and gru, "
                             f"(batch, channels, height, width) for conv2d; at most {MAX_ELEMENTS:,} elements.")
     dtype = dtype_selectbox("dtype", "dtype", default="float32", width=CONTROL_WIDTH)
@@ -141,15 +141,15 @@ def _layer_controls():
             for name, layer in LAYERS.items():
                 st.button(name, key=f"add_{name}", help=layer.help, on_click=_append_layer, args=(name,))
     with st.popover("More", icon=":material/tune:", help="mode, seed, which calls of a repeated module"):
-        mode = bound_selectbox("mode", "mode", MODES, help=MODE_HELP)
-        seed = bound_number("seed", "seed", value=0, min_value=0, max_value=2**31 - 1, step=1,
+        mode = url_selectbox("mode", "mode", MODES, help=MODE_HELP)
+        seed = url_number("seed", "seed", value=0, min_value=0, max_value=2**31 - 1, step=1,
                             help="Draws the weights and the input.")
-        calls = bound_selectbox("calls of a module called more than once", "calls", CALLS,
+        calls = url_selectbox("calls of a module called more than once", "calls", CALLS,
                                 help="first: check a shared module at its first call; all: at each.")
-        loss = bound_selectbox("loss", "model_loss", LAYER_LOSSES,  # the function view's "loss" has other options
+        loss = url_selectbox("loss", "model_loss", LAYER_LOSSES,  # the function view's "loss" has other options
                                help="none: check the model's outputs; mse: a last layer, the squared error to "
                                     "a target drawn from the seed (checked as a module too).")
-        reduction = bound_selectbox("reduction", "reduction", REDUCTIONS,
+        reduction = url_selectbox("reduction", "reduction", REDUCTIONS,
                                     help="How every check reduces the outputs to the number it differentiates: "
                                          "sum, mean, or none (each output element weighted by 1).")
     return layer_settings(stack, shape, dtype=dtype, mode=mode, seed=seed, calls=calls, loss=loss,
@@ -186,7 +186,7 @@ def _function_view(settings) -> None:
                    f"rtol, {definition('rtol')}")
     replayed_section(settings, "diagnosis", lambda: _diagnosis(shown))
     # Lazy tabs: only the open one is drawn; the open tab is in the URL, so a shared link opens the same view.
-    tabs = bound_tabs([VALUES_TAB, TAYLOR_TAB] + ([HEATMAP_TAB] if "heatmap" in shown.charts else []), "view")
+    tabs = url_tabs([VALUES_TAB, TAYLOR_TAB] + ([HEATMAP_TAB] if "heatmap" in shown.charts else []), "view")
     if tabs[0].open:
         with tabs[0]:
             replayed_section(settings, "values", lambda: _values_table(shown))

@@ -15,7 +15,7 @@ from gradlab.labs.grid import (ALL_DTYPE_NAMES, CATALOGUE, CUSTOM, EXPRESSION_CH
                                X_MAGNITUDE, GridSettings, at_step, function_label, grid_steps, validated_expression,
                                view, view_of)
 from gradlab.ui.bit_editor import bit_editor
-from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
+from gradlab.ui.url_widgets import url_number, url_selectbox, url_text
 from gradlab.ui.controls import dtype_label, eps_input, format_eps
 from gradlab.ui.messages import show_answer, stop_with_error
 from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page, title_row
@@ -54,17 +54,17 @@ def _controls() -> GridSettings:
                         "to the numbers the dtype can hold, and so is f."):
         presets_popover("grid")
     with st.container(horizontal=True, vertical_alignment="bottom", gap="small"):
-        fn = bound_selectbox("function", "fn", FUNCTION_OPTIONS, index=FUNCTION_OPTIONS.index(DEFAULT_FUNCTION),
+        fn = url_selectbox("function", "fn", FUNCTION_OPTIONS, index=FUNCTION_OPTIONS.index(DEFAULT_FUNCTION),
                              width=170, format_func=function_label, on_change=_on_function_change)
-        x = bound_number("point x", "x", value=1.0, min_value=-X_MAGNITUDE,
+        x = url_number("point x", "x", value=1.0, min_value=-X_MAGNITUDE,
                          max_value=X_MAGNITUDE, format="%.12g", width=CONTROL_WIDTH,
                          help="Any float, e.g. 1, 0.3 or 1e-3. It is rounded to the dtype first.")
-        dtype = bound_selectbox("dtype", "dtype", ALL_DTYPE_NAMES, index=ALL_DTYPE_NAMES.index("float32"),
+        dtype = url_selectbox("dtype", "dtype", ALL_DTYPE_NAMES, index=ALL_DTYPE_NAMES.index("float32"),
                                 width=CONTROL_WIDTH, format_func=dtype_label,
                                 help="The 8-bit formats are emulated: arithmetic in float32, x, x+h and "
                                      "every value of f rounded to the 8-bit format. " + term("ulp"))
         if fn == CUSTOM:
-            text = bound_text("f(x) =", "expr", value=DEFAULT_EXPRESSION, max_chars=EXPRESSION_CHARS,
+            text = url_text("f(x) =", "expr", value=DEFAULT_EXPRESSION, max_chars=EXPRESSION_CHARS,
                               width=CONTROL_WIDTH,
                               help="Python syntax in x: + - * / **, exp, log, sin, sqrt, abs, ...")
         else:

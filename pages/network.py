@@ -23,7 +23,7 @@ from gradlab.labs.network import (
     parse_hidden,
     view,
 )
-from gradlab.ui.bound_widgets import bound_number, bound_selectbox, bound_text
+from gradlab.ui.url_widgets import url_number, url_selectbox, url_text
 from gradlab.ui.controls import dtype_selectbox, eps_input, eps_range_input
 from gradlab.ui.messages import show_answer, stop_with_error
 from gradlab.ui.page_chrome import answer_box, details, main_chart_box, quiz_box, start_page, title_row
@@ -84,9 +84,9 @@ def _controls() -> NetworkSettings:
     """
     with st.container(horizontal=True, wrap=True, gap="small", vertical_alignment="bottom"):
         dtype = dtype_selectbox("dtype", "dtype", default=DEFAULTS.dtype, width=CONTROL_WIDTH)
-        idx = bound_number("input index i", "idx", value=DEFAULTS.index, min_value=0,
+        idx = url_number("input index i", "idx", value=DEFAULTS.index, min_value=0,
                            max_value=MAX_WIDTH - 1, step=1, width=CONTROL_WIDTH)
-        seed = bound_number("seed", "seed", value=DEFAULTS.seed, min_value=0, max_value=2**31 - 1, step=1,
+        seed = url_number("seed", "seed", value=DEFAULTS.seed, min_value=0, max_value=2**31 - 1, step=1,
                             width=CONTROL_WIDTH, help="Seeds the weights and the input x. "
                                                       f"{DEFAULTS.seed} rebuilds the question's numbers.")
         dx = eps_input("step dx", "dx", default=DEFAULTS.step, smallest=1e-12, largest=1e-1,
@@ -94,10 +94,10 @@ def _controls() -> NetworkSettings:
                        help="The step of the central difference. " + term("round-off error") + " "
                             + term("truncation error"))
         with st.popover("More", icon=":material/tune:", help="activation, layers, inputs, the sweep of steps"):
-            act = bound_selectbox("activation", "act", tuple(ACTIVATIONS))
-            hidden_text = bound_text("hidden widths", "hidden", value="32, 32", max_chars=60,
+            act = url_selectbox("activation", "act", tuple(ACTIVATIONS))
+            hidden_text = url_text("hidden widths", "hidden", value="32, 32", max_chars=60,
                                      help=f"Up to {MAX_DEPTH} layers of at most {MAX_WIDTH} units.")
-            inputs = bound_number("inputs", "inputs", value=DEFAULTS.input_size, min_value=1,
+            inputs = url_number("inputs", "inputs", value=DEFAULTS.input_size, min_value=1,
                                   max_value=MAX_WIDTH, step=1)
             lo, hi = eps_range_input("sweep of steps", "range", default=(DEFAULTS.step_min, DEFAULTS.step_max),
                                      smallest=1e-14, largest=1.0)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import streamlit as st
 
 from gradlab.labs.summed import DTYPE_NAMES, MAX_TERMS, SUM_METHODS, SummedLossSettings, parse_shape, view
-from gradlab.ui.bound_widgets import bound_selectbox, bound_text
+from gradlab.ui.url_widgets import url_selectbox, url_text
 from gradlab.ui.controls import dtype_selectbox, eps_input
 from gradlab.ui.messages import show_answer, stop_with_error
 from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page, title_row
@@ -41,10 +41,10 @@ def _controls() -> SummedLossSettings:
     """One wrapping row of four controls; returns the one frozen settings object."""
     w = dict(width=CONTROL_WIDTH)
     with st.container(horizontal=True, wrap=True, gap="small", vertical_alignment="bottom"):
-        shape = bound_text("input shape", "shape", value="140x120", max_chars=40, **w,
+        shape = url_text("input shape", "shape", value="140x120", max_chars=40, **w,
                            help=f"e.g. 140x120: one squared error per element, at most {MAX_TERMS:,} of them.")
         dtype = dtype_selectbox("dtype", "dtype", default="float32", options=DTYPE_NAMES, **w)
-        reduction = bound_selectbox("reduction", "reduction", ("sum", "mean"), **w,
+        reduction = url_selectbox("reduction", "reduction", ("sum", "mean"), **w,
                                     help="sum: L is the sum of the squared errors; mean: the sum "
                                          "divided by their number. Both scale L and each gradient "
                                          "element alike.")

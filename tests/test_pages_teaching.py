@@ -134,8 +134,8 @@ def test_a_quiz_answer_stays_out_of_the_url(page, key, answer):
     at = _open(page)
     at.radio(key=key).set_value(answer).run()
     assert _clean(at) and at.radio(key=key).value == answer
-    # The browser writes a bound widget's value into the address bar (AppTest does not):
-    # the radio must not be bound at all.
+    # The browser writes a URL widget's value into the address bar (AppTest does not):
+    # the radio must not be kept in the URL at all.
     assert not at.radio(key=key).proto.query_param_key
     assert answer not in [v for k in at.query_params for v in at.query_params.get_all(k)], (
         dict(at.query_params))

@@ -233,7 +233,7 @@ from __future__ import annotations
 import streamlit as st
 
 from gradlab.labs.ulps import UlpSettings, view
-from gradlab.ui.bound_widgets import bound_number
+from gradlab.ui.url_widgets import url_number
 from gradlab.ui.messages import show_answer, stop_with_error
 from gradlab.ui.page_chrome import answer_box, main_chart_box, start_page, title_row
 from gradlab.ui.views import lab_view, show_chart
@@ -243,7 +243,7 @@ start_page("ulps")
 with title_row("Ulps", "how far apart are the numbers near x?"):
     pass
 try:
-    settings = UlpSettings(x=float(bound_number("x", "x", value=1.0, min_value=-1e30, max_value=1e30)))
+    settings = UlpSettings(x=float(url_number("x", "x", value=1.0, min_value=-1e30, max_value=1e30)))
     shown = lab_view(view, settings)
 except Exception as err:  # noqa: BLE001 - a value's sentence; anything else generically
     stop_with_error(err)

@@ -1,4 +1,4 @@
-"""The shared UI helpers: URL-bound widgets, presets, error display, figure config."""
+"""The shared UI helpers: URL widgets, presets, error display, figure config."""
 
 import re
 
@@ -18,7 +18,7 @@ def _controls_script():
 
     from gradlab.ui.presets import apply_preset
 
-    from gradlab.ui.bound_widgets import bound_number, bound_text
+    from gradlab.ui.url_widgets import url_number, url_text
     from gradlab.ui.controls import dtype_multiselect, eps_input, scheme_multiselect
 
     st.button("preset", key="go", on_click=apply_preset,
@@ -27,8 +27,8 @@ def _controls_script():
         dtype_multiselect(),
         scheme_multiselect(),
         eps_input(),
-        bound_number("x", "x", value=0.5, min_value=-10.0, max_value=10.0),
-        bound_text("f", "expr", value="sin(x)", max_chars=20),
+        url_number("x", "x", value=0.5, min_value=-10.0, max_value=10.0),
+        url_text("f", "expr", value="sin(x)", max_chars=20),
     )
     st.session_state["_values"] = values
 
@@ -105,10 +105,10 @@ def test_errors_are_messages_not_tracebacks():
 
 
 def test_wrappers_refuse_a_second_key():
-    from gradlab.ui.bound_widgets import bound_toggle
+    from gradlab.ui.url_widgets import url_toggle
 
     with pytest.raises(TypeError):
-        bound_toggle("t", "t", key="other")
+        url_toggle("t", "t", key="other")
 
 
 @given(st_text())

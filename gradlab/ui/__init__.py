@@ -1,11 +1,11 @@
-"""The only streamlit-aware code in GradLab: shared chrome, URL-bound controls, how a page shows things.
+"""The only streamlit-aware code in GradLab: shared chrome, URL controls, how a page shows things.
 
 Every page, in the order it uses them:
 
 - :mod:`~gradlab.ui.page_chrome`: :func:`~gradlab.ui.page_chrome.start_page` and
   :func:`~gradlab.ui.page_chrome.finish_page`, what every page calls first and last; the
   title row, the answer's and the main chart's boxes
-- :mod:`~gradlab.ui.bound_widgets`: URL-bound widget wrappers (every control's value in the URL);
+- :mod:`~gradlab.ui.url_widgets`: URL widget wrappers (every control's value in the URL);
   :mod:`~gradlab.ui.controls`: the dtype, scheme and step controls several pages share
 - :mod:`~gradlab.ui.presets`: preset buttons (the presets themselves: :mod:`gradlab.teaching.presets`)
 - :mod:`~gradlab.ui.cache_keys`: cheap cache keys for frozen settings, and the pages' bounded caches

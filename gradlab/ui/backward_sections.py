@@ -27,7 +27,7 @@ from gradlab.labs.backward import (EXPRESSION_CHARS, MATRIX_EXAMPLES, STEP_CODES
                                    VJPSettings, empty_demo, empty_demo_code, matrix_view, parse_vector, steps_view,
                                    vector_text)
 from gradlab.literal_text import markdown_code, markdown_literal
-from gradlab.ui.bound_widgets import bound_selectbox, bound_text
+from gradlab.ui.url_widgets import url_selectbox, url_text
 from gradlab.ui.messages import show_error
 from gradlab.ui.views import lab_view, replayed_section, show_chart
 from gradlab.view import View
@@ -94,7 +94,7 @@ def _step_controls(vjp: VJPSettings) -> BackwardSession:
     # the steps in words; their codes (what the URL keeps) only for those who type them
     codes = "; ".join(f"{k} = {v[1]}" for k, v in STEP_CODES.items())
     with st.popover("steps as codes", icon=":material/code:", help="Type the steps as codes: " + codes):
-        steps = bound_text("steps so far, as codes", "steps", value="", max_chars=EXPRESSION_CHARS,
+        steps = url_text("steps so far, as codes", "steps", value="", max_chars=EXPRESSION_CHARS,
                            help="Codes: " + codes)
     if readable := _steps_in_words(steps):
         st.markdown(readable)
@@ -152,9 +152,9 @@ def accumulation(vjp: VJPSettings) -> None:
 
 def _matrix_controls() -> ExampleVJPSettings:
     """The example and its v; returns the section's frozen settings (a GradLabError says what to fix)."""
-    name = bound_selectbox("example", "mx", tuple(MATRIX_EXAMPLES), format_func=lambda k: MATRIX_EXAMPLES[k].title)
+    name = url_selectbox("example", "mx", tuple(MATRIX_EXAMPLES), format_func=lambda k: MATRIX_EXAMPLES[k].title)
     e = MATRIX_EXAMPLES[name]
-    typed_v = bound_text(f"v for z = W x ({len(e.w)} entries)", "mv", value=vector_text(e.v),
+    typed_v = url_text(f"v for z = W x ({len(e.w)} entries)", "mv", value=vector_text(e.v),
                          max_chars=EXPRESSION_CHARS)
     return ExampleVJPSettings(name, parse_vector(typed_v, "v"))
 

@@ -1,7 +1,7 @@
 """The Grid page's x, bit by bit: click a bit to flip it, and x becomes the float those bits hold.
 
 One row of pills per field (sign, exponent, fraction), each pill one bit showing its digit, the
-1s selected. A click sets the page's x (``st.session_state["x"]``, the bound point-x control) to
+1s selected. A click sets the page's x (``st.session_state["x"]``, the point-x URL control) to
 :func:`gradlab.numerics.ulp.from_bits` of the new pattern, and the page reruns: the answer, the
 chart's grid, the step taken and the neighbours move with it. A pattern that holds no finite
 number (an all-ones exponent: inf or NaN) is refused in words, and x stays.

@@ -54,7 +54,7 @@ def forget_initial_query_param(key: str) -> None:
     """Stop Streamlit from seeding the widget ``key`` from the URL the page was opened with.
 
     Internal: ``QueryParams._initial_query_params``, reached through the script
-    run context's session state. Streamlit 1.67 seeds a bound widget from the
+    run context's session state. Streamlit 1.67 seeds a URL widget from the
     query parameters captured when the page loaded, not from ``st.query_params``,
     so deleting ``st.query_params[key]`` (public, done by the caller) does not
     stop the seeding. Why: an integer ``st.number_input`` seeded from ``?key=inf``

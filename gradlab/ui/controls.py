@@ -1,6 +1,6 @@
 """Controls shared by several pages: dtypes, finite-difference schemes, step sizes.
 
-All are URL-bound (see :mod:`gradlab.ui.bound_widgets`), so each needs a ``key`` that is
+All are URL widgets (see :mod:`gradlab.ui.url_widgets`), so each needs a ``key`` that is
 unique on its page; the defaults below suit a page with one of each.
 
 Options, labels and help text come from the rows of
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from gradlab.numerics.dtypes import DTYPE_NAMES, DTYPE_TABLE, DTYPES
 from gradlab.numerics.schemes import SCHEME_NAMES, SCHEMES
-from gradlab.ui.bound_widgets import bound_multiselect, bound_select_slider, bound_selectbox
+from gradlab.ui.url_widgets import url_multiselect, url_select_slider, url_selectbox
 
 #: Every dtype, in the table's order (for pages that pass the options themselves).
 DTYPE_OPTIONS: tuple[str, ...] = DTYPE_NAMES
@@ -117,7 +117,7 @@ def dtype_multiselect(
     """
     kwargs.setdefault("help", dtype_help())
     options = tuple(DTYPES) if options is None else tuple(options)
-    return bound_multiselect(label, key, options, default=default, format_func=dtype_label, **kwargs)
+    return url_multiselect(label, key, options, default=default, format_func=dtype_label, **kwargs)
 
 
 def dtype_selectbox(
@@ -131,7 +131,7 @@ def dtype_selectbox(
     """Pick one dtype by name (``options`` defaults to every row of the dtype table)."""
     options = tuple(DTYPES) if options is None else tuple(options)
     kwargs.setdefault("help", dtype_help())
-    return bound_selectbox(label, key, options, index=options.index(default), format_func=dtype_label,
+    return url_selectbox(label, key, options, index=options.index(default), format_func=dtype_label,
                            **kwargs)
 
 
@@ -149,7 +149,7 @@ def scheme_multiselect(
     """
     kwargs.setdefault("help", scheme_help())
     options = tuple(SCHEMES) if options is None else tuple(options)
-    return bound_multiselect(
+    return url_multiselect(
         label, key, options, default=default, format_func=scheme_label, **kwargs
     )
 
@@ -169,7 +169,7 @@ def eps_input(
     ``default`` snaps to the nearest grid value. URL form: ``?eps=1e-06``.
     """
     options = eps_options(smallest, largest, mantissas)
-    return bound_select_slider(
+    return url_select_slider(
         label, key, options, value=_nearest(options, default),
         format_func=format_eps, **kwargs,
     )
@@ -190,7 +190,7 @@ def eps_range_input(
     """
     options = eps_options(smallest, largest)
     low, high = (_nearest(options, v) for v in default)
-    chosen = bound_select_slider(
+    chosen = url_select_slider(
         label, key, options, value=(low, high), format_func=format_eps, **kwargs,
     )
     return (float(chosen[0]), float(chosen[1]))

@@ -1,6 +1,6 @@
 """Each change a visitor makes is its own browser-history entry, so Back undoes one change.
 
-Streamlit writes a URL-bound control's new value into the address bar with
+Streamlit writes a URL control's new value into the address bar with
 ``history.replaceState``: the URL is always the view, but the history holds one entry per
 page, and Back after three changes left the site. A tiny custom component (Streamlit's
 components v2: it runs in the page itself, no iframe) makes such a rewrite a

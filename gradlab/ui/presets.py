@@ -2,7 +2,7 @@
 
 The presets themselves live in :mod:`gradlab.teaching.presets` (one table for all
 pages). A button applies its preset through ``on_click``: the values go into
-``st.session_state`` before the page reruns, the URL-bound widgets take them and
+``st.session_state`` before the page reruns, the URL widgets take them and
 put them into the address bar, so a link copied after any later change opens
 exactly the same view. There is no ``?preset=`` parameter: a link names the
 values, not the preset. Whether the view still is a preset is derived from the
@@ -15,9 +15,9 @@ screen folds them into a "Presets" popover beside its title::
     from gradlab.ui.presets import presets_popover
     with title_row("Grad check", "my float32 check fails. Is the gradient wrong?"):
         presets_popover("gradcheck", primary="float32_check_fails")
-    # ... the page's bound widgets follow, without any on_change for presets
+    # ... the page's URL widgets follow, without any on_change for presets
 
-Quiz answers are never presets and never URL-bound: use a plain ``st.radio`` with a key.
+Quiz answers are never presets and never kept in the URL: use a plain ``st.radio`` with a key.
 """
 
 from __future__ import annotations
@@ -41,14 +41,14 @@ def apply_preset(values: Mapping[str, Any]) -> None:
 
         st.button("1/x at 0.3", on_click=apply_preset, args=({"expr": "1/x", "x": 0.3},))
 
-    Bound widgets then push the new values to the URL (verified in Chromium with
+    URL widgets then push the new values to the URL (verified in Chromium with
     Streamlit 1.67). Values a widget would not accept are dropped by the
-    ``bound_*`` wrappers, which fall back to defaults.
+    ``url_*`` wrappers, which fall back to defaults.
 
     For a *link* to a preset (e.g. from the home page), don't invent a
     ``?preset=`` parameter: put the widget values themselves in the link's query
     parameters (see :func:`gradlab.teaching.presets.url_query`). Streamlit seeds
-    bound widgets from the URL on load, and the URL stays the shareable view.
+    URL widgets from the URL on load, and the URL stays the shareable view.
     Values written to ``st.session_state`` *before* a widget's first run are
     not copied to the URL by Streamlit 1.67, which is why there is no
     "read ?preset= and set state" helper.

@@ -5,11 +5,11 @@ Grid's :func:`gradlab.labs.grid.figures.grid_slider_figure`) animates in the bro
 never reaches the server. To put the released step in the URL, a tiny custom component
 (Streamlit's components v2: it runs in the page itself, no iframe) listens on the chart
 for Plotly's ``plotly_sliderend`` event and sends the stop's value as a trigger; its
-callback writes it into the URL-bound step control before that control is drawn, so the
+callback writes it into the step URL control before that control is drawn, so the
 control, the URL and every number below the chart take it in one rerun. Nothing is sent
 while the slider moves.
 
-It draws nothing (its box is hidden); with JavaScript off the chart and its URL-bound
+It draws nothing (its box is hidden); with JavaScript off the chart and its URL
 control still work, the control alone then moving the step.
 """
 

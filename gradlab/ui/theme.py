@@ -53,7 +53,7 @@ _CONTRAST_CSS = """
   white-space: normal !important; overflow: visible !important; text-overflow: clip !important; }
 [data-testid="stMain"] [data-testid="stPageLink-NavLink"] { height: auto !important; }
 /* A selected option's chip shows its whole name ("float8_e4m3fn (emulated)", not "float8_e4m3fn (e…"):
-   the chips wrap onto more rows (gradlab.ui.bound_widgets.bound_multiselect) instead. */
+   the chips wrap onto more rows (gradlab.ui.url_widgets.url_multiselect) instead. */
 [data-testid="stMain"] .stMultiSelect [data-tag] { max-width: 100% !important; height: auto !important; }
 [data-testid="stMain"] .stMultiSelect [data-tag] span[title] {
   max-width: none !important; overflow: visible !important; text-overflow: clip !important; white-space: normal !important;

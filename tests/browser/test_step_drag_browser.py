@@ -87,7 +87,7 @@ def test_dragging_h_moves_the_chart_without_a_rerun_and_the_release_reaches_the_
     assert after["value"] == during["value"]  # the rerun draws the chart at the released step
     assert page.evaluate("() => window.__glStates").count("running") == 1  # one rerun: the release
     control = page.locator(f".st-key-h [data-testid='stSliderThumbValue']").first.inner_text()
-    assert control == during["value"]  # the URL-bound control took it
+    assert control == during["value"]  # the URL control took it
     # after that rerun the chart is still idle (one listener loop, not the old one fighting the
     # new over the released step), and a second drag's release reaches the URL as well
     page.wait_for_function("""([key, value]) => { const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);

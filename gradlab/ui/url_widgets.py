@@ -1,6 +1,6 @@
-"""URL-bound widgets for GradLab's pages: every control's value lives in the URL.
+"""URL widgets for GradLab's pages: every control's value lives in the URL.
 
-Every control on a page goes through one of the ``bound_*`` wrappers: they always
+Every control on a page goes through one of the ``url_*`` wrappers: they always
 pass ``key=`` and ``bind="query-params"``, so the URL is a shareable link to the
 exact view (Streamlit uses the key as the query-parameter name and drops the
 parameter while the widget shows its default).
@@ -52,10 +52,10 @@ def _drop_invalid_state(key: str, is_valid: Callable[[Any], bool]) -> None:
             del st.session_state[key]
 
 
-# ---------------------------------------------------------------- bound widgets
+# ---------------------------------------------------------------- URL widgets
 
 
-def bound_selectbox(
+def url_selectbox(
     label: str,
     key: str,
     options: Sequence[T],
@@ -64,14 +64,14 @@ def bound_selectbox(
     format_func: Callable[[T], str] = str,
     **kwargs: Any,
 ) -> T:
-    """``st.selectbox`` bound to the query parameter ``key``.
+    """``st.selectbox`` kept in the query parameter ``key``.
 
     With ``format_func`` the URL carries the *formatted* label, not the option.
     """
-    return _bound_choice(st.selectbox, label, key, options, index, format_func, kwargs)
+    return _url_choice(st.selectbox, label, key, options, index, format_func, kwargs)
 
 
-def bound_radio(
+def url_radio(
     label: str,
     key: str,
     options: Sequence[T],
@@ -80,12 +80,12 @@ def bound_radio(
     format_func: Callable[[T], str] = str,
     **kwargs: Any,
 ) -> T:
-    """``st.radio`` bound to the query parameter ``key``."""
-    return _bound_choice(st.radio, label, key, options, index, format_func, kwargs)
+    """``st.radio`` kept in the query parameter ``key``."""
+    return _url_choice(st.radio, label, key, options, index, format_func, kwargs)
 
 
-def _bound_choice(widget, label, key, options, index, format_func, kwargs):
-    """One of several options (selectbox, radio), bound to the query parameter ``key``."""
+def _url_choice(widget, label, key, options, index, format_func, kwargs):
+    """One of several options (selectbox, radio), kept in the query parameter ``key``."""
     _check_kwargs(kwargs)
     options = tuple(options)
     _drop_invalid_state(key, lambda v: v in options)
@@ -93,7 +93,7 @@ def _bound_choice(widget, label, key, options, index, format_func, kwargs):
                   key=key, bind="query-params", **kwargs)
 
 
-def bound_multiselect(
+def url_multiselect(
     label: str,
     key: str,
     options: Sequence[T],
@@ -102,7 +102,7 @@ def bound_multiselect(
     format_func: Callable[[T], str] = str,
     **kwargs: Any,
 ) -> tuple[T, ...]:
-    """``st.multiselect`` bound to ``key``; returns the selection as a tuple (maybe empty).
+    """``st.multiselect`` kept in the query parameter ``key``; the selection as a tuple (maybe empty).
 
     The URL repeats the key once per selected option (``?dtypes=float32&dtypes=float64``). The
     chips wrap onto more rows rather than scroll: in a row of controls a box showed "float32 ×
@@ -125,7 +125,7 @@ def bound_multiselect(
     return tuple(chosen)
 
 
-def bound_number(
+def url_number(
     label: str,
     key: str,
     *,
@@ -134,9 +134,10 @@ def bound_number(
     max_value: float | int | None = None,
     **kwargs: Any,
 ) -> float | int:
-    """``st.number_input`` bound to ``key``. Give bounds: out-of-range URL values fall back to ``value``.
+    """``st.number_input`` kept in the query parameter ``key``; a URL value outside
+    ``[min_value, max_value]`` falls back to ``value``.
 
-    ``value`` is clamped into the bounds: a deployment may lower a bound in
+    ``value`` is clamped into that range: a deployment may lower a limit in
     gradlab.limits below a widget's usual default (``GRADLAB_LIMITS``).
     """
     _check_kwargs(kwargs)
@@ -193,7 +194,7 @@ def _forget_url_value(key: str) -> None:
         del st.query_params[key]
 
 
-def bound_slider(
+def url_slider(
     label: str,
     key: str,
     *,
@@ -202,7 +203,7 @@ def bound_slider(
     value: Any,
     **kwargs: Any,
 ) -> Any:
-    """``st.slider`` bound to ``key`` (a single value or a ``(low, high)`` range)."""
+    """``st.slider`` kept in the query parameter ``key`` (a single value or a ``(low, high)`` range)."""
     _check_kwargs(kwargs)
 
     def inside(v: Any) -> bool:
@@ -222,7 +223,7 @@ def bound_slider(
     )
 
 
-def bound_select_slider(
+def url_select_slider(
     label: str,
     key: str,
     options: Sequence[T],
@@ -231,7 +232,7 @@ def bound_select_slider(
     format_func: Callable[[T], str] = str,
     **kwargs: Any,
 ) -> Any:
-    """``st.select_slider`` bound to ``key``; the URL carries the formatted option(s)."""
+    """``st.select_slider`` kept in the query parameter ``key``; the URL carries the formatted option(s)."""
     _check_kwargs(kwargs)
     options = tuple(options)
 
@@ -249,7 +250,7 @@ def bound_select_slider(
     )
 
 
-def bound_text(
+def url_text(
     label: str,
     key: str,
     *,
@@ -257,7 +258,7 @@ def bound_text(
     max_chars: int | None = None,
     **kwargs: Any,
 ) -> str:
-    """``st.text_input`` bound to ``key``. Any text can arrive from the URL: validate it."""
+    """``st.text_input`` kept in the query parameter ``key``. Any text can arrive from the URL: validate it."""
     _check_kwargs(kwargs)
     _drop_invalid_state(key, lambda v: isinstance(v, str))
     return st.text_input(
@@ -265,21 +266,21 @@ def bound_text(
     )
 
 
-def bound_toggle(label: str, key: str, *, value: bool = False, **kwargs: Any) -> bool:
-    """``st.toggle`` bound to ``key`` (``?key=true`` / ``?key=false``)."""
+def url_toggle(label: str, key: str, *, value: bool = False, **kwargs: Any) -> bool:
+    """``st.toggle`` kept in the query parameter ``key`` (``?key=true`` / ``?key=false``)."""
     _check_kwargs(kwargs)
     _drop_invalid_state(key, lambda v: isinstance(v, bool))
     return st.toggle(label, value=value, key=key, bind="query-params", **kwargs)
 
 
-def bound_checkbox(label: str, key: str, *, value: bool = False, **kwargs: Any) -> bool:
-    """``st.checkbox`` bound to ``key``."""
+def url_checkbox(label: str, key: str, *, value: bool = False, **kwargs: Any) -> bool:
+    """``st.checkbox`` kept in the query parameter ``key``."""
     _check_kwargs(kwargs)
     _drop_invalid_state(key, lambda v: isinstance(v, bool))
     return st.checkbox(label, value=value, key=key, bind="query-params", **kwargs)
 
 
-def bound_tabs(labels: Sequence[str], key: str) -> Sequence[Any]:
+def url_tabs(labels: Sequence[str], key: str) -> Sequence[Any]:
     """``st.tabs`` whose selected tab is the query parameter ``key``; tabs run lazily.
 
     Only the selected tab's ``.open`` is True: draw expensive content under
