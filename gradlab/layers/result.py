@@ -248,17 +248,11 @@ class LayersResult:
             return layers_figure(self)
         return plotted(build)
 
-    def _notebook_block(self):
-        from gradlab.notebook_html import NotebookBlock
-
-        return NotebookBlock(f"Layer-by-layer gradient check of {self.model}", [self.answer], self.table,
-                             self.figure, "One row per module and side checked, in forward order.")
-
     def _repr_html_(self) -> str:
-        return self._notebook_block().html()
+        from gradlab.notebook_html import result_html
 
-    def _ipython_display_(self) -> None:
-        self._notebook_block().display()
+        return result_html(f"Layer-by-layer gradient check of {self.model}", [self.answer], self.table,
+                           self.figure, "One row per module and side checked, in forward order.")
 
 
 def _why(row: LayerRow) -> str:

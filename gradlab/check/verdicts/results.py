@@ -196,14 +196,9 @@ class CheckResult:
         return figure_of(self)
 
     def _repr_html_(self) -> str:
-        from gradlab.check.verdicts.notebook import block_of
+        from gradlab.check.verdicts.notebook import html_of
 
-        return block_of(self).html()
-
-    def _ipython_display_(self) -> None:
-        from gradlab.check.verdicts.notebook import block_of
-
-        block_of(self).display()
+        return html_of(self)
 
     @property
     def state_map(self) -> np.ndarray | None:
