@@ -1,24 +1,25 @@
-"""HTML for Jupyter: a result's headline, its table and its Plotly figure as one block.
+"""A result in Jupyter: its headline and table as escaped HTML, its figure through Plotly's own renderer.
 
-A result's ``_repr_html_`` returns :func:`result_html`: every piece of text is
-HTML-escaped here (labels and names may come from the user: a dict output's
-keys, a parameter's name, an expression), the table is ``DataFrame.to_html``
-with escaping on, and the figure is a ``<div>`` drawn by the installed plotly.js,
-with no network at all: the first figure of a process (a Jupyter kernel) carries
-plotly.js itself, inline (about 5 MB, once), and every later one uses it from the
-page. A CDN would draw nothing offline or where it is blocked, and served an older
-plotly.js than the installed one. A later figure whose page has no plotly.js (the
-first output was cleared) says so and names :func:`reset_plotlyjs`.
+A result's ``_ipython_display_`` calls :meth:`NotebookBlock.display`: the headline, the lines and
+the table as one HTML output (every piece of text HTML-escaped here: labels and names may come
+from the user: a dict output's keys, a parameter's name, an expression; the table is
+``DataFrame.to_html`` with escaping on), then the figure's ``show()``, so Plotly's renderer for the
+notebook at hand draws it (``plotly.io.renderers.default``: JupyterLab's and VS Code's mimetype,
+the classic notebook's offline plotly.js, Colab's), as any Plotly figure in that notebook. Outside
+a Jupyter kernel (a terminal IPython) only the text and table are shown: ``figure()`` gives the
+figure. ``_repr_html_`` (what a frontend without IPython's display asks) is the same text and table.
 
 >>> import pandas as pd, plotly.graph_objects as go
->>> page = result_html("<b>f</b>", ["ok"], pd.DataFrame({"a": [1]}), go.Figure())
->>> "&lt;b&gt;f&lt;/b&gt;" in page, "<table" in page, "plotly-graph-div" in page
-(True, True, True)
+>>> block = NotebookBlock("<b>f</b>", ["ok"], pd.DataFrame({"a": [1]}), go.Figure)
+>>> page = block.html()
+>>> "&lt;b&gt;f&lt;/b&gt;" in page, "<table" in page, "plotly" in page
+(True, True, False)
 """
 
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Sequence, TypeVar
 
 import pandas as pd
@@ -28,7 +29,7 @@ from gradlab.errors import GradLabError
 if TYPE_CHECKING:  # Plotly is the web lab's: the checker installs without it (NO_PLOTLY)
     import plotly.graph_objects as go
 
-__all__ = ["MAX_TABLE_ROWS", "NO_PLOTLY", "NoPlotly", "result_html", "figure_div", "table_html", "reset_plotlyjs", "plotted"]
+__all__ = ["MAX_TABLE_ROWS", "NO_PLOTLY", "NoPlotly", "NotebookBlock", "table_html", "plotted"]
 
 #: Said where a figure would be when Plotly is not installed: ``pip install gradlab`` installs the
 #: checker (torch, numpy, pandas, sympy, mpmath); ``gradlab[app]`` adds the web lab and its figures.
@@ -54,54 +55,41 @@ def plotted(build: Callable[[], _T]) -> _T:
 MAX_TABLE_ROWS = 20
 
 
-#: Whether this process has handed out plotly.js already (in the first figure's HTML).
-_PLOTLYJS = {"embedded": False}
-
-#: Shown, instead of a blank figure, where a later figure finds no plotly.js on its page.
-_NO_PLOTLYJS = (
-    '<div class="gradlab-no-plotlyjs" style="display:none"><p><small>This figure needs plotly.js, '
-    "which the first GradLab figure of this kernel carried; that output is gone. Run "
-    "<code>gradlab.notebook_html.reset_plotlyjs()</code>, then this cell again.</small></p></div>"
-    "<script>if (!window.Plotly && document.currentScript) "
-    "{ document.currentScript.previousElementSibling.style.display = 'block'; }</script>")
-
-
-def reset_plotlyjs() -> None:
-    """Make the next figure carry plotly.js again (after the output that carried it was cleared).
-
-    >>> import plotly.graph_objects as go
-    >>> reset_plotlyjs(); "plotly.js v" in figure_div(go.Figure()), "plotly.js v" in figure_div(go.Figure())
-    (True, False)
-    """
-    _PLOTLYJS["embedded"] = False
-
-
-def figure_div(fig: go.Figure) -> str:
-    """The figure as an HTML fragment (a ``plotly-graph-div`` and the script that draws it); the
-    process's first also carries the installed plotly.js, inline (see the module docstring)."""
-    import plotly.io as pio
-
-    first = not _PLOTLYJS["embedded"]
-    html = pio.to_html(fig, full_html=False, include_plotlyjs=first, validate=False)
-    _PLOTLYJS["embedded"] = True
-    return html if first else _NO_PLOTLYJS + html
-
-
 def table_html(table: pd.DataFrame, note: str = "") -> str:
     """The table with every cell escaped, and an optional escaped note under it."""
     body = table.to_html(index=False, escape=True, border=0, float_format=lambda v: f"{v:.6g}")
     return body + (f"<p><small>{html.escape(note)}</small></p>" if note else "")
 
 
-def result_html(title: str, lines: Sequence[str], table: pd.DataFrame, fig: Callable[[], go.Figure],
-                table_note: str = "") -> str:
-    """Title, lines of text, table and figure: one ``<div>`` a notebook shows as the result.
-    ``fig`` builds the figure (a figure itself will do); without Plotly installed the block says
-    :data:`NO_PLOTLY` where the figure would be, and shows the rest."""
-    text = "".join(f"<p>{html.escape(line)}</p>" for line in lines if line)
-    try:
-        drawn = figure_div(plotted(fig if callable(fig) else lambda: fig))
-    except NoPlotly:  # only that: any other failure of the figure is the caller's to see
-        drawn = f"<p><small>{html.escape(NO_PLOTLY)}</small></p>"
-    return (f'<div class="gradlab-result"><h4>{html.escape(title)}</h4>{text}'
-            f"{table_html(table, table_note)}{drawn}</div>")
+@dataclass(frozen=True)
+class NotebookBlock:
+    """What a result shows in a notebook: a title, lines of text, a table (with a note under it)
+    and a figure, built only when it is drawn (``figure()``: Plotly is the web lab's)."""
+
+    title: str
+    lines: Sequence[str]
+    table: pd.DataFrame
+    figure: Callable[[], "go.Figure"]
+    table_note: str = ""
+
+    def html(self) -> str:
+        """The title, the lines and the table as one escaped ``<div>``."""
+        text = "".join(f"<p>{html.escape(line)}</p>" for line in self.lines if line)
+        return (f'<div class="gradlab-result"><h4>{html.escape(self.title)}</h4>{text}'
+                f"{table_html(self.table, self.table_note)}</div>")
+
+    def display(self) -> None:
+        """:meth:`html` as an output, then the figure through Plotly's renderer (module docstring);
+        without Plotly, :data:`NO_PLOTLY` where the figure would be."""
+        from IPython import get_ipython
+        from IPython.display import HTML, display
+
+        display(HTML(self.html()))
+        if getattr(get_ipython(), "kernel", None) is None:
+            return  # a terminal: Plotly's renderer there opens a web browser
+        try:
+            figure = plotted(self.figure)
+        except NoPlotly:  # only that: any other failure of the figure is the caller's to see
+            display(HTML(f"<p><small>{html.escape(NO_PLOTLY)}</small></p>"))
+            return
+        figure.show()

@@ -236,19 +236,23 @@ def test_a_module_named_with_a_link_is_shown_escaped_in_the_chart():
     assert escaped.replace("click", "wrong") in fig.layout.title.text
 
 
-def test_a_module_named_with_a_link_is_no_link_in_the_notebook_html(monkeypatch):
-    from gradlab import notebook_html
+def test_a_module_named_with_a_link_is_no_link_in_the_notebook_outputs():
+    """The table's HTML and the figure Plotly's renderer is handed (its mimetype JSON) say the name
+    as typed, in entities: no link in either."""
+    import json
 
-    monkeypatch.setitem(notebook_html._PLOTLYJS, "embedded", True)  # no 5 MB plotly.js in the page
-    page = _hostile_result()._repr_html_()
-    # the figure's JSON writes < and / as \u003c and \u002f: read it as the browser's plotly.js does
-    readable = (page.replace("\\u003c", "<").replace("\\u003e", ">").replace("\\u002f", "/")
-                .replace("\\u0026", "&"))
-    assert "<a" not in readable, readable[readable.index("<a") - 80:][:200]
+    from notebook_kernel import notebook_kernel
+
+    with notebook_kernel() as shown:
+        _hostile_result()._ipython_display_()
+    table = shown.outputs[0].data["text/html"]
+    figure = json.dumps(shown.outputs[-1].data["application/vnd.plotly.v1+json"])
+    for page in (table, figure):
+        assert "<a" not in page, page[page.index("<a") - 80:][:200]
     escaped = html.escape(HOSTILE_NAME, quote=True)
-    assert escaped in readable  # the chart's labels: the name as typed, in entities
-    assert "&lt;a href=&quot;https://evil-example/login&quot;&gt;click&lt;/a&gt;" in readable
-    assert "&lt;a href=\"https://evil-example/login\"&gt;click&lt;/a&gt;" in readable  # the table
+    assert escaped in figure  # the chart's labels: the name as typed, in entities
+    assert "&lt;a href=&quot;https://evil-example/login&quot;&gt;click&lt;/a&gt;" in figure
+    assert "&lt;a href=\"https://evil-example/login\"&gt;click&lt;/a&gt;" in table  # the table
 
 
 # ------------------------------------------------------- 5. a stack over its length: refused, not cut

@@ -1,4 +1,5 @@
-"""A check result and a sweep in a notebook: an escaped table and a Plotly figure."""
+"""A check result, a layer check and a sweep in a notebook: an escaped table, then the figure
+through Plotly's own renderer (issue 38: no hand-embedded plotly.js)."""
 
 import dataclasses
 
@@ -8,7 +9,7 @@ import pytest
 import torch
 
 import gradlab
-from gradlab.check.verdicts.notebook import figure_of, html_of, table_of
+from gradlab.check.verdicts.notebook import block_of, figure_of, table_of
 from gradlab.figures.check_values import STATE_COLOURS, value_errors_figure
 
 _HOSTILE = '<script>alert("x")</script>'
@@ -51,10 +52,10 @@ def test_the_chart_takes_the_state_and_error_bound_columns_when_a_table_has_them
                                           "error bound"]
 
 
-def test_the_html_holds_the_summary_the_table_and_the_figure():
+def test_the_html_holds_the_summary_and_the_table():
     result = gradlab.gradcheck(_wrong, _x(30), mode="full", taylor=False)
-    page = html_of(result)
-    assert "<table" in page and "plotly-graph-div" in page
+    page = block_of(result).html()
+    assert "<table" in page and "plotly" not in page  # the figure is Plotly's renderer's to draw
     assert "Gradient check failed" in page
     assert page.count("<tr") == 1 + 20  # header + the 20 values furthest over their tolerance
     assert "of 30." in page
@@ -71,7 +72,7 @@ def test_user_text_is_escaped_in_the_html_and_the_figure():
     result = gradlab.gradcheck(_wrong, _x(2, 2), mode="sampled", samples=2, taylor=False)
     columns = result.columns.joined(element=np.array([_HOSTILE, "x[1]"], dtype=object))
     hostile = dataclasses.replace(result, columns=columns, error_map=None)
-    page = html_of(hostile)
+    page = block_of(hostile).html()
     assert "<script>alert" not in page
     assert "&lt;script&gt;alert" in page
     hover = [str(c[0]) for t in figure_of(hostile).data if t.customdata is not None for c in t.customdata]
@@ -86,7 +87,7 @@ def test_a_sweep_is_shown_with_its_best_steps_and_its_figure():
     sweeps = [t.name for t in fig.data if t.meta and t.meta.get("kind") == "sweep"]
     assert sorted(sweeps) == sorted(f"{d} · {s}" for d in dtypes for s in schemes)
     page = result._repr_html_()
-    assert "<table" in page and "plotly-graph-div" in page
+    assert "<table" in page
     assert page.count("<tr") == 1 + len(dtypes) * len(schemes)
     assert f"{np.e:.15g}"[:15] in page  # f'(1) = e, the exact reference
 
@@ -98,49 +99,50 @@ def test_sweep_refuses_what_run_sweep_refuses():
         gradlab.sweep("exp(x)", at=1.0, dtypes="float99")
 
 
-# ------------------------------------------------------------- figures offline
+# ------------------------------------------------------------- Plotly's renderer
 
-import re  # noqa: E402
+from IPython import get_ipython  # noqa: E402
+from notebook_kernel import notebook_kernel  # noqa: E402
 
-import plotly.offline  # noqa: E402
-
-from gradlab.notebook_html import reset_plotlyjs  # noqa: E402
-
-_SCRIPT_TAGS = re.compile(r"<script\b[^>]*>", re.IGNORECASE)
+from gradlab import notebook_html  # noqa: E402
 
 
-def _bundle_header() -> str:
-    """The first line plotly.js's own bundle starts with, for the installed plotly."""
-    return f"plotly.js v{plotly.offline.get_plotlyjs_version()}"
+def _results():
+    sweep = gradlab.sweep("exp(x)", at=1.0, dtypes="float64", schemes="central", points=5)
+    check = gradlab.gradcheck(_wrong, _x(3), mode="full", taylor=False)
+    layers = gradlab.check_layers(torch.nn.Sequential(torch.nn.Linear(3, 2, dtype=torch.float64)),
+                                  torch.ones(2, 3, dtype=torch.float64))
+    return sweep, check, layers
 
 
-def _outside_bundle(page: str) -> str:
-    """The page without the text of an inline plotly.js bundle (whose source names web sites)."""
-    start = page.find("/**\n* plotly.js v")
-    return page if start < 0 else page[:start] + page[page.index("</script>", start):]
+def test_each_result_shows_its_table_then_its_figure_through_plotlys_renderer():
+    for result in _results():
+        with notebook_kernel() as shown:
+            result._ipython_display_()
+        text, *figures = shown.outputs
+        assert "<table" in text.data["text/html"]
+        assert "plotly" not in text.data["text/html"] and "<script" not in text.data["text/html"]
+        bundle = figures[-1].data  # Plotly's own output: its mimetype (and the notebook's html)
+        drawn = bundle["application/vnd.plotly.v1+json"]["data"]
+        assert [t["type"] for t in drawn] == [t.type for t in result.figure().data]
 
 
-def test_the_first_figure_carries_the_installed_plotlyjs_and_later_ones_reuse_it_with_no_network():
-    reset_plotlyjs()  # as in a fresh kernel
-    first = gradlab.sweep("exp(x)", at=1.0, dtypes="float64", schemes="central", points=5)._repr_html_()
-    second = html_of(gradlab.gradcheck(_wrong, _x(3), mode="full", taylor=False))
-    third = gradlab.sweep("sin(x)", at=1.0, dtypes="float32", schemes="forward", points=5)._repr_html_()
-    assert first.count(_bundle_header()) == 1  # the installed version, inline, once
-    assert len(first) > 1_000_000  # the whole library (about 5 MB), not a loader
-    assert _bundle_header() not in second and _bundle_header() not in third
-    assert "plotly.js v" not in second and len(second) < 200_000
-    for page in (first, second, third):
-        assert "Plotly.newPlot" in page
-        tags = _SCRIPT_TAGS.findall(page)
-        assert tags and not [t for t in tags if "src" in t.lower()]  # no script loaded from anywhere
-        assert "cdn" not in _outside_bundle(page).lower() and "http" not in _outside_bundle(page)
+def test_outside_a_kernel_only_the_text_and_table_are_shown():
+    result = _results()[0]
+    with notebook_kernel() as shown:
+        del get_ipython().kernel  # a terminal IPython: no kernel
+        try:
+            result._ipython_display_()
+        finally:
+            get_ipython().kernel = object()
+    assert len(shown.outputs) == 1 and "<table" in shown.outputs[0].data["text/html"]
 
 
-def test_a_later_figure_says_what_to_do_when_its_page_has_no_plotlyjs():
-    reset_plotlyjs()
-    html_of(gradlab.gradcheck(_wrong, _x(3), mode="full", taylor=False))
-    later = html_of(gradlab.gradcheck(_wrong, _x(3), mode="full", taylor=False))
-    assert "if (!window.Plotly" in later and "reset_plotlyjs()" in later
-    reset_plotlyjs()  # ... which makes the next figure carry plotly.js again
-    again = html_of(gradlab.gradcheck(_wrong, _x(3), mode="full", taylor=False))
-    assert again.count(_bundle_header()) == 1 and "reset_plotlyjs()" not in again
+def test_without_plotly_the_figure_is_a_sentence_saying_how_to_get_it():
+    def missing():
+        raise ModuleNotFoundError("No module named 'plotly'", name="plotly")
+
+    block = notebook_html.NotebookBlock("t", ["a line"], _results()[0].best, missing)
+    with notebook_kernel() as shown:
+        block.display()
+    assert [o.data["text/html"].count(notebook_html.NO_PLOTLY.split(":")[0]) for o in shown.outputs] == [0, 1]

@@ -248,11 +248,17 @@ class LayersResult:
             return layers_figure(self)
         return plotted(build)
 
-    def _repr_html_(self) -> str:
-        from gradlab.notebook_html import result_html
+    def _notebook_block(self):
+        from gradlab.notebook_html import NotebookBlock
 
-        return result_html(f"Layer-by-layer gradient check of {self.model}", [self.answer], self.table,
-                           self.figure, "One row per module and side checked, in forward order.")
+        return NotebookBlock(f"Layer-by-layer gradient check of {self.model}", [self.answer], self.table,
+                             self.figure, "One row per module and side checked, in forward order.")
+
+    def _repr_html_(self) -> str:
+        return self._notebook_block().html()
+
+    def _ipython_display_(self) -> None:
+        self._notebook_block().display()
 
 
 def _why(row: LayerRow) -> str:

@@ -133,10 +133,16 @@ class SweepResult:
         return sweep_figure(self)
 
     def _repr_html_(self) -> str:
-        """What Jupyter shows: the best steps, the notes and the figure (:func:`gradlab.step_sweep.display.sweep_html`)."""
-        from gradlab.step_sweep.display import sweep_html
+        """The best steps and the notes as HTML (:func:`gradlab.step_sweep.display.sweep_block`)."""
+        from gradlab.step_sweep.display import sweep_block
 
-        return sweep_html(self)
+        return sweep_block(self).html()
+
+    def _ipython_display_(self) -> None:
+        """What Jupyter shows: the best steps, the notes, and the figure through Plotly's renderer."""
+        from gradlab.step_sweep.display import sweep_block
+
+        sweep_block(self).display()
 
     @cached_property
     def best_rows(self) -> tuple[dict, ...]:

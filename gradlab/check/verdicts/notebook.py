@@ -1,17 +1,18 @@
 """A check result in a notebook: its headline, its worst values as a table, and a figure.
 
-``CheckResult._repr_html_`` and ``CheckResult.figure`` delegate here (two
-one-line methods), so Jupyter shows a check as soon as it is the cell's value:
+``CheckResult._ipython_display_``, ``_repr_html_`` and ``figure`` delegate here (one-line
+methods), so Jupyter shows a check as soon as it is the cell's value:
 
 - :func:`figure_of`: the error heatmap (:func:`gradlab.figures.check.error_heatmap`)
   of a full check of a 1-D or 2-D input, otherwise the per-value chart
   (:func:`gradlab.figures.check_values.value_errors_figure`);
-- :func:`html_of`: the summary (headline, message and hint, the settings),
-  the values furthest over their tolerance, and the figure; all text escaped.
+- :func:`block_of`: the summary (headline, message and hint, the settings),
+  the values furthest over their tolerance, and the figure, as a notebook shows them
+  (:class:`gradlab.notebook_html.NotebookBlock`: text escaped, the figure through Plotly's renderer).
 
 >>> from gradlab.check.running.engine import check_gradient
 >>> r = check_gradient(torch.sin, torch.ones(3, 2, dtype=torch.float64), mode="full")
->>> figure_of(r).data[0].type, "<table" in html_of(r)
+>>> figure_of(r).data[0].type, "<table" in block_of(r).html()
 ('heatmap', True)
 """
 
@@ -23,7 +24,7 @@ import pandas as pd
 import torch  # noqa: F401 - the doctest
 
 from gradlab.check.verdicts.columns import own_rows
-from gradlab.notebook_html import MAX_TABLE_ROWS, plotted, result_html
+from gradlab.notebook_html import MAX_TABLE_ROWS, NotebookBlock, plotted
 
 if TYPE_CHECKING:
     from gradlab.figures.spec import FigureOrSpec
@@ -40,7 +41,7 @@ class CheckResult(Protocol):
 
     def worst_rows(self, rows: int) -> pd.DataFrame: ...
 
-__all__ = ["figure_of", "table_of", "html_of"]
+__all__ = ["figure_of", "table_of", "block_of"]
 
 #: The columns a notebook table shows, when the result's table has them.
 _COLUMNS = ("element", "state", "ok", "autograd", "numeric", "abs_error", "tolerance", "error_bound")
@@ -73,8 +74,8 @@ def table_of(result: CheckResult, rows: int = MAX_TABLE_ROWS) -> pd.DataFrame:
     return table[[c for c in _COLUMNS if c in table]].reset_index(drop=True)
 
 
-def html_of(result: CheckResult) -> str:
-    """The summary, the worst values and the figure, as one escaped HTML block."""
+def block_of(result: CheckResult) -> NotebookBlock:
+    """The summary, the worst values and the figure, as a notebook shows them."""
     s = result.summary
     settings = (f"{s.mode} mode, {s.scheme} differences, h = {s.step:.3g}, {s.dtype} autograd, "
                 f"{s.numeric_dtype} finite differences, reduction {s.reduction}, "
@@ -82,4 +83,4 @@ def html_of(result: CheckResult) -> str:
     table = table_of(result)
     note = (f"The {len(table)} values furthest over their tolerance, of {len(result.table)}."
             if len(table) < len(result.table) else "")
-    return result_html(s.headline, [s.text, settings], table, lambda: figure_of(result), note)
+    return NotebookBlock(s.headline, [s.text, settings], table, lambda: figure_of(result), note)

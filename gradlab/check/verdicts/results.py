@@ -196,9 +196,14 @@ class CheckResult:
         return figure_of(self)
 
     def _repr_html_(self) -> str:
-        from gradlab.check.verdicts.notebook import html_of
+        from gradlab.check.verdicts.notebook import block_of
 
-        return html_of(self)
+        return block_of(self).html()
+
+    def _ipython_display_(self) -> None:
+        from gradlab.check.verdicts.notebook import block_of
+
+        block_of(self).display()
 
     @property
     def state_map(self) -> np.ndarray | None:
