@@ -6,6 +6,8 @@ The public names are imported lazily so ``import gradlab`` stays light:
 ``check_layers`` (:mod:`gradlab.layers.check`: each module of a model checked on its own) and ``assert_gradients`` / ``assert_layers`` (:mod:`gradlab.testing.assertions`).
 """
 
+from gradlab.front_door import lazy_names
+
 __all__ = ["gradcheck", "GradcheckError", "sweep", "check_layers", "assert_gradients", "assert_layers"]
 
 _HOME = {
@@ -18,9 +20,4 @@ _HOME = {
 }
 
 
-def __getattr__(name: str):
-    if name in _HOME:
-        import importlib
-
-        return getattr(importlib.import_module(_HOME[name]), name)
-    raise AttributeError(f"module 'gradlab' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_names(__name__, _HOME, globals())

@@ -42,7 +42,7 @@ order when asked; no module of the package imports it.
 
 from __future__ import annotations
 
-import importlib
+from gradlab.front_door import lazy_names
 
 #: Each public name -> the module that holds it.
 _HOME = {
@@ -83,13 +83,4 @@ _HOME = {
 __all__ = sorted(_HOME)
 
 
-def __getattr__(name: str):
-    if name in _HOME:
-        value = getattr(importlib.import_module(_HOME[name]), name)
-        globals()[name] = value  # found once: later reads skip this function
-        return value
-    raise AttributeError(f"module 'gradlab.check' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_HOME))
+__getattr__, __dir__ = lazy_names(__name__, _HOME, globals())
