@@ -19,13 +19,13 @@ Two sets of cases:
 * the Explorer's work on ``benchmarks/isolation_app.py`` (:data:`CASES`), in
   ``--modes``: ``thread`` runs the sweep in A's own thread (as the pages did
   before the pool), ``pool`` through gradlab.ui.worker_calls (a worker process
-  ended at its bound). Thread mode can leave a runaway thread behind, so each
+  ended at its limit). Thread mode can leave a runaway thread behind, so each
   thread-mode case gets a fresh server, and A's wait is capped at ``--cap``
   seconds.
 
 * ``--hostile 1 3 5`` (pool fairness): that many hostile tabs each load the
   heaviest work of each page that uses the worker pool (:data:`HOSTILE_CASES`:
-  a bfloat16 summed loss of 200,000 terms, a full check near its bound, a
+  a bfloat16 summed loss of 200,000 terms, a full check near its limit, a
   100,000-point round-off comparison, a cold long expression), a cold
   variant each time, reloading (a new session; the old tab's websocket closed)
   every ``--reload-every`` seconds or when the page has answered, while a
@@ -158,7 +158,7 @@ def run_pages(port: int, cases: list[str], min_samples: int, cap: float) -> list
 
 #: The heaviest work of each page that runs in the worker pool, as (page, query of the k-th cold
 #: variant): each holds a worker for seconds (a new shape or expression each time, so no cache
-#: answers it). Alone, 2 cores: the summed loss 1-3 s (up to 10 s, its bound, on a busy
+#: answers it). Alone, 2 cores: the summed loss 1-3 s (up to 10 s, its limit, on a busy
 #: machine), the full checks 8-12 s (a result, under LIMITS.full_check_seconds), the others
 #: 1-3 s.
 HOSTILE_CASES: dict[str, tuple[str, Callable[[int], str]]] = {
@@ -183,7 +183,7 @@ class HostileOutcome:
     trivial: list[float]
     sweep: list[float]
     failed: int  # the victim's runs that did not finish cleanly
-    hostile_runs: int  # hostile page loads that answered (a result or a bound's sentence)
+    hostile_runs: int  # hostile page loads that answered (a result or a limit's sentence)
     hostile_reloads: int  # hostile page loads abandoned by a reload before they answered
     cores: float
     hostile_answers: dict = field(default_factory=dict)  # "page: what it said" -> how many

@@ -1,7 +1,7 @@
 """A one-page Streamlit app for measuring how one session's heavy request affects another's.
 
 ``?heavy=1&expr=...&x=...&mode=pool`` runs the Explorer's work through
-:func:`gradlab.ui.worker_calls.heavy` (a worker process, ended at its bound) and
+:func:`gradlab.ui.worker_calls.heavy` (a worker process, ended at its limit) and
 writes the exact derivative's digits with format_mp, as the pages will;
 ``mode=thread`` does what the Explorer did before: the sweep in the session's
 own thread, sympy's LaTeX of the real-x derivative, mpmath.nstr of the digits

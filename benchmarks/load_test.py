@@ -13,7 +13,7 @@ Starts GradLab on 127.0.0.1 (a free port unless ``--port``), then:
    same instant;
 4. all tabs close; after ``--settle`` seconds RSS is read again as *after*.
    ``--rounds N`` repeats 2-4 against the same server and reports RSS after each
-   round: a leak grows round after round, bounded caches level off.
+   round: a leak grows round after round, size-limited caches level off.
 
 ``--replicas N`` starts N servers and sends tab i to replica i mod N, as a load
 balancer with sticky sessions does (memory and CPU are summed over them): one
@@ -51,7 +51,7 @@ undecodable frame, unknown cache ref, no ``script_finished`` in time);
 exception elements; ``st.error`` alerts (GradLab's generic "something went
 wrong" message counted apart); server RSS and CPU. Targets for a 2-core machine
 are printed next to the numbers. The exit status is 1 only on protocol errors:
-this is a benchmark, not a timed test. Load is loopback only, bounded in
+this is a benchmark, not a timed test. Load is loopback only, limited in
 sessions and time, and stops by itself.
 
     python -m benchmarks.load_test                       # 30 tabs, 60 s, burst 20
@@ -77,7 +77,7 @@ from benchmarks.load_report import print_report
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
-#: Limits that keep the load bounded whatever the options say.
+#: Limits that keep the load small whatever the options say.
 MAX_SESSIONS = 200
 MAX_DURATION = 600.0
 MAX_BURST = 100

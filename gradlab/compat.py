@@ -31,7 +31,7 @@ __all__ = ["unvalidated_figure", "encode_typed_arrays", "raise_in_thread", "fork
 
 _LOG = logging.getLogger("gradlab.compat")
 
-# Plotly is imported inside the functions: the time bound (gradlab.server.deadline) uses
+# Plotly is imported inside the functions: the time limit (gradlab.server.deadline) uses
 # this module too, and the CLI's sweep should not pay for importing Plotly.
 
 
@@ -117,7 +117,7 @@ def raise_in_thread(thread_id: int, exc_type: type[BaseException]) -> bool:
     session that asked for it; Python offers no way to interrupt another thread.
     Never call it with ``exc_type=None`` (withdrawing an exception), see
     :class:`gradlab.server.deadline._Watchdog`. If it goes (another Python
-    implementation, a changed signature): time bounds no longer stop runaway
+    implementation, a changed signature): time limits do not stop runaway
     work, and tests/test_compat.py and tests/test_limits.py fail naming it.
     """
     changed = ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exc_type))

@@ -18,4 +18,4 @@ class GradLabError(ValueError):
 
 
 class LimitError(GradLabError):
-    """A request is over one of the resource bounds in :mod:`gradlab.limits`."""
+    """A request is over one of the resource limits in :mod:`gradlab.limits`."""

@@ -1,8 +1,8 @@
-"""Every bound a user can hit, stated in one place.
+"""Every limit a user can hit, stated in one place.
 
 A deployed GradLab link is public, so every computation a visitor can trigger
-is bounded. Modules import these numbers instead of writing their own, and
-over a bound they raise :class:`gradlab.errors.LimitError` naming it.
+is limited. Modules import these numbers instead of writing their own, and
+over a limit they raise :class:`gradlab.errors.LimitError` naming it.
 
 >>> LIMITS.expression_chars
 300
@@ -106,10 +106,10 @@ class Limits:
     # worker threads of a full/sampled check (the default and the most allowed); the
     # Streamlit server uses one per check (gradlab.ui.runtime.CHECK_WORKERS)
     check_workers: int = min(2, _CPUS)
-    # evaluation time: symbolic work whose cost size alone does not bound
+    # evaluation time: symbolic work whose cost size alone does not limit
     # (the 5th derivative of tan(tan(...(x))) grows ~6x per order: minutes for 12 levels)
     evaluation_seconds: float = 2.0  # exact derivatives of one expression (sympy + mpmath)
-    # worker processes (gradlab.server.pool): heavy work runs there and is killed over a bound
+    # worker processes (gradlab.server.pool): heavy work runs there and is killed over a limit
     request_seconds: float = 10.0  # CPU seconds of one heavy request's worker, whatever its steps (5x on the wall clock)
     worker_memory_mb: int = 1536  # resident memory of the worker running one request
     pool_workers: int = _CPUS  # worker processes of one server: one per usable core (usable_cpus)
@@ -132,7 +132,7 @@ class Limits:
     new_sessions_per_minute: int = 60  # then: 30 students reloading every 30 s, twice a busy class's pace
 
 
-#: Environment variable that overrides bounds, e.g. for a class on a small server:
+#: Environment variable that overrides limits, e.g. for a class on a small server:
 #: ``GRADLAB_LIMITS="full_check_elements=4096, roundoff_samples=20000"``.
 ENV_VARIABLE = "GRADLAB_LIMITS"
 
@@ -150,7 +150,7 @@ def limits_from(text: str | None) -> Limits:
 
     A name in :data:`PROFILES` stands for its overrides; later pairs win.
     A misspelt name or a value that is not a positive number raises ValueError:
-    a server must not start with a bound silently left at its default.
+    a server must not start with a limit silently left at its default.
 
     >>> limits_from("roundoff_samples=20000, full_check_seconds=5").roundoff_samples
     20000
@@ -159,7 +159,7 @@ def limits_from(text: str | None) -> Limits:
     >>> limits_from("roundof_samples=1")
     Traceback (most recent call last):
     ...
-    ValueError: GRADLAB_LIMITS: no bound named 'roundof_samples'; the bounds are in gradlab/limits.py.
+    ValueError: GRADLAB_LIMITS: no limit named 'roundof_samples'; the limits are in gradlab/limits.py.
     """
     defaults = Limits()
     overrides: dict[str, int | float] = {}
@@ -167,7 +167,7 @@ def limits_from(text: str | None) -> Limits:
     for item in filter(None, (part.strip() for part in expanded.split(","))):
         name, _, raw = (piece.strip() for piece in item.partition("="))
         if name not in _FIELD_TYPES:
-            raise ValueError(f"{ENV_VARIABLE}: no bound named {name!r}; the bounds are in gradlab/limits.py.")
+            raise ValueError(f"{ENV_VARIABLE}: no limit named {name!r}; the limits are in gradlab/limits.py.")
         overrides[name] = _positive(name, raw, _FIELD_TYPES[name])
     return replace(defaults, **overrides)
 
@@ -187,43 +187,43 @@ _FIELD_TYPES = {f.name: type(getattr(Limits(), f.name)) for f in fields(Limits)}
 LIMITS = limits_from(os.environ.get(ENV_VARIABLE))
 
 
-def check_limit(what: str, value: int | float, bound: int | float) -> int | float:
-    """Return ``value`` when it is within ``bound``, else raise a LimitError naming it."""
-    if value > bound:
+def check_limit(what: str, value: int | float, limit: int | float) -> int | float:
+    """Return ``value`` when it is within ``limit``, else raise a LimitError naming it."""
+    if value > limit:
         raise LimitError(
-            f"Too many {what}: {value:g} asked for, GradLab allows at most {bound:g} "
+            f"Too many {what}: {value:g} asked for, GradLab allows at most {limit:g} "
             f"so that one request cannot slow the server for everyone."
         )
     return value
 
 
-# The size bounds of one check (LIMITS.tensor_elements) protect a server shared by many users:
+# The size limits of one check (LIMITS.tensor_elements) protect a server shared by many users:
 # they bind the pages' engine calls (the labs' worker entries) and the CLI, which enter
-# bounded(), and not gradlab.gradcheck, assert_gradients or check_layers called from a user's own
+# server_limits(), and not gradlab.gradcheck, assert_gradients or check_layers called from a user's own
 # Python, where a 1-10 M-parameter model is the user's own time to spend (memory stays chunked
 # by LIMITS.chunk_bytes either way).
-_BOUNDED: contextvars.ContextVar[bool] = contextvars.ContextVar("gradlab_bounded", default=False)
+_SERVER_LIMITS: contextvars.ContextVar[bool] = contextvars.ContextVar("gradlab_server_limits", default=False)
 
 
 @contextmanager
-def bounded():
-    """Within it, :func:`size_bound` is the server's bound: entered by the pages' engine calls
+def server_limits():
+    """Within it, :func:`size_limit` is the server's limit: entered by the pages' engine calls
     (the labs' worker entries: :mod:`gradlab.server.worker_entries`) and the CLI.
 
-    >>> size_bound(LIMITS.tensor_elements) == math.inf
+    >>> size_limit(LIMITS.tensor_elements) == math.inf
     True
-    >>> with bounded():
-    ...     size_bound(LIMITS.tensor_elements) == LIMITS.tensor_elements
+    >>> with server_limits():
+    ...     size_limit(LIMITS.tensor_elements) == LIMITS.tensor_elements
     True
     """
-    token = _BOUNDED.set(True)
+    token = _SERVER_LIMITS.set(True)
     try:
         yield
     finally:
-        _BOUNDED.reset(token)
+        _SERVER_LIMITS.reset(token)
 
 
-def size_bound(bound: int | float) -> int | float:
-    """``bound`` within :func:`bounded` (the server and the CLI), else no bound (inf): a size
-    bound that guards the server's other users, not a check run on the user's own machine."""
-    return bound if _BOUNDED.get() else math.inf
+def size_limit(limit: int | float) -> int | float:
+    """``limit`` within :func:`server_limits` (the server and the CLI), else no limit (inf): a size
+    limit that guards the server's other users, not a check run on the user's own machine."""
+    return limit if _SERVER_LIMITS.get() else math.inf

@@ -80,7 +80,7 @@ class PageOutcome:
     case: str
     heavy_seconds: list[float]  # each of A's requests (cold variants), in order
     heavy_statuses: list[str]
-    heavy_texts: list[str]  # the first st.error of each (a bound's sentence), else ""
+    heavy_texts: list[str]  # the first st.error of each (a limit's sentence), else ""
     heavy_exceptions: int
     trivial: list[float]  # B's rerun latencies while A's requests ran
     trivial_failed: int  # B's reruns that did not finish cleanly

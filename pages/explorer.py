@@ -216,7 +216,7 @@ def _numbers(shown: ExplorerView, text: str) -> None:
     with box:
         try:
             f_latex, d_latex = lab_view(formulas, text, spinner="Writing the formulas…")
-        except Exception as err:  # noqa: BLE001 - a time bound's sentence, not an exception element
+        except Exception as err:  # noqa: BLE001 - a time limit's sentence, not an exception element
             show_error(err)
         else:
             st.latex(rf"f(x) = {f_latex}")

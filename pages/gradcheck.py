@@ -204,7 +204,7 @@ def _sweep_chart(settings, step: float) -> bool:
     try:  # drawn once per sweep, step and presentation mode, replayed: a rerun asks no sweep at all
         key = (sweep_settings_for(settings), step)
         replayed_chart(key, "gradlab-gradcheck-eps-sweep", lambda: _sweep_figure(key))
-    except Exception as err:  # noqa: BLE001 - a bound's sentence, or a worker's failure shown generically
+    except Exception as err:  # noqa: BLE001 - a limit's sentence, or a worker's failure shown generically
         show_error(err)
         return False
     return True
@@ -235,7 +235,7 @@ def _diagnosis(shown) -> None:
 
 
 def _values_table(shown) -> None:
-    """The values at the check's step, their best estimate, its bound and the state (in its colour)."""
+    """The values at the check's step, their best estimate, its error bound and the state (in its colour)."""
     table = shown.tables["values"]
     if shown.texts["values shown"]:
         st.caption(shown.texts["values shown"])
@@ -286,7 +286,7 @@ def _module_table(shown) -> None:
 checked = _header()
 try:
     settings = _controls(checked)
-except Exception as err:  # noqa: BLE001 - a bound's or a value's sentence; anything else generically
+except Exception as err:  # noqa: BLE001 - a limit's or a value's sentence; anything else generically
     stop_with_error(err)
 if checked == MODEL:
     _layer_view(settings)  # the answer, chart, whole model, table, code

@@ -82,7 +82,7 @@ _header()
 try:
     settings = _controls()
     shown = lab_view(view, settings, spinner="Summing…")
-except Exception as err:  # noqa: BLE001 - a bound's or a value's sentence; anything else generically
+except Exception as err:  # noqa: BLE001 - a limit's or a value's sentence; anything else generically
     stop_with_error(err)
 with answer_box():
     show_answer(shown.answer, icon=":material/lightbulb:", note=define("ulp"))  # its unit, where it first appears

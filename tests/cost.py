@@ -2,7 +2,7 @@
 
 A busy machine stretches wall-clock time but hardly the CPU time of the thread doing the
 work, and a slower machine stretches the calibration (a fixed pure-Python loop) as much
-as the work. So a bound that guards against a blow-up (a hostile expression parsed in
+as the work. So a limit that guards against a blow-up (a hostile expression parsed in
 exponential time, a loop that runs 1e9 times) asserts a generous multiple of the
 calibration in CPU time: it fails on a blow-up, not on a slow or loaded machine. Timings
 as such belong in benchmarks/.
@@ -60,17 +60,17 @@ def assert_costs_at_most(fn: Callable[[], object], calibrations: float, what: st
 
 
 def stopped_within(seconds: float) -> float:
-    """Wall-clock seconds that only work whose bound of ``seconds`` never fired can exceed.
+    """Wall-clock seconds that only work whose limit of ``seconds`` never fired can exceed.
 
-    For tests that a bound stopped some work: they assert the LimitError saying so, and
-    this generous limit only catches a bound that did not fire at all."""
+    For tests that a limit stopped some work: they assert the LimitError saying so, and
+    this generous limit only catches a limit that did not fire at all."""
     return 10 * seconds + 30
 
 
 def waited_for_the_machine(message: str, what: str, seconds: float) -> bool:
-    """Whether ``message`` is the wall-clock backstop's sentence for ``what`` under a bound of
+    """Whether ``message`` is the wall-clock backstop's sentence for ``what`` under a limit of
     ``seconds``: on a machine busy enough that a worker gets under a fifth of a core (two CPU
     hogs beside the test workers; a niced long-lane worker gets less) the backstop ends work
-    before it has computed its bound, and says it waited rather than took too long."""
+    before it has computed its limit, and says it waited rather than took too long."""
     return (message.startswith(f"Computing {what} was stopped after waiting ")
-            and f" of its {seconds:g} s bound): the server is busy" in message)
+            and f" of its {seconds:g} s limit): the server is busy" in message)

@@ -33,7 +33,7 @@ def c_power(exponent: int = 10**8) -> int:
 
 def c_power_in_block(seconds: float) -> int:
     """The big-integer power inside a run_within block: its asynchronous exception cannot stop it."""
-    return run_within(seconds, "a big power", c_power, bound_name="LIMITS.evaluation_seconds")
+    return run_within(seconds, "a big power", c_power, limit_name="LIMITS.evaluation_seconds")
 
 
 def allocate(megabytes_per_step: int = 64, steps: int = 200) -> int:

@@ -1,5 +1,5 @@
 """Issue 35 item 5: a failing block of the default mode is narrowed by halving (gradlab/check/differences/halving.py),
-so a bug costs little more than a pass; and the server's size bounds bind the server, not the local API."""
+so a bug costs little more than a pass; and the server's size limits bind the server, not the local API."""
 
 import math
 
@@ -8,7 +8,7 @@ import torch
 
 import gradlab
 from gradlab.errors import LimitError
-from gradlab.limits import LIMITS, bounded
+from gradlab.limits import LIMITS, server_limits
 
 N = 20_000
 
@@ -98,31 +98,31 @@ def test_the_local_api_checks_a_model_of_1_2_million_parameters():
     assert gradlab.gradcheck(model, x, wrt="parameters").verdict == "pass"
 
 
-def test_the_server_and_the_cli_refuse_it_with_the_bounds_sentence():
+def test_the_server_and_the_cli_refuse_it_with_the_limits_sentence():
     model, x = _big_model()
-    with bounded(), pytest.raises(LimitError, match="so that one request cannot slow the server for everyone"):
+    with server_limits(), pytest.raises(LimitError, match="so that one request cannot slow the server for everyone"):
         gradlab.gradcheck(model, x, wrt="parameters")
 
 
-def test_the_pages_engine_calls_and_the_cli_run_within_the_bound(monkeypatch, capfd):
+def test_the_pages_engine_calls_and_the_cli_run_within_the_limit(monkeypatch, capfd):
     import gradlab.check.lab.settings as check_settings
     import gradlab.cli.check as cli_check
     from gradlab.check.lab.settings import CheckSettings
     from gradlab.cli.main import main
-    from gradlab.limits import size_bound
+    from gradlab.limits import size_limit
     from gradlab.labs.gradcheck import page_view
 
     def run_check(settings, progress=None, workers=None):  # the CLI's may run in a forked child: says it
-        raise LimitError(f"bound {size_bound(LIMITS.tensor_elements)}")
+        raise LimitError(f"limit {size_limit(LIMITS.tensor_elements)}")
 
     monkeypatch.setattr(check_settings, "run_check", run_check)
     monkeypatch.setattr(page_view, "run_check", run_check)
     monkeypatch.setattr(cli_check, "run_check", run_check)
-    with pytest.raises(LimitError, match=f"^bound {LIMITS.tensor_elements}$"):
+    with pytest.raises(LimitError, match=f"^limit {LIMITS.tensor_elements}$"):
         page_view.function_view(CheckSettings())
     assert main(["check", "--shape", "3"]) == 2
-    assert f"error: bound {LIMITS.tensor_elements}" in capfd.readouterr().err
-    assert size_bound(LIMITS.tensor_elements) == math.inf  # outside them: the user's own Python
+    assert f"error: limit {LIMITS.tensor_elements}" in capfd.readouterr().err
+    assert size_limit(LIMITS.tensor_elements) == math.inf  # outside them: the user's own Python
 
 
 _PEAK = """

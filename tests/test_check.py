@@ -311,7 +311,7 @@ def test_complex_step_where_applicable_and_refused_elsewhere():
         run_check(CheckSettings(shape=(3, 3), loss="l1", scheme="complex_step", dtype="float64"))
 
 
-def test_full_mode_refuses_too_many_elements_naming_the_bound():
+def test_full_mode_refuses_too_many_elements_naming_the_limit():
     side = int(math.isqrt(LIMITS.full_check_elements)) + 1
     with pytest.raises(LimitError, match="at most 65,536"):
         run_check(CheckSettings(shape=(side, side), mode="full"))
@@ -540,7 +540,7 @@ def test_workers_wait_for_a_calling_thread_that_lags():
     assert stopped < 0.5 * calls["fn"]
 
 
-def test_workers_beyond_the_bound_are_refused():
+def test_workers_beyond_the_limit_are_refused():
     with pytest.raises(LimitError, match="check worker threads"):
         gradcheck(_elementwise, X8, mode="full", workers=LIMITS.check_workers + 1)
     with pytest.raises(GradLabError, match="workers"):
@@ -596,7 +596,7 @@ def test_settings_refuse_what_the_engine_cannot_run(kw, words):
         CheckSettings(**kw)
 
 
-def test_full_check_bound_is_a_limit_error_naming_the_fix():
+def test_full_check_limit_is_a_limit_error_naming_the_fix():
     with pytest.raises(LimitError) as err:
         CheckSettings(mode="full", shape=(300, 300))
     text = str(err.value)
@@ -625,7 +625,7 @@ def test_check_sweep_gives_the_table_and_the_dtypes_rtol():
 # ------------------------------------------------------------------ the pace forecast
 
 #: The million-element complex-step Grad check: 16-30 s of one core before the check's first progress
-#: report, so the pace bound (LIMITS.full_check_seconds) could only stop it after that.
+#: report, so the pace limit (LIMITS.full_check_seconds) could only stop it after that.
 HEAVY_EXPRESSION = "+".join(["x**sin(x)"] * 20)
 HEAVY_CHECK = dict(model="expression", expression=HEAVY_EXPRESSION, shape=(1024, 1024), dtype="float64",
                    scheme="complex_step", mode="sampled", samples=1000, seed=7)
@@ -651,7 +651,7 @@ def _slow_fn(calls: list, seconds: float, complex_seconds: float | None = None):
 
     def fn(x):
         calls.append(x.dtype)
-        # computes (spins) rather than sleeps: the forecast counts CPU time, as the bounds do
+        # computes (spins) rather than sleeps: the forecast counts CPU time, as the limits do
         end = time.thread_time() + (complex_seconds if x.is_complex() and complex_seconds is not None else seconds)
         while time.thread_time() < end:
             pass
@@ -661,7 +661,7 @@ def _slow_fn(calls: list, seconds: float, complex_seconds: float | None = None):
 
 
 def test_the_forecast_comes_after_one_evaluation_before_any_set_up():
-    """The bound's first say comes after one timed evaluation of fn, not after the autograd passes,
+    """The limit's first say comes after one timed evaluation of fn, not after the autograd passes,
     the strategy trials and the first chunk (a dozen evaluations: 16-30 s for the million-element check)."""
     calls = []
     report = _Forecasts(calls, stop_over=5.0)
@@ -708,7 +708,7 @@ def test_a_quick_evaluation_is_not_trusted_and_a_plain_callback_costs_no_evaluat
 
 def test_the_million_element_check_is_stopped_by_its_forecast():
     """The page's engine call (gradlab.labs.gradcheck.function_view, run here in-process) with the default
-    bound: stopped after one evaluation of fn (~0.3-2 s on a loaded 2-core machine), with the
+    limits: stopped after one evaluation of fn (~0.3-2 s on a loaded 2-core machine), with the
     sentence that names LIMITS.full_check_seconds. Before: the first report came after 16-30 s."""
     import time
 
@@ -727,12 +727,12 @@ def test_the_million_element_check_is_stopped_by_its_forecast():
     assert elapsed < stopped_within(LIMITS.full_check_seconds), f"stopped after {elapsed:.1f} s: {message}"
 
 
-def test_a_paced_check_within_the_bound_is_not_stopped_by_the_forecast():
+def test_a_paced_check_within_the_limit_is_not_stopped_by_the_forecast():
     """A sampled check of 1,000 elements of the MLP (a real check the page runs) passes through the
     paced callback unhurt: its evaluations are milliseconds, under TRUSTED_SECONDS."""
     from gradlab.server.deadline import paced_progress
 
-    paced = paced_progress(LIMITS.full_check_seconds, "this sampled check", bound_name="B", advice="")
+    paced = paced_progress(LIMITS.full_check_seconds, "this sampled check", limit_name="B", advice="")
     r = run_check(CheckSettings(model="mlp", shape=(140, 120), dtype="float64", scheme="central",
                                 mode="sampled", samples=1000), progress=paced, workers=1, taylor=False)
     assert r.verdict == "pass" and len(r.table) == 1000

@@ -147,7 +147,7 @@ _STATE_CHECKS = {
 def test_each_state_exits_with_its_documented_code(state, fmt, monkeypatch, capsys):
     result = _STATE_CHECKS[state]()
     assert result.verdict == state  # the check itself ends in that state
-    monkeypatch.setattr("gradlab.cli.check.run_check", lambda settings, **bounds: result)
+    monkeypatch.setattr("gradlab.cli.check.run_check", lambda settings, **limits: result)
     status = run(_parse(["--format", fmt]))
     documented = {"pass": 0, "fail": 1, "inconclusive": 3, "not_differentiable": 4}  # the --help text
     assert status == documented[state]

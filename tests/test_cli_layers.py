@@ -50,9 +50,9 @@ def test_bad_input_is_one_error_line_and_exit_2(argv, words, capsys):
     assert err.startswith("error: ") and words in err and err.count("\n") == 1
 
 
-def test_a_layer_check_whose_pace_projects_past_the_bound_is_stopped_in_one_sentence(monkeypatch):
+def test_a_layer_check_whose_pace_projects_past_the_limit_is_stopped_in_one_sentence(monkeypatch):
     # the CLI's child paces the layer check as it paces a check: a clock that spends the whole
-    # bound on the first module projects the rest past it
+    # limit on the first module projects the rest past it
     import itertools
 
     from gradlab.cli import layers

@@ -134,7 +134,7 @@ def _seeded_number_script():
 
 
 @pytest.mark.parametrize("forget,expected", [(True, 3), (False, 7)])
-def test_streamlit_seeds_a_bound_widget_from_the_initial_query_params(forget, expected):
+def test_streamlit_seeds_a_url_widget_from_the_initial_query_params(forget, expected):
     from streamlit.runtime.state.query_params import QueryParams
 
     internal = "streamlit.runtime.state.query_params.QueryParams._initial_query_params"

@@ -13,7 +13,7 @@
   work; an untrusted client's X-Forwarded-For changes nothing, a trusted balancer's names
   the client. Through HAProxy the same, plus HAProxy's own limits per source.
 
-Every loop is bounded in count; nothing is sent to a non-loopback address.
+Every loop is limited in count; nothing is sent to a non-loopback address.
 """
 
 from __future__ import annotations

@@ -413,7 +413,7 @@ def _nested(fn: str, depth: int) -> str:
         ("-" * 250 + "x", "-"),
         ("**".join(["x"] * 60), "24"),
         ("(" * 120 + "x" + ")" * 120 + "+" + "+".join(["x"] * 30), "x"),
-        ("x" + "+x" * 149, "24"),  # a left-leaning chain: the depth bound trips first
+        ("x" + "+x" * 149, "24"),  # a left-leaning chain: the depth limit trips first
         (_balanced_sum(61), "120"),  # 121 nodes, depth 7
         ("x" * 10_000, "10000"),
         ("sin(x)+" * 150_000 + "x", str(len("sin(x)+") * 150_000 + 1)),  # ~1 MB

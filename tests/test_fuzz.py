@@ -45,8 +45,8 @@ EXAMPLES = 25  # per page and per property in the default profile
 #: A parse's CPU time in calibrations (tests/cost.py): about 0.4 s here; a refusal is
 #: usually well under a millisecond, a blow-up is unbounded.
 PARSE_CALIBRATIONS = 100
-# A sweep computes references at up to 5 points, each bounded by LIMITS.evaluation_seconds
-# twice (first derivative, higher ones) plus the higher forms once: only a bound that
+# A sweep computes references at up to 5 points, each limited by LIMITS.evaluation_seconds
+# twice (first derivative, higher ones) plus the higher forms once: only a limit that
 # never fired passes the generous stopped_within of that.
 SWEEP_SECONDS = stopped_within(12 * LIMITS.evaluation_seconds)
 
@@ -257,7 +257,7 @@ def test_cli_exits_0_or_2_with_one_error_line(argv, capsys):
 
 
 # Sizes whose product overflows int64: torch.Size(dims).numel() raises (20 digits) or wraps
-# around (2**62 x 4 -> 0); the element bound is checked on Python ints so these are refused.
+# around (2**62 x 4 -> 0); the element limit is checked on Python ints so these are refused.
 OVERFLOWING_SHAPES = ["99999999999999999999x2", "3037000500x3037000500", "4611686018427387904x4"]
 SHAPE_OVERFLOW = ()
 
@@ -431,7 +431,7 @@ def test_non_finite_number_in_the_url_falls_back_to_the_default(page, key, value
 
 
 @pytest.mark.parametrize("shape", [pytest.param(shape, marks=SHAPE_OVERFLOW) for shape in OVERFLOWING_SHAPES])
-def test_gradcheck_page_refuses_an_overflowing_shape_with_the_bound(shape):
+def test_gradcheck_page_refuses_an_overflowing_shape_with_the_limit(shape):
     at = _fresh("pages/gradcheck.py", {"shape": shape})
     _assert_clean(at)
     assert "tensor elements" in " ".join(e.value for e in at.error)

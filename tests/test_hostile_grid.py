@@ -7,7 +7,7 @@ draw. Here the chart is built under a step counter that stops it after a budget 
 lines, and every engine step the page runs is held to a size that follows from float64's range,
 not from the numbers typed. The page's engine call runs in the worker pool
 (``gradlab.labs.grid.page_view.view``), where the exact derivative's one long C call (an integer
-power of millions of digits) is killed at a bound, as is the CLI's.
+power of millions of digits) is killed at a limit, as is the CLI's.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def _page_work(settings: GridSettings):
     _, window = steps.frames.at(settings.h)
     figure, steps = _counting_lines(grid_figure, result, window, budget=FIGURE_STEP_BUDGET)
     secant_series_figure(series, result)
-    assert len(window) <= 121  # window_points' sample bound
+    assert len(window) <= 121  # window_points' sample limit
     assert len(series) <= SERIES_MOST
     (levels,) = [t for t in figure.data if t.name == "f's grid levels"]  # segments split by None
     assert len(levels.y) == 3 * sum(v is None for v in levels.y) <= 3 * (MAX_TICKS + 1)
@@ -157,7 +157,7 @@ def test_x_plus_h_as_asked_is_marked_at_the_typed_x_plus_h():
 # ------------------------------------------------------------------ the worker pool and the CLI
 
 #: An expression whose float64 value is finite (1/inf = 0) but whose exact value needs an integer
-#: power that held one C call for 23 s in the server's thread, which no in-thread bound interrupts.
+#: power that held one C call for 23 s in the server's thread, which no in-thread limit interrupts.
 HOLDING_C_CALL = GridSettings("float64", 1e9, 1e-4, "1/(x**x**x)")
 
 
@@ -171,7 +171,7 @@ def pool():
 def _in_pool(pool, settings):
     entry = view.worker_entry
     try:
-        return pool.run(view, settings, seconds=entry.seconds(), what=entry.what, bound_name=entry.limit_name)
+        return pool.run(view, settings, seconds=entry.seconds(), what=entry.what, limit_name=entry.limit_name)
     except GradLabError as err:
         return err
 
@@ -187,7 +187,7 @@ def test_in_the_pool_the_urls_end_in_their_results(pool):
 
 @pytest.mark.server
 @pytest.mark.timeout(180)
-def test_in_the_pool_an_exact_derivative_holding_one_c_call_ends_at_a_named_bound(pool):
+def test_in_the_pool_an_exact_derivative_holding_one_c_call_ends_at_a_named_limit(pool):
     outcome = _in_pool(pool, HOLDING_C_CALL)
     assert isinstance(outcome, LimitError), outcome
     assert "LIMITS." in str(outcome) and "one request cannot slow the server" in str(outcome), outcome

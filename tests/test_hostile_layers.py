@@ -4,7 +4,7 @@ The layer check's ways in are the API (:func:`gradlab.check_layers`,
 :func:`gradlab.layers.settings.run_layer_check`), the CLI (``python -m gradlab layers``) and the
 Grad check page's model view (``?check=a model, layer by layer&stack=...``). Each reproducer
 here was a traceback, Streamlit's exception box, a silently changed request, a misworded
-bound, a live link drawn from a module's name, or a request ended only by the worker's kill.
+limit, a live link drawn from a module's name, or a request ended only by the worker's kill.
 """
 
 from __future__ import annotations
@@ -99,11 +99,11 @@ def test_the_page_refuses_a_superscript_size_in_one_sentence():
     assert "in the digits 0-9" in text and "ValueError" not in text, text
 
 
-# ------------------------------------------------------- 2. the parameter bound says parameters
+# ------------------------------------------------------- 2. the parameter limit says parameters
 
 
-def test_too_many_parameters_are_called_parameters_with_the_bound(monkeypatch):
-    # the classroom profile's bound: linear:512, tanh, linear:512 on a 4x8 input has 267,264 parameters
+def test_too_many_parameters_are_called_parameters_with_the_limit(monkeypatch):
+    # the classroom profile's limit: linear:512, tanh, linear:512 on a 4x8 input has 267,264 parameters
     small = dataclasses.replace(LIMITS, tensor_elements=65_536)
     monkeypatch.setattr(vocabulary, "LIMITS", small)
     with pytest.raises(LimitError) as info:
@@ -128,9 +128,9 @@ def test_twenty_four_wide_layers_are_refused_as_parameters_before_any_weight_is_
 def test_a_module_with_too_many_parameters_is_skipped_with_a_sentence_naming_them(monkeypatch):
     monkeypatch.setattr(layer_check, "LIMITS", dataclasses.replace(LIMITS, tensor_elements=10))
     model = nn.Sequential(nn.Linear(3, 4), nn.Tanh()).double()
-    from gradlab.limits import bounded
+    from gradlab.limits import server_limits
 
-    with bounded():  # the pages' and the CLI's bound; gradlab.check_layers from Python has none
+    with server_limits():  # the pages' and the CLI's limit; gradlab.check_layers from Python has none
         r = gradlab.check_layers(model, torch.ones(2, 3, dtype=torch.float64))
     (row,) = [r for r in r.rows if r.module == "0" and r.over == "parameters"]
     assert row.verdict == "skipped"
@@ -149,7 +149,7 @@ def test_the_parameter_count_from_the_text_is_the_built_model_s(stack, shape):
     assert stack_parameters(stack, shape) == sum(p.numel() for p in model.parameters())
 
 
-def test_the_parameter_bound_at_its_boundary(monkeypatch):
+def test_the_parameter_limit_at_its_boundary(monkeypatch):
     monkeypatch.setattr(vocabulary, "LIMITS", dataclasses.replace(LIMITS, tensor_elements=100))
     assert stack_parameters("linear:10", (1, 9)) == 100
     with pytest.raises(LimitError, match="The model has 110 parameters"):
@@ -262,7 +262,7 @@ def _stack_of(length: int) -> str:
     return "linear:4," + " " * (length - len("linear:4,"))
 
 
-def test_a_stack_at_the_length_bound_parses_and_one_more_character_is_refused():
+def test_a_stack_at_the_length_limit_parses_and_one_more_character_is_refused():
     assert parse_stack(_stack_of(LIMITS.expression_chars)) == (("linear", 4),)
     with pytest.raises(LimitError, match=rf"^The stack is {LIMITS.expression_chars + 1} characters long; GradLab "
                                          rf"allows at most {LIMITS.expression_chars} \(LIMITS\.expression_chars\)"):
@@ -295,7 +295,7 @@ def test_the_page_refuses_a_long_stack_instead_of_cutting_it():
 ATTENTION = dict(stack="attention:1", input_shape=(1, 1_048_576, 1))
 
 
-def test_attention_over_a_million_tokens_is_refused_up_front_naming_the_bound():
+def test_attention_over_a_million_tokens_is_refused_up_front_naming_the_limit():
     from gradlab.labs.gradcheck import layer_view
 
     settings = LayerCheckSettings(ATTENTION["stack"], ATTENTION["input_shape"])
@@ -308,7 +308,7 @@ def test_attention_over_a_million_tokens_is_refused_up_front_naming_the_bound():
         assert "at most 1,024 here" in message, message
 
 
-def test_the_attention_bound_at_its_boundary():
+def test_the_attention_limit_at_its_boundary():
     assert stack_parameters("attention:1", (1, 1024, 2)) == 4 * 2 * 2 + 4 * 2
     with pytest.raises(LimitError, match=r"attention scores .*batch 1 x 1 head x 1,025²"):
         stack_parameters("attention:1", (1, 1025, 2))
@@ -316,7 +316,7 @@ def test_the_attention_bound_at_its_boundary():
         stack_parameters("attention:2", (2, 1024, 2))
 
 
-def test_a_gru_over_a_long_sequence_is_refused_up_front_naming_its_bound():
+def test_a_gru_over_a_long_sequence_is_refused_up_front_naming_its_limit():
     # one step after another: a million steps were 112 s of one core for the recording pass alone
     assert stack_parameters("gru:1", (1, LIMITS.recurrent_steps, 1)) == 3 * (1 + 1) + 6
     with pytest.raises(LimitError, match=rf"Module 0 \(gru:1\) runs over sequences of "
@@ -324,7 +324,7 @@ def test_a_gru_over_a_long_sequence_is_refused_up_front_naming_its_bound():
         LayerCheckSettings("gru:1", (1, LIMITS.recurrent_steps + 1, 1)).validated()
 
 
-def test_a_layer_whose_output_is_over_the_tensor_bound_is_refused_up_front():
+def test_a_layer_whose_output_is_over_the_tensor_limit_is_refused_up_front():
     with pytest.raises(LimitError, match=r"Module 1 \(linear:512\) would output 536,870,912 elements "
                                          r"\(1x1048576x512\).*\(LIMITS\.tensor_elements\)"):
         LayerCheckSettings("tanh, linear:512", (1, 1_048_576, 1)).validated()

@@ -1,4 +1,4 @@
-"""Hostile requests: each ends in a result or one sentence naming its bound.
+"""Hostile requests: each ends in a result or one sentence naming its limit.
 
 Expressions that parse (so tests/test_hostile.py accepts them) and then ask for
 unbounded work: symbolic work whose LaTeX took minutes, a big-integer power
@@ -7,8 +7,8 @@ minutes to write, a gradient check of a minute per element. On the server path
 they run as the pages run them (their worker entries in a worker of
 gradlab.server.pool, within each entry's limit); in the
 CLI through ``python -m gradlab``. Each must end in a result or a LimitError/exit 2
-whose sentence names the bound, never in a bug's generic failure; the wall-clock
-limits here (tests/cost.py's stopped_within) only catch a bound that never fired.
+whose sentence names the limit, never in a bug's generic failure; the wall-clock
+limits here (tests/cost.py's stopped_within) only catch a limit that never fired.
 """
 
 from __future__ import annotations
@@ -55,8 +55,8 @@ SWEEPS = {
     "tower-24 at 2": (TOWER_24, 2.0),
     "tan-tower at 1": (TAN_TOWER, 1.0),
 }
-#: the bound a request may reach before it has to have ended (the sweep's whole bound)
-SWEEP_BOUND = LIMITS.request_seconds
+#: the limit a request may reach before it has to have ended (the sweep's whole limit)
+SWEEP_LIMIT = LIMITS.request_seconds
 
 
 @pytest.fixture(scope="module")
@@ -71,17 +71,17 @@ def _run(pool, fn, *args, seconds=None):
     seconds = entry.seconds() if seconds is None else seconds
     start = time.monotonic()
     try:
-        outcome = pool.run(fn, *args, seconds=seconds, what=entry.what, bound_name=entry.limit_name)
+        outcome = pool.run(fn, *args, seconds=seconds, what=entry.what, limit_name=entry.limit_name)
     except LimitError as err:
         outcome = err
     return outcome, time.monotonic() - start, seconds
 
 
-def _names_a_bound(err: Exception, seconds: float | None = None) -> bool:
-    """The bound's sentence, or (``seconds`` given) the wall-clock backstop's on a machine so
-    busy that the worker computed less than its bound in 5x its time."""
+def _names_a_limit(err: Exception, seconds: float | None = None) -> bool:
+    """The limit's sentence, or (``seconds`` given) the wall-clock backstop's on a machine so
+    busy that the worker computed less than its limit in 5x its time."""
     text = str(err)
-    waited = seconds is not None and text.startswith("Computing ") and f" of its {seconds:g} s bound): " in text \
+    waited = seconds is not None and text.startswith("Computing ") and f" of its {seconds:g} s limit): " in text \
         and "was stopped after waiting" in text
     return waited or ("LIMITS." in text and "one request cannot slow the server" in text)
 
@@ -89,16 +89,16 @@ def _names_a_bound(err: Exception, seconds: float | None = None) -> bool:
 @pytest.mark.parametrize("case", list(SWEEPS))
 def test_explorer_request_ends_in_a_result_or_a_sentence_in_time(pool, case):
     expression, x = SWEEPS[case]
-    formulas, elapsed, bound = _run(pool, explorer.formulas, expression)
-    assert elapsed < stopped_within(bound + GRACE_SECONDS)
-    assert isinstance(formulas, tuple) or _names_a_bound(formulas, bound), formulas
-    shown, elapsed, bound = _run(pool, explorer.view, SweepSettings(expression, x))
-    assert elapsed < stopped_within(bound), f"{case}: {elapsed:.1f} s"
+    formulas, elapsed, limit = _run(pool, explorer.formulas, expression)
+    assert elapsed < stopped_within(limit + GRACE_SECONDS)
+    assert isinstance(formulas, tuple) or _names_a_limit(formulas, limit), formulas
+    shown, elapsed, limit = _run(pool, explorer.view, SweepSettings(expression, x))
+    assert elapsed < stopped_within(limit), f"{case}: {elapsed:.1f} s"
     if isinstance(shown, LimitError):
-        assert _names_a_bound(shown, bound), shown
+        assert _names_a_limit(shown, limit), shown
         return
     ref = shown.result.reference
-    if ref.defined:  # the page writes its digits: bounded whatever the magnitude
+    if ref.defined:  # the page writes its digits: limited whatever the magnitude
         start = time.thread_time()
         assert format_mp(ref.d1, 20)
         assert time.thread_time() - start < 250 * calibration_seconds()  # CPU time: about 1 s here
@@ -106,7 +106,7 @@ def test_explorer_request_ends_in_a_result_or_a_sentence_in_time(pool, case):
         assert ref.reason and ref.reason.endswith(".")
 
 
-def test_x_to_the_x_to_the_x_at_1e9_ends_at_a_bound_not_after_20_s(pool):
+def test_x_to_the_x_to_the_x_at_1e9_ends_at_a_limit_not_after_20_s(pool):
     result, elapsed, seconds = _run(pool, explorer.view, SweepSettings("x**x**x", 1e9))
     assert isinstance(result, LimitError)
     assert ("LIMITS.worker_memory_mb" in str(result) or "LIMITS.evaluation_seconds" in str(result)
@@ -114,16 +114,16 @@ def test_x_to_the_x_to_the_x_at_1e9_ends_at_a_bound_not_after_20_s(pool):
     assert elapsed < stopped_within(LIMITS.evaluation_seconds + GRACE_SECONDS)
 
 
-def test_a_check_of_a_minute_per_element_is_ended_at_the_bound(pool):
+def test_a_check_of_a_minute_per_element_is_ended_at_the_limit(pool):
     settings = CheckSettings(model="expression", expression=GRADCHECK_EXPRESSION, shape=(1024, 1024),
                              dtype="float64", scheme="complex_step", mode="sampled", samples=1000)
-    result, elapsed, bound = _run(pool, gradcheck.function_view, settings, seconds=3.0)  # the page's is 30 s
-    assert isinstance(result, LimitError) and _names_a_bound(result, bound), result
-    assert elapsed < stopped_within(bound)
+    result, elapsed, limit = _run(pool, gradcheck.function_view, settings, seconds=3.0)  # the page's is 30 s
+    assert isinstance(result, LimitError) and _names_a_limit(result, limit), result
+    assert elapsed < stopped_within(limit)
 
 
 #: The million-element complex-step Grad check: its first progress report came after 16-30 s of
-#: set-up, so the pace bound
+#: set-up, so the pace limit
 #: stopped it only then ("1 of 1,000 done in 26.4 s, would take about 26415 s").
 MILLION_ELEMENT_CHECK = dict(model="expression", expression=GRADCHECK_EXPRESSION, shape=(1024, 1024), dtype="float64",
                    scheme="complex_step", mode="sampled", samples=1000, seed=7)
@@ -132,13 +132,13 @@ FORECAST_STOP = 8.0
 
 
 def test_the_page_s_check_of_a_minute_per_element_is_stopped_by_its_forecast_within_seconds(pool):
-    """With the page's own bounds (BOUNDS: 30 s whole, the pace's LIMITS.full_check_seconds inside),
+    """With the page's own limits (30 s whole, the pace's LIMITS.full_check_seconds inside),
     the pace sentence ends it after one timed evaluation, long before the whole-call kill."""
-    result, elapsed, bound = _run(pool, gradcheck.function_view, CheckSettings(**MILLION_ELEMENT_CHECK), 1)
-    assert isinstance(result, LimitError) and _names_a_bound(result), result
+    result, elapsed, limit = _run(pool, gradcheck.function_view, CheckSettings(**MILLION_ELEMENT_CHECK), 1)
+    assert isinstance(result, LimitError) and _names_a_limit(result), result
     assert "would take at least about" in str(result) and "(LIMITS.full_check_seconds)" in str(result), result
     # the message says the forecast, not the whole call's kill, stopped it
-    assert elapsed < stopped_within(FORECAST_STOP), f"{elapsed:.1f} s (the whole call's bound is {bound:g} s): {result}"
+    assert elapsed < stopped_within(FORECAST_STOP), f"{elapsed:.1f} s (the whole call's limit is {limit:g} s): {result}"
 
 
 def test_every_worker_entry_is_limited_by_the_limits_it_names(monkeypatch):
@@ -158,9 +158,9 @@ def test_every_worker_entry_is_limited_by_the_limits_it_names(monkeypatch):
         monkeypatch.setattr(gradlab.limits, "LIMITS", LIMITS)
 
 
-def test_a_check_over_its_whole_bound_states_that_bound_and_a_check_s_advice(pool, monkeypatch):
+def test_a_check_over_its_whole_limit_states_that_limit_and_a_check_s_advice(pool, monkeypatch):
     """As a page runs it (gradlab.ui.worker_calls: the entry's seconds and name, and no advice of its own).
-    One element: its forecast (one complex evaluation, seconds) is under the pace bound, so
+    One element: its forecast (one complex evaluation, seconds) is under the pace limit, so
     the set-up runs on until the whole-call kill (the worker keeps the default LIMITS)."""
     monkeypatch.setattr(gradlab.limits, "LIMITS",
                         dataclasses.replace(LIMITS, full_check_seconds=1.0, request_seconds=1.5))
@@ -169,7 +169,7 @@ def test_a_check_over_its_whole_bound_states_that_bound_and_a_check_s_advice(poo
     entry = gradcheck.function_view.worker_entry
     with pytest.raises(LimitError) as info:
         pool.run(gradcheck.function_view, settings, 1, seconds=entry.seconds(), what=entry.what,
-                 bound_name=entry.limit_name)
+                 limit_name=entry.limit_name)
     what = entry.what
     message = str(info.value)
     if waited_for_the_machine(message, what, 2.5):
@@ -185,15 +185,15 @@ def test_a_check_over_its_whole_bound_states_that_bound_and_a_check_s_advice(poo
 LONG_STACK = ", ".join(["linear:128", "tanh"] * (2 * LIMITS.network_depth))
 
 
-def test_a_layer_check_over_its_bound_is_ended_with_the_layer_check_s_advice(pool):
+def test_a_layer_check_over_its_limit_is_ended_with_the_layer_check_s_advice(pool):
     from gradlab.layers.settings import LayerCheckSettings
 
     settings = LayerCheckSettings(LONG_STACK, (256, 128), "float64", mode="full")
-    result, elapsed, bound = _run(pool, gradcheck.layer_view, settings, seconds=3.0)  # the page's is 30 s
-    assert isinstance(result, LimitError) and _names_a_bound(result, bound), result
-    if not waited_for_the_machine(str(result), gradcheck.layer_view.worker_entry.what, bound):
+    result, elapsed, limit = _run(pool, gradcheck.layer_view, settings, seconds=3.0)  # the page's is 30 s
+    assert isinstance(result, LimitError) and _names_a_limit(result, limit), result
+    if not waited_for_the_machine(str(result), gradcheck.layer_view.worker_entry.what, limit):
         assert str(result).endswith(gradcheck.LAYERS_ADVICE), result  # not "Simplify the expression"
-    assert elapsed < stopped_within(bound + GRACE_SECONDS)
+    assert elapsed < stopped_within(limit + GRACE_SECONDS)
 
 
 # ------------------------------------------------------------------ the CLI
@@ -207,7 +207,7 @@ def _cli(*argv: str, env: dict | None = None):
     return run.returncode, run.stdout, run.stderr, time.monotonic() - start
 
 
-CLI_IMPORTS = 10.0  # seconds a loaded machine may take to import torch and sympy before any bound starts
+CLI_IMPORTS = 10.0  # seconds a loaded machine may take to import torch and sympy before any limit starts
 
 
 @pytest.mark.parametrize(("expression", "x"), [("x**x**x", "1e9"), (TOWER_6, "2"), (TOWER_24, "2"),
@@ -215,7 +215,7 @@ CLI_IMPORTS = 10.0  # seconds a loaded machine may take to import torch and symp
 def test_cli_sweep_ends_in_a_result_or_one_sentence_in_time(expression, x):
     status, out, err, elapsed = _cli("sweep", expression, "--at", x, "--dtype", "float64",
                                      "--scheme", "central", "--points", "5")
-    assert elapsed < stopped_within(SWEEP_BOUND + CLI_IMPORTS)
+    assert elapsed < stopped_within(SWEEP_LIMIT + CLI_IMPORTS)
     assert UNEXPECTED not in err and "Traceback" not in err, err
     if status == 2:
         assert err.startswith("error: ") and err.count("\n") == 1 and "LIMITS." in err, err
@@ -225,17 +225,17 @@ def test_cli_sweep_ends_in_a_result_or_one_sentence_in_time(expression, x):
         assert "exact f'(x) = 10^(6.03122606263029537156454849966e+19727)" in out
 
 
-def test_cli_check_of_a_minute_per_element_ends_at_the_bound():
+def test_cli_check_of_a_minute_per_element_ends_at_the_limit():
     status, _, err, elapsed = _cli("check", "--model", "expression", "--expression", GRADCHECK_EXPRESSION,
                                    "--shape", "1024x1024", "--dtype", "float64", "--scheme", "complex_step",
                                    "--samples", "1000",
                                    env={"GRADLAB_LIMITS": "full_check_seconds=1, request_seconds=2"})
     assert status == 2, err
     assert err.startswith("error: ") and "LIMITS.full_check_seconds" in err, err
-    assert elapsed < stopped_within(3 + CLI_IMPORTS)  # 3 s of bounds, plus the CLI's imports
+    assert elapsed < stopped_within(3 + CLI_IMPORTS)  # 3 s of limits, plus the CLI's imports
 
 
-def test_cli_check_of_a_million_elements_is_stopped_by_its_forecast_with_the_default_bounds():
+def test_cli_check_of_a_million_elements_is_stopped_by_its_forecast_with_the_default_limits():
     status, _, err, elapsed = _cli("check", "--model", "expression", "--expression", GRADCHECK_EXPRESSION,
                                    "--shape", "1024x1024", "--dtype", "float64", "--scheme", "complex_step",
                                    "--samples", "1000", "--seed", "7")

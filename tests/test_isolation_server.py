@@ -12,11 +12,11 @@ candidate                   A's request (each, cold)       B's median / p95 / ma
 =========================== ============================== =====================================
 cold long expression        1.0-1.3 s (1.3-2.8 s loaded)   0.022 / 0.034 / 0.036 s; p95 0.18-0.35, max 0.57
 round-off 100k, normal x    0.8 s (0.9-2.6 s loaded)       0.021 / 0.035 / 0.037 s; p95 0.04-0.35, max 0.54
-x**x**x at 1e9              0.7-1.0 s (its memory bound)   0.021 / 0.024 / 0.026 s; p95 0.04-0.23, max 0.45
+x**x**x at 1e9              0.7-1.0 s (its memory limit)   0.021 / 0.024 / 0.026 s; p95 0.04-0.23, max 0.45
 cold tan tower (8)          2.1-2.5 s (the longest)        0.029 / 0.037 / 0.039 s; p95 0.07, max 0.12
 1M-element grad check       0.3-0.5 s (its forecast)       0.021 / 0.025 / 0.025 s; p95 0.03-0.21, max 0.42
 cold sigmoid 8 deep         2.2-2.3 s                      0.022 / 0.034 / 0.039 s; p95 0.05
-full check at the bound     0.5 s (its pace)               0.026 / 0.030 / 0.039 s; p95 0.04
+full check at the limit     0.5 s (its pace)               0.026 / 0.030 / 0.039 s; p95 0.04
 round-off 100k, tiny x      0.7-1.5 s                      0.022 / 0.031 / 0.046 s; p95 0.04
 =========================== ============================== =====================================
 
@@ -87,7 +87,7 @@ def test_another_session_stays_responsive_during_the_heaviest_requests(server):
         print(outcome.line())
     for outcome in outcomes:
         # "timeout": A still computed at the measurement's cap. Heavy work runs niced in the
-        # long lane and its bounds count CPU seconds, so on a machine kept busy by other
+        # long lane and its limits count CPU seconds, so on a machine kept busy by other
         # processes it may outlast the cap; it must never fail or raise.
         assert all(status in ("ok", "timeout") for status in outcome.heavy_statuses), outcome.line()
         assert outcome.heavy_exceptions == 0, outcome.line()
@@ -97,7 +97,7 @@ def test_another_session_stays_responsive_during_the_heaviest_requests(server):
         # interpreter lock, every worker), each of B's reruns would end only once A's had
         assert outcome.trivial_within >= len(outcome.trivial) / 3, outcome.line()
     x_x_x = next(o for o in outcomes if o.case == "x**x**x at 1e9")
-    if x_x_x.heavy_statuses[0] == "ok":  # ended within the cap: by the bound that says so
+    if x_x_x.heavy_statuses[0] == "ok":  # ended within the cap: by the limit that says so
         assert ("LIMITS.worker_memory_mb" in x_x_x.heavy_texts[0]
                 or "LIMITS.evaluation_seconds" in x_x_x.heavy_texts[0]), x_x_x.heavy_texts
     grad_check = next(o for o in outcomes if o.case == "1M-element grad check")
@@ -296,7 +296,7 @@ def test_a_cheap_sweep_is_answered_while_five_tabs_hold_heavy_work(server):
           f"workers {len(still_running)} of {len(holding)} still running; worker processes at most {workers}")
     assert run.ok and not run.exceptions and not run.error_alerts, (run.status, run.error_alerts)
     assert all(h.ok and not h.exceptions for h in heavy), [h.status for h in heavy]
-    # each heavy tab got its result, or (the last in line, on a busy machine) one bound's sentence
+    # each heavy tab got its result, or (the last in line, on a busy machine) one limit's sentence
     assert all(_a_sentence_or_a_result(plain_text(h.error_alerts[0]) if h.error_alerts else "") for h in heavy), \
         [h.error_alerts for h in heavy]
     # Every long-lane slot held a heavy call when the sweep was asked for, and each of those

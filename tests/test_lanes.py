@@ -107,7 +107,7 @@ def test_arguments_that_overran_start_in_the_long_lane_next_time():
     assert other.lane == SHORT
 
 
-def test_the_memory_of_long_arguments_is_bounded():
+def test_the_memory_of_long_arguments_is_limited():
     lanes = Lanes(slots=1)
     for i in range(KNOWN_LONG_KEYS + 10):
         call = Call(i, key=i)
@@ -187,7 +187,7 @@ def test_heavy_starts_a_call_forecast_long_in_the_long_lane(monkeypatch):
     from gradlab.ui import worker_calls
 
     asked = []
-    monkeypatch.setattr(worker_calls, "run_bounded", lambda fn, *args, long, **kw: asked.append(long))
+    monkeypatch.setattr(worker_calls, "run_limited", lambda fn, *args, long, **kw: asked.append(long))
     worker_calls.heavy(summed, SummedLossSettings(shape=(400, 500), dtype="bfloat16"))
     worker_calls.heavy(summed, SummedLossSettings())
     worker_calls.heavy(check, CheckSettings(shape=(256, 256), mode="full"), 1)

@@ -458,7 +458,7 @@ def test_a_wrong_cnn_names_the_block_holding_its_function():
     assert held == "not checked whole: block inside it fails, and a check of it would run that backward again"
 
 
-# --- what is not checked, and the bound ----------------------------------------------------------
+# --- what is not checked, and the limit ----------------------------------------------------------
 
 class _Reshaping(nn.Module):
     """Calls its children and only reshapes between them: a container."""
@@ -490,8 +490,8 @@ class _Residual(nn.Module):
         return x + self.f(x)
 
 
-def test_own_code_checks_count_toward_the_bound_on_module_checks():
-    # half the bound's blocks: their leaves alone fit, with the blocks' own adds they do not
+def test_own_code_checks_count_toward_the_limit_on_module_checks():
+    # half the limit's blocks: their leaves alone fit, with the blocks' own adds they do not
     blocks = LIMITS.layer_checks // 2 + 1
     with pytest.raises(LimitError, match="module checks"):
         gradlab.check_layers(nn.Sequential(*[_Residual() for _ in range(blocks)]), _x(2, 2))

@@ -1,7 +1,7 @@
-"""Every bound in gradlab/limits.py, enforced at its boundary: one under is fine, one over is
-refused with a message naming the bound. On the engine and, through URLs, on the pages (AppTest).
+"""Every limit in gradlab/limits.py, enforced at its boundary: one under is fine, one over is
+refused with a message naming the limit. On the engine and, through URLs, on the pages (AppTest).
 
-Time bounds are tested with the bound lowered (``monkeypatch`` of the module's ``LIMITS``), so
+Time limits are tested with the limit lowered (``monkeypatch`` of the module's ``LIMITS``), so
 they run in a fraction of a second; the real values are what a deployment uses.
 """
 
@@ -54,7 +54,7 @@ def _nested(fn: str, depth: int) -> str:
 # ---------------------------------------------------------------- check_limit itself
 
 
-def test_check_limit_passes_the_bound_and_names_what_is_over():
+def test_check_limit_passes_the_limit_and_names_what_is_over():
     assert check_limit("widgets", 10, 10) == 10
     with pytest.raises(LimitError, match=r"Too many widgets: 11 asked for.*at most 10"):
         check_limit("widgets", 11, 10)
@@ -67,33 +67,33 @@ def _limits_names(tree: ast.AST) -> set[str]:
             for alias in node.names if alias.name == "LIMITS"}
 
 
-def _bounds_read(tree: ast.AST) -> set[str]:
+def _limits_read(tree: ast.AST) -> set[str]:
     """The fields read from the LIMITS object itself: ``LIMITS.x`` under any imported name, or
-    ``<module>.LIMITS.x``; an attribute of that name on anything else is not a read of the bound."""
+    ``<module>.LIMITS.x``; an attribute of that name on anything else is not a read of the limit."""
     names = _limits_names(tree)
     return {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and (
         isinstance(n.value, ast.Name) and n.value.id in names
         or isinstance(n.value, ast.Attribute) and n.value.attr == "LIMITS")}
 
 
-def test_every_bound_in_the_table_is_enforced_somewhere():
-    # A field of Limits no engine, page or server module reads from LIMITS would be a bound a
+def test_every_limit_in_the_table_is_enforced_somewhere():
+    # A field of Limits no engine, page or server module reads from LIMITS would be a limit a
     # visitor is told about but never meets.
     read = set()
     for path in [*(REPO_ROOT / "gradlab").rglob("*.py"), *(REPO_ROOT / "pages").glob("*.py")]:
         if path != REPO_ROOT / "gradlab" / "limits.py":
-            read |= _bounds_read(ast.parse(path.read_text(encoding="utf-8")))
+            read |= _limits_read(ast.parse(path.read_text(encoding="utf-8")))
     unread = [f.name for f in dataclasses.fields(Limits) if f.name not in read]
-    assert unread == [], f"bounds nothing reads: {unread}"
+    assert unread == [], f"limits nothing reads: {unread}"
     # the same attribute names read from another object do not count
-    assert _bounds_read(ast.parse("from gradlab.limits import LIMITS\nsettings.samples\nLIMITS.roundoff_seconds")) \
+    assert _limits_read(ast.parse("from gradlab.limits import LIMITS\nsettings.samples\nLIMITS.roundoff_seconds")) \
         == {"roundoff_seconds"}
 
 
 # ---------------------------------------------------------------- engine: sizes
 
-# (name, call with the bound, call with bound + 1, words the refusal must contain)
-SIZE_BOUNDS = [
+# (name, call with the limit, call with limit + 1, words the refusal must contain)
+SIZE_LIMITS = [
     ("sweep_points",
      lambda: SweepSettings("x**2", 1.0, ("float64",), ("central",), points=LIMITS.sweep_points).validated(),
      lambda: SweepSettings("x**2", 1.0, ("float64",), ("central",), points=LIMITS.sweep_points + 1).validated(),
@@ -154,16 +154,16 @@ SIZE_BOUNDS = [
 ]
 
 
-@pytest.mark.parametrize("name,at_bound,over,words", SIZE_BOUNDS, ids=[b[0] for b in SIZE_BOUNDS])
-def test_size_bound_at_the_boundary(name, at_bound, over, words):
-    at_bound()
+@pytest.mark.parametrize("name,at_limit,over,words", SIZE_LIMITS, ids=[b[0] for b in SIZE_LIMITS])
+def test_size_limit_at_the_boundary(name, at_limit, over, words):
+    at_limit()
     with pytest.raises(GradLabError) as info:
         over()
     assert words in str(info.value), str(info.value)
 
 
-def test_roundoff_exact_reference_at_the_sample_bound_is_computed():
-    """Every point gets an exact (Arb) reference: no smaller bound than roundoff_samples."""
+def test_roundoff_exact_reference_at_the_sample_limit_is_computed():
+    """Every point gets an exact (Arb) reference: no smaller limit than roundoff_samples."""
     xs = torch.linspace(1e-3, 1.0, LIMITS.roundoff_samples, dtype=torch.float64).tolist()
     result = compare_at("log(1+x)", "log1p(x)", xs, "float64")
     assert result.summary.compared == len(xs)
@@ -174,19 +174,19 @@ def test_roundoff_exact_reference_at_the_sample_bound_is_computed():
 # ---------------------------------------------------------------- engine: time
 
 
-def _lowered(monkeypatch, module, **bounds) -> None:
-    monkeypatch.setattr(module, "LIMITS", dataclasses.replace(LIMITS, **bounds))
+def _lowered(monkeypatch, module, **limits) -> None:
+    monkeypatch.setattr(module, "LIMITS", dataclasses.replace(LIMITS, **limits))
 
 
-def test_run_within_stops_a_runaway_loop_and_names_the_bound():
+def test_run_within_stops_a_runaway_loop_and_names_the_limit():
     def spin():
         while True:
             pass
 
     start = time.perf_counter()
-    # the CPU bound's sentence, or on a loaded machine the wall-clock backstop's (a core was
-    # not given to the loop for 5x the bound): both stop it and name the bound
-    with pytest.raises(LimitError, match=r"0.2 s.*LIMITS.evaluation_seconds|waiting 1 s for the machine.*0.2 s bound"):
+    # the CPU limit's sentence, or on a loaded machine the wall-clock backstop's (a core was
+    # not given to the loop for 5x the limit): both stop it and name the limit
+    with pytest.raises(LimitError, match=r"0.2 s.*LIMITS.evaluation_seconds|waiting 1 s for the machine.*0.2 s limit"):
         run_within(0.2, "a runaway loop", spin)
     assert time.perf_counter() - start < stopped_within(0.2)  # the LimitError above says it fired
     assert run_within(5.0, "a sum", sum, range(10)) == 45  # no stray interruption afterwards
@@ -194,7 +194,7 @@ def test_run_within_stops_a_runaway_loop_and_names_the_bound():
 
 
 def test_a_block_that_waits_instead_of_computing_is_told_it_waited():
-    """The wall-clock backstop (WALL_CLOCK_FACTOR x the bound) ends a block that sleeps; its
+    """The wall-clock backstop (WALL_CLOCK_FACTOR x the limit) ends a block that sleeps; its
     sentence says it waited for the machine, not that computing took too long."""
     with pytest.raises(LimitError) as caught:
         # short sleeps: the expiry arrives between them (one long C-level sleep cannot be cut short)
@@ -240,7 +240,7 @@ print(sum(len(str(i)) for i in range(1000)))
 """
 
 
-def test_an_expired_bound_leaves_the_interpreter_as_it_was():
+def test_an_expired_limit_leaves_the_interpreter_as_it_was():
     """Regression: withdrawing an expiry (SetAsyncExc with NULL) left CPython 3.11's eval
     breaker set for good; the next traced function call then looped forever."""
     done = subprocess.run([sys.executable, "-c", AFTER_EXPIRY_UNDER_A_TRACER], cwd=REPO_ROOT,
@@ -249,17 +249,17 @@ def test_an_expired_bound_leaves_the_interpreter_as_it_was():
     assert done.stdout.strip() == "2890"
 
 
-def test_roundoff_seconds_bound(monkeypatch):
+def test_roundoff_seconds_limit(monkeypatch):
     _lowered(monkeypatch, roundoff, roundoff_seconds=0.2)
     settings = RoundoffSettings("log(1+x)", "log1p(x)", "float64", "log-uniform", 1e-300, 1e30,
                                 samples=LIMITS.roundoff_samples)
     start = time.perf_counter()
-    with pytest.raises(LimitError, match=r"LIMITS.roundoff_seconds|waiting 1 s for the machine.*0.2 s bound"):
-        roundoff.compare(settings)  # the CPU bound's sentence, or a loaded machine's backstop
+    with pytest.raises(LimitError, match=r"LIMITS.roundoff_seconds|waiting 1 s for the machine.*0.2 s limit"):
+        roundoff.compare(settings)  # the CPU limit's sentence, or a loaded machine's backstop
     assert time.perf_counter() - start < stopped_within(0.2)  # the LimitError above says it fired
 
 
-def test_evaluation_seconds_bounds_higher_derivatives_but_keeps_the_reference(monkeypatch):
+def test_evaluation_seconds_limits_higher_derivatives_but_keeps_the_reference(monkeypatch):
     """tan nested 12 deep: f^(5) takes minutes in sympy; the reference must not."""
     _lowered(monkeypatch, reference, evaluation_seconds=0.3)
     text = _nested("tan", 12)
@@ -269,11 +269,11 @@ def test_evaluation_seconds_bounds_higher_derivatives_but_keeps_the_reference(mo
     ref = reference.exact_derivatives(text, 0.1)
     elapsed = time.perf_counter() - start
     assert ref.defined and ref.d1 is not None
-    assert ref.d5 is None  # beyond the bound: its theory line is simply not drawn
+    assert ref.d5 is None  # beyond the limit: its theory line is simply not drawn
     assert elapsed < stopped_within(3 * 0.3)
 
 
-def test_evaluation_seconds_bound_on_the_first_derivative_is_a_message(monkeypatch):
+def test_evaluation_seconds_limit_on_the_first_derivative_is_a_message(monkeypatch):
     _lowered(monkeypatch, reference, evaluation_seconds=1e-4)
     reference._exact_cached.cache_clear()
     with pytest.raises(LimitError, match="LIMITS.evaluation_seconds"):
@@ -305,7 +305,7 @@ def _cache_decorators(path: Path):
                     yield decorator.lineno, _decorator_name(decorator), decorator
 
 
-def _bounded(decorator: ast.expr) -> bool:
+def _limited(decorator: ast.expr) -> bool:
     """Called with ``max_entries=`` a value other than None (a bare ``@st.cache_data``, no
     max_entries or ``max_entries=None`` keep every entry)."""
     return isinstance(decorator, ast.Call) and any(
@@ -313,12 +313,12 @@ def _bounded(decorator: ast.expr) -> bool:
         for k in decorator.keywords)
 
 
-def test_every_streamlit_cache_is_bounded():
+def test_every_streamlit_cache_is_limited():
     files = [*sorted((REPO_ROOT / "pages").glob("*.py")), *sorted((REPO_ROOT / "gradlab").rglob("*.py")),
              REPO_ROOT / "app.py"]
     found = {path: list(_cache_decorators(path)) for path in files}
     unbounded = [f"{path.relative_to(REPO_ROOT)}:{line} @{name}" for path, decorators in found.items()
-                 for line, name, decorator in decorators if not _bounded(decorator)]
+                 for line, name, decorator in decorators if not _limited(decorator)]
     assert unbounded == [], f"caches without max_entries: {unbounded}"
     # Every decorator line in the source is one the walk above saw (a decorator it could not
     # read would be a cache this test never checks): the pages' and gradlab/ui's (a lab's view, its charts).
@@ -329,9 +329,9 @@ def test_every_streamlit_cache_is_bounded():
     kinds = [name for decorators in found.values() for _, name, _ in decorators]
     assert kinds.count("cache_data") + kinds.count("cache_resource") >= 5
     # and the test sees what it must refuse
-    assert not _bounded(ast.parse("@page_cache_data(ttl=60)\ndef f(): pass").body[0].decorator_list[0])
-    assert not _bounded(ast.parse("@st.cache_data\ndef f(): pass").body[0].decorator_list[0])
-    assert not _bounded(ast.parse("@cache_keys.page_cache_resource(max_entries=None)\ndef f(): pass")
+    assert not _limited(ast.parse("@page_cache_data(ttl=60)\ndef f(): pass").body[0].decorator_list[0])
+    assert not _limited(ast.parse("@st.cache_data\ndef f(): pass").body[0].decorator_list[0])
+    assert not _limited(ast.parse("@cache_keys.page_cache_resource(max_entries=None)\ndef f(): pass")
                         .body[0].decorator_list[0])
 
 
@@ -379,7 +379,7 @@ PAGE_LIMITS = [
 
 
 @pytest.mark.parametrize("name,page,query,words", PAGE_LIMITS, ids=[p[0] for p in PAGE_LIMITS])
-def test_page_url_over_a_bound_shows_the_bound(name, page, query, words):
+def test_page_url_over_a_limit_shows_the_limit(name, page, query, words):
     at = _open(page, query)
     assert not at.exception, [e.message for e in at.exception]
     assert words in _messages(at), _messages(at)
@@ -387,16 +387,16 @@ def test_page_url_over_a_bound_shows_the_bound(name, page, query, words):
 
 def _heavy_in_this_process(monkeypatch) -> None:
     """Pages run heavy work in worker processes, which keep their own LIMITS: to see a page's
-    message for a bound lowered here, its heavy call runs here (the pool's own bounds are
+    message for a limit lowered here, its heavy call runs here (the pool's own limits are
     tested in tests/test_pool.py)."""
-    def in_process(fn, *args, progress=None, seconds=None, what=None, bound_name=None, advice=None,
+    def in_process(fn, *args, progress=None, seconds=None, what=None, limit_name=None, advice=None,
                    session=None, cancelled=None, long=False, visitor=None, **kwargs):
         return fn(*args, **kwargs, **({"progress": progress} if progress is not None else {}))
 
-    monkeypatch.setattr("gradlab.ui.worker_calls.run_bounded", in_process)
+    monkeypatch.setattr("gradlab.ui.worker_calls.run_limited", in_process)
 
 
-def test_roundoff_page_over_the_time_bound_shows_it(monkeypatch):
+def test_roundoff_page_over_the_time_limit_shows_it(monkeypatch):
     _lowered(monkeypatch, roundoff, roundoff_seconds=0.2)
     _heavy_in_this_process(monkeypatch)
     at = _open("pages/roundoff.py", {"a": "log(1+x)", "b": "log1p(x)", "dtype": "float64",
@@ -416,9 +416,9 @@ def _curves(at: AppTest) -> dict[str, set[str]]:
 def test_explorer_with_a_huge_fifth_derivative_answers_without_it():
     """tan nested 14 deep: f^(5) takes sympy minutes. LIMITS.evaluation_seconds ends that work
     and the page answers without the theory line that needs f^(5) (the 5-point difference's);
-    had that bound not ended it, the worker's LIMITS.request_seconds would, and the page would
-    show that bound's error instead of a chart. tan(tan(x)), whose f^(5) is quick, gets the line."""
-    # Through the worker pool, at the worker's own bound (the in-thread bound lowered here could
+    had that limit not ended it, the worker's LIMITS.request_seconds would, and the page would
+    show that limit's error instead of a chart. tan(tan(x)), whose f^(5) is quick, gets the line."""
+    # Through the worker pool, at the worker's own limit (the in-thread limit lowered here could
     # land its asynchronous exception inside pytest's own hooks)
     reference._higher_forms.cache_clear()
     reference._exact_cached.cache_clear()
@@ -443,7 +443,7 @@ def _x(n: int) -> torch.Tensor:
     return torch.linspace(-1.0, 1.0, n, dtype=torch.float64)
 
 
-CHECK_BOUNDS = [
+CHECK_LIMITS = [
     ("tensor_elements", dict(x=LIMITS.tensor_elements, mode="sampled", samples=1),
      dict(x=LIMITS.tensor_elements + 1, mode="sampled", samples=1), "input elements"),
     ("sampled_elements", dict(x=2 * LIMITS.sampled_elements, mode="sampled", samples=LIMITS.sampled_elements),
@@ -454,28 +454,28 @@ CHECK_BOUNDS = [
 ]
 
 
-@pytest.mark.parametrize("name,ok,over,words", CHECK_BOUNDS, ids=[b[0] for b in CHECK_BOUNDS])
-def test_gradcheck_bound_at_the_boundary(name, ok, over, words):
+@pytest.mark.parametrize("name,ok,over,words", CHECK_LIMITS, ids=[b[0] for b in CHECK_LIMITS])
+def test_gradcheck_limit_at_the_boundary(name, ok, over, words):
     from gradlab.check.api import gradcheck
 
     def run(x, **kw):
         return gradcheck(_square_sum, _x(x), taylor=False, **kw)
 
-    from gradlab.limits import bounded
+    from gradlab.limits import server_limits
 
-    with bounded():  # the pages' and the CLI's bounds (gradlab.limits.size_bound)
+    with server_limits():  # the pages' and the CLI's limits (gradlab.limits.size_limit)
         assert run(**ok).summary.checked >= 1
         with pytest.raises(LimitError, match=words):
             run(**over)
 
 
-def test_full_check_bound_at_the_boundary():
+def test_full_check_limit_at_the_boundary():
     from gradlab.check import gradcheck
     from gradlab.check.inputs.validation import require_full_check_in_limit
     from gradlab.numerics.schemes import get_scheme
 
     central = get_scheme("central")
-    require_full_check_in_limit(LIMITS.full_check_elements, 1, central)  # the bound itself
+    require_full_check_in_limit(LIMITS.full_check_elements, 1, central)  # the limit itself
     with pytest.raises(LimitError, match="full_check_elements"):
         require_full_check_in_limit(LIMITS.full_check_elements + 1, 1, central)
     with pytest.raises(LimitError, match="full_check_elements"):
@@ -490,13 +490,13 @@ GRADCHECK_PAGE_LIMITS = [
 
 
 @pytest.mark.parametrize("name,query,words", GRADCHECK_PAGE_LIMITS, ids=[g[0] for g in GRADCHECK_PAGE_LIMITS])
-def test_gradcheck_page_url_over_a_bound_shows_the_bound(name, query, words):
+def test_gradcheck_page_url_over_a_limit_shows_the_limit(name, query, words):
     at = _open("pages/gradcheck.py", query)
     assert not at.exception, [e.message for e in at.exception]
     assert words in _messages(at), _messages(at)
 
 
-def test_gradcheck_full_mode_within_the_bound_runs_in_the_fragment():
+def test_gradcheck_full_mode_within_the_limit_runs_in_the_fragment():
     at = _open("pages/gradcheck.py", {"mode": "full", "shape": "20x10", "dtype": "float64"})
     assert not at.exception, [e.message for e in at.exception]
     assert not [e for e in at.error if "element" in shown(e.value) and "limit" in shown(e.value)]
@@ -510,11 +510,11 @@ class _Clock:
         return next(self.times)
 
 
-def test_paced_progress_stops_work_whose_pace_projects_past_the_bound():
+def test_paced_progress_stops_work_whose_pace_projects_past_the_limit():
     from gradlab.server.deadline import PACE_AFTER_SECONDS, paced_progress
 
     seen = []
-    report = paced_progress(10.0, "this check", lambda d, t: seen.append(d), bound_name="LIMITS.x",
+    report = paced_progress(10.0, "this check", lambda d, t: seen.append(d), limit_name="LIMITS.x",
                             advice="Go smaller.", clock=_Clock(0.0, PACE_AFTER_SECONDS / 2, 1.0, 8.0))
     report(1, 100)  # too early to trust the pace (would project 25 s): no verdict yet
     report(50, 100)  # 1 s for half: 2 s projected, within 10 s
@@ -526,7 +526,7 @@ def test_paced_progress_stops_work_whose_pace_projects_past_the_bound():
 def test_paced_progress_never_stops_finished_work():
     from gradlab.server.deadline import paced_progress
 
-    report = paced_progress(1.0, "this check", bound_name="B", advice="", clock=_Clock(0.0, 60.0))
+    report = paced_progress(1.0, "this check", limit_name="B", advice="", clock=_Clock(0.0, 60.0))
     report(100, 100)  # slow, but done: nothing left to save
 
 
@@ -547,7 +547,7 @@ def test_limits_from_environment_text(text, expected):
 
 
 BAD_OVERRIDES = [
-    ("roundof_samples=5", "no bound named 'roundof_samples'"),
+    ("roundof_samples=5", "no limit named 'roundof_samples'"),
     ("roundoff_samples=many", "is not an integer"),
     ("roundoff_samples=1.5", "is not an integer"),
     ("full_check_seconds=fast", "is not a number"),
@@ -607,7 +607,7 @@ def test_every_page_opens_cleanly_under_the_classroom_profile():
     assert done.stdout.strip() == "clean", done.stdout
 
 
-def test_the_classroom_profile_lowers_the_heavy_bounds():
+def test_the_classroom_profile_lowers_the_heavy_limits():
     classroom = limits_from("classroom")
     for name in ("tensor_elements", "sampled_elements", "directional_checks", "full_check_elements",
                  "full_check_seconds", "roundoff_samples"):
@@ -656,10 +656,10 @@ def test_usable_cpus_caps_the_affinity_by_a_quota_of_several_cores(tmp_path):
         assert usable_cpus(root, own) == affinity - 1
 
 
-def test_compose_gives_a_replica_the_memory_gradlab_s_own_bounds_allow():
-    """deploy/compose.yaml: the container's limit is above what GradLab's bounds let a replica
+def test_compose_gives_a_replica_the_memory_gradlab_s_own_limits_allow():
+    """deploy/compose.yaml: the container's limit is above what GradLab's limits let a replica
     reach (the server and its fork server, and up to twice LIMITS.pool_workers workers of
-    LIMITS.worker_memory_mb each), so GradLab ends a request at its bound, with its sentence,
+    LIMITS.worker_memory_mb each), so GradLab ends a request at its limit, with its sentence,
     before the container's OOM killer ends a process. (It was 1g, under one worker's 1536 MB.)"""
     import math
 
@@ -673,7 +673,7 @@ def test_compose_gives_a_replica_the_memory_gradlab_s_own_bounds_allow():
     amount, unit = re.search(r"memory: *\"?(\d+)([mMgG])", service).groups()
     memory_mb = int(amount) * (1024 if unit.lower() == "g" else 1)
     needed = server_and_fork_server_mb + 2 * workers * limits.worker_memory_mb
-    assert memory_mb >= needed, f"compose gives {memory_mb} MB, GradLab's bounds allow {needed} MB"
+    assert memory_mb >= needed, f"compose gives {memory_mb} MB, GradLab's limits allow {needed} MB"
 
 
 def test_the_deployment_guide_states_the_pool_s_grace_size_and_lanes():

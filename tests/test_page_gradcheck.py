@@ -86,8 +86,8 @@ def test_bad_shape_shows_an_error_not_a_traceback():
     assert any("140x120" in shown(e.value) for e in at.error)
 
 
-def test_a_full_check_that_would_run_too_long_is_stopped_early_with_the_bound_named():
-    # 65,536 elements of the mlp: ~1 min of finite differences on one core, far over the bound
+def test_a_full_check_that_would_run_too_long_is_stopped_early_with_the_limit_named():
+    # 65,536 elements of the mlp: ~1 min of finite differences on one core, far over the limit
     at = _open({"model": "mlp", "shape": "256x256", "dtype": "float64", "mode": "full"})
     assert not _problems(at)
     messages = [shown(e.value) for e in at.error]

@@ -207,9 +207,9 @@ def test_a_new_step_reuses_the_views_frames(monkeypatch):
     import gradlab.ui.worker_calls as worker_calls
 
     calls = []
-    real = worker_calls.run_bounded  # what heavy() calls, looked up at each call (the page's cached
+    real = worker_calls.run_limited  # what heavy() calls, looked up at each call (the page's cached
     # functions are made once per process and keep the heavy() of the run that made them)
-    monkeypatch.setattr(worker_calls, "run_bounded",
+    monkeypatch.setattr(worker_calls, "run_limited",
                         lambda fn, *a, **k: calls.append(fn.__name__) or real(fn, *a, **k))
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT_S)
     at.query_params.update({"x": "1.3125", "dtype": "float16", "h": "1e-03"})  # a view no other test opens

@@ -1,8 +1,8 @@
-"""gradlab.server.pool: heavy work in worker processes, ended (not waited for) at each bound.
+"""gradlab.server.pool: heavy work in worker processes, ended (not waited for) at each limit.
 
 The probes (tests/pool_probes.py) include a single C call that holds the
 interpreter for minutes (a big-integer power) and steady allocation: the two
-things a thread cannot be interrupted in. No assert reads a clock: a bound is
+things a thread cannot be interrupted in. No assert reads a clock: a limit is
 shown to stop the work by its sentence and by the worker it killed (the work
 itself would run for minutes, or for ever); fairness by which calls run, wait
 and start again, read from the pool's lanes while the calls are under way.
@@ -55,7 +55,7 @@ def _until(condition, what: str):
 
 
 def _killed(workers) -> list:
-    """The workers (of those given) that ended by SIGKILL: the pool's kill at a bound.
+    """The workers (of those given) that ended by SIGKILL: the pool's kill at a limit.
 
     Waits (up to PATIENCE) for the first kill, then a moment for any other, and never joins
     a worker that lives on (that join waited PATIENCE for nothing: 60 s a test)."""
@@ -91,11 +91,11 @@ def test_a_worker_yields_the_cores_to_the_server_s_own_reruns(pool):
     assert pool.run(probes.niceness, seconds=30, what="a probe") >= WORKER_NICENESS > os.nice(0)
 
 
-def test_a_c_call_past_the_bound_is_ended_and_the_worker_replaced(pool):
-    """3**(10**8) holds its worker for minutes: the bound's sentence, and the worker it ran on
-    killed, show the bound ended it."""
+def test_a_c_call_past_the_limit_is_ended_and_the_worker_replaced(pool):
+    """3**(10**8) holds its worker for minutes: the limit's sentence, and the worker it ran on
+    killed, show the limit ended it."""
     workers = list(pool._idle)
-    err = _outcome(pool.run, probes.c_power, seconds=1.0, what="a big power", bound_name="LIMITS.request_seconds")
+    err = _outcome(pool.run, probes.c_power, seconds=1.0, what="a big power", limit_name="LIMITS.request_seconds")
     assert isinstance(err, LimitError), err
     assert waited_for_the_machine(str(err), "a big power", 1) or (
         "longer than 1 s" in str(err) and "LIMITS.request_seconds" in str(err)), err
@@ -104,7 +104,7 @@ def test_a_c_call_past_the_bound_is_ended_and_the_worker_replaced(pool):
 
 
 def test_a_run_within_block_is_enforced_by_the_parent(pool):
-    """The block's own bound (0.5 s), not the call's (60 s), ended it: its sentence names the block."""
+    """The block's own limit (0.5 s), not the call's (60 s), ended it: its sentence names the block."""
     workers = list(pool._idle)
     err = _outcome(pool.run, probes.c_power_in_block, 0.5, seconds=60, what="the work")
     assert isinstance(err, LimitError), err
@@ -112,8 +112,8 @@ def test_a_run_within_block_is_enforced_by_the_parent(pool):
     assert len(_killed(workers)) == 1
 
 
-def test_memory_past_the_bound_is_ended_with_a_sentence():
-    """allocate() would take 12.8 GB: the bound (300 MB over the worker's start) ends it first."""
+def test_memory_past_the_limit_is_ended_with_a_sentence():
+    """allocate() would take 12.8 GB: the limit (300 MB over the worker's start) ends it first."""
     pool = WorkerPool(1, memory_mb=0).start()
     try:
         workers = list(pool._idle)
@@ -181,7 +181,7 @@ def _fresh_process(script: str) -> subprocess.CompletedProcess:
     return run
 
 
-def test_run_in_child_is_bounded_like_the_pool():
+def test_run_in_child_is_limited_like_the_pool():
     """In a fresh single-threaded process, as the CLI is (this suite's process has threads)."""
     script = ("import time, pool_probes\n"
               "from gradlab.server.pool import run_in_child\n"
@@ -198,7 +198,7 @@ def test_run_in_child_is_bounded_like_the_pool():
 
 def test_run_in_child_runs_torch_ops_after_the_parent_used_its_threads():
     """libgomp's threads do not survive a fork: a child entering a parallel op waited for them
-    forever (until its bound) when the parent had run one on two threads, as a test suite's
+    forever (until its limit) when the parent had run one on two threads, as a test suite's
     worker or a notebook may have."""
     script = ("import torch, pool_probes\n"
               "torch.set_num_threads(2)\n"
@@ -348,21 +348,21 @@ def _cpu_spin_wall_seconds(pool: WorkerPool) -> float:
 
 
 def test_a_call_that_waits_instead_of_computing_is_told_it_waited(pool):
-    """A worker that sleeps spends no CPU bound; the 5x wall-clock backstop ends it and says so."""
+    """A worker that sleeps spends no CPU limit; the 5x wall-clock backstop ends it and says so."""
     err = _outcome(pool.run, probes.sleep, 60, seconds=0.2, what="a nap")
     assert isinstance(err, LimitError), err
     assert str(err).startswith("Computing a nap was stopped after waiting 1 s for the machine"), err
     assert "took longer" not in str(err)
 
 
-def test_a_call_that_waits_its_whole_bound_for_a_turn_is_told_so():
+def test_a_call_that_waits_its_whole_limit_for_a_turn_is_told_so():
     pool = WorkerPool(1).start()
     stop = threading.Event()
     holder = _in_thread(pool.run, probes.sleep, 60, seconds=120, what="a sleep", session="holder",
                         cancelled=stop.is_set, long=True)
     try:
         _until(lambda: _lanes_of(pool)[0] == ["holder"], "the long lane held")
-        err = _outcome(pool.run, probes.echo, 1, seconds=0.5, what="the sum", bound_name="LIMITS.request_seconds",
+        err = _outcome(pool.run, probes.echo, 1, seconds=0.5, what="the sum", limit_name="LIMITS.request_seconds",
                        session="late", long=True)
         assert isinstance(err, LimitError) and not isinstance(err, Superseded), err
         assert "Computing the sum waited 0.5 s (LIMITS.request_seconds) for one of the 1 worker processes " \
@@ -390,8 +390,8 @@ def test_a_long_call_runs_behind_and_the_pool_returns_to_its_size():
         pool.close()
 
 
-def test_an_allocation_refused_inside_the_worker_is_not_called_the_bound(pool):
-    """Python's own MemoryError (here malloc refusing 4 EiB) is not the pool's kill at its bound:
+def test_an_allocation_refused_inside_the_worker_is_not_called_the_limit(pool):
+    """Python's own MemoryError (here malloc refusing 4 EiB) is not the pool's kill at its limit:
     the sentence says the allocation was refused and what the worker held, not "needed more than"."""
     err = _outcome(pool.run, bytearray, 2**62, seconds=30, what="the allocation")
     assert isinstance(err, LimitError), err
@@ -399,6 +399,6 @@ def test_an_allocation_refused_inside_the_worker_is_not_called_the_bound(pool):
     assert "needed more than" not in message and "refused" in message, message
     assert f"LIMITS.worker_memory_mb, is {pool.memory_mb:g} MB" in message, message
     held = float(message.split("held ")[1].split(" MB")[0].replace(",", ""))
-    assert 0 < held < pool.memory_mb, message  # the worker's own size, under the bound
+    assert 0 < held < pool.memory_mb, message  # the worker's own size, under the limit
     assert pool.run(probes.echo, 8, seconds=30, what="an echo") == 8  # the pool carries on
 

@@ -1,6 +1,6 @@
-"""WorkerPool._wait on an injected clock: each bound still ends the call at its mark, and the
+"""WorkerPool._wait on an injected clock: each limit still ends the call at its mark, and the
 waiting caller wakes every POLL_SECONDS, not more often, reading the worker's CPU time from /proc
-only as a CPU bound comes near (no processes: a fake worker whose CPU time is the clock's).
+only as a CPU limit comes near (no processes: a fake worker whose CPU time is the clock's).
 
 A caller that polled its worker every few ms (or read /proc at every wake-up) held several ms of
 the server's CPU per second it waited; these tests count the wake-ups and readings per second of
@@ -90,11 +90,11 @@ def _wait(pool: WorkerPool, worker: FakeWorker, seconds: float, cancelled=None):
     return pool._wait(worker, seconds, "the work", "LIMITS.request_seconds", "Simplify.", cancelled, None)
 
 
-def test_a_computing_worker_is_ended_at_its_cpu_bound_after_few_readings(clock):
+def test_a_computing_worker_is_ended_at_its_cpu_limit_after_few_readings(clock):
     worker = FakeWorker(clock, rate=1.0)
     with pytest.raises(LimitError, match="LIMITS.request_seconds"):
         _wait(WorkerPool(1), worker, seconds=10.0)
-    assert 10.0 <= clock.t <= 10.0 + 2 * POLL_SECONDS  # the bound ends it at its mark, on the clock
+    assert 10.0 <= clock.t <= 10.0 + 2 * POLL_SECONDS  # the limit ends it at its mark, on the clock
     assert worker.conn.polls <= clock.t / POLL_SECONDS + 2  # one wake-up per POLL_SECONDS, no more
     # the CPU time is read as the mark nears (half the CPU left each time, at 2 cores), not every wake-up
     assert worker.cpu_reads <= math.log2(10.0 / POLL_SECONDS) + 6 < worker.conn.polls / 5

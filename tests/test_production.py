@@ -225,20 +225,20 @@ def test_dockerfile_is_slim_cpu_only_non_root_headless_with_a_healthcheck():
 
 def test_the_image_runs_with_the_public_classroom_limits():
     """A public link must not offer a visitor a million-element check: the image runs with a
-    named profile that lowers every heavy bound, and the profile exists and parses."""
+    named profile that lowers every heavy limit, and the profile exists and parses."""
     from gradlab.limits import PROFILES, Limits, limits_from
 
     profile = _image_env()["GRADLAB_LIMITS"]
     assert profile in PROFILES
     image, defaults = limits_from(profile), Limits()
-    for bound in ("tensor_elements", "sampled_elements", "full_check_elements", "full_check_seconds",
+    for limit in ("tensor_elements", "sampled_elements", "full_check_elements", "full_check_seconds",
                   "roundoff_samples", "roundoff_seconds", "evaluation_seconds"):
-        assert getattr(image, bound) < getattr(defaults, bound), bound
+        assert getattr(image, limit) < getattr(defaults, limit), limit
     # the Dockerfile says why, next to the setting
     assert "public links" in (REPO_ROOT / "Dockerfile").read_text(encoding="utf-8")
 
 
-def test_production_config_bounds_the_cache_and_skips_the_per_rerun_collection():
+def test_production_config_limits_the_cache_and_skips_the_per_rerun_collection():
     import tomllib
 
     config = tomllib.loads(CONFIG.read_text(encoding="utf-8"))

@@ -97,8 +97,8 @@ def test_a_preset_is_one_row(copy):
     assert shown.returncode == 0 and "bfloat16" in shown.stdout and "20x30" in shown.stdout, shown.stderr
 
 
-def test_a_bound_is_one_field_and_its_reader(copy):
-    """docs/ARCHITECTURE.md, "A bound a visitor can hit": a field of Limits and the one place that
+def test_a_limit_is_one_field_and_its_reader(copy):
+    """docs/ARCHITECTURE.md, "A limit a visitor can hit": a field of Limits and the one place that
     enforces it; GRADLAB_LIMITS sets it, and over it a visitor reads a sentence naming it."""
     insert_after(copy, "gradlab/limits.py", '''    summed_terms: int = 200_000''', '''
     summed_dimensions: int = 4  # axes of the summed-loss lab's input''')

@@ -224,7 +224,7 @@ def test_reference_independent_of_torch():
     assert _rel(float(g), exact) <= 1e-14  # autograd is good, but only to float64
 
 
-# ---------------------------------------------------------------- bounded cost
+# ---------------------------------------------------------------- limited cost
 
 
 class _Timeout(Exception):
@@ -249,18 +249,18 @@ def _within_seconds(seconds, fn, *args):
         signal.signal(signal.SIGPROF, previous)
 
 
-def _cost_bound() -> float:
-    """A few seconds; where the engine declares a time bound for exact derivatives
+def _cost_limit() -> float:
+    """A few seconds; where the engine declares a time limit for exact derivatives
     (``LIMITS.evaluation_seconds``), f/f' and the higher orders may each use it."""
     return 2.0 + 3 * getattr(LIMITS, "evaluation_seconds", 0.0)
 
 
 def test_huge_intermediate_values_do_not_hang_the_reference():
     """(Found by this suite: mpmath reduces sin of exp(e^13) ~ 10^192000 at full precision,
-    which took minutes; bounded by LIMITS.evaluation_seconds and gradlab/server/deadline.py.)"""
+    which took minutes; limited by LIMITS.evaluation_seconds and gradlab/server/deadline.py.)"""
     # float64 cannot hold exp(e^13): "undefined" with a reason, or a LimitError, both quickly
     try:
-        r = _within_seconds(_cost_bound(), exact_derivatives, "sin(exp(exp(x)))", 13.0)
+        r = _within_seconds(_cost_limit(), exact_derivatives, "sin(exp(exp(x)))", 13.0)
     except GradLabError:
         return
     assert not r.defined

@@ -252,7 +252,7 @@ def test_settings_misuse_gives_a_sentence(kwargs, match):
         RoundoffSettings(**kwargs).validated()
 
 
-def test_samples_bounded_by_limits():
+def test_samples_within_the_limits():
     with pytest.raises(LimitError):
         RoundoffSettings(samples=LIMITS.roundoff_samples + 1).validated()
 

@@ -70,5 +70,5 @@ def test_the_quiz_view_reveals_the_float64_comparison_and_draws_nothing():
     assert list(reveals.index[reveals["right"]]) == ["ulps"] and 0 < s.max_ulps_a_b <= 3  # a few float64 ulps
     assert all(f"{s.compared:,} points" in text.replace("\\", "") for text in reveals["reveal"])
     assert shown.answer.level == "success" and shown.answer.text.startswith("Right.")
-    # the same bound as the page's call
+    # the same limit as the page's call
     assert quiz_view.worker_entry == view.worker_entry and quiz_view.limit_advice == view.limit_advice

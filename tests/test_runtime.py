@@ -18,7 +18,7 @@ from gradlab.ui import runtime
 def test_configure_runtime_limits_torch_and_freezes_the_heap():
     runtime.configure_runtime()
     assert torch.get_num_threads() == runtime.TORCH_THREADS
-    # oneDNN's kernel cache is bounded unless the operator chose a size
+    # oneDNN's kernel cache is limited unless the operator chose a size
     assert int(os.environ["ONEDNN_PRIMITIVE_CACHE_CAPACITY"]) <= 64
     assert gc.get_freeze_count() > 0  # the libraries' objects are out of the collector's sight
 

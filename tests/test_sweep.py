@@ -386,19 +386,19 @@ def test_complex_step_best_error_is_at_roundoff(classic):
         assert best.loc[("float64", scheme), "rel_error"] > best.loc[("float64", "complex_step"), "rel_error"]
 
 
-# ---------------------------------------------------------------- bounded cost
+# ---------------------------------------------------------------- limited cost
 
 
 class _Timeout(Exception):
     pass
 
 
-def test_sweep_of_any_accepted_expression_is_bounded_in_time():
+def test_sweep_of_any_accepted_expression_is_limited_in_time():
     """A public link must not let one request tie up a core: a small accepted expression
     must be swept (or refused with a GradLabError) within a few seconds.
 
     (Found by this suite: the 5th derivative of tan^8(x) has ~48k nodes and took > 10 s;
-    bounded by LIMITS.evaluation_seconds and gradlab/server/deadline.py.)"""
+    limited by LIMITS.evaluation_seconds and gradlab/server/deadline.py.)"""
     text = "tan(" * 8 + "x" + ")" * 8
     parse(text)  # accepted: 9 nodes, depth 9, 41 characters
 
@@ -406,16 +406,16 @@ def test_sweep_of_any_accepted_expression_is_bounded_in_time():
         raise _Timeout
 
     # f/f' and the higher orders may each use LIMITS.evaluation_seconds; the alarm only
-    # catches a bound that never fired (a loaded machine stretches the rest)
-    bound = stopped_within(3 * LIMITS.evaluation_seconds)
+    # catches a limit that never fired (a loaded machine stretches the rest)
+    limit = stopped_within(3 * LIMITS.evaluation_seconds)
     previous = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, bound)
+    signal.setitimer(signal.ITIMER_REAL, limit)
     try:
         run_sweep(SweepSettings(text, 0.7, ("float64",), ("central",), points=5))
     except GradLabError:
         pass
     except _Timeout:
-        pytest.fail(f"the sweep of a 41-character expression took more than {bound:g} s")
+        pytest.fail(f"the sweep of a 41-character expression took more than {limit:g} s")
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)

@@ -156,7 +156,7 @@ def _closed(line):
 def _with_higher_checks(result: CheckResult, call, tensors, options, check_forward: bool, order: int, names):
     """The first-order result with forward-mode and/or second-order results attached.
 
-    ``call`` is fn of the checked tensors (the rest bound), the same the first-order check ran.
+    ``call`` is fn of the checked tensors (the rest fixed), the same the first-order check ran.
     """
     extra = {k: v for k, v in options.items() if k not in ("reduction", "grad_outputs")}
     forward = check_forward_mode(call, tensors, names=names, taylor=False, **options) if check_forward else None

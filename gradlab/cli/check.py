@@ -33,9 +33,9 @@ from gradlab.numerics.schemes import SCHEME_NAMES
 
 __all__ = ["register", "run", "result_json", "CLI_CHECK_ADVICE"]
 
-#: What ends the sentence of a check stopped at its bound, in the CLI's own words.
+#: What ends the sentence of a check stopped at its limit, in the CLI's own words.
 CLI_CHECK_ADVICE = ("Pick --mode sampled or directional, fewer --samples, or a smaller --shape; on your "
-                    "own machine raise the bound (GRADLAB_LIMITS=full_check_seconds=600) or call "
+                    "own machine raise the limit (GRADLAB_LIMITS=full_check_seconds=600) or call "
                     "gradlab.gradcheck, which has none.")
 
 
@@ -104,7 +104,7 @@ def run(args) -> int:
 def _output(settings: CheckSettings, format: str) -> tuple[str, int]:
     """What ``check`` prints and its exit status (run in the child)."""
     paced = paced_progress(LIMITS.full_check_seconds, f"this {settings.mode} check",
-                           bound_name="LIMITS.full_check_seconds", advice=CLI_CHECK_ADVICE)
+                           limit_name="LIMITS.full_check_seconds", advice=CLI_CHECK_ADVICE)
     result = run_check(settings, progress=paced)
     if format == "json":
         return json.dumps(result_json(result), indent=1, allow_nan=False) + "\n", EXIT_CODES[result.verdict]

@@ -70,7 +70,7 @@ def run_check_command(settings: Callable, output: Callable, format: str, *, what
     try:
         text, status = run_in_child(output, settings(), format,
                                     seconds=LIMITS.full_check_seconds + LIMITS.request_seconds, what=what,
-                                    bound_name="LIMITS.full_check_seconds + LIMITS.request_seconds", advice=advice)
+                                    limit_name="LIMITS.full_check_seconds + LIMITS.request_seconds", advice=advice)
     except GradLabError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -47,7 +47,7 @@ def _run_grid(args) -> int:
     from gradlab.server.pool import run_in_child
 
     # In a child process, as on the server: the exact derivative's sympy and mpmath work can hold
-    # one C call for many seconds (1/(x**x**x) at 1e9), which only a kill ends at the bound.
+    # one C call for many seconds (1/(x**x**x) at 1e9), which only a kill ends at the limit.
     sys.stdout.write(run_in_child(_grid_output, args.dtype, args.x, args.h, args.expression, args.format,
                                   seconds=LIMITS.request_seconds, what=f"the grid's difference of {args.expression}",
                                   advice=GRID_ADVICE))

@@ -32,7 +32,7 @@ from gradlab.server.deadline import paced_progress
 
 __all__ = ["register", "run", "report_json"]
 
-_ADVICE = "Use a smaller --input or fewer layers; on your own machine gradlab.check_layers has no time bound."
+_ADVICE = "Use a smaller --input or fewer layers; on your own machine gradlab.check_layers has no time limit."
 
 
 def register(subparsers) -> None:
@@ -67,9 +67,9 @@ def run(args) -> int:
 
 
 def _output(settings: LayerCheckSettings, format: str) -> tuple[str, int]:
-    # stopped as soon as its pace over the modules projects past the bound, as a check is
+    # stopped as soon as its pace over the modules projects past the limit, as a check is
     paced = paced_progress(LIMITS.full_check_seconds, "this layer check",
-                           bound_name="LIMITS.full_check_seconds", advice=_ADVICE)
+                           limit_name="LIMITS.full_check_seconds", advice=_ADVICE)
     report = run_layer_check(settings, progress=paced)
     status = EXIT_CODES[report.layers.verdict]
     if format == "json":

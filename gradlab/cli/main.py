@@ -18,7 +18,7 @@ from typing import Sequence
 
 from gradlab.cli.common import OneLineParser, finite_float, to_json
 from gradlab.errors import GradLabError
-from gradlab.limits import bounded
+from gradlab.limits import server_limits
 
 __all__ = ["main", "build_parser", "OneLineParser", "finite_float", "to_json"]
 
@@ -69,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(_join_negative_numbers(list(argv)))
     try:
-        with bounded():  # the server's size bounds bind the CLI too (gradlab.limits.size_bound)
+        with server_limits():  # the server's size limits bind the CLI too (gradlab.limits.size_limit)
             return int(args.run(args) or 0)
     except GradLabError as err:
         print(f"error: {_one_line(str(err))}", file=sys.stderr)

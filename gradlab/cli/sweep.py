@@ -43,7 +43,7 @@ def run(args) -> int:
     from gradlab.server.pool import run_in_child
 
     # In a child process, text included: a runaway step (a big-integer power, the digits of
-    # a huge number) is ended at the bound, as on the server, not waited for.
+    # a huge number) is ended at the limit, as on the server, not waited for.
     sys.stdout.write(run_in_child(_sweep_output, args, seconds=LIMITS.request_seconds,
                                   what=f"the sweep of {args.expression}"))
     return 0

@@ -44,7 +44,7 @@ from gradlab.check import GRAD_OUTPUTS, choose, require_valid_options, single_th
 from gradlab.errors import GradLabError
 from gradlab.layers.record import Call, kept_buffers, record_calls
 from gradlab.layers.result import LayerRow, LayersResult, owner, within
-from gradlab.limits import LIMITS, check_limit, size_bound
+from gradlab.limits import LIMITS, check_limit, size_limit
 
 __all__ = ["check_layers", "CALLS"]
 
@@ -177,7 +177,7 @@ def _check_call(call: Call, times: int, options: dict) -> list[LayerRow]:
 
 
 def _too_many_parameters(module: nn.Module) -> str:
-    """Why ``module``'s parameters are too many to check (a gradient check's element bound,
+    """Why ``module``'s parameters are too many to check (a gradient check's element limit,
     which it words as input elements), or "" when they are not.
 
     >>> _too_many_parameters(nn.Linear(2, 3))
@@ -185,7 +185,7 @@ def _too_many_parameters(module: nn.Module) -> str:
     """
     count = sum(p.numel() * (2 if p.is_complex() else 1) for p in module.parameters()
                 if p.is_floating_point() or p.is_complex())
-    if count <= size_bound(LIMITS.tensor_elements):  # the server's and the CLI's bound only
+    if count <= size_limit(LIMITS.tensor_elements):  # the server's and the CLI's limit only
         return ""
     return (f"its {count:,} parameters are more than the {LIMITS.tensor_elements:,} GradLab checks at once "
             "(LIMITS.tensor_elements), so that one request cannot slow the server for everyone")

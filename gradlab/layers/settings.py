@@ -55,7 +55,7 @@ class LayerCheckSettings:
 
     def validated(self) -> "LayerCheckSettings":
         """These settings, refused in one sentence if any value is out of range: the model's
-        bounds are checked from the stack and the shape alone (:func:`stack_parameters`), before
+        limits are checked from the stack and the shape alone (:func:`stack_parameters`), before
         a weight is drawn.
 
         >>> LayerCheckSettings("linear:4", (2, 3), seed=2**70).validated()

@@ -24,7 +24,7 @@ PyTorch (``swish`` is the correct custom one).
 >>> tuple(model(torch.ones(2, 3, dtype=torch.float64)).shape)
 (2, 1)
 
-Every bound is checked from the text and the input's shape alone, before a weight is drawn
+Every limit is checked from the text and the input's shape alone, before a weight is drawn
 (:func:`stack_parameters`): the stack's length, each size, the model's parameters, each
 layer's output, attention's scores and a gru's steps.
 """
@@ -281,8 +281,8 @@ def _top_level_commas(text: str) -> list[str]:
 def stack_parameters(stack: str, input_shape: tuple[int, ...]) -> int:
     """How many parameters the stack's model has for inputs of ``input_shape`` (batch first),
     worked out from the text and the shape alone, before any weight is drawn; refused in one
-    sentence when a layer cannot take the shape it receives or the model is over a bound
-    (:func:`build_model` refuses the same). The bounds, each so that one request cannot slow
+    sentence when a layer cannot take the shape it receives or the model is over a limit
+    (:func:`build_model` refuses the same). The limits, each so that one request cannot slow
     the server for everyone:
 
     - the parameters, all of them, at most LIMITS.tensor_elements: the whole model's check
@@ -290,7 +290,7 @@ def stack_parameters(stack: str, input_shape: tuple[int, ...]) -> int:
     - each layer's output, at most LIMITS.tensor_elements elements: it is the next layer's input;
     - attention's scores, batch x heads x sequence², at most LIMITS.tensor_elements: its work
       and its memory grow as the sequence's square (over 1,048,576 tokens one forward pass
-      was minutes in one C call, which no bound on the clock interrupts);
+      takes minutes in one C call, which no time limit interrupts);
     - a gru's sequence, at most LIMITS.recurrent_steps steps: it runs them one after another.
 
     >>> stack_parameters("linear:4, tanh, linear:1", (2, 3))  # 3x4 + 4, then 4x1 + 1
@@ -304,9 +304,9 @@ def stack_parameters(stack: str, input_shape: tuple[int, ...]) -> int:
 
 
 def _walk(layers, shape: tuple[int, ...]) -> int:
-    """The parameter count of ``layers`` on inputs of ``shape``, every bound checked (see
+    """The parameter count of ``layers`` on inputs of ``shape``, every limit checked (see
     :func:`stack_parameters`)."""
-    bound = LIMITS.tensor_elements
+    limit = LIMITS.tensor_elements
     why = "so that one request cannot slow the server for everyone"
     counts = []
     for k, (name, n) in enumerate(layers):
@@ -320,12 +320,12 @@ def _walk(layers, shape: tuple[int, ...]) -> int:
                 raise GradLabError(f"attention:{n} needs the features ({shape[-1]}) divisible by its {n} heads.")
             batch, sequence = math.prod(shape[:-2]), shape[-2]
             scores = batch * n * sequence ** 2
-            if scores > bound:
-                longest = math.isqrt(bound // (batch * n))
+            if scores > limit:
+                longest = math.isqrt(limit // (batch * n))
                 heads = f"{n} head{'s' if n > 1 else ''}"
                 raise LimitError(
                     f"{what} over sequences of {sequence:,} computes {scores:,} attention scores in each forward "
-                    f"pass (batch {batch:,} x {heads} x {sequence:,}²); GradLab allows at most {bound:,} "
+                    f"pass (batch {batch:,} x {heads} x {sequence:,}²); GradLab allows at most {limit:,} "
                     f"(LIMITS.tensor_elements), {why}. Use a shorter sequence"
                     + (f" (at most {longest:,} here)" if longest else "") + ", a smaller batch or fewer heads.")
         if name == "gru" and shape[-2] > LIMITS.recurrent_steps:
@@ -334,17 +334,17 @@ def _walk(layers, shape: tuple[int, ...]) -> int:
                 f"{LIMITS.recurrent_steps:,} (LIMITS.recurrent_steps), {why}. Use a shorter sequence.")
         counts.append((layer.parameters(shape, n), what))
         after = layer.shape_after(shape, n)
-        if math.prod(after) > bound:
+        if math.prod(after) > limit:
             raise LimitError(
                 f"{what} would output {math.prod(after):,} elements ({_shape_text(after)}); GradLab allows at most "
-                f"{bound:,} in one tensor (LIMITS.tensor_elements), {why}. Use narrower layers or a smaller input.")
+                f"{limit:,} in one tensor (LIMITS.tensor_elements), {why}. Use narrower layers or a smaller input.")
         shape = after
     total = sum(c for c, _ in counts)
-    if total > bound:
+    if total > limit:
         most, where = max(counts, key=lambda c: c[0])  # the first of the largest
         raise LimitError(
             f"The model has {total:,} parameters, {most:,} of them in {where[:1].lower()}{where[1:]}; GradLab checks "
-            f"at most {bound:,} parameters at once (LIMITS.tensor_elements), {why}. Use fewer or narrower layers, "
+            f"at most {limit:,} parameters at once (LIMITS.tensor_elements), {why}. Use fewer or narrower layers, "
             "or fewer input features.")
     return total
 
@@ -355,7 +355,7 @@ def _shape_text(shape: tuple[int, ...]) -> str:
 
 def build_model(stack: str, input_shape: tuple[int, ...], dtype: str, seed: int = 0) -> nn.Sequential:
     """The stack as an ``nn.Sequential`` in ``dtype`` for inputs of ``input_shape`` (batch first),
-    with weights drawn from ``seed``; a shape a layer cannot take, or a model over a bound
+    with weights drawn from ``seed``; a shape a layer cannot take, or a model over a limit
     (:func:`stack_parameters`), is refused in one sentence before any weight is drawn."""
     from gradlab.numerics.dtypes import facts
 

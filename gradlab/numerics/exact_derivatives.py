@@ -265,7 +265,7 @@ def _exact_cached(text: str, x: float) -> Reference:
     kinks = _kinks_at(expr, x)
     if kinks:
         return _through_kinks(expr, x, kinks, where)
-    # f and f' are the reference itself: over the time bound, a LimitError says so.
+    # f and f' are the reference itself: over the time limit, a LimitError says so.
     first = run_within(LIMITS.evaluation_seconds, f"the exact derivative of {text}", _first_two, expr, x)
     if isinstance(first, str):
         return Reference(text, x, False, first.format(text=text, where=where))
@@ -292,7 +292,7 @@ def _first_two(expr: Expression, x: float):
 
 @lru_cache(maxsize=256)
 def _higher_forms(text: str) -> tuple[tuple[int, sympy.Expr], ...]:
-    """f'', f''' and f^(5) as sympy expressions, as many as fit in the time bound.
+    """f'', f''' and f^(5) as sympy expressions, as many as fit in the time limit.
 
     Each order of a nested expression can be several times larger than the last
     (tan(tan(...)) with 12 levels: f^(5) has 236,000 operations and takes minutes),
@@ -314,7 +314,7 @@ def _higher_forms(text: str) -> tuple[tuple[int, sympy.Expr], ...]:
 
 
 def _higher_derivatives(expr: Expression, x: float) -> list[tuple[int, mpmath.mpf]]:
-    """The higher derivatives at x that can be had within the time bound (for the theory lines)."""
+    """The higher derivatives at x that can be had within the time limit (for the theory lines)."""
     found: list[tuple[int, mpmath.mpf]] = []
 
     def evaluate() -> None:

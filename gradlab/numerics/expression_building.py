@@ -1,7 +1,7 @@
 """From a validated syntax tree to both of an expression's forms: a torch function and a sympy expression.
 
 Each node is built both ways at once (:class:`Built`); parts without x are
-folded to constants, and exponents and constants are bounded as they are built.
+folded to constants, and exponents and constants are kept within their limits as they are built.
 
 >>> from gradlab.numerics.expression_syntax import syntax_tree
 >>> built = build("2*x", syntax_tree("2*x").body)
@@ -106,7 +106,7 @@ def _check_exponent(text: str, node: ast.BinOp, base: Built, exponent: Built) ->
 
 def _combine(text: str, node: ast.AST, torch_op, sympy_op, *parts: Built) -> Built:
     """Apply one operation to built parts, folding it to a constant when no part has x."""
-    sympy_expr = _bounded_size(sympy_op(*(p.sympy_expr for p in parts)))
+    sympy_expr = _size_limited(sympy_op(*(p.sympy_expr for p in parts)))
     if all(p.constant is not None for p in parts):
         return Built(None, sympy_expr, _constant_value(text, node, sympy_expr))
 
@@ -116,7 +116,7 @@ def _combine(text: str, node: ast.AST, torch_op, sympy_op, *parts: Built) -> Bui
     return Built(torch_fn, sympy_expr)
 
 
-def _bounded_size(expr: sympy.Expr) -> sympy.Expr:
+def _size_limited(expr: sympy.Expr) -> sympy.Expr:
     # Exact rationals may grow huge through repeated powers; past a few thousand
     # bits a 60-digit float is as good for a 50-digit reference and much cheaper.
     if isinstance(expr, sympy.Rational) and (expr.p.bit_length() + expr.q.bit_length()) > 4096:

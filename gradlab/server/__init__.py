@@ -1,1 +1,1 @@
-"""What a public server needs beyond the engine: wall-clock bounds on work that cannot watch the clock."""
+"""What a public server needs beyond the engine: time limits on work that cannot watch the clock."""

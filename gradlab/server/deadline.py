@@ -1,31 +1,31 @@
-"""A time bound for work that cannot watch the clock itself (sympy, mpmath).
+"""A time limit for work that cannot watch the clock itself (sympy, mpmath).
 
 Size limits keep most work small, but symbolic differentiation can still blow
 up: each order of ``tan(tan(tan(x)))`` is several times larger than the last.
-:func:`run_within` bounds such a call: once the working thread has computed for
+:func:`run_within` limits such a call: once the working thread has computed for
 ``seconds`` a watchdog raises an exception *in that thread*
 (:func:`gradlab.compat.raise_in_thread`, a CPython internal), which Python delivers
 at the next bytecode, and the block ends with a :class:`~gradlab.errors.LimitError`
-naming the bound. The thread is only interrupted between Python bytecodes (a single
+naming the limit. The thread is only interrupted between Python bytecodes (a single
 long C call finishes first).
 
-The bound counts the thread's own CPU time, not the wall clock: on a busy server
+The limit counts the thread's own CPU time, not the wall clock: on a busy server
 (other sessions, other processes) an ordinary request waits for a core without
-spending its bound, while a request that really computes for ``seconds`` is stopped
-as before. A wall-clock backstop of :data:`WALL_CLOCK_FACTOR` times the bound still
+spending its limit, while a request that really computes for ``seconds`` is stopped
+as before. A wall-clock backstop of :data:`WALL_CLOCK_FACTOR` times the limit still
 ends work that waits instead of computing. Where the platform has no per-thread CPU
-clock, the wall clock is the bound.
+clock, the wall clock is the limit.
 
 Only the thread that entered the block is interrupted: other Streamlit sessions
-run on. Do not nest two bounds in one thread (the inner one may report the
+run on. Do not nest two limits in one thread (the inner one may report the
 outer one's expiry as its own).
 
 >>> run_within(1.0, "a quick sum", sum, range(1000))
 499500
 
-Work that reports its progress (a full gradient check) is bounded differently:
+Work that reports its progress (a full gradient check) is limited differently:
 :func:`paced_progress` projects the total time from the pace so far and stops
-the work at once, not after the bound has been spent, when the projection is
+the work at once, not after the limit has been spent, when the projection is
 over it; before its first report such work may forecast its least cost
 (``report.forecast``), and is stopped then.
 """
@@ -47,15 +47,15 @@ PACE_AFTER_SECONDS = 0.5
 
 T = TypeVar("T")
 
-#: Told when a bounded block starts (its bound) and ends (None); set in a pool worker
+#: Told when a limited block starts (its limit) and ends (None); set in a pool worker
 #: (gradlab.server.worker) so the parent process can kill the worker when a single C
-#: call (a big-integer power) holds the interpreter past the bound, which the
+#: call (a big-integer power) holds the interpreter past the limit, which the
 #: asynchronous exception below cannot interrupt.
 _phase_reporter: Callable[[tuple | None], None] | None = None
 
 
 def set_phase_reporter(reporter: Callable[[tuple | None], None] | None) -> None:
-    """Have :func:`run_within` report ``(what, seconds, bound_name, advice)`` on entry and None on exit."""
+    """Have :func:`run_within` report ``(what, seconds, limit_name, advice)`` on entry and None on exit."""
     global _phase_reporter
     _phase_reporter = reporter
 
@@ -65,7 +65,7 @@ class _Expired(BaseException):
     inside sympy swallows it. Converted to LimitError before it leaves :func:`run_within`."""
 
 
-#: How many times its bound a block may last on the wall clock while computing less:
+#: How many times its limit a block may last on the wall clock while computing less:
 #: a backstop for work that waits (a lock, a sleep) instead of computing.
 WALL_CLOCK_FACTOR = 5.0
 #: How often the watchdog reads the working thread's CPU clock: the interpreter's own
@@ -77,7 +77,7 @@ REFIRE_SECONDS = 0.05
 
 def _thread_cpu_clock(ident: int) -> Callable[[], float] | None:
     """A function returning the CPU seconds of thread ``ident`` so far, or None where the
-    platform cannot read one thread's CPU time (then the wall clock bounds the block)."""
+    platform cannot read one thread's CPU time (then the wall clock limits the block)."""
     try:
         clock_id = time.pthread_getcpuclockid(ident)
         time.clock_gettime(clock_id)
@@ -119,10 +119,10 @@ class _Watchdog:
         return self._cpu() - self._cpu_start if self._cpu else time.monotonic() - self._wall_start
 
     def _watch(self) -> None:
-        # Sleep most of the bound first: no thread computes faster than the wall clock.
+        # Sleep most of the limit first: no thread computes faster than the wall clock.
         if self._stopped.wait(self._seconds):
             return
-        # A bound shorter than the poll (a test's) is polled at its own scale.
+        # A limit shorter than the poll (a test's) is polled at its own scale.
         while not self._stopped.wait(min(POLL_SECONDS, self._seconds)):
             if self._spent():
                 self._fire()
@@ -172,32 +172,32 @@ def _let_expiry_through() -> None:
 SIMPLIFY = "Simplify the expression (fewer nested functions or factors)."
 
 
-def time_limit_message(what: str, seconds: float, bound_name: str = "LIMITS.evaluation_seconds",
+def time_limit_message(what: str, seconds: float, limit_name: str = "LIMITS.evaluation_seconds",
                        advice: str = SIMPLIFY) -> str:
-    """The sentence shown when ``what`` ran over its time bound."""
+    """The sentence shown when ``what`` ran over its time limit."""
     return (
         f"Computing {what} took longer than {seconds:g} s, the longest this server computes one "
-        f"request (its setting {bound_name}), so it was stopped: one request cannot slow the "
+        f"request (its setting {limit_name}), so it was stopped: one request cannot slow the "
         f"server for everyone. {advice}"
     )
 
 
 def waited_message(what: str, seconds: float, computed: float) -> str:
     """The sentence shown when ``what`` was stopped by the wall-clock backstop: it waited
-    WALL_CLOCK_FACTOR times its bound while computing less than the bound.
+    WALL_CLOCK_FACTOR times its limit while computing less than the limit.
 
     >>> waited_message("the sweep", 2, 0.4)[:62]
     'Computing the sweep was stopped after waiting 10 s for the mac'
     """
     return (
         f"Computing {what} was stopped after waiting {WALL_CLOCK_FACTOR * seconds:g} s for the machine "
-        f"(it computed {computed:.1f} s of its {seconds:g} s bound): the server is busy, so try again "
+        f"(it computed {computed:.1f} s of its {seconds:g} s limit): the server is busy, so try again "
         f"in a moment."
     )
 
 
 def run_within(seconds: float, what: str, fn: Callable[..., T], *args,
-               bound_name: str = "LIMITS.evaluation_seconds", advice: str = SIMPLIFY, **kwargs) -> T:
+               limit_name: str = "LIMITS.evaluation_seconds", advice: str = SIMPLIFY, **kwargs) -> T:
     """``fn(*args, **kwargs)``, or a LimitError naming ``what`` once it runs over ``seconds``.
 
     A function rather than a ``with`` block: the expiry can arrive at any bytecode,
@@ -208,7 +208,7 @@ def run_within(seconds: float, what: str, fn: Callable[..., T], *args,
     reporter = _phase_reporter
     try:
         if reporter is not None:
-            reporter((what, seconds, bound_name, advice))
+            reporter((what, seconds, limit_name, advice))
         watchdog.start()
         try:
             return fn(*args, **kwargs)
@@ -220,11 +220,11 @@ def run_within(seconds: float, what: str, fn: Callable[..., T], *args,
         _stop(watchdog)  # again: a second expiry may have cut the finally short
         if watchdog.waited:
             raise LimitError(waited_message(what, seconds, watchdog.computed())) from None
-        raise LimitError(time_limit_message(what, seconds, bound_name, advice)) from None
+        raise LimitError(time_limit_message(what, seconds, limit_name, advice)) from None
 
 
 def paced_progress(seconds: float, what: str, progress: Callable[[int, int], None] | None = None,
-                   *, bound_name: str, advice: str,
+                   *, limit_name: str, advice: str,
                    clock: Callable[[], float] = time.process_time) -> Callable[[int, int], None]:
     """A ``progress(done, total)`` callback that raises LimitError when the work will overrun.
 
@@ -242,7 +242,7 @@ def paced_progress(seconds: float, what: str, progress: Callable[[int, int], Non
     ``seconds`` (:mod:`gradlab.check.running.cost_forecast` times one evaluation for it).
 
     >>> tick = iter([0.0, 1.0, 2.0, 2.5])
-    >>> report = paced_progress(10, "a check", bound_name="B", advice="Go smaller.",
+    >>> report = paced_progress(10, "a check", limit_name="B", advice="Go smaller.",
     ...                         clock=lambda: next(tick))
     >>> report(50, 100)  # half done in 1 s: 2 s projected
     >>> report(60, 100)  # 60 % in 2 s: 3.3 s projected
@@ -250,14 +250,14 @@ def paced_progress(seconds: float, what: str, progress: Callable[[int, int], Non
     Traceback (most recent call last):
     ...
     gradlab.errors.LimitError: A check would take at least about 42 s (40 rows of 1 s), over 10 s,
-    GradLab's bound (B), so it was stopped: one request cannot slow the server for everyone. Go smaller.
+    GradLab's limit (B), so it was stopped: one request cannot slow the server for everyone. Go smaller.
     """
     start = clock()
 
     def stop(projected: float, how: str, detail: str) -> LimitError:
         return LimitError(
             f"{what[:1].upper()}{what[1:]} would take {how}about {projected:.0f} s ({detail}), over {seconds:g} s, "
-            f"GradLab's bound ({bound_name}), so it was stopped: one request cannot slow "
+            f"GradLab's limit ({limit_name}), so it was stopped: one request cannot slow "
             f"the server for everyone. {advice}")
 
     def report(done: int, total: int) -> None:
@@ -271,7 +271,7 @@ def paced_progress(seconds: float, what: str, progress: Callable[[int, int], Non
 
     def forecast(least_seconds: float, detail: str) -> None:
         """Before the work's first report: it says it needs at least ``least_seconds`` more
-        (``detail``: from what); over the bound, together with the time spent, it is stopped."""
+        (``detail``: from what); over the limit, together with the time spent, it is stopped."""
         projected = clock() - start + least_seconds
         if projected > seconds:
             raise stop(projected, "at least ", detail)

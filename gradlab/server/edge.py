@@ -21,7 +21,7 @@ HTML page saying in two sentences what happened and when to retry, so a person s
 instead of a spinner. A class behind one school NAT address is one address: the numbers
 are chosen for 30 students with up to three tabs each (docs/DEPLOYMENT.md, "Limits at the
 door"). Per-visitor fairness inside the server (whose script runs next) is
-:mod:`gradlab.ui.visitor_turns` and :mod:`gradlab.server.lanes`; this only bounds how many
+:mod:`gradlab.ui.visitor_turns` and :mod:`gradlab.server.lanes`; this only limits how many
 sessions there are to be fair between.
 
 >>> book = SessionBook(max_open=2, burst=3, per_minute=60, clock=lambda: 0.0)

@@ -230,15 +230,15 @@ class Lanes:
         return [call.session for call in self.running[lane]]
 
 
-def busy_message(what: str, seconds: float, bound_name: str, workers: int, lane: str = LONG) -> str:
-    """The sentence for a call that waited its whole bound for a turn in its lane.
+def busy_message(what: str, seconds: float, limit_name: str, workers: int, lane: str = LONG) -> str:
+    """The sentence for a call that waited its whole time limit for a turn in its lane.
 
     >>> print(busy_message("the check", 30, "LIMITS.request_seconds", 2))  # doctest: +NORMALIZE_WHITESPACE
     Computing the check waited 30 s (LIMITS.request_seconds) for one of the 2 worker processes
     that run long requests: other visitors' requests held them, each in its turn, so that
     one request cannot slow the server for everyone. Try again in a minute, or ask for less.
     """
-    return (f"Computing {what} waited {seconds:g} s ({bound_name}) for one of the {workers} worker "
+    return (f"Computing {what} waited {seconds:g} s ({limit_name}) for one of the {workers} worker "
             f"processes that run {lane} requests: other visitors' requests held them, each in its "
             f"turn, so that one request cannot slow the server for everyone. Try again in a minute, "
             f"or ask for less.")

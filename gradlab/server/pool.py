@@ -1,29 +1,29 @@
-"""Heavy engine work in pre-started worker processes, each ended (not waited for) over a bound.
+"""Heavy engine work in pre-started worker processes, each ended (not waited for) over a limit.
 
 The server runs every session in a thread of one process; a thread cannot be
 stopped while one C call (a big-integer power, a long sympy printer walk) holds
 the interpreter lock, and while it holds it every other session waits too.
-:func:`run_bounded` runs a picklable top-level engine function in a worker
+:func:`run_limited` runs a picklable top-level engine function in a worker
 process instead, and the calling thread only waits on a pipe:
 
 * once the worker has computed for ``seconds`` (its CPU time, read from /proc: a
   busy machine stretches the wall clock, not the work), or waited
   :data:`~gradlab.server.deadline.WALL_CLOCK_FACTOR` times as long on the wall
   clock, it is killed (SIGKILL) and replaced, and the caller gets a
-  :class:`~gradlab.errors.LimitError` naming the bound;
+  :class:`~gradlab.errors.LimitError` naming the limit;
 * each :func:`~gradlab.server.deadline.run_within` block inside the work is
-  enforced the same way (the worker reports the block's bound; a C call that
-  holds it past the bound plus :data:`GRACE_SECONDS` ends the worker);
+  enforced the same way (the worker reports the block's limit; a C call that
+  holds it past the limit plus :data:`GRACE_SECONDS` ends the worker);
 * over ``LIMITS.worker_memory_mb`` of resident memory (read from /proc every
   :data:`POLL_SECONDS`) the worker is killed and the caller told so; a MemoryError
-  in the worker (one allocation refused, under that bound or not) is told as that;
+  in the worker (one allocation refused, under that limit or not) is told as that;
 * a new call with the same ``session`` key kills that session's call still
   running or waiting (a new rerun replaces the old one), as does ``cancelled()``
   turning true (Streamlit's pending rerun or stop: also when the tab that made
   the call disconnects, as a reload does).
 
 The caller sleeps on the worker's pipe, waking every :data:`POLL_SECONDS` (cancellation,
-memory); the worker's CPU time is read only once a CPU bound could have been reached.
+memory); the worker's CPU time is read only once a CPU limit could have been reached.
 
 Workers are forked from a fork server that has imported torch, sympy, mpmath
 and the engine once (:data:`gradlab.server.worker.PRELOAD`), so a replacement
@@ -37,11 +37,11 @@ another call waits for it: a cheap call never waits behind heavy work), and a lo
 lane, at :data:`~gradlab.server.worker.LONG_CALL_NICENESS`, whose calls take turns
 (one per visitor, fewest-running address first: :mod:`gradlab.server.lanes`).
 
-Over-a-bound sentences end with ``advice``: the caller's, else the function's own
+Over-the-limit sentences end with ``advice``: the caller's, else the function's own
 ``limit_advice`` (:func:`gradlab.server.worker_entries.worker_entry`), else
 :data:`~gradlab.server.deadline.SIMPLIFY`.
 
->>> run_bounded(sum, [1, 2, 3], seconds=30, what="a small sum")
+>>> run_limited(sum, [1, 2, 3], seconds=30, what="a small sum")
 6
 """
 
@@ -63,7 +63,7 @@ from gradlab.server.worker import (PRELOAD, WorkerFailed, died_message, memory_m
                                    serve, unpack_reply)
 from gradlab.server.worker_process import CORES, WorkerProcess, coldest, readiness, warmest
 
-__all__ = ["run_bounded", "run_in_child", "WorkerPool", "WorkerFailed", "Superseded", "shared_pool",
+__all__ = ["run_limited", "run_in_child", "WorkerPool", "WorkerFailed", "Superseded", "shared_pool",
            "POLL_SECONDS", "GRACE_SECONDS", "LONG_CALL_SECONDS", "SHORT_TURN_SECONDS"]
 
 #: How often a waiting caller looks at cancellation (a newer call of its session, a pending rerun
@@ -71,9 +71,9 @@ __all__ = ["run_bounded", "run_in_child", "WorkerPool", "WorkerFailed", "Superse
 POLL_SECONDS = 0.1
 #: The waiting caller's clock (tests inject one: the waits are counted, not timed).
 _now = time.monotonic
-#: Time a bounded block gets past its bound before its worker is killed: the block's own
-#: asynchronous exception ends Python-level work at the bound and keeps partial results.
-GRACE_SECONDS = 2.0  # a loaded machine delivers the in-worker bound late; past this, the kill
+#: Time a limited block gets past its limit before its worker is killed: the block's own
+#: asynchronous exception ends Python-level work at the limit and keeps partial results.
+GRACE_SECONDS = 2.0  # a loaded machine delivers the in-worker limit late; past this, the kill
 
 
 class Superseded(LimitError):
@@ -164,14 +164,14 @@ class WorkerPool:
 
         threading.Thread(target=restart, name="gradlab-worker-restart", daemon=True).start()
 
-    def _acquire(self, call: Call, cancelled, seconds: float, what: str, bound_name: str) -> WorkerProcess:
+    def _acquire(self, call: Call, cancelled, seconds: float, what: str, limit_name: str) -> WorkerProcess:
         """Wait for ``call``'s turn in its lane, then for a worker process (started if none is idle)."""
         waited_from = time.monotonic()
         with self._lock:
             while not self._lanes.admit(call):
                 self._still_wanted(call, cancelled)
                 if time.monotonic() - waited_from > seconds:
-                    raise LimitError(busy_message(what, seconds, bound_name, self._lanes.slots, call.lane))
+                    raise LimitError(busy_message(what, seconds, limit_name, self._lanes.slots, call.lane))
                 self._lock.wait(POLL_SECONDS)
             self._wanted += 1
             try:
@@ -250,20 +250,20 @@ class WorkerPool:
     # ------------------------------------------------------------ calls
 
     def run(self, fn: Callable, *args, seconds: float, what: str,
-            bound_name: str = "LIMITS.request_seconds", advice: str | None = None, session=None,
+            limit_name: str = "LIMITS.request_seconds", advice: str | None = None, session=None,
             cancelled: Callable[[], bool] | None = None, progress: Callable[[int, int], None] | None = None,
             long: bool = False, visitor=None, **kwargs):
-        """``fn(*args, **kwargs)`` in a worker, bounded; see :func:`run_bounded`."""
+        """``fn(*args, **kwargs)`` in a worker, within its limits; see :func:`run_limited`."""
         advice = getattr(fn, "limit_advice", SIMPLIFY) if advice is None else advice
         call = Call(session, LONG if long else SHORT, call_key(fn, args, kwargs), visitor=visitor)
         with self._lock:
             self._lanes.enter(call)
         try:
             while True:
-                worker = self._acquire(call, cancelled, seconds, what, bound_name)
+                worker = self._acquire(call, cancelled, seconds, what, limit_name)
                 try:
                     worker.conn.send((fn, args, kwargs, progress is not None))
-                    reply = self._wait(worker, seconds, what, bound_name, advice, cancelled, progress)
+                    reply = self._wait(worker, seconds, what, limit_name, advice, cancelled, progress)
                 except _Restart:
                     self._replace(worker)
                     continue
@@ -277,15 +277,15 @@ class WorkerPool:
                 self._lanes.leave(call)
                 self._lock.notify_all()
 
-    def _wait(self, worker: WorkerProcess, seconds, what, bound_name, advice, cancelled, progress):
-        # Bounds are CPU seconds of the worker since the call began (computing, not waiting
+    def _wait(self, worker: WorkerProcess, seconds, what, limit_name, advice, cancelled, progress):
+        # Limits are CPU seconds of the worker since the call began (computing, not waiting
         # for a core); the wall clock only ends a call that waits WALL_CLOCK_FACTOR x longer.
         # Its CPU time grows at most CORES s a second: read only once the nearest CPU mark could have
         # been reached (20 ms wake-ups reading /proc thrice cost ~7 ms of CPU a second waited; now ~2).
         ready = readiness(worker.conn)
         start, cpu_start = _now(), worker.cpu_seconds()
         short = worker.call.lane == SHORT
-        overall = (seconds, time_limit_message(what, seconds, bound_name, advice))
+        overall = (seconds, time_limit_message(what, seconds, limit_name, advice))
         phases: list[tuple[float, str]] = []
         computed, cpu_due, wall_end = 0.0, start, start + WALL_CLOCK_FACTOR * seconds
         while True:
@@ -300,15 +300,15 @@ class WorkerPool:
                     if reply[1] is None:
                         del phases[-1:]
                     else:
-                        p_what, p_seconds, p_bound, p_advice = reply[1]
+                        p_what, p_seconds, p_limit, p_advice = reply[1]
                         phases.append((worker.cpu_seconds() - cpu_start + p_seconds + GRACE_SECONDS,
-                                       time_limit_message(p_what, p_seconds, p_bound, p_advice)))
-                    cpu_due = _now()  # a new bound: when it can expire is worked out afresh
+                                       time_limit_message(p_what, p_seconds, p_limit, p_advice)))
+                    cpu_due = _now()  # a new limit: when it can expire is worked out afresh
                     continue
                 if reply[0] == "progress":
-                    progress(reply[1], reply[2])  # may raise (a paced bound): the worker is replaced
+                    progress(reply[1], reply[2])  # may raise (a paced limit): the worker is replaced
                     continue
-                if reply[:2] == ("error", "memory"):  # a MemoryError: not the kill at the bound
+                if reply[:2] == ("error", "memory"):  # a MemoryError: not the kill at the limit
                     raise LimitError(refused_memory_message(what, reply[2], self.memory_mb))
                 return reply
             now = _now()
@@ -354,15 +354,15 @@ def shared_pool() -> WorkerPool:
         return _shared
 
 
-def run_bounded(fn: Callable, *args, seconds: float, what: str, bound_name: str = "LIMITS.request_seconds",
+def run_limited(fn: Callable, *args, seconds: float, what: str, limit_name: str = "LIMITS.request_seconds",
                 advice: str | None = None, session=None, cancelled: Callable[[], bool] | None = None,
                 progress: Callable[[int, int], None] | None = None, long: bool = False, visitor=None, **kwargs):
-    """``fn(*args, **kwargs)`` run in a worker of :func:`shared_pool`, ended over its bounds.
+    """``fn(*args, **kwargs)`` run in a worker of :func:`shared_pool`, ended over its limits.
 
     ``fn`` must be a top-level function and its arguments and result picklable.
-    Over ``seconds``, over ``LIMITS.worker_memory_mb`` or over the bound of a
+    Over ``seconds``, over ``LIMITS.worker_memory_mb`` or over the limit of a
     ``run_within`` block inside, the worker is killed and a LimitError names the
-    bound; a newer call with the same ``session`` (or ``cancelled()`` true) ends
+    limit; a newer call with the same ``session`` (or ``cancelled()`` true) ends
     this one with :class:`Superseded`. The sentences end with ``advice`` (default: ``fn``'s
     ``limit_advice``, else SIMPLIFY). A GradLabError from ``fn`` is raised as
     itself; anything else as :class:`WorkerFailed`. ``progress(done, total)``,
@@ -370,20 +370,20 @@ def run_bounded(fn: Callable, *args, seconds: float, what: str, bound_name: str 
     ``long=True`` (the caller's forecast) starts the call in the long lane, not the
     short one (:mod:`gradlab.server.lanes`); ``visitor`` is who asked (lanes count visitors, not tabs).
     """
-    return shared_pool().run(fn, *args, seconds=seconds, what=what, bound_name=bound_name, advice=advice,
+    return shared_pool().run(fn, *args, seconds=seconds, what=what, limit_name=limit_name, advice=advice,
                              session=session, cancelled=cancelled, progress=progress, long=long,
                              visitor=visitor, **kwargs)
 
 
-def run_in_child(fn: Callable, *args, seconds: float, what: str, bound_name: str = "LIMITS.request_seconds",
+def run_in_child(fn: Callable, *args, seconds: float, what: str, limit_name: str = "LIMITS.request_seconds",
                  advice: str | None = None, **kwargs):
-    """:func:`run_bounded` in one child forked for this call (the CLI: one call, no threads).
+    """:func:`run_limited` in one child forked for this call (the CLI: one call, no threads).
 
     Forked, so the modules the parent imported cost the child nothing; the
     child is killed when the call ends, in time or not. A process with other
     threads (a notebook, a test suite that ran Streamlit) is not forked: a child
     can deadlock on a lock another thread held at the fork (seen in the suite),
-    so there the call runs in this thread, bounded only by the ``run_within``
+    so there the call runs in this thread, limited only by the ``run_within``
     blocks inside it.
 
     >>> run_in_child(max, 3, 4, seconds=30, what="a max")
@@ -395,6 +395,6 @@ def run_in_child(fn: Callable, *args, seconds: float, what: str, bound_name: str
     # other processes a niced child starved until the wall-clock backstop ended it).
     pool = WorkerPool(1, context="fork", long_call_seconds=float("inf")).start()
     try:
-        return pool.run(fn, *args, seconds=seconds, what=what, bound_name=bound_name, advice=advice, **kwargs)
+        return pool.run(fn, *args, seconds=seconds, what=what, limit_name=limit_name, advice=advice, **kwargs)
     finally:
         pool.close()

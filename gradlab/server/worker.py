@@ -2,13 +2,13 @@
 
 A worker receives ``(fn, args, kwargs, wants_progress)``, calls ``fn`` and sends
 back one of ``("done", result)`` or ``("error", kind, payload)``; a MemoryError
-(an allocation refused: Python's own, not the parent's bound) is
-``("error", "memory", megabytes held)``, for the parent to word with its bound. While ``fn``
+(an allocation refused: Python's own, not the parent's limit) is
+``("error", "memory", megabytes held)``, for the parent to word with its limit. While ``fn``
 runs it reports to the parent, on the same pipe:
 
-* ``("phase", (what, seconds, bound_name, advice))`` / ``("phase", None)`` when a
+* ``("phase", (what, seconds, limit_name, advice))`` / ``("phase", None)`` when a
   :func:`gradlab.server.deadline.run_within` block starts and ends, so the parent
-  can end the worker when one C call holds it past that block's bound;
+  can end the worker when one C call holds it past that block's limit;
 * ``("progress", done, total)`` when the caller asked for progress (the parent
   calls the caller's callback, which may stop the work by raising).
 
@@ -55,34 +55,34 @@ def preload() -> None:
     torch.set_num_threads(1)
 
 
-def memory_message(what: str, megabytes: float, bound: float) -> str:
-    """The sentence shown when ``what`` went over the memory bound of a worker (and was killed)."""
-    return (f"Computing {what} needed more than {bound:g} MB of memory (it had reached "
-            f"{megabytes:,.0f} MB), GradLab's bound per request (LIMITS.worker_memory_mb), so it "
+def memory_message(what: str, megabytes: float, limit: float) -> str:
+    """The sentence shown when ``what`` went over the memory limit of a worker (and was killed)."""
+    return (f"Computing {what} needed more than {limit:g} MB of memory (it had reached "
+            f"{megabytes:,.0f} MB), GradLab's limit per request (LIMITS.worker_memory_mb), so it "
             f"was stopped: one request cannot slow the server for everyone. Simplify the "
             f"expression or ask for less.")
 
 
-def refused_memory_message(what: str, megabytes: float, bound: float) -> str:
+def refused_memory_message(what: str, megabytes: float, limit: float) -> str:
     """The sentence shown when ``what`` raised MemoryError: one allocation was refused, most
     often a single huge one (a big integer's digits), while the worker held ``megabytes``.
 
     >>> print(refused_memory_message("the sweep", 231.6, 1536))  # doctest: +NORMALIZE_WHITESPACE
     Computing the sweep asked for more memory at once than the system would give (an allocation
-    was refused when the process held 232 MB; GradLab's bound per request,
+    was refused when the process held 232 MB; GradLab's limit per request,
     LIMITS.worker_memory_mb, is 1536 MB), so it was stopped: one request cannot slow the server
     for everyone. Simplify the expression or ask for less.
     """
     return (f"Computing {what} asked for more memory at once than the system would give (an "
-            f"allocation was refused when the process held {megabytes:,.0f} MB; GradLab's bound per "
-            f"request, LIMITS.worker_memory_mb, is {bound:g} MB), so it was stopped: one request "
+            f"allocation was refused when the process held {megabytes:,.0f} MB; GradLab's limit per "
+            f"request, LIMITS.worker_memory_mb, is {limit:g} MB), so it was stopped: one request "
             f"cannot slow the server for everyone. Simplify the expression or ask for less.")
 
 
-def died_message(what: str, exitcode: int | None, bound: float) -> str:
+def died_message(what: str, exitcode: int | None, limit: float) -> str:
     """The sentence for a worker that ended by itself (the kernel's out-of-memory killer)."""
     return (f"Computing {what} ended the process that ran it (exit code {exitcode}), "
-            f"most likely for want of memory (GradLab's bound is LIMITS.worker_memory_mb = {bound:g} MB "
+            f"most likely for want of memory (GradLab's limit is LIMITS.worker_memory_mb = {limit:g} MB "
             f"per request): one request cannot slow the server for everyone. Simplify the expression "
             f"or ask for less.")
 
@@ -124,8 +124,8 @@ def serve(conn, imports: bool = True) -> None:
         os.nice(max(0, WORKER_NICENESS - os.nice(0)))  # behind the server's reruns (a CLI child: the user's own work)
     elif "torch" in sys.modules:
         # A forked child: the parent's OpenMP threads did not come along, and libgomp waits for them
-        # forever at the child's first parallel op (a 1000x1000 matmul hung until its bound when
-        # the parent had run one on 2 threads). On one thread torch runs no parallel region at all.
+        # forever at the child's first parallel op (a 1000x1000 matmul, once the parent has run one on
+        # 2 threads). On one thread torch runs no parallel region at all.
         sys.modules["torch"].set_num_threads(1)
     set_phase_reporter(lambda phase: conn.send(("phase", phase)))
     while True:
@@ -138,8 +138,8 @@ def serve(conn, imports: bool = True) -> None:
         try:
             reply = ("done", fn(*args, **kwargs))
         except MemoryError:
-            # Python's own allocation was refused (a huge integer), under the parent's bound or not:
-            # the parent words it (refused_memory_message) with the bound it enforces.
+            # Python's own allocation was refused (a huge integer), under the parent's limit or not:
+            # the parent words it (refused_memory_message) with the limit it enforces.
             reply = ("error", "memory", _rss_mb())
         except GradLabError as err:
             reply = ("error", "limit" if isinstance(err, LimitError) else "gradlab", err)

@@ -28,7 +28,7 @@ __all__ = ["WorkerEntry", "worker_entry", "ENTRIES", "all_entries"]
 
 @dataclass(frozen=True)
 class WorkerEntry:
-    """How a worker call is named in its messages, and the Limits fields whose sum bounds it."""
+    """How a worker call is named in its messages, and the Limits fields whose sum is its time limit."""
 
     what: str
     limit_fields: tuple[str, ...]
@@ -49,10 +49,10 @@ ENTRIES: dict[Callable, WorkerEntry] = {}
 
 def worker_entry(what: str, *limit_fields: str, advice: str | None = None,
                  forecast: Callable[..., float] | None = None):
-    """Mark ``fn`` as a worker entry bounded by the sum of ``limit_fields`` of LIMITS.
+    """Mark ``fn`` as a worker entry limited by the sum of ``limit_fields`` of LIMITS.
 
     ``advice`` ends its over-the-limit sentences (``fn.limit_advice``, read by
-    :func:`gradlab.server.pool.run_bounded`); ``forecast(*args)`` says roughly how many seconds a
+    :func:`gradlab.server.pool.run_limited`); ``forecast(*args)`` says roughly how many seconds a
     call takes (``fn.forecast_seconds``: a long one starts in the pool's long lane).
     """
     for name in limit_fields:

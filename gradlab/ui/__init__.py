@@ -8,9 +8,9 @@ Every page, in the order it uses them:
 - :mod:`~gradlab.ui.url_widgets`: URL widget wrappers (every control's value in the URL);
   :mod:`~gradlab.ui.controls`: the dtype, scheme and step controls several pages share
 - :mod:`~gradlab.ui.presets`: preset buttons (the presets themselves: :mod:`gradlab.teaching.presets`)
-- :mod:`~gradlab.ui.cache_keys`: cheap cache keys for frozen settings, and the pages' bounded caches
+- :mod:`~gradlab.ui.cache_keys`: cheap cache keys for frozen settings, and the pages' size-limited caches
 - :mod:`~gradlab.ui.worker_calls`: :func:`~gradlab.ui.worker_calls.heavy`, engine work in a worker
-  process within its bound; :mod:`~gradlab.ui.visitor_turns`: script runs taken in turns per visitor
+  process within its limit; :mod:`~gradlab.ui.visitor_turns`: script runs taken in turns per visitor
 - :mod:`~gradlab.ui.messages`: :func:`~gradlab.ui.messages.show_answer`, the one way a page shows its
   answer, and errors as a sentence, never a traceback
 - :mod:`~gradlab.ui.figures`: :func:`~gradlab.ui.figures.show_figure`, the one way to show a Plotly figure

@@ -134,8 +134,8 @@ def run_will_be_interrupted() -> bool:
     Streamlit applies at its next interrupt point. Why: a session waiting on a
     worker process reaches no interrupt point, so a visitor's new rerun would
     wait for the old heavy work; the pool ends that work as soon as this is
-    true. If it goes: this answers False, heavy work runs to its bound before
-    the rerun starts (slower, still bounded); tests/test_compat.py fails naming it.
+    true. If it goes: this answers False, heavy work runs to its limit before
+    the rerun starts (slower, still limited); tests/test_compat.py fails naming it.
     """
     from streamlit.runtime.scriptrunner import get_script_run_ctx
     from streamlit.runtime.scriptrunner_utils.script_requests import (

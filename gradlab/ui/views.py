@@ -38,7 +38,7 @@ def lab_view(view_of: Callable[[S], View], settings: S, *, spinner: str = "Compu
     """``view_of(settings)`` in a worker, once per settings, shared read-only by every session.
 
     Keyed by the settings' text and the entry's name (every argument by name: Streamlit reads a
-    signature again for each positional one). A GradLabError (a bound, a value out of range) is
+    signature again for each positional one). A GradLabError (a limit, a value out of range) is
     raised as it is, for the page's :func:`gradlab.ui.messages.stop_with_error`.
     """
     with st.spinner(spinner):

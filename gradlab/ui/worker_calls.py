@@ -1,17 +1,17 @@
-"""How a page runs heavy engine work: in a worker process, keyed by this session, within its bound.
+"""How a page runs heavy engine work: in a worker process, keyed by this session, within its limit.
 
 What the heavy work is (a function, its time limit and forecast) its lab says where it defines
 it (:func:`gradlab.server.worker_entries.worker_entry`); this module is the page's side of the call.
 
 ``heavy(fn, *args)`` runs such a function
-through :func:`gradlab.server.pool.run_bounded` within its limit
+through :func:`gradlab.server.pool.run_limited` within its limit
 (``fn.worker_entry``), keyed by this Streamlit session
 and admitted per visitor (its address and browser: :mod:`gradlab.server.visitors`), so a
 newer rerun of the same session ends the older one's work, as does a
 pending rerun or stop of this script run: Streamlit stops the run of a session
 whose tab disconnects, so a reload (a new session in the same tab) ends the old
-one's work too. Over a bound the worker is killed and a LimitError names the
-bound: the page shows it like any other. A call its function forecasts
+one's work too. Over a limit the worker is killed and a LimitError names the
+limit: the page shows it like any other. A call its function forecasts
 (``forecast_seconds``) past the pool's ``LONG_CALL_SECONDS`` starts in the pool's
 long lane, leaving the short one to cheap calls (:mod:`gradlab.server.lanes`).
 
@@ -38,7 +38,7 @@ from typing import Callable, Hashable
 import streamlit as st
 
 from gradlab.limits import LIMITS
-from gradlab.server.pool import LONG_CALL_SECONDS, run_bounded
+from gradlab.server.pool import LONG_CALL_SECONDS, run_limited
 from gradlab.ui.compat import run_will_be_interrupted, session_id
 from gradlab.ui.visitor_turns import current_visitor, turn_given_back
 
@@ -51,14 +51,14 @@ def heavy(fn: Callable, *args, progress: Callable[[int, int], None] | None = Non
     session = session_id()
     forecast = getattr(fn, "forecast_seconds", None)
     with turn_given_back():  # waiting on a worker uses no CPU here: the visitor's other tabs may run
-        return run_bounded(fn, *args, seconds=entry.seconds(), what=entry.what, bound_name=entry.limit_name,
+        return run_limited(fn, *args, seconds=entry.seconds(), what=entry.what, limit_name=entry.limit_name,
                            session=session, cancelled=run_will_be_interrupted if session else None,
                            progress=progress, long=forecast is not None and forecast(*args) >= LONG_CALL_SECONDS,
                            visitor=current_visitor(), **kwargs)
 
 
 class _Results:
-    """A bounded, time-limited map of finished results, safe across sessions' threads."""
+    """A size- and time-limited map of finished results, safe across sessions' threads."""
 
     def __init__(self, entries: int, seconds: float) -> None:
         self._entries, self._seconds = entries, seconds

@@ -17,7 +17,7 @@ Cost: one JVP per checked column (vectorised in chunks when vmap works). A
 sampled check asks only for its sampled elements' columns (the twin's backward
 leaves the others 0, and the check never reads them): its cost does not grow
 with the input. Full and directional checks need every column, so they are
-bounded by ``LIMITS.full_check_elements`` like a full check.
+limited by ``LIMITS.full_check_elements`` like a full check.
 
 >>> x = torch.linspace(-1, 1, 5, dtype=torch.float64)
 >>> check_forward_mode(torch.sin, x, mode="full", taylor=False).verdict

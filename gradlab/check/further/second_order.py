@@ -49,7 +49,7 @@ WEIGHTS = "grad_outputs"
 
 def checked_call(fn: Callable, inputs, wrt=None, names: Sequence[str] | None = None):
     """(fn of the checked tensors as real tensors, those tensors, their names): the arguments
-    read as a first-order check reads them (pass-through values bound, complex ones as their
+    read as a first-order check reads them (pass-through values fixed, complex ones as their
     real views), and fn's output parts that do not require grad left out."""
     args = parse_arguments(fn, (inputs,) if isinstance(inputs, torch.Tensor) else tuple(inputs), wrt)
     xs = validated_inputs(args.reals())

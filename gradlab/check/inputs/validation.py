@@ -2,7 +2,7 @@
 
 :func:`gradlab.check.api.gradcheck` and :class:`gradlab.check.lab.settings.CheckSettings`
 both call these, so the page, the CLI and a Python caller see the same sentence
-for the same mistake (a ``GradLabError``, or a ``LimitError`` for a bound). A ``validated_*``
+for the same mistake (a ``GradLabError``, or a ``LimitError`` for a limit). A ``validated_*``
 function returns the value it accepts; a ``require_*`` one returns nothing and raises.
 
 >>> choose("mode", "full", MODES)

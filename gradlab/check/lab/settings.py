@@ -58,7 +58,7 @@ class CheckSettings:
 
     def __post_init__(self) -> None:
         """Every rule a check's settings must meet, checked once: a CheckSettings that
-        exists can be run. Raises GradLabError (LimitError for a bound) with the fix."""
+        exists can be run. Raises GradLabError (LimitError for a limit) with the fix."""
         choose("model", self.model, MODELS)
         choose("loss", self.loss, LOSSES)
         choose("reduction", self.reduction, REDUCTIONS)
@@ -103,7 +103,7 @@ def _valid_shape(shape) -> tuple[int, ...]:
     if not dims or len(dims) > _MAX_DIMS or any(d < 1 for d in dims):
         raise GradLabError(f"The shape must have 1 to {_MAX_DIMS} sizes, each at least 1; "
                            f"got {dims}. Write it like 140x120.")
-    # Python ints: torch.Size.numel() overflows int64 and can wrap to 0 past the bound.
+    # Python ints: torch.Size.numel() overflows int64 and can wrap to 0 past the limit.
     check_limit("tensor elements", math.prod(dims), LIMITS.tensor_elements)
     return dims
 

@@ -73,7 +73,7 @@ def chunk_rows(row_numel: int, itemsize: int, total: int, concurrent: int = 1,
     """How many perturbed rows to evaluate at once within ``LIMITS.chunk_bytes``.
 
     ``concurrent`` chunks may be in flight at once (one per worker thread):
-    together they stay within the bound. ``strategy`` is BatchedFn's way of
+    together they stay within that limit. ``strategy`` is BatchedFn's way of
     calling fn: direct calls pay little per call, so they take smaller,
     cache-friendly chunks.
     """

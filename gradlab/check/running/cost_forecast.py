@@ -1,6 +1,6 @@
 """A check's cost forecast, before its set-up: one timed evaluation of fn at x.
 
-A bounded caller (the pages and the CLI, through
+A time-limited caller (the pages and the CLI, through
 :func:`gradlab.server.deadline.paced_progress`) projects a check's total time
 from its pace, ``elapsed * total / done``; but the first ``done`` is reported
 only after the set-up (two autograd passes, the batching strategy chosen for
@@ -9,25 +9,25 @@ first chunk. On a 1M-element expression of 20 ``x**sin(x)`` terms that is
 16-30 s of one core before the first report (the million-element Grad check printed "1 of 1,000 done in
 26.4 s"). Every checked perturbation needs ``points`` evaluations of fn on a
 whole perturbed copy of x (one per moving stencil point), so one evaluation of
-fn at x, timed, bounds the check's cost from below before any of that:
+fn at x, timed, gives the check's least cost before any of that:
 
     seconds >= perturbations * points * t(fn at x) / workers
 
 :func:`forecast_check` measures ``t`` (no autograd, torch on one thread, as the
-chunks run) and hands the bound to ``progress.forecast(seconds, detail)`` when
+chunks run) and hands that least cost to ``progress.forecast(seconds, detail)`` when
 the progress callback has one (``paced_progress``'s does; it raises
-LimitError over its bound, which stops the check). A complex-step check is
+LimitError over its limit, which stops the check). A complex-step check is
 timed again in the complex dtype each of its perturbations is evaluated in
-(several times the real cost), once the real bound has passed; the costlier
+(several times the real cost), once the real forecast has passed; the costlier
 forecast is told again after the set-up (:meth:`CheckForecast.after_setup`),
 when the time the set-up took counts too. A callback without ``forecast`` (a
 plain function, a library user's) costs nothing: no evaluation is added.
 
 Times are CPU seconds of the evaluating thread: a busy machine stretches the wall
-clock, not the work, and the bounds count the work. An evaluation shorter than
+clock, not the work, and the limits count the work. An evaluation shorter than
 :data:`TRUSTED_SECONDS` is not used: it may be mostly
 per-call overhead (dispatch, Python), which batched chunks share between many
-rows, so it would not bound a row's cost from below.
+rows, so it would not be a row's least cost.
 
 >>> seen = []
 >>> def report(done, total): pass
@@ -56,7 +56,7 @@ from gradlab.numerics.dtypes import facts
 
 __all__ = ["forecast_check", "CheckForecast", "TRUSTED_SECONDS", "perturbation_count", "stencil_points"]
 
-#: One evaluation must take at least this long for its time to bound a row's cost (see above).
+#: One evaluation must take at least this long for its time to be a row's least cost (see above).
 TRUSTED_SECONDS = 0.05
 
 
@@ -144,7 +144,7 @@ def forecast_check(progress, fn: Callable, xs: Sequence[torch.Tensor], numeric_d
 def _timed(fn: Callable, inputs: list[torch.Tensor]) -> float | None:
     """CPU seconds of one evaluation of fn, as the chunks evaluate it (no autograd, one thread);
     None when fn fails (the check reports that itself). CPU time of this thread: a busy
-    machine stretches the wall clock, not the work, and the bounds count the work."""
+    machine stretches the wall clock, not the work, and the limits count the work."""
     start = time.thread_time()
     try:
         with torch.no_grad(), single_threaded_ops():

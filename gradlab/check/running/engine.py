@@ -167,7 +167,7 @@ def caller_kept(fn: Callable, inputs: tuple, numeric_fn: Callable | None = None)
 
 
 def checked_function(fn: Callable, inputs: tuple, wrt) -> tuple[Callable, Arguments]:
-    """(fn as a function of the checked real tensors, the other arguments bound; the arguments).
+    """(fn as a function of the checked real tensors, the other arguments fixed; the arguments).
 
     >>> call, args = checked_function(lambda t, n: t ** n, (torch.ones(2), 3), None)
     >>> args.names, call(torch.full((2,), 2.0)).tolist()
@@ -175,13 +175,13 @@ def checked_function(fn: Callable, inputs: tuple, wrt) -> tuple[Callable, Argume
     """
     if isinstance(fn, torch.nn.Module) and wrt == "parameters":
         module_fn, args = module_arguments(fn, inputs)
-        return bound(module_fn, args), args
+        return of_checked_tensors(module_fn, args), args
     args = parse_arguments(fn, inputs, wrt)
-    return bound(fn, args), args
+    return of_checked_tensors(fn, args), args
 
 
-def bound(fn: Callable, args: Arguments) -> Callable:
-    """fn as a function of the checked (real) tensors only, the other arguments bound (with
+def of_checked_tensors(fn: Callable, args: Arguments) -> Callable:
+    """fn as a function of the checked (real) tensors only, the other arguments fixed (with
     fn's ``rows``, its cheap way over many rows, if it has one: see module_arguments)."""
     def call(*reals):
         return args.call(fn, reals)
@@ -243,12 +243,13 @@ def _first_order(call, args: Arguments, o: CheckOptions, twin) -> CheckResult:
         require_usable_step(eps, values, step_dtype)
     h = resolve_step(eps, s, step_dtype, values)
     numel = sum(t.numel() for t in xs)
-    numeric_call = bound(numeric_fn, args) if numeric_float64 and numeric_fn is not None else call
-    # A bounded caller's forecast, before the set-up's dozen evaluations of fn (gradlab.check.running.cost_forecast);
-    # a full check over its element bound is refused below, in its own words.
+    numeric_call = of_checked_tensors(numeric_fn, args) if numeric_float64 and numeric_fn is not None else call
+    # A time-limited caller's forecast, before the set-up's dozen evaluations of fn
+    # (gradlab.check.running.cost_forecast); a full check over its element limit is refused
+    # below, in its own words.
     count, unit = perturbation_count(mode, numel, samples)
-    over_full_bound = mode == "full" and numel > LIMITS.full_check_elements
-    pace = forecast_check(None if over_full_bound else progress, numeric_call, xs,
+    over_full_limit = mode == "full" and numel > LIMITS.full_check_elements
+    pace = forecast_check(None if over_full_limit else progress, numeric_call, xs,
                           torch.float64 if numeric_float64 else None, perturbations=count, unit=unit,
                           points=stencil_points(s), workers=workers, complex_step=s.complex_step)
     at_x = first_call(call, xs, args.names)

@@ -74,7 +74,7 @@ def parse_vector(text: str, name: str = "vector") -> tuple[float, ...]:
     """
     if not isinstance(text, str):
         raise GradLabError(f"The {name} must be text such as '1, 2, 3'.")
-    # Typed text, bounded like any other typed text.
+    # Typed text, limited like any other typed text.
     if len(text) > LIMITS.expression_chars:
         raise GradLabError(f"The {name} is {len(text)} characters long; at most {LIMITS.expression_chars} are allowed.")
     parts = [p for p in re.split(r"[,\s]+", text.strip().strip("[]()").strip()) if p]

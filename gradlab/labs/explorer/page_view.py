@@ -84,7 +84,7 @@ def view(settings: SweepSettings) -> ExplorerView:
 
 @worker_entry("the formulas' LaTeX", "evaluation_seconds")
 def formulas(text: str) -> tuple[str, str]:
-    """LaTeX of f and f' (sympy's printer: bounded here, as it is the page's own step)."""
+    """LaTeX of f and f' (sympy's printer: time-limited here, as it is the page's own step)."""
     from gradlab.numerics.expressions import parse
 
     expression = parse(text)

@@ -56,7 +56,7 @@ def explorer_settings(fn: str, expression: str, x: float, dtypes: Sequence[str],
                       eps_min: float, eps_max: float, points: int) -> SweepSettings:
     """The sweep the controls ask for, validated: ``fn`` a catalogue key, or :data:`CUSTOM` for
     ``expression``. Raises the parser's ExpressionError, a :class:`ControlError`, or the
-    settings' own GradLabError (x, the step range's bounds, the points)."""
+    settings' own GradLabError (x, the step range's ends, the points)."""
     text = expression if fn == CUSTOM else CATALOGUE[fn].expression
     parse(text)  # a typo in f is the first thing to fix
     if not dtypes:

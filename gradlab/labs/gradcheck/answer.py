@@ -182,7 +182,7 @@ def check_answer(summary, columns=None) -> Answer:
         return Answer("warning", f"Not differentiable{_where(summary)}: {k} of {_what(summary)} sit on a "
                                  "kink, where the left and right slopes differ, so a finite "
                                  "difference cannot check autograd there.")
-    if getattr(summary, "mode", "") == "dense":  # gradlab.check.running.detector: its own steps, its own bound
+    if getattr(summary, "mode", "") == "dense":  # gradlab.check.running.detector: its own steps, its own error bound
         return Answer("success", "The gradient is right: two dense random directions, each over every element, "
                                  f"show no element {summary.seen_tolerances or 10:.0f} tolerances off (their finite "
                                  "differences' measured error bound is smaller than what one would move them by), "

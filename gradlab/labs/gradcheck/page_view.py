@@ -37,7 +37,7 @@ from gradlab.labs.gradcheck.figures import eps_sweep_figure, layer_chart, taylor
 from gradlab.labs.gradcheck.python_call import python_call
 from gradlab.labs.gradcheck.tables import module_table, values_table
 from gradlab.layers.settings import LayerCheckSettings, run_layer_check
-from gradlab.limits import LIMITS, bounded
+from gradlab.limits import LIMITS, server_limits
 from gradlab.literal_text import markdown_literal
 from gradlab.server.deadline import paced_progress
 from gradlab.server.worker_entries import worker_entry
@@ -47,9 +47,9 @@ __all__ = ["CheckView", "LayerView", "function_view", "eps_sweep_view", "marked"
            "CHECK_ADVICE", "LAYERS_ADVICE"]
 
 CHECK_ADVICE = ("Pick mode 'sampled' or 'directional', fewer samples, or a smaller shape; on your own "
-                "machine gradlab.gradcheck has no time bound.")
+                "machine gradlab.gradcheck has no time limit.")
 LAYERS_ADVICE = ("Pick fewer or narrower layers, a smaller input shape, or mode 'sampled'; on your own "
-                 "machine gradlab.check_layers has no time bound.")
+                 "machine gradlab.check_layers has no time limit.")
 
 #: One element of one perturbed evaluation in a check (one core: 3e-8 s for the affine model).
 _CHECK_ELEMENT_SECONDS = 1e-8
@@ -81,8 +81,8 @@ def function_view(settings: CheckSettings, workers: int | None = 1, progress=Non
     """The function view of ``settings`` (see the module docstring). ``workers``: the check's
     threads, one on the page (``gradlab.ui.runtime.CHECK_WORKERS``: one visitor, one core)."""
     paced = paced_progress(LIMITS.full_check_seconds, f"this {settings.mode} check", progress,
-                           bound_name="LIMITS.full_check_seconds", advice=CHECK_ADVICE)
-    with bounded():  # the server's size bounds (gradlab.limits.size_bound)
+                           limit_name="LIMITS.full_check_seconds", advice=CHECK_ADVICE)
+    with server_limits():  # the server's size limits (gradlab.limits.size_limit)
         result = run_check(settings, progress=paced, workers=workers)
     s, table = result.summary, values_table(result)
     charts = {}
@@ -113,7 +113,7 @@ def function_view(settings: CheckSettings, workers: int | None = 1, progress=Non
 def eps_sweep_view(sweep_settings: CheckSettings) -> View:
     """The eps sweep of sum, mean and none for ``sweep_settings`` (``sweep_settings_for(settings)``):
     its chart, ``"eps sweep"``, with the rtol line; :func:`marked` adds a check's own step."""
-    with bounded():
+    with server_limits():
         sweep = check_sweep(sweep_settings)
     return View(Answer("info", "The error of the finite difference against the step eps, for sum, mean and none."),
                 charts={"eps sweep": Chart(eps_sweep_figure, (sweep.table,), {"rtol": sweep.rtol})},
@@ -143,8 +143,8 @@ def layer_view(settings: LayerCheckSettings, progress=None) -> LayerView:
     """The layer view of ``settings`` (see the module docstring), stopped once its pace over the
     modules projects past ``LIMITS.full_check_seconds``."""
     paced = paced_progress(LIMITS.full_check_seconds, "this layer-by-layer check", progress,
-                           bound_name="LIMITS.full_check_seconds", advice=LAYERS_ADVICE)
-    with bounded():
+                           limit_name="LIMITS.full_check_seconds", advice=LAYERS_ADVICE)
+    with server_limits():
         report = run_layer_check(settings, progress=paced)
     return LayerView(
         answer=layer_answer(report.layers),

@@ -85,7 +85,7 @@ def grid_frames(settings: GridSettings, tangent: float | None = None) -> GridFra
 
     A stop where the difference is not finite in the dtype (x + h or f past its largest
     number) has no frame, only its sentence (``refused``); ``tangent`` is f'(x) when the caller
-    has it already. A bound's LimitError ends the whole call: the next stop would wait as long.
+    has it already. A limit's LimitError ends the whole call: the next stop would wait as long.
     """
     steps = sorted(set(grid_steps()) | {settings.h})
     kept, differences, windows, refused = [], [], [], {}

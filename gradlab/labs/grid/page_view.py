@@ -9,7 +9,7 @@ the charts. A new step is a look-up, not another engine call. A stop whose diffe
 (x + h or f there past the dtype's largest number) has its sentence instead, which :func:`at_step`
 raises, so the view of an x whose step 1 overflows still answers at 1e-4.
 
-The exact derivative's sympy and mpmath work is not bounded by the sizes here, and one of its C
+The exact derivative's sympy and mpmath work is not limited by the sizes here, and one of its C
 calls cannot be interrupted (1/(x**x**x) at 1e9 in float64: a 23 s integer power), so a page runs
 :func:`view` in a worker process, where it can be killed.
 

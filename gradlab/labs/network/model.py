@@ -169,9 +169,9 @@ def build_network(settings: NetworkSettings) -> Network:
     sizes = (s.input_size, *s.hidden, 1)
     weights, biases = [], []
     for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
-        bound = 1 / math.sqrt(fan_in)
-        weights.append((torch.rand(fan_out, fan_in, generator=gen, dtype=torch.float64) * 2 - 1) * bound)
-        biases.append((torch.rand(fan_out, generator=gen, dtype=torch.float64) * 2 - 1) * bound)
+        half_width = 1 / math.sqrt(fan_in)
+        weights.append((torch.rand(fan_out, fan_in, generator=gen, dtype=torch.float64) * 2 - 1) * half_width)
+        biases.append((torch.rand(fan_out, generator=gen, dtype=torch.float64) * 2 - 1) * half_width)
     return Network(tuple(weights), tuple(biases), s.activation).to(facts(s.dtype).torch_dtype)
 
 

@@ -206,14 +206,14 @@ def compare(settings: RoundoffSettings) -> RoundoffResult:
     True
     """
     s = settings.validated()
-    return _bounded_compare(sample_inputs(s), formula(s.formula_a), formula(s.formula_b), s.dtype)
+    return _compare_within_limit(sample_inputs(s), formula(s.formula_a), formula(s.formula_b), s.dtype)
 
 
-def _bounded_compare(x: torch.Tensor, fa: Formula, fb: Formula, dtype: str) -> RoundoffResult:
+def _compare_within_limit(x: torch.Tensor, fa: Formula, fb: Formula, dtype: str) -> RoundoffResult:
     """:func:`_compare_on` within ``LIMITS.roundoff_seconds`` (a LimitError past it)."""
     return run_within(
         LIMITS.roundoff_seconds, f"the comparison at {x.numel():,} points", _compare_on, x, fa, fb, dtype,
-        bound_name="LIMITS.roundoff_seconds", advice=ROUNDOFF_ADVICE,
+        limit_name="LIMITS.roundoff_seconds", advice=ROUNDOFF_ADVICE,
     )
 
 
@@ -230,7 +230,7 @@ def compare_at(formula_a: str, formula_b: str, xs, dtype: str = "float64") -> Ro
         raise GradLabError("Give at least one point x to compare the formulas at.")
     check_limit("samples", values.size, LIMITS.roundoff_samples)
     x = torch.as_tensor(values).to(info.torch_dtype)
-    return _bounded_compare(x, formula(formula_a), formula(formula_b), info.name)
+    return _compare_within_limit(x, formula(formula_a), formula(formula_b), info.name)
 
 
 def ulp_histogram(table: pd.DataFrame, column: str = "ulps_a_b") -> pd.DataFrame:
