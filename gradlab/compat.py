@@ -62,7 +62,7 @@ def encode_typed_arrays(figure: dict) -> None:
     is no public function for the encoding alone. If they go: the arrays are left
     as they are, which Plotly's JSON encoder still writes correctly (as longer
     lists of numbers), a warning is logged, and tests/test_compat.py fails naming
-    the function, or that the walk no longer gives convert_to_base64's result.
+    the function, or that the walk does not give convert_to_base64's result.
 
     >>> import numpy as np
     >>> fig = {"data": [{"type": "scatter", "y": np.arange(3.0)}]}
@@ -195,8 +195,8 @@ def torch_functions_unmodified():
 def module_tensors_swapped(module, tensors: dict, tie_weights: bool = True):
     """A context manager in which ``module``'s parameters named in ``tensors`` are those tensors
     (tied weights alike, as :func:`torch.func.functional_call` ties them, unless ``tie_weights``
-    is False: the caller knows the module has none), restored after; None when torch no longer
-    has the internal.
+    is False: the caller knows the module has none), restored after; None when torch lacks
+    the internal.
 
     Internal: ``torch.nn.utils.stateless._reparametrize_module`` (torch 2.13), the swap that
     ``functional_call`` enters and leaves around every call. Why: a gradient check evaluates a

@@ -153,7 +153,7 @@ def _chart(settings, shown: ExplorerView) -> None:
     if not shown.has_derivative:  # a kink, or outside f's domain: no error to draw
         _estimates_chart(settings, shown)
         return
-    note = st.empty()  # above the chart's box, which CSS sizes: inside, it took the plot's height
+    note = st.empty()  # above the chart's box, which CSS sizes: inside, it would take the plot's height
     chart = main_chart_box()  # drawn above the options, filled after they are read
     with st.container(horizontal=True, vertical_alignment="bottom"):
         error = url_radio("error", "error", ("relative", "absolute"), horizontal=True,

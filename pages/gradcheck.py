@@ -265,7 +265,7 @@ def _layer_view(settings) -> None:
         st.caption(shown.texts["whole model"])
     replayed_section(settings, "modules", lambda: _module_table(shown))
     # In an expander drawn only while open: a highlighted block makes the browser load and start a
-    # 1.5 MB syntax highlighter, a third of a preset click's time (CPU profile, Chromium).
+    # 1.5 MB syntax highlighter, a third of a preset click's time in the browser.
     if box := details("The same check in Python", CODE_KEY, icon=":material/code:"):
         box.code(shown.texts["python call"], language="python", wrap_lines=True)
 

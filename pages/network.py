@@ -157,7 +157,7 @@ def _render(settings: NetworkSettings, shown) -> None:
         show_chart(settings, shown, "staircase", "network-staircase")
     st.caption(shown.texts["chart caption"], help=term("ulp"))
     _prediction(shown)
-    # drawn once per settings and replayed: their table and formulas were a sixth of a rerun that changed nothing
+    # drawn once per settings and replayed: their table and formulas cost a sixth of a rerun that changes nothing
     replayed_section(settings, "numbers", lambda: _numbers(shown))
     st.subheader("Which step would have worked?")
     replayed_section(settings, "best step", lambda: _best_step(settings, shown))

@@ -167,7 +167,7 @@ def _render(settings: RoundoffSettings, shown) -> None:
     _metrics(shown)
     _quiz()
     # drawn once per settings and replayed: encoding the two charts and hashing them into their
-    # element ids (st.plotly_chart) was a tenth of a rerun's server time
+    # element ids (st.plotly_chart) costs a tenth of a rerun's server time
     replayed_section(settings, "more charts", lambda: _more_charts(settings, shown))
     _notes(shown)
     _points(shown)

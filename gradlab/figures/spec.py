@@ -1,9 +1,8 @@
 """A Plotly figure built as plain dicts and turned into a ``go.Figure`` once, unvalidated.
 
 Plotly validates every property on every ``add_*`` and ``update_*`` call: a
-small chart with a few reference lines costs 20-100 ms that way, which under a
-class of thirty tabs was a quarter of the server's time on the teaching pages
-(a py-spy profile under the load test). Building dicts and constructing the
+small chart with a few reference lines costs 20-100 ms that way, a quarter of the
+server's time on the teaching pages under a class of thirty tabs. Building dicts and constructing the
 figure once without validation takes about a millisecond. The tests re-validate
 every figure (``go.Figure(fig.to_plotly_json())``), so a misspelt property still
 fails there.
@@ -232,7 +231,7 @@ class FigureSpec:
         The layout gets plotly's default template and numeric arrays become
         base64 typed arrays, as there; the spec itself is left unchanged, unless
         ``consume``: a caller that drops the spec takes its containers as they are
-        (copying every list of a figure with frames was a third of building the
+        (copying every list of a figure with frames costs a third of building the
         Explorer's chart) and must not use the spec again.
 
         >>> fig = FigureSpec()

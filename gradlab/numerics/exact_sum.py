@@ -4,7 +4,7 @@ Every finite float is an integer times a power of two, so a sum of floats is
 one too: ``exact_sum`` adds the integers (grouped by power, in numpy, then
 combined as Python integers) instead of adding ``Fraction`` objects one by
 one — the same number, about 50x sooner for the Summed-loss lab's 200,000
-terms (2.5 s -> 0.05 s).
+terms (0.05 s against 2.5 s).
 
 >>> exact_sum([0.1, 0.2]) == Fraction(0.1) + Fraction(0.2)
 True

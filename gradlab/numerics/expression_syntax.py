@@ -198,8 +198,8 @@ def _character_message(char: str) -> str:
 #: C code that turns a parsed tree into ``ast`` objects in the interpreter's state, shared
 #: by every thread (python/cpython#106905): when a thread switch (a garbage collection
 #: running a finaliser) lets two threads build trees at once, one raises ``SystemError: AST
-#: constructor recursion depth mismatch``. Ten browser tabs loading the Grid page with long
-#: new expressions logged it 5 times and showed "Something went wrong" on 2 of 1,417 loads.
+#: constructor recursion depth mismatch``, and the page shows "Something went wrong" (ten tabs
+#: loading the Grid page with long new expressions hit it on 2 of 1,417 loads).
 #: A parse takes milliseconds (the text is at most LIMITS.expression_chars long), so
 #: serialising it costs nothing a page can see; the warnings filter below is process-wide
 #: too, and is set and put back under the same lock.

@@ -94,7 +94,7 @@ class Expression:
 #: x without assumptions, for typesetting only. sympy's printer splits a product into
 #: numerator and denominator by asking whether each exponent is negative, which for the
 #: real x the engine uses runs the assumptions system and simplify() on every nested exp:
-#: the derivative of sigmoid 3 deep took 2.4 s, 6 deep 21 s, 8 deep minutes; with a plain
+#: the derivative of sigmoid 3 deep takes 2.4 s, 6 deep 21 s, 8 deep minutes; with a plain
 #: x the same text takes 10-15 ms (8 deep) and 0.1 s (20 deep).
 _PLAIN_X = sympy.Symbol("x")
 

@@ -3,9 +3,9 @@ open, and how fast it may open new ones.
 
 Every browser tab is one Streamlit session: a websocket to ``/_stcore/stream`` whose first
 run of the home page costs the server 25-28 ms of CPU (measured, warm) and whose state
-stays in memory while the tab is open. Nothing stopped one client from opening hundreds:
-300 websockets from one address, each loading home once, made another visitor's trivial
-reruns take 3.4 s and 11.5 s (0.05 s alone). :class:`SessionGate` counts per client
+stays in memory while the tab is open. Unchecked, one client can open hundreds:
+300 websockets from one address, each loading home once, make another visitor's trivial
+reruns take 3.4-11.5 s (0.05 s alone). :class:`SessionGate` counts per client
 address (:func:`gradlab.server.visitors.client_address`: the TCP peer, or the address a
 balancer named in ``GRADLAB_TRUSTED_PROXIES`` appended to ``X-Forwarded-For``; an IPv6
 client by its /64, which one household or phone usually holds whole):

@@ -19,7 +19,7 @@ many sessions are open, how long they ran, how much the caches hold) answers 404
 (:class:`MetricsRefused`), and ``/_stcore/upload_file/...`` (the file uploader's
 store, every method) answers 403 (:class:`UploadsRefused`). No GradLab page has a
 file uploader, and Streamlit keeps every file PUT there in memory for the session:
-2,000 PUTs of 1 MB took a server from 503 MB to 2,499 MB (measured before this).
+2,000 PUTs of 1 MB take a server from 503 MB to 2,499 MB.
 
 Streamlit 1.67 has no setting for response headers; its documented way to add
 behaviour to its server is ``st.App(..., middleware=[...])`` (Starlette

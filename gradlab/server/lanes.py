@@ -68,9 +68,9 @@ SHORT, LONG = "short", "long"
 #: A call whose worker has computed this long (CPU seconds; or that has taken WALL_CLOCK_FACTOR
 #: times as long on the wall clock) is *long*: it leaves the short lane for the long one, where
 #: its worker drops to LONG_CALL_NICENESS, so a short call starts at once on a worker of its
-#: own. Load test, every page, 2 cores: with both workers in 5-30 s full checks, round-off
-#: reruns of 0.4 s of work waited 2-7 s; five tabs of heavy work held every worker beside
-#: long calls, and a cheap sweep waited 8 s, until the long ones took turns in a lane.
+#: own. Without the lanes (load test, every page, 2 cores), with both workers in 5-30 s full
+#: checks, round-off reruns of 0.4 s of work wait 2-7 s, and five tabs of heavy work hold
+#: every worker so that a cheap sweep waits 8 s.
 LONG_CALL_SECONDS = 1.0
 #: A short call that has computed this long (CPU seconds) leaves the short lane as soon as
 #: another call waits for it: a visitor's cheap call (tens of ms of computing) waits about this

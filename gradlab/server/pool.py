@@ -281,7 +281,7 @@ class WorkerPool:
         # Limits are CPU seconds of the worker since the call began (computing, not waiting
         # for a core); the wall clock only ends a call that waits WALL_CLOCK_FACTOR x longer.
         # Its CPU time grows at most CORES s a second: read only once the nearest CPU mark could have
-        # been reached (20 ms wake-ups reading /proc thrice cost ~7 ms of CPU a second waited; now ~2).
+        # been reached (reading /proc thrice at every 20 ms wake-up costs ~7 ms of CPU a second waited).
         ready = readiness(worker.conn)
         start, cpu_start = _now(), worker.cpu_seconds()
         short = worker.call.lane == SHORT
@@ -382,7 +382,7 @@ def run_in_child(fn: Callable, *args, seconds: float, what: str, limit_name: str
     Forked, so the modules the parent imported cost the child nothing; the
     child is killed when the call ends, in time or not. A process with other
     threads (a notebook, a test suite that ran Streamlit) is not forked: a child
-    can deadlock on a lock another thread held at the fork (seen in the suite),
+    can deadlock on a lock another thread held at the fork,
     so there the call runs in this thread, limited only by the ``run_within``
     blocks inside it.
 
@@ -392,7 +392,7 @@ def run_in_child(fn: Callable, *args, seconds: float, what: str, limit_name: str
     if threading.active_count() > 1:
         return fn(*args, **kwargs)
     # One call and no other visitor to protect: it never moves to the niced long lane (behind
-    # other processes a niced child starved until the wall-clock backstop ended it).
+    # other processes a niced child starves until the wall-clock backstop ends it).
     pool = WorkerPool(1, context="fork", long_call_seconds=float("inf")).start()
     try:
         return pool.run(fn, *args, seconds=seconds, what=what, limit_name=limit_name, advice=advice, **kwargs)

@@ -4,10 +4,10 @@ Importing this module (it is last in :data:`gradlab.server.worker.PRELOAD`, whic
 server imports before forking any worker) runs the engine's most common calls once at a
 small size: the parsed formulas, derivatives and exact references they cache are then in the
 fork server's memory, and every worker forked from it starts with them. Without it, the first
-cheap call on a fresh worker paid for them itself: a 0.01 s round-off comparison took 0.26 s of
-CPU there, and a worker is fresh after every long call (a long call's worker cannot get its
-priority back, so it is replaced), so under a visitor reloading heavy work another visitor's
-cheap comparison took 1-2 s on a loaded machine instead of 0.1 s (benchmarks/bench_visitors.py).
+cheap call on a fresh worker pays for them itself (a 0.01 s round-off comparison costs 0.26 s of
+CPU there), and a worker is fresh after every long call (a long call's worker cannot get its
+priority back, so it is replaced): under a visitor reloading heavy work, another visitor's
+cheap comparison would take 1-2 s on a loaded machine instead of 0.1 s (benchmarks/bench_visitors.py).
 
 A failure here is only a colder start: nothing is raised.
 

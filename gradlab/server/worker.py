@@ -31,12 +31,12 @@ __all__ = ["serve", "PRELOAD", "preload", "memory_message", "refused_memory_mess
            "unpack_reply", "WorkerFailed", "WORKER_NICENESS", "LONG_CALL_NICENESS"]
 
 #: A server's worker runs at this niceness: when heavy work and the server's own reruns
-#: want the same cores, the reruns (every other visitor's page) come first. Load test,
-#: every page, 2 cores: trivial pages' p95 rose to 1.2 s while workers ran full checks.
+#: want the same cores, the reruns (every other visitor's page) come first: at normal priority,
+#: workers running full checks put trivial pages' p95 at 1.2 s on 2 cores.
 WORKER_NICENESS = 10
 #: A call still running after gradlab.server.pool.LONG_CALL_SECONDS drops to this niceness
 #: (CFS weight 15 against a fresh worker's 110), and the pool admits another call beside
-#: it: a full check's 30 s no longer hold the next visitor's 0.1 s round-off comparison.
+#: it: a full check's 30 s do not hold up the next visitor's 0.1 s round-off comparison.
 LONG_CALL_NICENESS = 19
 
 #: Imported once, before the first job (in the fork server, so every forked worker has them);

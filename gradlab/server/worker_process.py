@@ -21,8 +21,8 @@ __all__ = ["WorkerProcess", "readiness", "warmest", "coldest", "CORES"]
 
 def warmest(workers: list) -> int:
     """The index of the idle worker that answered most calls: a worker started to replace one
-    that ran a long call begins with cold caches (a cheap round-off comparison took ~1 s more
-    there than on a worker that had answered calls before), so it is used last.
+    that ran a long call begins with cold caches (a cheap round-off comparison takes ~1 s more
+    there than on a worker that has answered calls before), so it is used last.
 
     >>> warmest([WorkerProcess(None, None, served=2), WorkerProcess(None, None, served=5)])
     1
@@ -44,7 +44,7 @@ class WorkerProcess:
     long: bool = False  # ran a long call, at LONG_CALL_NICENESS (see gradlab.server.lanes.LONG_CALL_SECONDS)
     served: int = 0  # calls it answered: its caches (parsed expressions, exact references) warm with them
     # /proc/<pid>/statm and stat, opened once and re-read (pread at 0): opening them again
-    # for each reading cost ~170 µs of the waiting server's CPU against ~40 µs so.
+    # for each reading costs ~170 µs of the waiting server's CPU against ~40 µs.
     _files: dict = field(default_factory=dict, repr=False)
 
     def _read(self, name: str) -> bytes:
@@ -97,7 +97,7 @@ def readiness(conn) -> Callable[[float], bool]:
     """``ready(timeout)``: whether ``conn`` has a message (or was closed) within ``timeout`` seconds.
 
     One poll object registered once per wait: ``conn.poll(timeout)`` builds a selector on
-    every call (30 µs of CPU), which at a wake-up every POLL_SECONDS was most of a wake-up's cost.
+    every call (30 µs of CPU), most of a wake-up's cost at a wake-up every POLL_SECONDS.
     A connection without a file descriptor (a test's) is asked ``conn.poll(timeout)``.
 
     >>> import multiprocessing

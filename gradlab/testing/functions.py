@@ -49,7 +49,7 @@ __all__ = ["FunctionCase", "DTYPES", "BUG_KINDS", "correct_cases", "buggy_cases"
 #: The dtypes every case is checked in.
 DTYPES = (torch.float64, torch.float32, torch.bfloat16)
 
-#: The kinds of bug the buggy copies carry (issue 35's list).
+#: The kinds of bug the buggy copies carry.
 BUG_KINDS = ("missing_transpose", "wrong_reduction_dim", "missing_inv_sqrt_d", "missing_inv_n", "sign",
              "output_for_input", "one_off", "negatives_only", "missing_input_grad", "grad_output_ignored",
              "grad_output_misscaled", "low_precision_only", "masked_attention")

@@ -1,4 +1,4 @@
-"""How a gradient check's answer on a hand-written Function is scored (issue 35).
+"""How a gradient check's answer on a hand-written Function is scored.
 
 The truth is autograd's gradient of the case's plain-torch reference (its twin's, for a
 buggy case) in float64, at the checked inputs cast up exactly, with the same output

@@ -11,6 +11,8 @@ Every page, in the order it uses them:
 - :mod:`~gradlab.ui.cache_keys`: cheap cache keys for frozen settings, and the pages' size-limited caches
 - :mod:`~gradlab.ui.worker_calls`: :func:`~gradlab.ui.worker_calls.heavy`, engine work in a worker
   process within its limit; :mod:`~gradlab.ui.visitor_turns`: script runs taken in turns per visitor
+- :mod:`~gradlab.ui.views`: :func:`~gradlab.ui.views.lab_view`, a lab's view computed once per settings
+  and shared, and :func:`~gradlab.ui.views.show_chart`, one of its charts
 - :mod:`~gradlab.ui.messages`: :func:`~gradlab.ui.messages.show_answer`, the one way a page shows its
   answer, and errors as a sentence, never a traceback
 - :mod:`~gradlab.ui.figures`: :func:`~gradlab.ui.figures.show_figure`, the one way to show a Plotly figure

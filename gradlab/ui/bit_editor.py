@@ -29,7 +29,7 @@ def _key(field: str, bits: str) -> str:
 
 def _label(digits: str, i: int) -> str:
     """Bit ``i``'s digit; zero-width spaces make each label unique (a pill's value is read back by
-    its label, so sixteen "1"s were one)."""
+    its label, so sixteen "1"s would be one)."""
     return digits[i] + "\u200b" * i
 
 

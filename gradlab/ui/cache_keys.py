@@ -9,7 +9,7 @@ positional one Streamlit reads the function's signature again to learn the argum
 
 A page script runs again on every rerun, and with it the decorators of the cached functions it
 defines: Streamlit reads each function's source again (``inspect.getsource``, 0.2-1 ms a function
-here; 2-5 % of a warm rerun of Round-off or Backward, py-spy). :func:`page_cache_data` and
+here; 2-5 % of a warm rerun of Round-off or Backward). :func:`page_cache_data` and
 :func:`page_cache_resource` decorate a page's function once per server process and hand back the
 same cached function on every later run (the first run's definition: a page's cached functions use
 only imports and constants).

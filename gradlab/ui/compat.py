@@ -83,7 +83,7 @@ def mark_session_nonresumable() -> bool:
     registered stay for the life of the process; a non-resumable session is shut
     down (all of it released) when its tab goes. No config option or public
     command does this (``server.disconnectedSessionTTL`` only delays the leak).
-    If it goes: memory of closed tabs is no longer given back (the load test
+    If it goes: memory of closed tabs is not given back (the load test
     shows RSS growing); tests/test_compat.py fails naming the method.
     """
     from streamlit.runtime import Runtime

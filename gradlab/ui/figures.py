@@ -80,7 +80,7 @@ def cached_figure(key: Hashable, build: Callable[..., FigureOrSpec], *args: Any,
     ``key`` must decide the arguments: a page's frozen settings (which decide its cached result)
     and the view options drawn from it. Only the key is hashed, never the tables the figure is
     drawn from, so a rerun that shows the same figure costs a dictionary look-up instead of
-    building it (the Explorer's chart: a seventh of its server time under a class, py-spy).
+    building it.
 
     >>> a = cached_figure(("demo", 1), go.Figure, go.Scatter(x=[1, 2], y=[3, 4]))
     >>> a is cached_figure(("demo", 1), go.Figure, go.Scatter(x=[5], y=[6]))  # same key: same figure
@@ -142,8 +142,7 @@ def replayed_chart(key: Hashable, name: str, figure: Callable[[], go.Figure | Pr
     option drawn on it); ``name`` names the chart (its PNG download) and tells a page's charts apart.
     The main chart of a presented page is drawn larger (:func:`show_figure`), so that is in the key too,
     as are show_figure's ``chart_key`` (its ``key``), ``height`` and ``step`` (a chart with a step
-    slider: one recording per step shown; the Explorer's and the Grid's 51-61 frames were encoded on
-    every rerun).
+    slider: one recording per step shown, so its 51-61 frames are not encoded again on every rerun).
 
     >>> calls = []
     >>> def drawn():

@@ -50,28 +50,28 @@ TORCH_INTEROP_THREADS = 1
 #: where each collection stalls every session for a few tens of milliseconds ...
 COLLECT_EVERY_SECONDS = 30.0
 #: ... and, once nobody has rerun for IDLE_SECONDS, every IDLE_COLLECT_SECONDS for
-#: IDLE_COLLECTIONS rounds: one collection does not hand a class's memory back (load test,
-#: Round-off class, 35 s after the last tab closed: +27 % RSS with a collection every 30 s,
-#: +11.6 % with one every 10 s, as many as 70 s of 30 s collections gave).
+#: IDLE_COLLECTIONS rounds: one collection does not hand a class's memory back (a
+#: Round-off class, 35 s after the last tab closes: +27 % RSS with a collection every 30 s,
+#: +11.6 % with one every 10 s, as much as 70 s of 30 s collections give).
 IDLE_SECONDS = 5.0
 IDLE_COLLECT_SECONDS = 10.0
 IDLE_COLLECTIONS = 3
 #: Once no tab has been connected for EMPTY_SECONDS, the results and figures cached for
 #: the class (st.cache_data, st.cache_resource) are released, once, and the memory handed
-#: back: nobody is left to reuse them, and they held the process +55-64 % above its
-#: pre-class size a minute after the class left (load test, every page). The next visitor
+#: back: nobody is left to reuse them, and they hold the process +55-64 % above its
+#: pre-class size a minute after the class leaves (load test, every page). The next visitor
 #: recomputes their view (the whole view is in the URL).
 EMPTY_SECONDS = 20.0
 #: How often the background thread looks whether a collection is due.
 HOUSEKEEPING_TICK_SECONDS = 2.5
 #: glibc malloc arenas for the whole process. glibc gives each new thread its own arena, up
 #: to 8 per core, and Streamlit runs every rerun in a fresh thread: memory freed by closed
-#: sessions was left scattered over a dozen part-used arenas (load test: RSS +12% after the
+#: sessions is left scattered over a dozen part-used arenas (load test: RSS +12% after the
 #: load, +5% with two arenas; the GIL serialises most allocation anyway).
 MALLOC_ARENAS = 2
 _M_ARENA_MAX = -8  # mallopt parameter number, from glibc's malloc.h
 #: oneDNN (torch's CPU kernels) keeps a compiled kernel per layer shape, 1024 by default;
-#: networks of every width a class types filled it: native memory never returned (network
+#: networks of every width a class types fill it, and its native memory is never returned (network
 #: engine, 450 random shapes: RSS +25% with 1024, +15% with 16, same speed). Read by oneDNN
 #: when it first builds a kernel, so it is set before any page runs.
 ONEDNN_KERNEL_CACHE = 16

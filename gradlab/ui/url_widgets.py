@@ -105,8 +105,8 @@ def url_multiselect(
     """``st.multiselect`` kept in the query parameter ``key``; the selection as a tuple (maybe empty).
 
     The URL repeats the key once per selected option (``?dtypes=float32&dtypes=float64``). The
-    chips wrap onto more rows rather than scroll: in a row of controls a box showed "float32 ×
-    float64" while its chart drew four dtypes, and cut "Complex step" to "Comple…".
+    chips wrap onto more rows rather than scroll: a scrolling box in a row of controls shows
+    "float32 × float64" while its chart draws four dtypes, and cuts "Complex step" to "Comple…".
     """
     kwargs.setdefault("wrap", True)
     _check_kwargs(kwargs)

@@ -1,8 +1,8 @@
 """Who is asking, from inside a page's script run, and page script runs taken in turns per visitor.
 
 Streamlit runs each session's script in a thread of the one server process, and
-every tab is a session: ten tabs of one visitor reloading a page were ten threads
-competing for the interpreter with everyone else's (the victim's reruns 6-17x
+every tab is a session: ten tabs of one visitor reloading a page are ten threads
+competing for the interpreter with everyone else's (another visitor's reruns 6-17x
 slower on pages that compute in the server). :func:`visitor_turn` wraps a script
 run (``app.py``): a visitor (:class:`gradlab.server.visitors.Visitor`, an address
 and its browser) runs one script at a time, and an address at most

@@ -147,7 +147,7 @@ def combine(p: NumericProblem, outputs: torch.Tensor, h: torch.Tensor):
     s, m = p.scheme, h.shape[0]
     if s.complex_step:
         reduced = reduce_outputs(outputs, p.reduction)
-        if not reduced.is_complex():  # torch's own error was 'imag is not implemented for ... non-complex dtypes'
+        if not reduced.is_complex():  # torch's own error would be 'imag is not implemented for ... non-complex dtypes'
             raise GradLabError("The complex-step scheme reads the imaginary part of fn at x + ih, but fn "
                                "returned real numbers for a complex input (abs, angle, .real or a comparison "
                                "drop the imaginary part), so there is nothing to read; pick another scheme, "

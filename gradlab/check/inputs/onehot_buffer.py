@@ -36,7 +36,7 @@ class OnehotBuffer:
 
     The yielded rows must not escape the ``with`` block: compute from them
     inside it. A function that writes into its input is refused (the buffer
-    would no longer hold copies of the base).
+    would then not hold copies of the base).
 
     >>> buf = OnehotBuffer(torch.zeros(3), rows=4)
     >>> planned = OnehotBuffer.entries(buf.base, 4, torch.tensor([2, 0]), torch.tensor([1.0, 5.0]))

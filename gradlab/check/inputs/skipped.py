@@ -3,7 +3,7 @@
 ``x + h`` is ``x`` when x is ±inf (and NaN when it is NaN), so a perturbation of such an
 element measures nothing, and the step chosen from the inputs' size is itself infinite: a
 softmax over attention scores masked with ``-inf`` (``masked_fill(mask, -inf)``, the way
-causal attention is written) was inconclusive at every element, the finite ones too.
+causal attention is written) would be inconclusive at every element, the finite ones too.
 :class:`Skipped` finds those elements; every mode then perturbs the others only (the sampled
 mode draws among them, a block or random direction is 0 at the skipped ones), the step
 comes from the finite values, and autograd's gradient is not read there (it is 0 in the

@@ -43,10 +43,10 @@ __all__ = ["FEW_ROWS", "FlatInputs", "BatchedFn", "chunk_rows", "memory_rows", "
 _INTERMEDIATE_COPIES = 8
 # Bytes of one stacked chunk beyond which bigger batches stop paying: vmap's
 # per-call overhead (~100 us) is amortised, and larger temporaries fall out of
-# the cache. Measured (full checks, one worker, same run, 2 MiB -> 8 MiB): a
-# 256x256 weight under tanh(x @ W).sum() 13.1 -> 8.2 s (4 -> 16 rows a call;
-# its temporaries are small next to its rows), 140x120 elementwise 3.15 -> 2.62 s,
-# log_softmax of 64x256 1.33 -> 1.05 s.
+# the cache. Full checks on one worker take, at 8 MiB against 2 MiB: a
+# 256x256 weight under tanh(x @ W).sum() 8.2 s against 13.1 (16 rows a call against 4;
+# its temporaries are small next to its rows), 140x120 elementwise 2.62 s against 3.15,
+# log_softmax of 64x256 1.05 s against 1.33.
 _CACHE_BYTES = 2**23
 # The same for a function called directly on the stack (no vmap): its per-call
 # overhead is a few microseconds, and its temporaries (one per elementwise op)
@@ -274,7 +274,7 @@ def single_threaded_ops():
     """Run torch ops on one thread inside the block, restoring the setting after.
 
     A check's chunks are small: splitting each small op across cores costs more in
-    synchronisation than it gains (measured 10x slower on a busy 2-core machine,
+    synchronisation than it gains (10x slower on a busy 2-core machine,
     where every op waits for the slowest core).
 
     >>> with single_threaded_ops():

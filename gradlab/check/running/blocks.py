@@ -54,7 +54,7 @@ BLOCK = 8
 
 
 #: Elements per direction in float16 and bfloat16, whose tolerance (rtol 0.05-0.1) leaves a
-#: 50 % error only 5-10 tolerances: sqrt(8) of dilution hid about half of them.
+#: 50 % error only 5-10 tolerances: sqrt(8) of dilution would hide about half of them.
 SHORT_BLOCK = 2
 
 

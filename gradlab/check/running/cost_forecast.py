@@ -6,8 +6,7 @@ from its pace, ``elapsed * total / done``; but the first ``done`` is reported
 only after the set-up (two autograd passes, the batching strategy chosen for
 the real and again for the complex dtype: a dozen evaluations of fn) and the
 first chunk. On a 1M-element expression of 20 ``x**sin(x)`` terms that is
-16-30 s of one core before the first report (the million-element Grad check printed "1 of 1,000 done in
-26.4 s"). Every checked perturbation needs ``points`` evaluations of fn on a
+16-30 s of one core before the first report. Every checked perturbation needs ``points`` evaluations of fn on a
 whole perturbed copy of x (one per moving stencil point), so one evaluation of
 fn at x, timed, gives the check's least cost before any of that:
 

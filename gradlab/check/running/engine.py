@@ -206,7 +206,7 @@ def first_order(call, args: Arguments, options: CheckOptions, twin: Callable[[],
     (:func:`gradlab.check.running.batching.single_threaded_ops`; the worker threads share the chunks):
     every evaluation of fn at x, the backward and the verdicts' own evaluations are small
     ops, which a busy machine's cores make wait for the slowest (with torch's threads, a
-    BatchNorm1d check's set-up took 40 ms of CPU for 1 ms of work).
+    BatchNorm1d check's set-up takes 40 ms of CPU for 1 ms of work).
 
     >>> call, args = checked_function(torch.sin, (torch.ones(3, dtype=torch.float64),), None)
     >>> options = CheckOptions(mode="full", samples=5, seed=0, scheme="central", eps=None, rtol=None, atol=None,

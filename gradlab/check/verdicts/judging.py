@@ -207,8 +207,8 @@ NOISE_SPAN = 1.5
 
 def _remeasured(q, estimator, rows, found: Bounded) -> Bounded:
     """``found`` with the noise of rows whose search grew the step past NOISE_SPAN·q.step
-    measured again at that step (an affine fn's step grew to 64x the check's, where its
-    rounding was 80x the noise measured at x) and their round-off bound raised to it."""
+    measured again at that step (an affine fn's step can grow to 64x the check's, where its
+    rounding is 80x the noise measured at x) and their round-off bound raised to it."""
     grown = np.flatnonzero(found.step > NOISE_SPAN * q.step)
     if not grown.size:
         return found

@@ -87,7 +87,7 @@ def vjp_rows_figure(table: pd.DataFrame) -> FigureOrSpec:
                                                        for g, j in zip(grad, jac)], cliponaxis=False,
         customdata=as_array(v), hovertemplate="%{y}.grad = %{customdata:g} × ∂y/∂%{y} = %{x:.6g}<extra></extra>",
     ))
-    # every entry labelled (a crowded category axis labels every other one: a presented chart showed
+    # every entry labelled (a crowded category axis labels every other one: a presented chart shows
     # only a[2] and b[2])
     fig.update_yaxes(autorange="reversed", type="category", ticklabelposition="inside", showgrid=True,
                      tickmode="array", tickvals=labels, ticktext=labels)

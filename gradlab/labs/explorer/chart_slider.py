@@ -148,7 +148,7 @@ def add_step_slider(fig: FigureSpec, result: SweepResult, h: float) -> None:
 
 
 #: px from the plot's bottom to the slider's readout: the x axis's tick labels (with exponents).
-_SLIDER_TOP = 31  # 28 left the readout touching the 10⁻¹⁶ label at 1280 px (issue 37)
+_SLIDER_TOP = 31  # at 28 the readout touches the 10⁻¹⁶ label at 1280 px
 
 
 #: The room above the plot (px) for the y title alone, when there is no footnote under it.
@@ -207,7 +207,7 @@ def _key_shape(name: str, group: str, rank: int, line: dict) -> dict:
 def compact_legend(fig: FigureSpec) -> None:
     """One legend entry per dtype (its colour; a click hides its curves) and per scheme (its line
     and marker, in grey), one for autograd's and one for the theory's lines, instead of one per
-    curve: "float32 · complex step" for each pair took five rows under the Complex-step classic's
+    curve: "float32 · complex step" for each pair takes five rows under the Complex-step classic's
     chart at 1280 px, leaving its plot 122 px tall. The curves keep their names (hover says them).
     The keys are layout shapes (:func:`_key_shape`), not traces; a scheme's key shows its line's
     dash (a shape's legend symbol is a line or a marker, not both; the curves carry the marker too).
@@ -243,7 +243,7 @@ def compact_legend(fig: FigureSpec) -> None:
     if kinds.get("autograd"):
         shapes.append(_key_shape("autograd", "key-autograd", next(rank), {"color": GUIDE, "dash": "dot", "width": 2}))
     # The theory's lines and stars have no entry: at the body text's size (gradlab.figures.layout.readable)
-    # two more entries took the legend to a second row, the plot under 200 px at 1280x720; the
+    # two more entries take the legend to a second row, the plot under 200 px at 1280x720; the
     # caption names them and the "theory lines" switch hides them.
     best = [i for i, t in enumerate(fig.data) if t.get("legendgroup") == "theory-best"]
     for i in best:

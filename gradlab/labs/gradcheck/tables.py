@@ -81,7 +81,7 @@ MODULE_COLUMNS = (
 )
 
 #: Rows the values table shows: the worst of a full check's up to 65,536. Styling and sending
-#: every row held the server's interpreter for seconds per rerun, and the table's 240 px show
+#: every row holds the server's interpreter for seconds per rerun, and the table's 240 px show
 #: seven of them at a time.
 TABLE_ROWS = 100
 
@@ -111,7 +111,7 @@ def state_styler(frame: pd.DataFrame, column: str, colour: Callable[[object], st
     values, which its table shows only in text columns without a format, and gives every cell an id.
     Here only the columns up to ``column`` are rendered (every text column of the page's two tables
     reads the same as its own value, the numbers have formats) and only the styled cells get ids
-    (``cell_ids``): the values table of 100 rows, 11.5 -> 6.2 ms a new check. If
+    (``cell_ids``): the values table of 100 rows in 6.2 ms a new check against 11.5. If
     pandas' ``_translate`` loses ``max_cols``: tests/test_page_gradcheck.py fails naming it.
 
     >>> styler = state_styler(pd.DataFrame({"name": ["a"], "state": ["pass"], "x": [1.0]}), "state")

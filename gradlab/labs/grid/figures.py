@@ -209,13 +209,13 @@ _FRAME_KEYS = ("x", "y", "text")
 def _animate(redraw: bool) -> dict:
     """A stop's animation: at once. Without ``redraw`` Plotly moves the traces in place and sets the
     axes' ranges (its transition of the axes), which the frames change: a stop is drawn within an
-    animation frame. A full redraw (the legend, the titles, every trace) took 76 ms a stop."""
+    animation frame. A full redraw (the legend, the titles, every trace) takes 76 ms a stop."""
     return {"mode": "immediate", "frame": {"duration": 0, "redraw": redraw}, "transition": {"duration": 0}}
 
 
 #: The y axis's title, px, in a slider's chart (its margin is fixed); its tick labels are written
 #: inside the plot above their grid lines: at the body text's 17 px (gradlab.figures.layout.readable)
-#: "−1000" outside took the 20 px that keep a 390 px phone's plot 300 px wide.
+#: "−1000" outside takes the 20 px that keep a 390 px phone's plot 300 px wide.
 _Y_ROOM = 34
 
 

@@ -4,7 +4,7 @@ Built for a projector and a phone alike: short titles, the legend below the plot
 (horizontal), few x ticks and margins that grow to fit (``automargin``). What the
 browser draws stays small whatever the number of points: the histograms and the
 error-by-x chart are binned here, over *every* compared point, so a 100,000-point
-comparison draws a few hundred marks, not 200,000 SVG points (those were most of the
+comparison draws a few hundred marks, not 200,000 SVG points (those would be most of the
 1-1.6 s between an input and the updated chart on a classroom's projector).
 
 >>> import pandas as pd
@@ -84,7 +84,7 @@ def _decade_bins(hist: pd.DataFrame) -> pd.DataFrame:
 
     Grouped with numpy over the group numbers, and a label written once per group: a cancellation
     has tens of thousands of distinct distances, and a label per distance (then a pandas groupby
-    over the strings) cost 40-50 ms per figure.
+    over the strings) costs 40-50 ms per figure.
 
     >>> _decade_bins(pd.DataFrame({"ulps": [0, 2, 3, 9, 10, 250], "count": [1, 1, 1, 1, 1, 5],
     ...                            "fraction": [.1, .1, .1, .1, .1, .5]}))[["ulps", "count"]].values.tolist()

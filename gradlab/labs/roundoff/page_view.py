@@ -4,7 +4,7 @@
 The comparison (:func:`~gradlab.labs.roundoff.engine.compare`), then the answer, the three charts
 drawn from every point, the numbers, the formulas' and the engine's notes and the first
 :data:`TABLE_ROWS` points in hex. The figures are built here, in the worker, not in the server's
-interpreter (where building them was a sixth of its time under a class), and only the rows the
+interpreter (where building them would take a sixth of its time under a class), and only the rows the
 page lists cross the pipe, not the whole table (6.6 MB at 100,000 points).
 
 >>> from gradlab.labs.roundoff.settings import RoundoffSettings
