@@ -81,9 +81,16 @@ def specs_only() -> Iterator[None]:
         _SPECS_ONLY.reset(token)
 
 
-@functools.cache
 def _default_template() -> dict:
-    """The template ``go.Figure`` writes into every layout, as a dict (built once)."""
+    """The template ``go.Figure`` writes into every layout now, as a dict (built once per name:
+    importing Streamlit's chart element makes its own template the default)."""
+    import plotly.io as pio
+
+    return _template(pio.templates.default)
+
+
+@functools.cache
+def _template(name: str) -> dict:
     import plotly.graph_objects as go
 
     return go.Figure().to_dict()["layout"]["template"]
