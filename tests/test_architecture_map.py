@@ -53,3 +53,18 @@ def test_the_check_finds_a_missing_module():
 @pytest.mark.parametrize("module", MODULES, ids=str)
 def test_every_module_is_in_the_map(module):
     assert mapped(module), f"docs/ARCHITECTURE.md does not name {module} in its folder's row"
+
+
+RECIPE = re.compile(r"^- \*\*(?P<what>[^*]+)\*\* \((?P<files>\d+) files?(?:; `(?P<test>\w+)`)?\)", re.MULTILINE)
+
+
+def test_every_recipe_touches_at_most_three_files_and_the_issue_s_six_are_performed():
+    """Each recipe says how many files it touches (at most three); a dtype, a scheme, a preset, a
+    limit, a CLI subcommand and a lab name the test of tests/test_recipes.py that performs them."""
+    recipes = {m["what"]: m for m in RECIPE.finditer(DOC)}
+    performed = (ROOT / "tests" / "test_recipes.py").read_text(encoding="utf-8")
+    assert {"A dtype", "A scheme", "A preset", "A limit a visitor can hit", "A CLI subcommand", "A lab"} <= {
+        what for what, m in recipes.items() if m["test"]}
+    for what, m in recipes.items():
+        assert int(m["files"]) <= 3, what
+        assert m["test"] is None or f"\ndef {m['test']}(copy)" in performed, (what, m["test"])
