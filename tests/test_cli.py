@@ -259,3 +259,11 @@ def test_sweep_takes_the_emulated_8_bit_dtypes(capsys, dtype):
     nearest = float(torch.tensor(math.cos(1.0)).to(getattr(torch, dtype)).float())
     assert autograd["value"] == nearest != math.cos(1.0)
     assert {r["dtype"] for r in out["rows"]} == {dtype}
+
+
+def test_a_reader_that_stops_early_gets_no_traceback():
+    """``python -m gradlab sum --format json | head -c 100``: the pipe closes while the CLI writes."""
+    shell = subprocess.run(f"{sys.executable} -m gradlab sum --shape 4x5 --format json | head -c 100",
+                           shell=True, capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
+    assert shell.stdout.startswith("{") and len(shell.stdout) == 100
+    assert "Traceback" not in shell.stderr and "BrokenPipe" not in shell.stderr, shell.stderr

@@ -12,6 +12,7 @@ True
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from typing import Sequence
@@ -77,6 +78,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # a reader that stopped early (| head): no traceback, as cat or grep
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - the interpreter's flush at exit finds a sink
+        return 0
     except (ValueError, TypeError, ArithmeticError, RuntimeError, MemoryError, RecursionError) as err:
         # A bug, not the user's fault; still one line and no traceback (tests look for this text).
         print(f"error: {UNEXPECTED} ({type(err).__name__}: {_one_line(str(err))})", file=sys.stderr)
