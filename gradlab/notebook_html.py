@@ -29,7 +29,7 @@ from gradlab.errors import GradLabError
 if TYPE_CHECKING:  # Plotly is the web lab's: the checker installs without it (NO_PLOTLY)
     import plotly.graph_objects as go
 
-__all__ = ["MAX_TABLE_ROWS", "NO_PLOTLY", "NoPlotly", "NotebookBlock", "table_html", "plotted"]
+__all__ = ["MAX_TABLE_ROWS", "NO_PLOTLY", "NoPlotly", "NotebookBlock", "ShownInNotebook", "table_html", "plotted"]
 
 #: Said where a figure would be when Plotly is not installed: ``pip install gradlab`` installs the
 #: checker (torch, numpy, pandas, sympy, mpmath); ``gradlab[app]`` adds the web lab and its figures.
@@ -93,3 +93,17 @@ class NotebookBlock:
             display(HTML(f"<p><small>{html.escape(NO_PLOTLY)}</small></p>"))
             return
         figure.show()
+
+
+class ShownInNotebook:
+    """A result Jupyter shows through its :class:`NotebookBlock` (``_notebook_block()``, the
+    result's own): the block's display in a kernel, its HTML elsewhere."""
+
+    def _notebook_block(self) -> NotebookBlock:
+        raise NotImplementedError
+
+    def _repr_html_(self) -> str:
+        return self._notebook_block().html()
+
+    def _ipython_display_(self) -> None:
+        self._notebook_block().display()

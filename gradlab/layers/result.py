@@ -43,6 +43,7 @@ from dataclasses import asdict, dataclass
 import pandas as pd
 
 from gradlab.check import STATES, overall
+from gradlab.notebook_html import NotebookBlock, ShownInNotebook
 
 __all__ = ["LayerRow", "LayersResult", "SKIPPED", "HELD_BACK", "within", "owner"]
 
@@ -134,7 +135,7 @@ class LayerRow:
 
 
 @dataclass(frozen=True)
-class LayersResult:
+class LayersResult(ShownInNotebook):
     """Every module's check, in forward order (see the module docstring)."""
 
     rows: tuple[LayerRow, ...]
@@ -248,17 +249,9 @@ class LayersResult:
             return layers_figure(self)
         return plotted(build)
 
-    def _notebook_block(self):
-        from gradlab.notebook_html import NotebookBlock
-
+    def _notebook_block(self) -> NotebookBlock:
         return NotebookBlock(f"Layer-by-layer gradient check of {self.model}", [self.answer], self.table,
                              self.figure, "One row per module and side checked, in forward order.")
-
-    def _repr_html_(self) -> str:
-        return self._notebook_block().html()
-
-    def _ipython_display_(self) -> None:
-        self._notebook_block().display()
 
 
 def _why(row: LayerRow) -> str:

@@ -34,6 +34,7 @@ from gradlab.numerics.dtypes import DTYPE_NAMES, facts
 from gradlab.numerics.emulation import emulated, to_dtype
 from gradlab.numerics.exact_derivatives import Reference, exact_derivatives, reference_at
 from gradlab.notes import Note
+from gradlab.notebook_html import ShownInNotebook
 from gradlab.step_sweep.notes import (EMULATION_NOTE, FP8_CHECKING_NOTE, emulation_notes, gap_notes, no_reference_note,
                                   zero_step_notes)
 from gradlab.step_sweep.step_frames import frame_block, frames_table, slider_steps
@@ -110,7 +111,7 @@ class SweepSettings:
 
 
 @dataclass(frozen=True)
-class SweepResult:
+class SweepResult(ShownInNotebook):
     """The sweep's tidy tables and what is needed to explain them."""
 
     settings: SweepSettings
@@ -132,17 +133,12 @@ class SweepResult:
 
         return sweep_figure(self)
 
-    def _repr_html_(self) -> str:
-        """The best steps and the notes as HTML (:func:`gradlab.step_sweep.display.sweep_block`)."""
+    def _notebook_block(self):
+        """What Jupyter shows: the best steps, the notes, and the figure through Plotly's renderer
+        (:func:`gradlab.step_sweep.display.sweep_block`)."""
         from gradlab.step_sweep.display import sweep_block
 
-        return sweep_block(self).html()
-
-    def _ipython_display_(self) -> None:
-        """What Jupyter shows: the best steps, the notes, and the figure through Plotly's renderer."""
-        from gradlab.step_sweep.display import sweep_block
-
-        sweep_block(self).display()
+        return sweep_block(self)
 
     @cached_property
     def best_rows(self) -> tuple[dict, ...]:

@@ -27,6 +27,7 @@ from gradlab.check.verdicts.element import Element
 from gradlab.check.verdicts.states import overall
 from gradlab.check.verdicts.table_rows import element, worst_position
 from gradlab.errors import GradLabError
+from gradlab.notebook_html import ShownInNotebook
 
 __all__ = ["GradcheckError", "Element", "CheckSummary", "CheckResult"]
 
@@ -91,7 +92,7 @@ class CheckSummary:
 
 
 @dataclass(frozen=True, eq=False)
-class CheckResult:
+class CheckResult(ShownInNotebook):
     """Per-value table, summary, optional heatmap array and Taylor test.
 
     With ``check_forward=True`` or ``order=2`` the forward-mode and second-order
@@ -195,15 +196,10 @@ class CheckResult:
 
         return figure_of(self)
 
-    def _repr_html_(self) -> str:
+    def _notebook_block(self):
         from gradlab.check.verdicts.notebook import block_of
 
-        return block_of(self).html()
-
-    def _ipython_display_(self) -> None:
-        from gradlab.check.verdicts.notebook import block_of
-
-        block_of(self).display()
+        return block_of(self)
 
     @property
     def state_map(self) -> np.ndarray | None:
