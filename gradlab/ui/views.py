@@ -10,6 +10,8 @@ on the next rerun (:func:`gradlab.ui.figures.replayed_chart`).
 
 from __future__ import annotations
 
+import contextlib
+from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Callable, TypeVar
 
@@ -29,9 +31,19 @@ S = TypeVar("S")
 _ENTRIES = 8 * LIMITS.cache_entries
 
 
+#: The views computed in this process, newest last: a rerun that finds its view here draws no
+#: spinner (an element sent on every rerun otherwise; Streamlit's own shows only on a miss, but
+#: with one text for the whole cache).
+_COMPUTED: OrderedDict[tuple[str, str | bytes], None] = OrderedDict()
+
+
 @st.cache_resource(max_entries=_ENTRIES, ttl=LIMITS.cache_seconds, show_spinner=False)
 def _view(key: str | bytes, entry: str, _view_of: Callable[[S], View], _settings: S) -> View:
-    return heavy(_view_of, _settings)
+    view = heavy(_view_of, _settings)
+    _COMPUTED[(entry, key)] = None
+    while len(_COMPUTED) > _ENTRIES:
+        _COMPUTED.popitem(last=False)
+    return view
 
 
 def lab_view(view_of: Callable[[S], View], settings: S, *, spinner: str = "Computing…") -> View:
@@ -41,9 +53,9 @@ def lab_view(view_of: Callable[[S], View], settings: S, *, spinner: str = "Compu
     signature again for each positional one). A GradLabError (a limit, a value out of range) is
     raised as it is, for the page's :func:`gradlab.ui.messages.stop_with_error`.
     """
-    with st.spinner(spinner):
-        return _view(key=settings_key(settings), entry=f"{view_of.__module__}.{view_of.__qualname__}",
-                     _view_of=view_of, _settings=settings)
+    key, entry = settings_key(settings), f"{view_of.__module__}.{view_of.__qualname__}"
+    with contextlib.nullcontext() if (entry, key) in _COMPUTED else st.spinner(spinner):
+        return _view(key=key, entry=entry, _view_of=view_of, _settings=settings)
 
 
 def show_chart(key: Hashable, view: View, name: str, file_name: str, **options) -> None:
