@@ -6,7 +6,7 @@ over a limit they raise :class:`gradlab.errors.LimitError` naming it.
 
 >>> LIMITS.expression_chars
 300
->>> check_limit("sweep points", 61, LIMITS.sweep_points)
+>>> within_limit("sweep points", 61, LIMITS.sweep_points)
 61
 """
 
@@ -187,7 +187,7 @@ _FIELD_TYPES = {f.name: type(getattr(Limits(), f.name)) for f in fields(Limits)}
 LIMITS = limits_from(os.environ.get(ENV_VARIABLE))
 
 
-def check_limit(what: str, value: int | float, limit: int | float) -> int | float:
+def within_limit(what: str, value: int | float, limit: int | float) -> int | float:
     """Return ``value`` when it is within ``limit``, else raise a LimitError naming it."""
     if value > limit:
         raise LimitError(

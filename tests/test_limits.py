@@ -28,7 +28,7 @@ from gradlab.labs.roundoff import engine as roundoff
 from gradlab.labs.backward.engine import BackwardSession, VJPSettings, matrix_vjp, parse_vector
 from gradlab.server.deadline import run_within
 from gradlab.errors import GradLabError, LimitError
-from gradlab.limits import ENV_VARIABLE, LIMITS, Limits, check_limit, limits_from
+from gradlab.limits import ENV_VARIABLE, LIMITS, Limits, within_limit, limits_from
 from gradlab.labs.network.engine import NetworkSettings
 from gradlab.labs.roundoff.engine import RoundoffSettings, compare_at
 from gradlab.step_sweep.engine import SweepSettings
@@ -51,13 +51,13 @@ def _nested(fn: str, depth: int) -> str:
     return f"{fn}(" * depth + "x" + ")" * depth
 
 
-# ---------------------------------------------------------------- check_limit itself
+# ---------------------------------------------------------------- within_limit itself
 
 
-def test_check_limit_passes_the_limit_and_names_what_is_over():
-    assert check_limit("widgets", 10, 10) == 10
+def test_within_limit_passes_the_limit_and_names_what_is_over():
+    assert within_limit("widgets", 10, 10) == 10
     with pytest.raises(LimitError, match=r"Too many widgets: 11 asked for.*at most 10"):
-        check_limit("widgets", 11, 10)
+        within_limit("widgets", 11, 10)
 
 
 def _limits_names(tree: ast.AST) -> set[str]:

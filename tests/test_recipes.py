@@ -103,7 +103,7 @@ def test_a_limit_is_one_field_and_its_reader(copy):
     insert_after(copy, "gradlab/limits.py", '''    summed_terms: int = 200_000''', '''
     summed_dimensions: int = 4  # axes of the summed-loss lab's input''')
     insert_after(copy, "gradlab/labs/summed/loss.py", '''LIMITS.summed_terms)
-''', '''        check_limit("axes of the input", len(self.shape), LIMITS.summed_dimensions)
+''', '''        within_limit("axes of the input", len(self.shape), LIMITS.summed_dimensions)
 ''')
     passes(copy, "tests/test_limits.py", k="enforced or environment or GRADLAB_LIMITS")
     env_over = subprocess.run([sys.executable, "-c", "from gradlab.labs.summed import SummedLossSettings\n"

@@ -44,7 +44,7 @@ from gradlab.check import GRAD_OUTPUTS, choose, require_valid_options, single_th
 from gradlab.errors import GradLabError
 from gradlab.layers.record import Call, kept_buffers, record_calls
 from gradlab.layers.result import LayerRow, LayersResult, owner, within
-from gradlab.limits import LIMITS, check_limit, size_limit
+from gradlab.limits import LIMITS, within_limit, size_limit
 
 __all__ = ["check_layers", "CALLS"]
 
@@ -79,7 +79,7 @@ def _check_layers(model, inputs, calls, progress, forward_kwargs, options) -> La
     recorded = record_calls(model, inputs, dict(forward_kwargs or {}))
     chosen = [c for c in recorded if calls == "all" or c.index == 0]
     times_called = _times_called(recorded)
-    check_limit("module checks", len(chosen), LIMITS.layer_checks)
+    within_limit("module checks", len(chosen), LIMITS.layer_checks)
     rows: dict[int, list[LayerRow]] = {}
     failed: list[str] = []  # the modules with a failing check so far
     with kept_buffers(model):
@@ -128,10 +128,10 @@ def _validate(options: dict) -> None:
     """
     require_valid_options(options)
     if "grad_outputs" in options:
-        _check_grad_outputs(options["grad_outputs"])
+        _require_named_grad_outputs(options["grad_outputs"])
 
 
-def _check_grad_outputs(spec) -> None:
+def _require_named_grad_outputs(spec) -> None:
     """check_layers weighs each module's own outputs: a name, never one tensor (it fits one
     module's output shape, not every module's)."""
     if not isinstance(spec, str):

@@ -28,7 +28,7 @@ from gradlab.errors import GradLabError
 from gradlab.layers.check import CALLS, check_layers
 from gradlab.layers.result import LayersResult
 from gradlab.layers.vocabulary import build_model, parse_stack, stack_parameters
-from gradlab.limits import LIMITS, check_limit
+from gradlab.limits import LIMITS, within_limit
 from gradlab.numerics.dtypes import DTYPE_NAMES, facts
 
 if TYPE_CHECKING:  # only for the annotation
@@ -72,7 +72,7 @@ class LayerCheckSettings:
         require_valid_options({"seed": self.seed})  # as gradlab.gradcheck and `python -m gradlab check` refuse it
         if not self.input_shape or any(int(n) < 1 for n in self.input_shape):
             raise GradLabError(f"The input shape {self.input_shape} needs positive sizes, batch first.")
-        check_limit("input elements", math.prod(int(n) for n in self.input_shape), LIMITS.tensor_elements)
+        within_limit("input elements", math.prod(int(n) for n in self.input_shape), LIMITS.tensor_elements)
         shape = tuple(int(n) for n in self.input_shape)
         stack_parameters(self.stack, shape)
         return replace(self, input_shape=shape)

@@ -63,7 +63,7 @@ def _binary(text: str, node: ast.BinOp) -> Built:
     left, right = build(text, node.left), build(text, node.right)
     op = type(node.op)
     if op is ast.Pow:
-        _check_exponent(text, node, left, right)
+        _require_small_exponent(text, node, left, right)
     torch_ops = {
         ast.Add: lambda a, b: a + b,
         ast.Sub: lambda a, b: a - b,
@@ -88,7 +88,7 @@ def _torch_pow(base, exponent):
     return torch.pow(base, exponent)
 
 
-def _check_exponent(text: str, node: ast.BinOp, base: Built, exponent: Built) -> None:
+def _require_small_exponent(text: str, node: ast.BinOp, base: Built, exponent: Built) -> None:
     if exponent.constant is not None and abs(exponent.constant) > LIMITS.exponent_magnitude:
         raise ExpressionError(
             f"The exponent in '{segment(text, node)}' is too large; exponents up to "

@@ -4,7 +4,7 @@ Nothing is evaluated: :func:`syntax_tree` only parses (``ast.parse``), and
 :func:`validate` refuses any node outside the language, with a message that
 names the offending part and, where it helps, the fix.
 
-Before parsing, :func:`check_characters` refuses what the tree would never show:
+Before parsing, :func:`require_known_characters` refuses what the tree would never show:
 a ``#`` (Python drops a comment, so ``x**2 # any text`` parsed as ``x**2`` while
 the whole text went on into titles, JSON and file names), any character outside
 ASCII (Python folds look-alikes to ASCII names: ``sin(ｘ)`` and ``𝑥**2`` read as
@@ -12,7 +12,7 @@ ASCII (Python folds look-alikes to ASCII names: ``sin(ｘ)`` and ``𝑥**2`` rea
 is one line).
 
 >>> try:
-...     check_characters("x**2 # any text")
+...     require_known_characters("x**2 # any text")
 ... except ExpressionError as err:
 ...     print(str(err).replace("; ", ";\\n"))
 The character '#' (U+0023, NUMBER SIGN) is not part of the expression language;
@@ -39,7 +39,7 @@ from gradlab.errors import GradLabError
 from gradlab.limits import LIMITS
 from gradlab.numerics.expression_functions import CONSTANTS, FUNCTIONS
 
-__all__ = ["ExpressionError", "check_characters", "syntax_tree", "validate", "segment"]
+__all__ = ["ExpressionError", "require_known_characters", "syntax_tree", "validate", "segment"]
 
 
 class ExpressionError(GradLabError):
@@ -85,7 +85,7 @@ def validate(text: str, tree: ast.Expression) -> None:
 def _children(text: str, node: ast.AST) -> list[ast.AST]:
     """The sub-expressions of an allowed node; raise for a node that is not allowed."""
     if isinstance(node, ast.Constant):
-        _check_literal(text, node)
+        _require_real_literal(text, node)
         return []
     if isinstance(node, ast.Name):
         if node.id != "x" and node.id not in CONSTANTS:
@@ -101,12 +101,12 @@ def _children(text: str, node: ast.AST) -> list[ast.AST]:
             raise ExpressionError(f"The operator in '{segment(text, node)}' is not allowed: {hint}.")
         return [node.left, node.right]
     if isinstance(node, ast.Call):
-        _check_call(text, node)
+        _require_plain_call(text, node)
         return [node.args[0]]
     raise ExpressionError(_refusal_message(text, node))
 
 
-def _check_literal(text: str, node: ast.Constant) -> None:
+def _require_real_literal(text: str, node: ast.Constant) -> None:
     value = node.value
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ExpressionError(f"Only real numbers can be written literally; '{segment(text, node)}' is not one.")
@@ -117,7 +117,7 @@ def _check_literal(text: str, node: ast.Constant) -> None:
         )
 
 
-def _check_call(text: str, node: ast.Call) -> None:
+def _require_plain_call(text: str, node: ast.Call) -> None:
     if not isinstance(node.func, ast.Name):
         raise ExpressionError(
             f"Only plain function calls such as sin(x) are allowed; '{segment(text, node.func)}' is not one."
@@ -157,13 +157,13 @@ _CONTROL_NAMES = {"\t": "TAB", "\n": "LINE FEED", "\r": "CARRIAGE RETURN", "\v":
                   "\f": "FORM FEED", "\x00": "NULL", "\x1b": "ESCAPE", "\x7f": "DELETE"}
 
 
-def check_characters(text: str) -> None:
+def require_known_characters(text: str) -> None:
     """Refuse the first character outside the language's alphabet, printable ASCII without ``#``,
     naming it: its code point, its Unicode name, itself where it is visible, and the ASCII to type.
 
-    >>> check_characters("sin(x) + 2**x")
+    >>> require_known_characters("sin(x) + 2**x")
     >>> try:
-    ...     check_characters("sin(ｘ)")
+    ...     require_known_characters("sin(ｘ)")
     ... except ExpressionError as err:
     ...     print(err)
     The character 'ｘ' (U+FF58, FULLWIDTH LATIN SMALL LETTER X) is not part of the expression language; type x instead.
@@ -207,7 +207,7 @@ _PARSE_LOCK = threading.Lock()
 
 
 def syntax_tree(text: str) -> ast.Expression:
-    check_characters(text)
+    require_known_characters(text)
     try:
         # A visitor's text must not write to the server log: Python warns about odd
         # string escapes ('\\)') while parsing, and string literals are refused anyway.

@@ -29,7 +29,7 @@ import torch
 
 from gradlab.errors import GradLabError
 from gradlab.numerics.expressions import Expression, parse
-from gradlab.limits import LIMITS, check_limit
+from gradlab.limits import LIMITS, within_limit
 from gradlab.numerics.dtypes import DTYPE_NAMES, facts
 from gradlab.numerics.emulation import emulated, to_dtype
 from gradlab.numerics.exact_derivatives import Reference, exact_derivatives, reference_at
@@ -96,7 +96,7 @@ class SweepSettings:
             )
         if int(self.points) != self.points or self.points < 2:
             raise GradLabError(f"The number of points must be a whole number of at least 2; got {self.points!r}.")
-        check_limit("sweep points", int(self.points), LIMITS.sweep_points)
+        within_limit("sweep points", int(self.points), LIMITS.sweep_points)
         if not self.dtypes:
             raise GradLabError("Choose at least one dtype.")
         if not self.schemes:

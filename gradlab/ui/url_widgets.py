@@ -35,7 +35,7 @@ T = TypeVar("T")
 _RESERVED = ("key", "bind")
 
 
-def _check_kwargs(kwargs: Mapping[str, Any]) -> None:
+def _refuse_reserved_kwargs(kwargs: Mapping[str, Any]) -> None:
     for name in _RESERVED:
         if name in kwargs:
             raise TypeError(f"Pass the widget key positionally; {name}= is set by the wrapper.")
@@ -86,7 +86,7 @@ def url_radio(
 
 def _url_choice(widget, label, key, options, index, format_func, kwargs):
     """One of several options (selectbox, radio), kept in the query parameter ``key``."""
-    _check_kwargs(kwargs)
+    _refuse_reserved_kwargs(kwargs)
     options = tuple(options)
     _drop_invalid_state(key, lambda v: v in options)
     return widget(label, options, index=index, format_func=format_func,
@@ -109,7 +109,7 @@ def url_multiselect(
     "float32 × float64" while its chart draws four dtypes, and cuts "Complex step" to "Comple…".
     """
     kwargs.setdefault("wrap", True)
-    _check_kwargs(kwargs)
+    _refuse_reserved_kwargs(kwargs)
     options = tuple(options)
     if key in st.session_state:
         current = st.session_state[key]
@@ -140,7 +140,7 @@ def url_number(
     ``value`` is clamped into that range: a deployment may lower a limit in
     gradlab.limits below a widget's usual default (``GRADLAB_LIMITS``).
     """
-    _check_kwargs(kwargs)
+    _refuse_reserved_kwargs(kwargs)
     value = _clamped(value, min_value, max_value)
 
     def ok(v: Any) -> bool:
@@ -204,7 +204,7 @@ def url_slider(
     **kwargs: Any,
 ) -> Any:
     """``st.slider`` kept in the query parameter ``key`` (a single value or a ``(low, high)`` range)."""
-    _check_kwargs(kwargs)
+    _refuse_reserved_kwargs(kwargs)
 
     def inside(v: Any) -> bool:
         return min_value <= v <= max_value
@@ -233,7 +233,7 @@ def url_select_slider(
     **kwargs: Any,
 ) -> Any:
     """``st.select_slider`` kept in the query parameter ``key``; the URL carries the formatted option(s)."""
-    _check_kwargs(kwargs)
+    _refuse_reserved_kwargs(kwargs)
     options = tuple(options)
 
     def ok(v: Any) -> bool:
@@ -259,7 +259,7 @@ def url_text(
     **kwargs: Any,
 ) -> str:
     """``st.text_input`` kept in the query parameter ``key``. Any text can arrive from the URL: validate it."""
-    _check_kwargs(kwargs)
+    _refuse_reserved_kwargs(kwargs)
     _drop_invalid_state(key, lambda v: isinstance(v, str))
     return st.text_input(
         label, value=value, max_chars=max_chars, key=key, bind="query-params", **kwargs,
@@ -268,14 +268,14 @@ def url_text(
 
 def url_toggle(label: str, key: str, *, value: bool = False, **kwargs: Any) -> bool:
     """``st.toggle`` kept in the query parameter ``key`` (``?key=true`` / ``?key=false``)."""
-    _check_kwargs(kwargs)
+    _refuse_reserved_kwargs(kwargs)
     _drop_invalid_state(key, lambda v: isinstance(v, bool))
     return st.toggle(label, value=value, key=key, bind="query-params", **kwargs)
 
 
 def url_checkbox(label: str, key: str, *, value: bool = False, **kwargs: Any) -> bool:
     """``st.checkbox`` kept in the query parameter ``key``."""
-    _check_kwargs(kwargs)
+    _refuse_reserved_kwargs(kwargs)
     _drop_invalid_state(key, lambda v: isinstance(v, bool))
     return st.checkbox(label, value=value, key=key, bind="query-params", **kwargs)
 

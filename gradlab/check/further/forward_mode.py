@@ -39,7 +39,7 @@ from gradlab.check.inputs.flat_inputs import FlatInputs
 from gradlab.check.inputs.skipped import Skipped
 from gradlab.check.running.engine import check_gradient, perturbations
 from gradlab.check.verdicts.results import CheckResult
-from gradlab.limits import LIMITS, check_limit
+from gradlab.limits import LIMITS, within_limit
 
 __all__ = ["forward_mode_twin", "forward_mode_gradient", "check_forward_mode"]
 
@@ -134,7 +134,7 @@ def forward_mode_gradient(fn: Callable, args: Sequence, which: Sequence[int],
     """
     args = [a.detach() if isinstance(a, torch.Tensor) else a for a in args]
     wanted = _local_columns(args, which, columns)
-    check_limit("forward-mode columns", sum(len(w) for w in wanted), LIMITS.full_check_elements)
+    within_limit("forward-mode columns", sum(len(w) for w in wanted), LIMITS.full_check_elements)
     return [_gradient_of(fn, args, i, cotangents, w) for i, w in zip(which, wanted)]
 
 

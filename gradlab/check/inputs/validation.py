@@ -20,7 +20,7 @@ import math
 from typing import Mapping, Sequence
 
 from gradlab.errors import GradLabError, LimitError
-from gradlab.limits import LIMITS, check_limit
+from gradlab.limits import LIMITS, within_limit
 from gradlab.numerics.schemes import Scheme, get_scheme
 
 __all__ = ["MODES", "REDUCTIONS", "GRAD_OUTPUTS", "choose", "require_callable", "validated_step", "validated_samples",
@@ -112,7 +112,7 @@ def resolve_workers(workers: int | None) -> int:
         return LIMITS.check_workers
     if isinstance(workers, bool) or not (isinstance(workers, int) and workers >= 1):
         raise GradLabError(f"workers must be a whole number >= 1; got {workers!r}.")
-    return int(check_limit("check worker threads", workers, LIMITS.check_workers))
+    return int(within_limit("check worker threads", workers, LIMITS.check_workers))
 
 
 def full_check_work(numel: int, output_numel: int, scheme: str | Scheme = "central") -> str:

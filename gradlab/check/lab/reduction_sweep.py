@@ -39,7 +39,7 @@ from gradlab.check.lab.builtin_models import build_model_loss
 from gradlab.check.lab.settings import CheckSettings
 from gradlab.check.running.batching import FlatInputs
 from gradlab.check.running.engine import sample_indices
-from gradlab.limits import LIMITS, check_limit
+from gradlab.limits import LIMITS, within_limit
 from gradlab.numerics.dtypes import resolve_tolerances
 
 __all__ = ["EPS_RANGE", "eps_grid", "reduction_sweep", "CheckSweep", "sweep_settings_for", "check_sweep"]
@@ -62,7 +62,7 @@ def eps_grid(points_per_decade: int = POINTS_PER_DECADE) -> np.ndarray:
     """
     lo, hi = np.log10(EPS_RANGE[0]), np.log10(EPS_RANGE[1])
     count = int(round((hi - lo) * points_per_decade)) + 1
-    check_limit("sweep points", count, LIMITS.sweep_points)
+    within_limit("sweep points", count, LIMITS.sweep_points)
     return np.logspace(lo, hi, count)
 
 

@@ -24,7 +24,7 @@ from gradlab.check.lab.builtin_models import LOSSES, MODELS, build_model_loss
 from gradlab.check.running.engine import check_gradient
 from gradlab.check.verdicts.results import CheckResult
 from gradlab.errors import GradLabError
-from gradlab.limits import LIMITS, check_limit
+from gradlab.limits import LIMITS, within_limit
 from gradlab.numerics.dtypes import facts, resolve_tolerances
 from gradlab.numerics.expressions import parse
 from gradlab.numerics.schemes import get_scheme, not_applicable_reason
@@ -104,7 +104,7 @@ def _valid_shape(shape) -> tuple[int, ...]:
         raise GradLabError(f"The shape must have 1 to {_MAX_DIMS} sizes, each at least 1; "
                            f"got {dims}. Write it like 140x120.")
     # Python ints: torch.Size.numel() overflows int64 and can wrap to 0 past the limit.
-    check_limit("tensor elements", math.prod(dims), LIMITS.tensor_elements)
+    within_limit("tensor elements", math.prod(dims), LIMITS.tensor_elements)
     return dims
 
 

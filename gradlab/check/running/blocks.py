@@ -43,7 +43,7 @@ import math
 import numpy as np
 import torch
 
-from gradlab.limits import LIMITS, check_limit
+from gradlab.limits import LIMITS, within_limit
 
 __all__ = ["BLOCK", "SHORT_BLOCK", "block_size", "block_count", "block_directions", "BlockDirections", "contract",
            "covered", "block_members", "some_of", "direction_tolerance"]
@@ -81,7 +81,7 @@ def block_directions(numel: int, seed: int, tolerance, block: int = BLOCK) -> Bl
     into M blocks, random signs, element j weighted by 1/``tolerance[j]`` (a numpy array or a
     tensor), held as a :class:`BlockDirections`."""
     count = block_count(numel, block)
-    check_limit("directional checks", count, LIMITS.directional_checks)
+    within_limit("directional checks", count, LIMITS.directional_checks)
     # one seeded draw, the arithmetic in numpy (each torch op costs 5-15 us in a small check):
     # the shuffle from the first row, each element's sign and size from the second (u < 1/2:
     # negative; the size 1 + |2u - 1| is uniform in [1, 2) either way). Random sizes, not signs

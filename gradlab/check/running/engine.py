@@ -71,7 +71,7 @@ from gradlab.check.verdicts.report import CheckContext, Tolerances, error_map, s
 from gradlab.check.verdicts.results import CheckResult
 from gradlab.check.verdicts.states import evidence_notes
 from gradlab.errors import GradLabError
-from gradlab.limits import LIMITS, check_limit
+from gradlab.limits import LIMITS, within_limit
 from gradlab.numerics.dtypes import facts, resolve_tolerances
 from gradlab.numerics.schemes import get_scheme, not_applicable_reason
 
@@ -84,7 +84,7 @@ def sample_indices(numel: int, samples: int, seed: int) -> torch.Tensor:
     >>> sample_indices(10, 3, 0).tolist() == sample_indices(10, 3, 0).tolist()
     True
     """
-    check_limit("sampled elements", samples, LIMITS.sampled_elements)
+    within_limit("sampled elements", samples, LIMITS.sampled_elements)
     gen = torch.Generator().manual_seed(seed)
     return torch.randperm(numel, generator=gen)[:min(samples, numel)].sort().values
 
@@ -104,7 +104,7 @@ def perturbations(mode: str, numel: int, samples: int, seed: int, tolerance=None
         return torch.arange(numel), None
     if mode == "sampled":
         return sample_indices(numel, samples, seed), None
-    check_limit("directional checks", samples, LIMITS.directional_checks)
+    within_limit("directional checks", samples, LIMITS.directional_checks)
     gen = torch.Generator().manual_seed(seed)
     v = torch.randn(samples, numel, generator=gen, dtype=torch.float64)
     return None, v / v.norm(dim=1, keepdim=True)

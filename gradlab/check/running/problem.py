@@ -41,7 +41,7 @@ from gradlab.check.inputs.preconditions import in_place_refusal
 from gradlab.check.inputs.validation import validated_step
 from gradlab.check.running.batching import BatchedFn, FlatInputs, single_threaded_ops
 from gradlab.errors import GradLabError
-from gradlab.limits import LIMITS, check_limit, size_limit
+from gradlab.limits import LIMITS, within_limit, size_limit
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.schemes import Scheme, default_step, get_scheme  # noqa: F401 - get_scheme: doctest
 
@@ -94,7 +94,7 @@ def validated_inputs(xs: list[torch.Tensor]) -> list[torch.Tensor]:
         if not t.is_floating_point():
             raise GradLabError(f"The checked inputs must be floating-point tensors; got {t.dtype}.")
         facts(t.dtype)  # a dtype GradLab knows
-    check_limit("input elements", sum(t.numel() for t in xs), size_limit(LIMITS.tensor_elements))  # the server's
+    within_limit("input elements", sum(t.numel() for t in xs), size_limit(LIMITS.tensor_elements))  # the server's
     return [t.detach() for t in xs]
 
 

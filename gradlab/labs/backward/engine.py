@@ -32,7 +32,7 @@ from gradlab.labs.backward.empty_example import (EMPTY_NOTE, QUESTION_CODE, QUES
                                         empty_demo, empty_example)
 from gradlab.labs.backward.matrix_vjp import (MATRIX_EXAMPLES, ExampleVJPSettings, MatrixExample, MatrixVJP, example_vjp,
                                      matrix_vjp)
-from gradlab.limits import LIMITS, check_limit
+from gradlab.limits import LIMITS, within_limit
 from gradlab.numerics.dtypes import facts
 
 __all__ = [
@@ -89,7 +89,7 @@ def parse_vector(text: str, name: str = "vector") -> tuple[float, ...]:
         if not math.isfinite(value):
             raise GradLabError(f"The {name} must hold finite numbers; got '{part}'.")
         values.append(value)
-    check_limit(f"entries in the {name}", len(values), LIMITS.backward_vector_entries)
+    within_limit(f"entries in the {name}", len(values), LIMITS.backward_vector_entries)
     return tuple(values)
 
 
@@ -112,7 +112,7 @@ class VJPSettings:
         n = len(self.a)
         if n == 0:
             raise GradLabError("The inputs need at least one entry each.")
-        check_limit("entries in a, b, c and v", n, LIMITS.backward_vector_entries)
+        within_limit("entries in a, b, c and v", n, LIMITS.backward_vector_entries)
         for label in ("b", "c", "v"):
             if len(getattr(self, label)) != n:
                 raise GradLabError(
@@ -262,7 +262,7 @@ class BackwardSession:
         if len(text) > LIMITS.expression_chars:
             raise GradLabError(f"The list of steps is longer than {LIMITS.expression_chars} characters; start afresh.")
         steps = tuple(p for p in re.split(r"[,\s]+", text.strip().lower()) if p)
-        check_limit("backward steps", len(steps), LIMITS.backward_steps)
+        within_limit("backward steps", len(steps), LIMITS.backward_steps)
         for step in steps:
             _refuse_unknown_step(step)
         return cls(settings, steps)
@@ -277,7 +277,7 @@ class BackwardSession:
         'br,z'
         """
         _refuse_unknown_step(step)
-        check_limit("backward steps", len(self.steps) + 1, LIMITS.backward_steps)
+        within_limit("backward steps", len(self.steps) + 1, LIMITS.backward_steps)
         if len(self.to_text()) + len(step) + 1 > LIMITS.expression_chars:
             raise GradLabError("That is as many steps as one session keeps; zero the gradients and start afresh.")
         return replace(self, steps=self.steps + (step,))

@@ -17,7 +17,7 @@ import pandas as pd
 import torch
 
 from gradlab.errors import GradLabError
-from gradlab.limits import LIMITS, check_limit
+from gradlab.limits import LIMITS, within_limit
 from gradlab.numerics.dtypes import facts
 
 __all__ = ["MatrixExample", "MATRIX_EXAMPLES", "MatrixVJP", "matrix_vjp", "ExampleVJPSettings", "example_vjp"]
@@ -76,7 +76,7 @@ def matrix_vjp(w, x, v, dtype: str = "float32") -> MatrixVJP:
             f"got {len(x)} and {len(v)}."
         )
     for label, size in (("columns of W", len(rows[0])), ("rows of W", len(rows))):
-        check_limit(label, size, LIMITS.backward_vector_entries)
+        within_limit(label, size, LIMITS.backward_vector_entries)
     wt = torch.tensor(rows, dtype=dt)
     xt = torch.tensor([float(e) for e in x], dtype=dt, requires_grad=True)
     vt = torch.tensor([float(e) for e in v], dtype=dt)

@@ -18,7 +18,7 @@ import torch.nn.functional as F
 
 from gradlab.errors import GradLabError
 from gradlab.labs.network.arithmetic import exact_layers_output
-from gradlab.limits import LIMITS, check_limit
+from gradlab.limits import LIMITS, within_limit
 from gradlab.numerics.dtypes import facts
 
 __all__ = ["ActivationSpec", "ACTIVATIONS", "NetworkSettings", "QUESTION_SEED", "Network", "network_input",
@@ -85,8 +85,8 @@ class NetworkSettings:
         for width in (int(self.input_size), *hidden):
             if width < 1:
                 raise GradLabError(f"Every layer needs at least one unit; got {width}.")
-            check_limit("units in one layer", width, LIMITS.network_width)
-        check_limit("hidden layers", len(hidden), LIMITS.network_depth)
+            within_limit("units in one layer", width, LIMITS.network_width)
+        within_limit("hidden layers", len(hidden), LIMITS.network_depth)
         if not 0 <= int(self.index) < int(self.input_size):
             raise GradLabError(
                 f"The input index must be between 0 and {int(self.input_size) - 1} (the input has "
@@ -101,7 +101,7 @@ class NetworkSettings:
             )
         if int(self.points) < 2:
             raise GradLabError(f"A sweep needs at least 2 steps; got {self.points}.")
-        check_limit("sweep points", int(self.points), LIMITS.sweep_points)
+        within_limit("sweep points", int(self.points), LIMITS.sweep_points)
         if int(self.seed) < 0:
             raise GradLabError(f"The seed must be a whole number >= 0; got {self.seed}.")
         return replace(self, dtype=name, hidden=hidden, input_size=int(self.input_size),

@@ -37,7 +37,7 @@ from gradlab.labs.roundoff.formulas import BUILTIN_FORMULAS, Formula, FormulaSpe
 from gradlab.labs.roundoff.reference import (EXACT_DIGITS, digits_for, error_in_ulps, exact_reference,
                                              reference_note, refuse_different_maths)
 from gradlab.labs.roundoff.settings import DISTRIBUTIONS, RoundoffSettings, sample_inputs
-from gradlab.limits import LIMITS, check_limit
+from gradlab.limits import LIMITS, within_limit
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.ulp import bit_patterns, hex_of, ulp_distances
 from gradlab.server.deadline import run_within
@@ -228,7 +228,7 @@ def compare_at(formula_a: str, formula_b: str, xs, dtype: str = "float64") -> Ro
     values = np.asarray(xs, dtype=np.float64).reshape(-1)
     if values.size == 0:
         raise GradLabError("Give at least one point x to compare the formulas at.")
-    check_limit("samples", values.size, LIMITS.roundoff_samples)
+    within_limit("samples", values.size, LIMITS.roundoff_samples)
     x = torch.as_tensor(values).to(info.torch_dtype)
     return _compare_within_limit(x, formula(formula_a), formula(formula_b), info.name)
 

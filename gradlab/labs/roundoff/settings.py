@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 import torch
 
 from gradlab.errors import GradLabError
-from gradlab.limits import LIMITS, check_limit
+from gradlab.limits import LIMITS, within_limit
 from gradlab.numerics.dtypes import facts
 
 __all__ = ["DISTRIBUTIONS", "RoundoffSettings", "sample_inputs"]
@@ -55,7 +55,7 @@ class RoundoffSettings:
             )
         if int(self.samples) < 1:
             raise GradLabError(f"At least one sample is needed; got {self.samples}.")
-        check_limit("samples", int(self.samples), LIMITS.roundoff_samples)
+        within_limit("samples", int(self.samples), LIMITS.roundoff_samples)
         if int(self.seed) < 0:
             raise GradLabError(f"The seed must be a whole number >= 0; got {self.seed}.")
         return replace(self, dtype=name, samples=int(self.samples), seed=int(self.seed))

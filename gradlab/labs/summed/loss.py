@@ -31,7 +31,7 @@ import torch
 
 from gradlab.check import build_model_loss, CheckSettings
 from gradlab.errors import GradLabError
-from gradlab.limits import LIMITS, check_limit
+from gradlab.limits import LIMITS, within_limit
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.emulation import round_to_bfloat16, round_to_dtype
 from gradlab.numerics.exact_sum import exact_sum
@@ -248,7 +248,7 @@ class SummedLossSettings:
     def __post_init__(self) -> None:
         CheckSettings(shape=self.shape, dtype=self.dtype, reduction=self.reduction, loss=self.loss,
                       seed=self.seed)  # the check's own validation of each value
-        check_limit("summed terms", math.prod(self.shape), LIMITS.summed_terms)
+        within_limit("summed terms", math.prod(self.shape), LIMITS.summed_terms)
         if self.reduction == "none":
             raise GradLabError("The summed loss needs reduction 'sum' or 'mean': 'none' sums nothing.")
         if not (math.isfinite(self.h) and self.h > 0):
