@@ -18,10 +18,12 @@ workdps(15)). Two ways round it:
   (sympy's own evaluation, arithmetic on shared values); such sections take
   turns, so keep them short.
 
->>> with private_digits(30) as ctx:
-...     third = ctx.mpf(1) / 3
->>> mpmath.nstr(to_shared(third), 30), mpmath.mp.dps
-('0.333333333333333333333333333333', 15)
+>>> with MP_LOCK:  # no other thread's working_digits section in between (the suite runs some)
+...     before = mpmath.mp.dps
+...     with private_digits(30) as ctx:
+...         third = ctx.mpf(1) / 3
+...     mpmath.nstr(to_shared(third), 30), mpmath.mp.dps == before
+('0.333333333333333333333333333333', True)
 >>> with working_digits(30):
 ...     print(mpmath.mp.dps)
 30
