@@ -54,6 +54,12 @@ def _until(condition, what: str):
         time.sleep(0.02)
 
 
+#: How a killed worker's end reads: SIGKILL, or 255 where the fork server's report of the status
+#: was lost (multiprocessing's popen_forkserver says 255 when it reads no status; seen once on a
+#: busy CI machine). A worker that ends by itself exits 0, or 1 on an exception.
+_KILLED = (-signal.SIGKILL, 255)
+
+
 def _killed(workers) -> list:
     """The workers (of those given) that ended by SIGKILL: the pool's kill at a limit.
 
@@ -61,11 +67,11 @@ def _killed(workers) -> list:
     a worker that lives on (that join waited PATIENCE for nothing: 60 s a test)."""
     deadline = time.monotonic() + PATIENCE
     while time.monotonic() < deadline:
-        if any(w.process.exitcode == -signal.SIGKILL for w in workers):
+        if any(w.process.exitcode in _KILLED for w in workers):
             time.sleep(0.2)
             break
         time.sleep(0.02)
-    return [w for w in workers if w.process.exitcode == -signal.SIGKILL]
+    return [w for w in workers if w.process.exitcode in _KILLED]
 
 
 def _in_thread(fn, *args, **kwargs) -> tuple[threading.Thread, dict]:
