@@ -6,7 +6,8 @@ machine where an absolute time does not. Two readers:
 
 * ``load_test.py --against-floor``: :func:`classroom_bar`, the same class against
   GradLab and the floor (server CPU per rerun and its ratio, class and burst p95,
-  errors, RSS after the settle);
+  errors, RSS after the settle); with ``--changing`` also :func:`changing_bar`, a class
+  moving between presets with one control changed (CPU ratio, each page's p95, errors);
 * ``bench_browser.py --floor``: :func:`felt_ratios`, each page's first chart (first
   and returning visit) and one interaction against the floor's.
 
@@ -30,6 +31,7 @@ FELT_TARGETS: dict[str, tuple[str, float]] = {
 CPU_RATIO_TARGET = 2.0  # server CPU per rerun under the class, GradLab / floor
 CLASS_P95_TARGET = 1.0  # seconds, one `streamlit run app.py`
 BURST_P95_TARGET = 2.0
+CHANGING_PAGE_P95_TARGET = 2.0  # seconds on every page: a class moving between presets, one control changed
 RSS_GROWTH_TARGET = 0.10  # RSS after the settle within 10 % of before the class ...
 RSS_SETTLE_S = 60.0  # ... a minute after the last tab closed
 
@@ -117,7 +119,26 @@ def class_measures(summary: dict, info: dict) -> dict:
         "rss_before": info["rss_before"],
         "rss_after": info["rss_after"],
         "other_cores": info.get("class_other_cores", float("nan")),
+        "page_p95": {page: v["p95"] for page, v in summary.get("pages", {}).items()},
     }
+
+
+def changing_bar(changing: dict, floor: dict) -> list[dict]:
+    """The changing class's rows (same keys as :func:`classroom_bar`'s): server CPU per rerun
+    against the floor's (<= 2x), p95 < 2 s on each page of the class (``page_p95``), errors 0.
+
+    >>> m = dict(cpu_per_rerun=0.03, errors=0, page_p95={"grid": 0.4, "roundoff": 2.5})
+    >>> [(r["name"], r["met"]) for r in changing_bar(m, dict(cpu_per_rerun=0.01, class_p95=0.1))]
+    [('server CPU per rerun', False), ('p95 grid', True), ('p95 roundoff', False), ('errors', True)]
+    """
+    cpu = ratio(changing["cpu_per_rerun"], floor["cpu_per_rerun"])
+    rows = [("server CPU per rerun", changing["cpu_per_rerun"], floor["cpu_per_rerun"], cpu,
+             f"<= {CPU_RATIO_TARGET:g}x the floor's", None if cpu is None else cpu <= CPU_RATIO_TARGET)]
+    for page, p95 in sorted(changing["page_p95"].items()):
+        rows.append((f"p95 {page}", p95, floor.get("class_p95"), None, f"< {CHANGING_PAGE_P95_TARGET:g} s",
+                     None if math.isnan(p95) else p95 < CHANGING_PAGE_P95_TARGET))
+    rows.append(("errors", changing["errors"], floor.get("errors"), None, "0", changing["errors"] == 0))
+    return [dict(zip(("name", "gradlab", "floor", "ratio", "target", "met"), row, strict=True)) for row in rows]
 
 
 def verdict(met: bool | None) -> str:

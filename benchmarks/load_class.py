@@ -12,11 +12,12 @@ import asyncio
 import contextlib
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qsl
 
-from benchmarks.class_links import all_pages, page_links, text_choices
+from benchmarks.class_links import CHANGED_CONTROL, all_pages, changing_moves, page_links, text_choices
 from harness.browser import CHROMIUM, CHROMIUM_ARGS, CONNECTED, SCRIPT_FINISHED
 from harness.processes import machine_ticks, other_cores, process_ticks
 from harness.runs import ProtocolError, RunResult
@@ -62,8 +63,12 @@ class Stats:
 
 async def student(idx: int, base_url: str, page: str, links: list[str], stop_at: float,
                   stats: Stats, rng: random.Random, think: tuple[float, float],
-                  text: dict[str, list[str]], via_lb: bool = False) -> None:
+                  text: dict[str, list[str]], via_lb: bool = False,
+                  move: Callable[[random.Random], str] | None = None) -> None:
     """One tab: open a link, then interact every ``think`` seconds until ``stop_at``.
+
+    ``move``: the tab is a student of a changing class, who every ``think`` seconds opens the
+    link ``move`` draws (a preset with one control changed) instead of clicking a widget.
 
     ``via_lb``: the tab is a browser behind a load balancer (its own cookies, the page's
     HTML loaded before each websocket), and when its websocket is lost it reconnects to
@@ -131,7 +136,7 @@ async def student(idx: int, base_url: str, page: str, links: list[str], stop_at:
         })
 
     try:
-        result = await open_or_lose(rng.choice(links), "open")
+        result = await open_or_lose(move(rng) if move else rng.choice(links), "open")
         while True:
             if result.protocol_error:
                 if not via_lb:
@@ -140,6 +145,9 @@ async def student(idx: int, base_url: str, page: str, links: list[str], stop_at:
             await asyncio.sleep(rng.uniform(*think))
             if time.monotonic() >= stop_at:
                 break
+            if move is not None:
+                result = await open_or_lose(move(rng), "link")
+                continue
             if rng.random() < 0.1:
                 # reload from another shared link: a new tab, as the browser does
                 result = await open_or_lose(rng.choice(links), "link")
@@ -248,6 +256,8 @@ async def browsers(base_url: str, page: str, links: list[str], n: int, stop_at: 
 async def run(args: argparse.Namespace) -> tuple[Stats, dict]:
     rng = random.Random(args.seed)
     pages = all_pages() if args.page == "all" else [args.page]
+    if args.changing:  # only pages with presets and a control to change
+        pages = [page for page in pages if changing_moves(page or "home")]
     links = {page: page_links(page or "home") for page in pages}
     text = text_choices()
     port = args.port or free_port()
@@ -258,6 +268,7 @@ async def run(args: argparse.Namespace) -> tuple[Stats, dict]:
         env["GRADLAB_LIMITS"] = args.limits
     options = dict(kv.split("=", 1) for kv in args.config)
     info: dict = {"page": args.page, "links": sum(map(len, links.values())), "port": port, "env": env,
+                  "changing": {page: CHANGED_CONTROL[page] for page in pages} if args.changing else {},
                   "options": options, "replicas": args.replicas, "lb": args.lb}
     stats = Stats()
     log = Path(args.server_log) if args.server_log else None
@@ -348,7 +359,7 @@ async def _one_round(args, fleet: Fleet, pages: list[str], links: dict[str, list
     records0 = len(stats.records)
     jobs = [student(i, fleet.url(i), pages[i % len(pages)], links[pages[i % len(pages)]], stop_at, stats,
                     random.Random(rng.random()), (args.think_min, args.think_max), text,
-                    via_lb=bool(fleet.lb_url))
+                    via_lb=bool(fleet.lb_url), move=changing_moves(pages[i % len(pages)]) if args.changing else None)
             for i in range(args.sessions)]
     if args.browsers:
         page = "explorer" if len(pages) > 1 else pages[0]

@@ -15,6 +15,7 @@ SLOWEST_SHOWN = 8  # reruns listed with what they asked for, to see what is slow
 TARGET_CLASS_P95 = 1.0
 TARGET_BURST_P95 = 2.0  # a burst of 20 simultaneous reruns: p95 < 2 s
 TARGET_MEMORY = 0.10
+TARGET_CHANGING_PAGE_P95 = 2.0  # a class moving between presets with one control changed: every page
 
 
 def _generic_error_text() -> str:
@@ -188,7 +189,13 @@ def print_report(stats: Stats, info: dict, args: argparse.Namespace) -> dict:
         return "met" if ok else "MISSED"
 
     print("\nTargets (2 cores):")
-    if cls:
+    if info.get("changing"):  # this class's own bar: each page's p95 (CPU per rerun: against the floor)
+        print("  (a class moving between presets with one control changed: "
+              + ", ".join(f"{page} {key}" for page, key in sorted(info["changing"].items())) + ")")
+        for page, v in summary["pages"].items():
+            print(f"  p95 on {page} < {TARGET_CHANGING_PAGE_P95:.0f} s: {v['p95']:.3f} s over {v['n']} runs  "
+                  f"{verdict(v['p95'] < TARGET_CHANGING_PAGE_P95)}")
+    elif cls:
         print(f"  class p95 < {TARGET_CLASS_P95:.0f} s: {cls['p95']:.3f} s  "
               f"{verdict(cls['p95'] < TARGET_CLASS_P95)}"
               + (f" (over {targets['class_n']} runs, without the {targets['reconnects_left_out']} "

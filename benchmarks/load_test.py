@@ -38,7 +38,10 @@ preset registry (``gradlab.teaching.presets``; :func:`preset_coverage` says if o
 ``--against-floor`` runs the same class against ``benchmarks/floor_app.py`` and then against
 GradLab (every page's presets unless ``--page`` says otherwise) and prints the classroom bar:
 server CPU per rerun of both and their ratio, class and burst p95, errors, RSS before/after
-(``benchmarks/against_floor.py``).
+(``benchmarks/against_floor.py``). With ``--changing`` it also runs a class moving between
+every page's presets with one control changed (a new seed, x, shape or v each move), and prints
+its own targets: p95 < 2 s on every page, server CPU per rerun <= 2x the floor's, zero errors.
+``--changing`` alone runs that class without the floor.
 
 Optionally ``--browsers N`` Chromium contexts (Playwright, Debian's
 ``/usr/bin/chromium``) open the page repeatedly during the class phase and check
@@ -61,6 +64,7 @@ sessions and time, and stops by itself.
     python -m benchmarks.load_test --page roundoff --replicas 2 --limits classroom
     python -m benchmarks.load_test --page all --replicas 2 --lb haproxy --kill-at 20
     python -m benchmarks.load_test --against-floor --sessions 30 --duration 60 --settle 60
+    python -m benchmarks.load_test --against-floor --changing --duration 60 --settle 60
 """
 
 from __future__ import annotations
@@ -133,6 +137,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--against-floor", action="store_true",
                    help="the same class against benchmarks/floor_app.py, then against GradLab (--page "
                         "defaults to all), and the classroom bar: CPU per rerun and its ratio, p95s, RSS")
+    p.add_argument("--changing", action="store_true",
+                   help="tabs move between their page's presets with one control changed (a new seed, x, "
+                        "shape or v) instead of clicking widgets; with --against-floor: a third run, "
+                        "beside the presets-only class")
     args = p.parse_args(argv)
     for kv in args.config:
         if "=" not in kv:
@@ -141,7 +149,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         args.sessions, args.duration, args.burst = min(args.sessions, 3), min(args.duration, 5.0), min(args.burst, 3)
         args.browsers = 0 if args.browsers is None else args.browsers
         args.settle = 2.0 if args.settle is None else args.settle
-    if args.against_floor:  # every page's presets; no Chromium beside the class (the floor has none)
+    if args.against_floor or args.changing:  # every page's presets; no Chromium beside the class (the floor has none)
         args.page = "all" if args.page is None else args.page
         args.browsers = 0 if args.browsers is None else args.browsers
     args.browsers = 2 if args.browsers is None else min(args.browsers, 3)

@@ -4,18 +4,27 @@
 ``load_test.py --against-floor`` and ``bench_browser.py --floor`` print; a wrong
 comparison there would print "met" for a missed target. The numbers below are chosen
 by hand, so each expected ratio and verdict is known without running the code. The
-class's preset links: every preset of the registry is among them.
+class's preset links: every preset of the registry is among them. The changing class's
+links: a preset's own query with exactly one control changed, to a value its widget takes.
 """
 
 from __future__ import annotations
 
+import argparse
 import math
+import random
+from urllib.parse import parse_qs, urlencode
 
 import pytest
 
-from benchmarks.floor_ratios import class_measures, classroom_bar, felt_ratios, ratio, tally
-from benchmarks.class_links import all_pages, page_links, preset_coverage
-from gradlab.teaching.presets import PRESETS, presets_for
+from benchmarks.against_floor import print_changing_bar
+from benchmarks.class_links import (CHANGED_CONTROL, SEED_RANGE, all_pages, changed_query, changing_moves,
+                                    page_links, preset_coverage)
+from benchmarks.floor_ratios import changing_bar, class_measures, classroom_bar, felt_ratios, ratio, tally
+from gradlab.labs.backward.engine import VJPSettings
+from gradlab.labs.summed import MAX_TERMS, parse_shape
+from gradlab.limits import LIMITS
+from gradlab.teaching.presets import PRESETS, presets_for, url_query
 
 FLOOR = dict(cpu_per_rerun=0.012, class_p95=0.05, burst_p95=0.1, errors=0, rss_before=80_000, rss_after=80_400)
 
@@ -87,3 +96,110 @@ def test_the_class_opens_every_preset_of_the_registry():
     assert left_out in pages and len(presets_for(left_out)) >= 2
     without = {page: value for page, value in links.items() if page != left_out}
     assert preset_coverage(without) == [f"{left_out}/{p.key}" for p in PRESETS if p.page == left_out]
+
+
+DRAWS = 10  # changed links per preset
+
+
+def _as_lists(query: dict) -> dict[str, list[str]]:
+    return {k: v if isinstance(v, list) else [v] for k, v in query.items()}
+
+
+def _one_changed(page: str, query: dict[str, list[str]]) -> list[str]:
+    """Keys of the page's presets whose query differs from ``query`` in its changed control alone."""
+    out = []
+    for p in presets_for(page):
+        own = _as_lists(url_query(p))
+        if {k for k in set(own) | set(query) if own.get(k) != query.get(k)} == {CHANGED_CONTROL[page]}:
+            out.append(p.key)
+    return out
+
+
+def _changed_links(page: str) -> list[tuple[object, dict[str, list[str]], str]]:
+    """DRAWS changed links of each preset of ``page``: (the preset, the link's query, the changed key)."""
+    rng = random.Random(7)
+    return [(p, parse_qs(urlencode(changed_query(p, rng), doseq=True), keep_blank_values=True),
+             CHANGED_CONTROL[page]) for p in presets_for(page) for _ in range(DRAWS)]
+
+
+def test_the_changing_class_moves_between_every_page_s_presets_and_no_other():
+    assert set(CHANGED_CONTROL) == {p.page for p in PRESETS}  # every page with presets, home has none
+    assert changing_moves("home") is None
+    rng = random.Random(3)
+    for page in CHANGED_CONTROL:
+        move, reached = changing_moves(page), set()
+        for _ in range(20 * len(presets_for(page))):  # a preset missed in 20n draws: p < n e^-20
+            query = parse_qs(move(rng), keep_blank_values=True)
+            keys = _one_changed(page, query)
+            assert keys, f"{page}: {query} is no preset with its {CHANGED_CONTROL[page]} changed"
+            reached.update(keys)  # Summed's 140x120 and 400x500 differ only in the shape it changes
+        assert reached == {p.key for p in presets_for(page)}, page
+
+
+def test_a_changed_link_differs_from_its_preset_in_exactly_one_control():
+    """Each link is a preset's own query (every parameter the preset writes, same values) plus one
+    control with a value the preset does not have; a preset that leaves the control at its default
+    (Round-off's seed, Backward's v on two presets) gets the control added, with a new value."""
+    for page, key in CHANGED_CONTROL.items():
+        for p, query, changed in _changed_links(page):
+            assert changed == key
+            own = _as_lists(url_query(p))
+            assert {k: v for k, v in query.items() if k != key} == {k: v for k, v in own.items() if k != key}
+            assert len(query[key]) == 1 and query[key] != own.get(key)
+
+
+def test_changed_seeds_are_whole_numbers_within_the_seed_input():
+    for page in ("gradcheck", "network", "roundoff"):
+        for p, query, _ in _changed_links(page):
+            seed = int(query["seed"][0])
+            assert SEED_RANGE[0] <= seed <= SEED_RANGE[1]
+            assert seed != p.values.get("seed", 0)  # Round-off's default seed is 0 too
+
+
+def test_changed_x_is_a_new_finite_float_on_the_same_side():
+    for page in ("explorer", "grid"):
+        for p, query, _ in _changed_links(page):
+            x, old = float(query["x"][0]), float(p.values["x"])
+            assert math.isfinite(x) and abs(x) <= LIMITS.literal_magnitude and x != old
+            if old:  # a branch point's or a pole's side is kept: sqrt near 0 stays positive
+                assert x * old > 0 and 0.5 <= x / old <= 2.0 * (1 + 1e-5)
+            else:
+                assert 0 < abs(x) <= 0.5
+
+
+def test_changed_shapes_and_vectors_are_valid_for_their_inputs():
+    for p, query, _ in _changed_links("summed"):
+        shape = parse_shape(query["shape"][0])
+        assert shape != parse_shape(p.values["shape"]) and math.prod(shape) <= MAX_TERMS
+        assert all(d >= 1 for d in shape) and len(shape) == len(parse_shape(p.values["shape"]))
+    for p, query, _ in _changed_links("backward"):
+        v = [float(t) for t in query["v"][0].split(",")]
+        assert len(v) == len(VJPSettings().a) and all(math.isfinite(t) and abs(t) <= 2 for t in v)
+
+
+def _changing(**kw) -> dict[str, dict]:
+    m = {"cpu_per_rerun": 0.024, "errors": 0, "page_p95": {"grid": 0.4, "roundoff": 1.999}, **kw}
+    return {r["name"]: r for r in changing_bar(m, FLOOR)}
+
+
+def test_changing_bar_cpu_ratio_each_page_p95_and_errors():
+    rows = _changing()
+    assert rows["server CPU per rerun"]["ratio"] == pytest.approx(2.0) and rows["server CPU per rerun"]["met"]
+    assert _changing(cpu_per_rerun=0.030)["server CPU per rerun"]["met"] is False  # 2.5x
+    assert rows["p95 grid"]["met"] is True and rows["p95 roundoff"]["met"] is True
+    assert _changing(page_p95={"roundoff": 2.0})["p95 roundoff"]["met"] is False  # "< 2 s"
+    assert _changing(page_p95={"summed": float("nan")})["p95 summed"]["met"] is None
+    assert rows["errors"]["met"] is True and _changing(errors=1)["errors"]["met"] is False
+
+
+def test_the_changing_report_prints_its_targets(capsys):
+    m = dict(cpu_per_rerun=0.030, errors=0, page_p95={"grid": 0.4, "roundoff": 2.5}, reruns=300, other_cores=0.1)
+    args = argparse.Namespace(sessions=30, duration=60.0, think_min=0.5, think_max=3.0)
+    print_changing_bar(changing_bar(m, {**FLOOR, "reruns": 900}), m, {**FLOOR, "reruns": 900},
+                       {"grid": "x", "roundoff": "seed"}, args)
+    out = capsys.readouterr().out
+    assert "<= 2x the floor's" in out and "2.50x" in out  # 30 ms / 12 ms
+    lines = {line.split("  ")[0]: line for line in out.splitlines()}
+    assert "< 2 s" in lines["p95 grid"] and lines["p95 grid"].endswith("met")
+    assert lines["p95 roundoff"].endswith("MISSED") and lines["errors"].endswith("met")
+    assert "grid x, roundoff seed" in out and "2 of 4 targets met" in out
