@@ -142,8 +142,9 @@ def main() -> None:
     refs = {d: reference_at(expr, settings.x, d) for d in settings.dtypes}
     eps = settings.eps_values()
     result = run_sweep(settings)
-    stops = len(result.frames["h"].unique())
-    both = np.concatenate([eps, np.array(sorted(result.frames["h"].unique()))])
+    steps = np.unique(result.frames.columns["h"])
+    stops = len(steps)
+    both = np.concatenate([eps, steps])
 
     def with_frames():
         for d in settings.dtypes:

@@ -19,7 +19,7 @@ from gradlab.labs.explorer.first_view import PRESENTED_HEIGHT, SMALL_HEIGHT, fir
 from gradlab.labs.explorer.quiz import quiz_reveal
 from gradlab.step_sweep.engine import SweepSettings, run_sweep
 
-CLASSIC = SweepSettings("exp(x)", 1.0, ("float32", "float64"), ("central",), 1e-9, 0.1, points=21)
+CLASSIC = SweepSettings("exp(x)", 1.0, ("float32", "float64"), ("central",), 1e-9, 0.1, points=21, frames=True)
 
 
 @pytest.fixture(scope="module")

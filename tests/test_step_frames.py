@@ -24,7 +24,7 @@ from gradlab.labs.grid.representable import GridSettings, grid_difference
 from gradlab.step_sweep.engine import SweepSettings, run_sweep
 from gradlab.step_sweep.step_frames import slider_steps, step_frames
 
-SWEEP = SweepSettings("sin(x)", 1.0, ("float32", "float64"), ("forward", "central"), 1e-9, 0.5, points=21)
+SWEEP = SweepSettings("sin(x)", 1.0, ("float32", "float64"), ("forward", "central"), 1e-9, 0.5, points=21, frames=True)
 
 
 def test_slider_steps_are_the_1_2_5_decimals_covering_the_range():
@@ -41,14 +41,26 @@ def sweep():
 
 
 def test_every_frame_row_is_the_single_step_result(sweep):
-    frames = sweep.frames
+    frames = sweep.frames.table()
     assert set(frames["h"]) == set(slider_steps(SWEEP.eps_min, SWEEP.eps_max))
     for h in (2e-9, 1e-6, 5e-4, 0.1, 0.5):
-        single = step_frames(sweep.settings, (h,))
+        single = step_frames(sweep.settings, (h,)).table()
         mine = frames[frames["h"] == h].reset_index(drop=True)
         assert len(mine) == len(single) == 4  # two dtypes, two schemes
         for column in ("estimate", "step", "abs_error", "rel_error"):
             np.testing.assert_array_equal(mine[column].to_numpy(), single[column].to_numpy())
+
+
+def test_a_sweep_not_asked_for_frames_has_none_and_the_same_tables(sweep):
+    """The CLI, the API and a notebook draw no slider: their sweep skips the frames, not its numbers."""
+    import dataclasses
+
+    import pandas as pd
+
+    plain = run_sweep(dataclasses.replace(SWEEP, frames=False))
+    assert len(plain.frames) == 0 and plain.frames.table().empty
+    pd.testing.assert_frame_equal(plain.table, sweep.table, check_exact=True)
+    pd.testing.assert_frame_equal(plain.best, sweep.best, check_exact=True)
 
 
 @pytest.mark.parametrize("dtype, np_dtype", [("float32", np.float32), ("float64", np.float64)])
@@ -62,7 +74,8 @@ def test_frame_estimates_are_the_finite_differences_in_the_dtype(sweep, dtype, n
     forward = (f(x + hd) - f(x)) / h
     central = (f(x + hd) - f(x - hd)) / (2 * h)
     exact = math.cos(float(x))
-    rows = sweep.frames[(sweep.frames["h"] == h) & (sweep.frames["dtype"] == dtype)].set_index("scheme")
+    frames = sweep.frames.table()
+    rows = frames[(frames["h"] == h) & (frames["dtype"] == dtype)].set_index("scheme")
     for scheme, expected in (("forward", forward), ("central", central)):
         assert rows.loc[scheme, "estimate"] == pytest.approx(expected, rel=0, abs=4 * float(np.finfo(np_dtype).eps) / h)
         assert rows.loc[scheme, "abs_error"] == pytest.approx(abs(rows.loc[scheme, "estimate"] - exact), rel=1e-12)
@@ -72,12 +85,13 @@ def test_frame_estimates_are_the_finite_differences_in_the_dtype(sweep, dtype, n
 def test_the_figure_holds_a_frame_per_step_with_the_frame_numbers(sweep):
     fig = error_vs_eps_with_slider(sweep, 1e-3)
     slider = [f.name for f in fig.frames if not f.name.startswith(PLAY_PREFIX)]  # the Play button has its own
-    assert slider == [step_label(s) for s in sorted(set(sweep.frames["h"]))]
+    frames = sweep.frames.table()
+    assert slider == [step_label(s) for s in sorted(set(frames["h"]))]
     slider = fig.layout.sliders[0]
     assert slider.steps[slider.active].value == "1e-03"
     frame = next(f for f in fig.frames if f.name == "5e-04")
     points = [t for t in frame.data if t.customdata is not None]
-    rows = sweep.frames[sweep.frames["h"] == 5e-4]
+    rows = frames[frames["h"] == 5e-4]
     assert len(points) == 1  # every curve's point in one trace: a stop moves two traces, not five
     assert sorted(row[1] for row in points[0].customdata) == sorted(rows["estimate"])
     assert list(points[0].x) == [5e-4] * (len(rows) + 2)  # and the line at h: its two ends
@@ -235,7 +249,7 @@ def test_the_explorer_readout_says_the_range_of_the_curves_estimates_at_each_sto
     assert fig.layout.sliders[0].currentvalue.prefix == READOUT_PREFIX
     for step in steps:
         h = float(step.value)
-        rows = sweep.frames[sweep.frames["h"] == h]
+        rows = sweep.frames.table()[sweep.frames.columns["h"] == h]
         finite = sorted({float(f"{v:.6g}") for v in rows["estimate"] if math.isfinite(v)})
         assert len(rows) == 4
         if len(finite) > 1:

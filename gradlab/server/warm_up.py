@@ -34,7 +34,7 @@ def _calls():
 
     return (("roundoff", lambda: roundoff_view(RoundoffSettings(samples=500))),
             ("check", lambda: function_view(CheckSettings())),
-            ("sweep", lambda: explorer_view(SweepSettings("sin(x)", 1.0, points=7))))
+            ("sweep", lambda: explorer_view(SweepSettings("sin(x)", 1.0, points=7, frames=True))))
 
 
 def warm_up() -> tuple[str, ...]:

@@ -4,9 +4,9 @@ Estimates are vectorised over eps (one torch call per dtype and scheme, all
 stencil points and steps at once), measured against the exact derivative at the
 dtype-rounded point, and returned as tidy tables together with autograd's own
 error, the theory's predicted best step, the estimates at each stop of the chart's
-step slider (``frames``, :mod:`gradlab.step_sweep.step_frames`: computed in the same call
-of f) and notes (:class:`gradlab.notes.Note`) whose level the engine sets: a page
-never reads the words to decide.
+step slider when the settings ask (``frames``, :mod:`gradlab.step_sweep.step_frames`: computed
+in the same call of f; a chart draws them, the CLI, the API and a notebook do not) and notes
+(:class:`gradlab.notes.Note`) whose level the engine sets: a page never reads the words to decide.
 
 >>> result = run_sweep(SweepSettings("1/x", 0.3, dtypes=("float64",), schemes=("central",), points=17))
 >>> sorted(result.table.columns)[:4]
@@ -37,7 +37,7 @@ from gradlab.notes import Note
 from gradlab.notebook_html import ShownInNotebook
 from gradlab.step_sweep.notes import (EMULATION_NOTE, FP8_CHECKING_NOTE, emulation_notes, gap_notes, no_reference_note,
                                   zero_step_notes)
-from gradlab.step_sweep.step_frames import frame_block, frames_table, slider_steps
+from gradlab.step_sweep.step_frames import StepFrames, frame_block, slider_steps
 from gradlab.numerics.schemes import (
     SCHEME_NAMES,
     get_scheme,
@@ -78,6 +78,9 @@ class SweepSettings:
     eps_min: float = 1e-16
     eps_max: float = 1.0
     points: int = 61
+    #: Whether to compute the step slider's frames too (:attr:`SweepResult.frames`): a chart with the
+    #: slider asks; the CLI, the API and a notebook draw none and skip f at the slider's stops.
+    frames: bool = False
 
     def validated(self) -> "SweepSettings":
         """Normalised names, or a GradLabError that says what to fix."""
@@ -104,7 +107,7 @@ class SweepSettings:
         dtypes = tuple(dict.fromkeys(facts(d).name for d in self.dtypes))
         schemes = tuple(dict.fromkeys(get_scheme(s).name for s in self.schemes))
         return SweepSettings(parse(self.expression).text, float(self.x), dtypes, schemes,
-                             float(self.eps_min), float(self.eps_max), int(self.points))
+                             float(self.eps_min), float(self.eps_max), int(self.points), bool(self.frames))
 
     def eps_values(self) -> np.ndarray:
         return np.logspace(math.log10(self.eps_min), math.log10(self.eps_max), int(self.points))
@@ -123,9 +126,10 @@ class SweepResult(ShownInNotebook):
     derivative_text: str
     reference: Reference  # at x as typed (float64)
     notes: tuple[Note, ...] = field(default=())
-    #: The estimates at each stop of the step slider (:mod:`gradlab.step_sweep.step_frames`): one
-    #: row per (dtype, scheme, h), so a drag in the browser only switches frames.
-    frames: pd.DataFrame = field(default_factory=lambda: frames_table(()))
+    #: The estimates at each stop of the step slider (:mod:`gradlab.step_sweep.step_frames`) as numpy
+    #: columns, one row per (dtype, scheme, h), so a drag in the browser only switches frames; no
+    #: rows unless ``settings.frames``. ``frames.table()`` is them as a DataFrame.
+    frames: StepFrames = field(default_factory=lambda: StepFrames.joined(()))
 
     def figure(self):
         """The error-vs-eps figure (:func:`gradlab.step_sweep.display.sweep_figure`)."""
@@ -175,7 +179,7 @@ def run_sweep(settings: SweepSettings) -> SweepResult:
     eps = settings.eps_values()
     notes: list[Note] = []
     tables, autograd_rows, best_rows, frames = [], [], [], []
-    stops = np.array(slider_steps(settings.eps_min, settings.eps_max))
+    stops = np.array(slider_steps(settings.eps_min, settings.eps_max) if settings.frames else (), dtype=np.float64)
     references, rounded = {}, {}
     for dtype in settings.dtypes:
         ref, xr = _dtype_reference(expr, settings.x, dtype, notes)
@@ -196,7 +200,7 @@ def run_sweep(settings: SweepSettings) -> SweepResult:
         steps = step_taken(xr, eps, dtype)
         if any(not get_scheme(s).complex_step for s in usable):
             notes.extend(zero_step_notes(steps, xr, dtype))
-        frames.append(frame_block(ref, dtype, stops, {s: v[len(eps):] for s, v in both.items()}))
+        frames.extend(frame_block(ref, dtype, stops, {s: v[len(eps):] for s, v in both.items()}))
         for scheme in usable:
             columns = _scheme_columns(estimates[scheme], xr, dtype, scheme, eps, steps, ref)
             tables.append(columns)
@@ -216,7 +220,7 @@ def run_sweep(settings: SweepSettings) -> SweepResult:
         derivative_text=str(expr.derivative()),
         reference=reference,
         notes=tuple(notes),
-        frames=frames_table(frames),
+        frames=StepFrames.joined(frames),
     )
 
 

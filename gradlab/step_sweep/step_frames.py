@@ -14,7 +14,7 @@ among them.
 (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1)
 >>> from gradlab.step_sweep.engine import SweepSettings
 >>> t = step_frames(SweepSettings("x**2", 3.0, ("float64",), ("forward",)), (0.5,))
->>> float(t.loc[0, "estimate"]), float(t.loc[0, "abs_error"])  # ((3.5)**2 - 9) / 0.5 = 6.5
+>>> float(t.columns["estimate"][0]), float(t.columns["abs_error"][0])  # ((3.5)**2 - 9) / 0.5 = 6.5
 (6.5, 0.5)
 """
 
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -33,11 +34,12 @@ from gradlab.numerics.exact_derivatives import reference_at
 from gradlab.numerics.schemes import estimates_by_scheme, get_scheme, not_applicable_reason, step_taken
 
 __all__ = ["SLIDER_MANTISSAS", "FRAME_COLUMNS", "slider_steps", "nearest_step", "step_frames", "frame_block",
-           "frames_table"]
+           "StepFrames"]
 
 #: Each decade's stops: m·10^k for m in these.
 SLIDER_MANTISSAS = (1, 2, 5)
 FRAME_COLUMNS = ("dtype", "scheme", "h", "step", "estimate", "reference", "abs_error", "rel_error")
+_LABELS = ("dtype", "scheme")  # one label per part, repeated over its rows
 
 
 def slider_steps(smallest: float, largest: float) -> tuple[float, ...]:
@@ -66,7 +68,7 @@ def nearest_step(steps: Sequence[float], h: float) -> float:
     return min(steps, key=lambda s: abs(math.log(s / h)))
 
 
-def step_frames(settings, steps: Sequence[float]) -> pd.DataFrame:
+def step_frames(settings, steps: Sequence[float]) -> StepFrames:
     """Every (dtype, scheme) estimate of ``settings`` (a validated ``SweepSettings``) at each of
     ``steps``: one row per (dtype, scheme, h), columns :data:`FRAME_COLUMNS`.
 
@@ -77,7 +79,7 @@ def step_frames(settings, steps: Sequence[float]) -> pd.DataFrame:
     """
     expr = parse(settings.expression)
     hs = np.asarray(steps, dtype=np.float64)
-    blocks = []
+    parts = []
     for dtype in settings.dtypes:
         if abs(settings.x) > facts(dtype).max:
             continue
@@ -85,35 +87,74 @@ def step_frames(settings, steps: Sequence[float]) -> pd.DataFrame:
         usable = [s for s in settings.schemes if not not_applicable_reason(s, dtype, expr)]
         with np.errstate(all="ignore"):
             estimates = estimates_by_scheme(expr, ref.x, hs, usable, dtype) if usable else {}
-        blocks.append(frame_block(ref, dtype, hs, estimates))
-    return frames_table(blocks)
+        parts.extend(frame_block(ref, dtype, hs, estimates))
+    return StepFrames.joined(parts)
 
 
-def frame_block(ref, dtype: str, steps: Sequence[float], estimates: dict[str, np.ndarray]) -> pd.DataFrame:
-    """The frames of one dtype: each scheme's ``estimates`` at ``steps`` (from
+def frame_block(ref, dtype: str, steps: Sequence[float], estimates: dict[str, np.ndarray]) -> list[dict]:
+    """The frames of one dtype, a part per scheme (its label and its numpy columns, for
+    :meth:`StepFrames.joined`): each scheme's ``estimates`` at ``steps`` (from
     :func:`~gradlab.numerics.schemes.estimates_by_scheme` at ``ref.x``, x rounded to the dtype),
-    with the step taken and the errors against ``ref.d1``."""
+    with the step taken and the errors against ``ref.d1``.
+
+    >>> ref = reference_at(parse("x**2"), 3.0, "float64")
+    >>> (part,) = frame_block(ref, "float64", [0.5], {"forward": np.array([6.5])})
+    >>> part["scheme"], part["abs_error"].tolist(), part["step"].tolist()
+    ('forward', [0.5], [0.5])
+    """
     hs = np.asarray(steps, dtype=np.float64)
     if not estimates or not len(hs):
-        return pd.DataFrame(columns=list(FRAME_COLUMNS))
+        return []
     taken = step_taken(ref.x, hs, dtype)
     held = torch.as_tensor(hs).to(facts(dtype).torch_dtype).to(torch.float64).numpy()
     exact = float(ref.d1) if ref.defined else math.nan
+    reference = np.full(len(hs), exact)
     parts = []
     for name, est in estimates.items():
         s = get_scheme(name)
         with np.errstate(all="ignore"):
             abs_error = np.abs(est - exact)
             rel_error = abs_error / abs(exact) if exact != 0 else np.full_like(abs_error, math.nan)
-        parts.append(pd.DataFrame({  # the complex step moves along the imaginary axis: h as held
+        parts.append({  # the complex step moves along the imaginary axis: h as held
             "dtype": dtype, "scheme": s.name, "h": hs, "step": held if s.complex_step else taken,
-            "estimate": est, "reference": exact, "abs_error": abs_error, "rel_error": rel_error}))
-    return pd.concat(parts, ignore_index=True)
+            "estimate": np.asarray(est, dtype=np.float64), "reference": reference, "abs_error": abs_error,
+            "rel_error": rel_error})
+    return parts
 
 
-def frames_table(blocks: Sequence[pd.DataFrame]) -> pd.DataFrame:
-    """The blocks as one table, columns :data:`FRAME_COLUMNS` (empty when there are none)."""
-    blocks = [b for b in blocks if len(b)]
-    if not blocks:
-        return pd.DataFrame({c: pd.Series(dtype=float) for c in FRAME_COLUMNS})
-    return pd.concat(blocks, ignore_index=True)[list(FRAME_COLUMNS)]
+@dataclass(frozen=True, eq=False)
+class StepFrames:
+    """The frames as numpy columns, one array per column of :data:`FRAME_COLUMNS` over every
+    (dtype, scheme, h) row (labels as object arrays): a chart reads the arrays it draws, and a
+    DataFrame is made only for a reader that asks (:meth:`table`).
+
+    >>> f = StepFrames.joined([{"dtype": "float64", "scheme": "forward", "h": np.array([0.1, 0.2]),
+    ...     "step": np.array([0.1, 0.2]), "estimate": np.array([2.1, 2.2]), "reference": np.array([2.0, 2.0]),
+    ...     "abs_error": np.array([0.1, 0.2]), "rel_error": np.array([0.05, 0.1])}])
+    >>> len(f), f.columns["scheme"].tolist(), list(f.table().columns) == list(FRAME_COLUMNS)
+    (2, ['forward', 'forward'], True)
+    >>> len(StepFrames.joined(())), len(StepFrames.joined(()).table())
+    (0, 0)
+    """
+
+    columns: dict[str, np.ndarray]
+
+    @staticmethod
+    def joined(parts: Sequence[dict]) -> "StepFrames":
+        """The parts of :func:`frame_block` as one set of columns, each concatenated once."""
+        parts = [p for p in parts if len(p["h"])]
+        lengths = [len(p["h"]) for p in parts]
+        columns = {name: np.repeat(np.array([p[name] for p in parts] or [], dtype=object), lengths)
+                   for name in _LABELS}
+        columns.update({name: np.concatenate([p[name] for p in parts]) if parts else np.empty(0)
+                        for name in FRAME_COLUMNS if name not in _LABELS})
+        return StepFrames(columns)
+
+    def __len__(self) -> int:
+        return len(self.columns["h"])
+
+    def table(self) -> pd.DataFrame:
+        """The frames as a DataFrame, columns :data:`FRAME_COLUMNS` (every column float when empty)."""
+        if not len(self):
+            return pd.DataFrame({c: pd.Series(dtype=float) for c in FRAME_COLUMNS})
+        return pd.DataFrame({c: self.columns[c] for c in FRAME_COLUMNS})

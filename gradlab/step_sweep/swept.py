@@ -35,7 +35,7 @@ class Swept(Protocol):
     derivative_text: str
     reference: Any  # a gradlab.numerics.exact_derivatives.Reference
     notes: tuple
-    frames: pd.DataFrame
+    frames: Any  # a gradlab.step_sweep.step_frames.StepFrames
 
     @property
     def best_rows(self) -> tuple[dict, ...]: ...

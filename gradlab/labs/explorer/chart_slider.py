@@ -1,15 +1,15 @@
 """A slider over the step h on the Explorer's chart, animated in the browser.
 
-The sweep's result carries its frames (:mod:`gradlab.step_sweep.step_frames`): every curve's
-estimate at each 1-2-5 step of the chart's range. :func:`add_step_slider` puts them into
-the figure as Plotly frames with a Plotly slider, so dragging h moves each curve's point,
+The sweep's result carries its frames (:mod:`gradlab.step_sweep.step_frames`, when its settings
+ask, as the Explorer's do): every curve's estimate at each 1-2-5 step of the chart's range.
+:func:`add_step_slider` puts them into the figure as Plotly frames with a Plotly slider, so dragging h moves each curve's point,
 its estimate and the vertical line at h in the browser, one frame per stop, with no call to
 the server. Each frame replaces only the slider's own trace, the points and the line at h
 (``redraw`` off: Plotly moves them without drawing the chart again).
 
 >>> from gradlab.step_sweep.engine import SweepSettings, run_sweep
 >>> from gradlab.labs.explorer.figures import error_vs_eps_figure
->>> r = run_sweep(SweepSettings("exp(x)", 1.0, ("float64",), ("central",), 1e-4, 1e-2, points=5))
+>>> r = run_sweep(SweepSettings("exp(x)", 1.0, ("float64",), ("central",), 1e-4, 1e-2, points=5, frames=True))
 >>> with specs_only():
 ...     fig = error_vs_eps_figure(r)
 >>> add_step_slider(fig, r, 1e-3)
@@ -53,18 +53,11 @@ def _point(value: float) -> float | None:
     return float(value) if np.isfinite(value) and value > 0 else None
 
 
-def _columns(frames, column: str) -> dict[str, np.ndarray]:
-    """The frames table's columns a curve reads, as numpy arrays."""
-    out = {name: np.asarray(frames[name], dtype=object) for name in ("dtype", "scheme")}
-    out.update({name: frames[name].to_numpy(dtype=float) for name in ("h", "step", "estimate", column)})
-    return out
-
-
 class _Curve:
     """One curve's frames as numpy columns, indexed by stop (a stop it lacks is NaN).
 
-    ``columns``: the frames table as plain columns (:func:`_columns`), taken once for all curves:
-    a pandas filter per curve cost ~0.5 ms each."""
+    ``columns``: the frames' numpy columns (:class:`~gradlab.step_sweep.step_frames.StepFrames`),
+    shared by all curves."""
 
     def __init__(self, columns: dict[str, np.ndarray], dtype: str, scheme: str, stops: list[float],
                  column: str) -> None:
@@ -102,13 +95,12 @@ def _marks(curves: list[_Curve], i: int, h: float, y_range) -> dict:
 def add_step_slider(fig: FigureSpec, result: SweepResult, h: float) -> None:
     """Add the step slider to an error-vs-eps figure of ``result`` (see the module docstring):
     a point on each drawn curve at the stop nearest ``h`` and a line at h (one trace), a frame per stop."""
-    frames = result.frames
-    if frames.empty or not fig.data:
+    if not len(result.frames) or not fig.data:
         return
     compact_legend(fig)  # first: it inserts traces, and the frames below name theirs by index
     _close_title(fig)
     column = _ERROR_COLUMN[_error_kind(fig)]
-    table = _columns(frames, column)
+    table = result.frames.columns
     stops = sorted(set(table["h"].tolist()))
     active = stops.index(nearest_step(stops, h))
     y_range = fig.layout.get("yaxis", {}).get("range")
@@ -295,7 +287,7 @@ def error_vs_eps_with_slider(result: SweepResult, h: float, **options) -> Figure
     step slider at ``h``.
 
     >>> from gradlab.step_sweep.engine import SweepSettings, run_sweep
-    >>> r = run_sweep(SweepSettings("exp(x)", 1.0, ("float64",), ("central",), 1e-4, 1e-2, points=5))
+    >>> r = run_sweep(SweepSettings("exp(x)", 1.0, ("float64",), ("central",), 1e-4, 1e-2, points=5, frames=True))
     >>> from gradlab.labs.explorer.chart_play import PLAY_PREFIX
     >>> fig = error_vs_eps_with_slider(r, 2e-3, error="absolute")
     >>> len([f for f in fig.frames if not f.name.startswith(PLAY_PREFIX)]), fig.layout.sliders[0].active

@@ -35,7 +35,7 @@ def default_sweep_settings() -> SweepSettings:
     same settings the page's own widgets make, so the home page and the Explorer share its view)."""
     eps_min, eps_max = chart_step_range(DEFAULTS["dtypes"], DEFAULTS["schemes"])
     return SweepSettings(CATALOGUE[DEFAULTS["fn"]].expression, float(DEFAULTS["x"]), DEFAULTS["dtypes"],
-                         DEFAULTS["schemes"], eps_min, eps_max, DEFAULTS["points"])
+                         DEFAULTS["schemes"], eps_min, eps_max, DEFAULTS["points"], frames=True)
 
 
 def first_view_figure(result: Swept, presented: bool = False) -> dict:

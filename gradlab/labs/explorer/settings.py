@@ -66,7 +66,8 @@ def explorer_settings(fn: str, expression: str, x: float, dtypes: Sequence[str],
     if eps_min >= eps_max:
         raise ControlError(f"eps-min ({eps_min:.0e}) must be smaller than eps-max ({eps_max:.0e}): drag the "
                            "two ends of the step range apart.")
-    return SweepSettings(text, float(x), tuple(dtypes), tuple(schemes), eps_min, eps_max, int(points)).validated()
+    return SweepSettings(text, float(x), tuple(dtypes), tuple(schemes), eps_min, eps_max, int(points),
+                         frames=True).validated()  # the chart's step slider draws them
 
 
 class FittedSteps(NamedTuple):
