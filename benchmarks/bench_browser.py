@@ -25,7 +25,13 @@ page and floor share the machine's load: Streamlit's and Plotly's own cost on th
 machine, which no page can beat. The targets are then ratios to it
 (``benchmarks/floor_ratios.py``): each page's first chart <= 1.25x the floor's on a
 first visit and <= 1.5x on a returning visit, its interaction <= 1.5x the floor's
-slider; every ratio is printed, met or MISSED, and counted.
+slider; every ratio is printed, met or MISSED, and counted. With ``--floor`` each page's
+interactions are timed too (:func:`interactions_s`), each against the floor's slider
+(<= 1.5x): the slider, the page's :data:`~benchmarks.class_links.CHANGED_CONTROL` set to a
+new value on its first preset's view (a new seed, x, shape or v, from the preset registry)
+and its last preset's button; and Grad check's layer view (:func:`layer_view_s`, from its
+``wrong_layer`` preset): the stack edited (target <= 1 s for the presets' models), the dtype
+switched to float16, and each layer preset clicked.
 
 Prints the medians and the targets (without ``--floor``: first chart < 1.5 s,
 interaction < 0.5 s), and the load average, since other work on the machine makes
@@ -37,13 +43,17 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
+import re
 import statistics
 import subprocess
 from pathlib import Path
+from urllib.parse import urlencode
 
-from benchmarks.floor_ratios import FELT_TARGETS, felt_ratios, tally, verdict
+from benchmarks.class_links import CHANGED_CONTROL, changed_query
+from benchmarks.floor_ratios import FELT_TARGETS, felt_ratios, ratio, tally, verdict
 from deploy.run_local import stop_process, streamlit_command, wait_healthy
-from gradlab.teaching.presets import presets_for
+from gradlab.teaching.presets import preset, presets_for, url_query
 from gradlab.ui.navigation import PAGES
 from harness.browser import CHROMIUM_ARGS, SCRIPT_FINISHED
 
@@ -53,6 +63,8 @@ FIRST_CHART_TARGET_S, INTERACTION_TARGET_S = 1.5, 0.5
 QUIET_MS = 400  # no chart change for this long after the run finished = the last update happened
 TIMEOUT_MS = 60_000
 FLOOR_PATH = "?floor=1"  # the floor app is one page; any truthy path means "it has a chart"
+STACK_EDIT_TARGET_S = 1.0  # the layer view: a preset model's stack edited, to its chart updated
+LAYER_PRESET = "wrong_layer"  # the layer view's interactions start from this Grad check preset
 
 _DRAWN = """sel => {
   const app = document.querySelector('[data-testid=stApp]');
@@ -264,6 +276,157 @@ def _floor(browser, base: str, runs: int) -> dict:
 _NO_FLOOR = {"load": None, "return": None, "input": None}
 
 
+def _opened(browser, base: str, path: str, query: dict | None = None):
+    """A fresh context on ``path`` (with ``query``), its chart drawn and quiet: (context, page)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    page.goto(f"{base}/{path}" + (f"?{urlencode(query, doseq=True)}" if query else ""))
+    page.wait_for_selector(SCRIPT_FINISHED, timeout=TIMEOUT_MS)
+    selector, _ = _chart_selector(page, path)
+    page.wait_for_function(_DRAWN, arg=selector, timeout=TIMEOUT_MS)
+    page.wait_for_timeout(QUIET_MS)
+    return context, page
+
+
+def _typed(page, key: str, value: str):
+    """``value`` typed into the input of widget ``key`` (opening the popover that holds it), not yet
+    committed: the callable that commits it (Enter), as a visitor ends typing."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    box = page.locator(f".st-key-{key} input").first
+    if not box.is_visible():
+        for button in page.locator("[data-testid=stPopoverButton]:visible").all():
+            button.click()
+            try:  # a popover's body is drawn a moment after the click
+                box.wait_for(state="visible", timeout=3_000)
+                break
+            except PlaywrightTimeout:
+                page.keyboard.press("Escape")
+    box.fill(value)
+    return lambda: box.press("Enter")
+
+
+def _picked(page, key: str, starts: str):
+    """The list of selectbox ``key`` opened: the callable that clicks its option starting ``starts``."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    option = page.get_by_role("option").filter(has_text=re.compile(f"^{re.escape(starts)}")).first
+    for _ in range(3):  # a rerun that lands as the list opens closes it again
+        page.locator(f".st-key-{key} [data-testid=stSelectbox]:visible, .st-key-{key}:visible "
+                     "[data-baseweb=select]").first.click()
+        try:
+            option.wait_for(timeout=5_000)
+            return option.click
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+    raise PlaywrightTimeout(f"the {key} list never offered {starts!r}")
+
+
+def _timed(browser, base: str, path: str, query: dict | None, prepare) -> float:
+    """One interaction in a fresh context: ``prepare(page)`` readies it (untimed) and returns the
+    callable making it; seconds from that call to the last chart update (NaN: the input could not
+    be made, e.g. its widget not found; said on stdout)."""
+    context, page = _opened(browser, base, path, query)
+    try:
+        return _timed_input(page, prepare(page))
+    except Exception as exc:  # noqa: BLE001 - one input that cannot be made leaves the others' numbers
+        print(f"  ({path}: input not made: {type(exc).__name__}: {str(exc).splitlines()[0][:100]})")
+        return float("nan")
+    finally:
+        context.close()
+
+
+def interactions_s(browser, base: str, path: str, runs: int) -> dict[str, list[float]]:
+    """Each interaction of one page, ``runs`` times, by what it is: the slider (when the page has
+    one), the page's changed control on its first preset's view, its last preset's button."""
+    presets = presets_for(path)
+    times: dict[str, list[float]] = {}
+    rng = random.Random(1)
+    for _ in range(runs):
+        context, page = _opened(browser, base, path)
+        try:
+            what, make_input = _input(page, path)
+            if what.startswith("slider"):
+                times.setdefault(what, []).append(_timed_input(page, make_input))
+        finally:
+            context.close()
+        if path in CHANGED_CONTROL and presets:
+            key = CHANGED_CONTROL[path]
+            new = changed_query(presets[0], rng)[key]
+            times.setdefault(f"{key} on {presets[0].key}", []).append(
+                _timed(browser, base, path, url_query(presets[0]), lambda page: _typed(page, key, new)))
+        if len(presets) > 1:
+            last = presets[-1].key
+            times.setdefault(f"preset {last}", []).append(
+                _timed(browser, base, path, None, lambda page: _preset_button(page, last).click))
+    return times
+
+
+def layer_view_s(browser, base: str, runs: int) -> dict[str, list[float]]:
+    """Grad check's layer view from its ``wrong_layer`` preset, ``runs`` times: the stack edited to
+    the correct model's, the dtype switched to float16, each other layer preset's button."""
+    start = preset("gradcheck", LAYER_PRESET)
+    layer_presets = [p for p in presets_for("gradcheck") if "stack" in p.values and p.key != LAYER_PRESET]
+    query = url_query(start)
+    correct = preset("gradcheck", "correct_model").values["stack"]
+    times: dict[str, list[float]] = {}
+    for _ in range(runs):
+        times.setdefault("stack edit", []).append(
+            _timed(browser, base, "gradcheck", query, lambda page: _typed(page, "stack", correct)))
+        times.setdefault("dtype float16", []).append(
+            _timed(browser, base, "gradcheck", query, lambda page: _picked(page, "dtype", "float16")))
+        for p in layer_presets:
+            times.setdefault(f"preset {p.key}", []).append(
+                _timed(browser, base, "gradcheck", query, lambda page, key=p.key: _preset_button(page, key).click))
+    return times
+
+
+def _print_interactions(path: str, times: dict[str, list[float]], floor: dict,
+                        target: tuple[str, float] | None = None) -> list[dict]:
+    """One line per interaction: median, max, its ratio to the floor's slider, met or MISSED;
+    ``target``: (interaction, seconds) judged in seconds instead (the layer view's stack edit)."""
+    limit = FELT_TARGETS["input"][1]
+    rows = []
+    for what, measured in times.items():
+        seconds = [x for x in measured if x == x] or [float("nan")]  # NaN: an input not made
+        med = statistics.median(seconds)
+        r = ratio(med, floor["input"])
+        if med != med:
+            met, goal = None, "-"
+        elif target and what == target[0]:
+            met, goal = med <= target[1], f"<= {target[1]:g} s"
+        else:
+            met, goal = (None if r is None else r <= limit), f"<= {limit:g}x"
+        rows.append({"name": f"{path} {what}", "met": met})
+        print(f"  {path:<16} {what:<34} {med:>7.2f} {max(seconds):>7.2f} "
+              f"{'-' if r is None else f'{r:.2f}x':>7}  {goal:<9} {verdict(met)}")
+    return rows
+
+
+def _interactions_table(browser, base: str, floor_base: str, paths: list[str], runs: int) -> None:
+    """Every page's interactions and the layer view's, each beside the floor's slider measured just
+    before it (same load), with the count of targets met."""
+    print(f"\ninteractions (seconds from the input to the last chart update; median and max of {runs}, "
+          f"ratio to the floor's slider measured just before):")
+    print(f"  {'page':<16} {'interaction':<34} {'median':>7} {'max':>7} {'ratio':>7}  target")
+    rows: list[dict] = []
+
+    def floor_slider() -> dict:
+        floor = {"input": statistics.median([interaction_s(browser, floor_base, FLOOR_PATH)[0]
+                                             for _ in range(runs)])}
+        print(f"  {'(floor)':<16} {'slider +1 step':<34} {floor['input']:>7.2f}")
+        return floor
+
+    for path in [p for p in paths if p]:
+        floor = floor_slider()
+        rows += _print_interactions(path, interactions_s(browser, base, path, runs), floor)
+    floor = floor_slider()
+    rows += _print_interactions("layer view", layer_view_s(browser, base, runs), floor,
+                                target=("stack edit", STACK_EDIT_TARGET_S))
+    met, measured, missing = tally(rows)
+    print(f"{met} of {measured} interactions meet their target" + (f" ({missing} not measured)" if missing else ""))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
@@ -317,6 +480,8 @@ def main() -> None:
                 load = _cell(m["load"], floor["load"]) + m["mark"]
                 print(f"{path or 'home':<10} {load:>17} {_cell(m['return'], floor['return']):>17} "
                       f"{_cell(m['nav']):>15} {_cell(m['input'], floor['input']):>17}  {m['what']}{flag}")
+            if args.floor:
+                _interactions_table(browser, base, floor_base, paths, args.runs)
             browser.close()
         finally:
             stop_process(proc)

@@ -203,3 +203,18 @@ def test_the_changing_report_prints_its_targets(capsys):
     assert "< 2 s" in lines["p95 grid"] and lines["p95 grid"].endswith("met")
     assert lines["p95 roundoff"].endswith("MISSED") and lines["errors"].endswith("met")
     assert "grid x, roundoff seed" in out and "2 of 4 targets met" in out
+
+
+def test_the_browser_interactions_print_ratios_to_the_floor_and_the_stack_edit_in_seconds(capsys):
+    from benchmarks.bench_browser import _print_interactions
+
+    floor = {"input": 0.2}
+    rows = _print_interactions("explorer", {"x on classic": [0.3, 0.5, 0.25], "preset fp8": [0.31]}, floor)
+    assert [r["met"] for r in rows] == [True, False]  # median 0.3 s = 1.5x: met; 0.31 s = 1.55x
+    layer = _print_interactions("layer view", {"stack edit": [0.9, 1.4, 0.8], "dtype float16": [0.2]}, floor,
+                                target=("stack edit", 1.0))
+    assert [r["met"] for r in layer] == [True, True]  # 0.9 s <= 1 s though 4.5x the floor's slider
+    assert _print_interactions("grid", {"x on h_1e-4": [float("nan")]}, floor)[0]["met"] is None  # not made
+    out = capsys.readouterr().out.splitlines()
+    assert "1.50x" in out[0] and "<= 1.5x" in out[0] and out[0].endswith("met")
+    assert out[1].endswith("MISSED") and "<= 1 s" in out[2] and "4.50x" in out[2]
