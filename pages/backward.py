@@ -22,7 +22,8 @@ from gradlab.ui.backward_sections import accumulation, empty_example_section, fu
 from gradlab.ui.url_widgets import url_text
 from gradlab.ui.controls import dtype_selectbox
 from gradlab.ui.messages import show_answer, stop_with_error
-from gradlab.ui.page_chrome import answer_box, details, main_chart_box, quiz_box, start_page, title_row
+from gradlab.ui.page_chrome import answer_box, details, main_chart_box, start_page, title_row
+from gradlab.ui.predictions import prediction
 from gradlab.ui.presets import presets_popover
 from gradlab.ui.term_links import term
 from gradlab.ui.views import lab_view, replayed_section, show_chart
@@ -130,14 +131,7 @@ def _prediction(shown) -> None:
     """Predict, then look: what a second backward adds (section 2 shows it; the answer above does not);
     the choices and the reveal are the lab's (gradlab.labs.backward.quiz)."""
     table = shown.tables["prediction"]
-    with quiz_box(border=True):
-        # A quiz answer is not part of the view: plain st.radio, never in the URL.
-        guess = st.radio(shown.texts["prediction"], tuple(table.index), index=None, horizontal=True,
-                         key="backward_guess")
-        if guess is None:
-            st.caption("Pick an answer to see the explanation.")
-            return
-        (st.success if table.loc[guess, "right"] else st.info)(table.loc[guess, "reveal"])
+    prediction(shown.texts["prediction"], table.index, "backward_guess", lambda: table)
 
 
 def _lesson() -> None:

@@ -26,7 +26,8 @@ from gradlab.labs.network import (
 from gradlab.ui.url_widgets import url_number, url_selectbox, url_text
 from gradlab.ui.controls import dtype_selectbox, eps_input, eps_range_input
 from gradlab.ui.messages import show_answer, stop_with_error
-from gradlab.ui.page_chrome import answer_box, details, main_chart_box, quiz_box, start_page, title_row
+from gradlab.ui.page_chrome import answer_box, details, main_chart_box, start_page, title_row
+from gradlab.ui.predictions import prediction
 from gradlab.ui.presets import presets_popover
 from gradlab.ui.term_links import term
 from gradlab.ui.views import lab_view, replayed_section, show_chart
@@ -109,14 +110,7 @@ def _prediction(shown) -> None:
     """Predict, then look: the quantum in float64 (the sentence above gives float32's away, not this),
     its choices and its reveal worked out from this network's output (gradlab.labs.network.quiz)."""
     choices = shown.tables["prediction"]  # one row per choice: how it reads, right or not, its reveal
-    with quiz_box(border=True):
-        # A quiz answer is not part of the view: plain st.radio, never in the URL.
-        guess = st.radio(shown.texts["prediction"], list(choices.index), format_func=choices["choice"].get,
-                         index=None, key="network_guess", horizontal=True)
-        if guess is None:
-            st.caption("Pick an answer to see the explanation.")
-            return
-        (st.success if choices.at[guess, "right"] else st.info)(choices.at[guess, "reveal"])
+    prediction(shown.texts["prediction"], choices.index, "network_guess", lambda: choices, labels=choices["choice"])
 
 
 def _numbers(shown) -> None:

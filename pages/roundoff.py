@@ -25,7 +25,8 @@ from gradlab.labs.roundoff import (
 from gradlab.ui.url_widgets import url_number, url_selectbox, url_text
 from gradlab.ui.controls import dtype_selectbox
 from gradlab.ui.messages import show_answer, stop_with_error
-from gradlab.ui.page_chrome import answer_box, details, main_chart_box, quiz_box, start_page, title_row
+from gradlab.ui.page_chrome import answer_box, details, main_chart_box, start_page, title_row
+from gradlab.ui.predictions import prediction
 from gradlab.ui.presets import matching_preset, presets_popover
 from gradlab.ui.term_links import term
 from gradlab.ui.views import lab_view, replayed_section, show_chart
@@ -106,16 +107,9 @@ def _metrics(shown) -> None:
 
 def _quiz() -> None:
     """Predict, then look: a comparison the page does not draw, revealed only once answered (never in the URL)."""
-    with quiz_box(border=True):
-        # A quiz answer is not part of the view: plain st.radio, never in the URL.
-        guess = st.radio(ROUNDOFF_QUESTION, tuple(ROUNDOFF_GUESSES), index=None, horizontal=True,
-                         format_func=ROUNDOFF_GUESSES.get, key="roundoff_guess")
-        if guess is None:
-            st.caption("Pick an answer to see the comparison and why.")
-            return
-        # computed only now: the page shows nothing of it before
-        reveals = lab_view(quiz_view, ROUNDOFF_QUIZ, spinner=SPINNER).tables["prediction"]
-        (st.success if reveals.at[guess, "right"] else st.info)(reveals.at[guess, "reveal"])
+    prediction(ROUNDOFF_QUESTION, ROUNDOFF_GUESSES, "roundoff_guess",
+               lambda: lab_view(quiz_view, ROUNDOFF_QUIZ, spinner=SPINNER).tables["prediction"],
+               labels=ROUNDOFF_GUESSES, pick="Pick an answer to see the comparison and why.")
 
 
 def _more_charts(settings: RoundoffSettings, shown) -> None:
