@@ -233,6 +233,33 @@ def test_streamlit_sends_a_prepared_figure_as_it_is():
         _broken("st.plotly_chart of a BaseFigure", "the figure's dict was validated or rebuilt")
 
 
+def test_streamlit_encodes_a_chart_with_orjson(monkeypatch):
+    """requirements.txt installs orjson so Plotly's "auto" JSON engine takes it: 10-16x faster than
+    the json engine (which encodes, decodes and encodes again) on the Explorer's chart with its step
+    frames, the largest share of a new view's server time."""
+    import orjson
+
+    calls = []
+    real = orjson.dumps
+    monkeypatch.setattr(orjson, "dumps", lambda *a, **k: calls.append(1) or real(*a, **k))
+    at = AppTest.from_function(_prepared_chart_script).run()
+    assert not at.exception and calls, _broken("plotly.io.to_json's 'auto' engine",
+                                               "st.plotly_chart no longer encodes with orjson")
+
+
+def test_the_orjson_engine_encodes_what_the_json_engine_does():
+    import json
+
+    import plotly.io as pio
+
+    y = np.array([1.5, np.nan, np.inf, -np.inf, 1e-300, 2.0 ** -149], dtype=np.float64)
+    fig = go.Figure([go.Scatter(x=np.arange(6, dtype=np.float32) / 3, y=y, name="ε"),
+                     go.Scatter(x=[1, 2], y=[float("nan"), 3.0], text=["<b>a</b>", None])])
+    fig.update_layout(title="h* ≈ u^(1/3)", xaxis_type="log")
+    fast, plain = (json.loads(pio.to_json(fig, validate=False, engine=e)) for e in ("orjson", "json"))
+    assert fast == plain
+
+
 # ------------------------------------------------------------------ Streamlit: pending reruns (gradlab.ui.worker_calls)
 
 
