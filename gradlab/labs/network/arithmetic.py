@@ -63,6 +63,11 @@ _FLOAT64: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "relu": torch.relu,
 }
 
+#: Activations whose value at a float of the dtype is a float of the dtype: nothing rounds, and
+#: no boundary is near (a ReLU's zeros sit beside the smallest subnormal, which the check
+#: below would otherwise send to mpmath one by one: half the units of every layer).
+_EXACT_IN_DTYPE = frozenset({"relu"})
+
 
 def fixed_order_affine(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """``x @ w.T + b`` in float64, the bias first, then the products column by column.
@@ -117,6 +122,8 @@ def correctly_rounded_activation(z: torch.Tensor, activation: str, dtype: str) -
     if name == "float64":
         return value
     rounded = to_dtype(value.numpy(), name)
+    if activation in _EXACT_IN_DTYPE:
+        return rounded
     near = _near_boundary(value.numpy(), rounded.to(torch.float64).numpy(), name)
     if near.any():
         flat_z, flat_r = z.to(torch.float64).reshape(-1), rounded.reshape(-1).clone()
