@@ -15,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-WEB_LAB = {"streamlit", "plotly", "python-flint"}
+WEB_LAB = {"streamlit", "plotly", "python-flint", "orjson"}  # orjson: Plotly encodes charts with it
 
 
 def _names(requirements) -> set[str]:
