@@ -82,6 +82,51 @@ def _summed(values: dict) -> tuple[Any, list]:
     return shown, lambda v: [(v.charts["differences"], None), (v.charts["errors"], None)]
 
 
+def _gradcheck(values: dict) -> tuple[Any, list]:
+    """A function's check draws its eps sweep (a second view) under the answer; a model's, the layer chart."""
+    from gradlab.labs.gradcheck.controls import FUNCTION, function_settings, layer_settings
+    from gradlab.labs.gradcheck.page_view import eps_sweep_view, function_view, layer_view, marked
+
+    if values["check"] != FUNCTION:
+        settings = layer_settings(values["stack"], values["input"], dtype=values["dtype"], mode=values["mode"],
+                                  seed=values["seed"], calls=values["calls"])
+        return layer_view(settings), lambda v: [(v.charts["layers"], None)]
+    from gradlab.check import sweep_settings_for
+
+    settings = function_settings(values)
+    shown = function_view(settings)
+    sweep = marked(eps_sweep_view(sweep_settings_for(settings)), shown.step)
+    return (shown, sweep), lambda v: [(v[1].charts["eps sweep"], None)]  # the values tab's table is open
+
+
+def _network(values: dict) -> tuple[Any, list]:
+    from gradlab.labs.network.engine import NetworkSettings
+    from gradlab.labs.network.page_view import view
+
+    settings = NetworkSettings(int(values["inputs"]), tuple(int(h) for h in str(values["hidden"]).split(",")),
+                               values["act"], values["dtype"], int(values["seed"]), int(values["idx"]),
+                               float(values["dx"]), *map(float, values["range"]))
+    return view(settings), lambda v: [(v.charts["step error"], None), (v.charts["staircase"], None)]
+
+
+def _roundoff(values: dict) -> tuple[Any, list]:
+    from gradlab.labs.roundoff.page_view import view
+    from gradlab.labs.roundoff.settings import RoundoffSettings
+
+    settings = RoundoffSettings(values["a"], values["b"], values["dtype"], values["dist"], float(values["low"]),
+                                float(values["high"]), seed=int(values["seed"]))
+    return view(settings), lambda v: [(v.charts[name], None) for name in ("errors", "distance", "by x")]
+
+
+def _backward(values: dict) -> tuple[Any, list]:
+    from gradlab.labs.backward.engine import VJPSettings
+    from gradlab.labs.backward.page_view import view
+
+    vector = tuple(float(v) for v in values["v"].split(","))
+    return view(VJPSettings(v=vector)), lambda v: [(v.charts[name], None) for name in
+                                                   ("grad", "jacobian a", "jacobian b", "jacobian c")]
+
+
 @dataclass(frozen=True)
 class Lab:
     """One row: the page (its presets and changed control) and how a tree computes and draws its view."""
@@ -95,6 +140,10 @@ LABS: dict[str, Lab] = {
     "explorer": Lab("explorer", _explorer),
     "grid": Lab("grid", _grid),
     "summed": Lab("summed", _summed),
+    "gradcheck": Lab("gradcheck", _gradcheck),
+    "network": Lab("network", _network),
+    "roundoff": Lab("roundoff", _roundoff),
+    "backward": Lab("backward", _backward),
 }
 
 
@@ -153,13 +202,13 @@ def serve() -> None:
 
 def _moves(lab: str, rng: random.Random) -> dict:
     """A preset of ``lab``'s page with its changed control drawn afresh (``class_links._NEW_VALUE``)."""
-    from benchmarks.class_links import _NEW_VALUE, CHANGED_CONTROL
+    from benchmarks.class_links import _NEW_VALUE, CHANGED_CONTROL, _page_default
     from gradlab.teaching.presets import presets_for
 
     preset = rng.choice(presets_for(LABS[lab].page))
     key = CHANGED_CONTROL[LABS[lab].page]
     values = dict(preset.values)
-    values[key] = _NEW_VALUE[key](values[key], rng)
+    values[key] = _NEW_VALUE[key](values[key] if key in values else _page_default(LABS[lab].page, key), rng)
     return values
 
 
