@@ -76,6 +76,7 @@ def encode_typed_arrays(figure: dict) -> None:
         _LOG.warning("Plotly moved _plotly_utils.utils.convert_to_base64; figures are sent as plain lists")
         return
     del convert_to_base64  # what _encode does, in its order, with the same three helpers
+    import numpy as np
 
     skipped: dict[str, bool] = {}  # is_skipped_key per key, asked once per figure
 
@@ -94,6 +95,8 @@ def encode_typed_arrays(figure: dict) -> None:
                     continue
                 if isinstance(value, (dict, list, tuple)):
                     _encode(value)
+                elif type(value) is np.ndarray and value.size and value.dtype.name in _FLOAT_CODES and value.dtype.isnative:
+                    obj[key] = _float_spec(value)
                 elif is_homogeneous_array(value):
                     obj[key] = to_typed_array_spec(value)
         else:
@@ -106,6 +109,23 @@ def encode_typed_arrays(figure: dict) -> None:
 
 #: Values convert_to_base64 leaves as they are (no array interface, nothing inside).
 _PLAIN = frozenset({float, int, str, bool})
+#: Plotly.js's names of the float dtypes (``_plotly_utils.utils.plotlyjsShortTypes``), native byte order.
+_FLOAT_CODES = {"float64": "f8", "float32": "f4"}
+
+
+def _float_spec(values) -> dict:
+    """A float array of native byte order as ``to_typed_array_spec`` writes it, without the read-only
+    copy it makes first and its look at whether the array is a data frame (narwhals): most of a
+    chart's arrays are these, and that look costs 0.07 ms each."""
+    import base64
+
+    import numpy as np
+
+    spec = {"dtype": _FLOAT_CODES[values.dtype.name],
+            "bdata": base64.b64encode(np.ascontiguousarray(values)).decode("ascii")}
+    if values.ndim > 1:
+        spec["shape"] = str(values.shape)[1:-1]
+    return spec
 
 
 def raise_in_thread(thread_id: int, exc_type: type[BaseException]) -> bool:

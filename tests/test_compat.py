@@ -368,7 +368,8 @@ def test_encode_typed_arrays_does_what_plotly_convert_to_base64_does():
     def figure():
         return {"data": [{"type": "scatter", "x": np.arange(4.0), "y": [1.0, None, 2.0], "customdata": np.ones((3, 2)),
                           "marker": {"size": np.array([1, 2, 300], dtype=np.int64), "color": ["#fff", "#000"]},
-                          "text": ("a", "b"), "meta": {"kind": "sweep", "n": np.float64(3.0)}}],
+                          "text": ("a", "b"), "meta": {"kind": "sweep", "n": np.float64(3.0)},
+                          "selectedpoints": np.arange(6.0, dtype=np.float32)[::2], "ids": np.array([], float)}],
                 "layout": {"xaxis": {"range": np.array([0.0, 1.0])}, "shapes": [{"x0": 1, "line": {"width": 2}}],
                            "geojson": {"c": np.zeros(2)}, "sliders": [{"steps": [{"args": [["a"], {"frame": {}}]}]}]},
                 "frames": [{"name": "1", "data": [{"x": pd.Series([1.0, 2.0]), "y": pd.Index([3, 4])}]}]}
