@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
@@ -150,11 +151,47 @@ def changed_query(preset: Any, rng: random.Random) -> dict[str, str | list[str]]
     """
     from gradlab.teaching.presets import url_query, url_values
 
+    key, value = _changed(preset, rng)
+    query = url_query(preset)
+    query[key] = url_values(preset.page, {key: value})[key]
+    return query
+
+
+def _changed(preset: Any, rng: random.Random) -> tuple[str, Any]:
+    """The page's changed control and a new value for it, away from the preset's."""
     key = CHANGED_CONTROL[preset.page]
     old = preset.values[key] if key in preset.values else _page_default(preset.page, key)
-    query = url_query(preset)
-    query[key] = url_values(preset.page, {key: _NEW_VALUE[key](old, rng)})[key]
-    return query
+    return key, _NEW_VALUE[key](old, rng)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One move of a changing class's student in the tab they have open: click a preset's button
+    (``button``: its widget key), then set the control ``control`` (a URL key) to ``value``."""
+
+    button: str
+    control: str
+    value: Any
+
+
+def changing_steps(page: str) -> Callable[[random.Random], Step] | None:
+    """What a student of a changing class does next on ``page``, in the tab they have open: one of
+    its presets at random, then one control changed (None: no presets or no such control).
+
+    >>> step = changing_steps("roundoff")(random.Random(0))
+    >>> step.button.startswith("preset_"), step.control
+    (True, 'seed')
+    """
+    from gradlab.teaching.presets import presets_for
+
+    presets = presets_for(page)
+    if page not in CHANGED_CONTROL or not presets:
+        return None
+
+    def step(rng: random.Random) -> Step:
+        preset = rng.choice(presets)
+        return Step(f"preset_{preset.key}", *_changed(preset, rng))
+    return step
 
 
 def changing_moves(page: str) -> Callable[[random.Random], str] | None:

@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qsl
 
-from benchmarks.class_links import CHANGED_CONTROL, all_pages, changing_moves, page_links, text_choices
+from benchmarks.class_links import CHANGED_CONTROL, Step, all_pages, changing_moves, changing_steps, page_links, text_choices
 from harness.browser import CHROMIUM, CHROMIUM_ARGS, CONNECTED, SCRIPT_FINISHED
 from harness.processes import machine_ticks, other_cores, process_ticks
 from harness.runs import ProtocolError, RunResult
 from harness.server import Fleet, Server, free_port
 from harness.session import StreamlitSession
+from harness.widgets import state_for
 
 RECONNECT_ATTEMPTS = 3  # a browser behind the load balancer retries a failed reconnect ...
 RECONNECT_BACKOFF = 1.0  # ... after 1 s, then 2 s (Streamlit's frontend retries with backoff)
@@ -64,11 +65,14 @@ class Stats:
 async def student(idx: int, base_url: str, page: str, links: list[str], stop_at: float,
                   stats: Stats, rng: random.Random, think: tuple[float, float],
                   text: dict[str, list[str]], via_lb: bool = False,
-                  move: Callable[[random.Random], str] | None = None) -> None:
+                  move: Callable[[random.Random], str] | None = None,
+                  step: Callable[[random.Random], Step] | None = None) -> None:
     """One tab: open a link, then interact every ``think`` seconds until ``stop_at``.
 
-    ``move``: the tab is a student of a changing class, who every ``think`` seconds opens the
-    link ``move`` draws (a preset with one control changed) instead of clicking a widget.
+    ``move``: the tab is a student of a changing class, who opens the link ``move`` draws (a
+    preset with one control changed), then every ``think`` seconds takes the ``step`` it draws in
+    the same tab (clicks a preset's button, then sets the control), as in a browser; without
+    ``step``, opens a new ``move`` link instead (each move a new tab).
 
     ``via_lb``: the tab is a browser behind a load balancer (its own cookies, the page's
     HTML loaded before each websocket), and when its websocket is lost it reconnects to
@@ -145,6 +149,11 @@ async def student(idx: int, base_url: str, page: str, links: list[str], stop_at:
             await asyncio.sleep(rng.uniform(*think))
             if time.monotonic() >= stop_at:
                 break
+            if step is not None:
+                result = await _take(tab, step(rng), stats, idx, page)
+                if result is None:  # the button or the control is not drawn: a new tab on a changed link
+                    result = await open_or_lose(move(rng), "link")
+                continue
             if move is not None:
                 result = await open_or_lose(move(rng), "link")
                 continue
@@ -160,6 +169,22 @@ async def student(idx: int, base_url: str, page: str, links: list[str], stop_at:
         stats.connect_errors.append(f"student {idx}: {exc}")
     finally:
         await tab.close()
+
+
+async def _take(tab: StreamlitSession, step: Step, stats: Stats, idx: int, page: str) -> RunResult | None:
+    """A changing class's move in an open tab: the preset's button clicked, then its control set
+    (each a rerun, recorded as a widget change); None when either is not on the page."""
+    button = tab.find_widget(user_key=step.button)
+    if button is None:
+        return None
+    result = await tab.set_widget(button, state_for(button, True))
+    stats.add("class", "widget", result, idx, page)
+    control = tab.find_widget(url_key=step.control)
+    if not result.ok or control is None:
+        return result if result.ok else None
+    result = await tab.set_widget(control, state_for(control, step.value))
+    stats.add("class", "widget", result, idx, page)
+    return result
 
 
 async def burst(fleet: "Fleet", pages: list[str], links: dict[str, list[str]], n: int, stats: Stats,
@@ -359,7 +384,8 @@ async def _one_round(args, fleet: Fleet, pages: list[str], links: dict[str, list
     records0 = len(stats.records)
     jobs = [student(i, fleet.url(i), pages[i % len(pages)], links[pages[i % len(pages)]], stop_at, stats,
                     random.Random(rng.random()), (args.think_min, args.think_max), text,
-                    via_lb=bool(fleet.lb_url), move=changing_moves(pages[i % len(pages)]) if args.changing else None)
+                    via_lb=bool(fleet.lb_url), move=changing_moves(pages[i % len(pages)]) if args.changing else None,
+                    step=changing_steps(pages[i % len(pages)]) if args.changing and not getattr(args, "changing_tabs", False) else None)
             for i in range(args.sessions)]
     if args.browsers:
         page = "explorer" if len(pages) > 1 else pages[0]

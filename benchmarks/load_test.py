@@ -41,7 +41,9 @@ server CPU per rerun of both and their ratio, class and burst p95, errors, RSS b
 (``benchmarks/against_floor.py``). With ``--changing`` it also runs a class moving between
 every page's presets with one control changed (a new seed, x, shape or v each move), and prints
 its own targets: p95 < 2 s on every page, server CPU per rerun <= 2x the floor's, zero errors.
-``--changing`` alone runs that class without the floor.
+``--changing`` alone runs that class without the floor. Each student opens a changed link, then
+moves in that tab as in a browser: clicks a preset's button, then types the new value (two
+reruns); ``--changing-tabs`` opens a new tab on a changed link for each move instead.
 
 Optionally ``--browsers N`` Chromium contexts (Playwright, Debian's
 ``/usr/bin/chromium``) open the page repeatedly during the class phase and check
@@ -141,6 +143,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="tabs move between their page's presets with one control changed (a new seed, x, "
                         "shape or v) instead of clicking widgets; with --against-floor: a third run, "
                         "beside the presets-only class")
+    p.add_argument("--changing-tabs", action="store_true",
+                   help="with --changing: each move opens a new tab on the changed link, instead of "
+                        "clicking the preset's button and setting the control in the tab (a browser's way)")
     args = p.parse_args(argv)
     for kv in args.config:
         if "=" not in kv:

@@ -371,22 +371,32 @@ class StreamlitSession:
         rng.shuffle(candidates)
         for w in candidates:
             new = changed_state(w, self.widget_states.get(w.id), rng, text_choices)
-            if new is None:
-                continue
-            self.widget_states[w.id] = new
-            if w.key:
-                # the frontend writes a URL widget's value into the URL itself,
-                # and drops the parameter when the value is the widget's default
-                default = initial_state(w, default_only=True)
-                values = None if default == new else url_values(new)
-                self.query_string = with_param(self.query_string, w.key, values)
-            try:
-                result = await self.rerun(fragment_id=w.fragment_id)
-                result.request = f"{w.key or w.kind}={','.join(url_values(new))[:40]} ?{self.query_string}"
-                return result
-            finally:
-                if new.WhichOneof("value") == "trigger_value":
-                    # a click is sent once; the frontend then forgets the trigger
-                    self.widget_states.pop(w.id, None)
+            if new is not None:
+                return await self.set_widget(w, new)
         return None
+
+    def find_widget(self, *, url_key: str = "", user_key: str = "") -> Widget | None:
+        """The widget bound to URL parameter ``url_key``, or made with ``key=user_key`` (None: not drawn)."""
+        for w in self.widgets.values():
+            if (url_key and w.key == url_key) or (user_key and w.id.endswith(f"-{user_key}")):
+                return w
+        return None
+
+    async def set_widget(self, w: Widget, new: WidgetState) -> RunResult:
+        """Rerun with ``w`` holding ``new``, as the frontend sends a user's change (a click: once)."""
+        self.widget_states[w.id] = new
+        if w.key:
+            # the frontend writes a URL widget's value into the URL itself,
+            # and drops the parameter when the value is the widget's default
+            default = initial_state(w, default_only=True)
+            values = None if default == new else url_values(new)
+            self.query_string = with_param(self.query_string, w.key, values)
+        try:
+            result = await self.rerun(fragment_id=w.fragment_id)
+            result.request = f"{w.key or w.kind}={','.join(url_values(new))[:40]} ?{self.query_string}"
+            return result
+        finally:
+            if new.WhichOneof("value") == "trigger_value":
+                # a click is sent once; the frontend then forgets the trigger
+                self.widget_states.pop(w.id, None)
 

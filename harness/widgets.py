@@ -96,6 +96,28 @@ def initial_state(w: Widget, *, default_only: bool = False) -> WidgetState | Non
     return s
 
 
+def state_for(w: Widget, value: Any) -> WidgetState:
+    """The state the frontend sends when a user sets ``w`` to ``value`` (typed, clicked: True).
+
+    >>> from streamlit.proto.TextInput_pb2 import TextInput
+    >>> state_for(Widget("w1", "text_input", TextInput()), "3x4").string_value
+    '3x4'
+    """
+    s = WidgetState(id=w.id)
+    if w.kind == "button":
+        s.trigger_value = True
+    elif w.kind == "number_input":
+        if w.proto.data_type == NumberInput.INT:
+            s.int_value = int(value)
+        else:
+            s.double_value = float(value)
+    elif w.kind in ("text_input", "text_area", "selectbox", "radio"):
+        s.string_value = str(value)
+    else:
+        raise ValueError(f"{w.kind}: set it with changed_state")
+    return s
+
+
 def _number_for_url(v: float) -> str:
     if math.isfinite(v) and v == int(v):
         return str(int(v))

@@ -18,8 +18,8 @@ from urllib.parse import parse_qs, urlencode
 import pytest
 
 from benchmarks.against_floor import print_changing_bar
-from benchmarks.class_links import (CHANGED_CONTROL, SEED_RANGE, all_pages, changed_query, changing_moves,
-                                    page_links, preset_coverage)
+from benchmarks.class_links import (CHANGED_CONTROL, SEED_RANGE, Step, all_pages, changed_query, changing_moves,
+                                    changing_steps, page_links, preset_coverage)
 from benchmarks.floor_ratios import changing_bar, class_measures, classroom_bar, felt_ratios, ratio, tally
 from gradlab.labs.backward.engine import VJPSettings
 from gradlab.labs.summed import MAX_TERMS, parse_shape
@@ -134,6 +134,47 @@ def test_the_changing_class_moves_between_every_page_s_presets_and_no_other():
             assert keys, f"{page}: {query} is no preset with its {CHANGED_CONTROL[page]} changed"
             reached.update(keys)  # Summed's 140x120 and 400x500 differ only in the shape it changes
         assert reached == {p.key for p in presets_for(page)}, page
+
+
+def test_a_changing_step_clicks_each_preset_of_its_page_then_changes_its_control():
+    """In a tab, a step is a preset's button (the key gradlab/ui/presets.py gives it) and the page's
+    control set to a value that preset does not hold; every preset is reached."""
+    assert changing_steps("home") is None
+    rng = random.Random(5)
+    for page, key in CHANGED_CONTROL.items():
+        take, reached = changing_steps(page), set()
+        by_button = {f"preset_{p.key}": p for p in presets_for(page)}
+        for _ in range(20 * len(by_button)):
+            step = take(rng)
+            preset = by_button[step.button]
+            assert step.control == key and step.value != preset.values.get(key), (page, step)
+            reached.add(step.button)
+        assert reached == set(by_button), page
+
+
+@pytest.mark.server
+def test_a_changing_step_reruns_the_open_tab_twice_and_leaves_the_new_value_in_its_url():
+    import asyncio
+
+    from benchmarks.load_class import Stats, _take
+    from harness.server import Server, free_port
+    from harness.session import StreamlitSession
+
+    async def steps(base_url: str) -> tuple[list, str]:
+        stats = Stats()
+        async with StreamlitSession(base_url) as tab:
+            opened = await tab.open("roundoff", "")
+            assert opened.ok
+            await _take(tab, Step("preset_decimal", "seed", 424242), stats, 0, "roundoff")
+            formulas = [tab.widget_states[tab.find_widget(url_key=k).id].string_value for k in "ab"]
+            return [r.result for r in stats.records], tab.query_string, formulas
+
+    with Server(free_port()) as server:
+        runs, query, formulas = asyncio.run(steps(server.base_url))
+    assert len(runs) == 2 and all(r.ok and not r.exceptions for r in runs), runs
+    assert parse_qs(query)["seed"] == ["424242"]
+    decimal = next(p for p in presets_for("roundoff") if p.key == "decimal")
+    assert formulas == [decimal.values["a"], decimal.values["b"]]  # the click took the preset's formulas
 
 
 def test_a_changed_link_differs_from_its_preset_in_exactly_one_control():
