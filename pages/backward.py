@@ -17,7 +17,7 @@ them.
 
 import streamlit as st
 
-from gradlab.labs.backward import EXPRESSION_CHARS, VJPSettings, parse_vector, vector_text, view
+from gradlab.labs.backward import EXPRESSION_CHARS, PAGE_DEFAULTS, VJPSettings, settings_from, view
 from gradlab.ui.backward_sections import accumulation, empty_example_section, full_jacobian, steps_so_far
 from gradlab.ui.url_widgets import url_text
 from gradlab.ui.controls import dtype_selectbox
@@ -30,8 +30,7 @@ from gradlab.ui.views import lab_view, replayed_section, show_chart
 
 start_page("backward")
 
-QUESTION = VJPSettings()  # the question's tensors: the defaults
-VECTOR_FIELDS = (("a", "a"), ("b", "b"), ("c", "c (> 0)"), ("v", "gradient v"))  # (key, label)
+VECTOR_LABELS = {"a": "a", "b": "b", "c": "c (> 0)"}  # key -> label of the popover's vectors
 V_WIDTH, DTYPE_WIDTH = 220, 110  # px: v, the dtype and the "a, b, c" popover in one row, also on a phone
 
 LESSON = r"""
@@ -67,17 +66,15 @@ def _controls() -> VJPSettings:
     settings object (a GradLabError says what to fix)."""
     typed = {}
     with st.container(horizontal=True, wrap=True, gap="small", vertical_alignment="bottom"):
-        typed["v"] = url_text("gradient v", "v", value=vector_text(QUESTION.v), max_chars=EXPRESSION_CHARS,
+        typed["v"] = url_text("gradient v", "v", value=PAGE_DEFAULTS["v"], max_chars=EXPRESSION_CHARS,
                                 width=V_WIDTH, help="The argument of y.backward(v): one weight per entry of y. "
                                                     + term("VJP"))
-        dtype = dtype_selectbox("dtype", "dtype", default=QUESTION.dtype, width=DTYPE_WIDTH)
+        typed["dtype"] = dtype_selectbox("dtype", "dtype", default=PAGE_DEFAULTS["dtype"], width=DTYPE_WIDTH)
         with st.popover("a, b, c", icon=":material/tune:", help="the inputs of y = 3a + 2b² + log(c)"):
-            for key, label in VECTOR_FIELDS[:3]:
-                typed[key] = url_text(label, key, value=vector_text(getattr(QUESTION, key)),
-                                        max_chars=EXPRESSION_CHARS)
+            for key, label in VECTOR_LABELS.items():
+                typed[key] = url_text(label, key, value=PAGE_DEFAULTS[key], max_chars=EXPRESSION_CHARS)
         presets_popover("backward", primary="gradient_argument")
-    vectors = {key: parse_vector(typed[key], key) for key, _ in VECTOR_FIELDS}  # a first, as y reads
-    return VJPSettings(vectors["a"], vectors["b"], vectors["c"], vectors["v"], dtype)
+    return settings_from(typed)  # a's typo first, as y reads
 
 
 def _first_screen(settings: VJPSettings, shown) -> bool:

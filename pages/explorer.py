@@ -12,8 +12,8 @@ import streamlit as st
 from gradlab.labs.explorer import (ALL_DTYPE_NAMES, CUSTOM, DEFAULTS, EMULATED_HELP, EPS_LARGEST, EPS_SMALLEST,
                                    FUNCTION_OPTIONS, MAX_EXPRESSION_CHARS, MAX_POINTS, MAX_X, POINTS_MIN,
                                    POINTS_STEP, STEP_DEFAULT, STEPS, ChartOptions, ControlError, ExplorerView,
-                                   ExpressionError, explorer_settings, fitted_steps, formulas, function_label,
-                                   main_chart, picked_point, step_label, view)
+                                   ExpressionError, fitted_steps, formulas, function_label, main_chart, picked_point,
+                                   settings_from, step_label, view)
 from gradlab.ui.url_widgets import (url_number, url_radio, url_select_slider, url_selectbox, url_slider,
                                       url_text, url_toggle)
 from gradlab.ui.controls import dtype_help, dtype_multiselect, eps_range_input, scheme_multiselect
@@ -81,42 +81,41 @@ def _controls():
         steps = st.popover("Steps", icon=":material/tune:")
         with st.popover("Presets", icon=":material/bookmarks:"):
             preset_buttons("explorer")
+    v = {}
     with st.container(horizontal=True, vertical_alignment="bottom", gap="small"):
-        fn = url_selectbox("function", "fn", FUNCTION_OPTIONS,
-                             index=FUNCTION_OPTIONS.index(DEFAULTS["fn"]), width=200,
-                             format_func=function_label, on_change=_on_function_change)
-        x = url_number("point x", "x", value=DEFAULTS["x"], min_value=-MAX_X, max_value=MAX_X,
-                         format="%.12g", width=120, help="Any float, e.g. 0.3, 1e-10 or -2.5e3.")
-        dtypes = dtype_multiselect(default=DEFAULTS["dtypes"], width="stretch", options=ALL_DTYPE_NAMES,
-                                   help=dtype_help() + " " + EMULATED_HELP + " " + term("unit round-off"))
-        schemes = scheme_multiselect(default=DEFAULTS["schemes"], help=_SCHEME_HELP, width=180)
+        v["fn"] = url_selectbox("function", "fn", FUNCTION_OPTIONS,
+                                  index=FUNCTION_OPTIONS.index(DEFAULTS["fn"]), width=200,
+                                  format_func=function_label, on_change=_on_function_change)
+        v["x"] = url_number("point x", "x", value=DEFAULTS["x"], min_value=-MAX_X, max_value=MAX_X,
+                              format="%.12g", width=120, help="Any float, e.g. 0.3, 1e-10 or -2.5e3.")
+        v["dtypes"] = dtype_multiselect(default=DEFAULTS["dtypes"], width="stretch", options=ALL_DTYPE_NAMES,
+                                        help=dtype_help() + " " + EMULATED_HELP + " " + term("unit round-off"))
+        v["schemes"] = scheme_multiselect(default=DEFAULTS["schemes"], help=_SCHEME_HELP, width=180)
     st.html(_CHIPS_CSS)
     if moved := st.session_state.pop(_X_MOVED, None):
         st.caption(moved)
     with steps:
-        eps_min, eps_max, points = _step_controls(dtypes, schemes)
-    text = ""
-    if fn == CUSTOM:
-        text = url_text("f(x) =", "expr", value=DEFAULTS["expr"], max_chars=MAX_EXPRESSION_CHARS,
-                          help="Python syntax in x: + - * / **, exp, log, sin, sqrt, abs, ...")
-    return explorer_settings(fn, text, x, dtypes, schemes, eps_min, eps_max, points)
+        _step_controls(v)
+    if v["fn"] == CUSTOM:
+        v["expr"] = url_text("f(x) =", "expr", value=DEFAULTS["expr"], max_chars=MAX_EXPRESSION_CHARS,
+                               help="Python syntax in x: + - * / **, exp, log, sin, sqrt, abs, ...")
+    return settings_from(v)
 
 
-def _step_controls(dtypes, schemes) -> tuple[float, float, int]:
+def _step_controls(v: dict) -> None:
+    """The steps' controls, their values into ``v`` (the fitted range is the lab's: it only says it)."""
     _honour_a_linked_step_range()
-    fitted = url_toggle("fit the steps to the dtypes", "eps_auto", value=DEFAULTS["eps_auto"],
-                          help="On: from a decade below the unit round-off u (where round-off "
-                               "reaches 100 %) to a decade past the best step u^(1/(p+1)), so "
-                               "each V fills the chart. Off: choose the range yourself.")
-    if fitted:
-        eps_min, eps_max, caption = fitted_steps(dtypes, schemes)
-        st.caption(caption)
+    v["eps_auto"] = url_toggle("fit the steps to the dtypes", "eps_auto", value=DEFAULTS["eps_auto"],
+                               help="On: from a decade below the unit round-off u (where round-off "
+                                    "reaches 100 %) to a decade past the best step u^(1/(p+1)), so "
+                                    "each V fills the chart. Off: choose the range yourself.")
+    if v["eps_auto"]:
+        st.caption(fitted_steps(v["dtypes"], v["schemes"]).caption)
     else:
-        eps_min, eps_max = eps_range_input("step range (eps-min, eps-max)", default=DEFAULTS["eps_range"],
-                                           smallest=EPS_SMALLEST, largest=EPS_LARGEST)
-    points = url_slider("points in the sweep", "points", min_value=POINTS_MIN,
-                          max_value=MAX_POINTS, value=DEFAULTS["points"], step=POINTS_STEP)
-    return eps_min, eps_max, points
+        v["eps_range"] = eps_range_input("step range (eps-min, eps-max)", default=DEFAULTS["eps_range"],
+                                         smallest=EPS_SMALLEST, largest=EPS_LARGEST)
+    v["points"] = url_slider("points in the sweep", "points", min_value=POINTS_MIN,
+                               max_value=MAX_POINTS, value=DEFAULTS["points"], step=POINTS_STEP)
 
 
 # ------------------------------------------------------------------ views

@@ -1,6 +1,6 @@
 """Grad check: a finite-difference gradient check on a real tensor, explained. Layout only.
 
-Controls -> one frozen settings object (gradlab.labs.gradcheck.function_settings; the engine
+Controls -> one frozen settings object (gradlab.labs.gradcheck.settings_from; the engine
 validates it) -> one cached view of it in a worker (function_view; the main chart's eps sweep:
 eps_sweep_view, shared by every check that differs only in mode or step) -> render.
 
@@ -25,8 +25,8 @@ from gradlab.labs.gradcheck import (CALLS, CHECKS, DEFAULT_INPUT, DEFAULT_STACK,
                                     LAYER_LOSSES, LAYER_QUESTION, LAYER_VOCABULARY, LAYERS, LOSSES, MAX_ELEMENTS,
                                     MAX_EXPRESSION_CHARS, MAX_SAMPLES, MODE_HELP, MODEL, MODELS, MODES,
                                     MODULE_COLUMNS, QUESTION, REDUCTIONS, VALUE_COLUMNS, appended_layer,
-                                    eps_sweep_view, function_settings, function_view, layer_settings, layer_view,
-                                    marked, state_styler, sweep_settings_for)
+                                    eps_sweep_view, function_view, layer_view, marked, settings_from, state_styler,
+                                    sweep_settings_for)
 from gradlab.ui.url_widgets import url_number, url_radio, url_selectbox, url_tabs, url_text, url_toggle
 from gradlab.ui.controls import SCHEME_OPTIONS, dtype_selectbox, eps_options, format_eps, scheme_label
 from gradlab.ui.figures import cached_figure, replayed_chart
@@ -72,11 +72,11 @@ def _controls(checked: str):
     (for a model: its stack, shape, dtype and two popovers).
 
     Returns the one frozen settings object (a GradLabError says what to fix)."""
-    v = {}
+    v = {"check": checked}
     w = dict(width=CONTROL_WIDTH)
     with st.container(horizontal=True, wrap=True, gap="small", vertical_alignment="bottom"):
         if checked == MODEL:
-            return _layer_controls()
+            return _layer_controls(v)
         v["shape"] = url_text("input shape", "shape", value="140x120", max_chars=40, **w,
                                 help=f"e.g. 140x120; at most {MAX_ELEMENTS:,} elements.")
         v["reduction"] = url_selectbox("reduction", "reduction", REDUCTIONS, **w,
@@ -96,7 +96,7 @@ def _controls(checked: str):
         with st.popover("More", icon=":material/tune:",
                         help="model, loss, mode, samples, seed, finite differences in float64"):
             _more_controls(v)
-    return function_settings(v)
+    return settings_from(v)
 
 
 def _more_controls(v: dict) -> None:
@@ -124,36 +124,40 @@ def _append_layer(name: str) -> None:
     st.session_state["stack"] = appended_layer(st.session_state.get("stack", DEFAULT_STACK), name)
 
 
-def _layer_controls():
+def _layer_controls(v: dict):
     """The model's controls, in the caller's row: the stack, the input's shape, the dtype, then "Add a
     layer" and "More" popovers (widget keys are URL parameters; dtype, mode, seed and reduction are
-    shared with the function view). Returns the one frozen settings object, validated."""
+    shared with the function view), their values into ``v``. Returns the one frozen settings object,
+    validated."""
     # no max_chars: Streamlit cuts a longer URL value to it silently ("Unknown layer 'exp'" from a
     # cut-off 'expr:...'); the parser refuses a stack over MAX_EXPRESSION_CHARS in a sentence
-    stack = url_text("layers, first to last", "stack", value=DEFAULT_STACK, width=STACK_WIDTH,
-                       help=f"One layer per comma, at most {MAX_EXPRESSION_CHARS} characters. {LAYER_VOCABULARY}.")
-    shape = url_text("input shape", "input", value=DEFAULT_INPUT, max_chars=40, width=SHAPE_WIDTH,
-                       help="Batch first, e.g. 4x8; (batch, sequence, features) for attention and gru, "
-                            f"(batch, channels, height, width) for conv2d; at most {MAX_ELEMENTS:,} elements.")
-    dtype = dtype_selectbox("dtype", "dtype", default="float32", width=CONTROL_WIDTH)
+    v["stack"] = url_text("layers, first to last", "stack", value=DEFAULT_STACK, width=STACK_WIDTH,
+                            help=f"One layer per comma, at most {MAX_EXPRESSION_CHARS} characters. "
+                                 f"{LAYER_VOCABULARY}.")
+    v["input"] = url_text("input shape", "input", value=DEFAULT_INPUT, max_chars=40, width=SHAPE_WIDTH,
+                            help="Batch first, e.g. 4x8; (batch, sequence, features) for attention and gru, "
+                                 f"(batch, channels, height, width) for conv2d; at most {MAX_ELEMENTS:,} "
+                                 "elements.")
+    v["dtype"] = dtype_selectbox("dtype", "dtype", default="float32", width=CONTROL_WIDTH)
     with st.popover("Add a layer", icon=":material/add:", help="Append a layer to the stack; edit its size there."):
         with st.container(horizontal=True, wrap=True, gap="small"):
             for name, layer in LAYERS.items():
                 st.button(name, key=f"add_{name}", help=layer.help, on_click=_append_layer, args=(name,))
     with st.popover("More", icon=":material/tune:", help="mode, seed, which calls of a repeated module"):
-        mode = url_selectbox("mode", "mode", MODES, help=MODE_HELP)
-        seed = url_number("seed", "seed", value=0, min_value=0, max_value=2**31 - 1, step=1,
-                            help="Draws the weights and the input.")
-        calls = url_selectbox("calls of a module called more than once", "calls", CALLS,
-                                help="first: check a shared module at its first call; all: at each.")
-        loss = url_selectbox("loss", "model_loss", LAYER_LOSSES,  # the function view's "loss" has other options
-                               help="none: check the model's outputs; mse: a last layer, the squared error to "
-                                    "a target drawn from the seed (checked as a module too).")
-        reduction = url_selectbox("reduction", "reduction", REDUCTIONS,
-                                    help="How every check reduces the outputs to the number it differentiates: "
-                                         "sum, mean, or none (each output element weighted by 1).")
-    return layer_settings(stack, shape, dtype=dtype, mode=mode, seed=seed, calls=calls, loss=loss,
-                          reduction=reduction)
+        v["mode"] = url_selectbox("mode", "mode", MODES, help=MODE_HELP)
+        v["seed"] = url_number("seed", "seed", value=0, min_value=0, max_value=2**31 - 1, step=1,
+                                 help="Draws the weights and the input.")
+        v["calls"] = url_selectbox("calls of a module called more than once", "calls", CALLS,
+                                     help="first: check a shared module at its first call; all: at each.")
+        # its own key: the function view's "loss" has other options
+        v["model_loss"] = url_selectbox("loss", "model_loss", LAYER_LOSSES,
+                                          help="none: check the model's outputs; mse: a last layer, the squared "
+                                               "error to a target drawn from the seed (checked as a module too).")
+        v["reduction"] = url_selectbox("reduction", "reduction", REDUCTIONS,
+                                         help="How every check reduces the outputs to the number it "
+                                              "differentiates: sum, mean, or none (each output element "
+                                              "weighted by 1).")
+    return settings_from(v)
 
 
 def _column_config(columns, frame) -> dict:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import streamlit as st
 
 from gradlab.labs.grid import (ALL_DTYPE_NAMES, CATALOGUE, CUSTOM, EXPRESSION_CHARS, FUNCTION_OPTIONS, GRID_STEP_RANGE,
-                               X_MAGNITUDE, GridSettings, at_step, function_label, grid_steps, validated_expression,
-                               view, view_of)
+                               PAGE_DEFAULTS, X_MAGNITUDE, GridSettings, at_step, expression_from, function_label,
+                               grid_steps, settings_from, view, view_of)
 from gradlab.ui.bit_editor import bit_editor
 from gradlab.ui.url_widgets import url_number, url_selectbox, url_text
 from gradlab.ui.controls import dtype_label, eps_input, format_eps
@@ -27,8 +27,6 @@ from gradlab.ui.views import lab_view, replayed_section, show_chart
 
 start_page("grid")
 
-DEFAULT_EXPRESSION = "sin(x)"  # what the f(x) box starts with when "custom (type it)" is picked
-DEFAULT_FUNCTION = "sin"  # the catalogue's sin(x) at x = 1: the function box names it
 CHART_KEY = "grid_chart"
 CONTROL_WIDTH = 120  # px: function, x, dtype, f(x) and the step's slider in one row at 1280 px
 
@@ -53,31 +51,30 @@ def _controls() -> GridSettings:
                    help="Why a finite difference's step is not the h you asked for: x + h is rounded "
                         "to the numbers the dtype can hold, and so is f."):
         presets_popover("grid")
+    v, d = {}, PAGE_DEFAULTS
     with st.container(horizontal=True, vertical_alignment="bottom", gap="small"):
-        fn = url_selectbox("function", "fn", FUNCTION_OPTIONS, index=FUNCTION_OPTIONS.index(DEFAULT_FUNCTION),
-                             width=170, format_func=function_label, on_change=_on_function_change)
-        x = url_number("point x", "x", value=1.0, min_value=-X_MAGNITUDE,
-                         max_value=X_MAGNITUDE, format="%.12g", width=CONTROL_WIDTH,
-                         help="Any float, e.g. 1, 0.3 or 1e-3. It is rounded to the dtype first.")
-        dtype = url_selectbox("dtype", "dtype", ALL_DTYPE_NAMES, index=ALL_DTYPE_NAMES.index("float32"),
-                                width=CONTROL_WIDTH, format_func=dtype_label,
-                                help="The 8-bit formats are emulated: arithmetic in float32, x, x+h and "
-                                     "every value of f rounded to the 8-bit format. " + term("ulp"))
-        if fn == CUSTOM:
-            text = url_text("f(x) =", "expr", value=DEFAULT_EXPRESSION, max_chars=EXPRESSION_CHARS,
-                              width=CONTROL_WIDTH,
-                              help="Python syntax in x: + - * / **, exp, log, sin, sqrt, abs, ...")
-        else:
-            text = CATALOGUE[fn].expression
-        h = eps_input("step h", "h", default=1e-4, smallest=GRID_STEP_RANGE[0], largest=GRID_STEP_RANGE[1],
-                      mantissas=(1, 2, 5), width="stretch",
-                      help="The step you ask for. x + h is rounded to the grid, so the step taken "
-                           "is a whole number of ulps of x (or none).")
+        v["fn"] = url_selectbox("function", "fn", FUNCTION_OPTIONS, index=FUNCTION_OPTIONS.index(d["fn"]),
+                                  width=170, format_func=function_label, on_change=_on_function_change)
+        v["x"] = url_number("point x", "x", value=d["x"], min_value=-X_MAGNITUDE,
+                              max_value=X_MAGNITUDE, format="%.12g", width=CONTROL_WIDTH,
+                              help="Any float, e.g. 1, 0.3 or 1e-3. It is rounded to the dtype first.")
+        v["dtype"] = url_selectbox("dtype", "dtype", ALL_DTYPE_NAMES, index=ALL_DTYPE_NAMES.index(d["dtype"]),
+                                     width=CONTROL_WIDTH, format_func=dtype_label,
+                                     help="The 8-bit formats are emulated: arithmetic in float32, x, x+h and "
+                                          "every value of f rounded to the 8-bit format. " + term("ulp"))
+        if v["fn"] == CUSTOM:
+            v["expr"] = url_text("f(x) =", "expr", value=d["expr"], max_chars=EXPRESSION_CHARS,
+                                   width=CONTROL_WIDTH,
+                                   help="Python syntax in x: + - * / **, exp, log, sin, sqrt, abs, ...")
+        v["h"] = eps_input("step h", "h", default=d["h"], smallest=GRID_STEP_RANGE[0], largest=GRID_STEP_RANGE[1],
+                           mantissas=(1, 2, 5), width="stretch",
+                           help="The step you ask for. x + h is rounded to the grid, so the step taken "
+                                "is a whole number of ulps of x (or none).")
     try:
-        validated_expression(text)
+        expression_from(v)
     except Exception as err:  # noqa: BLE001 - what to fix in the box just typed in
         stop_with_error(err, icon=":material/edit:")
-    return GridSettings(dtype=dtype, x=float(x), h=float(h), expression=text)
+    return settings_from(v)
 
 
 #: The main chart's box: at 1280x720 all of it (step slider, plot, legend) on the first screen

@@ -19,8 +19,9 @@ from gradlab.labs.network import (
     MAX_DEPTH,
     MAX_WIDTH,
     SCIPY_NOTE,
+    PAGE_DEFAULTS,
     NetworkSettings,
-    parse_hidden,
+    settings_from,
     view,
 )
 from gradlab.ui.url_widgets import url_number, url_selectbox, url_text
@@ -83,27 +84,27 @@ def _controls() -> NetworkSettings:
     The hidden widths are read after every widget is drawn, so a typo there (a
     GradLabError) leaves the whole panel on screen.
     """
+    v = {}
     with st.container(horizontal=True, wrap=True, gap="small", vertical_alignment="bottom"):
-        dtype = dtype_selectbox("dtype", "dtype", default=DEFAULTS.dtype, width=CONTROL_WIDTH)
-        idx = url_number("input index i", "idx", value=DEFAULTS.index, min_value=0,
-                           max_value=MAX_WIDTH - 1, step=1, width=CONTROL_WIDTH)
-        seed = url_number("seed", "seed", value=DEFAULTS.seed, min_value=0, max_value=2**31 - 1, step=1,
-                            width=CONTROL_WIDTH, help="Seeds the weights and the input x. "
-                                                      f"{DEFAULTS.seed} rebuilds the question's numbers.")
-        dx = eps_input("step dx", "dx", default=DEFAULTS.step, smallest=1e-12, largest=1e-1,
-                       mantissas=(1, 2, 5), width=SLIDER_WIDTH,
-                       help="The step of the central difference. " + term("round-off error") + " "
-                            + term("truncation error"))
+        v["dtype"] = dtype_selectbox("dtype", "dtype", default=DEFAULTS.dtype, width=CONTROL_WIDTH)
+        v["idx"] = url_number("input index i", "idx", value=DEFAULTS.index, min_value=0,
+                                max_value=MAX_WIDTH - 1, step=1, width=CONTROL_WIDTH)
+        v["seed"] = url_number("seed", "seed", value=DEFAULTS.seed, min_value=0, max_value=2**31 - 1, step=1,
+                                 width=CONTROL_WIDTH, help="Seeds the weights and the input x. "
+                                                           f"{DEFAULTS.seed} rebuilds the question's numbers.")
+        v["dx"] = eps_input("step dx", "dx", default=DEFAULTS.step, smallest=1e-12, largest=1e-1,
+                            mantissas=(1, 2, 5), width=SLIDER_WIDTH,
+                            help="The step of the central difference. " + term("round-off error") + " "
+                                 + term("truncation error"))
         with st.popover("More", icon=":material/tune:", help="activation, layers, inputs, the sweep of steps"):
-            act = url_selectbox("activation", "act", tuple(ACTIVATIONS))
-            hidden_text = url_text("hidden widths", "hidden", value="32, 32", max_chars=60,
-                                     help=f"Up to {MAX_DEPTH} layers of at most {MAX_WIDTH} units.")
-            inputs = url_number("inputs", "inputs", value=DEFAULTS.input_size, min_value=1,
-                                  max_value=MAX_WIDTH, step=1)
-            lo, hi = eps_range_input("sweep of steps", "range", default=(DEFAULTS.step_min, DEFAULTS.step_max),
-                                     smallest=1e-14, largest=1.0)
-    return NetworkSettings(int(inputs), parse_hidden(hidden_text), act, dtype, int(seed), int(idx),
-                           float(dx), float(lo), float(hi))
+            v["act"] = url_selectbox("activation", "act", tuple(ACTIVATIONS))
+            v["hidden"] = url_text("hidden widths", "hidden", value=PAGE_DEFAULTS["hidden"], max_chars=60,
+                                   help=f"Up to {MAX_DEPTH} layers of at most {MAX_WIDTH} units.")
+            v["inputs"] = url_number("inputs", "inputs", value=DEFAULTS.input_size, min_value=1,
+                                       max_value=MAX_WIDTH, step=1)
+            v["range"] = eps_range_input("sweep of steps", "range", default=PAGE_DEFAULTS["range"],
+                                         smallest=1e-14, largest=1.0)
+    return settings_from(v)
 
 
 def _prediction(shown) -> None:

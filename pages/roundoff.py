@@ -20,6 +20,7 @@ from gradlab.labs.roundoff import (
     TABLE_ROWS,
     RoundoffSettings,
     quiz_view,
+    settings_from,
     view,
 )
 from gradlab.ui.url_widgets import url_number, url_selectbox, url_text
@@ -71,24 +72,26 @@ def _header() -> None:
 def _controls() -> RoundoffSettings:
     """One wrapping row: the two formulas and the dtype, where x comes from in a popover (every value
     in the URL); returns the frozen settings."""
+    v = {}
     with st.container(horizontal=True, gap="small", vertical_alignment="bottom", key="roundoff-formulas"):
-        a = url_text("Formula A", "a", value=DEFAULTS.formula_a, max_chars=MAX_FORMULA_CHARS,
-                       width=FORMULA_WIDTH,
-                       help="An expression of x, 'autograd' (torch.autograd.grad of 1/x) or grad(<expr>).")
-        b = url_text("Formula B", "b", value=DEFAULTS.formula_b, max_chars=MAX_FORMULA_CHARS,
-                       width=FORMULA_WIDTH, help="Must equal formula A in exact arithmetic, e.g. log(1+x) and log1p(x).")
-        dtype = dtype_selectbox("dtype", "dtype", default=DEFAULTS.dtype, width=CHOICE_WIDTH)
+        v["a"] = url_text("Formula A", "a", value=DEFAULTS.formula_a, max_chars=MAX_FORMULA_CHARS,
+                            width=FORMULA_WIDTH,
+                            help="An expression of x, 'autograd' (torch.autograd.grad of 1/x) or grad(<expr>).")
+        v["b"] = url_text("Formula B", "b", value=DEFAULTS.formula_b, max_chars=MAX_FORMULA_CHARS,
+                            width=FORMULA_WIDTH,
+                            help="Must equal formula A in exact arithmetic, e.g. log(1+x) and log1p(x).")
+        v["dtype"] = dtype_selectbox("dtype", "dtype", default=DEFAULTS.dtype, width=CHOICE_WIDTH)
         with st.popover("Points x", icon=":material/tune:",
                         help="Where the x values are drawn from, how many, and the seed."):
-            dist = url_selectbox("x drawn from", "dist", DISTRIBUTIONS,
-                                   help="normal: mean (low+high)/2, sd (high-low)/2, so [-1, 1] is randn(). "
-                                        "log-uniform: positive x spread evenly over the decades.")
-            low = url_number("low", "low", value=DEFAULTS.low, min_value=-1e30, max_value=1e30, format="%g")
-            high = url_number("high", "high", value=DEFAULTS.high, min_value=-1e30, max_value=1e30, format="%g")
-            n = url_number("points", "n", value=DEFAULTS.samples, min_value=1,
-                             max_value=MAX_SAMPLES, step=1000)
-            seed = url_number("seed", "seed", value=DEFAULTS.seed, min_value=0, max_value=2**31 - 1, step=1)
-    return RoundoffSettings(a, b, dtype, dist, float(low), float(high), int(n), int(seed))
+            v["dist"] = url_selectbox("x drawn from", "dist", DISTRIBUTIONS,
+                                        help="normal: mean (low+high)/2, sd (high-low)/2, so [-1, 1] is randn(). "
+                                             "log-uniform: positive x spread evenly over the decades.")
+            v["low"] = url_number("low", "low", value=DEFAULTS.low, min_value=-1e30, max_value=1e30, format="%g")
+            v["high"] = url_number("high", "high", value=DEFAULTS.high, min_value=-1e30, max_value=1e30, format="%g")
+            v["n"] = url_number("points", "n", value=DEFAULTS.samples, min_value=1,
+                                  max_value=MAX_SAMPLES, step=1000)
+            v["seed"] = url_number("seed", "seed", value=DEFAULTS.seed, min_value=0, max_value=2**31 - 1, step=1)
+    return settings_from(v)
 
 
 def _preset_note() -> None:

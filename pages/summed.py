@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from gradlab.labs.summed import DTYPE_NAMES, MAX_TERMS, SUM_METHODS, SummedLossSettings, parse_shape, view
+from gradlab.labs.summed import (DTYPE_NAMES, MAX_TERMS, PAGE_DEFAULTS, SUM_METHODS, SummedLossSettings, settings_from,
+                                 view)
 from gradlab.ui.url_widgets import url_selectbox, url_text
 from gradlab.ui.controls import dtype_selectbox, eps_input
 from gradlab.ui.messages import show_answer, stop_with_error
@@ -39,18 +40,18 @@ def _header() -> None:
 
 def _controls() -> SummedLossSettings:
     """One wrapping row of four controls; returns the one frozen settings object."""
-    w = dict(width=CONTROL_WIDTH)
+    w, v = dict(width=CONTROL_WIDTH), {}
     with st.container(horizontal=True, wrap=True, gap="small", vertical_alignment="bottom"):
-        shape = url_text("input shape", "shape", value="140x120", max_chars=40, **w,
-                           help=f"e.g. 140x120: one squared error per element, at most {MAX_TERMS:,} of them.")
-        dtype = dtype_selectbox("dtype", "dtype", default="float32", options=DTYPE_NAMES, **w)
-        reduction = url_selectbox("reduction", "reduction", ("sum", "mean"), **w,
-                                    help="sum: L is the sum of the squared errors; mean: the sum "
-                                         "divided by their number. Both scale L and each gradient "
-                                         "element alike.")
-        h = eps_input("step h", "h", default=1e-3, smallest=1e-8, largest=1.0, **w,
-                      help="The finite-difference step of the grad check: x + h in one element.")
-    return SummedLossSettings(shape=parse_shape(shape), dtype=dtype, reduction=reduction, h=float(h))
+        v["shape"] = url_text("input shape", "shape", value=PAGE_DEFAULTS["shape"], max_chars=40, **w,
+                                help=f"e.g. 140x120: one squared error per element, at most {MAX_TERMS:,} of them.")
+        v["dtype"] = dtype_selectbox("dtype", "dtype", default=PAGE_DEFAULTS["dtype"], options=DTYPE_NAMES, **w)
+        v["reduction"] = url_selectbox("reduction", "reduction", ("sum", "mean"), **w,
+                                         help="sum: L is the sum of the squared errors; mean: the sum "
+                                              "divided by their number. Both scale L and each gradient "
+                                              "element alike.")
+        v["h"] = eps_input("step h", "h", default=PAGE_DEFAULTS["h"], smallest=1e-8, largest=1.0, **w,
+                           help="The finite-difference step of the grad check: x + h in one element.")
+    return settings_from(v)
 
 
 def _methods_table(table) -> None:

@@ -24,7 +24,7 @@ import streamlit as st
 
 from gradlab.errors import GradLabError
 from gradlab.labs.backward import (EXPRESSION_CHARS, MATRIX_EXAMPLES, STEP_CODES, BackwardSession, ExampleVJPSettings,
-                                   VJPSettings, empty_demo, empty_demo_code, matrix_view, parse_vector, steps_view,
+                                   VJPSettings, empty_demo, empty_demo_code, example_settings, matrix_view, steps_view,
                                    vector_text)
 from gradlab.literal_text import markdown_code, markdown_literal
 from gradlab.ui.url_widgets import url_selectbox, url_text
@@ -156,7 +156,7 @@ def _matrix_controls() -> ExampleVJPSettings:
     e = MATRIX_EXAMPLES[name]
     typed_v = url_text(f"v for z = W x ({len(e.w)} entries)", "mv", value=vector_text(e.v),
                          max_chars=EXPRESSION_CHARS)
-    return ExampleVJPSettings(name, parse_vector(typed_v, "v"))
+    return example_settings({"mx": name, "mv": typed_v})
 
 
 def _render_matrix(settings: ExampleVJPSettings, shown: View) -> None:

@@ -4,13 +4,15 @@
 :func:`gradlab.server.worker_entries.worker_entry`) in a worker process through
 :func:`gradlab.ui.worker_calls.heavy`, once per settings for every session, keyed by the settings'
 text (:func:`gradlab.ui.cache_keys.settings_key`). The :class:`~gradlab.view.View` it returns is
-shared read-only. :func:`show_chart` draws one of its charts, built once per settings and replayed
-on the next rerun (:func:`gradlab.ui.figures.replayed_chart`).
+shared read-only. :func:`warm_view` computes one into the same cache from a thread outside any
+script run (:mod:`gradlab.ui.warm_views`). :func:`show_chart` draws one of its charts, built once
+per settings and replayed on the next rerun (:func:`gradlab.ui.figures.replayed_chart`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Callable, TypeVar
@@ -23,7 +25,7 @@ from gradlab.ui.figures import cached_figure, replayed_chart
 from gradlab.ui.worker_calls import heavy
 from gradlab.view import Number, View
 
-__all__ = ["lab_view", "show_chart", "show_numbers", "replayed_section"]
+__all__ = ["lab_view", "view_key", "warm_view", "show_chart", "show_numbers", "replayed_section"]
 
 S = TypeVar("S")
 
@@ -35,6 +37,8 @@ _ENTRIES = 8 * LIMITS.cache_entries
 #: spinner (an element sent on every rerun otherwise; Streamlit's own shows only on a miss, but
 #: with one text for the whole cache).
 _COMPUTED: OrderedDict[tuple[str, str | bytes], None] = OrderedDict()
+#: How many views this thread has computed (not found cached): :func:`warm_view` tells the two apart.
+_THIS_THREAD = threading.local()
 
 
 @st.cache_resource(max_entries=_ENTRIES, ttl=LIMITS.cache_seconds, show_spinner=False)
@@ -43,7 +47,21 @@ def _view(key: str | bytes, entry: str, _view_of: Callable[[S], View], _settings
     _COMPUTED[(entry, key)] = None
     while len(_COMPUTED) > _ENTRIES:
         _COMPUTED.popitem(last=False)
+    _THIS_THREAD.computed = getattr(_THIS_THREAD, "computed", 0) + 1
     return view
+
+
+def view_key(view_of: Callable[[S], View], settings: S) -> tuple[str, str | bytes]:
+    """``(entry, key)``: what :func:`lab_view` caches ``view_of(settings)`` under, the entry's
+    qualified name and the settings' text.
+
+    >>> from gradlab.labs.summed import SummedLossSettings, view
+    >>> view_key(view, SummedLossSettings()) == view_key(view, SummedLossSettings())
+    True
+    >>> view_key(view, SummedLossSettings())[0]
+    'gradlab.labs.summed.page_view.view'
+    """
+    return f"{view_of.__module__}.{view_of.__qualname__}", settings_key(settings)
 
 
 def lab_view(view_of: Callable[[S], View], settings: S, *, spinner: str = "Computing…") -> View:
@@ -53,9 +71,24 @@ def lab_view(view_of: Callable[[S], View], settings: S, *, spinner: str = "Compu
     signature again for each positional one). A GradLabError (a limit, a value out of range) is
     raised as it is, for the page's :func:`gradlab.ui.messages.stop_with_error`.
     """
-    key, entry = settings_key(settings), f"{view_of.__module__}.{view_of.__qualname__}"
+    entry, key = view_key(view_of, settings)
     with contextlib.nullcontext() if (entry, key) in _COMPUTED else st.spinner(spinner):
         return _view(key=key, entry=entry, _view_of=view_of, _settings=settings)
+
+
+def warm_view(view_of: Callable[[S], View], settings: S) -> bool:
+    """``view_of(settings)`` put in :func:`lab_view`'s cache, nothing drawn (for a thread outside any
+    script run); True if it was computed here, False if it was cached already. Raises as lab_view.
+
+    >>> from gradlab.labs.summed import SummedLossSettings, view
+    >>> settings = SummedLossSettings(shape=(3, 4))
+    >>> warm_view(view, settings), warm_view(view, settings)
+    (True, False)
+    """
+    before = getattr(_THIS_THREAD, "computed", 0)
+    entry, key = view_key(view_of, settings)
+    _view(key=key, entry=entry, _view_of=view_of, _settings=settings)
+    return getattr(_THIS_THREAD, "computed", 0) > before
 
 
 def show_chart(key: Hashable, view: View, name: str, file_name: str, **options) -> None:

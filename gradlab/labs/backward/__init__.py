@@ -12,6 +12,7 @@ section shows, in a worker) and the few helpers their controls use. Its modules:
 - :mod:`~gradlab.labs.backward.quiz`: the page's prediction, from the lab's own numbers;
 - :mod:`~gradlab.labs.backward.printout`: vectors, tables and code as the page prints them;
 - :mod:`~gradlab.labs.backward.figures`: the .grad rows, a Jacobian as a heatmap, vᵀJ as weighted rows;
+- :mod:`~gradlab.labs.backward.page_settings`: the page's widget values -> its settings, and the views they make
 - :mod:`~gradlab.labs.backward.page_view`: the sections' views, its worker entries.
 
 The names load when first read: the engine's modules need no Plotly.
@@ -38,6 +39,10 @@ _HOME = {
     "empty_demo_code": "gradlab.labs.backward.printout",
     "vector_text": "gradlab.labs.backward.printout",
     "view": "gradlab.labs.backward.page_view",
+    "settings_from": "gradlab.labs.backward.page_settings",
+    "PAGE_DEFAULTS": "gradlab.labs.backward.page_settings",
+    "example_settings": "gradlab.labs.backward.page_settings",
+    "preset_views": "gradlab.labs.backward.page_settings",
     "steps_view": "gradlab.labs.backward.page_view",
     "matrix_view": "gradlab.labs.backward.page_view",
 }

@@ -16,6 +16,7 @@ library's :mod:`gradlab.step_sweep`. Its modules:
 - :mod:`~gradlab.labs.explorer.chart_play`: its Play button (the V drawn as h sweeps)
 - :mod:`~gradlab.labs.explorer.tables`: the tables under the chart (rounding, best steps, autograd)
 - :mod:`~gradlab.labs.explorer.quiz`: the prediction (where is a dtype's best step?) and its reveal
+- :mod:`~gradlab.labs.explorer.page_settings`: the page's widget values -> its settings, and the views they make
 - :mod:`~gradlab.labs.explorer.page_view`: the page's view, its worker entries
 """
 
@@ -23,6 +24,7 @@ from gradlab.figures.step_slider import step_label
 from gradlab.labs.explorer.defaults import (DEFAULTS, EPS_LARGEST, EPS_SMALLEST, POINTS_MIN, POINTS_STEP,
                                             STEP_DEFAULT)
 from gradlab.labs.explorer.first_view import default_sweep_settings
+from gradlab.labs.explorer.page_settings import preset_views, settings_from
 from gradlab.labs.explorer.page_view import ChartOptions, ExplorerView, formulas, main_chart, view
 from gradlab.labs.explorer.settings import (EMULATED_HELP, STEPS, ControlError, explorer_settings, fitted_steps,
                                             picked_point)
@@ -31,7 +33,7 @@ from gradlab.numerics.dtypes import ALL_DTYPE_NAMES
 from gradlab.numerics.expression_syntax import ExpressionError
 from gradlab.teaching.catalogue import CUSTOM, FUNCTION_OPTIONS, function_label
 
-__all__ = ["explorer_settings", "ControlError", "ExpressionError", "view", "ExplorerView", "formulas",
+__all__ = ["explorer_settings", "settings_from", "preset_views", "ControlError", "ExpressionError", "view", "ExplorerView", "formulas",
            "ChartOptions", "main_chart", "default_sweep_settings", "fitted_steps", "picked_point",
            "DEFAULTS", "FUNCTION_OPTIONS", "CUSTOM", "function_label", "ALL_DTYPE_NAMES", "EMULATED_HELP",
            "EPS_SMALLEST", "EPS_LARGEST", "POINTS_MIN", "POINTS_STEP", "STEP_DEFAULT", "STEPS", "step_label",

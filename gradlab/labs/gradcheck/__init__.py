@@ -12,6 +12,7 @@ check itself is the library's (:mod:`gradlab.check`, :func:`gradlab.check_layers
 - :mod:`~gradlab.labs.gradcheck.tables`: the values and modules tables, their columns and colours
 - :mod:`~gradlab.labs.gradcheck.figures`: the eps sweep, the Taylor test, the layer chart
 - :mod:`~gradlab.labs.gradcheck.python_call`: the Python lines that reproduce a layer check
+- :mod:`~gradlab.labs.gradcheck.page_settings`: the page's widget values -> its settings, and the views they make
 - :mod:`~gradlab.labs.gradcheck.page_view`: the page's views, its worker entries
 """
 
@@ -20,6 +21,7 @@ from gradlab.labs.gradcheck.answer import LAYER_QUESTION, QUESTION
 from gradlab.labs.gradcheck.controls import (CHECKS, DEFAULT_INPUT, DEFAULT_STACK, DEFAULT_STEP, FUNCTION,
                                              LAYER_VOCABULARY, MODE_HELP, MODEL, appended_layer,
                                              function_settings, layer_settings)
+from gradlab.labs.gradcheck.page_settings import preset_views, settings_from
 from gradlab.labs.gradcheck.page_view import eps_sweep_view, function_view, layer_view, marked
 from gradlab.labs.gradcheck.tables import MODULE_COLUMNS, VALUE_COLUMNS, state_styler
 from gradlab.layers.check import CALLS
@@ -27,7 +29,7 @@ from gradlab.layers.settings import LOSSES as LAYER_LOSSES
 from gradlab.layers.vocabulary import LAYERS
 from gradlab.limits import LIMITS
 
-__all__ = ["function_view", "eps_sweep_view", "marked", "layer_view", "sweep_settings_for",
+__all__ = ["function_view", "settings_from", "preset_views", "eps_sweep_view", "marked", "layer_view", "sweep_settings_for",
            "function_settings", "layer_settings", "appended_layer", "CHECKS", "FUNCTION", "MODEL",
            "QUESTION", "LAYER_QUESTION", "DEFAULT_STEP", "MODE_HELP", "DEFAULT_STACK", "DEFAULT_INPUT",
            "LAYER_VOCABULARY", "LAYERS", "MODELS", "LOSSES", "LAYER_LOSSES", "MODES", "REDUCTIONS",

@@ -13,6 +13,7 @@ and :func:`at_step` (a view at the page's step), and what its controls offer. It
   precision table, as the page prints them;
 - :mod:`~gradlab.labs.grid.figures`: the chart on the grid (with its step slider) and the
   secant's slope against h;
+- :mod:`~gradlab.labs.grid.page_settings`: the page's widget values -> its settings, and the views they make
 - :mod:`~gradlab.labs.grid.page_view`: the page's view, its worker entry.
 
 The names load when first read, so ``python -m gradlab grid`` (the engine modules, no figures)
@@ -33,6 +34,10 @@ _HOME = {
     "GridSettings": "gradlab.labs.grid.representable",
     "validated_expression": "gradlab.labs.grid.representable",
     "view": "gradlab.labs.grid.page_view",
+    "settings_from": "gradlab.labs.grid.page_settings",
+    "PAGE_DEFAULTS": "gradlab.labs.grid.page_settings",
+    "expression_from": "gradlab.labs.grid.page_settings",
+    "preset_views": "gradlab.labs.grid.page_settings",
     "at_step": "gradlab.labs.grid.page_view",
     "view_of": "gradlab.labs.grid.frames",
     "VIEW_STEP": "gradlab.labs.grid.frames",

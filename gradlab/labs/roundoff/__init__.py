@@ -12,15 +12,17 @@ prediction's reveal). Its modules:
 - :mod:`~gradlab.labs.roundoff.answer`: the answer sentence (is either formula wrong?)
 - :mod:`~gradlab.labs.roundoff.figures`: the error histogram, the A–B distance bars, the error along x
 - :mod:`~gradlab.labs.roundoff.quiz`: the prediction (the question's comparison in float64)
+- :mod:`~gradlab.labs.roundoff.page_settings`: the page's widget values -> its settings, and the views they make
 - :mod:`~gradlab.labs.roundoff.page_view`: the page's view and the prediction's, its worker entries
 """
 
+from gradlab.labs.roundoff.page_settings import preset_views, settings_from
 from gradlab.labs.roundoff.page_view import TABLE_ROWS, quiz_view, view
 from gradlab.labs.roundoff.quiz import ROUNDOFF_GUESSES, ROUNDOFF_QUESTION, ROUNDOFF_QUIZ
 from gradlab.labs.roundoff.settings import DISTRIBUTIONS, RoundoffSettings
 from gradlab.limits import LIMITS
 
-__all__ = ["RoundoffSettings", "DISTRIBUTIONS", "view", "quiz_view", "TABLE_ROWS", "ROUNDOFF_QUESTION",
+__all__ = ["RoundoffSettings", "settings_from", "preset_views", "DISTRIBUTIONS", "view", "quiz_view", "TABLE_ROWS", "ROUNDOFF_QUESTION",
            "ROUNDOFF_GUESSES", "ROUNDOFF_QUIZ", "MAX_SAMPLES", "MAX_FORMULA_CHARS"]
 
 #: The most points a comparison may draw, and the longest formula a visitor may type.
