@@ -31,6 +31,7 @@ import torch
 
 from gradlab.check import build_model_loss, CheckSettings
 from gradlab.errors import GradLabError
+from gradlab.labs.summed.compensated import neumaier_resume, neumaier_sum
 from gradlab.limits import LIMITS, within_limit
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.emulation import round_to_bfloat16, round_to_dtype
@@ -42,21 +43,6 @@ __all__ = ["SumMethod", "SUM_METHODS", "NO_THRESHOLD", "SummedLossSettings", "Su
 
 
 # ------------------------------------------------------------------ the summation methods
-
-
-def _scalar_rounding(dtype: torch.dtype) -> Callable[[float], float] | None:
-    """How a loop rounds a Python float to ``dtype``; None where numpy's scalars of the dtype
-    already round every operation (float32, float64: also the fastest loop)."""
-    if dtype == torch.bfloat16:  # numpy has no bfloat16
-        return round_to_bfloat16
-    if dtype == torch.float16:  # numpy's float16 scalars work, at ~10 us an operation
-        return lambda v: float(np.float16(v))
-    return None
-
-
-def _loop_values(terms: torch.Tensor):
-    """The terms as a loop adds them: numpy scalars of their dtype, or Python floats."""
-    return terms.tolist() if _scalar_rounding(terms.dtype) else terms.numpy()
 
 
 def sequential_sum(terms: torch.Tensor) -> float:
@@ -95,43 +81,6 @@ def pairwise_sum(terms: torch.Tensor) -> float:
     return float(level[0]) if level.numel() else 0.0
 
 
-def neumaier_sum(terms: torch.Tensor) -> float:
-    """Kahan's compensated sum with Neumaier's fix, every operation in the terms' dtype.
-
-    >>> neumaier_sum(torch.tensor([2.0 ** 24, 1.0, 1.0], dtype=torch.float32))
-    16777218.0
-    """
-    zero = terms.new_zeros(()).numpy()[()] if _scalar_rounding(terms.dtype) is None else 0.0
-    return _neumaier_finish(*_neumaier_from(zero, zero, _loop_values(terms), terms.dtype), terms.dtype)
-
-
-def _neumaier_from(total, carry, values, dtype: torch.dtype, path=None, record: list | None = None):
-    """The compensated loop from the state ``(total, carry)``; returns the state after ``values``.
-
-    The error of each addition, ``(total - s) + t`` (or ``(t - s) + total``, the larger operand
-    first), is exact in the dtype (Dekker's Fast2Sum), so only ``s`` and ``carry`` need rounding;
-    numpy's scalars of the dtype round them themselves. With ``path`` (the states another run had
-    before each value), returns None as soon as the state is that run's; ``record`` collects the
-    state after each value."""
-    rounded = _scalar_rounding(dtype)
-    with np.errstate(over="ignore", invalid="ignore"):  # an overflow shows as inf or NaN in the result
-        for t, was in zip(values, path) if path is not None else ((t, None) for t in values):
-            if was is not None and total == was[0] and carry == was[1]:
-                return None
-            s = total + t if rounded is None else rounded(total + t)
-            lost = (total - s) + t if abs(total) >= abs(t) else (t - s) + total
-            carry = carry + lost if rounded is None else rounded(carry + lost)
-            total = s
-            if record is not None:
-                record.append((total, carry))
-    return total, carry
-
-
-def _neumaier_finish(total, carry, dtype: torch.dtype) -> float:
-    with np.errstate(over="ignore", invalid="ignore"):
-        return float((_scalar_rounding(dtype) or (lambda v: v))(total + carry))
-
-
 # What a threshold search calls once per trial value of term j: the method's total with that
 # value in place. A loop resumes from its state before j, computed once, and stops as soon as
 # its state meets the unchanged run's again (from there on both runs are the same): a sum that
@@ -155,22 +104,6 @@ def _sequential_resume(terms: torch.Tensor, j: int) -> Callable[[float], float]:
                 return path[-1]
             total = round_to_bfloat16(total + t)
         return total
-
-    return with_value
-
-
-def _neumaier_resume(terms: torch.Tensor, j: int) -> Callable[[float], float]:
-    native = _scalar_rounding(terms.dtype) is None
-    zero = terms.new_zeros(()).numpy()[()] if native else 0.0
-    before = _neumaier_from(zero, zero, _loop_values(terms[:j]), terms.dtype)
-    path: list = []
-    base = _neumaier_finish(*_neumaier_from(*before, _loop_values(terms[j:]), terms.dtype, record=path), terms.dtype)
-    rest, as_value = _loop_values(terms[j + 1:]), terms.numpy().dtype.type if native else float
-
-    def with_value(value: float) -> float:
-        state = _neumaier_from(*before, (as_value(value),), terms.dtype)
-        state = _neumaier_from(*state, rest, terms.dtype, path=path)
-        return base if state is None else _neumaier_finish(*state, terms.dtype)
 
     return with_value
 
@@ -218,7 +151,7 @@ SUM_METHODS: tuple[SumMethod, ...] = (
               "What the loss does: torch's CPU reduction (blocks and vector lanes)."),
     SumMethod("neumaier", "Kahan-Neumaier", neumaier_sum, True,
               "A second running variable catches what each addition rounds away and adds it back.",
-              _neumaier_resume),
+              neumaier_resume),
     SumMethod("float64", "float64", lambda t: float(t.to(torch.float64).sum()), False,
               "The same terms summed in float64: 29 more bits than float32."),
 )
