@@ -2,7 +2,7 @@
 
 :func:`neumaier_sum` adds the terms one by one, a second variable (the carry) catching what each
 addition rounds away. :func:`neumaier_resume` answers "the sum with term j set to v" for many v
-(a threshold search, :mod:`gradlab.labs.summed.loss`). In float32 and float64 both run in numpy,
+(a threshold search, :mod:`gradlab.labs.summed.loss`). Except in bfloat16 both run in numpy,
 with no Python loop over the terms (:func:`_run_in_numpy`).
 
 >>> terms = torch.tensor([2.0 ** 24, 1.0, 1.0, 3.0], dtype=torch.float32)
@@ -23,6 +23,10 @@ import torch
 from gradlab.numerics.emulation import round_to_bfloat16
 
 __all__ = ["neumaier_sum", "neumaier_resume"]
+
+#: The dtypes whose numpy scalars and arrays round every operation (float16: computed in float32
+#: and rounded once more, which gives the same sum, as 24 >= 2 * 11 + 2 bits).
+_IN_NUMPY = (torch.float16, torch.float32, torch.float64)
 
 def _scalar_rounding(dtype: torch.dtype) -> Callable[[float], float] | None:
     """How a loop rounds a Python float to ``dtype``; None where numpy's scalars of the dtype
@@ -45,7 +49,7 @@ def neumaier_sum(terms: torch.Tensor) -> float:
     >>> neumaier_sum(torch.tensor([2.0 ** 24, 1.0, 1.0], dtype=torch.float32))
     16777218.0
     """
-    if _scalar_rounding(terms.dtype) is None:
+    if terms.dtype in _IN_NUMPY:
         zero = terms.new_zeros(()).numpy()[()]
         return _neumaier_finish(*_run_in_numpy(zero, zero, terms.numpy()), terms.dtype)
     return _neumaier_finish(*_neumaier_from(0.0, 0.0, _loop_values(terms), terms.dtype), terms.dtype)
@@ -81,29 +85,27 @@ def _neumaier_finish(total, carry, dtype: torch.dtype) -> float:
 def neumaier_resume(terms: torch.Tensor, j: int) -> Callable[[float], float]:
     """value -> :func:`neumaier_sum` of ``terms`` with term ``j`` set to value (a number of the dtype).
 
-    The run before j is done once. In float32 and float64 the rest is run in numpy
-    (:func:`_run_in_numpy`); in float16 and bfloat16 (Python floats, rounded by hand) the loop
-    resumes at j and stops as soon as its state meets the unchanged run's again (from there on
-    both runs are the same): a sum that has stalled swallows most trial changes within a few terms.
+    The run before j is done once. In float16, float32 and float64 the rest is run in numpy
+    (:func:`_run_in_numpy`); in bfloat16 (Python floats, rounded by hand) the loop resumes at j
+    and stops as soon as its state meets the unchanged run's again (from there on both runs are the
+    same): a sum that has stalled swallows most trial changes within a few terms.
 
     >>> terms = torch.tensor([1.0, 2.0 ** 24, 1.0], dtype=torch.bfloat16)
     >>> with_value = neumaier_resume(terms, 2)
     >>> with_value(1.0) == neumaier_sum(terms), with_value(2.0 ** 17)
     (True, 16908288.0)
     """
-    native = _scalar_rounding(terms.dtype) is None
-    zero = terms.new_zeros(()).numpy()[()] if native else 0.0
-    before = (_run_in_numpy(zero, zero, terms[:j].numpy()) if native
-              else _neumaier_from(zero, zero, _loop_values(terms[:j]), terms.dtype))
-    rest, as_value = _loop_values(terms[j + 1:]), terms.numpy().dtype.type if native else float
-    if native:
+    if terms.dtype in _IN_NUMPY:
+        zero, rest = terms.new_zeros(()).numpy()[()], terms[j + 1:].numpy()
+        before = _run_in_numpy(zero, zero, terms[:j].numpy())
         return lambda value: _neumaier_finish(
             *_run_in_numpy(*before, np.concatenate([np.asarray([value], dtype=rest.dtype), rest])), terms.dtype)
-    path: list = []
+    before = _neumaier_from(0.0, 0.0, _loop_values(terms[:j]), terms.dtype)
+    rest, path = _loop_values(terms[j + 1:]), []
     base = _neumaier_finish(*_neumaier_from(*before, _loop_values(terms[j:]), terms.dtype, record=path), terms.dtype)
 
     def with_value(value: float) -> float:
-        state = _neumaier_from(*before, (as_value(value),), terms.dtype)
+        state = _neumaier_from(*before, (float(value),), terms.dtype)
         state = _neumaier_from(*state, rest, terms.dtype, path=path)
         return base if state is None else _neumaier_finish(*state, terms.dtype)
 
@@ -111,7 +113,7 @@ def neumaier_resume(terms: torch.Tensor, j: int) -> Callable[[float], float]:
 
 
 def _run_in_numpy(total, carry, values: np.ndarray):
-    """The compensated loop's state after ``values`` (a float32 or float64 array) from
+    """The compensated loop's state after ``values`` (an array of a dtype in :data:`_IN_NUMPY`) from
     ``(total, carry)``, every operation the loop's own, in numpy: its totals do not depend on the
     carry, so they are the running sums (numpy's accumulate rounds every partial sum, in order);
     each addition's error is Fast2Sum's of its total, term and sum, and the carry is the running
