@@ -217,36 +217,42 @@ def readable(spec: dict, least: float = None) -> dict:
     return _with_fonts(spec, at_least(least), sliders=False, ticks=ticks)
 
 
+def _slider_grown(slider: dict, grown) -> dict:
+    slider = {**slider, "font": grown(slider.get("font"))}
+    if isinstance(slider.get("currentvalue"), dict):
+        slider["currentvalue"] = {**slider["currentvalue"], "font": grown(slider["currentvalue"].get("font"))}
+    return slider
+
+
 def _with_fonts(spec: dict, grown, *, sliders: bool, axis_room=None, ticks=None) -> dict:
     """``spec`` copied with ``grown(font)`` for every text's font (layout, title, legend, each
     axis's ticks and title, annotations, traces' text and colour bars, frames' axes; sliders'
     only when ``sliders``); ``ticks(axis, font)`` grows an axis's tick labels instead when given,
     and ``axis_room(axis)`` adjusts each axis too. Only layouts and traces with text are copied."""
-    layout = copy.deepcopy(spec.get("layout", {}))
+    layout = dict(spec.get("layout", {}))  # what changes is copied below; the rest (template, shapes) shared
     layout["font"] = grown(layout.get("font"))
     title = layout.get("title")
     if isinstance(title, dict) and title.get("text"):
-        title["font"] = grown(title.get("font"))
-    legend = layout.setdefault("legend", {})
+        layout["title"] = {**title, "font": grown(title.get("font"))}
+    legend = layout["legend"] = dict(layout.get("legend") or {})
     legend["font"] = grown(legend.get("font"))
 
     def grown_axes(axes: dict) -> None:
-        for key, axis in axes.items():
+        for key, axis in list(axes.items()):
             if _AXIS_KEY.match(key) and isinstance(axis, dict):
+                axis = axes[key] = dict(axis)
                 axis["tickfont"] = (ticks or (lambda _, font: grown(font)))(axis, axis.get("tickfont"))
                 if isinstance(axis.get("title"), dict):
-                    axis["title"]["font"] = grown(axis["title"].get("font"))
+                    axis["title"] = {**axis["title"], "font": grown(axis["title"].get("font"))}
                 if axis_room is not None:
                     axis_room(axis)
 
     grown_axes(layout)
-    for annotation in layout.get("annotations", ()):
-        if annotation.get("name") not in BAND_SIZED:
-            annotation["font"] = grown(annotation.get("font"))
-    for slider in layout.get("sliders", ()) if sliders else ():  # a step slider's tick labels and its readout
-        slider["font"] = grown(slider.get("font"))
-        if isinstance(slider.get("currentvalue"), dict):
-            slider["currentvalue"]["font"] = grown(slider["currentvalue"].get("font"))
+    if "annotations" in layout:  # each one copied: a caller may size the bands' names after
+        layout["annotations"] = [{**a} if a.get("name") in BAND_SIZED else {**a, "font": grown(a.get("font"))}
+                                 for a in layout["annotations"]]
+    if sliders and "sliders" in layout:  # a step slider's tick labels and its readout (its steps shared)
+        layout["sliders"] = [_slider_grown(slider, grown) for slider in layout["sliders"]]
     data = []
     for trace in spec.get("data", ()):
         if "textfont" in trace or "colorbar" in trace or trace.get("text") is not None:
@@ -259,7 +265,7 @@ def _with_fonts(spec: dict, grown, *, sliders: bool, axis_room=None, ticks=None)
     frames = []
     for frame in spec.get("frames", ()):  # a step slider's frames replace the axes: they grow alike
         if isinstance(frame.get("layout"), dict):
-            frame = {**frame, "layout": copy.deepcopy(frame["layout"])}
+            frame = {**frame, "layout": dict(frame["layout"])}
             grown_axes(frame["layout"])
         frames.append(frame)
     return {**spec, "data": data, "layout": layout, **({"frames": frames} if frames else {})}
