@@ -38,7 +38,8 @@ class Server:
         self.base_url = f"http://127.0.0.1:{port}"
         self.cmd = streamlit_command(app, port, options)
         self.cwd = cwd
-        self.env = {**os.environ, **(extra_env or {})}
+        # no start-up warm-up (gradlab/ui/warm_views.py) unless asked: its CPU would count in every measurement
+        self.env = {"GRADLAB_WARM_PRESETS": "0", **os.environ, **(extra_env or {})}
         self.log_path = log
         self.proc: subprocess.Popen | None = None
 

@@ -16,6 +16,10 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+# The start-up warm-up (gradlab.ui.warm_views) computes every preset's view in the background: off in
+# AppTests and in the servers tests start (they inherit it), whose CPU and worker calls tests count;
+# tests/test_warm_views.py turns it on where it tests it.
+os.environ.setdefault("GRADLAB_WARM_PRESETS", "0")
 CHROMIUM = Path(os.environ.get("GRADLAB_CHROMIUM", "/usr/bin/chromium"))
 
 
