@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import base64
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from gradlab.labs.grid.figures import grid_figure_with_slider
 from gradlab.figures.spec import specs_only
@@ -117,6 +119,27 @@ def test_grid_frames_are_the_single_step_differences(dtype, x, expression):
         assert (r.step_taken, r.secant, r.fx_plus_h, r.kept_bits, r.quantum) == \
                (single.step_taken, single.secant, single.fx_plus_h, single.kept_bits, single.quantum)
         assert r.tangent == single.tangent
+
+
+@settings(max_examples=12, deadline=None)
+@given(dtype=st.sampled_from(["float32", "float64", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2"]),
+       x=st.floats(-300.0, 300.0), expression=st.sampled_from(["sin(x)", "exp(x)", "x**2", "1/x", "log(x)"]))
+def test_every_stop_of_the_shared_differences_is_its_own_difference(dtype, x, expression):
+    """Stops landing x + h on one grid number share one difference: each is, bits and sentence
+    included, the difference computed for that step alone."""
+    from gradlab.errors import GradLabError
+    from gradlab.labs.grid.representable import grid_differences
+
+    settings_ = GridSettings(dtype, x, 1.0, expression)
+    for h, found in grid_differences(settings_, grid_steps()).items():
+        try:
+            single = grid_difference(GridSettings(dtype, x, h, expression))
+        except GradLabError as err:
+            assert found == str(err)
+            continue
+        assert found == single or (math.isnan(single.tangent) and found == replace(single, tangent=found.tangent))
+        assert (found.x.bits, found.fx_plus_h.hex) == (single.x.bits, single.fx_plus_h.hex)
+        assert found.settings.h == h
 
 
 def test_grid_frame_steps_follow_the_float32_grid_at_one():

@@ -47,7 +47,7 @@ def _colour(dtype: str) -> str:
     return facts(dtype).colour
 
 
-def grid_figure(r: GridDifference, window: pd.DataFrame, asked_f: float | None = None) -> FigureOrSpec:
+def grid_figure(r: GridDifference, window: pd.DataFrame | np.ndarray, asked_f: float | None = None) -> FigureOrSpec:
     """f near x on the dtype's grid: grid ticks, f in the dtype, x and x+h, the secant and the tangent.
 
     ``asked_f``: f in float64 at x as typed + h, when computed already (a slider's frames are
@@ -127,13 +127,18 @@ def grid_figure(r: GridDifference, window: pd.DataFrame, asked_f: float | None =
     return fig.figure()
 
 
-def _window_columns(window: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """A window's x and f(x) as float arrays, from the whole table's array: a column read from a
-    table fresh from a worker (the slider's 61) builds pandas' caches first, 80 us against 3.
+def _window_columns(window: pd.DataFrame | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A window's x and f(x) as float arrays: from a slider's frame (rows of x, f(x):
+    :func:`~gradlab.labs.grid.story.window_array`) or a table (columns x, fx), read from the whole
+    table's array: a column read from a table fresh from a worker builds pandas' caches first.
 
     >>> _window_columns(pd.DataFrame({"fx": [2.0, 3.0], "x": [0.5, 1.0]}))
     (array([0.5, 1. ]), array([2., 3.]))
+    >>> _window_columns(np.array([[0.5, 2.0], [1.0, 3.0]]))
+    (array([0.5, 1. ]), array([2., 3.]))
     """
+    if isinstance(window, np.ndarray):
+        return window[:, 0], window[:, 1]
     names = window.columns.tolist()
     values = window.to_numpy(dtype=float)
     return values[:, names.index("x")], values[:, names.index("fx")]

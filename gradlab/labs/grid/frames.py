@@ -26,10 +26,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from gradlab.errors import GradLabError, LimitError
-from gradlab.labs.grid.representable import GridDifference, GridSettings, computing_in, grid_difference
+from gradlab.errors import GradLabError
+from gradlab.labs.grid.representable import GridDifference, GridSettings, computing_in, grid_differences
 from gradlab.numerics.expressions import parse
-from gradlab.labs.grid.story import window_points
+from gradlab.labs.grid.story import window_array
 from gradlab.step_sweep.step_frames import slider_steps
 
 __all__ = ["GRID_STEP_RANGE", "VIEW_STEP", "grid_steps", "GridFrames", "grid_frames", "asked_values", "view_of",
@@ -58,11 +58,11 @@ class GridFrames:
 
     steps: tuple[float, ...]  # the stops that have a frame, ascending
     differences: tuple[GridDifference, ...]
-    windows: tuple[pd.DataFrame, ...]
+    windows: tuple[np.ndarray, ...]  # f around each stop: rows of (x, f(x)), :func:`~gradlab.labs.grid.story.window_array`
     asked_f: tuple[float, ...]  # f in float64 at x as typed + h: where the secant would end, had x + h been exact
     refused: Mapping[float, str] = field(default_factory=dict)  # a stop with no frame -> the sentence saying why
 
-    def at(self, h: float) -> tuple[GridDifference, pd.DataFrame]:
+    def at(self, h: float) -> tuple[GridDifference, np.ndarray]:
         """The frame at step ``h`` (one of :attr:`steps`); a GradLabError with the sentence of a stop
         that has none (x + h or f there not finite).
 
@@ -86,21 +86,21 @@ def grid_frames(settings: GridSettings, tangent: float | None = None) -> GridFra
     A stop where the difference is not finite in the dtype (x + h or f past its largest
     number) has no frame, only its sentence (``refused``); ``tangent`` is f'(x) when the caller
     has it already. A limit's LimitError ends the whole call: the next stop would wait as long.
+    Stops that take one step share its difference and its window (every stop below ulp(x)/2
+    takes none).
     """
     steps = sorted(set(grid_steps()) | {settings.h})
     kept, differences, windows, refused = [], [], [], {}
-    for h in steps:
-        try:
-            r = grid_difference(replace(settings, h=h), tangent=tangent)
-        except LimitError:
-            raise
-        except GradLabError as err:  # the page says why at this step; the slider has no stop there
-            refused[h] = str(err)
+    shared: dict[float, np.ndarray] = {}  # step taken -> its window
+    for h, r in grid_differences(settings, steps, tangent).items():
+        if isinstance(r, str):  # the page says why at this step; the slider has no stop there
+            refused[h] = r
             continue
-        tangent = r.tangent
         kept.append(h)
         differences.append(r)
-        windows.append(window_points(r))
+        if r.step_taken not in shared:
+            shared[r.step_taken] = window_array(r)
+        windows.append(shared[r.step_taken])
     return GridFrames(tuple(kept), tuple(differences), tuple(windows), asked_values(settings, kept), refused)
 
 
@@ -134,6 +134,7 @@ def series_with(series: pd.DataFrame, r: GridDifference) -> pd.DataFrame:
     ``r``'s step among its rows: the point the page marks as "your h" (its slope NaN where no step
     is taken or the slope is not finite, as the series writes it).
 
+    >>> from gradlab.labs.grid.representable import grid_difference
     >>> from gradlab.labs.grid.story import secant_series
     >>> view = GridSettings("float32", 1.0, 1.0, "x**2")
     >>> r = grid_difference(GridSettings("float32", 1.0, 2e-7, "x**2"))

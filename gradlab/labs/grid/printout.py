@@ -15,6 +15,8 @@ bytes) is a code span of its own, so a phone can wrap them.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import pandas as pd
 
 from gradlab.labs.grid.representable import GridDifference
@@ -87,12 +89,18 @@ def marked_bits(bits: str, shared_bits: int) -> str:
 
 def dtype_table() -> pd.DataFrame:
     """The precision table of every dtype, native and emulated, as the page shows it: numbers to three
-    digits, "emulated" in words, the columns named for a reader.
+    digits, "emulated" in words, the columns named for a reader. A copy of one table: every view
+    shows it and nothing in it depends on the view.
 
     >>> t = dtype_table()
     >>> len(t), t.loc[t["dtype"] == "float32", "emulated"].item()
     (6, 'no')
     """
+    return _dtype_table().copy()
+
+
+@lru_cache(maxsize=1)
+def _dtype_table() -> pd.DataFrame:
     table = precision_table()
     table = table[table["name"].isin(ALL_DTYPE_NAMES)].reset_index(drop=True)
     for column in table.columns:

@@ -27,20 +27,21 @@ from __future__ import annotations
 
 import math
 from contextlib import contextmanager
-from dataclasses import dataclass
+from functools import cached_property
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Iterator
 
 import torch
 
-from gradlab.errors import GradLabError
+from gradlab.errors import GradLabError, LimitError
 from gradlab.numerics.dtypes import facts
 from gradlab.numerics.emulation import emulated, to_dtype
 from gradlab.numerics.exact_derivatives import exact_derivatives
 from gradlab.numerics.expressions import parse
 from gradlab.numerics.ulp import float_bits, float_hex, ulp
 
-__all__ = ["GridSettings", "validated_expression", "GridPoint", "GridDifference", "grid_difference", "shared_leading_bits",
+__all__ = ["GridSettings", "validated_expression", "GridPoint", "GridDifference", "grid_difference", "grid_differences", "shared_leading_bits",
            "kept_bits", "shared_decimal_digits", "grid_around", "computing_in"]
 
 
@@ -72,17 +73,32 @@ def validated_expression(text: str) -> str:
 
 @dataclass(frozen=True)
 class GridPoint:
-    """A number as the dtype holds it: its value, bit pattern, hex, and the grid spacing there."""
+    """A number as the dtype holds it: its value and the grid spacing there; its bit pattern and hex
+    are written when read (a slider's frames hold 62 differences and show the bits of one).
+
+    >>> p = GridPoint.of(1.0, "float16")
+    >>> p.bits, p.hex, p.ulp
+    ('0 01111 0000000000', '0x3c00', 0.0009765625)
+    """
 
     value: float  # the dtype's value, exactly, as a float64
-    bits: str  # sign, exponent and fraction bits, space-separated
-    hex: str
     ulp: float  # spacing of the dtype's numbers at this value
+    dtype: str
 
     @classmethod
     def of(cls, value: float, dtype: str) -> "GridPoint":
         held = _rounded(value, dtype)
-        return cls(held, float_bits(held, dtype), float_hex(held, dtype), ulp(held, dtype))
+        return cls(held, ulp(held, dtype), dtype)
+
+    @cached_property
+    def bits(self) -> str:
+        """Sign, exponent and fraction bits, space-separated."""
+        return float_bits(self.value, self.dtype)
+
+    @cached_property
+    def hex(self) -> str:
+        """The bit pattern in hex."""
+        return float_hex(self.value, self.dtype)
 
 
 @dataclass(frozen=True)
@@ -115,35 +131,99 @@ def grid_difference(settings: GridSettings, tangent: float | None = None) -> Gri
 
     ``tangent``: f'(x) when already known (a slider's frames share the one x), else computed exactly.
     """
-    dtype, info = settings.dtype, facts(settings.dtype)
-    expr = parse(settings.expression)
-    x = _tensor(settings.x, dtype)
-    if not math.isfinite(float(x)) or abs(settings.x) > info.max:  # torch's fp8 casts saturate
-        raise GradLabError(f"x = {settings.x:g} is beyond {dtype}'s largest number ({info.max:g}): "
-                           "pick a smaller x.")
-    with computing_in(dtype):
-        x_plus_h = x + _tensor(settings.h, dtype)
-        step = float(x_plus_h - x)
-        fx, fxh = float(expr(x)), float(expr(x_plus_h))
-    if not math.isfinite(step):
-        raise GradLabError(f"x + h = {settings.x:g} + {settings.h:g} is beyond {dtype}'s largest number "
-                           f"({info.max:g}): pick a smaller x or h.")
-    if not (math.isfinite(fx) and math.isfinite(fxh)):
-        raise GradLabError(f"f(x) = {settings.expression} is not finite in {dtype} at x = {float(x):g} "
-                           f"or x + h (past its largest number, {info.max:g}, or undefined): pick another point.")
-    with computing_in(dtype):
-        difference = float(_tensor(fxh, dtype) - _tensor(fx, dtype))
-        secant = float(_tensor(difference, dtype) / _tensor(step, dtype)) if step else math.nan
-    if not math.isfinite(difference):
-        raise GradLabError(f"f(x+h) - f(x) = {fxh:g} - ({fx:g}) is beyond {dtype}'s largest number "
-                           f"({info.max:g}): pick a smaller h.")
-    return GridDifference(
-        settings=settings, x=GridPoint.of(float(x), dtype), x_plus_h=GridPoint.of(float(x_plus_h), dtype),
-        step_taken=step, fx=GridPoint.of(fx, dtype), fx_plus_h=GridPoint.of(fxh, dtype),
-        shared_bits=shared_leading_bits(fx, fxh, dtype), kept_bits=kept_bits(fx, fxh, dtype),
-        precision_bits=info.mantissa_bits + 1, secant=secant,
-        tangent=_tangent(settings.expression, float(x)) if tangent is None else tangent,
-        quantum=_resolution(fx, fxh, difference, dtype) / step if step else math.inf)
+    start = _Start.of(settings)
+    return start.difference(settings, start.step_to(settings.h), tangent)
+
+
+def grid_differences(settings: GridSettings, steps, tangent: float | None = None) -> dict[float, GridDifference | str]:
+    """:func:`grid_difference` of ``settings`` at each of ``steps`` (its own h aside): each step -> its
+    difference, or the sentence saying why it has none. The steps that land x + h on one grid number
+    share that difference (all but the smallest steps land on x itself), f(x) is computed once and
+    f'(x) at most once. A limit's LimitError ends the whole call: the next step would wait as long.
+
+    >>> found = grid_differences(GridSettings("float32", 1.0, 1.0, "x**2"), [1e-9, 1e-8, 1e-7])
+    >>> [found[h].step_taken for h in (1e-9, 1e-8)], found[1e-7] == grid_difference(GridSettings("float32", 1.0, 1e-7, "x**2"))
+    ([0.0, 0.0], True)
+    """
+    try:
+        start = _Start.of(settings)
+    except GradLabError as err:  # x beyond the dtype: no step has a difference
+        return {h: str(err) for h in steps}
+    found: dict[float, GridDifference | str] = {}
+    landed: dict[float, GridDifference] = {}  # x + h on the grid -> its difference
+    for h in steps:
+        at = replace(settings, h=h)
+        x_plus_h = start.step_to(h)
+        known = landed.get(float(x_plus_h))
+        if known is not None:
+            found[h] = replace(known, settings=at)
+            continue
+        try:
+            found[h] = landed[float(x_plus_h)] = start.difference(at, x_plus_h, tangent)
+        except LimitError:
+            raise
+        except GradLabError as err:
+            found[h] = str(err)
+            continue
+        tangent = found[h].tangent
+    return found
+
+
+@dataclass(frozen=True)
+class _Start:
+    """What every step at one x shares: x on the grid and f(x), as the dtype computes them."""
+
+    settings: GridSettings
+    x: torch.Tensor
+    fx: float
+
+    @classmethod
+    def of(cls, settings: GridSettings) -> "_Start":
+        dtype, info = settings.dtype, facts(settings.dtype)
+        x = _tensor(settings.x, dtype)
+        if not math.isfinite(float(x)) or abs(settings.x) > info.max:  # torch's fp8 casts saturate
+            raise GradLabError(f"x = {settings.x:g} is beyond {dtype}'s largest number ({info.max:g}): "
+                               "pick a smaller x.")
+        with computing_in(dtype):
+            fx = float(parse(settings.expression)(x))
+        return cls(settings, x, fx)
+
+    def step_to(self, h: float) -> torch.Tensor:
+        """x + h on the dtype's grid."""
+        with computing_in(self.settings.dtype):
+            return self.x + _tensor(h, self.settings.dtype)
+
+    @cached_property
+    def points(self) -> tuple[GridPoint, GridPoint]:
+        """x and f(x) as grid points."""
+        return GridPoint.of(float(self.x), self.settings.dtype), GridPoint.of(self.fx, self.settings.dtype)
+
+    def difference(self, settings: GridSettings, x_plus_h: torch.Tensor, tangent: float | None) -> GridDifference:
+        """The difference of ``settings`` (this x, any h) whose x + h lands on ``x_plus_h``."""
+        dtype, info, x, fx = settings.dtype, facts(settings.dtype), self.x, self.fx
+        with computing_in(dtype):
+            step = float(x_plus_h - x)
+            fxh = float(parse(settings.expression)(x_plus_h))
+        if not math.isfinite(step):
+            raise GradLabError(f"x + h = {settings.x:g} + {settings.h:g} is beyond {dtype}'s largest number "
+                               f"({info.max:g}): pick a smaller x or h.")
+        if not (math.isfinite(fx) and math.isfinite(fxh)):
+            raise GradLabError(f"f(x) = {settings.expression} is not finite in {dtype} at x = {float(x):g} "
+                               f"or x + h (past its largest number, {info.max:g}, or undefined): pick another point.")
+        with computing_in(dtype):
+            difference = float(_tensor(fxh, dtype) - _tensor(fx, dtype))
+            secant = float(_tensor(difference, dtype) / _tensor(step, dtype)) if step else math.nan
+        if not math.isfinite(difference):
+            raise GradLabError(f"f(x+h) - f(x) = {fxh:g} - ({fx:g}) is beyond {dtype}'s largest number "
+                               f"({info.max:g}): pick a smaller h.")
+        x_point, fx_point = self.points
+        return GridDifference(
+            settings=settings, x=x_point, x_plus_h=GridPoint.of(float(x_plus_h), dtype),
+            step_taken=step, fx=fx_point, fx_plus_h=GridPoint.of(fxh, dtype),
+            shared_bits=shared_leading_bits(fx, fxh, dtype), kept_bits=kept_bits(fx, fxh, dtype),
+            precision_bits=info.mantissa_bits + 1, secant=secant,
+            tangent=_tangent(settings.expression, float(x)) if tangent is None else tangent,
+            quantum=_resolution(fx, fxh, difference, dtype) / step if step else math.inf)
 
 
 @contextmanager

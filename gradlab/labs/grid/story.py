@@ -30,7 +30,7 @@ from gradlab.numerics.expressions import parse
 from gradlab.numerics.ulp import ulp
 
 __all__ = ["GRID_ADVICE", "PrintedValues", "printed_values", "grid_answer", "distinct_digits", "slope_text", "steps_in_ulps", "ulps_of_x", "secant_series",
-           "grid_fields", "window_points"]
+           "grid_fields", "window_points", "window_array"]
 
 #: What ends the sentence of a difference over its time limit, on the page and in the CLI.
 GRID_ADVICE = "Pick a simpler expression or another point x."
@@ -192,12 +192,25 @@ def grid_fields(r: GridDifference) -> dict:
 
 def window_points(r: GridDifference, samples: int = 121) -> pd.DataFrame:
     """f in the dtype at grid numbers around x and x + h (columns x, fx; every grid number of
-    the window when there are at most ``samples``, else ``samples`` of them).
+    the window when there are at most ``samples``, else ``samples`` of them): :func:`window_array`
+    as a table.
 
     >>> from gradlab.labs.grid.representable import grid_difference
     >>> w = window_points(grid_difference(GridSettings("float32", 1.0, 1e-7, "x")))
     >>> len(w), bool((w["x"] == w["fx"]).all())  # 4 ulps below 1 (8 half-ulps), 8 ulps above
     (17, True)
+    """
+    window = window_array(r, samples)
+    return pd.DataFrame({"x": window[:, 0], "fx": window[:, 1]})
+
+
+def window_array(r: GridDifference, samples: int = 121) -> np.ndarray:
+    """:func:`window_points` as an array of rows (x, f(x)): what a slider's frames hold, one per
+    stop (a table each cost more to build and to pickle than the numbers in it).
+
+    >>> from gradlab.labs.grid.representable import grid_difference
+    >>> window_array(grid_difference(GridSettings("float16", 1.0, 1e-3, "2*x")))[:2].tolist()
+    [[0.99609375, 1.9921875], [0.99658203125, 1.9931640625]]
     """
     dtype, x = r.settings.dtype, r.x.value
     span = max(r.step_taken, 4 * r.x.ulp)
@@ -208,7 +221,7 @@ def window_points(r: GridDifference, samples: int = 121) -> pd.DataFrame:
         xs = np.unique(to_dtype(_evenly(xs[0], xs[-1], samples), dtype).double().numpy())
     with computing_in(dtype), np.errstate(all="ignore"):
         fx = parse(r.settings.expression)(to_dtype(xs, dtype)).double().numpy()
-    return pd.DataFrame({"x": xs, "fx": fx})
+    return np.column_stack([xs, np.broadcast_to(fx, xs.shape)])
 
 
 def _evenly(low: float, high: float, count: int) -> np.ndarray:
