@@ -249,10 +249,11 @@ class FigureSpec:
         True
         """
         copy = (lambda value: value) if consume else _copy_containers
-        out = {"data": copy(self.data), "layout": {**copy(self.layout), "template": _default_template()}}
+        out = {"data": copy(self.data), "layout": dict(copy(self.layout))}
         if self.frames:
             out["frames"] = copy(self.frames)
         encode_typed_arrays(out)
+        out["layout"]["template"] = _default_template()  # plotly's own dict: its arrays are typed already
         return out
 
 
