@@ -2,8 +2,8 @@
 
 Finite differences and autograd are both measured against this value, never
 against float64 autograd. The derivative is sympy's exact one; it is evaluated
-with mpmath by walking the sympy tree (our own walker, so nothing is compiled
-from text). Cancellation can eat digits (``exp(x) - 1`` at tiny x), so f and f'
+with mpmath by a tape of its calls built once from the sympy tree
+(:mod:`gradlab.numerics.mp_tape`: nothing is compiled from text). Cancellation can eat digits (``exp(x) - 1`` at tiny x), so f and f'
 are evaluated at two working precisions and, when those disagree, by sympy's
 adaptive ``evalf``.
 
@@ -24,8 +24,9 @@ import sympy
 
 from gradlab.server.deadline import run_within
 from gradlab.errors import LimitError
-from gradlab.numerics.expressions import X, Expression, cbrt, parse
+from gradlab.numerics.expressions import X, Expression, parse
 from gradlab.limits import LIMITS
+from gradlab.numerics.mp_tape import Undefined, mp_tape
 from gradlab.numerics.mp_precision import private_digits, to_shared, working_digits
 from gradlab.numerics.emulation import round_to_dtype
 
@@ -39,101 +40,8 @@ _ROUGH_DIGITS = (30, 60, 120)  # higher derivatives only feed the theory lines
 _ROUGH_AGREEMENT = mpmath.mpf(10) ** -6
 
 
-class _Undefined(ValueError):
-    """An evaluation left the reals or hit a singularity.
-
-    A ValueError, so that the sympy fallback (raised from inside an ``except``
-    clause of :func:`mp_evaluate`) is caught by the callers like every other
-    undefined value.
-    """
-
-
 class _TooLarge(ValueError):
     """A value's magnitude overflows even mpmath (its exponent has too many digits)."""
-
-
-# ---------------------------------------------------------------- mpmath walker
-
-
-def _heaviside(ctx, v, *rest):
-    if v == 0:
-        raise _Undefined("a step function is evaluated at its jump")
-    return ctx.mpf(1) if v > 0 else ctx.mpf(0)
-
-
-def _dirac(ctx, v, *rest):
-    if v == 0:
-        raise _Undefined("a delta function is evaluated at its spike")
-    return ctx.mpf(0)
-
-
-def _real_cbrt(ctx, v):
-    return ctx.cbrt(v) if v >= 0 else -ctx.cbrt(-v)
-
-
-def _method(name: str):
-    """The mpmath function ``name`` of whichever context the walker runs in."""
-    return lambda ctx, *args: getattr(ctx, name)(*args)
-
-
-_MP_FUNCTIONS = {
-    **{getattr(sympy, name): _method(name) for name in (
-        "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
-        "asinh", "acosh", "atanh", "exp", "log", "erf", "sec", "csc", "cot", "sign")},
-    sympy.Abs: lambda ctx, v: abs(v), sympy.Heaviside: _heaviside,
-    sympy.DiracDelta: _dirac, cbrt: _real_cbrt,
-}
-
-
-def _is_complex(value) -> bool:
-    return hasattr(value, "_mpc_")  # an mpc of any context
-
-
-def _mp_walk(expr: sympy.Expr, x, memo: dict, ctx):
-    """Evaluate a sympy expression of X at x with the mpmath context ``ctx``.
-
-    High derivatives repeat the same sub-expressions many times; ``memo`` makes
-    each one cost once.
-    """
-    if expr is X:
-        return x
-    if expr.is_Number or expr.is_NumberSymbol:
-        return _number(expr, ctx)
-    if expr in memo:
-        return memo[expr]
-    memo[expr] = value = _mp_node(expr, [_mp_walk(a, x, memo, ctx) for a in expr.args], ctx)
-    return value
-
-
-def _mp_node(expr: sympy.Expr, args: list, ctx):
-    if any(_is_complex(a) for a in args):
-        raise _Undefined("an intermediate value is not real")
-    if expr.is_Add:
-        return ctx.fsum(args)
-    if expr.is_Mul:
-        return ctx.fprod(args)
-    if expr.is_Pow:
-        return _power(ctx, *args)
-    if isinstance(expr, (sympy.Max, sympy.Min)):
-        return max(args) if isinstance(expr, sympy.Max) else min(args)
-    fn = _MP_FUNCTIONS.get(expr.func)
-    if fn is None:
-        raise NotImplementedError(f"no mpmath rule for {expr.func}")
-    return fn(ctx, *args)
-
-
-def _number(expr, ctx):
-    if expr.is_Rational:
-        return ctx.mpf(expr.p) / expr.q
-    if expr.is_finite is False or expr is sympy.nan:
-        raise _Undefined("a value is infinite")
-    return ctx.mpf(expr.evalf(ctx.dps))  # a Float or a constant such as pi: no global precision used
-
-
-def _power(ctx, base, exponent):
-    if base == 0 and exponent < 0:
-        raise _Undefined("division by zero")
-    return ctx.power(base, exponent)
 
 
 def mp_evaluate(expr: sympy.Expr, x, dps: int = DIGITS):
@@ -148,14 +56,14 @@ def mp_evaluate(expr: sympy.Expr, x, dps: int = DIGITS):
     """
     with private_digits(dps) as ctx:
         try:
-            value = _mp_walk(expr, ctx.mpf(x), {}, ctx)
+            value = mp_tape(expr).run(ctx, ctx.mpf(x))
         except NotImplementedError:
             value = ctx.mpf(_evalf(expr, x, dps))
         except OverflowError as err:  # the number itself is too big even for mpmath (x**x**... 24 levels)
             raise _TooLarge(str(err)) from None
-        except (_Undefined, ZeroDivisionError, ValueError) as err:
+        except (ZeroDivisionError, ValueError) as err:  # Undefined is a ValueError
             raise ValueError(str(err)) from None
-        if _is_complex(value) or not ctx.isfinite(value):
+        if hasattr(value, "_mpc_") or not ctx.isfinite(value):  # an mpc
             raise ValueError("the value is not a finite real number")
         return to_shared(+value)  # rounded to dps digits, then every bit kept
 
@@ -166,7 +74,7 @@ def _evalf(expr: sympy.Expr, x, dps: int):
         value = expr.evalf(dps, subs={X: sympy.Rational(float(x))})
         real, imag = value.as_real_imag()
         if imag != 0 or not real.is_finite:
-            raise _Undefined("the value is not a finite real number")
+            raise Undefined("the value is not a finite real number")
         return mpmath.mpf(real)
 
 
