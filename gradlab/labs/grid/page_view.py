@@ -31,7 +31,7 @@ from gradlab.errors import GradLabError, LimitError
 from gradlab.labs.grid.figures import grid_slider_figure, secant_at_step_figure
 from gradlab.labs.grid.frames import GridFrames, grid_frames
 from gradlab.labs.grid.printout import dtype_table, facts_text, values_table
-from gradlab.labs.grid.representable import GridDifference, GridSettings, grid_difference
+from gradlab.labs.grid.representable import GridDifference, GridSettings
 from gradlab.labs.grid.story import GRID_ADVICE, grid_answer, secant_series
 from gradlab.numerics.precision_table import CENTRAL_THEORY
 from gradlab.server.worker_entries import worker_entry
@@ -55,13 +55,7 @@ def view(settings: GridSettings) -> View:
     """The Grid page's view of ``settings``' x, dtype and f at every stop of its step slider, shown at
     ``settings.h`` (see the module docstring). Where ``settings.h`` itself has no difference, the
     answer is that step's sentence (level ``error``): :func:`at_step` shows another step."""
-    try:
-        tangent = grid_difference(settings).tangent
-    except LimitError:
-        raise
-    except GradLabError:  # no difference at this step: another may have one, and the frames say why
-        tangent = None
-    frames = grid_frames(settings, tangent)
+    frames = grid_frames(settings)  # settings.h among its stops; f'(x) at the first with a difference
     # no stop at all: x or f(x) is not finite in the dtype, and neither is the secant's series
     series = secant_series(settings) if frames.steps else pd.DataFrame({"h": [], "step": [], "secant": []})
     steps = GridSteps(frames, series, dtype_table(), None)

@@ -151,9 +151,9 @@ def grid_differences(settings: GridSettings, steps, tangent: float | None = None
         return {h: str(err) for h in steps}
     found: dict[float, GridDifference | str] = {}
     landed: dict[float, GridDifference] = {}  # x + h on the grid -> its difference
-    for h in steps:
+    ends = start.step_to(list(steps))  # one sum per step, each rounded as alone
+    for h, x_plus_h in zip(steps, ends):
         at = replace(settings, h=h)
-        x_plus_h = start.step_to(h)
         known = landed.get(float(x_plus_h))
         if known is not None:
             found[h] = replace(known, settings=at)
@@ -188,8 +188,8 @@ class _Start:
             fx = float(parse(settings.expression)(x))
         return cls(settings, x, fx)
 
-    def step_to(self, h: float) -> torch.Tensor:
-        """x + h on the dtype's grid."""
+    def step_to(self, h) -> torch.Tensor:
+        """x + h on the dtype's grid (each of them, for a list of steps)."""
         with computing_in(self.settings.dtype):
             return self.x + _tensor(h, self.settings.dtype)
 
