@@ -95,7 +95,7 @@ def encode_typed_arrays(figure: dict) -> None:
                     continue
                 if isinstance(value, (dict, list, tuple)):
                     _encode(value)
-                elif type(value) is np.ndarray and value.size and value.dtype.name in _FLOAT_CODES and value.dtype.isnative:
+                elif type(value) is np.ndarray and value.size and value.dtype.char in _FLOAT_CODES and value.dtype.isnative:
                     obj[key] = _float_spec(value)
                 elif is_homogeneous_array(value):
                     obj[key] = to_typed_array_spec(value)
@@ -109,8 +109,9 @@ def encode_typed_arrays(figure: dict) -> None:
 
 #: Values convert_to_base64 leaves as they are (no array interface, nothing inside).
 _PLAIN = frozenset({float, int, str, bool})
-#: Plotly.js's names of the float dtypes (``_plotly_utils.utils.plotlyjsShortTypes``), native byte order.
-_FLOAT_CODES = {"float64": "f8", "float32": "f4"}
+#: Plotly.js's names of the float dtypes (``_plotly_utils.utils.plotlyjsShortTypes``), native byte order,
+#: by their numpy character code (``dtype.name`` is written by Python code: 5 us an array).
+_FLOAT_CODES = {"d": "f8", "f": "f4"}
 
 
 def _float_spec(values) -> dict:
@@ -121,7 +122,7 @@ def _float_spec(values) -> dict:
 
     import numpy as np
 
-    spec = {"dtype": _FLOAT_CODES[values.dtype.name],
+    spec = {"dtype": _FLOAT_CODES[values.dtype.char],
             "bdata": base64.b64encode(np.ascontiguousarray(values)).decode("ascii")}
     if values.ndim > 1:
         spec["shape"] = str(values.shape)[1:-1]
