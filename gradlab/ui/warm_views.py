@@ -46,7 +46,11 @@ _thread: threading.Thread | None = None
 
 
 def warming_enabled(environ: Mapping[str, str] = os.environ) -> bool:
-    """Whether :func:`start_warming` starts its thread (on unless ``GRADLAB_WARM_PRESETS`` says off)."""
+    """Whether :func:`start_warming` starts its thread (on unless ``GRADLAB_WARM_PRESETS`` says off).
+
+    >>> warming_enabled({"GRADLAB_WARM_PRESETS": "off"})
+    False
+    """
     return environ.get(ENV_VARIABLE, "1").strip().lower() not in ("0", "false", "no", "off")
 
 

@@ -46,7 +46,11 @@ def settings_from(values: Mapping[str, Any]) -> VJPSettings:
 
 
 def example_settings(values: Mapping[str, Any]) -> ExampleVJPSettings:
-    """Section 3's example and its v (by default the example's own; a GradLabError says what to fix)."""
+    """Section 3's example and its v (by default the example's own; a GradLabError says what to fix).
+
+    >>> example_settings({}) == ExampleVJPSettings(), example_settings({"mv": "2, 0"}).v
+    (True, (2.0, 0.0))
+    """
     name = values.get("mx", PAGE_DEFAULTS["mx"])
     return ExampleVJPSettings(name, parse_vector(values.get("mv", vector_text(MATRIX_EXAMPLES[name].v)), "v"))
 

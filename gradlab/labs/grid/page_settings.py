@@ -33,7 +33,11 @@ PAGE_DEFAULTS: Mapping[str, Any] = MappingProxyType(
 def expression_from(values: Mapping[str, Any]) -> str:
     """The f the widgets name, validated (a GradLabError says what to fix in the box): the typed one
     for "custom", also when ``values`` carry an expression and no function (a link from before the
-    function box named sin(x)), else the catalogue's."""
+    function box named sin(x)), else the catalogue's.
+
+    >>> expression_from({"fn": "reciprocal", "expr": "x**2"}), expression_from({"fn": "custom", "expr": "x**2"})
+    ('1/x', 'x**2')
+    """
     fn = values.get("fn", CUSTOM if "expr" in values else PAGE_DEFAULTS["fn"])
     return validated_expression(values.get("expr", PAGE_DEFAULTS["expr"]) if fn == CUSTOM
                                 else CATALOGUE[fn].expression)
