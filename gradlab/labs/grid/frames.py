@@ -146,6 +146,8 @@ def series_with(series: pd.DataFrame, r: GridDifference) -> pd.DataFrame:
     True
     """
     secant = r.secant if r.step_taken and math.isfinite(r.secant) else math.nan
-    row = pd.DataFrame({"h": [r.settings.h], "step": [r.step_taken], "secant": [secant]})
-    rest = series[series["h"] != r.settings.h]
-    return pd.concat([rest, row], ignore_index=True).sort_values("h", ignore_index=True)
+    columns = ("h", "step", "secant")
+    table = series[list(columns)].to_numpy(dtype=np.float64)  # one array: a table's columns each cost more
+    table = np.vstack([table[table[:, 0] != r.settings.h], [r.settings.h, r.step_taken, secant]])
+    table = table[np.argsort(table[:, 0], kind="stable")]
+    return pd.DataFrame({name: table[:, k] for k, name in enumerate(columns)})
