@@ -77,17 +77,17 @@ def best_step_table(result: SweepResult) -> pd.DataFrame:
     """
     autograd = dict(zip(result.autograd["dtype"], result.autograd["rel_error"], strict=True))
     rows = []
-    for row in result.best.itertuples(index=False):
+    for row in result.best_rows:  # plain dicts, read once per result: a row of pandas costs more than the work
         rows.append({
-            "dtype": row.dtype,
-            "scheme": get_scheme(row.scheme).curve_label,
-            "best h (observed)": format_sig(row.eps),
-            "rel. error at best h": format_sig(row.rel_error),
-            "robust best h": format_sig(row.robust_eps),
-            "median rel. error near it": _near_best(row.robust_rel_error, row.dtype),
-            "h* (theory)": format_sig(row.predicted_eps),
-            "rel. error at h* (theory)": format_sig(row.predicted_rel_error),
-            "autograd rel. error": format_sig(autograd.get(row.dtype, math.nan)),
+            "dtype": row["dtype"],
+            "scheme": get_scheme(row["scheme"]).curve_label,
+            "best h (observed)": format_sig(row["eps"]),
+            "rel. error at best h": format_sig(row["rel_error"]),
+            "robust best h": format_sig(row["robust_eps"]),
+            "median rel. error near it": _near_best(row["robust_rel_error"], row["dtype"]),
+            "h* (theory)": format_sig(row["predicted_eps"]),
+            "rel. error at h* (theory)": format_sig(row["predicted_rel_error"]),
+            "autograd rel. error": format_sig(autograd.get(row["dtype"], math.nan)),
         })
     return pd.DataFrame(rows, columns=[
         "dtype", "scheme", "best h (observed)", "rel. error at best h", "robust best h",
@@ -113,14 +113,15 @@ def autograd_table(result: SweepResult) -> pd.DataFrame:
     >>> autograd_table(r).loc[0, "autograd f′(x)"]
     '12'
     """
+    columns = ("dtype", "value", "reference", "abs_error", "rel_error")
     return pd.DataFrame(
         [{
-            "dtype": row.dtype,
-            "autograd f′(x)": f"{row.value:.17g}",
-            "exact f′(x)": f"{row.reference:.17g}" if np.isfinite(row.reference) else "—",
-            "abs. error": format_sig(row.abs_error),
-            "rel. error": format_sig(row.rel_error),
-        } for row in result.autograd.itertuples(index=False)],
+            "dtype": dtype,
+            "autograd f′(x)": f"{value:.17g}",
+            "exact f′(x)": f"{reference:.17g}" if np.isfinite(reference) else "—",
+            "abs. error": format_sig(abs_error),
+            "rel. error": format_sig(rel_error),
+        } for dtype, value, reference, abs_error, rel_error in zip(*(result.autograd[c].tolist() for c in columns))],
         columns=["dtype", "autograd f′(x)", "exact f′(x)", "abs. error", "rel. error"],
     )
 
