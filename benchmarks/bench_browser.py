@@ -42,11 +42,14 @@ the numbers noisy. A script, not a test:
 from __future__ import annotations
 
 import argparse
+import asyncio
+import concurrent.futures
 import os
 import random
 import re
 import statistics
 import subprocess
+import tempfile
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -55,6 +58,7 @@ from benchmarks.floor_ratios import FELT_TARGETS, felt_ratios, ratio, tally, ver
 from deploy.run_local import stop_process, streamlit_command, wait_healthy
 from gradlab.teaching.presets import preset, presets_for, url_query
 from gradlab.ui.navigation import PAGES
+from gradlab.ui.warm_views import warming_enabled
 from harness.browser import CHROMIUM_ARGS, SCRIPT_FINISHED
 
 REPO = Path(__file__).resolve().parents[1]
@@ -86,14 +90,31 @@ _RAN = """start => (window.__glRan || window.__glChartChange > start)
 
 
 def _start_app(port: int, script: str = "app.py") -> subprocess.Popen:
-    proc = subprocess.Popen(streamlit_command(script, port), cwd=REPO, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    """The app on ``port``; GradLab's once its start-up warm-up of every preset's view has ended,
+    as a deployed server's before its visitors (gradlab/ui/warm_views.py)."""
+    log = tempfile.NamedTemporaryFile(prefix="bench-browser-", suffix=".log", delete=False)  # noqa: SIM115
+    proc = subprocess.Popen(streamlit_command(script, port), cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
     try:
         wait_healthy(f"http://127.0.0.1:{port}", 60, proc)
+        if script == "app.py" and warming_enabled():
+            # its own event loop, in a thread: the caller may be inside one (Playwright's)
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                pool.submit(asyncio.run, _warmed(f"http://127.0.0.1:{port}", Path(log.name))).result()
     except RuntimeError as err:
         stop_process(proc)
         raise SystemExit(f"streamlit did not start: {err}") from None
     return proc
+
+
+async def _warmed(base_url: str, log: Path) -> None:
+    """One run starts app.py's warm-up thread; then wait for its line in the log."""
+    from benchmarks.load_class import WARM_TIMEOUT, WARMED
+    from harness.server import log_says
+    from harness.session import StreamlitSession
+
+    async with StreamlitSession(base_url) as tab:
+        await tab.open("", "")
+    await log_says(log, WARMED, WARM_TIMEOUT)
 
 
 def _chart_selector(page, path: str) -> tuple[str, str]:

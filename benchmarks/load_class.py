@@ -11,6 +11,7 @@ import argparse
 import asyncio
 import contextlib
 import random
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,10 +19,11 @@ from pathlib import Path
 from urllib.parse import parse_qsl
 
 from benchmarks.class_links import CHANGED_CONTROL, Step, all_pages, changing_moves, changing_steps, page_links, text_choices
+from gradlab.ui.warm_views import warming_enabled
 from harness.browser import CHROMIUM, CHROMIUM_ARGS, CONNECTED, SCRIPT_FINISHED
 from harness.processes import machine_ticks, other_cores, process_ticks
 from harness.runs import ProtocolError, RunResult
-from harness.server import Fleet, Server, free_port
+from harness.server import Fleet, Server, free_port, log_says
 from harness.session import StreamlitSession
 from harness.widgets import state_for
 
@@ -187,6 +189,16 @@ async def _take(tab: StreamlitSession, step: Step, stats: Stats, idx: int, page:
     return result
 
 
+#: The line gradlab.ui.warm_views logs when its first pass over the presets has ended.
+WARMED = "warmed "
+WARM_TIMEOUT = 600.0
+
+
+async def _presets_warmed(server: Server) -> None:
+    """Wait for the server's log to say every preset's view is warm (the first run started it)."""
+    await log_says(server.log_path, WARMED, WARM_TIMEOUT)
+
+
 async def burst(fleet: "Fleet", pages: list[str], links: dict[str, list[str]], n: int, stats: Stats,
                 rng: random.Random, text: dict[str, list[str]]) -> None:
     """``n`` tabs (tab i on page i mod len(pages)) open their page, then all rerun at once
@@ -292,12 +304,20 @@ async def run(args: argparse.Namespace) -> tuple[Stats, dict]:
     if args.limits:
         env["GRADLAB_LIMITS"] = args.limits
     options = dict(kv.split("=", 1) for kv in args.config)
+    # GradLab warms every preset's view as it starts (gradlab/ui/warm_views.py), as a deployed
+    # server does before its class arrives: the class starts once that first pass has ended (not in
+    # the test suite, whose conftest turns it off for every server it starts)
+    warming = (Path(args.entry).name in ("app.py", "serve.py") and not getattr(args, "no_warm_presets", False)
+               and warming_enabled())
+    env["GRADLAB_WARM_PRESETS"] = "1" if warming else "0"
     info: dict = {"page": args.page, "links": sum(map(len, links.values())), "port": port, "env": env,
                   "changing": {page: CHANGED_CONTROL[page] for page in pages} if args.changing else {},
                   "options": options, "replicas": args.replicas, "lb": args.lb}
     stats = Stats()
     log = Path(args.server_log) if args.server_log else None
     with contextlib.ExitStack() as stack:
+        if warming and log is None:  # the warm-up says in the server's log when its first pass ended
+            log = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "server.log"
         # `--port` is the first replica's port (the next ones follow it), or with a load balancer
         # the balancer's (the replicas follow it); without `--port`, free ones
         def replica_port(i: int) -> int:
@@ -335,6 +355,10 @@ async def run(args: argparse.Namespace) -> tuple[Stats, dict]:
             await warm.close()
 
         await asyncio.gather(*(warm_up(server) for server in servers))
+        if warming:
+            t0 = time.monotonic()
+            await asyncio.gather(*(_presets_warmed(server) for server in servers))
+            info["warm_presets_wait"] = time.monotonic() - t0
         await asyncio.sleep(2.0)
         info["rss_before"] = fleet.rss_kib()
         info["rss_before_by_server"] = fleet.rss_by_server()

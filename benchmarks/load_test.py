@@ -143,6 +143,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="tabs move between their page's presets with one control changed (a new seed, x, "
                         "shape or v) instead of clicking widgets; with --against-floor: a third run, "
                         "beside the presets-only class")
+    p.add_argument("--no-warm-presets", action="store_true",
+                   help="GradLab without its start-up warm-up of every preset's view (by default the "
+                        "class starts once the server's log says it has ended)")
     p.add_argument("--changing-tabs", action="store_true",
                    help="with --changing: each move opens a new tab on the changed link, instead of "
                         "clicking the preset's button and setting the control in the tab (a browser's way)")

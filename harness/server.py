@@ -10,9 +10,11 @@ True
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
+import time
 from pathlib import Path
 
 from deploy.run_local import health, stop_process, streamlit_command, wait_healthy
@@ -26,6 +28,15 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+async def log_says(path: Path, text: str, timeout: float) -> None:
+    """Wait until the log at ``path`` holds ``text``; RuntimeError after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while text not in path.read_text(errors="replace"):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no {text!r} in {path} within {timeout:.0f} s")
+        await asyncio.sleep(0.5)
 
 
 class Server:
