@@ -104,6 +104,21 @@ def test_a_failed_view_is_logged_and_the_others_are_still_warmed(monkeypatch, ca
     assert "warming broken failed" in caplog.text
 
 
+def test_the_caches_released_forget_which_views_were_computed():
+    """The server's release of every cache (gradlab.ui.runtime) empties lab_view's record of the views
+    it computed too: a view computed again then shows its spinner, as on its first computation."""
+    import streamlit as st
+
+    from gradlab.labs.summed import SummedLossSettings, view
+
+    settings = SummedLossSettings(shape=(2, 3))
+    views.warm_view(view, settings)
+    assert views.view_key(view, settings) in views._computed()
+    st.cache_resource.clear()
+    assert views.view_key(view, settings) not in views._computed()
+    assert views.warm_view(view, settings)  # computed again, not found
+
+
 def test_the_switch_reads_the_environment():
     assert warm_views.warming_enabled({}) and warm_views.warming_enabled({"GRADLAB_WARM_PRESETS": "1"})
     for off in ("0", "false", "No", " off "):

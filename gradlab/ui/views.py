@@ -33,10 +33,16 @@ S = TypeVar("S")
 _ENTRIES = 8 * LIMITS.cache_entries
 
 
-#: The views computed in this process, newest last: a rerun that finds its view here draws no
-#: spinner (an element sent on every rerun otherwise; Streamlit's own shows only on a miss, but
-#: with one text for the whole cache).
-_COMPUTED: OrderedDict[tuple[str, str | bytes], None] = OrderedDict()
+@st.cache_resource(show_spinner=False)
+def _computed() -> OrderedDict[tuple[str, str | bytes], None]:
+    """The views computed in this process, newest last: a rerun that finds its view here draws no
+    spinner (an element sent on every rerun otherwise; Streamlit's own shows only on a miss, but
+    with one text for the whole cache). A cached resource itself, so the server's release of every
+    cache (:mod:`gradlab.ui.runtime`) empties it with the views, whose next computation shows its
+    spinner again."""
+    return OrderedDict()
+
+
 #: How many views this thread has computed (not found cached): :func:`warm_view` tells the two apart.
 _THIS_THREAD = threading.local()
 
@@ -44,9 +50,10 @@ _THIS_THREAD = threading.local()
 @st.cache_resource(max_entries=_ENTRIES, ttl=LIMITS.cache_seconds, show_spinner=False)
 def _view(key: str | bytes, entry: str, _view_of: Callable[[S], View], _settings: S) -> View:
     view = heavy(_view_of, _settings)
-    _COMPUTED[(entry, key)] = None
-    while len(_COMPUTED) > _ENTRIES:
-        _COMPUTED.popitem(last=False)
+    computed = _computed()
+    computed[(entry, key)] = None
+    while len(computed) > _ENTRIES:
+        computed.popitem(last=False)
     _THIS_THREAD.computed = getattr(_THIS_THREAD, "computed", 0) + 1
     return view
 
@@ -72,7 +79,7 @@ def lab_view(view_of: Callable[[S], View], settings: S, *, spinner: str = "Compu
     raised as it is, for the page's :func:`gradlab.ui.messages.stop_with_error`.
     """
     entry, key = view_key(view_of, settings)
-    with contextlib.nullcontext() if (entry, key) in _COMPUTED else st.spinner(spinner):
+    with contextlib.nullcontext() if (entry, key) in _computed() else st.spinner(spinner):
         return _view(key=key, entry=entry, _view_of=view_of, _settings=settings)
 
 
