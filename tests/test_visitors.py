@@ -5,6 +5,7 @@ distinct loopback addresses is tests/test_visitor_fairness.py."""
 from __future__ import annotations
 
 import threading
+import time
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -77,6 +78,26 @@ def test_a_waiting_run_starts_when_the_turn_is_given_back_and_gives_up_when_inte
     thread.join(30)
     assert started.is_set()
     assert not turns.take(hog, lambda: True, wait=30)  # a rerun of its own session: it goes on at once
+
+
+def test_a_turn_given_back_goes_to_the_earliest_waiter_not_to_a_run_arriving_meanwhile():
+    """Thirty tabs behind one address: a run that arrives while others wait queues behind them
+    (else, turn after turn, an unlucky waiter is overtaken until it gives up after 10 s)."""
+    turns, never = Turns(address_runs=1), (lambda: False)
+    first, waiter, late = (Visitor("127.0.0.2", name) for name in ("first", "waiter", "late"))
+    assert turns.take(first, never)
+    got = threading.Event()
+    thread = threading.Thread(target=lambda: turns.take(waiter, never, wait=30) and got.set())
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not turns._waiting and time.monotonic() < deadline:  # the waiter is in line
+        time.sleep(0.01)
+    turns.give_back(first)
+    assert not turns.take(late, never, wait=0.0)  # the turn is the waiter's, though it may not have woken yet
+    thread.join(30)
+    assert got.is_set()
+    turns.give_back(waiter)
+    assert turns.take(late, never, wait=0.0)  # nobody waits now: it takes the turn at once
 
 
 def test_a_run_gives_its_turn_back_while_it_waits_for_a_worker_and_takes_it_again():

@@ -77,19 +77,25 @@ class Turns:
         self._visitors[visitor] = self._visitors.get(visitor, 0) + 1
         self._addresses[visitor.address] = self._addresses.get(visitor.address, 0) + 1
 
+    def _next_in_line(self) -> tuple[Visitor, threading.Event] | None:
+        """The earliest waiter that may take a turn now (its visitor and address have one free)."""
+        return next((waiter for waiter in self._waiting if self._free(waiter[0])), None)
+
     def _wake_next(self) -> None:
-        """Wake the earliest waiter that may take a turn now, unless one is awake already."""
-        for visitor, event in self._waiting:
-            if self._free(visitor):
-                event.set()
-                return
+        """Wake the earliest waiter that may take a turn now."""
+        if (waiter := self._next_in_line()) is not None:
+            waiter[1].set()
 
     def take(self, visitor: Visitor, interrupted: Callable[[], bool], wait: float = TURN_WAIT_SECONDS) -> bool:
         """Take ``visitor``'s turn, waiting up to ``wait`` s or until ``interrupted()``; True if
-        taken (then :meth:`give_back` it), False if the run goes on without one."""
+        taken (then :meth:`give_back` it), False if the run goes on without one.
+
+        First come, first served: a turn given back goes to the earliest waiter that may take
+        it, never to a run that arrives meanwhile (thirty tabs behind one school address would
+        otherwise leave an unlucky one waiting the whole TURN_WAIT_SECONDS)."""
         end = time.monotonic() + wait
         with self._lock:
-            if self._free(visitor):
+            if self._free(visitor) and self._next_in_line() is None:
                 self._hold(visitor)
                 return True
             me = (visitor, threading.Event())
@@ -98,13 +104,13 @@ class Turns:
             me[1].wait(max(0.0, min(_POLL_SECONDS, end - time.monotonic())))
             with self._lock:
                 me[1].clear()
-                if self._free(visitor) or interrupted() or time.monotonic() >= end:
+                mine = self._next_in_line() is me
+                if mine or interrupted() or time.monotonic() >= end:
                     self._waiting.remove(me)
-                    taken = self._free(visitor)
-                    if taken:
+                    if mine:
                         self._hold(visitor)
                     self._wake_next()  # a turn this run does not take goes to the next in line
-                    return taken
+                    return mine
 
     def give_back(self, visitor: Visitor) -> None:
         with self._lock:
