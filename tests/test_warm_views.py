@@ -176,3 +176,61 @@ def test_a_preset_opened_after_the_warm_up_draws_no_spinner(warm, tmp_path):
     assert run.ok and run.exceptions == [], run.protocol_error or run.status
     assert run.elements["plotly_chart"] > 0
     assert (_spinners(run) == []) == warm, (_spinners(run), _warmed_line(log))
+
+
+def test_a_run_waiting_for_a_view_another_run_computes_gives_its_turn_back(monkeypatch):
+    """Two tabs of one address open the same new view: the first computes it (giving its turn back
+    while its worker runs, as heavy does), the second waits on the cache's lock for that key. The
+    second must not hold its turn meanwhile: the first needs one to finish, and with the second's
+    held both would wait until one gave up after TURN_WAIT_SECONDS."""
+    import contextlib
+    import threading
+
+    import streamlit as st
+
+    from gradlab.labs.summed import SummedLossSettings, view
+    from gradlab.server.visitors import Visitor
+    from gradlab.ui.visitor_turns import Turns, turn_given_back, visitor_turn
+
+    st.cache_resource.clear()
+    turns, worker_done = Turns(address_runs=1), threading.Event()
+    first, second = Visitor("127.0.0.2", "first"), Visitor("127.0.0.2", "second")
+
+    def in_a_worker(fn, settings):
+        with turn_given_back():  # as gradlab.ui.worker_calls.heavy waits on the pool
+            assert worker_done.wait(60)
+            return fn(settings)
+
+    monkeypatch.setattr(views, "heavy", in_a_worker)
+    entered, given_back = set(), views.turn_given_back
+
+    @contextlib.contextmanager
+    def noted():
+        with given_back():
+            entered.add(threading.current_thread().name)
+            yield
+
+    monkeypatch.setattr(views, "turn_given_back", noted)
+    settings = SummedLossSettings(shape=(2, 5))
+
+    def tab(visitor):
+        with visitor_turn(visitor, turns):
+            views.lab_view(view, settings)
+
+    def until(condition):
+        deadline = time.monotonic() + 60
+        while not condition() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return condition()
+
+    computing = threading.Thread(target=tab, args=(first,), name="computing")
+    computing.start()
+    assert until(lambda: "computing" in entered and first not in turns._visitors)  # in its worker
+    waiting = threading.Thread(target=tab, args=(second,), name="waiting")
+    waiting.start()
+    assert until(lambda: "waiting" in entered)  # it waits for the key ...
+    assert second not in turns._visitors and waiting.is_alive()  # ... without its turn
+    worker_done.set()
+    computing.join(60)
+    waiting.join(60)
+    assert not computing.is_alive() and not waiting.is_alive() and not turns._visitors

@@ -11,7 +11,6 @@ per settings and replayed on the next rerun (:func:`gradlab.ui.figures.replayed_
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable
@@ -22,6 +21,7 @@ import streamlit as st
 from gradlab.limits import LIMITS
 from gradlab.ui.cache_keys import settings_key
 from gradlab.ui.figures import cached_figure, replayed_chart
+from gradlab.ui.visitor_turns import turn_given_back
 from gradlab.ui.worker_calls import heavy
 from gradlab.view import Number, View
 
@@ -79,7 +79,14 @@ def lab_view(view_of: Callable[[S], View], settings: S, *, spinner: str = "Compu
     raised as it is, for the page's :func:`gradlab.ui.messages.stop_with_error`.
     """
     entry, key = view_key(view_of, settings)
-    with contextlib.nullcontext() if (entry, key) in _computed() else st.spinner(spinner):
+    if (entry, key) in _computed():
+        return _view(key=key, entry=entry, _view_of=view_of, _settings=settings)
+    # Computed by this run, or by another session's at this moment, whose lock on the key this run
+    # then waits for: either way without its visitor's turn (gradlab.ui.visitor_turns). Held, it
+    # would keep the turn the computing run needs back when its worker is done, and both would
+    # wait until one gave up after TURN_WAIT_SECONDS (a class opening the same preset links:
+    # reruns of 10 s beside a p50 of 0.05 s).
+    with st.spinner(spinner), turn_given_back():
         return _view(key=key, entry=entry, _view_of=view_of, _settings=settings)
 
 
