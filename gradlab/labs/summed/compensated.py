@@ -28,6 +28,7 @@ __all__ = ["neumaier_sum", "neumaier_resume"]
 #: and rounded once more, which gives the same sum, as 24 >= 2 * 11 + 2 bits).
 _IN_NUMPY = (torch.float16, torch.float32, torch.float64)
 
+
 def _scalar_rounding(dtype: torch.dtype) -> Callable[[float], float] | None:
     """How a loop rounds a Python float to ``dtype``; None where numpy's scalars of the dtype
     already round every operation (float32, float64: also the fastest loop)."""
