@@ -155,6 +155,7 @@ def test_a_changing_step_clicks_each_preset_of_its_page_then_changes_its_control
 @pytest.mark.server
 def test_a_changing_step_reruns_the_open_tab_twice_and_leaves_the_new_value_in_its_url():
     import asyncio
+    import concurrent.futures
 
     from benchmarks.load_class import Stats, _take
     from harness.server import Server, free_port
@@ -169,8 +170,9 @@ def test_a_changing_step_reruns_the_open_tab_twice_and_leaves_the_new_value_in_i
             formulas = [tab.widget_states[tab.find_widget(url_key=k).id].string_value for k in "ab"]
             return [r.result for r in stats.records], tab.query_string, formulas
 
-    with Server(free_port()) as server:
-        runs, query, formulas = asyncio.run(steps(server.base_url))
+    with Server(free_port()) as server, concurrent.futures.ThreadPoolExecutor(1) as pool:
+        # a loop of its own, in a thread: a browser test before it may leave this one's loop running
+        runs, query, formulas = pool.submit(asyncio.run, steps(server.base_url)).result()
     assert len(runs) == 2 and all(r.ok and not r.exceptions for r in runs), runs
     assert parse_qs(query)["seed"] == ["424242"]
     decimal = next(p for p in presets_for("roundoff") if p.key == "decimal")

@@ -33,7 +33,7 @@ S = TypeVar("S")
 _ENTRIES = 8 * LIMITS.cache_entries
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(max_entries=1, show_spinner=False)
 def _computed() -> OrderedDict[tuple[str, str | bytes], None]:
     """The views computed in this process, newest last: a rerun that finds its view here draws no
     spinner (an element sent on every rerun otherwise; Streamlit's own shows only on a miss, but
