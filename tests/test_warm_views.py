@@ -32,12 +32,12 @@ PAGES = tuple(warm_views._preset_views())
 
 @pytest.fixture
 def asked(monkeypatch):
-    """``(entry, key) -> settings`` of every view lab_view's cache is asked for, with nothing cached
-    before (a chart replayed from the cache would not ask for the view it was drawn from)."""
+    """``(entry, key) -> settings`` of every view lab_view's cache is asked for (every call, hit or
+    miss), with no section cached before (a section replayed from st.cache_data would not run what
+    it drew from); the views stay cached, shared by the tests of this process."""
     import streamlit as st
 
     st.cache_data.clear()
-    st.cache_resource.clear()
     calls: dict = {}
     real = views._view
 
