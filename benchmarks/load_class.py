@@ -76,12 +76,15 @@ async def student(idx: int, base_url: str, page: str, links: list[str], stop_at:
     the same tab (clicks a preset's button, then sets the control), as in a browser; without
     ``step``, opens a new ``move`` link instead (each move a new tab).
 
-    ``via_lb``: the tab is a browser behind a load balancer (its own cookies, the page's
-    HTML loaded before each websocket), and when its websocket is lost it reconnects to
-    the same URL, as Streamlit's frontend does.
+    Each student is a browser of its own: its cookies, the page's HTML loaded before each
+    websocket, so the server tells the students apart as visitors (gradlab.server.visitors; a
+    class without cookies is one visitor running one script at a time).
+
+    ``via_lb``: the browser is behind a load balancer, and when its websocket is lost it
+    reconnects to the same URL, as Streamlit's frontend does.
     """
     await asyncio.sleep(rng.uniform(0, min(3.0, max(0.0, stop_at - time.monotonic()) / 4)))
-    jar: dict[str, str] | None = {} if via_lb else None
+    jar: dict[str, str] = {}
     tab = StreamlitSession(base_url, cookies=jar)
 
     async def open_tab(query: str, kind: str) -> RunResult:
@@ -89,8 +92,9 @@ async def student(idx: int, base_url: str, page: str, links: list[str], stop_at:
         await tab.close()
         tab = StreamlitSession(base_url, cookies=jar)
         tab.query_string = query  # the URL this tab shows, even if loading it fails
+        replica = await tab.load_page(page, query)
         if via_lb:
-            stats.route(idx, "page", await tab.load_page(page, query))
+            stats.route(idx, "page", replica)
         await tab.connect()
         if via_lb:
             stats.route(idx, "websocket", tab.replica)
@@ -202,15 +206,13 @@ async def _presets_warmed(server: Server) -> None:
 async def burst(fleet: "Fleet", pages: list[str], links: dict[str, list[str]], n: int, stats: Stats,
                 rng: random.Random, text: dict[str, list[str]]) -> None:
     """``n`` tabs (tab i on page i mod len(pages)) open their page, then all rerun at once
-    (one widget change each). Behind a load balancer each tab is a new browser."""
-    via_lb = bool(fleet.lb_url)
-    tabs = [StreamlitSession(fleet.url(i), cookies={} if via_lb else None) for i in range(n)]
+    (one widget change each). Each tab is a new browser."""
+    tabs = [StreamlitSession(fleet.url(i), cookies={}) for i in range(n)]
     tab_pages = [pages[i % len(pages)] for i in range(n)]
     queries = [rng.choice(links[page]) for page in tab_pages]
     try:
         for tab, page, query in zip(tabs, tab_pages, queries, strict=True):
-            if via_lb:
-                await tab.load_page(page, query)
+            await tab.load_page(page, query)
             await tab.connect()
         opened = await asyncio.gather(*(t.open(page, query)
                                         for t, page, query in zip(tabs, tab_pages, queries, strict=True)))
