@@ -161,17 +161,15 @@ def _warmed_line(log: Path) -> str | None:
 @pytest.mark.slow
 @pytest.mark.parametrize("warm", [True, False], ids=["warmed", "cold"])
 def test_a_preset_opened_after_the_warm_up_draws_no_spinner(warm, tmp_path):
-    from harness.server import Server, free_port
+    from harness.server import Server, free_port, log_says
 
     log = tmp_path / "server.log"
     env = {"GRADLAB_WARM_PRESETS": "1" if warm else "0"}
     with Server(free_port(), app="serve.py", extra_env=env, log=log) as server:
         if warm:
-            waited = time.monotonic()
-            while not _warmed_line(log):
-                assert time.monotonic() - waited < PATIENCE, log.read_text(errors="replace")[-3000:]
-                time.sleep(1)
-            assert "failed" not in log.read_text(errors="replace")
+            with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+                pool.submit(asyncio.run, log_says(log, "warmed ", PATIENCE)).result()
+            assert _warmed_line(log) and "failed" not in log.read_text(errors="replace")
         run = _open(server.base_url)
     assert run.ok and run.exceptions == [], run.protocol_error or run.status
     assert run.elements["plotly_chart"] > 0
