@@ -24,6 +24,7 @@ first script run (``streamlit run app.py`` has no start-up hook); the second cal
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import sys
@@ -55,13 +56,24 @@ def warming_enabled(environ: Mapping[str, str] = os.environ) -> bool:
 
 
 def _preset_views() -> dict[str, Callable[[Mapping[str, Any]], tuple]]:
-    """Each page (by url_path) -> its lab's ``preset_views``; imported here, in the thread, not by
-    ``serve.py`` while the server starts."""
-    from gradlab.labs import backward, explorer, gradcheck, grid, network, roundoff, summed
+    """Each page (by url_path) whose lab (``gradlab.labs.<url_path>``) has ``preset_views`` -> it,
+    the presets' pages first in the registry's order, then the others of the navigation; imported
+    here, in the thread, not by ``serve.py`` while the server starts."""
+    from gradlab.teaching.presets import PRESETS
+    from gradlab.ui.navigation import PAGES
 
-    return {"roundoff": roundoff.preset_views, "gradcheck": gradcheck.preset_views,
-            "network": network.preset_views, "backward": backward.preset_views, "summed": summed.preset_views,
-            "explorer": explorer.preset_views, "grid": grid.preset_views}
+    found = {}
+    for page in dict.fromkeys([p.page for p in PRESETS] + [spec.url_path for spec in PAGES]):
+        name = f"gradlab.labs.{page}"
+        try:
+            lab = importlib.import_module(name)
+        except ModuleNotFoundError as err:
+            if err.name != name:  # a lab that fails to import is an error, not a page without a lab
+                raise
+            continue
+        if hasattr(lab, "preset_views"):
+            found[page] = lab.preset_views
+    return found
 
 
 def warm_calls() -> Iterator[tuple[str, Callable, Any]]:
